@@ -1,0 +1,1 @@
+"""Modelplane: a Crossplane v2 control plane for AI inference fleets."""

@@ -1,0 +1,37 @@
+"""The `modelplane` command line."""
+
+from __future__ import annotations
+
+import click
+from crossplane.function import cli as sdkcli
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Modelplane: place models on GPU fleets and compose their serving stacks."""
+
+
+@main.command()
+@sdkcli.standard_options
+def serve(**options: object) -> None:
+    """Run the Crossplane composition function (gRPC, mTLS unless --insecure)."""
+    from modelplane.serve import serve as run
+
+    run(**options)  # type: ignore[arg-type]
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option(
+    "--observed-resources",
+    "observed",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="YAML of observed composed resources (annotated crossplane.io/composition-resource-name).",
+)
+@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml")
+def render(paths: tuple[str, ...], observed: tuple[str, ...], output: str) -> None:
+    """Run every composition in PATHS to a fixed point and print the result."""
+    from modelplane.render import render_command
+
+    raise SystemExit(render_command(paths, observed, output))

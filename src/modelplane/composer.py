@@ -1,0 +1,125 @@
+"""The composer contract: plain Python data in, plain Python data out.
+
+A composer is a pure function ``compose(inputs: Inputs) -> Result``. It never sees protobuf:
+the gRPC edge (``modelplane.function``) and the local engine (``modelplane.render``) both
+convert at their boundary and call the same composer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Obj = dict[str, Any]
+Ready = Literal["True", "False", "Unspecified"]
+Severity = Literal["Normal", "Warning", "Fatal"]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A resource the composer needs to see on its next call (Crossplane "required resources").
+
+    Exactly one of ``match_name`` or ``match_labels`` selects; neither selects every object
+    of the kind.
+    """
+
+    api_version: str
+    kind: str
+    match_name: str | None = None
+    match_labels: Mapping[str, str] | None = None
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a composer may read, as plain dicts with integers restored."""
+
+    composite: Obj
+    observed: Mapping[str, Obj] = field(default_factory=dict)
+    """Observed composed resources by composition resource name."""
+    required: Mapping[str, list[Obj]] = field(default_factory=dict)
+    """Required resources by requirement name; a name absent here was not yet fetched."""
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Desired:
+    resource: Obj
+    ready: Ready = "Unspecified"
+
+
+@dataclass(frozen=True)
+class Condition:
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Event:
+    """A result Crossplane records as an event on the composite."""
+
+    severity: Severity
+    message: str
+    reason: str = ""
+
+
+@dataclass
+class Result:
+    """What a composer returns.
+
+    ``resources`` is the complete desired state of composed resources: anything observed
+    but absent here is garbage-collected by Crossplane, so a composer that cannot decide
+    must carry observed resources forward or set ``fatal``.
+    """
+
+    resources: dict[str, Desired] = field(default_factory=dict)
+    status: Obj = field(default_factory=dict)
+    """Fields merged into the composite's desired status."""
+    conditions: list[Condition] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    requirements: dict[str, Requirement] = field(default_factory=dict)
+    fatal: str | None = None
+    """When set, Crossplane applies nothing from this call and reports the message."""
+
+    @classmethod
+    def failed(cls, message: str) -> Result:
+        return cls(fatal=message)
+
+
+Composer = Callable[[Inputs], Result]
+
+
+class UnknownKind(LookupError):
+    pass
+
+
+class Registry:
+    """Composers by the composite's API group and kind (any served version)."""
+
+    def __init__(self) -> None:
+        self._composers: dict[tuple[str, str], Composer] = {}
+
+    def register(self, api_version: str, kind: str, composer: Composer) -> None:
+        self._composers[(_group(api_version), kind)] = composer
+
+    def lookup(self, api_version: str, kind: str) -> Composer:
+        try:
+            return self._composers[(_group(api_version), kind)]
+        except KeyError:
+            raise UnknownKind(
+                f"no composer for {kind} in API group {_group(api_version)!r}; "
+                f"this function composes {', '.join(self.kinds()) or 'nothing'}"
+            ) from None
+
+    def handles(self, api_version: str, kind: str) -> bool:
+        return (_group(api_version), kind) in self._composers
+
+    def kinds(self) -> list[str]:
+        return sorted(f"{kind}.{group}" for group, kind in self._composers)
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]

@@ -1,0 +1,217 @@
+"""The gRPC edge: one FunctionRunner for every Modelplane composition.
+
+Data flows one way: RunFunctionRequest -> ``Inputs`` (plain dicts) -> the composer registered
+for the composite's kind -> ``Result`` -> RunFunctionResponse. Nothing past this module sees
+protobuf, and nothing in a composer can make this module return a traceback or a response that
+drops desired resources: every fault becomes a Fatal result, which Crossplane does not apply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from collections import OrderedDict
+from typing import Any
+
+import grpc
+from crossplane.function import logging
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from google.protobuf import duration_pb2
+
+from modelplane.composer import Inputs, Registry, Result, UnknownKind
+from modelplane.structs import dict_to_struct, struct_to_dict
+
+RESPONSE_TTL_SECONDS = 60
+_READY = {"True": fnv1.READY_TRUE, "False": fnv1.READY_FALSE, "Unspecified": fnv1.READY_UNSPECIFIED}
+_SEVERITY = {
+    "Normal": fnv1.SEVERITY_NORMAL,
+    "Warning": fnv1.SEVERITY_WARNING,
+    "Fatal": fnv1.SEVERITY_FATAL,
+}
+_STATUS = {
+    "True": fnv1.STATUS_CONDITION_TRUE,
+    "False": fnv1.STATUS_CONDITION_FALSE,
+    "Unknown": fnv1.STATUS_CONDITION_UNKNOWN,
+}
+
+
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Dispatches each request to the composer registered for the observed composite's kind.
+
+    Composers are pure, so a response is a function of the request alone. Crossplane
+    re-sends identical requests on every reconcile of an unchanged composite; those are
+    answered from a small cache keyed by the request's content.
+    """
+
+    def __init__(self, registry: Registry, *, cache_size: int = 256) -> None:
+        self.registry = registry
+        self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._cache_size = cache_size
+        self.log = logging.get_logger()
+
+    async def RunFunction(  # noqa: N802  (the gRPC method name)
+        self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
+    ) -> fnv1.RunFunctionResponse:
+        return self.run(req)
+
+    def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+        key = request_key(req)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            rsp = fnv1.RunFunctionResponse.FromString(cached)
+            rsp.meta.tag = req.meta.tag
+            return rsp
+        rsp = self._compose(req)
+        if not _is_fatal(rsp):
+            self._remember(key, rsp.SerializeToString())
+        return rsp
+
+    def _compose(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+        log = self.log.bind(tag=req.meta.tag)
+        try:
+            inputs = read_inputs(req)
+            kind = f"{inputs.composite.get('kind')}.{inputs.composite.get('apiVersion')}"
+            composer = self.registry.lookup(
+                str(inputs.composite.get("apiVersion", "")), str(inputs.composite.get("kind", ""))
+            )
+        except (MalformedRequest, UnknownKind) as e:
+            log.info("rejected request", error=str(e))
+            return fatal_response(req, str(e))
+        try:
+            result = composer(inputs)
+        except Exception as e:  # a composer bug must not reach Crossplane as a traceback
+            log.error("composer raised", kind=kind, error=repr(e), trace=traceback.format_exc())
+            return fatal_response(req, f"composing {kind} failed: {type(e).__name__}: {e}")
+        log.debug("composed", kind=kind, resources=len(result.resources), fatal=result.fatal)
+        try:
+            return write_response(req, result)
+        except (TypeError, ValueError) as e:
+            return fatal_response(req, f"composing {kind} produced an invalid result: {e}")
+
+    def _remember(self, key: str, rsp: bytes) -> None:
+        self._cache[key] = rsp
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+
+class MalformedRequest(ValueError):
+    pass
+
+
+def request_key(req: fnv1.RunFunctionRequest) -> str:
+    """Crossplane's tag already is a hash of the request; without one, hash the content."""
+    if req.meta.tag:
+        return req.meta.tag
+    return hashlib.sha256(req.SerializeToString(deterministic=True)).hexdigest()
+
+
+def read_inputs(req: fnv1.RunFunctionRequest) -> Inputs:
+    if not req.HasField("observed") or not req.observed.composite.HasField("resource"):
+        raise MalformedRequest("request carries no observed composite resource")
+    composite = struct_to_dict(req.observed.composite.resource)
+    if not isinstance(composite.get("apiVersion"), str) or not isinstance(
+        composite.get("kind"), str
+    ):
+        raise MalformedRequest(
+            "observed composite is not a Kubernetes object: apiVersion and kind are required"
+        )
+    required_source = req.required_resources or req.extra_resources
+    return Inputs(
+        composite=composite,
+        observed={k: struct_to_dict(r.resource) for k, r in req.observed.resources.items()},
+        required={
+            name: [struct_to_dict(r.resource) for r in rs.items]
+            for name, rs in required_source.items()
+        },
+        context=struct_to_dict(req.context) if req.HasField("context") else {},
+    )
+
+
+def write_response(req: fnv1.RunFunctionRequest, result: Result) -> fnv1.RunFunctionResponse:
+    if result.fatal is not None:
+        return fatal_response(req, result.fatal)
+    rsp = _base_response(req)
+    for name, desired in result.resources.items():
+        rsp.desired.resources[name].CopyFrom(
+            fnv1.Resource(resource=dict_to_struct(desired.resource), ready=_READY[desired.ready])
+        )
+    if result.status:
+        rsp.desired.composite.resource.update({"status": result.status})
+    for c in result.conditions:
+        rsp.conditions.append(
+            fnv1.Condition(
+                type=c.type,
+                status=_STATUS[c.status],
+                reason=c.reason,
+                message=c.message or None,
+                target=fnv1.TARGET_COMPOSITE,
+            )
+        )
+    for e in result.events:
+        rsp.results.append(
+            fnv1.Result(
+                severity=_SEVERITY[e.severity],
+                message=e.message,
+                reason=e.reason or None,
+                target=fnv1.TARGET_COMPOSITE,
+            )
+        )
+    for name, r in result.requirements.items():
+        selector = fnv1.ResourceSelector(api_version=r.api_version, kind=r.kind)
+        if r.match_name is not None:
+            selector.match_name = r.match_name
+        elif r.match_labels is not None:
+            selector.match_labels.labels.update(r.match_labels)
+        if r.namespace:
+            selector.namespace = r.namespace
+        rsp.requirements.resources[name].CopyFrom(selector)
+    return rsp
+
+
+def fatal_response(req: fnv1.RunFunctionRequest, message: str) -> fnv1.RunFunctionResponse:
+    rsp = _base_response(req)
+    rsp.results.append(fnv1.Result(severity=fnv1.SEVERITY_FATAL, message=message))
+    return rsp
+
+
+def _base_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    # Earlier pipeline steps' desired state is carried forward, as Crossplane expects.
+    return fnv1.RunFunctionResponse(
+        meta=fnv1.ResponseMeta(
+            tag=req.meta.tag, ttl=duration_pb2.Duration(seconds=RESPONSE_TTL_SECONDS)
+        ),
+        desired=req.desired,
+        context=req.context,
+    )
+
+
+def _is_fatal(rsp: fnv1.RunFunctionResponse) -> bool:
+    return any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results)
+
+
+def response_to_dict(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
+    """A response as plain data (used by ``render`` and tests)."""
+    return {
+        "desired": {
+            "composite": struct_to_dict(rsp.desired.composite.resource),
+            "resources": {
+                k: {"resource": struct_to_dict(r.resource), "ready": fnv1.Ready.Name(r.ready)}
+                for k, r in rsp.desired.resources.items()
+            },
+        },
+        "results": [
+            {"severity": fnv1.Severity.Name(r.severity), "message": r.message, "reason": r.reason}
+            for r in rsp.results
+        ],
+        "conditions": [
+            {
+                "type": c.type,
+                "status": fnv1.Status.Name(c.status),
+                "reason": c.reason,
+                "message": c.message,
+            }
+            for c in rsp.conditions
+        ],
+    }

@@ -1,0 +1,1 @@
+"""Offline Kubernetes API machinery: names, structural schemas, CEL, quantities."""
