@@ -92,7 +92,7 @@ class Result:
 Composer = Callable[[Inputs], Result]
 
 
-class UnknownKind(LookupError):
+class UnknownKindError(LookupError):
     pass
 
 
@@ -109,7 +109,7 @@ class Registry:
         try:
             return self._composers[(_group(api_version), kind)]
         except KeyError:
-            raise UnknownKind(
+            raise UnknownKindError(
                 f"no composer for {kind} in API group {_group(api_version)!r}; "
                 f"this function composes {', '.join(self.kinds()) or 'nothing'}"
             ) from None

@@ -19,7 +19,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import duration_pb2
 
-from modelplane.composer import Inputs, Registry, Result, UnknownKind
+from modelplane.composer import Inputs, Registry, Result, UnknownKindError
 from modelplane.structs import dict_to_struct, struct_to_dict
 
 RESPONSE_TTL_SECONDS = 60
@@ -76,7 +76,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             composer = self.registry.lookup(
                 str(inputs.composite.get("apiVersion", "")), str(inputs.composite.get("kind", ""))
             )
-        except (MalformedRequest, UnknownKind) as e:
+        except (MalformedRequestError, UnknownKindError) as e:
             log.info("rejected request", error=str(e))
             return fatal_response(req, str(e))
         try:
@@ -96,7 +96,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             self._cache.popitem(last=False)
 
 
-class MalformedRequest(ValueError):
+class MalformedRequestError(ValueError):
     pass
 
 
@@ -109,12 +109,12 @@ def request_key(req: fnv1.RunFunctionRequest) -> str:
 
 def read_inputs(req: fnv1.RunFunctionRequest) -> Inputs:
     if not req.HasField("observed") or not req.observed.composite.HasField("resource"):
-        raise MalformedRequest("request carries no observed composite resource")
+        raise MalformedRequestError("request carries no observed composite resource")
     composite = struct_to_dict(req.observed.composite.resource)
     if not isinstance(composite.get("apiVersion"), str) or not isinstance(
         composite.get("kind"), str
     ):
-        raise MalformedRequest(
+        raise MalformedRequestError(
             "observed composite is not a Kubernetes object: apiVersion and kind are required"
         )
     required_source = req.required_resources or req.extra_resources

@@ -45,7 +45,5 @@ def _checked_certs_dir(certs_dir: str | None) -> str:
         )
     missing = [f for f in _TLS_FILES if not os.path.isfile(os.path.join(certs_dir, f))]
     if missing:
-        raise click.UsageError(
-            f"--tls-server-certs-dir {certs_dir}: missing {', '.join(missing)}"
-        )
+        raise click.UsageError(f"--tls-server-certs-dir {certs_dir}: missing {', '.join(missing)}")
     return certs_dir
