@@ -1,0 +1,1 @@
+"""The ModelReplica composition: serving workloads, routing and status on the pinned cluster."""

@@ -1,0 +1,57 @@
+"""What every part of the ModelReplica composition reads, resolved once per call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Obj = dict[str, Any]
+
+DEFAULT_SERVING_PORT = 8000
+
+
+@dataclass(frozen=True)
+class ReplicaContext:
+    replica: Obj
+    """The ModelReplica with its XRD defaults applied."""
+    cluster: Obj
+    """The InferenceCluster named by spec.clusterName."""
+    provider_config: str
+    """The cluster's ClusterProviderConfig (status.providerConfigRef.name)."""
+    observed: Mapping[str, Obj]
+    """Observed composed resources by composition resource name."""
+    model_cache: Obj | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.replica["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        """The replica's namespace, which is also the remote namespace of its objects."""
+        return str(self.replica["metadata"].get("namespace") or "default")
+
+    @property
+    def spec(self) -> Obj:
+        return self.replica["spec"]  # type: ignore[no-any-return]
+
+    @property
+    def engines(self) -> list[Obj]:
+        return list(self.spec["engines"])
+
+    @property
+    def stack(self) -> str:
+        return str(self.cluster.get("spec", {}).get("stack") or "Standard")
+
+    @property
+    def serving(self) -> Obj:
+        return self.spec.get("serving") or {}
+
+    @property
+    def serving_port(self) -> int:
+        return int(self.serving.get("port", DEFAULT_SERVING_PORT))
+
+    @property
+    def mode(self) -> str:
+        return str(self.serving.get("mode", "Unified"))

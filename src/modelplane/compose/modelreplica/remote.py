@@ -1,0 +1,43 @@
+"""Remote objects travel to the workload cluster inside provider-kubernetes Objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.kube.names import dns_label
+
+OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
+PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
+# The Namespace is shared by every replica of a tenant on that cluster: never delete it.
+NEVER_DELETE = ["Observe", "Create", "Update", "LateInitialize"]
+
+Obj = dict[str, Any]
+
+
+def wrap(
+    ctx: ReplicaContext,
+    key: str,
+    manifest: Obj,
+    *,
+    readiness: Obj | None = None,
+    management_policies: list[str] | None = None,
+) -> Obj:
+    """An Object (in the replica's namespace on the control plane) that applies ``manifest``.
+
+    ``key`` is the composition resource name; the Object's name derives from it and the
+    replica, so Objects of different replicas in one namespace never collide.
+    """
+    spec: Obj = {
+        "forProvider": {"manifest": manifest},
+        "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": ctx.provider_config},
+        "readiness": readiness or {"policy": "SuccessfulCreate"},
+    }
+    if management_policies is not None:
+        spec["managementPolicies"] = management_policies
+    return {
+        "apiVersion": OBJECT_API_VERSION,
+        "kind": "Object",
+        "metadata": {"name": dns_label(ctx.name, key), "namespace": ctx.namespace},
+        "spec": spec,
+    }
