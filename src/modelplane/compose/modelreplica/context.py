@@ -34,7 +34,7 @@ class ReplicaContext:
 
     @property
     def spec(self) -> Obj:
-        return self.replica["spec"]  # type: ignore[no-any-return]
+        return self.replica["spec"]
 
     @property
     def engines(self) -> list[Obj]:
