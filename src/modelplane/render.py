@@ -1,0 +1,313 @@
+"""`modelplane render`: run composition trees in process, as Crossplane would.
+
+Each composite is sent through the real FunctionRunner as a RunFunctionRequest, so what renders
+here is exactly what the function returns under Crossplane. Crossplane's required-resources
+round trip is reproduced: a composer asks for objects by kind and name or labels, render answers
+from the input manifests and calls again until the requirements stop changing. Composed
+resources that are themselves composites (a ModelDeployment's ModelReplicas) are rendered in
+turn. Output follows `crossplane render`: each composite with its status, its composed resources
+annotated with their composition resource name, then its results.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane import manifests
+from modelplane.composer import Registry, Requirement
+from modelplane.function import FunctionRunner
+from modelplane.kube.names import dns_label
+from modelplane.structs import dict_to_struct, struct_to_dict
+
+Obj = dict[str, Any]
+
+RESOURCE_NAME = "crossplane.io/composition-resource-name"
+COMPOSITE_LABEL = "crossplane.io/composite"
+RESULT_API_VERSION = "render.crossplane.io/v1beta1"
+STEP = "modelplane"
+# Crossplane stops asking a function again after this many requirement rounds.
+MAX_REQUIREMENT_ROUNDS = 5
+_CAPABILITIES = [
+    fnv1.CAPABILITY_CAPABILITIES,
+    fnv1.CAPABILITY_REQUIRED_RESOURCES,
+    fnv1.CAPABILITY_CONDITIONS,
+]
+
+Admit = Callable[[Obj], tuple[Obj, list[str]]]
+"""Admission: returns the defaulted object and API-server-style errors (empty when valid)."""
+
+
+class RenderError(Exception):
+    """A composite that cannot be rendered; the message names it and the reason."""
+
+
+@dataclass
+class Rendered:
+    """One composite after its composition ran."""
+
+    composite: Obj
+    resources: dict[str, Obj] = field(default_factory=dict)
+    ready: dict[str, bool] = field(default_factory=dict)
+    results: list[Obj] = field(default_factory=list)
+    children: list[Rendered] = field(default_factory=list)
+    rounds: int = 0
+    """How many times the function was called before its requirements were stable."""
+
+    def documents(self) -> list[Obj]:
+        """This composite, its composed resources, its results, then each child's, in order."""
+        child_keys = {_annotation(c.composite, RESOURCE_NAME) for c in self.children}
+        docs = [self.composite]
+        docs += [r for k, r in self.resources.items() if k not in child_keys]
+        docs += self.results
+        for child in self.children:
+            docs += child.documents()
+        return docs
+
+
+class Renderer:
+    def __init__(
+        self,
+        registry: Registry,
+        environment: Sequence[Obj],
+        observed: Sequence[Obj] = (),
+        admit: Admit | None = None,
+    ) -> None:
+        self.runner = FunctionRunner(registry)
+        self.registry = registry
+        self.environment = list(environment)
+        self.observed = list(observed)
+        self.admit = admit
+
+    def composites(self) -> list[Obj]:
+        """Input objects this project composes and that no other input composite owns."""
+        xrs = [o for o in self.environment if self._composable(o)]
+        owners = {_meta(o).get("name") for o in xrs}
+        return [o for o in xrs if _label(o, COMPOSITE_LABEL) not in owners]
+
+    def render_all(self) -> list[Rendered]:
+        return [self.render(xr) for xr in self.composites()]
+
+    def render(self, xr: Obj, depth: int = 0) -> Rendered:
+        if depth > 8:
+            raise RenderError(f"{manifests.identity(xr)}: composites nest deeper than 8 levels")
+        xr = self._admitted(xr)
+        observed = self._observed_for(xr)
+        rendered = self._run(xr, observed)
+        for key, res in list(rendered.resources.items()):
+            if self._composable(res):
+                rendered.children.append(self._render_child(rendered.composite, key, res, depth))
+        return rendered
+
+    def _render_child(self, parent: Obj, key: str, child: Obj, depth: int) -> Rendered:
+        child = copy.deepcopy(child)
+        meta = child.setdefault("metadata", {})
+        meta.setdefault("name", dns_label(_meta(parent).get("name", ""), key))
+        result = self.render(child, depth + 1)
+        for k in ("annotations", "labels"):
+            result.composite["metadata"].setdefault(k, {}).update(meta.get(k) or {})
+        return result
+
+    def _run(self, xr: Obj, observed: Mapping[str, Obj]) -> Rendered:
+        required: dict[str, list[Obj]] = {}
+        asked: dict[str, Requirement] | None = None
+        for rounds in range(1, MAX_REQUIREMENT_ROUNDS + 1):
+            rsp = self.runner.run(_request(xr, observed, required))
+            fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+            if fatal:
+                raise RenderError(f"{manifests.identity(xr)}: {'; '.join(fatal)}")
+            wanted = _requirements(rsp)
+            if wanted == asked:
+                return _rendered(xr, rsp, rounds)
+            asked = wanted
+            required = {name: self._resolve(r) for name, r in wanted.items()}
+        raise RenderError(
+            f"{manifests.identity(xr)}: requirements did not settle after "
+            f"{MAX_REQUIREMENT_ROUNDS} calls"
+        )
+
+    def _resolve(self, r: Requirement) -> list[Obj]:
+        return [o for o in self.environment if _matches(o, r)]
+
+    def _observed_for(self, xr: Obj) -> dict[str, Obj]:
+        name = _meta(xr).get("name")
+        sole = len(self.composites()) == 1
+        out: dict[str, Obj] = {}
+        for o in self.observed:
+            key = _annotation(o, RESOURCE_NAME)
+            owner = _label(o, COMPOSITE_LABEL)
+            if key and (owner == name or (owner is None and sole)):
+                out[key] = o
+        return out
+
+    def _admitted(self, xr: Obj) -> Obj:
+        if self.admit is None:
+            return copy.deepcopy(xr)
+        obj, errors = self.admit(xr)
+        if errors:
+            raise RenderError(
+                f"{manifests.identity(xr)} is invalid:\n" + "\n".join(f"  {e}" for e in errors)
+            )
+        return obj
+
+    def _composable(self, obj: Obj) -> bool:
+        return self.registry.handles(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+
+
+def _request(
+    xr: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj]]
+) -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest(
+        meta=fnv1.RequestMeta(capabilities=_CAPABILITIES),
+        observed=fnv1.State(composite=fnv1.Resource(resource=dict_to_struct(xr))),
+    )
+    for key, obj in observed.items():
+        req.observed.resources[key].resource.CopyFrom(dict_to_struct(obj))
+    for name, objs in required.items():
+        req.required_resources[name].items.extend(
+            fnv1.Resource(resource=dict_to_struct(o)) for o in objs
+        )
+    return req
+
+
+def _requirements(rsp: fnv1.RunFunctionResponse) -> dict[str, Requirement]:
+    out = {}
+    for name, s in rsp.requirements.resources.items():
+        selector = s.WhichOneof("match")
+        out[name] = Requirement(
+            api_version=s.api_version,
+            kind=s.kind,
+            match_name=s.match_name if selector == "match_name" else None,
+            match_labels=dict(s.match_labels.labels) if selector == "match_labels" else None,
+            namespace=s.namespace or None,
+        )
+    return out
+
+
+def _matches(obj: Obj, r: Requirement) -> bool:
+    meta = _meta(obj)
+    if obj.get("apiVersion") != r.api_version or obj.get("kind") != r.kind:
+        return False
+    if r.namespace and meta.get("namespace") != r.namespace:
+        return False
+    if r.match_name is not None:
+        return bool(meta.get("name") == r.match_name)
+    labels = meta.get("labels") or {}
+    return all(labels.get(k) == v for k, v in (r.match_labels or {}).items())
+
+
+def _rendered(xr: Obj, rsp: fnv1.RunFunctionResponse, rounds: int) -> Rendered:
+    name = _meta(xr).get("name", "")
+    namespace = _meta(xr).get("namespace")
+    out = Rendered(composite=xr, rounds=rounds)
+    for key in sorted(rsp.desired.resources):
+        res = rsp.desired.resources[key]
+        obj = struct_to_dict(res.resource)
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("annotations", {})[RESOURCE_NAME] = key
+        meta.setdefault("labels", {})[COMPOSITE_LABEL] = name
+        if "name" not in meta:
+            meta["generateName"] = f"{name}-"
+        if namespace and "namespace" not in meta:
+            meta["namespace"] = namespace
+        out.resources[key] = obj
+        out.ready[key] = res.ready == fnv1.READY_TRUE
+    status = struct_to_dict(rsp.desired.composite.resource).get("status") or {}
+    xr_status = {**(xr.get("status") or {}), **status}
+    xr_status["conditions"] = [_ready_condition(out.ready)] + [
+        _condition(c) for c in rsp.conditions
+    ]
+    xr["status"] = xr_status
+    out.results = [_result(r) for r in rsp.results]
+    return out
+
+
+def _ready_condition(ready: Mapping[str, bool]) -> Obj:
+    unready = sorted(k for k, ok in ready.items() if not ok)
+    if not unready:
+        return {"type": "Ready", "status": "True", "reason": "Available"}
+    return {
+        "type": "Ready",
+        "status": "False",
+        "reason": "Creating",
+        "message": f"Unready resources: {', '.join(unready)}",
+    }
+
+
+def _condition(c: fnv1.Condition) -> Obj:
+    out = {
+        "type": c.type,
+        "status": fnv1.Status.Name(c.status).removeprefix("STATUS_CONDITION_").title(),
+        "reason": c.reason,
+    }
+    if c.message:
+        out["message"] = c.message
+    return out
+
+
+def _result(r: fnv1.Result) -> Obj:
+    out = {
+        "apiVersion": RESULT_API_VERSION,
+        "kind": "Result",
+        "step": STEP,
+        "severity": fnv1.Severity.Name(r.severity),
+        "message": r.message,
+    }
+    if r.reason:
+        out["reason"] = r.reason
+    return out
+
+
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+def _label(obj: Obj, key: str) -> str | None:
+    return (_meta(obj).get("labels") or {}).get(key)
+
+
+def _annotation(obj: Obj, key: str) -> str | None:
+    return (_meta(obj).get("annotations") or {}).get(key)
+
+
+def render_documents(
+    registry: Registry,
+    inputs: Iterable[Obj],
+    observed: Iterable[Obj] = (),
+    admit: Admit | None = None,
+) -> list[Obj]:
+    renderer = Renderer(registry, list(inputs), list(observed), admit)
+    composites = renderer.render_all()
+    if not composites:
+        raise RenderError(
+            "no composite resource in the input: this project composes "
+            + ", ".join(registry.kinds())
+        )
+    return [doc for r in composites for doc in r.documents()]
+
+
+def render_command(paths: Sequence[str], observed_paths: Sequence[str], output: str) -> int:
+    from modelplane.compose import default_registry
+
+    try:
+        inputs = [m.obj for m in manifests.load(paths)]
+        observed = [m.obj for m in manifests.load(observed_paths)] if observed_paths else []
+    except manifests.ManifestError as e:
+        print(f"modelplane render: {e}", file=sys.stderr)
+        return 2
+    try:
+        docs = render_documents(default_registry(), inputs, observed)
+    except RenderError as e:
+        print(f"modelplane render: {e}", file=sys.stderr)
+        return 1
+    if output == "json":
+        print(json.dumps(docs, indent=2))
+    else:
+        sys.stdout.write(manifests.dump(docs))
+    return 0

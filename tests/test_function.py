@@ -1,0 +1,188 @@
+"""RunFunction, table-driven: what Crossplane sends in, what the function answers."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.composer import Inputs, Registry, Result
+from modelplane.function import FunctionRunner, response_to_dict
+from modelplane.structs import dict_to_struct
+from tests import standin
+
+
+def request(composite: dict | None, **required: list[dict]) -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="t1"))
+    if composite is not None:
+        req.observed.composite.resource.CopyFrom(dict_to_struct(composite))
+    for name, objs in required.items():
+        req.required_resources[name].items.extend(
+            fnv1.Resource(resource=dict_to_struct(o)) for o in objs
+        )
+    return req
+
+
+def run(req: fnv1.RunFunctionRequest, registry: Registry | None = None) -> fnv1.RunFunctionResponse:
+    runner = FunctionRunner(registry or standin.registry())
+    return asyncio.run(runner.RunFunction(req, None))
+
+
+def fatal_messages(rsp: fnv1.RunFunctionResponse) -> list[str]:
+    return [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+
+
+def raising(inputs: Inputs) -> Result:
+    raise KeyError("spec")
+
+
+FAULTS = [
+    pytest.param(
+        request({"apiVersion": "example.org/v1", "kind": "Bucket", "metadata": {"name": "b"}}),
+        "no composer for Bucket in API group 'example.org'; "
+        "this function composes ModelReplica.modelplane.ai",
+        id="unknown kind",
+    ),
+    pytest.param(
+        request(None), "request carries no observed composite resource", id="no composite"
+    ),
+    pytest.param(
+        request({"spec": {"clusterName": "c1"}}),
+        "observed composite is not a Kubernetes object: apiVersion and kind are required",
+        id="non-object composite",
+    ),
+    pytest.param(
+        request({"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelReplica", "spec": {}}),
+        "composing ModelReplica.modelplane.ai/v1alpha1 failed: KeyError: 'clusterName'",
+        id="composer raises",
+    ),
+]
+
+
+@pytest.mark.parametrize(("req", "message"), FAULTS)
+def test_a_fault_becomes_one_fatal_result_naming_the_problem(req, message):
+    assert fatal_messages(run(req)) == [message]
+
+
+@pytest.mark.parametrize(("req", "message"), FAULTS)
+def test_a_fault_carries_the_desired_state_forward_unchanged(req, message):
+    req.desired.resources["serving"].resource.update({"kind": "Deployment"})
+    rsp = run(req)
+    assert dict(rsp.desired.resources) == dict(req.desired.resources)
+
+
+def test_a_composer_exception_never_reaches_the_caller_as_a_traceback():
+    registry = Registry()
+    registry.register("modelplane.ai/v1alpha1", "ModelReplica", raising)
+    rsp = run(request(standin.replica()), registry)
+    assert fatal_messages(rsp) == [
+        "composing ModelReplica.modelplane.ai/v1alpha1 failed: KeyError: 'spec'"
+    ]
+    assert "Traceback" not in fatal_messages(rsp)[0]
+
+
+def test_a_first_call_asks_for_the_required_cluster_by_name():
+    rsp = run(request(standin.replica(cluster="c9")))
+    selector = rsp.requirements.resources["cluster"]
+    assert (selector.api_version, selector.kind, selector.match_name) == (
+        "modelplane.ai/v1alpha1",
+        "InferenceCluster",
+        "c9",
+    )
+    assert not rsp.desired.resources
+
+
+def test_required_resources_reach_the_composer_as_plain_dicts():
+    rsp = run(
+        request(
+            standin.replica(engines=2),
+            cluster=[standin.cluster()],
+            **{"class": [standin.inference_class()]},
+        )
+    )
+    out = response_to_dict(rsp)
+    assert sorted(out["desired"]["resources"]) == ["engine-e0", "engine-e1"]
+    assert out["desired"]["resources"]["engine-e0"]["resource"]["data"] == {"class": "l4"}
+
+
+def test_integers_survive_the_struct_round_trip_as_integers():
+    seen: list[Inputs] = []
+
+    def record(inputs: Inputs) -> Result:
+        seen.append(inputs)
+        return Result()
+
+    registry = Registry()
+    registry.register("modelplane.ai/v1alpha1", "ModelReplica", record)
+    run(request(standin.replica(engines=2, ratio=0.5)), registry)
+    engines = seen[0].composite["spec"]["engines"]
+    assert [type(e["copies"]) for e in engines] == [int, int]
+    assert seen[0].composite["spec"]["ratio"] == 0.5
+
+
+def test_readiness_conditions_events_and_status_are_returned():
+    req = request(
+        standin.replica(), cluster=[standin.cluster()], **{"class": [standin.inference_class()]}
+    )
+    req.observed.resources["engine-e0"].resource.update({"kind": "ConfigMap"})
+    rsp = run(req)
+    assert rsp.desired.resources["engine-e0"].ready == fnv1.READY_TRUE
+    assert [(c.type, c.status, c.reason, c.message) for c in rsp.conditions] == [
+        ("Placed", fnv1.STATUS_CONDITION_TRUE, "Placed", "on c1")
+    ]
+    assert [(r.severity, r.message) for r in rsp.results] == [
+        (fnv1.SEVERITY_NORMAL, "composed 1 engines")
+    ]
+    assert rsp.desired.composite.resource["status"]["engines"] == 1
+
+
+def test_an_unready_resource_is_reported_not_ready():
+    req = request(
+        standin.replica(), cluster=[standin.cluster()], **{"class": [standin.inference_class()]}
+    )
+    assert run(req).desired.resources["engine-e0"].ready == fnv1.READY_FALSE
+
+
+def test_the_response_carries_the_request_tag_and_a_ttl():
+    rsp = run(request(standin.replica()))
+    assert rsp.meta.tag == "t1"
+    assert rsp.meta.ttl.seconds == 60
+
+
+def test_an_identical_request_is_answered_from_the_cache_with_its_own_tag():
+    calls: list[int] = []
+
+    def counting(inputs: Inputs) -> Result:
+        calls.append(1)
+        return standin.compose(inputs)
+
+    registry = Registry()
+    registry.register("modelplane.ai/v1alpha1", "ModelReplica", counting)
+    runner = FunctionRunner(registry)
+    first = runner.run(request(standin.replica()))
+    again = request(standin.replica())
+    again.meta.tag = "t2"
+    second = runner.run(again)
+    third = runner.run(request(standin.replica()))
+    assert len(calls) == 2  # t2 is a new tag, so it composed; t1 again came from the cache
+    assert second.meta.tag == "t2"
+    assert third == first
+
+
+def test_a_fatal_response_is_not_cached():
+    registry = Registry()
+    registry.register("modelplane.ai/v1alpha1", "ModelReplica", raising)
+    runner = FunctionRunner(registry)
+    runner.run(request(standin.replica()))
+    registry.register("modelplane.ai/v1alpha1", "ModelReplica", standin.compose)
+    assert not fatal_messages(runner.run(request(standin.replica())))
+
+
+def test_a_request_without_a_tag_is_cached_by_its_content():
+    runner = FunctionRunner(standin.registry())
+    a, b = request(standin.replica()), request(standin.replica(cluster="other"))
+    a.meta.tag = b.meta.tag = ""
+    ra, rb = runner.run(a), runner.run(b)
+    assert ra.requirements.resources["cluster"].match_name == "c1"
+    assert rb.requirements.resources["cluster"].match_name == "other"

@@ -1,0 +1,241 @@
+"""`modelplane serve` as Crossplane runs it: a real process on a real loopback gRPC port."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from modelplane.structs import dict_to_struct
+
+COMPOSITE = {
+    "apiVersion": "example.org/v1",
+    "kind": "Bucket",
+    "metadata": {"name": "b"},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "modelplane", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def wait_listening(proc: subprocess.Popen[str], port: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(
+                f"server exited early:\n{proc.stdout.read() if proc.stdout else ''}"
+            )
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError("server did not start listening")
+
+
+@pytest.fixture
+def stop() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait(timeout=10)
+
+
+def request() -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="loopback"))
+    req.observed.composite.resource.CopyFrom(dict_to_struct(COMPOSITE))
+    return req
+
+
+def call(channel: grpc.Channel) -> fnv1.RunFunctionResponse:
+    stub = grpcv1.FunctionRunnerServiceStub(channel)
+    return stub.RunFunction(request(), timeout=10)
+
+
+def test_insecure_server_answers_a_run_function_request(stop):
+    port = free_port()
+    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
+    stop.append(proc)
+    wait_listening(proc, port)
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        rsp = call(channel)
+    assert rsp.meta.tag == "loopback"
+    assert [r.severity for r in rsp.results] == [fnv1.SEVERITY_FATAL]
+    assert rsp.results[0].message.startswith("no composer for Bucket")
+
+
+def test_sigterm_stops_the_server_gracefully(stop):
+    port = free_port()
+    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
+    stop.append(proc)
+    wait_listening(proc, port)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=15) == 0
+
+
+def test_server_logs_are_json_lines_carrying_the_request_tag(stop):
+    port = free_port()
+    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
+    stop.append(proc)
+    wait_listening(proc, port)
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call(channel)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=15)
+    lines = [line for line in out.splitlines() if '"tag"' in line]
+    assert lines, out
+    assert '"tag": "loopback"' in lines[0] or '"tag":"loopback"' in lines[0]
+
+
+def test_server_refuses_to_start_without_certificates(stop):
+    proc = start("--address", f"127.0.0.1:{free_port()}", env={"TLS_SERVER_CERTS_DIR": ""})
+    stop.append(proc)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "no TLS certificates" in out
+    assert "Traceback" not in out
+
+
+def test_server_refuses_a_certificates_dir_missing_files(stop, tmp_path):
+    proc = start("--address", f"127.0.0.1:{free_port()}", "--tls-server-certs-dir", str(tmp_path))
+    stop.append(proc)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "missing tls.crt, tls.key, ca.crt" in out
+
+
+# --- mTLS -----------------------------------------------------------------------------------
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _cert(
+    subject: str,
+    key: ec.EllipticCurvePrivateKey,
+    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
+    *,
+    ca: bool = False,
+) -> x509.Certificate:
+    now = datetime.datetime.now(datetime.UTC)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+    issuer_name, signing_key = (issuer[0].subject, issuer[1]) if issuer else (name, key)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(issuer_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if not ca:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False
+        )
+    return builder.sign(signing_key, hashes.SHA256())
+
+
+def _pem(cert: x509.Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes | Path]:
+    ca_key = _key()
+    ca = _cert("modelplane-test-ca", ca_key, ca=True)
+    server_key, client_key = _key(), _key()
+    server = _cert("localhost", server_key, (ca, ca_key))
+    client = _cert("crossplane", client_key, (ca, ca_key))
+    certs = tmp_path_factory.mktemp("certs")
+    (certs / "tls.crt").write_bytes(_pem(server))
+    (certs / "tls.key").write_bytes(_key_pem(server_key))
+    (certs / "ca.crt").write_bytes(_pem(ca))
+    return {
+        "dir": certs,
+        "ca": _pem(ca),
+        "client_crt": _pem(client),
+        "client_key": _key_pem(client_key),
+    }
+
+
+def _tls_channel(port: int, pki: dict, *, with_client_cert: bool) -> grpc.Channel:
+    creds = grpc.ssl_channel_credentials(
+        root_certificates=pki["ca"],
+        private_key=pki["client_key"] if with_client_cert else None,
+        certificate_chain=pki["client_crt"] if with_client_cert else None,
+    )
+    return grpc.secure_channel(
+        f"localhost:{port}", creds, options=[("grpc.ssl_target_name_override", "localhost")]
+    )
+
+
+def test_tls_server_answers_a_client_with_a_certificate(stop, pki):
+    port = free_port()
+    proc = start("--address", f"127.0.0.1:{port}", env={"TLS_SERVER_CERTS_DIR": str(pki["dir"])})
+    stop.append(proc)
+    wait_listening(proc, port)
+    with _tls_channel(port, pki, with_client_cert=True) as channel:
+        rsp = call(channel)
+    assert rsp.meta.tag == "loopback"
+
+
+def test_tls_server_refuses_a_client_without_a_certificate(stop, pki):
+    port = free_port()
+    proc = start("--address", f"127.0.0.1:{port}", "--tls-server-certs-dir", str(pki["dir"]))
+    stop.append(proc)
+    wait_listening(proc, port)
+    with (
+        _tls_channel(port, pki, with_client_cert=False) as channel,
+        pytest.raises(grpc.RpcError) as refused,
+    ):
+        call(channel)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_tls_server_refuses_a_plaintext_client(stop, pki):
+    port = free_port()
+    proc = start("--address", f"127.0.0.1:{port}", "--tls-server-certs-dir", str(pki["dir"]))
+    stop.append(proc)
+    wait_listening(proc, port)
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel, pytest.raises(grpc.RpcError):
+        call(channel)
