@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import manifests
@@ -295,6 +296,8 @@ def render_documents(
 def render_command(paths: Sequence[str], observed_paths: Sequence[str], output: str) -> int:
     from modelplane.compose import default_registry
 
+    # The function's request logs belong to `serve`; here stdout is the rendered stream.
+    logging.configure(logging.Level.DISABLED)
     try:
         inputs = [m.obj for m in manifests.load(paths)]
         observed = [m.obj for m in manifests.load(observed_paths)] if observed_paths else []
