@@ -60,6 +60,8 @@ class Rendered:
     children: list[Rendered] = field(default_factory=list)
     rounds: int = 0
     """How many times the function was called before its requirements were stable."""
+    request: fnv1.RunFunctionRequest | None = None
+    """The last request sent: the one a steady-state reconcile repeats."""
 
     def documents(self) -> list[Obj]:
         """This composite, its composed resources, its results, then each child's, in order."""
@@ -119,13 +121,16 @@ class Renderer:
         required: dict[str, list[Obj]] = {}
         asked: dict[str, Requirement] | None = None
         for rounds in range(1, MAX_REQUIREMENT_ROUNDS + 1):
-            rsp = self.runner.run(_request(xr, observed, required))
+            req = _request(xr, observed, required)
+            rsp = self.runner.run(req)
             fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
             if fatal:
                 raise RenderError(f"{manifests.identity(xr)}: {'; '.join(fatal)}")
             wanted = _requirements(rsp)
             if wanted == asked:
-                return _rendered(xr, rsp, rounds)
+                rendered = _rendered(xr, rsp, rounds)
+                rendered.request = req
+                return rendered
             asked = wanted
             required = {name: self._resolve(r) for name, r in wanted.items()}
         raise RenderError(

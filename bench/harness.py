@@ -1,0 +1,161 @@
+"""Time RunFunction three ways in one run, each reported as a ratio to the conversion floor.
+
+    uv run python bench/harness.py examples/replica-seed [more inputs...]
+
+For each composite in the inputs, render's required-resources loop builds the request a
+steady-state reconcile sends. That request is then timed:
+
+- floor: converting the request's Structs to dicts and the response's dicts back to Structs,
+  nothing else. A function written naively on the SDK pays at least this.
+- cold: in process, a fresh FunctionRunner per call (no response cache).
+- unchanged: in process, the same runner and request again (Crossplane's common case).
+- grpc cold / grpc unchanged: the same over a loopback connection to `modelplane serve`.
+
+Machines here are noisy, so absolute times are printed only for orientation; compare ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import grpc
+from crossplane.function import logging
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane import manifests
+from modelplane.composer import Registry
+from modelplane.function import FunctionRunner
+from modelplane.render import Renderer
+from modelplane.structs import dict_to_struct, struct_to_dict
+
+
+@dataclass(frozen=True)
+class Timing:
+    name: str
+    seconds: float
+
+
+def best_of(fn: Callable[[], object], *, repeat: int = 5, number: int = 0) -> float:
+    """Median of ``repeat`` batches, each timing ``number`` calls (auto-sized to ~0.2 s)."""
+    if number <= 0:
+        start = time.perf_counter()
+        fn()
+        once = max(time.perf_counter() - start, 1e-6)
+        number = max(1, min(2000, int(0.2 / once)))
+    batches = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        batches.append((time.perf_counter() - start) / number)
+    return statistics.median(batches)
+
+
+def conversion_floor(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse
+) -> Callable[[], object]:
+    """Only the Struct conversions a function cannot avoid: request in, response out."""
+    structs = [req.observed.composite.resource]
+    structs += [r.resource for r in req.observed.resources.values()]
+    structs += [i.resource for rs in req.required_resources.values() for i in rs.items]
+    desired = [struct_to_dict(r.resource) for r in rsp.desired.resources.values()]
+    desired.append(struct_to_dict(rsp.desired.composite.resource))
+
+    def convert() -> None:
+        for s in structs:
+            struct_to_dict(s)
+        for d in desired:
+            dict_to_struct(d)
+
+    return convert
+
+
+def in_process(registry: Registry, req: fnv1.RunFunctionRequest) -> list[Timing]:
+    warm = FunctionRunner(registry)
+    rsp = warm.run(req)
+    return [
+        Timing("floor", best_of(conversion_floor(req, rsp))),
+        Timing("cold", best_of(lambda: FunctionRunner(registry).run(req))),
+        Timing("unchanged", best_of(lambda: warm.run(req))),
+    ]
+
+
+def over_grpc(req: fnv1.RunFunctionRequest) -> list[Timing]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "modelplane", "serve", "--insecure", f"--address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ},
+    )
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=30)
+            stub = grpcv1.FunctionRunnerServiceStub(channel)
+            counter = iter(range(10**9))
+
+            def cold() -> None:
+                fresh = fnv1.RunFunctionRequest()
+                fresh.CopyFrom(req)
+                fresh.meta.tag = f"cold-{next(counter)}"  # a new tag misses the response cache
+                stub.RunFunction(fresh)
+
+            steady = fnv1.RunFunctionRequest()
+            steady.CopyFrom(req)
+            steady.meta.tag = "steady"
+            return [
+                Timing("grpc cold", best_of(cold)),
+                Timing("grpc unchanged", best_of(lambda: stub.RunFunction(steady))),
+            ]
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+
+
+def report(title: str, timings: list[Timing]) -> str:
+    floor = next(t.seconds for t in timings if t.name == "floor")
+    lines = [title]
+    for t in timings:
+        lines.append(f"  {t.name:<16} {t.seconds * 1e3:9.3f} ms   {t.seconds / floor:7.2f}x floor")
+    return "\n".join(lines)
+
+
+def requests_for(paths: list[str], registry: Registry) -> list[tuple[str, fnv1.RunFunctionRequest]]:
+    renderer = Renderer(registry, [m.obj for m in manifests.load(paths)])
+    out = []
+    for rendered in renderer.render_all():
+        assert rendered.request is not None
+        out.append((manifests.identity(rendered.composite), rendered.request))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--no-grpc", action="store_true", help="skip the loopback server")
+    args = parser.parse_args()
+    logging.configure(logging.Level.DISABLED)
+    from modelplane.compose import default_registry
+
+    registry = default_registry()
+    for name, req in requests_for(args.paths, registry):
+        req.meta.tag = "bench"
+        timings = in_process(registry, req)
+        if not args.no_grpc:
+            timings += over_grpc(req)
+        print(report(f"{name} ({req.ByteSize()} request bytes)", timings))
+
+
+if __name__ == "__main__":
+    main()
