@@ -186,3 +186,25 @@ def test_a_request_without_a_tag_is_cached_by_its_content():
     ra, rb = runner.run(a), runner.run(b)
     assert ra.requirements.resources["cluster"].match_name == "c1"
     assert rb.requirements.resources["cluster"].match_name == "other"
+
+
+def test_requirements_registered_lazy_arrive_as_views_and_others_as_dicts():
+    from modelplane.structs import StructView
+
+    seen: list[Inputs] = []
+
+    def record(inputs: Inputs) -> Result:
+        seen.append(inputs)
+        return Result()
+
+    registry = Registry()
+    registry.register("modelplane.ai/v1alpha1", "ModelReplica", record, lazy=["class"])
+    run(
+        request(
+            standin.replica(), cluster=[standin.cluster()], **{"class": [standin.inference_class()]}
+        ),
+        registry,
+    )
+    assert type(seen[0].required["cluster"][0]) is dict
+    assert isinstance(seen[0].required["class"][0], StructView)
+    assert seen[0].required["class"][0]["metadata"]["name"] == "l4"

@@ -7,7 +7,7 @@ convert at their boundary and call the same composer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,7 +39,12 @@ class Inputs:
     observed: Mapping[str, Obj] = field(default_factory=dict)
     """Observed composed resources by composition resource name."""
     required: Mapping[str, list[Obj]] = field(default_factory=dict)
-    """Required resources by requirement name; a name absent here was not yet fetched."""
+    """Required resources by requirement name; a name absent here was not yet fetched.
+
+    Names the composer was registered with as ``lazy`` arrive as read-only
+    ``modelplane.structs.StructView`` mappings that convert only the fields read: for
+    requirements that return the whole fleet. Use ``structs.materialize`` for a plain dict.
+    """
     context: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -101,9 +106,17 @@ class Registry:
 
     def __init__(self) -> None:
         self._composers: dict[tuple[str, str], Composer] = {}
+        self._lazy: dict[tuple[str, str], frozenset[str]] = {}
 
-    def register(self, api_version: str, kind: str, composer: Composer) -> None:
+    def register(
+        self, api_version: str, kind: str, composer: Composer, *, lazy: Iterable[str] = ()
+    ) -> None:
+        """Register ``composer``; requirements named in ``lazy`` are delivered as views."""
         self._composers[(_group(api_version), kind)] = composer
+        self._lazy[(_group(api_version), kind)] = frozenset(lazy)
+
+    def lazy_requirements(self, api_version: str, kind: str) -> frozenset[str]:
+        return self._lazy.get((_group(api_version), kind), frozenset())
 
     def lookup(self, api_version: str, kind: str) -> Composer:
         try:

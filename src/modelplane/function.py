@@ -20,7 +20,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import duration_pb2
 
 from modelplane.composer import Inputs, Registry, Result, UnknownKindError
-from modelplane.structs import dict_to_struct, struct_to_dict
+from modelplane.structs import StructView, dict_to_struct, struct_to_dict, to_value
 
 RESPONSE_TTL_SECONDS = 60
 _READY = {"True": fnv1.READY_TRUE, "False": fnv1.READY_FALSE, "Unspecified": fnv1.READY_UNSPECIFIED}
@@ -71,11 +71,12 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def _compose(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         log = self.log.bind(tag=req.meta.tag)
         try:
-            inputs = read_inputs(req)
-            kind = f"{inputs.composite.get('kind')}.{inputs.composite.get('apiVersion')}"
-            composer = self.registry.lookup(
-                str(inputs.composite.get("apiVersion", "")), str(inputs.composite.get("kind", ""))
-            )
+            composite = read_composite(req)
+            api_version, kind = composite["apiVersion"], composite["kind"]
+            composer = self.registry.lookup(api_version, kind)
+            lazy = self.registry.lazy_requirements(api_version, kind)
+            inputs = read_inputs(req, composite, lazy)
+            kind = f"{kind}.{api_version}"  # as users read it in messages
         except (MalformedRequestError, UnknownKindError) as e:
             log.info("rejected request", error=str(e))
             return fatal_response(req, str(e))
@@ -107,7 +108,7 @@ def request_key(req: fnv1.RunFunctionRequest) -> str:
     return hashlib.sha256(req.SerializeToString(deterministic=True)).hexdigest()
 
 
-def read_inputs(req: fnv1.RunFunctionRequest) -> Inputs:
+def read_composite(req: fnv1.RunFunctionRequest) -> dict[str, Any]:
     if not req.HasField("observed") or not req.observed.composite.HasField("resource"):
         raise MalformedRequestError("request carries no observed composite resource")
     composite = struct_to_dict(req.observed.composite.resource)
@@ -117,14 +118,22 @@ def read_inputs(req: fnv1.RunFunctionRequest) -> Inputs:
         raise MalformedRequestError(
             "observed composite is not a Kubernetes object: apiVersion and kind are required"
         )
+    return composite
+
+
+def read_inputs(
+    req: fnv1.RunFunctionRequest, composite: dict[str, Any], lazy: frozenset[str] = frozenset()
+) -> Inputs:
+    # Crossplane before v2 answers requirements in the deprecated extra_resources field.
     required_source = req.required_resources or req.extra_resources
+    required: dict[str, list[Any]] = {}
+    for name, rs in required_source.items():
+        convert = StructView if name in lazy else struct_to_dict
+        required[name] = [convert(r.resource) for r in rs.items]
     return Inputs(
         composite=composite,
         observed={k: struct_to_dict(r.resource) for k, r in req.observed.resources.items()},
-        required={
-            name: [struct_to_dict(r.resource) for r in rs.items]
-            for name, rs in required_source.items()
-        },
+        required=required,
         context=struct_to_dict(req.context) if req.HasField("context") else {},
     )
 
@@ -138,7 +147,7 @@ def write_response(req: fnv1.RunFunctionRequest, result: Result) -> fnv1.RunFunc
             fnv1.Resource(resource=dict_to_struct(desired.resource), ready=_READY[desired.ready])
         )
     if result.status:
-        rsp.desired.composite.resource.update({"status": result.status})
+        rsp.desired.composite.resource.fields["status"].CopyFrom(to_value(result.status))
     for c in result.conditions:
         rsp.conditions.append(
             fnv1.Condition(

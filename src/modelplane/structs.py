@@ -3,11 +3,17 @@
 Struct carries every number as a double. JSON (and so Kubernetes) has no integer/float
 distinction on the wire, so an integral double becomes a Python int: the API server would
 have serialised it without a fraction, and CEL and schema checks need it as an int.
+
+Required resources can be large (a scheduler reads every replica of the fleet) while composers
+read a few fields of each, so they can be read through ``StructView``: a read-only Mapping that
+converts only what is accessed. Views written back into a response are copied as protobuf, never
+converted.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
 
 from google.protobuf import struct_pb2
 
@@ -25,14 +31,153 @@ def value_to_py(v: struct_pb2.Value) -> Any:
     if kind == "list_value":
         return [value_to_py(x) for x in v.list_value.values]
     if kind == "number_value":
-        n = v.number_value
-        return int(n) if n.is_integer() else n
+        return _number(v.number_value)
     if kind == "bool_value":
         return v.bool_value
     return None
 
 
-def dict_to_struct(d: dict[str, Any]) -> struct_pb2.Struct:
+def dict_to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
+    if isinstance(d, StructView):
+        s = struct_pb2.Struct()
+        s.CopyFrom(d.struct)
+        return s
     s = struct_pb2.Struct()
-    s.update(d)
+    fields = s.fields
+    for k, v in d.items():
+        _set(fields[k], v)
     return s
+
+
+def to_value(v: Any) -> struct_pb2.Value:
+    out = struct_pb2.Value()
+    _set(out, v)
+    return out
+
+
+def _set(out: struct_pb2.Value, v: Any) -> None:
+    if isinstance(v, str):
+        out.string_value = v
+    elif isinstance(v, bool):
+        out.bool_value = v
+    elif isinstance(v, (int, float)):
+        out.number_value = v
+    elif v is None:
+        out.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(v, StructView):
+        out.struct_value.CopyFrom(v.struct)
+    elif isinstance(v, ListView):
+        out.list_value.CopyFrom(v.list)
+    elif isinstance(v, Mapping):
+        fields = out.struct_value.fields
+        out.struct_value.SetInParent()
+        for k, x in v.items():
+            _set(fields[k], x)
+    elif isinstance(v, (list, tuple)):
+        values = out.list_value.values
+        out.list_value.SetInParent()
+        for x in v:
+            _set(values.add(), x)
+    else:
+        raise TypeError(f"cannot encode a {type(v).__name__} in a protobuf Struct: {v!r}")
+
+
+def _number(n: float) -> int | float:
+    return int(n) if n.is_integer() else n
+
+
+def _view(v: struct_pb2.Value) -> Any:
+    kind = v.WhichOneof("kind")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "struct_value":
+        return StructView(v.struct_value)
+    if kind == "list_value":
+        return ListView(v.list_value)
+    if kind == "number_value":
+        return _number(v.number_value)
+    if kind == "bool_value":
+        return v.bool_value
+    return None
+
+
+class StructView(Mapping[str, Any]):
+    """A read-only Mapping over a Struct; nested objects and lists are views too."""
+
+    __slots__ = ("_fields", "struct")
+
+    def __init__(self, struct: struct_pb2.Struct) -> None:
+        self.struct = struct
+        self._fields = struct.fields
+
+    def __getitem__(self, key: str) -> Any:
+        # `fields[key]` would insert a missing key into the message: look it up with get().
+        v = self._fields.get(key)
+        if v is None:
+            raise KeyError(key)
+        return _view(v)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        v = self._fields.get(key)
+        return default if v is None else _view(v)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._fields
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def __repr__(self) -> str:
+        return f"StructView({struct_to_dict(self.struct)!r})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return struct_to_dict(self.struct)
+
+
+class ListView(Sequence[Any]):
+    __slots__ = ("_values", "list")
+
+    def __init__(self, lst: struct_pb2.ListValue) -> None:
+        self.list = lst
+        self._values = lst.values
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [_view(v) for v in self._values[i]]
+        return _view(self._values[i])
+
+    def __iter__(self) -> Iterator[Any]:
+        return (_view(v) for v in self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, ListView)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ListView({[value_to_py(v) for v in self._values]!r})"
+
+
+def materialize(obj: Any) -> Any:
+    """A plain (deep) dict/list copy of a view, or of any structure containing views."""
+    if isinstance(obj, StructView):
+        return obj.to_dict()
+    if isinstance(obj, ListView):
+        return [value_to_py(v) for v in obj.list.values]
+    if isinstance(obj, Mapping):
+        return {k: materialize(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [materialize(v) for v in obj]
+    return obj

@@ -1,0 +1,69 @@
+"""The Struct edge: numbers, views, and writing plain data or views back."""
+
+from __future__ import annotations
+
+import pytest
+from google.protobuf import struct_pb2
+
+from modelplane.structs import (
+    ListView,
+    StructView,
+    dict_to_struct,
+    materialize,
+    struct_to_dict,
+)
+
+OBJ = {
+    "metadata": {"name": "r", "labels": {"a": "b"}},
+    "spec": {"copies": 3, "ratio": 0.25, "on": True, "none": None, "list": [1, "x", {"k": 2}]},
+}
+
+
+def test_integral_numbers_come_back_as_ints_and_fractions_as_floats():
+    back = struct_to_dict(dict_to_struct(OBJ))
+    assert back == OBJ
+    assert type(back["spec"]["copies"]) is int
+    assert type(back["spec"]["ratio"]) is float
+
+
+def test_a_view_reads_like_the_dict_it_stands_for():
+    view = StructView(dict_to_struct(OBJ))
+    assert view["metadata"]["labels"]["a"] == "b"
+    assert view["spec"]["copies"] == 3
+    assert view["spec"]["list"][2]["k"] == 2
+    assert isinstance(view["spec"]["list"], ListView)
+    assert view["spec"]["list"] == [1, "x", {"k": 2}]
+    assert view == OBJ
+    assert sorted(view) == ["metadata", "spec"]
+
+
+def test_looking_up_a_missing_key_in_a_view_does_not_add_it():
+    s = dict_to_struct(OBJ)
+    view = StructView(s)
+    assert view.get("status") is None
+    assert "status" not in view
+    with pytest.raises(KeyError):
+        view["status"]
+    assert "status" not in s.fields
+
+
+def test_a_view_materializes_to_a_plain_dict():
+    out = materialize({"wrapped": StructView(dict_to_struct(OBJ))})
+    assert out == {"wrapped": OBJ}
+    assert type(out["wrapped"]) is dict
+    assert type(out["wrapped"]["spec"]["list"]) is list
+
+
+def test_views_embedded_in_plain_data_are_written_back_unchanged():
+    view = StructView(dict_to_struct(OBJ))
+    s = dict_to_struct({"carried": view, "items": [view["spec"]["list"]], "empty": {}})
+    assert struct_to_dict(s) == {"carried": OBJ, "items": [OBJ["spec"]["list"]], "empty": {}}
+
+
+def test_an_unencodable_value_is_a_type_error_naming_it():
+    with pytest.raises(TypeError, match="cannot encode a set"):
+        dict_to_struct({"bad": {1, 2}})
+
+
+def test_an_empty_struct_converts_to_an_empty_dict():
+    assert struct_to_dict(struct_pb2.Struct()) == {}
