@@ -43,9 +43,12 @@ def compose(inputs: Inputs) -> Result:
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
                 "metadata": {"name": engine["name"]},
-                "data": {"class": classes[0]["metadata"]["name"]},
+                "data": {
+                    "class": classes[0]["metadata"]["name"],
+                    "gateway": clusters[0].get("status", {}).get("gateway", "unpublished"),
+                },
             },
-            ready="True" if key in inputs.observed else "False",
+            ready="True" if _observed_ready(inputs, key) else "False",
         )
     if "child" in spec:
         result.resources["child"] = Desired(
@@ -57,9 +60,20 @@ def compose(inputs: Inputs) -> Result:
     return result
 
 
-def registry() -> Registry:
+def _observed_ready(inputs: Inputs, key: str) -> bool:
+    return bool(inputs.observed.get(key, {}).get("status", {}).get("ready"))
+
+
+def compose_cluster(inputs: Inputs) -> Result:
+    """Publishes a status other composites read, as the InferenceCluster composition does."""
+    return Result(status={"gateway": f"gw.{inputs.composite['metadata']['name']}"})
+
+
+def registry(*, with_cluster_composer: bool = False) -> Registry:
     r = Registry()
     r.register(GROUP_VERSION, "ModelReplica", compose)
+    if with_cluster_composer:
+        r.register(GROUP_VERSION, "InferenceCluster", compose_cluster)
     return r
 
 

@@ -125,7 +125,9 @@ def test_readiness_conditions_events_and_status_are_returned():
     req = request(
         standin.replica(), cluster=[standin.cluster()], **{"class": [standin.inference_class()]}
     )
-    req.observed.resources["engine-e0"].resource.update({"kind": "ConfigMap"})
+    req.observed.resources["engine-e0"].resource.update(
+        {"kind": "ConfigMap", "status": {"ready": True}}
+    )
     rsp = run(req)
     assert rsp.desired.resources["engine-e0"].ready == fnv1.READY_TRUE
     assert [(c.type, c.status, c.reason, c.message) for c in rsp.conditions] == [

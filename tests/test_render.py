@@ -81,6 +81,7 @@ def test_observed_resources_make_the_composite_ready():
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": "e0", "annotations": {RESOURCE_NAME: "engine-e0"}},
+        "status": {"ready": True},
     }
     docs = render_documents(standin.registry(), [standin.replica(), *FLEET], [observed])
     assert docs[0]["status"]["conditions"][0] == {
@@ -100,6 +101,7 @@ def test_observed_resources_belong_to_the_composite_their_label_names():
             "annotations": {RESOURCE_NAME: "engine-e0"},
             "labels": {"crossplane.io/composite": "r1"},
         },
+        "status": {"ready": True},
     }
     rendered = Renderer(standin.registry(), [*replicas, *FLEET], [observed]).render_all()
     assert [r.ready["engine-e0"] for r in rendered] == [False, True]
@@ -127,6 +129,28 @@ def test_an_input_composite_owned_by_another_input_composite_is_not_rendered_twi
     owned["metadata"]["labels"] = {"crossplane.io/composite": "r0"}
     renderer = Renderer(standin.registry(), [standin.replica("r0"), owned, *FLEET])
     assert [c["metadata"]["name"] for c in renderer.composites()] == ["r0"]
+
+
+def test_a_composite_sees_the_status_another_composition_published():
+    registry = standin.registry(with_cluster_composer=True)
+    docs = render_documents(registry, [standin.replica(), *FLEET])
+    [configmap] = [d for d in docs if d["kind"] == "ConfigMap"]
+    assert configmap["data"]["gateway"] == "gw.c1"
+    [cluster] = [d for d in docs if d["kind"] == "InferenceCluster"]
+    assert cluster["status"]["gateway"] == "gw.c1"
+
+
+def test_simulated_observed_state_reaches_the_next_pass():
+    def all_ready(desired):
+        return {k: {**r, "status": {"ready": True}} for k, r in desired.items()}
+
+    docs = render_documents(standin.registry(), [standin.replica(), *FLEET], simulate=all_ready)
+    assert docs[0]["status"]["conditions"][0]["status"] == "True"
+
+
+def test_without_observed_state_composed_resources_exist_but_are_not_ready():
+    docs = render_documents(standin.registry(), [standin.replica(), *FLEET])
+    assert docs[0]["status"]["conditions"][0]["reason"] == "Creating"
 
 
 def test_invalid_composites_are_refused_with_the_admission_errors():
@@ -193,6 +217,7 @@ def test_render_command_reads_observed_resources(tmp_path, registry):
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"annotations": {RESOURCE_NAME: "engine-e0"}},
+            "status": {"ready": True},
         },
     )
     out = CliRunner().invoke(cli.main, ["render", path, "--observed-resources", observed])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,12 @@ class Rendered:
     """How many times the function was called before its requirements were stable."""
     request: fnv1.RunFunctionRequest | None = None
     """The last request sent: the one a steady-state reconcile repeats."""
+
+    def walk(self) -> Iterator[Rendered]:
+        """This composite and every nested one, depth first."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
 
     def documents(self) -> list[Obj]:
         """This composite, its composed resources, its results, then each child's, in order."""
@@ -149,7 +155,7 @@ class Renderer:
             key = _annotation(o, RESOURCE_NAME)
             owner = _label(o, COMPOSITE_LABEL)
             if key and (owner == name or (owner is None and sole)):
-                out[key] = o
+                out.setdefault(key, o)  # the first supplier wins: user-supplied come first
         return out
 
     def _admitted(self, xr: Obj) -> Obj:
@@ -282,20 +288,86 @@ def _annotation(obj: Obj, key: str) -> str | None:
     return (_meta(obj).get("annotations") or {}).get(key)
 
 
+MAX_PASSES = 5
+
+Simulate = Callable[[Mapping[str, Obj]], dict[str, Obj]]
+"""Given a composite's desired composed resources by key, what a cluster would report for them."""
+
+
 def render_documents(
     registry: Registry,
     inputs: Iterable[Obj],
     observed: Iterable[Obj] = (),
     admit: Admit | None = None,
+    simulate: Simulate | None = None,
 ) -> list[Obj]:
-    renderer = Renderer(registry, list(inputs), list(observed), admit)
-    composites = renderer.render_all()
-    if not composites:
-        raise RenderError(
-            "no composite resource in the input: this project composes "
-            + ", ".join(registry.kinds())
-        )
-    return [doc for r in composites for doc in r.documents()]
+    """Render every composite until a further pass changes nothing, as reconciles would.
+
+    Each pass sees what the previous one produced, as Crossplane's next reconcile would:
+    composites carry the status their composition published (an InferenceCluster's
+    providerConfigRef, a ModelReplica's ModelServing) for whoever requires them, and composed
+    resources exist, so they are observed (as ``simulate`` reports them, when given). Observed
+    resources supplied by the user always win over those a pass produced.
+    """
+    inputs, supplied = list(inputs), list(observed)
+    environment, produced = inputs, list[Obj]()
+    docs: list[Obj] = []
+    for _ in range(MAX_PASSES):
+        composites = Renderer(registry, environment, [*supplied, *produced], admit).render_all()
+        if not composites:
+            raise RenderError(
+                "no composite resource in the input: this project composes "
+                + ", ".join(registry.kinds())
+            )
+        rendered = [doc for r in composites for doc in r.documents()]
+        if rendered == docs:
+            break
+        docs = rendered
+        tree = [r for c in composites for r in c.walk()]
+        environment = _with_status(inputs, [r.composite for r in tree])
+        produced = _unsupplied([o for r in tree for o in _observed(r, simulate)], supplied)
+    return docs
+
+
+def _with_status(inputs: list[Obj], composites: list[Obj]) -> list[Obj]:
+    """The inputs with each rendered composite in place of its input, plus nested composites."""
+    by_id = {_identity(c): c for c in composites}
+    replaced = [by_id.pop(_identity(o), o) for o in inputs]
+    return replaced + list(by_id.values())
+
+
+def _observed(rendered: Rendered, simulate: Simulate | None) -> list[Obj]:
+    children = {_annotation(c.composite, RESOURCE_NAME): c.composite for c in rendered.children}
+    resources = {k: children.get(k, r) for k, r in rendered.resources.items()}
+    if simulate is None:
+        return list(resources.values())
+    owner = _meta(rendered.composite).get("name")
+    out = []
+    for key, obj in simulate(resources).items():
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("annotations", {})[RESOURCE_NAME] = key
+        meta.setdefault("labels", {})[COMPOSITE_LABEL] = owner
+        out.append(obj)
+    return out
+
+
+def _unsupplied(produced: list[Obj], supplied: list[Obj]) -> list[Obj]:
+    def key(o: Obj) -> tuple[str | None, str | None]:
+        return _label(o, COMPOSITE_LABEL), _annotation(o, RESOURCE_NAME)
+
+    taken = {key(o) for o in supplied}
+    return [o for o in produced if key(o) not in taken]
+
+
+def _identity(obj: Obj) -> tuple[str, str, str, str]:
+    meta = _meta(obj)
+    return (
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+    )
 
 
 def render_command(paths: Sequence[str], observed_paths: Sequence[str], output: str) -> int:
