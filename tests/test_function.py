@@ -103,7 +103,7 @@ def test_required_resources_reach_the_composer_as_plain_dicts():
     )
     out = response_to_dict(rsp)
     assert sorted(out["desired"]["resources"]) == ["engine-e0", "engine-e1"]
-    assert out["desired"]["resources"]["engine-e0"]["resource"]["data"] == {"class": "l4"}
+    assert out["desired"]["resources"]["engine-e0"]["resource"]["data"]["class"] == "l4"
 
 
 def test_integers_survive_the_struct_round_trip_as_integers():
