@@ -84,9 +84,25 @@ def replica(name: str = "r0", cluster: str = "c1", engines: int = 1, **spec: obj
         "metadata": {"name": name, "namespace": "ml"},
         "spec": {
             "clusterName": cluster,
-            "engines": [{"name": f"e{i}", "copies": i + 1} for i in range(engines)],
+            "engines": [_engine(f"e{i}", copies=i + 1) for i in range(engines)],
             **spec,
         },
+    }
+
+
+def _engine(name: str, copies: int) -> dict:
+    """A ModelReplica engine the XRD accepts: one Standalone member claiming one GPU."""
+    return {
+        "name": name,
+        "copies": copies,
+        "members": [
+            {
+                "role": "Standalone",
+                "nodePoolName": "p",
+                "deviceRequests": [{"name": "gpu", "count": 1, "deviceClassName": "gpu.example"}],
+                "template": {"spec": {"containers": [{"name": "engine", "image": "engine:1"}]}},
+            }
+        ],
     }
 
 

@@ -225,6 +225,18 @@ def test_render_command_reads_observed_resources(tmp_path, registry):
     assert xr["status"]["conditions"][0]["status"] == "True"
 
 
+def test_render_command_refuses_an_invalid_composite_with_the_api_server_errors(tmp_path, registry):
+    bad = standin.replica()
+    bad["spec"]["engines"][0]["members"][0]["role"] = "Boss"
+    out = CliRunner().invoke(cli.main, ["render", write(tmp_path, "r.yaml", bad, *FLEET)])
+    assert out.exit_code == 1
+    assert "ModelReplica/ml/r0 is invalid:" in out.output
+    assert (
+        'spec.engines[0].members[0].role: Unsupported value: "Boss": '
+        'supported values: "Standalone", "Leader", "Worker"'
+    ) in out.output
+
+
 def test_render_command_reports_unreadable_yaml_naming_the_file(tmp_path, registry):
     path = tmp_path / "bad.yaml"
     path.write_text("kind: [unclosed\n")

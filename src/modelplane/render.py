@@ -370,6 +370,27 @@ def _identity(obj: Obj) -> tuple[str, str, str, str]:
     )
 
 
+def api_server_admission() -> Admit:
+    """Admission as the API server applies it for the kinds under ``apis/``; others pass."""
+    from modelplane.kube.admission import Admission
+
+    admission = Admission.default()
+
+    def admit(obj: Obj) -> tuple[Obj, list[str]]:
+        if not admission.knows(str(obj.get("apiVersion")), str(obj.get("kind"))):
+            return copy.deepcopy(obj), []
+        # Composites have a status subresource: the API server ignores status on create and
+        # update, and compositions write it through the subresource, so only the rest is
+        # admitted here; a status given in the input is observed state and kept as is.
+        admitted = admission.admit({k: v for k, v in obj.items() if k != "status"})
+        out = admitted.object
+        if "status" in obj:
+            out["status"] = copy.deepcopy(obj["status"])
+        return out, [str(e) for e in admitted.errors]
+
+    return admit
+
+
 def render_command(paths: Sequence[str], observed_paths: Sequence[str], output: str) -> int:
     from modelplane.compose import default_registry
 
@@ -382,7 +403,7 @@ def render_command(paths: Sequence[str], observed_paths: Sequence[str], output: 
         print(f"modelplane render: {e}", file=sys.stderr)
         return 2
     try:
-        docs = render_documents(default_registry(), inputs, observed)
+        docs = render_documents(default_registry(), inputs, observed, api_server_admission())
     except RenderError as e:
         print(f"modelplane render: {e}", file=sys.stderr)
         return 1
