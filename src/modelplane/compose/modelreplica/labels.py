@@ -15,6 +15,7 @@ ENGINE = "modelplane.ai/engine"
 ROLE = "modelplane.ai/role"
 SERVING = "modelplane.ai/serving"
 POOL = "modelplane.ai/pool"
+COMPONENT = "modelplane.ai/component"
 LLMD_ROLE = "llm-d.ai/role"
 
 _PHASE_ROLES = {"Prefill": "prefill", "Decode": "decode"}
@@ -31,6 +32,16 @@ def owned(replica: str, engine: str | None = None) -> dict[str, str]:
 def serving_selector(replica: str) -> dict[str, str]:
     """Selects exactly the pods that serve the replica's port: Standalone pods and gang leaders."""
     return {REPLICA: replica, SERVING: "true"}
+
+
+def component(replica: str, name: str) -> dict[str, str]:
+    """Labels (and selector) of a replica's non-engine pods, e.g. its endpoint picker.
+
+    They never carry ``SERVING``, so the InferencePool can never select them.
+    """
+    labels = owned(replica)
+    labels[COMPONENT] = name
+    return labels
 
 
 def is_serving_role(role: str) -> bool:
