@@ -139,3 +139,22 @@ def context(
 def manifest(obj: Obj) -> Obj:
     """The remote manifest inside a wrapped provider-kubernetes Object."""
     return obj["spec"]["forProvider"]["manifest"]
+
+
+def workload(ctx: ReplicaContext, engine: Obj, kind: str = "Deployment") -> Obj:
+    """A minimal wrapped workload for one engine, as the workloads half would compose it."""
+    from modelplane.compose.modelreplica.remote import wrap
+
+    copies = int(engine.get("copies", 1))
+    api = {
+        "Deployment": "apps/v1",
+        "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
+        "PodCliqueSet": "grove.io/v1alpha1",
+    }[kind]
+    remote: Obj = {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": f"{ctx.name}-{engine['name']}-0123abcd", "namespace": ctx.namespace},
+        "spec": {"replicas": copies},
+    }
+    return wrap(ctx, f"workload-{engine['name']}", remote)
