@@ -6,9 +6,15 @@ import hashlib
 
 import pytest
 import yaml
-from routing_fixtures import context, manifest, prefill_decode, replica, user_picker
 
 from modelplane.compose.modelreplica import labels, picker, routing, simulate
+from tests.compose.modelreplica.routing_fixtures import (
+    context,
+    manifest,
+    prefill_decode,
+    replica,
+    user_picker,
+)
 
 Obj = dict
 

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from routing_fixtures import cluster, context, manifest, prefill_decode, replica, standalone
 
 from modelplane.compose.modelreplica import labels, picker, routing
 from modelplane.kube.names import dns_label
+from tests.compose.modelreplica.routing_fixtures import (
+    cluster,
+    context,
+    manifest,
+    prefill_decode,
+    replica,
+    standalone,
+)
 
 LONG = "a" * 53 + "-0123456789"  # 63 characters, as the ModelDeployment composer may generate
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from routing_fixtures import context, gang, replica, standalone, workload
 
 from modelplane.compose.modelreplica import routing, simulate
 from modelplane.compose.modelreplica.remote import wrap
+from tests.compose.modelreplica.routing_fixtures import context, gang, replica, standalone, workload
 
 Obj = dict[str, Any]
 

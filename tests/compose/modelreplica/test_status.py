@@ -5,10 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from routing_fixtures import context, gang, prefill_decode, replica, standalone, workload
 
 from modelplane.compose.modelreplica import routing, simulate, status
 from modelplane.compose.modelreplica.context import ReplicaContext
+from tests.compose.modelreplica.routing_fixtures import (
+    context,
+    gang,
+    prefill_decode,
+    replica,
+    standalone,
+    workload,
+)
 
 Obj = dict[str, Any]
 
