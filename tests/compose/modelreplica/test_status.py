@@ -29,13 +29,8 @@ def desired(ctx: ReplicaContext, kinds: dict[str, str] | None = None) -> dict[st
     return objs
 
 
-def workloads(ctx: ReplicaContext) -> dict[str, str]:
-    return {e["name"]: f"workload-{e['name']}" for e in ctx.engines}
-
-
-def serving(replica_obj: Obj, observed: dict[str, Obj], **kw: Any) -> status.Serving:
-    ctx = context(replica_obj, observed=observed)
-    return status.model_serving(ctx, workloads(ctx))
+def serving(replica_obj: Obj, observed: dict[str, Obj]) -> status.Serving:
+    return status.model_serving(context(replica_obj, observed=observed))
 
 
 def observed_with(

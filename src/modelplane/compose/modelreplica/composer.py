@@ -5,15 +5,15 @@ usable yet, hold (compose nothing on the first reconcile, carry observed resourc
 after) -> otherwise compose the namespace and each engine's workload and claims -> mark each
 desired resource ready only when observed ready.
 
-Routing (InferencePool, picker, HTTPRoute) and the ModelServing condition are added at the
-two marked seams below.
+Routing (InferencePool, endpoint picker, HTTPRoute) joins the workloads in the desired state,
+and the ModelServing condition is read from the observed state of both.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modelreplica import labels
+from modelplane.compose.modelreplica import labels, routing, status
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import NAMESPACE_KEY
 from modelplane.compose.modelreplica.remote import NEVER_DELETE, wrap
@@ -70,7 +70,7 @@ def compose(inputs: Inputs) -> Result:
         resources = compose_workloads(ctx)
     except EngineShapeError as e:
         return Result.failed(f"ModelReplica is invalid: {e}")
-    # SEAM (routing): resources.update(routing.compose_routing(ctx))
+    resources.update(routing.compose_routing(ctx))
 
     result = Result(
         resources={
@@ -79,7 +79,9 @@ def compose(inputs: Inputs) -> Result:
         },
         requirements=requirements,
     )
-    # SEAM (status): result.conditions.append(<ModelServing condition from ctx>)
+    serving = status.model_serving(ctx)
+    result.conditions.append(serving.condition)
+    result.events.extend(serving.events)
     return result
 
 

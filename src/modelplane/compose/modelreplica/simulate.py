@@ -29,12 +29,25 @@ def simulate_observed(desired: Mapping[str, Obj], ready_copies: int) -> dict[str
     """Observed composed resources (by composition resource name) for ``desired``."""
     if ready_copies < 0:
         raise ValueError(f"ready copies must be at least 0, got {ready_copies}")
-    return {key: observe(obj, ready_copies) for key, obj in desired.items()}
+    created = _created_by_controllers(desired)
+    return {key: observe(obj, ready_copies, created) for key, obj in desired.items()}
 
 
-def observe(obj: Obj, ready_copies: int) -> Obj:
+Created = Mapping[tuple[str, str, str], Obj]
+
+
+def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
+    """One Object as observed.
+
+    ``created`` holds objects that controllers on the cluster create (by kind, namespace and
+    name); an Observe-only Object on one of them sees that object, not its own stub manifest.
+    """
     observed = copy.deepcopy(obj)
     manifest = observed.get("spec", {}).get("forProvider", {}).get("manifest") or {}
+    if observed.get("spec", {}).get("managementPolicies") == ["Observe"]:
+        meta = manifest.get("metadata") or {}
+        key = (str(manifest.get("kind")), meta.get("namespace", ""), meta.get("name", ""))
+        manifest = (created or {}).get(key, manifest)
     remote = _remote(manifest, ready_copies)
     ready = readiness(observed.get("spec", {}).get("readiness") or {}, remote)
     observed["status"] = {
@@ -74,6 +87,31 @@ def _compiled(query: str) -> cel.Expression:
 
 
 _ENV = cel.NewEnv(variables={"object": cel.Type.DYN})
+
+
+def _created_by_controllers(desired: Mapping[str, Obj]) -> dict[tuple[str, str, str], Obj]:
+    """The PodCliqueScalingGroups Grove creates for each desired PodCliqueSet replica."""
+    created: dict[tuple[str, str, str], Obj] = {}
+    for obj in desired.values():
+        pcs = obj.get("spec", {}).get("forProvider", {}).get("manifest") or {}
+        if pcs.get("kind") != "PodCliqueSet":
+            continue
+        meta = pcs.get("metadata") or {}
+        spec = pcs.get("spec") or {}
+        for index in range(int(spec.get("replicas", 1))):
+            for group in (spec.get("template") or {}).get("podCliqueScalingGroups") or []:
+                name = f"{meta.get('name')}-{index}-{group['name']}"
+                created[("PodCliqueScalingGroup", meta.get("namespace", ""), name)] = {
+                    "apiVersion": "grove.io/v1alpha1",
+                    "kind": "PodCliqueScalingGroup",
+                    "metadata": {"name": name, "namespace": meta.get("namespace", "")},
+                    "spec": {
+                        "replicas": int(group.get("replicas", 1)),
+                        "minAvailable": int(group.get("minAvailable", 1)),
+                        "cliqueNames": list(group.get("cliqueNames") or []),
+                    },
+                }
+    return created
 
 
 def _remote(manifest: Obj, n: int) -> Obj:
@@ -152,6 +190,19 @@ def _pod_clique_set(pcs: Obj, n: int) -> Obj:
     )
 
 
+def _scaling_group(group: Obj, n: int) -> Obj:
+    replicas = int((group.get("spec") or {}).get("replicas", 1))
+    return _omit_zero(
+        {
+            "observedGeneration": group["metadata"]["generation"],
+            "replicas": replicas,
+            "availableReplicas": min(n, replicas),
+            "scheduledReplicas": replicas,
+            "updatedReplicas": replicas,
+        }
+    )
+
+
 def _http_route(route: Obj, _n: int) -> Obj:
     # The simulated gateway accepts the route and resolves its backends.
     parents = []
@@ -187,6 +238,7 @@ _STATUS = {
     "Deployment": _deployment,
     "LeaderWorkerSet": _leader_worker_set,
     "PodCliqueSet": _pod_clique_set,
+    "PodCliqueScalingGroup": _scaling_group,
     "HTTPRoute": _http_route,
     "InferencePool": _inference_pool,
 }

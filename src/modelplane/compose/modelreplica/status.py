@@ -17,6 +17,7 @@ from typing import Any
 
 from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.names import gang_status_key, workload_key
 from modelplane.composer import Condition, Event
 
 Obj = dict[str, Any]
@@ -62,21 +63,15 @@ class Serving:
     copies: tuple[EngineCopies, ...] = ()
 
 
-def model_serving(ctx: ReplicaContext, workloads: Mapping[str, str]) -> Serving:
+def model_serving(ctx: ReplicaContext) -> Serving:
     """ModelServing from the observed state, plus events for the transitions users care about.
 
-    ``workloads`` maps each engine's name to the composition resource name of its workload;
-    the routing keys are this package's own. The previous ModelServing condition (on the
-    observed replica) decides which transition, if any, this call reports.
+    Each engine's copies are read from its workload (and, for a Grove gang, the scaling group
+    observed beside it); the routing path from this package's own resources. The previous
+    ModelServing condition (on the observed replica) decides which transition, if any, this
+    call reports.
     """
-    copies = tuple(
-        EngineCopies(
-            engine=e["name"],
-            desired=int(e.get("copies", 1)),
-            ready=_ready_copies(ctx.observed.get(workloads.get(e["name"], ""))),
-        )
-        for e in ctx.engines
-    )
+    copies = tuple(engine_copies(ctx.observed, e) for e in ctx.engines)
     counts = ", ".join(c.describe() for c in copies)
     pending = [c.engine for c in copies if c.ready is None]
     idle = [c.engine for c in copies if c.ready == 0]
@@ -140,24 +135,36 @@ def remote(obj: Obj | None) -> Obj | None:
     return manifest or None
 
 
+def engine_copies(observed: Mapping[str, Obj], engine: Obj) -> EngineCopies:
+    name = engine["name"]
+    desired = int(engine.get("copies", 1))
+    workload = remote(observed.get(workload_key(name)))
+    if workload is None:
+        return EngineCopies(name, desired, None)
+    ready = ready_copies(workload)
+    if workload.get("kind") == "PodCliqueSet":
+        # The set counts itself available from one gang (minAvailable 1); the scaling group
+        # observed beside it counts every gang, once provider-kubernetes has read it.
+        gangs = remote(observed.get(gang_status_key(name)))
+        if gangs is not None:
+            ready = ready_copies(gangs)
+    return EngineCopies(name, desired, ready)
+
+
 def ready_copies(manifest: Obj) -> int:
     """Copies of a workload that can take traffic, from the remote object's own status.
 
     Deployment: ready pods (one per copy). LeaderWorkerSet: ready groups, each a whole gang.
-    PodCliqueSet: available replicas, Grove's count of gangs whose cliques meet minAvailable.
+    PodCliqueScalingGroup: available gangs. PodCliqueSet: available set replicas; its one
+    replica is available once a gang is, so it says "at least one copy", not how many.
     """
     status = manifest.get("status") or {}
     kind = manifest.get("kind")
     if kind in ("Deployment", "LeaderWorkerSet"):
         return int(status.get("readyReplicas") or 0)
-    if kind == "PodCliqueSet":
+    if kind in ("PodCliqueSet", "PodCliqueScalingGroup"):
         return int(status.get("availableReplicas") or 0)
     return 0
-
-
-def _ready_copies(obj: Obj | None) -> int | None:
-    manifest = remote(obj)
-    return None if manifest is None else ready_copies(manifest)
 
 
 def _false(reason: str, message: str) -> Condition:
