@@ -250,3 +250,17 @@ def test_simulated_observed_state_reaches_a_fixed_point() -> None:
     assert {k: d.resource for k, d in second.resources.items()} == {
         k: d.resource for k, d in first.resources.items()
     }
+
+
+def test_simulated_grove_scaling_group_is_the_one_grove_would_create() -> None:
+    composite = replica(gang_engine("main", copies=3))
+    first = reconcile(composite, on=cluster(stack="Dynamo"))
+    gang = observe(first, 2)["gang-main"]
+    remote = gang["status"]["atProvider"]["manifest"]
+    pcs = manifests(first)["workload-main"]
+    assert remote["metadata"]["name"] == f"{pcs['metadata']['name']}-0-gang"
+    assert remote["spec"]["replicas"] == 3
+    assert remote["status"]["availableReplicas"] == 2
+    assert (
+        next(c for c in gang["status"]["conditions"] if c["type"] == "Ready")["status"] == "False"
+    )

@@ -173,3 +173,20 @@ def test_simulation_is_deterministic() -> None:
         **routing.compose_routing(context()),
     }
     assert simulate.simulate_observed(desired, 1) == simulate.simulate_observed(desired, 1)
+
+
+def test_resources_that_are_not_provider_kubernetes_objects_pass_through() -> None:
+    nested = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {"name": "r"},
+    }
+    assert simulate.simulate_observed({"replica-0": nested}, 1) == {"replica-0": nested}
+
+
+def test_render_can_take_it_as_its_simulator() -> None:
+    import functools
+
+    simulator = functools.partial(simulate.simulate_observed, ready_copies=1)
+    desired = routing.compose_routing(context())
+    assert simulator(desired) == simulate.simulate_observed(desired, 1)

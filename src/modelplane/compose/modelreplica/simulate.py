@@ -7,7 +7,11 @@ and ``Ready``/``Synced`` conditions. ``Ready`` is derived from the Object's own 
 CEL queries included, exactly as provider-kubernetes does, so a wrong query shows up here.
 
 The simulated cluster has a gateway that accepts every route and a controller for every kind.
-``ready_copies=0`` means nothing that runs pods is ready.
+``ready_copies=0`` means nothing that runs pods is ready. Anything that is not a
+provider-kubernetes Object (a nested composite) is returned as given.
+
+``modelplane render`` takes it as its simulator:
+``functools.partial(simulate_observed, ready_copies=n)``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cel_expr_python import cel
+
+from modelplane.compose.modelreplica.remote import OBJECT_API_VERSION
 
 Obj = dict[str, Any]
 
@@ -43,6 +49,8 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
     name); an Observe-only Object on one of them sees that object, not its own stub manifest.
     """
     observed = copy.deepcopy(obj)
+    if observed.get("kind") != "Object" or observed.get("apiVersion") != OBJECT_API_VERSION:
+        return observed  # not a provider-kubernetes Object, e.g. a nested composite
     manifest = observed.get("spec", {}).get("forProvider", {}).get("manifest") or {}
     if observed.get("spec", {}).get("managementPolicies") == ["Observe"]:
         meta = manifest.get("metadata") or {}
