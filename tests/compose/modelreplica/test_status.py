@@ -163,21 +163,12 @@ def test_ready_copies_are_read_from_each_workload_kinds_status(engine: Obj, kind
         ({"kind": "Deployment"}, 0),
         ({"kind": "LeaderWorkerSet", "status": {"readyReplicas": 3}}, 3),
         ({"kind": "PodCliqueSet", "status": {"availableReplicas": 1}}, 1),
+        ({"kind": "PodCliqueScalingGroup", "status": {"availableReplicas": 3}}, 3),
         ({"kind": "ConfigMap", "status": {"readyReplicas": 1}}, 0),
     ],
 )
 def test_ready_copies(manifest: Obj, copies: int) -> None:
     assert status.ready_copies(manifest) == copies
-
-
-def test_waiting_for_cluster_names_the_blocker() -> None:
-    c = status.waiting_for_cluster(PD, "waiting for InferenceCluster eks-l4").condition
-    assert (c.type, c.status, c.reason, c.message) == (
-        "ModelServing",
-        "False",
-        "WaitingForCluster",
-        "waiting for InferenceCluster eks-l4",
-    )
 
 
 # --- events ---------------------------------------------------------------------------------
@@ -213,13 +204,6 @@ def test_stopping_serving_is_a_warning_naming_the_blocker() -> None:
 def test_no_event_while_the_condition_holds(before: str | None, ready: int) -> None:
     r = previously(before)
     assert serving(r, observed_with(r, {"prefill": ready, "decode": ready})).events == []
-
-
-def test_losing_the_cluster_while_serving_is_a_warning() -> None:
-    [event] = status.waiting_for_cluster(
-        previously("True"), "InferenceCluster eks-l4 not found"
-    ).events
-    assert event.severity == "Warning"
 
 
 def test_observed_ready_reads_the_objects_ready_condition() -> None:

@@ -25,7 +25,6 @@ Obj = dict[str, Any]
 CONDITION = "ModelServing"
 
 SERVING = "Serving"
-WAITING_FOR_CLUSTER = "WaitingForCluster"
 DEPLOYING = "Deploying"
 NO_READY_COPY = "NoReadyCopy"
 ROUTING_NOT_READY = "RoutingNotReady"
@@ -88,12 +87,6 @@ def model_serving(ctx: ReplicaContext) -> Serving:
         where = routing.path_prefix(ctx)
         condition = Condition(CONDITION, "True", SERVING, f"serving at {where}: {counts}")
     return Serving(condition, transition_events(ctx.replica, condition), copies)
-
-
-def waiting_for_cluster(replica: Obj, message: str) -> Serving:
-    """ModelServing while the InferenceCluster (or its providerConfigRef) is missing."""
-    condition = _false(WAITING_FOR_CLUSTER, message)
-    return Serving(condition, transition_events(replica, condition))
 
 
 def transition_events(replica: Obj, condition: Condition) -> list[Event]:
