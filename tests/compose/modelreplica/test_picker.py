@@ -9,6 +9,7 @@ import yaml
 
 from modelplane.compose.modelreplica import labels, picker, routing, simulate
 from tests.compose.modelreplica.routing_fixtures import (
+    cluster,
     context,
     manifest,
     prefill_decode,
@@ -400,3 +401,69 @@ def test_other_picker_objects_are_ready_once_created_remotely() -> None:
     objs = routing.compose_routing(context())
     for key in ("epp-service-account", "epp-role", "epp-role-binding", "epp-config", "epp-service"):
         assert objs[key]["spec"]["readiness"] == {"policy": "SuccessfulCreate"}, key
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("serving", "field"),
+    [
+        ("PrefillDecode", "spec.serving: Invalid value"),
+        ({"port": 0}, "spec.serving.port: Invalid value"),
+        ({"port": "8000"}, "spec.serving.port: Invalid value"),
+        ({"router": "Nginx"}, "spec.serving.router: Unsupported value"),
+        ({"router": "EndpointPicker"}, "spec.serving.endpointPicker: Required value"),
+        ({"endpointPicker": user_picker()}, "spec.serving.endpointPicker: Forbidden"),
+        (
+            {"router": "EndpointPicker", "endpointPicker": {"template": {}}},
+            "spec.serving.endpointPicker.template.spec: Required value",
+        ),
+        (
+            {
+                "router": "EndpointPicker",
+                "endpointPicker": {"template": {"spec": {"containers": []}}},
+            },
+            "spec.serving.endpointPicker.template.spec.containers: Invalid value",
+        ),
+        (
+            {
+                "router": "EndpointPicker",
+                "endpointPicker": {
+                    "template": {"spec": {"containers": [{"name": "picker", "image": "x"}]}}
+                },
+            },
+            "spec.serving.endpointPicker.template.spec.containers[0].name: Invalid value",
+        ),
+        (
+            {
+                "router": "EndpointPicker",
+                "endpointPicker": {"template": {"spec": {"containers": [{"name": "epp"}]}}},
+            },
+            "spec.serving.endpointPicker.template.spec.containers[0].image: Required value",
+        ),
+        (
+            {"router": "EndpointPicker", "endpointPicker": user_picker(args="--v=4")},
+            "spec.serving.endpointPicker.template.spec.containers[0].args: Invalid value",
+        ),
+        (
+            {"router": "EndpointPicker", "endpointPicker": {**user_picker(), "config": {}}},
+            "spec.serving.endpointPicker.config: Invalid value",
+        ),
+    ],
+)
+def test_bad_serving_fails_cleanly_naming_the_field(serving: object, field: str) -> None:
+    from modelplane.compose.modelreplica.composer import compose
+    from modelplane.composer import Inputs
+
+    composite = replica()
+    composite["spec"]["serving"] = serving
+    result = compose(Inputs(composite=composite, required={"cluster": [cluster()]}))
+    assert result.fatal is not None
+    assert result.fatal.startswith(f"ModelReplica is invalid: {field}")
+    assert result.resources == {}
+
+
+def test_valid_serving_has_no_problem() -> None:
+    for r in (replica(), with_router(args=["--v=4"]), prefill_decode(config=USER_CONFIG)):
+        assert picker.serving_problem(r["spec"]["serving"]) is None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modelreplica import labels, routing, status
+from modelplane.compose.modelreplica import labels, picker, routing, status
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import NAMESPACE_KEY
 from modelplane.compose.modelreplica.remote import NEVER_DELETE, wrap
@@ -33,7 +33,7 @@ _CARRIED_METADATA = ("name", "namespace", "generateName", "labels", "annotations
 
 def compose(inputs: Inputs) -> Result:
     replica = inputs.composite
-    bad = problem(replica)
+    bad = problem(replica) or picker.serving_problem(replica["spec"].get("serving"))
     if bad is not None:
         return Result.failed(f"ModelReplica is invalid: {bad}")
     spec = replica["spec"]

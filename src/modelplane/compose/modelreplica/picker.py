@@ -258,6 +258,61 @@ def merge_args(user: list[str], wiring: list[tuple[str, str]]) -> list[str]:
     return args
 
 
+def serving_problem(serving: Any) -> str | None:
+    """The first problem in ``spec.serving`` that routing would trip on, or None.
+
+    The XRD rejects all of these; this is the backstop that turns a hand-made replica into a
+    Fatal result naming the field instead of a KeyError.
+    """
+    path = "spec.serving"
+    if serving is None:
+        return None
+    if not isinstance(serving, dict):
+        return f"{path}: Invalid value: must be an object"
+    port = serving.get("port")
+    if port is not None and (
+        isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
+    ):
+        return f"{path}.port: Invalid value: {port!r}: must be between 1 and 65535"
+    router = serving.get("router")
+    if router is None:
+        if serving.get("endpointPicker") is not None:
+            return (
+                f"{path}.endpointPicker: Forbidden: "
+                "may only be set when serving.router is EndpointPicker"
+            )
+        return None
+    if router != "EndpointPicker":
+        return f'{path}.router: Unsupported value: {router!r}: supported values: "EndpointPicker"'
+    picker = serving.get("endpointPicker")
+    if not isinstance(picker, dict):
+        return f"{path}.endpointPicker: Required value: serving.router EndpointPicker needs it"
+    template = picker.get("template")
+    spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(spec, dict):
+        return f"{path}.endpointPicker.template.spec: Required value"
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or len(containers) != 1:
+        return (
+            f"{path}.endpointPicker.template.spec.containers: Invalid value: exactly one container"
+        )
+    c = containers[0]
+    cpath = f"{path}.endpointPicker.template.spec.containers[0]"
+    if not isinstance(c, dict) or c.get("name") != CONTAINER:
+        return f"{cpath}.name: Invalid value: the endpoint picker's container must be named 'epp'"
+    if not isinstance(c.get("image"), str) or not c["image"]:
+        return f"{cpath}.image: Required value"
+    for field in ("command", "args", "env"):
+        if c.get(field) is not None and not isinstance(c[field], list):
+            return f"{cpath}.{field}: Invalid value: must be a list"
+    if not all(isinstance(a, str) for a in c.get("args") or ()):
+        return f"{cpath}.args: Invalid value: every argument must be a string"
+    config = picker.get("config")
+    if config is not None and (not isinstance(config, dict) or not config):
+        return f"{path}.endpointPicker.config: Invalid value: must be a non-empty object"
+    return None
+
+
 def _picker(ctx: ReplicaContext) -> Obj:
     if ctx.serving.get("router") != "EndpointPicker":
         return {}
