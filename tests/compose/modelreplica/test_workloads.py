@@ -225,7 +225,12 @@ def test_deployment_selects_its_own_engines_pods():
 
 
 def test_prefill_decode_engines_label_serving_pods_with_their_llm_d_role():
-    serving = {"mode": "PrefillDecode", "router": "EndpointPicker"}
+    epp = {"containers": [{"name": "epp", "image": "example.com/epp:v1"}]}
+    serving = {
+        "mode": "PrefillDecode",
+        "router": "EndpointPicker",
+        "endpointPicker": {"template": {"spec": epp}},
+    }
     result = run(
         replica(engine("p", phase="Prefill"), engine("d", phase="Decode"), serving=serving)
     )
