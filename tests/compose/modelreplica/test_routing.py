@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelplane.compose.modelreplica import labels, picker, routing
 from modelplane.kube.names import dns_label
@@ -185,3 +187,24 @@ def test_composition_is_deterministic() -> None:
     assert routing.compose_routing(context(prefill_decode())) == routing.compose_routing(
         context(prefill_decode())
     )
+
+
+_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?){0,3}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.from_regex(_SUBDOMAIN, fullmatch=True).filter(lambda n: len(n) <= 253))
+def test_any_replica_name_gives_routing_names_that_are_dns_labels(name: str) -> None:
+    for key, obj in routing.compose_routing(context(replica(name))).items():
+        remote = manifest(obj)["metadata"]["name"]
+        assert len(remote) <= 63 and remote == dns_label(remote), (key, remote)
+        for value in manifest(obj)["metadata"]["labels"].values():
+            assert len(value) <= 63, (key, value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.from_regex(_SUBDOMAIN, fullmatch=True), st.from_regex(_SUBDOMAIN, fullmatch=True))
+def test_distinct_replicas_get_distinct_routing_names(a: str, b: str) -> None:
+    if a != b:
+        assert routing.picker_name(a) != routing.picker_name(b)
+        assert routing.pool_name(a) != routing.pool_name(b)
