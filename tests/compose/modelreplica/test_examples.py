@@ -60,7 +60,7 @@ def test_example_composes_to_its_golden_output(name):
 @pytest.mark.parametrize("name", example_names())
 def test_built_in_manifests_validate_against_the_kubernetes_schemas(name):
     checked = 0
-    for key, entry in composed(name).items():
+    for entry in composed(name).values():
         manifest = entry["resource"]["spec"]["forProvider"]["manifest"]
         if manifest["apiVersion"] in BUILT_IN:
             kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
