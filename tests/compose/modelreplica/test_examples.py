@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from modelplane.compose.modelreplica.composer import compose
+from modelplane.kube.admission import Admission
 
-from .support import example_inputs, example_names
+from .support import REPLICA_XRD, UPSTREAM_CRDS, example_inputs, example_names
 
 GOLDEN = Path(__file__).parent / "golden"
 BUILT_IN = {"v1", "apps/v1", "resource.k8s.io/v1"}
@@ -26,6 +27,11 @@ KUBERNETES_VERSION = "1.34"
 class _NoAliases(yaml.SafeDumper):
     def ignore_aliases(self, data: object) -> bool:
         return True
+
+
+@pytest.fixture(scope="module")
+def admission() -> Admission:
+    return Admission.from_paths([UPSTREAM_CRDS, REPLICA_XRD])
 
 
 def composed(name: str) -> dict:
@@ -66,3 +72,27 @@ def test_built_in_manifests_validate_against_the_kubernetes_schemas(name):
             kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
             checked += 1
     assert checked >= 2, "every example composes at least a Namespace and a claim template"
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_example_replica_is_admitted_by_its_xrd(name, admission):
+    assert [str(e) for e in admission.admit(example_inputs(name).composite).errors] == []
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_composed_objects_and_custom_manifests_validate_against_upstream_crds(name, admission):
+    for key, entry in composed(name).items():
+        obj = entry["resource"]
+        assert [str(e) for e in admission.admit(obj).errors] == [], key
+        manifest = obj["spec"]["forProvider"]["manifest"]
+        if manifest["kind"] in ("LeaderWorkerSet", "PodCliqueSet"):
+            assert [str(e) for e in admission.admit(manifest).errors] == [], key
+
+
+def test_the_examples_cover_each_upstream_workload_kind():
+    kinds = {
+        entry["resource"]["spec"]["forProvider"]["manifest"]["kind"]
+        for name in example_names()
+        for entry in composed(name).values()
+    }
+    assert {"Deployment", "LeaderWorkerSet", "PodCliqueSet", "ResourceClaimTemplate"} <= kinds
