@@ -109,18 +109,6 @@ def test_workload_objects_derive_readiness_from_a_cel_query(members, stack, read
     assert readiness["policy"] == "DeriveFromCelQuery"
 
 
-@pytest.mark.parametrize(
-    "query", [DEPLOYMENT_READY, LEADERWORKERSET_READY, PODCLIQUESET_READY, GANGS_READY]
-)
-def test_readiness_queries_guard_status_before_reading_it(query):
-    # Every status field read is preceded by a has() on it, so the query is false, not an
-    # error, before the controller has written any status.
-    text = query["celQuery"]
-    for field in ("availableReplicas", "readyReplicas", "updatedReplicas", "observedGeneration"):
-        if f"object.status.{field} " in text or f"object.status.{field}\n" in text:
-            assert text.index(f"has(object.status.{field})") < text.index(f"object.status.{field} ")
-
-
 def test_gang_members_learn_leader_address_rank_and_size_before_user_env():
     user = container_with_env()
     result = run(
