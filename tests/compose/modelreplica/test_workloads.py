@@ -50,6 +50,14 @@ def test_deployment_runs_one_pod_per_copy():
     assert workload(result)["spec"]["replicas"] == 3
 
 
+def test_deployment_rollouts_replace_copies_without_surging_onto_devices_it_lacks():
+    strategy = workload(run(replica(engine("main", standalone(), copies=3))))["spec"]["strategy"]
+    assert strategy == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+    }
+
+
 def test_copies_default_to_one():
     assert workload(run(replica()))["spec"]["replicas"] == 1
 
