@@ -143,6 +143,12 @@ def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
         "spec": {
             "replicas": _copies(engine),
             "selector": {"matchLabels": selector},
+            # The scheduler places copies on exactly the devices they need, so a surge pod
+            # would find no free GPU and stall the rollout: replace one copy at a time.
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+            },
             "template": pod.as_template(),
         },
     }
