@@ -20,7 +20,7 @@ from modelplane.kube.admission import Admission
 from .support import REPLICA_XRD, UPSTREAM_CRDS, example_inputs, example_names
 
 GOLDEN = Path(__file__).parent / "golden"
-BUILT_IN = {"v1", "apps/v1", "resource.k8s.io/v1"}
+BUILT_IN = {"v1", "apps/v1", "resource.k8s.io/v1", "rbac.authorization.k8s.io/v1"}
 KUBERNETES_VERSION = "1.34"
 
 
@@ -85,7 +85,7 @@ def test_composed_objects_and_custom_manifests_validate_against_upstream_crds(na
         obj = entry["resource"]
         assert [str(e) for e in admission.admit(obj).errors] == [], key
         manifest = obj["spec"]["forProvider"]["manifest"]
-        if manifest["kind"] in ("LeaderWorkerSet", "PodCliqueSet"):
+        if manifest["kind"] in ("LeaderWorkerSet", "PodCliqueSet", "InferencePool", "HTTPRoute"):
             assert [str(e) for e in admission.admit(manifest).errors] == [], key
 
 
