@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -63,3 +64,37 @@ def test_prefill_decode_example_labels_both_phases() -> None:
     for engine, role in (("prefill", "prefill"), ("decode", "decode")):
         pod_labels = objs[f"workload-{engine}"]["spec"]["template"]["metadata"]["labels"]
         assert pod_labels[labels.LLMD_ROLE] == role
+
+
+def _through_the_function(inputs: Inputs) -> dict[str, Obj]:
+    from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+    from modelplane.compose import default_registry
+    from modelplane.function import FunctionRunner, response_to_dict
+    from modelplane.structs import dict_to_struct
+
+    req = fnv1.RunFunctionRequest(
+        observed=fnv1.State(composite=fnv1.Resource(resource=dict_to_struct(inputs.composite)))
+    )
+    for item in inputs.required["cluster"]:
+        req.required_resources["cluster"].items.add().resource.CopyFrom(dict_to_struct(item))
+    rsp = response_to_dict(FunctionRunner(default_registry()).run(req))
+    return {k: r["resource"] for k, r in rsp["desired"]["resources"].items()}
+
+
+def test_the_picker_config_survives_the_protobuf_edge_unchanged() -> None:
+    inputs = example_inputs("replica-prefill-decode")
+    direct = manifests(compose(inputs))
+    edge = _through_the_function(inputs)
+    for key in ("epp-config", "epp-deployment"):
+        assert edge[key]["spec"]["forProvider"]["manifest"] == direct[key], key
+
+
+def test_the_picker_checksum_does_not_depend_on_config_key_order() -> None:
+    inputs = example_inputs("replica-prefill-decode")
+    reordered = copy.deepcopy(inputs.composite)
+    picker = reordered["spec"]["serving"]["endpointPicker"]
+    picker["config"] = dict(reversed(list(picker["config"].items())))
+    a = _through_the_function(inputs)["epp-deployment"]
+    b = _through_the_function(dataclasses.replace(inputs, composite=reordered))["epp-deployment"]
+    assert a == b
