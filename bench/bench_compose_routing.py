@@ -35,7 +35,7 @@ from modelplane.compose import default_registry
 from modelplane.compose.modelreplica.composer import compose
 from modelplane.compose.modelreplica.simulate import simulate_observed
 from modelplane.composer import Inputs
-from modelplane.function import FunctionRunner, read_inputs
+from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct, struct_to_dict
 
 Obj = dict[str, Any]
@@ -121,7 +121,15 @@ def bench(title: str, replica: Obj, cluster: Obj, *, steady: bool) -> None:
     rsp = warm.run(req)
     assert not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results), rsp.results
     serving = [c for c in rsp.conditions if c.type == "ModelServing"]
-    inputs = read_inputs(req)
+    # The same inputs the runner hands the composer, converted once here.
+    inputs = Inputs(
+        composite=struct_to_dict(req.observed.composite.resource),
+        observed={k: struct_to_dict(r.resource) for k, r in req.observed.resources.items()},
+        required={
+            n: [struct_to_dict(i.resource) for i in rs.items]
+            for n, rs in req.required_resources.items()
+        },
+    )
     timings = {
         "floor": median_seconds(floor(req, rsp)),
         "composer": median_seconds(lambda: compose(inputs)),
