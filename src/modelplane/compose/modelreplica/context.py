@@ -55,3 +55,9 @@ class ReplicaContext:
     @property
     def mode(self) -> str:
         return str(self.serving.get("mode", "Unified"))
+
+    @property
+    def model_cache_name(self) -> str | None:
+        """spec.modelCacheRef.name: the ModelCache whose volume engine containers mount."""
+        ref = self.spec.get("modelCacheRef")
+        return str(ref["name"]) if ref else None

@@ -7,7 +7,10 @@ overwritten, never trusted.
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from modelplane.kube.names import dns_label
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 REPLICA = "modelplane.ai/replica"
@@ -15,22 +18,47 @@ ENGINE = "modelplane.ai/engine"
 ROLE = "modelplane.ai/role"
 SERVING = "modelplane.ai/serving"
 POOL = "modelplane.ai/pool"
+COMPONENT = "modelplane.ai/component"
 LLMD_ROLE = "llm-d.ai/role"
 
 _PHASE_ROLES = {"Prefill": "prefill", "Decode": "decode"}
 
 
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def label_value(name: str) -> str:
+    """``name`` as a label value: unchanged when valid, else a hashed DNS label.
+
+    Replica names may be 253-character subdomains and engine names any string, neither of
+    which a label value can hold; the hash keeps distinct names distinct.
+    """
+    if len(name) <= 63 and _LABEL_VALUE.fullmatch(name):
+        return name
+    return dns_label(name, "")
+
+
 def owned(replica: str, engine: str | None = None) -> dict[str, str]:
     """The labels every remote object of a replica (and of one of its engines) carries."""
-    labels = {MANAGED_BY: "modelplane", REPLICA: replica}
+    labels = {MANAGED_BY: "modelplane", REPLICA: label_value(replica)}
     if engine is not None:
-        labels[ENGINE] = engine
+        labels[ENGINE] = label_value(engine)
     return labels
 
 
 def serving_selector(replica: str) -> dict[str, str]:
     """Selects exactly the pods that serve the replica's port: Standalone pods and gang leaders."""
-    return {REPLICA: replica, SERVING: "true"}
+    return {REPLICA: label_value(replica), SERVING: "true"}
+
+
+def component(replica: str, name: str) -> dict[str, str]:
+    """Labels (and selector) of a replica's non-engine pods, e.g. its endpoint picker.
+
+    They never carry ``SERVING``, so the InferencePool can never select them.
+    """
+    labels = owned(replica)
+    labels[COMPONENT] = name
+    return labels
 
 
 def is_serving_role(role: str) -> bool:

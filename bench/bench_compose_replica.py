@@ -1,0 +1,127 @@
+"""Time composing ModelReplicas in process, as ratios to the protobuf-conversion floor.
+
+For each case, in one run:
+- floor: converting the request's plain data to Structs and the response's Structs back
+  (the work any Python function does at the gRPC edge, whatever it composes);
+- cold: FunctionRunner.RunFunction with a response cache that never hits;
+- unchanged: the same runner answering the same request again (Crossplane's common case).
+
+Usage: uv run python bench/bench_compose_replica.py [--seconds 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from crossplane.function import logging
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import default_registry
+from modelplane.function import FunctionRunner
+from modelplane.structs import dict_to_struct, struct_to_dict
+
+Obj = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def seed_case() -> tuple[Obj, Obj]:
+    directory = ROOT / "examples" / "replica-seed"
+    replica = yaml.safe_load((directory / "replica.yaml").read_text())
+    cluster = yaml.safe_load((directory / "cluster.yaml").read_text())
+    return replica, cluster
+
+
+def gang_case(engines: int = 8) -> tuple[Obj, Obj]:
+    """Eight Leader+Worker engines, each two copies of a leader and three workers."""
+    directory = ROOT / "examples" / "replica-gang-standard"
+    replica = yaml.safe_load((directory / "replica.yaml").read_text())
+    cluster = yaml.safe_load((directory / "cluster.yaml").read_text())
+    template = replica["spec"]["engines"][0]
+    replica["spec"]["engines"] = [
+        {**copy.deepcopy(template), "name": f"shard-{i}"} for i in range(engines)
+    ]
+    return replica, cluster
+
+
+def request(replica: Obj, cluster: Obj, tag: str = "") -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag=tag))
+    req.observed.composite.resource.CopyFrom(dict_to_struct(replica))
+    req.required_resources["cluster"].items.add().resource.CopyFrom(dict_to_struct(cluster))
+    return req
+
+
+def per_call(fn: Callable[[], object], seconds: float) -> float:
+    """Median seconds per call over batches filling ``seconds``."""
+    fn()
+    start, calls = time.perf_counter(), 0
+    while time.perf_counter() - start < 0.05:
+        fn()
+        calls += 1
+    batch = max(1, calls // 5)
+    samples = []
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline or len(samples) < 5:
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        samples.append((time.perf_counter() - t0) / batch)
+    return statistics.median(samples)
+
+
+def bench(name: str, replica: Obj, cluster: Obj, seconds: float) -> None:
+    runner = FunctionRunner(default_registry())
+    response = runner.run(request(replica, cluster, tag="probe"))
+    if any(r.severity == fnv1.SEVERITY_FATAL for r in response.results):
+        raise SystemExit(f"{name}: composing failed: {response.results[0].message}")
+    desired = [r.resource for r in response.desired.resources.values()]
+
+    def floor() -> None:
+        dict_to_struct(replica)
+        dict_to_struct(cluster)
+        for s in desired:
+            struct_to_dict(s)
+
+    counter = iter(range(1 << 62))
+    uncached = FunctionRunner(default_registry(), cache_size=0)
+    cold_requests = request(replica, cluster)
+
+    def cold() -> None:
+        cold_requests.meta.tag = f"cold-{next(counter)}"
+        uncached.run(cold_requests)
+
+    warm_runner = FunctionRunner(default_registry())
+    warm_request = request(replica, cluster, tag="unchanged")
+    warm_runner.run(warm_request)
+
+    def unchanged() -> None:
+        warm_runner.run(warm_request)
+
+    t_floor = per_call(floor, seconds)
+    t_cold = per_call(cold, seconds)
+    t_warm = per_call(unchanged, seconds)
+    print(f"{name}: {len(desired)} composed resources")
+    print(f"  floor (Struct conversion) {t_floor * 1e6:9.1f} us   1.00x")
+    print(f"  cold RunFunction          {t_cold * 1e6:9.1f} us   {t_cold / t_floor:5.2f}x floor")
+    print(f"  unchanged RunFunction     {t_warm * 1e6:9.1f} us   {t_warm / t_floor:5.2f}x floor")
+    print(f"  cold / unchanged          {t_cold / t_warm:9.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0, help="sampling time per measurement")
+    args = parser.parse_args()
+    # As `modelplane serve` runs by default: debug events are filtered, not formatted.
+    logging.configure(logging.Level.INFO)
+    bench("seed example (1 Standalone engine)", *seed_case(), args.seconds)
+    bench("8-engine gang replica (LeaderWorkerSets)", *gang_case(), args.seconds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The full ModelReplica composition (workloads plus routing) of a prefill/decode replica.
+
+    uv run python bench/bench_compose_routing.py [examples/replica-prefill-decode]
+
+Times RunFunction in process on two requests: the first reconcile (the replica and its
+InferenceCluster, nothing composed yet) and the steady state (every composed resource observed
+ready, as simulated), each as a ratio to the conversion floor measured in the same run:
+
+- floor: converting the request's Structs to dicts and the response's dicts back to Structs.
+- cold: a fresh FunctionRunner per call, so nothing is answered from the response cache.
+- unchanged: the same runner and request again, Crossplane's common case.
+- composer: the pure composer alone on the same inputs as plain data (no protobuf at all).
+
+Two replicas: the example as written (two Deployments), and the same engines as gangs (a
+Leader and one Worker each) on the Dynamo stack. Absolute times are printed for orientation
+only; compare ratios. Targets (issue 4): cold no slower than ~1.2 ms per call here, unchanged
+at least 5x faster than that.
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from crossplane.function import logging
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import default_registry
+from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.simulate import simulate_observed
+from modelplane.composer import Inputs
+from modelplane.function import FunctionRunner
+from modelplane.structs import dict_to_struct, struct_to_dict
+
+Obj = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(directory: Path) -> tuple[Obj, Obj]:
+    docs = [d for p in sorted(directory.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text())]
+    (replica,) = [d for d in docs if d and d["kind"] == "ModelReplica"]
+    (cluster,) = [d for d in docs if d and d["kind"] == "InferenceCluster"]
+    return replica, cluster
+
+
+def as_gangs(replica: Obj, cluster: Obj) -> tuple[Obj, Obj]:
+    """The same engines, each a Leader plus one Worker, on a Dynamo cluster."""
+    replica, cluster = copy.deepcopy(replica), copy.deepcopy(cluster)
+    for engine in replica["spec"]["engines"]:
+        (member,) = engine["members"]
+        worker = copy.deepcopy(member)
+        worker["template"]["spec"]["containers"] = [
+            c for c in worker["template"]["spec"]["containers"] if c["name"] == "engine"
+        ]
+        for c in worker["template"]["spec"]["containers"]:
+            c.pop("ports", None)
+        engine["members"] = [
+            {**member, "role": "Leader"},
+            {**worker, "role": "Worker", "worker": {"nodes": 1}},
+        ]
+    cluster["spec"]["stack"] = "Dynamo"
+    return replica, cluster
+
+
+def request(replica: Obj, cluster: Obj, *, steady: bool) -> fnv1.RunFunctionRequest:
+    """What Crossplane sends first, or once everything is composed and ready."""
+    observed: dict[str, Obj] = {}
+    if steady:
+        inputs = Inputs(composite=replica, required={"cluster": [cluster]})
+        desired = {k: d.resource for k, d in compose(inputs).resources.items()}
+        copies = max(int(e.get("copies", 1)) for e in replica["spec"]["engines"])
+        observed = simulate_observed(desired, copies)
+    req = fnv1.RunFunctionRequest(
+        meta=fnv1.RequestMeta(tag="steady"),
+        observed=fnv1.State(composite=fnv1.Resource(resource=dict_to_struct(replica))),
+    )
+    for key, obj in observed.items():
+        req.observed.resources[key].resource.CopyFrom(dict_to_struct(obj))
+    req.required_resources["cluster"].items.add().resource.CopyFrom(dict_to_struct(cluster))
+    return req
+
+
+def median_seconds(fn: Callable[[], object], repeat: int = 7) -> float:
+    start = time.perf_counter()
+    fn()
+    number = max(1, min(2000, int(0.2 / max(time.perf_counter() - start, 1e-6))))
+    batches = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        batches.append((time.perf_counter() - start) / number)
+    return statistics.median(batches)
+
+
+def floor(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Callable[[], None]:
+    structs = [req.observed.composite.resource]
+    structs += [r.resource for r in req.observed.resources.values()]
+    structs += [i.resource for rs in req.required_resources.values() for i in rs.items]
+    desired = [struct_to_dict(r.resource) for r in rsp.desired.resources.values()]
+
+    def convert() -> None:
+        for s in structs:
+            struct_to_dict(s)
+        for d in desired:
+            dict_to_struct(d)
+
+    return convert
+
+
+def bench(title: str, replica: Obj, cluster: Obj, *, steady: bool) -> None:
+    registry = default_registry()
+    req = request(replica, cluster, steady=steady)
+    warm = FunctionRunner(registry)
+    rsp = warm.run(req)
+    assert not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results), rsp.results
+    serving = [c for c in rsp.conditions if c.type == "ModelServing"]
+    # The same inputs the runner hands the composer, converted once here.
+    inputs = Inputs(
+        composite=struct_to_dict(req.observed.composite.resource),
+        observed={k: struct_to_dict(r.resource) for k, r in req.observed.resources.items()},
+        required={
+            n: [struct_to_dict(i.resource) for i in rs.items]
+            for n, rs in req.required_resources.items()
+        },
+    )
+    timings = {
+        "floor": median_seconds(floor(req, rsp)),
+        "composer": median_seconds(lambda: compose(inputs)),
+        "cold": median_seconds(lambda: FunctionRunner(registry).run(req)),
+        "unchanged": median_seconds(lambda: warm.run(req)),
+    }
+    print(
+        f"{title}: {len(rsp.desired.resources)} composed resources, ModelServing "
+        f"{fnv1.Status.Name(serving[0].status) if serving else '?'}"
+    )
+    for name, seconds in timings.items():
+        print(f"  {name:<10} {seconds * 1e3:8.3f} ms   {seconds / timings['floor']:6.2f}x floor")
+
+
+def main() -> None:
+    logging.configure(logging.Level.DISABLED)
+    directory = (
+        Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "replica-prefill-decode"
+    )
+    replica, cluster = load(directory)
+    for steady in (False, True):
+        when = "steady state" if steady else "first reconcile"
+        bench(f"prefill/decode over Deployments, {when}", replica, cluster, steady=steady)
+        bench(
+            f"prefill/decode over Grove gangs, {when}", *as_gangs(replica, cluster), steady=steady
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""The ModelReplica composer: inputs -> the replica's remote objects on its pinned cluster.
+
+Flow: check the shape -> require the InferenceCluster (and ModelCache) -> if either is not
+usable yet, hold (compose nothing on the first reconcile, carry observed resources forward
+after) -> otherwise compose the namespace and each engine's workload and claims -> mark each
+desired resource ready only when observed ready.
+
+Routing (InferencePool, endpoint picker, HTTPRoute) joins the workloads in the desired state,
+and the ModelServing condition is read from the observed state of both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.compose.modelreplica import labels, picker, routing, status
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.names import NAMESPACE_KEY
+from modelplane.compose.modelreplica.remote import NEVER_DELETE, wrap
+from modelplane.compose.modelreplica.shape import problem
+from modelplane.compose.modelreplica.workloads import EngineShapeError, engine_resources
+from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+
+Obj = dict[str, Any]
+
+API_VERSION = "modelplane.ai/v1alpha1"
+CLUSTER_REQUIREMENT = "cluster"
+CACHE_REQUIREMENT = "modelcache"
+SERVING_CONDITION = "ModelServing"
+# Fields the API server sets; sending them back as desired state would fail or conflict.
+_CARRIED_METADATA = ("name", "namespace", "generateName", "labels", "annotations")
+
+
+def compose(inputs: Inputs) -> Result:
+    replica = inputs.composite
+    bad = problem(replica) or picker.serving_problem(replica["spec"].get("serving"))
+    if bad is not None:
+        return Result.failed(f"ModelReplica is invalid: {bad}")
+    spec = replica["spec"]
+    requirements = _requirements(replica)
+
+    cluster = _first(inputs.required.get(CLUSTER_REQUIREMENT))
+    cache_name = (spec.get("modelCacheRef") or {}).get("name")
+    cache = _first(inputs.required.get(CACHE_REQUIREMENT)) if cache_name else None
+    provider_config = _provider_config(cluster)
+    if cluster is None:
+        return _hold(
+            inputs, requirements, "WaitingForCluster",
+            f"InferenceCluster {spec['clusterName']!r} is not available",
+        )  # fmt: skip
+    if provider_config is None:
+        return _hold(
+            inputs, requirements, "WaitingForCluster",
+            f"InferenceCluster {spec['clusterName']!r} has no status.providerConfigRef yet",
+        )  # fmt: skip
+    if cache_name and cache is None:
+        return _hold(
+            inputs, requirements, "WaitingForModelCache",
+            f"ModelCache {cache_name!r} is not available",
+        )  # fmt: skip
+
+    ctx = ReplicaContext(
+        replica=replica,
+        cluster=cluster,
+        provider_config=provider_config,
+        observed=inputs.observed,
+        model_cache=cache,
+    )
+    try:
+        resources = compose_workloads(ctx)
+    except EngineShapeError as e:
+        return Result.failed(f"ModelReplica is invalid: {e}")
+    resources.update(routing.compose_routing(ctx))
+
+    result = Result(
+        resources={
+            key: Desired(obj, _observed_ready(inputs.observed.get(key)))
+            for key, obj in resources.items()
+        },
+        requirements=requirements,
+    )
+    serving = status.model_serving(ctx)
+    result.conditions.append(serving.condition)
+    result.events.extend(serving.events)
+    return result
+
+
+def compose_workloads(ctx: ReplicaContext) -> dict[str, Obj]:
+    """The remote namespace, then each engine's workload and claim templates, all wrapped."""
+    resources = {
+        NAMESPACE_KEY: wrap(ctx, NAMESPACE_KEY, namespace(ctx), management_policies=NEVER_DELETE)
+    }
+    for engine in ctx.spec["engines"]:
+        resources.update(engine_resources(ctx, engine))
+    return resources
+
+
+def namespace(ctx: ReplicaContext) -> Obj:
+    """Shared by every replica of the namespace on that cluster, so it names no replica:
+    replicas would otherwise fight over its labels."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": ctx.namespace, "labels": {labels.MANAGED_BY: "modelplane"}},
+    }
+
+
+def _requirements(replica: Obj) -> dict[str, Requirement]:
+    spec = replica["spec"]
+    requirements = {
+        CLUSTER_REQUIREMENT: Requirement(
+            api_version=API_VERSION, kind="InferenceCluster", match_name=spec["clusterName"]
+        )
+    }
+    cache_ref = spec.get("modelCacheRef")
+    if cache_ref:
+        requirements[CACHE_REQUIREMENT] = Requirement(
+            api_version=API_VERSION,
+            kind="ModelCache",
+            match_name=cache_ref["name"],
+            namespace=replica["metadata"].get("namespace") or "default",
+        )
+    return requirements
+
+
+def _hold(inputs: Inputs, requirements: dict[str, Requirement], reason: str, why: str) -> Result:
+    """Inputs are missing: compose nothing new, and never let Crossplane delete what runs."""
+    observed = inputs.observed
+    if not observed:
+        return Result(
+            requirements=requirements,
+            conditions=[
+                Condition(SERVING_CONDITION, "False", reason, f"{why}; nothing composed yet")
+            ],
+            events=[Event("Normal", f"{why}; waiting before composing", reason)],
+        )
+    message = (
+        f"{why}; keeping the {len(observed)} composed resources exactly as last observed "
+        "until it returns, so nothing running is torn down"
+    )
+    return Result(
+        resources={
+            key: Desired(_carried(obj), _observed_ready(obj)) for key, obj in observed.items()
+        },
+        requirements=requirements,
+        conditions=[Condition(SERVING_CONDITION, "False", reason, message)],
+        events=[Event("Warning", message, reason)],
+    )
+
+
+def _carried(observed: Obj) -> Obj:
+    """An observed resource as desired state: everything but server-set fields and status."""
+    out = {k: v for k, v in observed.items() if k not in ("metadata", "status")}
+    metadata = observed.get("metadata") or {}
+    out["metadata"] = {k: metadata[k] for k in _CARRIED_METADATA if k in metadata}
+    return out
+
+
+def _observed_ready(observed: Obj | None) -> Any:
+    if observed is None:
+        return "False"
+    for c in (observed.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "Ready":
+            return "True" if c.get("status") == "True" else "False"
+    return "False"
+
+
+def _provider_config(cluster: Obj | None) -> str | None:
+    if cluster is None:
+        return None
+    ref = (cluster.get("status") or {}).get("providerConfigRef") or {}
+    name = ref.get("name")
+    return str(name) if name else None
+
+
+def _first(items: list[Obj] | None) -> Obj | None:
+    return items[0] if items else None

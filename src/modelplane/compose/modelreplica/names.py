@@ -1,0 +1,77 @@
+"""Names of the workload half's remote objects and composition resource keys.
+
+Every remote name is a hashed DNS label: readable replica/engine/role text, then a hash of
+the parts *and* of the object kind. The kind in the hash keeps names of different kinds apart
+even when the visible text matches (an engine named ``epp`` never yields the name of the
+picker's Deployment or Service), which matters because a LeaderWorkerSet skips creating its
+headless Service when a Service of its own name already exists.
+"""
+
+from __future__ import annotations
+
+import re
+
+from modelplane.kube.names import DNS_LABEL_MAX, short_hash
+
+# Grove validates PodCliqueSet + scaling group + clique names together at <= 45 characters.
+GROVE_COMBINED_MAX = 45
+GANG_GROUP = "gang"
+LEADER_CLIQUE = "leader"
+WORKER_CLIQUE = "worker"
+# Two separators between the three names, counted in case Grove counts them.
+PODCLIQUESET_MAX = GROVE_COMBINED_MAX - len(GANG_GROUP) - len(WORKER_CLIQUE) - 2
+
+NAMESPACE_KEY = "namespace"
+
+_INVALID = re.compile(r"[^a-z0-9-]+")
+_SUFFIX = 8
+
+
+def child_name(kind: str, *parts: str, max_len: int = DNS_LABEL_MAX) -> str:
+    """A DNS label of at most ``max_len``: the joined parts, cut, then a hash of kind + parts."""
+    clean = _INVALID.sub("-", "-".join(parts).lower()).strip("-")
+    head = clean[: max_len - _SUFFIX - 1].rstrip("-")
+    suffix = short_hash(kind, *parts, length=_SUFFIX)
+    return f"{head}-{suffix}" if head else suffix
+
+
+def workload_name(replica: str, engine: str) -> str:
+    """The engine's Deployment or LeaderWorkerSet."""
+    return child_name("workload", replica, engine)
+
+
+def podcliqueset_name(replica: str, engine: str) -> str:
+    """The engine's Grove PodCliqueSet, short enough for Grove's combined-name budget."""
+    return child_name("podcliqueset", replica, engine, max_len=PODCLIQUESET_MAX)
+
+
+def scaling_group_name(podcliqueset: str) -> str:
+    """The PodCliqueScalingGroup Grove creates for the gang (PodCliqueSet replica 0)."""
+    return f"{podcliqueset}-0-{GANG_GROUP}"
+
+
+def claim_template_name(replica: str, engine: str, role: str) -> str:
+    """The member's ResourceClaimTemplate (one per claiming member)."""
+    return child_name("resourceclaimtemplate", replica, engine, role.lower())
+
+
+def cache_claim_name(cache: str) -> str:
+    """The PersistentVolumeClaim holding a ModelCache's weights in the replica's remote namespace.
+
+    A contract with whatever stages the cache on the cluster: it must name the claim this way.
+    """
+    return child_name("modelcache", "modelcache", cache)
+
+
+def workload_key(engine: str) -> str:
+    """Composition resource name of the engine's workload Object."""
+    return f"workload-{engine}"
+
+
+def gang_status_key(engine: str) -> str:
+    """Composition resource name of the Observe-only Object on a Grove gang's scaling group."""
+    return f"gang-{engine}"
+
+
+def claim_key(engine: str, role: str) -> str:
+    return f"claims-{engine}-{role.lower()}"

@@ -1,0 +1,416 @@
+"""The replica's endpoint picker (EPP): the llm-d-router process the gateway asks where to send
+each request, with the RBAC, config and Service it needs.
+
+Without ``serving.router`` Modelplane runs its own pinned picker and scoring config. With
+``router: EndpointPicker`` the user's ``epp`` container and config replace those, and Modelplane
+adds only the wiring a user cannot know: the pool's hashed name, the namespace, the config file
+path, ports, RBAC and the Service.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from typing import Any
+
+import yaml
+
+from modelplane.compose.modelreplica import labels
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.remote import wrap
+
+Obj = dict[str, Any]
+
+# The first tag whose config API is llm-d.ai/v1alpha1 with the disagg-* plugin names used below.
+DEFAULT_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
+CONTAINER = "epp"
+COMPONENT = "endpoint-picker"
+
+EXT_PROC_PORT = 9002
+HEALTH_PORT = 9003
+METRICS_PORT = 9090
+CONFIG_DIR = "/config"
+CONFIG_FILE = "epp-config.yaml"
+CONFIG_VOLUME = "epp-config"
+CHECKSUM_ANNOTATION = "modelplane.ai/epp-config-checksum"
+POOL_GROUP = "inference.networking.k8s.io"
+
+SERVICE_ACCOUNT_KEY = "epp-service-account"
+ROLE_KEY = "epp-role"
+ROLE_BINDING_KEY = "epp-role-binding"
+CONFIG_KEY = "epp-config"
+DEPLOYMENT_KEY = "epp-deployment"
+SERVICE_KEY = "epp-service"
+KEYS = (SERVICE_ACCOUNT_KEY, ROLE_KEY, ROLE_BINDING_KEY, CONFIG_KEY, DEPLOYMENT_KEY, SERVICE_KEY)
+
+
+def rules() -> list[Obj]:
+    """Least privilege: read what the picker watches, nothing else.
+
+    It reads objectives and model rewrites from both the old GAIE group and llm-d's; a missing
+    rule makes it log forbidden errors or crashloop.
+    """
+    return [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": [POOL_GROUP],
+            "resources": ["inferencepools"],
+            "verbs": ["get", "list", "watch"],
+        },
+        {
+            "apiGroups": ["inference.networking.x-k8s.io", "llm-d.ai"],
+            "resources": ["inferenceobjectives", "inferencemodelrewrites"],
+            "verbs": ["get", "list", "watch"],
+        },
+    ]
+
+
+# Available means the Recreate Deployment's one pod passes its gRPC readiness probe. The has()
+# guards keep the query false, not an error, before the remote object reports status.
+AVAILABLE_QUERY = (
+    "has(object.status) && has(object.status.availableReplicas)"
+    " && object.status.availableReplicas >= 1"
+    " && has(object.status.conditions)"
+    ' && object.status.conditions.exists(c, c.type == "Available" && c.status == "True")'
+)
+
+# Prefix-cache affinity first, queue depth to break ties and shed load. The producer floors the
+# block size at 64 tokens, so 64 is exact for every engine without peeking at engine flags.
+UNIFIED_CONFIG = """\
+apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: approx-prefix-cache-producer
+  parameters:
+    autoTune: false
+    blockSizeTokens: 64
+    maxPrefixTokensToMatch: 16384
+    lruCapacityPerServer: 31250
+- type: prefix-cache-scorer
+- type: queue-scorer
+- type: max-score-picker
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: max-score-picker
+"""
+
+# Two profiles over the role-labelled pods: the decider sends a request through prefill only
+# when enough of its prompt is uncached to be worth the KV transfer.
+PREFILL_DECODE_CONFIG = """\
+apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: approx-prefix-cache-producer
+  parameters:
+    autoTune: false
+    blockSizeTokens: 64
+    maxPrefixTokensToMatch: 16384
+    lruCapacityPerServer: 31250
+- type: prefix-cache-scorer
+- type: queue-scorer
+- type: prefill-filter
+- type: decode-filter
+- type: max-score-picker
+- type: prefix-based-pd-decider
+  parameters:
+    nonCachedTokens: 16
+- type: disagg-profile-handler
+  parameters:
+    deciders:
+      prefill: prefix-based-pd-decider
+schedulingProfiles:
+- name: prefill
+  plugins:
+  - pluginRef: prefill-filter
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: max-score-picker
+- name: decode
+  plugins:
+  - pluginRef: decode-filter
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: max-score-picker
+"""
+
+
+def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Obj]:
+    """The picker's objects (composition resource name -> wrapped Object), all named ``name``."""
+    ns = ctx.namespace
+    config = config_text(ctx)
+
+    # Fresh dicts per object: shared ones would print as YAML anchors in rendered output.
+    def meta() -> Obj:
+        return {"name": name, "namespace": ns, "labels": labels.owned(ctx.name)}
+
+    return {
+        SERVICE_ACCOUNT_KEY: wrap(
+            ctx,
+            SERVICE_ACCOUNT_KEY,
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta()},
+        ),
+        ROLE_KEY: wrap(
+            ctx,
+            ROLE_KEY,
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": meta(),
+                "rules": rules(),
+            },
+        ),
+        ROLE_BINDING_KEY: wrap(
+            ctx,
+            ROLE_BINDING_KEY,
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": meta(),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
+            },
+        ),
+        CONFIG_KEY: wrap(
+            ctx,
+            CONFIG_KEY,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": meta(),
+                "data": {CONFIG_FILE: config},
+            },
+        ),
+        DEPLOYMENT_KEY: wrap(
+            ctx,
+            DEPLOYMENT_KEY,
+            _deployment(ctx, meta(), pool, config),
+            readiness={"policy": "DeriveFromCelQuery", "celQuery": AVAILABLE_QUERY},
+        ),
+        SERVICE_KEY: wrap(ctx, SERVICE_KEY, _service(ctx, meta())),
+    }
+
+
+def config_text(ctx: ReplicaContext) -> str:
+    """The EndpointPickerConfig file: the user's, else the default for the serving mode."""
+    user = _picker(ctx).get("config")
+    if user:
+        return render_config(user)
+    return PREFILL_DECODE_CONFIG if ctx.mode == "PrefillDecode" else UNIFIED_CONFIG
+
+
+def render_config(config: Obj) -> str:
+    # Keys sorted: a Struct round trip does not keep map order, and the text (hence the
+    # checksum, hence the picker's rollout) must change only when the config does.
+    return _render(json.dumps(config, sort_keys=True, separators=(",", ":")))
+
+
+@functools.lru_cache(maxsize=64)
+def _render(canonical: str) -> str:
+    return yaml.dump(json.loads(canonical), Dumper=_DUMPER, sort_keys=True)
+
+
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def checksum(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def wiring_args(ctx: ReplicaContext, pool: str) -> list[tuple[str, str]]:
+    """The flags Modelplane supplies, as (flag, value): each is appended only if absent."""
+    return [
+        ("--pool-name", pool),
+        ("--pool-namespace", ctx.namespace),
+        ("--pool-group", POOL_GROUP),
+        ("--config-file", f"{CONFIG_DIR}/{CONFIG_FILE}"),
+        ("--grpc-port", str(EXT_PROC_PORT)),
+        ("--grpc-health-port", str(HEALTH_PORT)),
+        ("--metrics-port", str(METRICS_PORT)),
+        # Modelplane grants no tokenreviews/subjectaccessreviews, so an authenticated metrics
+        # endpoint would reject every scrape.
+        ("--metrics-endpoint-auth", "false"),
+    ]
+
+
+# A flag the user set in another spelling that makes ours conflict, not just duplicate.
+_EXCLUSIVE = {"--config-file": ("--config-text",)}
+
+
+def merge_args(user: list[str], wiring: list[tuple[str, str]]) -> list[str]:
+    """The user's args verbatim, then each wiring flag the user did not set (in any spelling)."""
+    given = {a.split("=", 1)[0] for a in user if a.startswith("-")}
+    given |= {"--" + f.lstrip("-") for f in given}  # -flag and --flag are the same to Go
+    args = list(user)
+    for flag, value in wiring:
+        if flag in given or any(x in given for x in _EXCLUSIVE.get(flag, ())):
+            continue
+        args.append(f"{flag}={value}")
+    return args
+
+
+def serving_problem(serving: Any) -> str | None:
+    """The first problem in ``spec.serving`` that routing would trip on, or None.
+
+    The XRD rejects all of these; this is the backstop that turns a hand-made replica into a
+    Fatal result naming the field instead of a KeyError.
+    """
+    path = "spec.serving"
+    if serving is None:
+        return None
+    if not isinstance(serving, dict):
+        return f"{path}: Invalid value: must be an object"
+    port = serving.get("port")
+    if port is not None and (
+        isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
+    ):
+        return f"{path}.port: Invalid value: {port!r}: must be between 1 and 65535"
+    router = serving.get("router")
+    if router is None:
+        if serving.get("endpointPicker") is not None:
+            return (
+                f"{path}.endpointPicker: Forbidden: "
+                "may only be set when serving.router is EndpointPicker"
+            )
+        return None
+    if router != "EndpointPicker":
+        return f'{path}.router: Unsupported value: {router!r}: supported values: "EndpointPicker"'
+    picker = serving.get("endpointPicker")
+    if not isinstance(picker, dict):
+        return f"{path}.endpointPicker: Required value: serving.router EndpointPicker needs it"
+    template = picker.get("template")
+    spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(spec, dict):
+        return f"{path}.endpointPicker.template.spec: Required value"
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or len(containers) != 1:
+        return (
+            f"{path}.endpointPicker.template.spec.containers: Invalid value: exactly one container"
+        )
+    c = containers[0]
+    cpath = f"{path}.endpointPicker.template.spec.containers[0]"
+    if not isinstance(c, dict) or c.get("name") != CONTAINER:
+        return f"{cpath}.name: Invalid value: the endpoint picker's container must be named 'epp'"
+    if not isinstance(c.get("image"), str) or not c["image"]:
+        return f"{cpath}.image: Required value"
+    for field in ("command", "args", "env"):
+        if c.get(field) is not None and not isinstance(c[field], list):
+            return f"{cpath}.{field}: Invalid value: must be a list"
+    if not all(isinstance(a, str) for a in c.get("args") or ()):
+        return f"{cpath}.args: Invalid value: every argument must be a string"
+    config = picker.get("config")
+    if config is not None and (not isinstance(config, dict) or not config):
+        return f"{path}.endpointPicker.config: Invalid value: must be a non-empty object"
+    return None
+
+
+def _picker(ctx: ReplicaContext) -> Obj:
+    if ctx.serving.get("router") != "EndpointPicker":
+        return {}
+    return ctx.serving.get("endpointPicker") or {}
+
+
+def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
+    picker = _picker(ctx)
+    spec = picker.get("template", {}).get("spec", {})
+    user = next((c for c in spec.get("containers", []) if c.get("name") == CONTAINER), None)
+    container: Obj = {"name": CONTAINER, "image": user["image"] if user else DEFAULT_IMAGE}
+    if user and user.get("command"):
+        container["command"] = list(user["command"])
+    container["args"] = merge_args(list((user or {}).get("args", [])), wiring_args(ctx, pool))
+    container["env"] = _env(list((user or {}).get("env", [])))
+    container["ports"] = [
+        {"name": "grpc", "containerPort": EXT_PROC_PORT, "protocol": "TCP"},
+        {"name": "grpc-health", "containerPort": HEALTH_PORT, "protocol": "TCP"},
+        {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+    ]
+    container["readinessProbe"] = {"grpc": _health(), "periodSeconds": 2}
+    container["livenessProbe"] = {"grpc": _health(), "initialDelaySeconds": 5, "periodSeconds": 10}
+    if user and user.get("resources"):
+        container["resources"] = user["resources"]
+    container["volumeMounts"] = [{"name": CONFIG_VOLUME, "mountPath": CONFIG_DIR, "readOnly": True}]
+
+    selector = labels.component(ctx.name, COMPONENT)
+    pod_spec: Obj = {
+        "serviceAccountName": meta["name"],
+        # Lets the picker drain in-flight ext-proc streams, as upstream's chart does.
+        "terminationGracePeriodSeconds": 130,
+        "containers": [container],
+        "volumes": [{"name": CONFIG_VOLUME, "configMap": {"name": meta["name"]}}],
+    }
+    if spec.get("imagePullSecrets"):
+        pod_spec["imagePullSecrets"] = spec["imagePullSecrets"]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta,
+        "spec": {
+            "replicas": 1,
+            # Two pickers would split the pool's view of load; never run old and new together.
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": selector},
+            "template": {
+                "metadata": {
+                    "labels": labels.component(ctx.name, COMPONENT),
+                    # The picker reads its config only at startup: a new checksum rolls it.
+                    "annotations": {CHECKSUM_ANNOTATION: checksum(config)},
+                },
+                "spec": pod_spec,
+            },
+        },
+    }
+
+
+def _health() -> Obj:
+    # The single-replica picker reports one gRPC health service for both probes.
+    return {"port": HEALTH_PORT, "service": "inference-extension"}
+
+
+# The picker finds its own namespace and pod name through the downward API.
+_DOWNWARD_ENV = (("NAMESPACE", "metadata.namespace"), ("POD_NAME", "metadata.name"))
+
+
+def _env(user: list[Obj]) -> list[Obj]:
+    names = {e.get("name") for e in user}
+    return user + [
+        {"name": n, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+        for n, path in _DOWNWARD_ENV
+        if n not in names
+    ]
+
+
+def _service(ctx: ReplicaContext, meta: Obj) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta,
+        "spec": {
+            "type": "ClusterIP",
+            "selector": labels.component(ctx.name, COMPONENT),
+            "ports": [
+                {
+                    "name": "grpc-ext-proc",
+                    "port": EXT_PROC_PORT,
+                    "targetPort": EXT_PROC_PORT,
+                    "protocol": "TCP",
+                    # The gateway speaks gRPC (HTTP/2) to the picker.
+                    "appProtocol": "http2",
+                },
+                {
+                    "name": "http-metrics",
+                    "port": METRICS_PORT,
+                    "targetPort": METRICS_PORT,
+                    "protocol": "TCP",
+                },
+            ],
+        },
+    }

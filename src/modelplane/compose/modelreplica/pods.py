@@ -1,0 +1,162 @@
+"""One member's pod template: the user's containers plus what placement and wiring need.
+
+Modelplane touches only the ``engine`` container (claims, shared memory, cache, gang and
+cache env, the serving port and default probe); every other container passes through as the
+user wrote it, in the user's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.compose.modelreplica import labels
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.names import cache_claim_name, claim_template_name
+
+Obj = dict[str, Any]
+
+ENGINE_CONTAINER = "engine"
+CLAIM = "devices"
+SHM_VOLUME = "dshm"
+CACHE_VOLUME = "model-cache"
+CACHE_MOUNT_PATH = "/mnt/models"
+HTTP_PORT_NAME = "http"
+# vLLM and SGLang /health can take over a second under load; the 1s default flaps.
+DEFAULT_PROBE_TIMINGS = {"initialDelaySeconds": 30, "periodSeconds": 10, "timeoutSeconds": 5}
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    labels: dict[str, str]
+    annotations: dict[str, str] | None
+    spec: Obj
+
+    def as_template(self) -> Obj:
+        """A PodTemplateSpec (Deployment, LeaderWorkerSet)."""
+        metadata: Obj = {"labels": self.labels}
+        if self.annotations:
+            metadata["annotations"] = self.annotations
+        return {"metadata": metadata, "spec": self.spec}
+
+
+def member_spec(member: Obj, partner: Obj | None) -> Obj | None:
+    """The member's template.spec; a gang member without one runs its partner's containers.
+
+    That mirrors LeaderWorkerSet, where a leader without a template runs the worker's.
+    """
+    spec = (member.get("template") or {}).get("spec")
+    if spec is None and partner is not None:
+        spec = (partner.get("template") or {}).get("spec")
+    return spec
+
+
+def member_pod(
+    ctx: ReplicaContext,
+    engine: Obj,
+    member: Obj,
+    spec: Obj,
+    *,
+    gang_env: list[Obj] | None = None,
+    scheduler: str | None = None,
+) -> PodTemplate:
+    role = str(member.get("role") or "Standalone")
+    serving = labels.is_serving_role(role)
+    claims = bool(member.get("deviceRequests"))
+    cached = ctx.model_cache_name is not None
+
+    containers = spec["containers"]
+    injected_env = list(gang_env or ())
+    if cached:
+        injected_env.append({"name": "HF_HUB_CACHE", "value": CACHE_MOUNT_PATH})
+        injected_env.append({"name": "MODELPLANE_MODEL_CACHE", "value": CACHE_MOUNT_PATH})
+    out_containers = [
+        _engine(ctx, c, containers, serving=serving, claims=claims, env=injected_env)
+        if c.get("name") == ENGINE_CONTAINER
+        else c
+        for c in containers
+    ]
+
+    volumes: list[Obj] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
+    if cached:
+        volumes.append(
+            {
+                "name": CACHE_VOLUME,
+                "persistentVolumeClaim": {"claimName": cache_claim_name(str(ctx.model_cache_name))},
+            }
+        )
+    pod: Obj = {"containers": out_containers, "volumes": volumes}
+    if scheduler:
+        pod["schedulerName"] = scheduler
+    pod["nodeSelector"] = {labels.POOL: str(member["nodePoolName"])}
+    # DRA pods get no automatic toleration for GPU-node taints (that admission plugin keys
+    # on extended-resource limits), so every member tolerates them, claimless ones too.
+    pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    if claims:
+        pod["resourceClaims"] = [
+            {
+                "name": CLAIM,
+                "resourceClaimTemplateName": claim_template_name(ctx.name, engine["name"], role),
+            }
+        ]
+    pull_secrets = spec.get("imagePullSecrets")
+    if pull_secrets:
+        pod["imagePullSecrets"] = pull_secrets
+
+    metadata = (member.get("template") or {}).get("metadata") or {}
+    pod_labels = dict(metadata.get("labels") or {})
+    pod_labels.update(labels.pod_labels(ctx.name, engine, role))
+    annotations = metadata.get("annotations")
+    return PodTemplate(pod_labels, dict(annotations) if annotations else None, pod)
+
+
+def _engine(
+    ctx: ReplicaContext,
+    container: Obj,
+    pod_containers: list[Obj],
+    *,
+    serving: bool,
+    claims: bool,
+    env: list[Obj],
+) -> Obj:
+    out = dict(container)
+    user_env = container.get("env")
+    if env or user_env:
+        # Injected first: Kubernetes lets the later of two same-named entries win, so the
+        # user's env overrides anything Modelplane sets, and may reference it as $(NAME).
+        out["env"] = env + list(user_env or ())
+    mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    if ctx.model_cache_name is not None:
+        mounts.append({"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH})
+    out["volumeMounts"] = mounts
+    if claims:
+        resources = dict(container.get("resources") or {})
+        resources["claims"] = [{"name": CLAIM}]
+        out["resources"] = resources
+    if serving:
+        port = ctx.serving_port
+        ports = container.get("ports") or []
+        if not _declares(pod_containers, port):
+            named_http = any(p.get("name") == HTTP_PORT_NAME for p in ports)
+            added: Obj = (
+                {"containerPort": port} if named_http else {"name": "http", "containerPort": port}
+            )
+            out["ports"] = [*ports, added]
+        if "readinessProbe" not in container:
+            out["readinessProbe"] = {
+                "httpGet": {"path": "/health", "port": _http_port(ports, port)},
+                **DEFAULT_PROBE_TIMINGS,
+            }
+    return out
+
+
+def _declares(containers: list[Obj], port: int) -> bool:
+    return any(p.get("containerPort") == port for c in containers for p in c.get("ports") or ())
+
+
+def _http_port(ports: list[Obj], serving_port: int) -> int:
+    """The engine's http port by number: a port may be unnamed, a number always resolves."""
+    for p in ports:
+        if p.get("name") == HTTP_PORT_NAME:
+            return int(p["containerPort"])
+    return serving_port

@@ -1,0 +1,150 @@
+"""How requests reach a replica: gateway -> HTTPRoute -> InferencePool -> endpoint picker -> pod.
+
+Both serving modes compose the same path. The pool selects the replica's serving pods only
+(Standalone pods and gang leaders, never workers); under PrefillDecode those pods also carry
+``llm-d.ai/role`` (set where the workloads build their pod labels), which the picker's
+prefill/decode filters read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.compose.modelreplica import labels, picker
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.remote import wrap
+from modelplane.kube.names import DNS_LABEL_MAX, dns_label
+
+Obj = dict[str, Any]
+
+POOL_KEY = "inference-pool"
+ROUTE_KEY = "http-route"
+KEYS = (POOL_KEY, ROUTE_KEY, *picker.KEYS)
+
+POOL_GROUP = "inference.networking.k8s.io"
+POOL_API_VERSION = f"{POOL_GROUP}/v1"
+ROUTE_API_VERSION = "gateway.networking.k8s.io/v1"
+
+# The Gateway every Modelplane cluster's serving stack installs, used when the InferenceCluster
+# does not publish its own in status.gateway.
+DEFAULT_GATEWAY_NAME = "inference-gateway"
+DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
+
+# Accepted: the gateway took the route. ResolvedRefs: its InferencePool backend exists. Either
+# missing means no request reaches the replica, however healthy its pods are.
+ROUTE_ACCEPTED_QUERY = (
+    "has(object.status) && has(object.status.parents)"
+    " && object.status.parents.exists(p, has(p.conditions)"
+    ' && p.conditions.exists(c, c.type == "Accepted" && c.status == "True")'
+    ' && p.conditions.exists(c, c.type == "ResolvedRefs" && c.status == "True"))'
+)
+
+
+def routing_name(replica: str, suffix: str) -> str:
+    """``<replica>-<suffix>`` within 63 characters (the replica part hashed when it must shrink).
+
+    Every workload name ends in a hex hash, so a name ending in a fixed word such as ``epp``
+    never equals one; that matters because a LeaderWorkerSet creates a Service named like itself.
+    """
+    return f"{dns_label(replica, max_len=DNS_LABEL_MAX - len(suffix) - 1)}-{suffix}"
+
+
+def pool_name(replica: str) -> str:
+    return routing_name(replica, "pool")
+
+
+def picker_name(replica: str) -> str:
+    return routing_name(replica, "epp")
+
+
+def route_name(replica: str) -> str:
+    return routing_name(replica, "route")
+
+
+def path_prefix(ctx: ReplicaContext) -> str:
+    return f"/{ctx.namespace}/{ctx.name}/"
+
+
+def gateway(cluster: Obj) -> tuple[str, str]:
+    """(name, namespace) of the Gateway the route attaches to."""
+    published = (cluster.get("status") or {}).get("gateway") or {}
+    return (
+        str(published.get("name") or DEFAULT_GATEWAY_NAME),
+        str(published.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),
+    )
+
+
+def compose_routing(ctx: ReplicaContext) -> dict[str, Obj]:
+    """The routing path (composition resource name -> wrapped Object), the picker included."""
+    pool = pool_name(ctx.name)
+    epp = picker_name(ctx.name)
+    resources = {
+        POOL_KEY: wrap(ctx, POOL_KEY, inference_pool(ctx, pool, epp)),
+        ROUTE_KEY: wrap(
+            ctx,
+            ROUTE_KEY,
+            http_route(ctx, pool),
+            readiness={"policy": "DeriveFromCelQuery", "celQuery": ROUTE_ACCEPTED_QUERY},
+        ),
+    }
+    resources.update(picker.compose_picker(ctx, name=epp, pool=pool))
+    return resources
+
+
+def inference_pool(ctx: ReplicaContext, name: str, epp: str) -> Obj:
+    return {
+        "apiVersion": POOL_API_VERSION,
+        "kind": "InferencePool",
+        "metadata": {"name": name, "namespace": ctx.namespace, "labels": labels.owned(ctx.name)},
+        "spec": {
+            "selector": {"matchLabels": labels.serving_selector(ctx.name)},
+            # One port: the field set valid on every InferencePool CRD from v1.0 on.
+            "targetPorts": [{"number": ctx.serving_port}],
+            "endpointPickerRef": {
+                "name": epp,
+                "port": {"number": picker.EXT_PROC_PORT},
+                # A picker outage degrades routing to plain load balancing instead of
+                # failing every request.
+                "failureMode": "FailOpen",
+            },
+        },
+    }
+
+
+def http_route(ctx: ReplicaContext, pool: str) -> Obj:
+    gw_name, gw_namespace = gateway(ctx.cluster)
+    return {
+        "apiVersion": ROUTE_API_VERSION,
+        "kind": "HTTPRoute",
+        "metadata": {
+            "name": route_name(ctx.name),
+            "namespace": ctx.namespace,
+            "labels": labels.owned(ctx.name),
+        },
+        "spec": {
+            "parentRefs": [
+                {
+                    "group": "gateway.networking.k8s.io",
+                    "kind": "Gateway",
+                    "name": gw_name,
+                    "namespace": gw_namespace,
+                }
+            ],
+            "rules": [
+                {
+                    "matches": [{"path": {"type": "PathPrefix", "value": path_prefix(ctx)}}],
+                    "filters": [
+                        {
+                            "type": "URLRewrite",
+                            "urlRewrite": {
+                                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}
+                            },
+                        }
+                    ],
+                    "backendRefs": [{"group": POOL_GROUP, "kind": "InferencePool", "name": pool}],
+                    # Gateways default to a 15 s request timeout, which cuts token streams.
+                    "timeouts": {"request": "0s"},
+                }
+            ],
+        },
+    }

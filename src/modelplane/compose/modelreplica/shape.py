@@ -1,0 +1,102 @@
+"""What the composer dereferences, checked up front so bad input fails naming the field.
+
+The XRD already rejects all of this at the API server; this is the backstop for a replica
+that reached the function some other way (``render`` without validation, a hand-made
+request), so the result is a Fatal naming the field rather than a KeyError.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def problem(replica: Obj) -> str | None:
+    """The first problem that would stop composition, as ``path: message``, or None."""
+    metadata = replica.get("metadata")
+    if not isinstance(metadata, dict) or not metadata.get("name"):
+        return "metadata.name: Required value"
+    spec = replica.get("spec")
+    if not isinstance(spec, dict):
+        return "spec: Required value"
+    if not isinstance(spec.get("clusterName"), str) or not spec["clusterName"]:
+        return "spec.clusterName: Required value: the InferenceCluster the replica is pinned to"
+    ref = spec.get("modelCacheRef")
+    if ref is not None and (not isinstance(ref, dict) or not ref.get("name")):
+        return "spec.modelCacheRef.name: Required value"
+    engines = spec.get("engines")
+    if not isinstance(engines, list) or not engines:
+        return "spec.engines: Required value: at least one engine"
+    names: set[str] = set()
+    for i, engine in enumerate(engines):
+        path = f"spec.engines[{i}]"
+        found = _engine_problem(engine, path)
+        if found:
+            return found
+        if engine["name"] in names:
+            return f"{path}.name: Duplicate value: {engine['name']!r}"
+        names.add(engine["name"])
+    return None
+
+
+def _engine_problem(engine: Any, path: str) -> str | None:
+    if not isinstance(engine, dict):
+        return f"{path}: Invalid value: must be an object"
+    if not isinstance(engine.get("name"), str) or not engine["name"]:
+        return f"{path}.name: Required value"
+    members = engine.get("members")
+    if not isinstance(members, list) or not members:
+        return f"{path}.members: Required value"
+    roles = [str(m.get("role") or "Standalone") if isinstance(m, dict) else "" for m in members]
+    if not (
+        roles == ["Standalone"]
+        or (roles.count("Leader") == 1 and "Worker" in roles and "Standalone" not in roles)
+    ):
+        return (
+            f'{path}: Invalid value: "object": an engine must be either a single Standalone '
+            "member or one Leader and one Worker member"
+        )
+    for j, member in enumerate(members):
+        found = _member_problem(member, f"{path}.members[{j}]")
+        if found:
+            return found
+    if all(_spec(m) is None for m in members):
+        return f"{path}.members[0].template.spec: Required value: the member's containers"
+    return None
+
+
+def _member_problem(member: Obj, path: str) -> str | None:
+    if not isinstance(member.get("nodePoolName"), str) or not member["nodePoolName"]:
+        return f"{path}.nodePoolName: Required value"
+    role = str(member.get("role") or "Standalone")
+    spec = _spec(member)
+    if spec is None:
+        if role == "Standalone":
+            return f"{path}.template.spec: Required value: the member's containers"
+    else:
+        containers = spec.get("containers")
+        if not isinstance(containers, list) or not containers:
+            return f"{path}.template.spec.containers: Required value"
+        for k, c in enumerate(containers):
+            if not isinstance(c, dict) or not c.get("name") or not c.get("image"):
+                return f"{path}.template.spec.containers[{k}]: Required value: name and image"
+        if sum(1 for c in containers if c["name"] == "engine") != 1:
+            return (
+                f'{path}.template.spec.containers: Invalid value: "array": exactly one '
+                "container must be named 'engine'"
+            )
+    for k, request in enumerate(member.get("deviceRequests") or ()):
+        if not isinstance(request, dict) or not request.get("name"):
+            return f"{path}.deviceRequests[{k}].name: Required value"
+        if not request.get("deviceClassName"):
+            return f"{path}.deviceRequests[{k}].deviceClassName: Required value"
+    return None
+
+
+def _spec(member: Any) -> Obj | None:
+    if not isinstance(member, dict):
+        return None
+    template = member.get("template")
+    spec = template.get("spec") if isinstance(template, dict) else None
+    return spec if isinstance(spec, dict) else None

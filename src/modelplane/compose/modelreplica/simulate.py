@@ -1,0 +1,272 @@
+"""Observed state as Crossplane and provider-kubernetes would report it, for ``modelplane render``.
+
+Given the desired composed resources (provider-kubernetes Objects), return what the next
+reconcile would observe if every workload had ``ready_copies`` ready copies: each Object with
+``status.atProvider.manifest`` (the remote object, with the status its controller would write)
+and ``Ready``/``Synced`` conditions. ``Ready`` is derived from the Object's own readiness policy,
+CEL queries included, exactly as provider-kubernetes does, so a wrong query shows up here.
+
+The simulated cluster has a gateway that accepts every route and a controller for every kind.
+``ready_copies=0`` means nothing that runs pods is ready. Anything that is not a
+provider-kubernetes Object (a nested composite) is returned as given.
+
+``modelplane render`` takes it as its simulator:
+``functools.partial(simulate_observed, ready_copies=n)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from cel_expr_python import cel
+
+from modelplane.compose.modelreplica.remote import OBJECT_API_VERSION
+
+Obj = dict[str, Any]
+
+# The Object's own timestamps are irrelevant to every reader; a fixed one keeps output stable.
+_TIME = "2026-01-01T00:00:00Z"
+
+
+def simulate_observed(desired: Mapping[str, Obj], ready_copies: int) -> dict[str, Obj]:
+    """Observed composed resources (by composition resource name) for ``desired``."""
+    if ready_copies < 0:
+        raise ValueError(f"ready copies must be at least 0, got {ready_copies}")
+    created = _created_by_controllers(desired)
+    return {key: observe(obj, ready_copies, created) for key, obj in desired.items()}
+
+
+Created = Mapping[tuple[str, str, str], Obj]
+
+
+def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
+    """One Object as observed.
+
+    ``created`` holds objects that controllers on the cluster create (by kind, namespace and
+    name); an Observe-only Object on one of them sees that object, not its own stub manifest.
+    """
+    observed = copy.deepcopy(obj)
+    if observed.get("kind") != "Object" or observed.get("apiVersion") != OBJECT_API_VERSION:
+        return observed  # not a provider-kubernetes Object, e.g. a nested composite
+    manifest = observed.get("spec", {}).get("forProvider", {}).get("manifest") or {}
+    if observed.get("spec", {}).get("managementPolicies") == ["Observe"]:
+        meta = manifest.get("metadata") or {}
+        key = (str(manifest.get("kind")), meta.get("namespace", ""), meta.get("name", ""))
+        manifest = (created or {}).get(key, manifest)
+    remote = _remote(manifest, ready_copies)
+    ready = readiness(observed.get("spec", {}).get("readiness") or {}, remote)
+    observed["status"] = {
+        "atProvider": {"manifest": remote},
+        "conditions": [
+            _condition("Ready", ready, "Available" if ready else "Unavailable"),
+            _condition("Synced", True, "ReconcileSuccess"),
+        ],
+    }
+    return observed
+
+
+def readiness(policy: Obj, remote: Obj) -> bool:
+    """provider-kubernetes' readiness policies over the observed remote object."""
+    kind = policy.get("policy") or "SuccessfulCreate"
+    conditions = (remote.get("status") or {}).get("conditions") or []
+    if kind == "SuccessfulCreate":
+        return True
+    if kind == "DeriveFromObject":
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    if kind == "AllTrue":
+        return bool(conditions) and all(c.get("status") == "True" for c in conditions)
+    if kind == "DeriveFromCelQuery":
+        return evaluate(str(policy.get("celQuery", "")), remote)
+    raise ValueError(f"spec.readiness.policy: unsupported value {kind!r}")
+
+
+def evaluate(query: str, remote: Obj) -> bool:
+    """A readiness query's verdict; an evaluation error is not-ready, as in provider-kubernetes."""
+    value = _compiled(query).eval(data={"object": remote})
+    return value.value() is True
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(query: str) -> cel.Expression:
+    return _ENV.compile(query)
+
+
+_ENV = cel.NewEnv(variables={"object": cel.Type.DYN})
+
+
+def _created_by_controllers(desired: Mapping[str, Obj]) -> dict[tuple[str, str, str], Obj]:
+    """The PodCliqueScalingGroups Grove creates for each desired PodCliqueSet replica."""
+    created: dict[tuple[str, str, str], Obj] = {}
+    for obj in desired.values():
+        pcs = obj.get("spec", {}).get("forProvider", {}).get("manifest") or {}
+        if pcs.get("kind") != "PodCliqueSet":
+            continue
+        meta = pcs.get("metadata") or {}
+        spec = pcs.get("spec") or {}
+        for index in range(int(spec.get("replicas", 1))):
+            for group in (spec.get("template") or {}).get("podCliqueScalingGroups") or []:
+                name = f"{meta.get('name')}-{index}-{group['name']}"
+                created[("PodCliqueScalingGroup", meta.get("namespace", ""), name)] = {
+                    "apiVersion": "grove.io/v1alpha1",
+                    "kind": "PodCliqueScalingGroup",
+                    "metadata": {"name": name, "namespace": meta.get("namespace", "")},
+                    "spec": {
+                        "replicas": int(group.get("replicas", 1)),
+                        "minAvailable": int(group.get("minAvailable", 1)),
+                        "cliqueNames": list(group.get("cliqueNames") or []),
+                    },
+                }
+    return created
+
+
+def _remote(manifest: Obj, n: int) -> Obj:
+    remote = copy.deepcopy(manifest)
+    meta = remote.setdefault("metadata", {})
+    meta.setdefault("generation", 1)
+    status = _STATUS.get(str(remote.get("kind")), lambda _m, _n: None)(remote, n)
+    if status is not None:
+        remote["status"] = status
+    return remote
+
+
+def _deployment(d: Obj, n: int) -> Obj:
+    spec = d.get("spec") or {}
+    replicas = int(spec.get("replicas", 1))
+    ready = min(n, replicas)
+    # Deployment's Available: at least replicas - maxUnavailable pods available; Recreate
+    # tolerates none missing, RollingUpdate its maxUnavailable (25% by default, rounded down).
+    strategy = spec.get("strategy") or {}
+    tolerated = 0
+    if strategy.get("type", "RollingUpdate") == "RollingUpdate":
+        tolerated = _scaled(
+            (strategy.get("rollingUpdate") or {}).get("maxUnavailable", "25%"), replicas
+        )
+    available = ready >= replicas - tolerated and (ready > 0 or replicas == 0)
+    return _omit_zero(
+        {
+            "observedGeneration": d["metadata"]["generation"],
+            "replicas": replicas,
+            "updatedReplicas": replicas,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "unavailableReplicas": replicas - ready,
+            "conditions": [
+                _condition(
+                    "Available",
+                    available,
+                    "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                ),
+                _condition("Progressing", True, "NewReplicaSetAvailable"),
+            ],
+        }
+    )
+
+
+def _leader_worker_set(lws: Obj, n: int) -> Obj:
+    replicas = int((lws.get("spec") or {}).get("replicas", 1))
+    ready = min(n, replicas)
+    # LWS reports Available once every group is ready, Progressing until then.
+    available = ready >= replicas
+    return _omit_zero(
+        {
+            "observedGeneration": lws["metadata"]["generation"],
+            "replicas": replicas,
+            "readyReplicas": ready,
+            "updatedReplicas": replicas,
+            "conditions": [
+                _condition("Available", available, "AllGroupsReady" if available else "NotReady"),
+                _condition("Progressing", not available, "GroupsProgressing"),
+            ],
+        }
+    )
+
+
+def _pod_clique_set(pcs: Obj, n: int) -> Obj:
+    replicas = int((pcs.get("spec") or {}).get("replicas", 1))
+    ready = min(n, replicas)
+    # Grove publishes counters and no Available condition.
+    return _omit_zero(
+        {
+            "observedGeneration": pcs["metadata"]["generation"],
+            "replicas": replicas,
+            "availableReplicas": ready,
+            "updatedReplicas": replicas,
+        }
+    )
+
+
+def _scaling_group(group: Obj, n: int) -> Obj:
+    replicas = int((group.get("spec") or {}).get("replicas", 1))
+    return _omit_zero(
+        {
+            "observedGeneration": group["metadata"]["generation"],
+            "replicas": replicas,
+            "availableReplicas": min(n, replicas),
+            "scheduledReplicas": replicas,
+            "updatedReplicas": replicas,
+        }
+    )
+
+
+def _http_route(route: Obj, _n: int) -> Obj:
+    # The simulated gateway accepts the route and resolves its backends.
+    parents = []
+    for ref in (route.get("spec") or {}).get("parentRefs") or []:
+        parents.append(
+            {
+                "parentRef": dict(ref),
+                "controllerName": "gateway.envoyproxy.io/gatewayclass-controller",
+                "conditions": [
+                    _condition("Accepted", True, "Accepted"),
+                    _condition("ResolvedRefs", True, "ResolvedRefs"),
+                ],
+            }
+        )
+    return {"parents": parents}
+
+
+def _inference_pool(pool: Obj, _n: int) -> Obj:
+    return {
+        "parents": [
+            {
+                "parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway"},
+                "conditions": [
+                    _condition("Accepted", True, "Accepted"),
+                    _condition("ResolvedRefs", True, "ResolvedRefs"),
+                ],
+            }
+        ]
+    }
+
+
+_STATUS = {
+    "Deployment": _deployment,
+    "LeaderWorkerSet": _leader_worker_set,
+    "PodCliqueSet": _pod_clique_set,
+    "PodCliqueScalingGroup": _scaling_group,
+    "HTTPRoute": _http_route,
+    "InferencePool": _inference_pool,
+}
+
+
+def _scaled(value: int | str, total: int) -> int:
+    if isinstance(value, str) and value.endswith("%"):
+        return total * int(value[:-1]) // 100
+    return int(value)
+
+
+def _omit_zero(status: Obj) -> Obj:
+    # Kubernetes omits zero counters (omitempty), which is what readiness queries must survive.
+    return {k: v for k, v in status.items() if v != 0}
+
+
+def _condition(kind: str, ok: bool, reason: str) -> Obj:
+    return {
+        "type": kind,
+        "status": "True" if ok else "False",
+        "reason": reason,
+        "lastTransitionTime": _TIME,
+    }

@@ -1,0 +1,298 @@
+"""One workload per engine, chosen by its member roles and the cluster's stack.
+
+- Standalone                      -> apps/v1 Deployment, replicas = copies
+- Leader + Worker, Standard stack -> LeaderWorkerSet, replicas = copies, size = 1 + worker.nodes
+- Leader + Worker, Dynamo stack   -> Grove PodCliqueSet, one gang (scaling group replica) per copy
+
+Each workload Object is Ready only when every copy is: the readiness queries compare ready
+counts with the desired count and hold false (not error) while status is still missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.compose.modelreplica import labels
+from modelplane.compose.modelreplica.claims import claim_template
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.names import (
+    GANG_GROUP,
+    LEADER_CLIQUE,
+    WORKER_CLIQUE,
+    claim_key,
+    gang_status_key,
+    podcliqueset_name,
+    scaling_group_name,
+    workload_key,
+    workload_name,
+)
+from modelplane.compose.modelreplica.pods import PodTemplate, member_pod, member_spec
+from modelplane.compose.modelreplica.remote import wrap
+
+Obj = dict[str, Any]
+
+
+class EngineShapeError(ValueError):
+    """An engine the XRD would have rejected; the message names the field."""
+
+
+def _cel_ready(*conditions: str) -> Obj:
+    return {"policy": "DeriveFromCelQuery", "celQuery": " && ".join(conditions)}
+
+
+_CURRENT = (
+    "has(object.status) && has(object.status.observedGeneration)",
+    "object.status.observedGeneration == object.metadata.generation",
+)
+# A Deployment's Available condition honours maxUnavailable, so count copies instead.
+DEPLOYMENT_READY = _cel_ready(
+    *_CURRENT,
+    "has(object.status.updatedReplicas)",
+    "object.status.updatedReplicas >= object.spec.replicas",
+    "has(object.status.availableReplicas)",
+    "object.status.availableReplicas >= object.spec.replicas",
+)
+# readyReplicas counts groups whose leader and every worker are ready.
+LEADERWORKERSET_READY = _cel_ready(
+    *_CURRENT,
+    "has(object.status.updatedReplicas)",
+    "object.status.updatedReplicas >= object.spec.replicas",
+    "has(object.status.readyReplicas)",
+    "object.status.readyReplicas >= object.spec.replicas",
+)
+# A PodCliqueSet is available once its scaling group meets minAvailable (one gang); whether
+# every gang is up is read from the scaling group itself (GANGS_READY).
+PODCLIQUESET_READY = _cel_ready(
+    *_CURRENT,
+    "object.spec.replicas > 0",
+    "has(object.status.availableReplicas)",
+    "object.status.availableReplicas >= object.spec.replicas",
+)
+GANGS_READY = _cel_ready(
+    "has(object.spec.replicas) && has(object.status)",
+    "has(object.status.availableReplicas)",
+    "object.status.availableReplicas >= object.spec.replicas",
+)
+
+GROVE_SCHEDULER = "kai-scheduler"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_QUEUE = "modelplane"
+GROVE_GANG_INDEX_LABEL = "grove.io/podcliquescalinggroup-pod-index"
+
+LEADER_ADDRESS_ENV = "MODELPLANE_LEADER_ADDRESS"
+RANK_ENV = "MODELPLANE_RANK"
+GANG_SIZE_ENV = "MODELPLANE_GANG_SIZE"
+
+
+def role_of(member: Obj) -> str:
+    return str(member.get("role") or "Standalone")
+
+
+def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
+    """The engine's wrapped workload Object(s) and ResourceClaimTemplates, by resource key."""
+    members = engine["members"]
+    name = engine["name"]
+    out: dict[str, Obj] = {}
+    roles = {role_of(m): m for m in members}
+    if "Standalone" in roles:
+        member = roles["Standalone"]
+        out[workload_key(name)] = wrap(
+            ctx, workload_key(name), deployment(ctx, engine, member), readiness=DEPLOYMENT_READY
+        )
+    else:
+        leader, worker = roles.get("Leader"), roles.get("Worker")
+        if leader is None or worker is None:
+            raise EngineShapeError(
+                f"engine {name!r}: an engine is one Standalone member, or a Leader and a Worker"
+            )
+        if ctx.stack == "Dynamo":
+            pcs = podcliqueset(ctx, engine, leader, worker)
+            out[workload_key(name)] = wrap(
+                ctx, workload_key(name), pcs, readiness=PODCLIQUESET_READY
+            )
+            out[gang_status_key(name)] = wrap(
+                ctx,
+                gang_status_key(name),
+                _scaling_group_ref(ctx, pcs["metadata"]["name"]),
+                readiness=GANGS_READY,
+                management_policies=["Observe"],
+            )
+        else:
+            out[workload_key(name)] = wrap(
+                ctx,
+                workload_key(name),
+                leaderworkerset(ctx, engine, leader, worker),
+                readiness=LEADERWORKERSET_READY,
+            )
+    for member in members:
+        if member.get("deviceRequests"):
+            key = claim_key(name, role_of(member))
+            out[key] = wrap(ctx, key, claim_template(ctx, engine, member))
+    return out
+
+
+def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
+    spec = _required_spec(member, None, engine)
+    pod = member_pod(ctx, engine, member, spec)
+    selector = {labels.REPLICA: labels.label_value(ctx.name)}
+    selector[labels.ENGINE] = labels.label_value(engine["name"])
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(ctx, engine, workload_name(ctx.name, engine["name"])),
+        "spec": {
+            "replicas": _copies(engine),
+            "selector": {"matchLabels": selector},
+            # The scheduler places copies on exactly the devices they need, so a surge pod
+            # would find no free GPU and stall the rollout: replace one copy at a time.
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+            },
+            "template": pod.as_template(),
+        },
+    }
+
+
+def leaderworkerset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> Obj:
+    size = 1 + _worker_nodes(worker)
+    # LWS prepends LWS_* to each container's env, so these references expand.
+    env = [
+        {"name": LEADER_ADDRESS_ENV, "value": "$(LWS_LEADER_ADDRESS)"},
+        {"name": RANK_ENV, "value": "$(LWS_WORKER_INDEX)"},
+        {"name": GANG_SIZE_ENV, "value": str(size)},
+    ]
+    leader_pod = member_pod(
+        ctx, engine, leader, _required_spec(leader, worker, engine), gang_env=env
+    )
+    worker_pod = member_pod(
+        ctx, engine, worker, _required_spec(worker, leader, engine), gang_env=env
+    )
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": _metadata(ctx, engine, workload_name(ctx.name, engine["name"])),
+        "spec": {
+            "replicas": _copies(engine),
+            # LeaderReady would deadlock engines whose leader is ready only once workers join.
+            "startupPolicy": "LeaderCreated",
+            "leaderWorkerTemplate": {
+                "size": size,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": leader_pod.as_template(),
+                "workerTemplate": worker_pod.as_template(),
+            },
+        },
+    }
+
+
+def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> Obj:
+    nodes = _worker_nodes(worker)
+    # Grove injects its GROVE_* env ahead of the template's, so these references expand; the
+    # group-wide pod index (leader 0, workers 1..n, in cliqueNames order) is the rank.
+    env: list[Obj] = [
+        {
+            "name": LEADER_ADDRESS_ENV,
+            "value": f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-{LEADER_CLIQUE}-0"
+            ".$(GROVE_HEADLESS_SERVICE)",
+        },
+        {
+            "name": RANK_ENV,
+            "valueFrom": {
+                "fieldRef": {"fieldPath": f"metadata.labels['{GROVE_GANG_INDEX_LABEL}']"}
+            },
+        },
+        {"name": GANG_SIZE_ENV, "value": str(1 + nodes)},
+    ]
+    leader_pod = member_pod(
+        ctx,
+        engine,
+        leader,
+        _required_spec(leader, worker, engine),
+        gang_env=env,
+        scheduler=GROVE_SCHEDULER,
+    )
+    worker_pod = member_pod(
+        ctx,
+        engine,
+        worker,
+        _required_spec(worker, leader, engine),
+        gang_env=env,
+        scheduler=GROVE_SCHEDULER,
+    )
+    copies = _copies(engine)
+    return {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueSet",
+        "metadata": _metadata(ctx, engine, podcliqueset_name(ctx.name, engine["name"])),
+        "spec": {
+            # Grove defaults replicas to 0; copies scale the gang, never the set.
+            "replicas": 1,
+            "template": {
+                "cliques": [
+                    _clique(LEADER_CLIQUE, leader_pod, 1),
+                    _clique(WORKER_CLIQUE, worker_pod, nodes),
+                ],
+                # minAvailable 1: gang 0 forms the base PodGang and every further copy its own,
+                # so each copy's leader and workers are scheduled together, copies independently.
+                "podCliqueScalingGroups": [
+                    {
+                        "name": GANG_GROUP,
+                        "cliqueNames": [LEADER_CLIQUE, WORKER_CLIQUE],
+                        "replicas": copies,
+                        "minAvailable": 1,
+                    }
+                ],
+            },
+        },
+    }
+
+
+def _clique(name: str, pod: PodTemplate, replicas: int) -> Obj:
+    clique_labels = dict(pod.labels)
+    clique_labels[KAI_QUEUE_LABEL] = KAI_QUEUE
+    clique: Obj = {"name": name, "labels": clique_labels}
+    if pod.annotations:
+        clique["annotations"] = pod.annotations
+    clique["spec"] = {
+        "roleName": name,
+        "replicas": replicas,
+        # A gang is whole or it is not: every pod of a clique is needed.
+        "minAvailable": replicas,
+        "podSpec": pod.spec,
+    }
+    return clique
+
+
+def _scaling_group_ref(ctx: ReplicaContext, pcs_name: str) -> Obj:
+    return {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueScalingGroup",
+        "metadata": {"name": scaling_group_name(pcs_name), "namespace": ctx.namespace},
+    }
+
+
+def _metadata(ctx: ReplicaContext, engine: Obj, name: str) -> Obj:
+    return {
+        "name": name,
+        "namespace": ctx.namespace,
+        "labels": labels.owned(ctx.name, engine["name"]),
+    }
+
+
+def _copies(engine: Obj) -> int:
+    return int(engine.get("copies", 1))
+
+
+def _worker_nodes(worker: Obj) -> int:
+    return int((worker.get("worker") or {}).get("nodes", 1))
+
+
+def _required_spec(member: Obj, partner: Obj | None, engine: Obj) -> Obj:
+    spec = member_spec(member, partner)
+    if spec is None:
+        raise EngineShapeError(
+            f"engine {engine['name']!r}: member {role_of(member)} has no template.spec"
+            + ("" if partner is None else " and neither has its partner")
+        )
+    return spec
