@@ -74,14 +74,24 @@ def test_grove_pod_hostnames_fit_a_dns_label_at_the_largest_gang():
 
 
 def test_names_differ_across_replicas_engines_and_members():
-    names_a, _ = remote_names(replica(engine("x", leader(), worker()), engine("y"), name="a"))
-    names_b, _ = remote_names(replica(engine("x", leader(), worker()), engine("y"), name="b"))
-    all_names = list(names_a.values()) + list(names_b.values())
-    # The shared Namespace is the one name two replicas of a namespace must share.
-    shared = [n for n in all_names if n == "team"]
-    assert len(shared) == 2
-    rest = [n for n in all_names if n != "team"]
+    def named(name):
+        result = run(replica(engine("x", leader(), worker()), engine("y"), name=name))
+        return [(m["kind"], m["metadata"]["name"]) for m in manifests(result).values()]
+
+    both = named("a") + named("b")
+    # The shared Namespace is the one object two replicas of a namespace must share.
+    assert both.count(("Namespace", "team")) == 2
+    rest = [pair for pair in both if pair[0] != "Namespace"]
     assert len(rest) == len(set(rest))
+
+
+def test_a_leaderworkerset_never_shares_its_name_with_a_service():
+    for engine_name in ("epp", "pool", "route", "r", "main"):
+        result = run(replica(engine(engine_name, leader(), worker())))
+        found = manifests(result).values()
+        services = {m["metadata"]["name"] for m in found if m["kind"] == "Service"}
+        lws = {m["metadata"]["name"] for m in found if m["kind"] == "LeaderWorkerSet"}
+        assert lws and not lws & services
 
 
 def test_names_that_differ_only_past_the_cut_stay_distinct():

@@ -75,3 +75,8 @@ def gang_status_key(engine: str) -> str:
 
 def claim_key(engine: str, role: str) -> str:
     return f"claims-{engine}-{role.lower()}"
+
+
+def is_workload_key(key: str) -> bool:
+    """Whether a composition resource key is one of the workload half's (not routing's)."""
+    return key == NAMESPACE_KEY or key.startswith(("workload-", "gang-", "claims-"))
