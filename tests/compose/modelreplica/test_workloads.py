@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.workloads import (
     DEPLOYMENT_READY,
     GANGS_READY,
@@ -220,7 +221,12 @@ def test_deployment_selects_its_own_engines_pods():
 
 
 def test_prefill_decode_engines_label_serving_pods_with_their_llm_d_role():
-    serving = {"mode": "PrefillDecode", "router": "EndpointPicker"}
+    epp = {"containers": [{"name": "epp", "image": "example.com/epp:v1"}]}
+    serving = {
+        "mode": "PrefillDecode",
+        "router": "EndpointPicker",
+        "endpointPicker": {"template": {"spec": epp}},
+    }
     result = run(
         replica(engine("p", phase="Prefill"), engine("d", phase="Decode"), serving=serving)
     )
@@ -246,3 +252,32 @@ def container_with_env():
     return engine_only(
         env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]
     )
+
+
+@pytest.mark.parametrize("name", ["r", "a" * 253, "qwen3.8b.eks-l4"])
+@pytest.mark.parametrize("stack", ["Standard", "Dynamo"])
+def test_the_serving_selector_picks_serving_pods_and_never_workers(name, stack):
+    result = run(replica(engine("main", leader(), worker()), name=name), on=cluster(stack=stack))
+    selector = labels.serving_selector(name).items()
+    found = pod_labels(workload(result))
+    assert selector <= found["leader"].items()
+    assert not selector <= found["worker"].items()
+
+
+def test_prefill_decode_gangs_on_grove_role_label_their_leaders():
+    epp = {"containers": [{"name": "epp", "image": "example.com/epp:v1"}]}
+    serving = {
+        "mode": "PrefillDecode",
+        "router": "EndpointPicker",
+        "endpointPicker": {"template": {"spec": epp}},
+    }
+    composite = replica(
+        engine("p", leader(), worker(nodes=2), phase="Prefill"),
+        engine("d", leader(), worker(nodes=2), phase="Decode"),
+        serving=serving,
+    )
+    result = run(composite, on=cluster(stack="Dynamo"))
+    for name, role in (("p", "prefill"), ("d", "decode")):
+        found = pod_labels(workload(result, name))
+        assert found["leader"]["llm-d.ai/role"] == role
+        assert "llm-d.ai/role" not in found["worker"]
