@@ -74,14 +74,16 @@ def test_grove_pod_hostnames_fit_a_dns_label_at_the_largest_gang():
 
 
 def test_names_differ_across_replicas_engines_and_members():
-    def named(name):
+    def kinds_and_names(name):
         result = run(replica(engine("x", leader(), worker()), engine("y"), name=name))
         return [(m["kind"], m["metadata"]["name"]) for m in manifests(result).values()]
 
-    both = named("a") + named("b")
-    # The shared Namespace is the one object two replicas of a namespace must share.
-    assert both.count(("Namespace", "team")) == 2
-    rest = [pair for pair in both if pair[0] != "Namespace"]
+    all_names = kinds_and_names("a") + kinds_and_names("b")
+    # The shared Namespace is the one name two replicas of a namespace must share.
+    shared = [n for n in all_names if n == ("Namespace", "team")]
+    assert len(shared) == 2
+    # Names are unique per kind (the picker's objects of different kinds share one name).
+    rest = [n for n in all_names if n != ("Namespace", "team")]
     assert len(rest) == len(set(rest))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.workloads import (
     DEPLOYMENT_READY,
     GANGS_READY,
@@ -252,16 +251,6 @@ def container_with_env():
     return engine_only(
         env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]
     )
-
-
-@pytest.mark.parametrize("name", ["r", "a" * 253, "qwen3.8b.eks-l4"])
-@pytest.mark.parametrize("stack", ["Standard", "Dynamo"])
-def test_the_serving_selector_picks_serving_pods_and_never_workers(name, stack):
-    result = run(replica(engine("main", leader(), worker()), name=name), on=cluster(stack=stack))
-    selector = labels.serving_selector(name).items()
-    found = pod_labels(workload(result))
-    assert selector <= found["leader"].items()
-    assert not selector <= found["worker"].items()
 
 
 def test_prefill_decode_gangs_on_grove_role_label_their_leaders():
