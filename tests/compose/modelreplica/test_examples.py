@@ -59,14 +59,14 @@ def test_there_is_an_example_of_each_shape():
 
 @pytest.mark.parametrize("name", WORKLOAD_EXAMPLES)
 def test_example_composes_its_workloads_to_the_golden_output(name):
-    # The workload half only: routing's objects have their own tests.
-    workloads = {k: v for k, v in composed(name).items() if is_workload_key(k)}
-    got = yaml.dump(workloads, Dumper=_NoAliases, sort_keys=False, width=100)
     path = GOLDEN / f"{name}.yaml"
+    got = composed(name)
     if os.environ.get("MODELPLANE_UPDATE_GOLDEN"):
         GOLDEN.mkdir(exist_ok=True)
-        path.write_text(got)
-    assert got == path.read_text()
+        path.write_text(yaml.dump(got, Dumper=_NoAliases, sort_keys=False, width=100))
+    # The workload half only: routing's objects, if the file holds them, have their own tests.
+    want = {k: v for k, v in yaml.safe_load(path.read_text()).items() if is_workload_key(k)}
+    assert {k: v for k, v in got.items() if is_workload_key(k)} == want
 
 
 @pytest.mark.parametrize("name", example_names())
