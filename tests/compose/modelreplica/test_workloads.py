@@ -86,6 +86,12 @@ def test_podcliqueset_is_one_gang_per_copy_scheduled_whole():
     assert sizes == {"leader": (1, 1), "worker": (3, 3)}
 
 
+def test_grove_publishes_the_leaders_address_before_it_is_ready():
+    # A multi-node leader is ready only once its workers have joined it by that address.
+    pcs = workload(run(replica(GANG), on=cluster(stack="Dynamo")))
+    assert pcs["spec"]["template"]["headlessServiceConfig"] == {"publishNotReadyAddresses": True}
+
+
 def test_grove_pods_go_to_the_gang_scheduler_and_queue():
     pcs = workload(run(replica(GANG), on=cluster(stack="Dynamo")))
     for clique in pcs["spec"]["template"]["cliques"]:
