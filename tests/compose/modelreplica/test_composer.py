@@ -177,6 +177,15 @@ def test_carried_resources_drop_server_set_fields():
             ),
             "spec.engines[0].members[0].deviceRequests[0].deviceClassName",
         ),
+        (lambda r: r["spec"]["engines"][0].update(copies="two"), "spec.engines[0].copies"),
+        (
+            lambda r: r["spec"]["engines"][0]["members"][0]["deviceRequests"][0].update(count=0),
+            "spec.engines[0].members[0].deviceRequests[0].count",
+        ),
+        (
+            lambda r: r["spec"]["engines"][0].update(members=[leader(), worker(nodes=1.5)]),
+            "spec.engines[0].members[1].worker.nodes",
+        ),
     ],
 )
 def test_bad_input_fails_cleanly_naming_the_field(mutate, field):

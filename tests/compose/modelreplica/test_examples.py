@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.names import is_workload_key
 from modelplane.kube.admission import Admission
 
 from .support import REPLICA_XRD, UPSTREAM_CRDS, example_inputs, example_names
@@ -43,24 +44,29 @@ def composed(name: str) -> dict:
     }
 
 
+WORKLOAD_EXAMPLES = [
+    "replica-seed",
+    "replica-gang-standard",
+    "replica-gang-dynamo",
+    "replica-sidecar",
+    "replica-cache",
+]
+
+
 def test_there_is_an_example_of_each_shape():
-    assert {
-        "replica-seed",
-        "replica-gang-standard",
-        "replica-gang-dynamo",
-        "replica-sidecar",
-        "replica-cache",
-    } <= set(example_names())
+    assert set(WORKLOAD_EXAMPLES) <= set(example_names())
 
 
-@pytest.mark.parametrize("name", example_names())
-def test_example_composes_to_its_golden_output(name):
-    got = yaml.dump(composed(name), Dumper=_NoAliases, sort_keys=False, width=100)
+@pytest.mark.parametrize("name", WORKLOAD_EXAMPLES)
+def test_example_composes_its_workloads_to_the_golden_output(name):
     path = GOLDEN / f"{name}.yaml"
+    got = composed(name)
     if os.environ.get("MODELPLANE_UPDATE_GOLDEN"):
         GOLDEN.mkdir(exist_ok=True)
-        path.write_text(got)
-    assert got == path.read_text()
+        path.write_text(yaml.dump(got, Dumper=_NoAliases, sort_keys=False, width=100))
+    # The workload half only: routing's objects, if the file holds them, have their own tests.
+    want = {k: v for k, v in yaml.safe_load(path.read_text()).items() if is_workload_key(k)}
+    assert {k: v for k, v in got.items() if is_workload_key(k)} == want
 
 
 @pytest.mark.parametrize("name", example_names())

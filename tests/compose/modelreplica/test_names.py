@@ -87,6 +87,15 @@ def test_names_differ_across_replicas_engines_and_members():
     assert len(rest) == len(set(rest))
 
 
+def test_a_leaderworkerset_never_shares_its_name_with_a_service():
+    for engine_name in ("epp", "pool", "route", "r", "main"):
+        result = run(replica(engine(engine_name, leader(), worker())))
+        found = manifests(result).values()
+        services = {m["metadata"]["name"] for m in found if m["kind"] == "Service"}
+        lws = {m["metadata"]["name"] for m in found if m["kind"] == "LeaderWorkerSet"}
+        assert lws and not lws & services
+
+
 def test_names_that_differ_only_past_the_cut_stay_distinct():
     a = workload_name(LONG_REPLICA, LONG_ENGINE)
     b = workload_name(LONG_REPLICA, LONG_ENGINE[:-1] + "f")

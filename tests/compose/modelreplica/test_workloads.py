@@ -87,6 +87,12 @@ def test_podcliqueset_is_one_gang_per_copy_scheduled_whole():
     assert sizes == {"leader": (1, 1), "worker": (3, 3)}
 
 
+def test_grove_publishes_the_leaders_address_before_it_is_ready():
+    # A multi-node leader is ready only once its workers have joined it by that address.
+    pcs = workload(run(replica(GANG), on=cluster(stack="Dynamo")))
+    assert pcs["spec"]["template"]["headlessServiceConfig"] == {"publishNotReadyAddresses": True}
+
+
 def test_grove_pods_go_to_the_gang_scheduler_and_queue():
     pcs = workload(run(replica(GANG), on=cluster(stack="Dynamo")))
     for clique in pcs["spec"]["template"]["cliques"]:
@@ -253,3 +259,22 @@ def container_with_env():
     return engine_only(
         env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]
     )
+
+
+def test_prefill_decode_gangs_on_grove_role_label_their_leaders():
+    epp = {"containers": [{"name": "epp", "image": "example.com/epp:v1"}]}
+    serving = {
+        "mode": "PrefillDecode",
+        "router": "EndpointPicker",
+        "endpointPicker": {"template": {"spec": epp}},
+    }
+    composite = replica(
+        engine("p", leader(), worker(nodes=2), phase="Prefill"),
+        engine("d", leader(), worker(nodes=2), phase="Decode"),
+        serving=serving,
+    )
+    result = run(composite, on=cluster(stack="Dynamo"))
+    for name, role in (("p", "prefill"), ("d", "decode")):
+        found = pod_labels(workload(result, name))
+        assert found["leader"]["llm-d.ai/role"] == role
+        assert "llm-d.ai/role" not in found["worker"]

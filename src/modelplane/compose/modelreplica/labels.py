@@ -8,6 +8,7 @@ overwritten, never trusted.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from modelplane.kube.names import dns_label
@@ -27,6 +28,8 @@ _PHASE_ROLES = {"Prefill": "prefill", "Decode": "decode"}
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
+# Pure and called for every object of every reconcile: remember recent answers.
+@lru_cache(maxsize=4096)
 def label_value(name: str) -> str:
     """``name`` as a label value: unchanged when valid, else a hashed DNS label.
 

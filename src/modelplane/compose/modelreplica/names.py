@@ -10,6 +10,7 @@ headless Service when a Service of its own name already exists.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from modelplane.kube.names import DNS_LABEL_MAX, short_hash
 
@@ -27,6 +28,7 @@ _INVALID = re.compile(r"[^a-z0-9-]+")
 _SUFFIX = 8
 
 
+@lru_cache(maxsize=4096)  # pure, and hashing is most of a name's cost
 def child_name(kind: str, *parts: str, max_len: int = DNS_LABEL_MAX) -> str:
     """A DNS label of at most ``max_len``: the joined parts, cut, then a hash of kind + parts."""
     clean = _INVALID.sub("-", "-".join(parts).lower()).strip("-")
@@ -75,3 +77,8 @@ def gang_status_key(engine: str) -> str:
 
 def claim_key(engine: str, role: str) -> str:
     return f"claims-{engine}-{role.lower()}"
+
+
+def is_workload_key(key: str) -> bool:
+    """Whether a composition resource key is one of the workload half's (not routing's)."""
+    return key == NAMESPACE_KEY or key.startswith(("workload-", "gang-", "claims-"))

@@ -45,6 +45,10 @@ def _engine_problem(engine: Any, path: str) -> str | None:
         return f"{path}: Invalid value: must be an object"
     if not isinstance(engine.get("name"), str) or not engine["name"]:
         return f"{path}.name: Required value"
+    if "copies" in engine and not _count(engine["copies"], 64):
+        return (
+            f"{path}.copies: Invalid value: {engine['copies']!r}: must be an integer from 1 to 64"
+        )
     members = engine.get("members")
     if not isinstance(members, list) or not members:
         return f"{path}.members: Required value"
@@ -86,12 +90,24 @@ def _member_problem(member: Obj, path: str) -> str | None:
                 f'{path}.template.spec.containers: Invalid value: "array": exactly one '
                 "container must be named 'engine'"
             )
+    nodes = (member.get("worker") or {}).get("nodes", 1)
+    if not _count(nodes, 63):
+        return f"{path}.worker.nodes: Invalid value: {nodes!r}: must be an integer from 1 to 63"
     for k, request in enumerate(member.get("deviceRequests") or ()):
         if not isinstance(request, dict) or not request.get("name"):
             return f"{path}.deviceRequests[{k}].name: Required value"
         if not request.get("deviceClassName"):
             return f"{path}.deviceRequests[{k}].deviceClassName: Required value"
+        if "count" in request and not _count(request["count"], 64):
+            return (
+                f"{path}.deviceRequests[{k}].count: Invalid value: {request['count']!r}: "
+                "must be an integer from 1 to 64"
+            )
     return None
+
+
+def _count(value: Any, maximum: int) -> bool:
+    return type(value) is int and 1 <= value <= maximum
 
 
 def _spec(member: Any) -> Obj | None:

@@ -229,6 +229,8 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
             # Grove defaults replicas to 0; copies scale the gang, never the set.
             "replicas": 1,
             "template": {
+                # Workers dial the leader before it is ready (it is ready once they join).
+                "headlessServiceConfig": {"publishNotReadyAddresses": True},
                 "cliques": [
                     _clique(LEADER_CLIQUE, leader_pod, 1),
                     _clique(WORKER_CLIQUE, worker_pod, nodes),
