@@ -257,3 +257,12 @@ def test_render_command_reports_a_missing_path(tmp_path, registry):
     out = CliRunner().invoke(cli.main, ["render", str(tmp_path / "nope.yaml")])
     assert out.exit_code == 2
     assert "no such file or directory" in out.output
+
+
+def test_shared_sub_objects_are_written_out_in_full_not_as_yaml_aliases():
+    from modelplane import manifests
+
+    shared = {"name": "A", "value": "1"}
+    text = manifests.dump([{"kind": "X", "env": [shared], "more": [shared]}])
+    assert "&" not in text and "*" not in text
+    assert text.count("name: A") == 2

@@ -29,12 +29,21 @@ def serve(**options: object) -> None:
     type=click.Path(exists=True),
     help="YAML of observed composed resources (annotated crossplane.io/composition-resource-name).",
 )
+@click.option(
+    "--simulate-ready-copies",
+    "ready_copies",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Observe every composed workload as if N copies were ready (0: none ready yet).",
+)
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml")
-def render(paths: tuple[str, ...], observed: tuple[str, ...], output: str) -> None:
+def render(
+    paths: tuple[str, ...], observed: tuple[str, ...], ready_copies: int | None, output: str
+) -> None:
     """Run every composition in PATHS to a fixed point and print the result."""
     from modelplane.render import render_command
 
-    raise SystemExit(render_command(paths, observed, output))
+    raise SystemExit(render_command(paths, observed, output, ready_copies))
 
 
 @main.command()

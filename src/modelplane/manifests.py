@@ -93,6 +93,11 @@ def _loader() -> type[yaml.SafeLoader]:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    # Manifests are read by people and by kubectl: shared sub-objects are written out in full.
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
 def dump(objs: Iterable[Obj]) -> str:
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return yaml.dump_all(list(objs), Dumper=dumper, sort_keys=False, explicit_start=True)
+    return yaml.dump_all(list(objs), Dumper=_Dumper, sort_keys=False, explicit_start=True)

@@ -12,6 +12,7 @@ annotated with their composition resource name, then its results.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -391,8 +392,14 @@ def api_server_admission() -> Admit:
     return admit
 
 
-def render_command(paths: Sequence[str], observed_paths: Sequence[str], output: str) -> int:
+def render_command(
+    paths: Sequence[str],
+    observed_paths: Sequence[str],
+    output: str,
+    ready_copies: int | None = None,
+) -> int:
     from modelplane.compose import default_registry
+    from modelplane.compose.modelreplica.simulate import simulate_observed
 
     # The function's request logs belong to `serve`; here stdout is the rendered stream.
     logging.configure(logging.Level.DISABLED)
@@ -403,7 +410,14 @@ def render_command(paths: Sequence[str], observed_paths: Sequence[str], output: 
         print(f"modelplane render: {e}", file=sys.stderr)
         return 2
     try:
-        docs = render_documents(default_registry(), inputs, observed, api_server_admission())
+        simulate = (
+            None
+            if ready_copies is None
+            else functools.partial(simulate_observed, ready_copies=ready_copies)
+        )
+        docs = render_documents(
+            default_registry(), inputs, observed, api_server_admission(), simulate
+        )
     except RenderError as e:
         print(f"modelplane render: {e}", file=sys.stderr)
         return 1
