@@ -210,3 +210,17 @@ def test_requirements_registered_lazy_arrive_as_views_and_others_as_dicts():
     assert type(seen[0].required["cluster"][0]) is dict
     assert isinstance(seen[0].required["class"][0], StructView)
     assert seen[0].required["class"][0]["metadata"]["name"] == "l4"
+
+
+@pytest.mark.parametrize("labels", [None, {}], ids=["no selector", "empty labels"])
+def test_a_requirement_for_every_object_of_a_kind_is_an_empty_label_selector(labels):
+    from modelplane.composer import Requirement
+
+    def require_all(inputs: Inputs) -> Result:
+        return Result(requirements={"all": Requirement("v1", "Secret", match_labels=labels)})
+
+    registry = Registry()
+    registry.register("modelplane.ai/v1alpha1", "ModelReplica", require_all)
+    selector = run(request(standin.replica()), registry).requirements.resources["all"]
+    assert selector.WhichOneof("match") == "match_labels"
+    assert dict(selector.match_labels.labels) == {}

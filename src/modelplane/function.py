@@ -171,8 +171,11 @@ def write_response(req: fnv1.RunFunctionRequest, result: Result) -> fnv1.RunFunc
         selector = fnv1.ResourceSelector(api_version=r.api_version, kind=r.kind)
         if r.match_name is not None:
             selector.match_name = r.match_name
-        elif r.match_labels is not None:
-            selector.match_labels.labels.update(r.match_labels)
+        else:
+            # Crossplane rejects a selector with neither match set: "every object of the kind"
+            # is an empty label selector, which must be present on the wire.
+            selector.match_labels.SetInParent()
+            selector.match_labels.labels.update(r.match_labels or {})
         if r.namespace:
             selector.namespace = r.namespace
         rsp.requirements.resources[name].CopyFrom(selector)
