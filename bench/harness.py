@@ -9,6 +9,8 @@ steady-state reconcile sends. That request is then timed:
   nothing else. A function written naively on the SDK pays at least this.
 - cold: in process, a fresh FunctionRunner per call (no response cache).
 - unchanged: in process, the same runner and request again (Crossplane's common case).
+- new tag: in process, the same runner, the same content under a new tag: what a reconcile
+  after an observed status change costs when the desired state comes out the same.
 - grpc cold / grpc unchanged: the same over a loopback connection to `modelplane serve`.
 
 Machines here are noisy, so absolute times are printed only for orientation; compare ratios.
@@ -86,7 +88,20 @@ def in_process(registry: Registry, req: fnv1.RunFunctionRequest) -> list[Timing]
         Timing("floor", best_of(conversion_floor(req, rsp))),
         Timing("cold", best_of(lambda: FunctionRunner(registry).run(req))),
         Timing("unchanged", best_of(lambda: warm.run(req))),
+        Timing("new tag", best_of(retagged(warm, req))),
     ]
+
+
+def retagged(runner: FunctionRunner, req: fnv1.RunFunctionRequest) -> Callable[[], object]:
+    counter = iter(range(10**9))
+    fresh = fnv1.RunFunctionRequest()
+    fresh.CopyFrom(req)
+
+    def call() -> object:
+        fresh.meta.tag = f"status-changed-{next(counter)}"
+        return runner.run(fresh)
+
+    return call
 
 
 def over_grpc(req: fnv1.RunFunctionRequest) -> list[Timing]:

@@ -25,7 +25,7 @@ def test_the_harness_reports_every_way_as_a_ratio_to_the_floor():
     req = steady_request()
     timings = harness.in_process(standin.registry(), req)
     text = harness.report("replica", timings)
-    assert [t.name for t in timings] == ["floor", "cold", "unchanged"]
+    assert [t.name for t in timings] == ["floor", "cold", "unchanged", "new tag"]
     assert all(t.seconds > 0 for t in timings)
     assert "1.00x floor" in text.splitlines()[1]
 

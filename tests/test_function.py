@@ -224,3 +224,29 @@ def test_a_requirement_for_every_object_of_a_kind_is_an_empty_label_selector(lab
     selector = run(request(standin.replica()), registry).requirements.resources["all"]
     assert selector.WhichOneof("match") == "match_labels"
     assert dict(selector.match_labels.labels) == {}
+
+
+def test_a_new_tag_with_the_same_content_composes_again_with_identical_desired_state():
+    runner = FunctionRunner(standin.registry())
+    req = request(
+        standin.replica(engines=2),
+        cluster=[standin.cluster()],
+        **{"class": [standin.inference_class()]},
+    )
+    first = runner.run(req)
+    req.meta.tag = "t-status-changed"
+    second = runner.run(req)
+    assert second.desired == first.desired
+    assert second.meta.tag == "t-status-changed"
+
+
+def test_the_struct_memo_returns_what_a_fresh_encoding_would():
+    from modelplane.function import StructMemo
+    from modelplane.structs import StructView, dict_to_struct
+
+    memo = StructMemo(4)
+    obj = {"kind": "Deployment", "spec": {"replicas": 2, "ratio": 0.5}}
+    assert memo.struct(obj) == dict_to_struct(obj)
+    assert memo.struct(dict(obj)) == dict_to_struct(obj)
+    holding_view = {"carried": StructView(dict_to_struct(obj))}
+    assert memo.struct(holding_view) == dict_to_struct({"carried": obj})

@@ -9,20 +9,23 @@ drops desired resources: every fault becomes a Fatal result, which Crossplane do
 from __future__ import annotations
 
 import hashlib
+import json
 import traceback
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
 
 import grpc
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from google.protobuf import duration_pb2
+from google.protobuf import duration_pb2, struct_pb2
 
 from modelplane.composer import Inputs, Registry, Result, UnknownKindError
 from modelplane.structs import StructView, dict_to_struct, struct_to_dict, to_value
 
 RESPONSE_TTL_SECONDS = 60
+T = TypeVar("T")
 _READY = {"True": fnv1.READY_TRUE, "False": fnv1.READY_FALSE, "Unspecified": fnv1.READY_UNSPECIFIED}
 _SEVERITY = {
     "Normal": fnv1.SEVERITY_NORMAL,
@@ -46,8 +49,8 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 
     def __init__(self, registry: Registry, *, cache_size: int = 256) -> None:
         self.registry = registry
-        self._cache: OrderedDict[str, bytes] = OrderedDict()
-        self._cache_size = cache_size
+        self._responses: Lru[bytes] = Lru(cache_size)
+        self._encoded = StructMemo(cache_size * 16)
         self.log = logging.get_logger()
 
     async def RunFunction(  # noqa: N802  (the gRPC method name)
@@ -57,15 +60,14 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         key = request_key(req)
-        cached = self._cache.get(key)
+        cached = self._responses.get(key)
         if cached is not None:
-            self._cache.move_to_end(key)
             rsp = fnv1.RunFunctionResponse.FromString(cached)
             rsp.meta.tag = req.meta.tag
             return rsp
         rsp = self._compose(req)
         if not _is_fatal(rsp):
-            self._remember(key, rsp.SerializeToString())
+            self._responses.put(key, rsp.SerializeToString())
         return rsp
 
     def _compose(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
@@ -87,14 +89,52 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             return fatal_response(req, f"composing {kind} failed: {type(e).__name__}: {e}")
         log.debug("composed", kind=kind, resources=len(result.resources), fatal=result.fatal)
         try:
-            return write_response(req, result)
+            return write_response(req, result, self._encoded.struct)
         except (TypeError, ValueError) as e:
             return fatal_response(req, f"composing {kind} produced an invalid result: {e}")
 
-    def _remember(self, key: str, rsp: bytes) -> None:
-        self._cache[key] = rsp
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+
+class Lru(Generic[T]):
+    """A bounded map that forgets the least recently used entry first."""
+
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[str, T] = OrderedDict()
+        self._size = size
+
+    def get(self, key: str) -> T | None:
+        item = self._items.get(key)
+        if item is not None:
+            self._items.move_to_end(key)
+        return item
+
+    def put(self, key: str, item: T) -> None:
+        self._items[key] = item
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+
+class StructMemo:
+    """Desired resources as Structs, remembered by their JSON text.
+
+    When a composite's observed state changes (a status update), Crossplane calls again with
+    a new request, yet most desired resources come out exactly as before. Encoding JSON is C
+    code and several times cheaper than building a Struct field by field, so a repeated
+    resource costs a dump and a copy.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._structs: Lru[struct_pb2.Struct] = Lru(size)
+
+    def struct(self, obj: Mapping[str, Any]) -> struct_pb2.Struct:
+        try:
+            key = json.dumps(obj, separators=(",", ":"))
+        except TypeError:  # holds views: they are copied as protobuf anyway
+            return dict_to_struct(obj)
+        encoded = self._structs.get(key)
+        if encoded is None:
+            encoded = dict_to_struct(obj)
+            self._structs.put(key, encoded)
+        return encoded
 
 
 class MalformedRequestError(ValueError):
@@ -138,13 +178,17 @@ def read_inputs(
     )
 
 
-def write_response(req: fnv1.RunFunctionRequest, result: Result) -> fnv1.RunFunctionResponse:
+def write_response(
+    req: fnv1.RunFunctionRequest,
+    result: Result,
+    encode: Callable[[Mapping[str, Any]], struct_pb2.Struct] = dict_to_struct,
+) -> fnv1.RunFunctionResponse:
     if result.fatal is not None:
         return fatal_response(req, result.fatal)
     rsp = _base_response(req)
     for name, desired in result.resources.items():
         rsp.desired.resources[name].CopyFrom(
-            fnv1.Resource(resource=dict_to_struct(desired.resource), ready=_READY[desired.ready])
+            fnv1.Resource(resource=encode(desired.resource), ready=_READY[desired.ready])
         )
     if result.status:
         rsp.desired.composite.resource.fields["status"].CopyFrom(to_value(result.status))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -15,6 +16,9 @@ def short_hash(*parts: str, length: int = _HASH_LEN) -> str:
     return digest[:length]
 
 
+# Names are pure functions of their parts, and every reconcile of a replica asks for the same
+# dozen: hashing them once per process keeps them off the compose path.
+@functools.lru_cache(maxsize=8192)
 def dns_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
     """Join parts into a DNS-1123 label of at most ``max_len`` characters.
 
