@@ -1,1 +1,1 @@
-"""The fleet: InferenceClusters, InferenceClasses, ModelDeployments and the scheduler between them."""
+"""The fleet: InferenceClusters, InferenceClasses, ModelDeployments and their scheduler."""

@@ -1,15 +1,16 @@
-"""What the fleet scheduler decides: the data types between the scheduler and the ModelDeployment composer.
+"""What the fleet scheduler decides: the types between the scheduler and the deployment composer.
 
 ``scheduler.schedule(deployment, clusters, classes, replicas) -> Schedule`` is a pure function of
 observed state (plain dicts as the API returns them). A :class:`Schedule` says, deterministically:
 
-- ``placements``: every replica that is (or stays) placed, by its stable index, with its cluster and,
-  per engine and member, the node pool and the resolved DRA device requests to stamp into the
+- ``placements``: every replica that is (or stays) placed, by its stable index, with its cluster
+  and, per engine and member, the node pool and the resolved DRA device requests to stamp into the
   ModelReplica (``nodePoolName``, ``deviceRequests``);
 - ``removed``: this deployment's existing ModelReplicas that are not kept (scale-down, drained,
   cluster gone, pool no longer fits), each with the reason;
 - ``shortfall``: when fewer than ``spec.replicas`` are placed, one line per cluster saying why it
-  could not take another replica (e.g. ``cluster-b: pool h100 has 1 free node, engine decode needs 2``);
+  could not take another replica, e.g.
+  ``cluster-b: pool h100 has 1 free node, engine decode needs 2``;
 - ``selector_errors``: device selectors that do not compile or do not return a bool, by request name
   and field path. When there are any, nothing new is placed and nothing existing is removed;
 - ``trace``: for every cluster and pool, why it was taken or rejected (``modelplane explain``).
@@ -129,7 +130,8 @@ class SelectorError:
     request: str
     """The device request's name (``nodeSelector.devices[].name``)."""
     path: str
-    """Field path, e.g. ``spec.template.spec.engines[0].members[0].nodeSelector.devices[1].selectors[0].cel``."""
+    """Field path, e.g.
+    ``spec.template.spec.engines[0].members[0].nodeSelector.devices[1].selectors[0].cel``."""
     message: str
 
     def __str__(self) -> str:
@@ -147,7 +149,7 @@ class PoolTrace:
 
 @dataclass(frozen=True)
 class ClusterTrace:
-    """Why one cluster was taken or rejected; ``indices`` are the replicas placed (or kept) on it."""
+    """Why one cluster was taken or rejected; ``indices``: the replicas placed or kept on it."""
 
     cluster: str
     eligible: bool
