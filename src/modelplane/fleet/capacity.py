@@ -223,30 +223,54 @@ class Pool:
         return tuple(self.kinds[i].count for i in self.claimable)
 
 
+@dataclass(frozen=True)
+class Load:
+    """A pool's nodes and every gang charged to it. Where each pod sits is never fixed: each
+    question (does this fit too?) packs everything charged plus the newcomers in one exact
+    search, so no earlier packing choice can strand devices a later placement needs."""
+
+    empty: PoolState
+    units: tuple[Unit, ...] = ()
+
+    def fits(self, units: tuple[Unit, ...] = ()) -> bool:
+        return fit(self.empty, self.units + units) is not None
+
+    def plus(self, units: tuple[Unit, ...]) -> Load:
+        return Load(self.empty, order_units(self.units + units))
+
+    def state(self) -> PoolState:
+        """One packing of what is charged (forced, possibly negative, when it does not fit)."""
+        return fit(self.empty, self.units) or force(self.empty, self.units)
+
+    @property
+    def overcommitted(self) -> bool:
+        return not self.fits()
+
+
 class Ledger:
-    """Free devices of every pool of the fleet, charged with ModelReplicas."""
+    """Every pool of the fleet with the ModelReplicas charged to it."""
 
     def __init__(self, pools: list[Pool]) -> None:
         self.pools = {(p.cluster, p.name): p for p in pools}
-        self.states = {
-            key: PoolState.empty(p.per_node, p.node_count) for key, p in self.pools.items()
+        self.loads = {
+            key: Load(PoolState.empty(p.per_node, p.node_count)) for key, p in self.pools.items()
         }
-        self.overcommitted: set[tuple[str, str]] = set()
 
     def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
         for pool, units in sorted(units_by_pool.items()):
             key = (cluster, pool)
-            if key not in self.states:
-                continue
-            self.states[key], fitted = charge(self.states[key], units)
-            if not fitted:
-                self.overcommitted.add(key)
+            if key in self.loads:
+                self.loads[key] = Load(self.loads[key].empty, self.loads[key].units + units)
 
     def charge_observed(self, replica: dict[str, Any]) -> None:
         """Charge an existing ModelReplica from its own spec (whatever its deployment)."""
         spec = replica.get("spec") or {}
         cluster = str(spec.get("clusterName") or "")
         self.charge(cluster, observed_units(self.pools, cluster, spec))
+
+    def settle(self) -> None:
+        """Put every pool's charged units in canonical order (call once after charging)."""
+        self.loads = {k: Load(v.empty, order_units(v.units)) for k, v in self.loads.items()}
 
 
 def pod_count(member: dict[str, Any]) -> int:
