@@ -391,3 +391,19 @@ def test_the_trace_says_why_each_cluster_and_pool_was_taken_or_not() -> None:
     assert pools["p"].taken
     assert "no device of class a100 matches request gpu" in pools["q"].reason
     assert trace["b"].eligible and not trace["b"].indices
+
+
+def test_replicas_on_one_cluster_are_repacked_together_when_one_more_needs_it() -> None:
+    # Alone, a replica puts both engines on the H100 pool (listed first); two replicas fit only
+    # with every "any" engine on the A100 pool and both "hopper" engines on the H100 pool.
+    fleet = [cluster("a", [("hopper", "h100", 1), ("ampere", "a100", 1)])]
+    md = deployment(
+        replicas=2,
+        engines=[
+            standalone("any", gpus=4),
+            standalone("hopper", gpus=4, selectors=[product("H100")]),
+        ],
+    )
+    result = run(md, fleet)
+    assert where(result) == [(0, "a"), (1, "a")]
+    assert {p.engine("any").members[0].pool for p in result.placements} == {"ampere"}
