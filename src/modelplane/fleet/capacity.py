@@ -161,11 +161,16 @@ def _fit(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
         return None
 
 
+@lru_cache(maxsize=65536)
+def _fit_any_order(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
+    return _fit(nodes, order_units(units))
+
+
 def fit(state: PoolState, units: tuple[Unit, ...]) -> PoolState | None:
     """The pool after placing every unit, or None when they cannot all fit (exact search)."""
     if not units:
         return state
-    nodes = _fit(state.nodes, order_units(units))
+    nodes = _fit_any_order(state.nodes, units)
     return None if nodes is None else PoolState(state.per_node, nodes)
 
 
@@ -203,24 +208,34 @@ def nodes_needed(per_node: Vector, units: tuple[Unit, ...], limit: int) -> int |
     return None
 
 
-@dataclass(frozen=True)
 class Pool:
     """One node pool of one InferenceCluster, with its class's devices resolved."""
 
-    cluster: str
-    name: str
-    class_name: str
-    kinds: tuple[DeviceKind, ...]
-    node_count: int
+    __slots__ = (
+        "ambiguous",
+        "claimable",
+        "class_name",
+        "cluster",
+        "kinds",
+        "name",
+        "node_count",
+        "per_node",
+    )
 
-    @property
-    def claimable(self) -> tuple[int, ...]:
-        """Indices (into ``kinds``) of the devices the ledger counts: the claimable ones."""
-        return tuple(i for i, k in enumerate(self.kinds) if k.claimable)
-
-    @property
-    def per_node(self) -> Vector:
-        return tuple(self.kinds[i].count for i in self.claimable)
+    def __init__(
+        self, cluster: str, name: str, class_name: str, kinds: tuple[DeviceKind, ...], nodes: int
+    ) -> None:
+        self.cluster = cluster
+        self.name = name
+        self.class_name = class_name
+        self.kinds = kinds
+        self.node_count = nodes
+        # Indices (into kinds) of the devices the ledger counts: the claimable ones.
+        self.claimable: tuple[int, ...] = tuple(i for i, k in enumerate(kinds) if k.claimable)
+        self.per_node: Vector = tuple(kinds[i].count for i in self.claimable)
+        classes = [kinds[i].device_class_name for i in self.claimable]
+        # DeviceClasses shared by several claimable kinds: a stamp naming one is ambiguous.
+        self.ambiguous = frozenset(c for c in classes if classes.count(c) > 1)
 
 
 @dataclass(frozen=True)
@@ -255,6 +270,7 @@ class Ledger:
         self.loads = {
             key: Load(PoolState.empty(p.per_node, p.node_count)) for key, p in self.pools.items()
         }
+        self._vectors: dict[Any, Vector] = {}
 
     def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
         for pool, units in sorted(units_by_pool.items()):
@@ -266,11 +282,7 @@ class Ledger:
         """Charge an existing ModelReplica from its own spec (whatever its deployment)."""
         spec = replica.get("spec") or {}
         cluster = str(spec.get("clusterName") or "")
-        self.charge(cluster, observed_units(self.pools, cluster, spec))
-
-    def settle(self) -> None:
-        """Put every pool's charged units in canonical order (call once after charging)."""
-        self.loads = {k: Load(v.empty, order_units(v.units)) for k, v in self.loads.items()}
+        self.charge(cluster, observed_units(self.pools, cluster, spec, self._vectors))
 
 
 def pod_count(member: dict[str, Any]) -> int:
@@ -298,21 +310,44 @@ def observed_vector(pool: Pool, requests: list[dict[str, Any]]) -> Vector:
     return tuple(demand)
 
 
+def _request_key(pool: Pool, requests: list[dict[str, Any]]) -> Any:
+    # Selectors only matter where two claimable kinds share a DeviceClass; elsewhere the class
+    # alone names the kind, so the key (and the cache) skips reading them.
+    key: list[Any] = [pool.class_name]
+    for r in requests:
+        dcn = r.get("deviceClassName")
+        if dcn in pool.ambiguous:
+            selectors = tuple(str(s.get("cel")) for s in r.get("selectors") or [])
+            key.append((dcn, r.get("count", 1), selectors))
+        else:
+            key.append((dcn, r.get("count", 1)))
+    return tuple(key)
+
+
 def observed_units(
-    pools: dict[tuple[str, str], Pool], cluster: str, spec: dict[str, Any]
+    pools: dict[tuple[str, str], Pool],
+    cluster: str,
+    spec: dict[str, Any],
+    vectors: dict[Any, Vector] | None = None,
 ) -> dict[str, tuple[Unit, ...]]:
     """What a ModelReplica spec occupies, per pool of its cluster. A member pinned to a pool the
     cluster no longer has occupies nothing (its pods match no node)."""
+    cache: dict[Any, Vector] = {} if vectors is None else vectors
     units: dict[str, list[Unit]] = {}
-    for engine in spec.get("engines") or []:
+    for engine in spec.get("engines") or ():
         copies = max(0, int(engine.get("copies", 1)))
         gang: dict[str, list[Vector]] = {}
-        for member in engine.get("members") or []:
-            pool = pools.get((cluster, str(member.get("nodePoolName"))))
+        for member in engine.get("members") or ():
+            pool = pools.get((cluster, member.get("nodePoolName")))
             if pool is None:
                 continue
-            vector = observed_vector(pool, member.get("deviceRequests") or [])
-            gang.setdefault(pool.name, []).extend([vector] * pod_count(member))
-        for name, pods in gang.items():
-            units.setdefault(name, []).extend([tuple(pods)] * copies)
+            requests = member.get("deviceRequests") or []
+            key = _request_key(pool, requests)
+            vector = cache.get(key)
+            if vector is None:
+                vector = cache[key] = observed_vector(pool, requests)
+            pods = pod_count(member) if member.get("role") == "Worker" else 1
+            gang.setdefault(pool.name, []).extend([vector] * pods)
+        for name, pods_on_pool in gang.items():
+            units.setdefault(name, []).extend([tuple(pods_on_pool)] * copies)
     return {name: tuple(u) for name, u in units.items()}

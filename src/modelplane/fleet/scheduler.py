@@ -630,12 +630,12 @@ def schedule(
         )
 
     ledger = Ledger([p for c in fleet for p in c.pools])
-    for r in sorted(others, key=_key):
+    # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
+    for r in others:
         ledger.charge_observed(r)
     for k in kept_replicas:
         assert k.choice is not None
         ledger.charge(k.cluster, _replica_units(k.choice))
-    ledger.settle()
 
     fill = _Fill(matcher, fleet, ledger, selector, tolerations, load)
     free = (i for i in itertools.count() if i not in {k.index for k in kept_replicas})
@@ -683,7 +683,7 @@ class _Fill:
         self.full: dict[str, str] = {}
         self.before: dict[str, dict[str, Load]] = {}
         self.new: dict[str, list[_Replica]] = {}
-        self._options: dict[str, tuple[list[list[_EngineOption]], dict[str, str]]] = {}
+        self._options: dict[Any, tuple[list[list[_EngineOption]], dict[str, str]]] = {}
         self._memo: dict[Any, Any] = {}
         for c in fleet:
             if any(c.labels.get(k) != v for k, v in selector.items()):
@@ -695,7 +695,9 @@ class _Fill:
                 self.ineligible[c.name] = "has no node pools"
 
     def options(self, cluster: _Cluster) -> tuple[list[list[_EngineOption]], dict[str, str]]:
-        found = self._options.get(cluster.name)
+        # Options depend on pool names and classes only: clusters of one shape share them.
+        shape = tuple((p.name, p.class_name) for p in cluster.pools)
+        found = self._options.get(shape)
         if found is None:
             lists: list[list[_EngineOption]] = []
             reasons: dict[str, str] = {}
@@ -705,7 +707,7 @@ class _Fill:
                 for pool, reason in why.items():
                     reasons.setdefault(pool, reason)
             found = (lists, reasons)
-            self._options[cluster.name] = found
+            self._options[shape] = found
         return found
 
     def states(self, cluster: _Cluster) -> dict[str, Load]:
