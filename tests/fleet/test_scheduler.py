@@ -376,7 +376,9 @@ def test_the_same_inputs_give_the_same_schedule_in_any_order() -> None:
         shuffled_fleet, shuffled_others = fleet[:], others[:]
         rng.shuffle(shuffled_fleet)
         rng.shuffle(shuffled_others)
-        assert run(md, shuffled_fleet, replicas=shuffled_others) == first
+        again = run(md, shuffled_fleet, replicas=shuffled_others)
+        assert again == first
+        assert (again.shortfall, again.trace) == (first.shortfall, first.trace)
 
 
 def test_the_trace_says_why_each_cluster_and_pool_was_taken_or_not() -> None:

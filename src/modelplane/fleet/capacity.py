@@ -267,22 +267,39 @@ class Ledger:
 
     def __init__(self, pools: list[Pool]) -> None:
         self.pools = {(p.cluster, p.name): p for p in pools}
-        self.loads = {
-            key: Load(PoolState.empty(p.per_node, p.node_count)) for key, p in self.pools.items()
-        }
+        self.loads: dict[tuple[str, str], Load] = {}
         self._vectors: dict[Any, Vector] = {}
 
+        self._pending: dict[tuple[str, str], list[Unit]] = {}
+        self._observed: dict[str, list[dict[str, Any]]] = {}
+
     def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
-        for pool, units in sorted(units_by_pool.items()):
+        for pool, units in units_by_pool.items():
             key = (cluster, pool)
-            if key in self.loads:
-                self.loads[key] = Load(self.loads[key].empty, self.loads[key].units + units)
+            if key in self.pools:
+                self._pending.setdefault(key, []).extend(units)
+
+    def load(self, key: tuple[str, str]) -> Load:
+        """The pool's load with everything charged so far."""
+        observed = self._observed.pop(key[0], None)
+        if observed:
+            for spec in observed:
+                self.charge(key[0], observed_units(self.pools, key[0], spec, self._vectors))
+        if key not in self.loads:
+            pool = self.pools[key]
+            self.loads[key] = Load(PoolState.empty(pool.per_node, pool.node_count))
+        pending = self._pending.pop(key, None)
+        if pending:
+            current = self.loads[key]
+            self.loads[key] = Load(current.empty, current.units + tuple(pending))
+        return self.loads[key]
 
     def charge_observed(self, replica: dict[str, Any]) -> None:
-        """Charge an existing ModelReplica from its own spec (whatever its deployment)."""
+        """Charge an existing ModelReplica from its own spec (whatever its deployment). Read
+        when one of its cluster's pools is first asked about: clusters a reconcile never
+        considers cost one dict lookup per replica."""
         spec = replica.get("spec") or {}
-        cluster = str(spec.get("clusterName") or "")
-        self.charge(cluster, observed_units(self.pools, cluster, spec, self._vectors))
+        self._observed.setdefault(str(spec.get("clusterName") or ""), []).append(spec)
 
 
 def pod_count(member: dict[str, Any]) -> int:
