@@ -20,9 +20,8 @@ pool's free devices negative, which blocks new placements there until it drains.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from modelplane.fleet.devices import DeviceKind, matches
 
@@ -39,9 +38,8 @@ SEARCH_BUDGET = 200_000
 """Search steps one :func:`fit` may take before it gives up (and reports no fit)."""
 
 
-@dataclass(frozen=True)
-class PoolState:
-    """The free devices of every node of one pool."""
+class PoolState(NamedTuple):
+    """The free devices of every node of one pool (a tuple: cheap to hash and compare)."""
 
     per_node: Vector
     nodes: Nodes
@@ -238,8 +236,7 @@ class Pool:
         self.ambiguous = frozenset(c for c in classes if classes.count(c) > 1)
 
 
-@dataclass(frozen=True)
-class Load:
+class Load(NamedTuple):
     """A pool's nodes and every gang charged to it. Where each pod sits is never fixed: each
     question (does this fit too?) packs everything charged plus the newcomers in one exact
     search, so no earlier packing choice can strand devices a later placement needs."""

@@ -691,6 +691,7 @@ class _Fill:
         self.new: dict[str, list[_Replica]] = {}
         self._options: dict[Any, tuple[list[list[_EngineOption]], dict[str, str]]] = {}
         self._memo: dict[Any, Any] = {}
+        self._trace: tuple[tuple[pl.ClusterTrace, ...], tuple[str, ...]] | None = None
         for c in fleet:
             if any(c.labels.get(k) != v for k, v in selector.items()):
                 wanted = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
@@ -848,7 +849,14 @@ class _Fill:
         self, replicas: list[_Replica]
     ) -> tuple[tuple[pl.ClusterTrace, ...], tuple[str, ...]]:
         """Per cluster, what it hosts or why it took nothing; and per cluster that cannot take
-        one more replica, why (the shortfall lines)."""
+        one more replica, why (the shortfall lines). Computed once."""
+        if self._trace is None:
+            self._trace = self._explain(replicas)
+        return self._trace
+
+    def _explain(
+        self, replicas: list[_Replica]
+    ) -> tuple[tuple[pl.ClusterTrace, ...], tuple[str, ...]]:
         hosted: dict[str, list[_Replica]] = {}
         for r in replicas:
             hosted.setdefault(r.cluster, []).append(r)
