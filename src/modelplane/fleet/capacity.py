@@ -12,9 +12,9 @@ set of gangs into a pool is an exact, deterministic backtracking search (:func:`
 on (state, demand): fleets of identical clusters cost one search per distinct state.
 
 Where the real pods sit is the workload cluster's scheduler's business and is never observed, so
-the ledger charges the ModelReplicas it is given by packing them (largest first, tightest node
-first). A replica that no longer fits (a pool shrank, copies grew) is still charged, driving the
-pool's free devices negative, which blocks new placements there until it drains.
+the ledger fixes no packing: a pool's :class:`Load` is the gangs charged to it, and every question
+packs those plus the newcomers in one exact search. A pool whose charged replicas no longer fit (it
+shrank, copies grew) is overcommitted and takes nothing new until it drains.
 """
 
 from __future__ import annotations
