@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from fleet.fleetkit import gpu_class
 from modelplane.fleet.capacity import (
     Ledger,
     Pool,
@@ -15,6 +14,8 @@ from modelplane.fleet.capacity import (
     observed_vector,
 )
 from modelplane.fleet.devices import DeviceKind, device_kinds
+
+from .fleetkit import gpu_class
 
 EIGHT = (8,)
 

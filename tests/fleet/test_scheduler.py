@@ -5,7 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from fleet.fleetkit import (
+from modelplane.fleet import placement as pl
+from modelplane.fleet.scheduler import schedule
+
+from .fleetkit import (
     GPU,
     cluster,
     deployment,
@@ -18,8 +21,6 @@ from fleet.fleetkit import (
     standalone,
     where,
 )
-from modelplane.fleet import placement as pl
-from modelplane.fleet.scheduler import schedule
 
 H100 = gpu_class("h100")
 A100 = gpu_class("a100", product="A100", memory="40Gi")

@@ -14,8 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from fleet.fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 from modelplane.fleet.scheduler import schedule
+
+from .fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 
 # A device kind: (product, count per node, deviceClassName). Each class's kinds have distinct
 # DeviceClass names, so a stamped request names its kind unambiguously.
