@@ -787,7 +787,8 @@ class _Fill:
     def _why_not(self, cluster: _Cluster) -> tuple[str, dict[str, str]]:
         """Why the cluster cannot take one more replica: a summary and a reason per pool."""
         if cluster.name in self.ineligible:
-            return self.ineligible[cluster.name], {}
+            why = self.ineligible[cluster.name]
+            return why, {p.name: f"cluster not eligible: {why}" for p in cluster.pools}
         if self.full.get(cluster.name) == "searched out":
             return "search budget exhausted before a placement was found", {}
         options, reasons = self.options(cluster)
