@@ -486,3 +486,11 @@ def test_a_bad_selector_leaves_every_cluster_unconsidered_in_the_trace() -> None
 
 def test_no_cluster_at_all_is_a_shortfall() -> None:
     assert run(deployment(), []).shortfall == ("no InferenceCluster exists",)
+
+
+def test_a_dra_device_without_a_device_class_satisfies_no_request() -> None:
+    classless = gpu_class("nodc")
+    del classless["spec"]["devices"][0]["deviceClassName"]
+    result = run(deployment(), [cluster("a", [("p", "nodc", 1)])], classes=[classless])
+    assert result.placements == ()
+    assert "no device of class nodc matches request gpu" in result.shortfall[0]
