@@ -239,8 +239,13 @@ def _member_options(member: _Member, pool: Pool) -> tuple[tuple[_MemberOption, .
         return (), f"class {pool.class_name} not found or has no devices"
     candidates = []
     for request in member.requests:
+        # A DRA device without a DeviceClass cannot be claimed (the ModelReplica would be
+        # rejected), so it never satisfies a request.
         matching = [
-            i for i, k in enumerate(kinds) if selector_matches(request.selectors, k) is True
+            i
+            for i, k in enumerate(kinds)
+            if (k.device_class_name or not k.claimable)
+            and selector_matches(request.selectors, k) is True
         ]
         if not matching:
             return (), f"no device of class {pool.class_name} matches request {request.name}"
