@@ -46,7 +46,8 @@ SEARCH_BUDGET = 50_000
 out rather than stalling a reconcile."""
 
 MAX_OPTIONS = 64
-"""Distinct request-to-device assignments kept per member and pool."""
+"""Distinct request-to-device assignments kept per member and pool (and 8x that many options
+per engine and cluster): far beyond real classes, a bound against pathological input."""
 
 
 # --- the deployment, parsed -----------------------------------------------------------------
@@ -658,7 +659,6 @@ def schedule(
         if got is None:
             break
         placed.append(got)
-    placed = fill.finalize(placed)
 
     all_replicas = sorted(kept_replicas + placed, key=lambda r: r.index)
     short = len(all_replicas) < desired
@@ -783,9 +783,6 @@ class _Fill:
         replica = _Replica(index, cluster.name, choice)
         self.new.setdefault(cluster.name, []).append(replica)
         return replica
-
-    def finalize(self, placed: list[_Replica]) -> list[_Replica]:
-        return placed
 
     # --- explanations -------------------------------------------------------------------
 
