@@ -161,6 +161,13 @@ def _fit(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
 
 @lru_cache(maxsize=65536)
 def _fit_any_order(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
+    # Necessary conditions first: enough devices of each kind, enough nodes for the widest gang.
+    if max(map(len, units)) > sum(n for _, n in nodes):
+        return None
+    width = len(nodes[0][0]) if nodes else 0
+    for i in range(width):
+        if sum(p[i] for u in units for p in u) > sum(v[i] * n for v, n in nodes):
+            return None
     return _fit(nodes, order_units(units))
 
 
