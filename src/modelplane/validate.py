@@ -122,12 +122,19 @@ def run(
             print(f"error: {doc.source}: document {doc.index} is not a Kubernetes object", file=err)
             return EXIT_UNREADABLE
         api_version, kind = body.get("apiVersion"), body.get("kind")
-        if not (
-            isinstance(api_version, str)
-            and isinstance(kind, str)
-            and admission.knows(api_version, kind)
-        ):
+        if not (isinstance(api_version, str) and isinstance(kind, str)):
             skipped += 1
+            continue
+        if not admission.knows(api_version, kind):
+            if admission.knows_kind(api_version, kind):
+                # The kind is ours but this version is not served: the API server refuses it.
+                invalid += 1
+                print(
+                    f'{_label(doc)}: no matches for kind "{kind}" in version "{api_version}"',
+                    file=errors_to,
+                )
+            else:
+                skipped += 1
             continue
         try:
             result = admission.admit(body)

@@ -95,6 +95,10 @@ class Admission:
     def knows(self, api_version: str, kind: str) -> bool:
         return self.version(api_version, kind) is not None
 
+    def knows_kind(self, api_version: str, kind: str) -> bool:
+        """True when the group defines ``kind`` at all, served in this version or not."""
+        return (api_version.rpartition("/")[0], kind) in self._kinds
+
     def admit(self, obj: dict[str, Any]) -> Admitted:
         """Prune, default and validate ``obj``; raises ``UnknownKindError`` for unknown kinds."""
         if not isinstance(obj, dict):
