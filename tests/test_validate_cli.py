@@ -166,3 +166,22 @@ def test_an_unserved_version_of_a_known_kind_is_invalid(tmp_path: Path) -> None:
         f'{path}: ModelReplica ml-team/qwen-0: no matches for kind "ModelReplica" in version '
         '"modelplane.ai/v9"'
     )
+
+
+def test_a_duplicate_key_is_unreadable_input(tmp_path: Path) -> None:
+    path = tmp_path / "dup.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nkind: Secret\n")
+    result = invoke(str(path))
+    assert result.exit_code == 2
+    assert 'mapping key "kind" already defined' in result.stderr
+
+
+def test_timestamps_stay_strings_as_kubectl_sends_them(tmp_path: Path) -> None:
+    text = yaml.safe_dump(replica()) + (
+        "status:\n  conditions:\n  - type: Ready\n    status: 'True'\n    reason: Available\n"
+        "    lastTransitionTime: 2026-01-01T00:00:00Z\n"
+    )
+    path = tmp_path / "xr.yaml"
+    path.write_text(text)
+    result = invoke(str(path))
+    assert result.exit_code == 0, result.output

@@ -18,12 +18,11 @@ import yaml
 from modelplane.apis import ApisNotFoundError
 from modelplane.kube.admission import Admission, Admitted
 from modelplane.kube.crd import Definition, DefinitionError, load_definitions, yaml_files
+from modelplane.kube.manifests import load_all
 
 EXIT_VALID = 0
 EXIT_INVALID = 1
 EXIT_UNREADABLE = 2
-
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class InputError(Exception):
@@ -56,12 +55,11 @@ def read_documents(paths: Iterable[str], stdin: TextIO) -> Iterator[Document]:
 
 def _parse(source: str, text: str) -> Iterator[Document]:
     try:
-        docs = list(yaml.load_all(text, Loader=_LOADER))
+        docs = load_all(text)
     except yaml.YAMLError as e:
         raise InputError(f"{source}: not valid YAML: {e}") from None
     for i, doc in enumerate(docs):
-        if doc is not None:
-            yield Document(source, i, doc)
+        yield Document(source, i, doc)
 
 
 def build_admission(crds: Iterable[str]) -> Admission:
