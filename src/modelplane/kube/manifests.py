@@ -18,7 +18,7 @@ class DuplicateKeyError(yaml.YAMLError):
     """A mapping that names the same key twice."""
 
 
-class ManifestLoader(_BASE):  # type: ignore[misc]
+class ManifestLoader(_BASE):
     """A safe loader without the timestamp type and with duplicate-key detection."""
 
     yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
@@ -36,7 +36,7 @@ class ManifestLoader(_BASE):  # type: ignore[misc]
                     f'line {mark.line + 1}: mapping key "{key}" already defined'
                 )
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep=deep)
 
 
 def load_all(text: str | bytes) -> list[Any]:
