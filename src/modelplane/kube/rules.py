@@ -20,10 +20,12 @@ the same XR comes back on every reconcile. Other rules are cheaper to evaluate t
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.kube.cel import DYN, CelCompileError, CelEvaluationError, Environment, Program
@@ -31,6 +33,7 @@ from modelplane.kube.celnames import escape
 from modelplane.kube.errors import ErrorType, FieldError, Key, Path, render_path
 from modelplane.kube.schema import Schema
 
+_SERIALS = itertools.count()
 _OLD_SELF = re.compile(r"\boldSelf\b")
 
 
@@ -47,24 +50,18 @@ class Rule:
     reason: str | None
     field_path: str
     memoised: bool = False
+    # Unique for the life of the process (unlike id(), which a collected rule hands on).
+    serial: int = field(default_factory=lambda: next(_SERIALS))
 
 
-_SELF_ENV: Environment | None = None
-_TRANSITION_ENV: Environment | None = None
-
-
+@functools.cache
 def _self_env() -> Environment:
-    global _SELF_ENV
-    if _SELF_ENV is None:
-        _SELF_ENV = Environment({"self": DYN})
-    return _SELF_ENV
+    return Environment({"self": DYN})
 
 
+@functools.cache
 def _transition_env() -> Environment:
-    global _TRANSITION_ENV
-    if _TRANSITION_ENV is None:
-        _TRANSITION_ENV = Environment({"self": DYN, "oldSelf": DYN})
-    return _TRANSITION_ENV
+    return Environment({"self": DYN, "oldSelf": DYN})
 
 
 def _compile_rule(raw: dict[str, Any]) -> Rule:
@@ -90,7 +87,7 @@ def _compile_rule(raw: dict[str, Any]) -> Rule:
         message_program=message_program,
         reason=raw.get("reason"),
         field_path=str(raw.get("fieldPath") or ""),
-        memoised=".matches(" in source or "matches(" in source,
+        memoised="matches(" in source,
     )
 
 
@@ -103,7 +100,7 @@ def compile_rules(schema: Schema, where: str = "") -> None:
 
 
 def _compile_tree(schema: Schema, where: str, failures: list[str]) -> None:
-    if not schema.has_rules or (schema.compiled_rules is not None and not schema.rules):
+    if not schema.has_rules:
         return
     if schema.compiled_rules is None:
         compiled = []
@@ -197,7 +194,7 @@ def _check(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> 
         if memoise and rule.memoised:
             if content is None:
                 content = json.dumps(cel_value, sort_keys=True, separators=(",", ":"), default=str)
-            key = (id(rule), content)
+            key = (rule.serial, content)
             outcome = _MEMO.get(key)
         if outcome is None:
             if activation is None:

@@ -43,6 +43,7 @@ class Schema:
     default: Any = _MISSING
     enum: list[Any] | None = None
     pattern: re.Pattern[str] | None = None
+    pattern_text: str = ""
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
@@ -63,36 +64,21 @@ class Schema:
     one_of: list[Schema] = field(default_factory=list)
     not_: Schema | None = None
     rules: list[dict[str, Any]] = field(default_factory=list)
-    # Whether anything below (or at) this node needs defaulting, coercion or CEL; lets the
-    # walks skip subtrees that are plain copies.
-    needs_defaulting: bool = False
+    # Whether this node or any below it carries CEL rules: the rule walk skips the rest.
     has_rules: bool = False
     # True when CEL sees values of this subtree exactly as decoded (no escaped property
     # names, no int-to-double coercion), so they can be handed over without a copy.
     cel_identity: bool = True
+    # Properties that carry a default, and, for leaves with nothing to check but their type,
+    # that type: both let the walks skip per-node work on the common case.
+    defaulted: tuple[tuple[str, Schema], ...] = ()
+    plain_leaf: str = ""
     # Filled by modelplane.kube.rules on first use.
     compiled_rules: Any = None
 
     @classmethod
     def of(cls, raw: dict[str, Any], where: str = "openAPIV3Schema") -> Schema:
         return _compile(raw, where)
-
-    def walk(self) -> list[Schema]:
-        """Every node of this schema, this one first."""
-        out: list[Schema] = []
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            out.append(node)
-            stack.extend(node.children())
-        return out
-
-    def children(self) -> list[Schema]:
-        kids = list((self.properties or {}).values())
-        for extra in (self.additional, self.items, self.not_):
-            if extra is not None:
-                kids.append(extra)
-        return kids + self.any_of + self.all_of + self.one_of
 
 
 def _compile(raw: dict[str, Any], where: str) -> Schema:
@@ -123,6 +109,7 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
     )
     if "pattern" in raw:
         node.pattern = _pattern(raw["pattern"], where)
+        node.pattern_text = raw["pattern"]
     if "properties" in raw:
         node.properties = {
             name: _compile(sub, f"{where}.properties[{name}]")
@@ -147,12 +134,20 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
             node.properties.setdefault(name, Schema(type="string"))
         node.properties.setdefault("metadata", Schema(type="object", preserve_unknown=True))
     kids = [k for k in (*(node.properties or {}).values(), node.additional, node.items) if k]
-    node.needs_defaulting = (
-        node.default is not _MISSING
-        or node.type in ("integer", "number")
-        or any(k.needs_defaulting for k in kids)
-    )
     node.has_rules = bool(node.rules) or any(k.has_rules for k in kids)
+    node.defaulted = tuple(
+        (name, sub) for name, sub in (node.properties or {}).items() if sub.default is not _MISSING
+    )
+    if (
+        node.type in ("string", "boolean")
+        and not node.nullable
+        and node.enum is None
+        and node.pattern is None
+        and node.min_length is None
+        and node.max_length is None
+        and not (node.any_of or node.all_of or node.one_of or node.not_)
+    ):
+        node.plain_leaf = node.type
     node.cel_identity = (
         node.type != "number"
         and all(is_plain(n) for n in node.properties or {})
@@ -161,18 +156,49 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
     return node
 
 
-# Go's RE2 and Python's re agree on the syntax Kubernetes schemas use; translate the few RE2
-# spellings Python lacks and refuse what neither can read.
-_RE2_ONLY = (("\\z", "\\Z"),)
+# Kubernetes patterns are Go RE2. Python's re reads the same syntax with three differences
+# that matter here: ``$`` also matches before a trailing newline (RE2: only at the end),
+# ``\d``/``\w``/``\s`` are Unicode-aware (RE2: ASCII), and re accepts lookarounds and
+# backreferences, which the API server refuses when the CRD is created.
+_NOT_RE2 = re.compile(r"\(\?<?[=!]|\\[1-9]")
+
+
+def re2_compile(text: str, where: str = "pattern") -> re.Pattern[str]:
+    """Compile an RE2 pattern with Python's re, keeping RE2's meaning."""
+    if _NOT_RE2.search(text):
+        raise SchemaError(f"{where}: {text!r} is not RE2 syntax (lookaround or backreference)")
+    try:
+        return re.compile(_anchor_end(text), re.ASCII)
+    except re.error as e:
+        raise SchemaError(f"{where}: cannot compile {text!r}: {e}") from None
+
+
+def _anchor_end(text: str) -> str:
+    # Rewrite each unescaped ``$`` outside a character class as ``\Z``.
+    out: list[str] = []
+    in_class = escaped = False
+    for ch in text:
+        if escaped:
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            out.append(ch)
+            escaped = True
+        elif in_class:
+            out.append(ch)
+            in_class = ch != "]"
+        elif ch == "[":
+            out.append(ch)
+            in_class = True
+        elif ch == "$":
+            out.append("\\Z")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _pattern(text: str, where: str) -> re.Pattern[str]:
-    for go, py in _RE2_ONLY:
-        text = text.replace(go, py)
-    try:
-        return re.compile(text)
-    except re.error as e:
-        raise SchemaError(f"{where}.pattern: cannot compile {text!r}: {e}") from None
+    return re2_compile(text, f"{where}.pattern")
 
 
 # --- prune and default ---------------------------------------------------------------------
@@ -221,15 +247,19 @@ def _prune_object(
             else:
                 errors.append(FieldError(render_path((*path, key)), ErrorType.UNKNOWN_FIELD, OMIT))
             continue
-        child_path = (*path, Key(key) if child is additional else key)
+        kind = type(sub)
+        if kind is str or kind is bool:
+            out[key] = sub
+            continue
         if sub is None and not child.nullable:
             # PruneNonNullableNullsWithoutDefaults; a default below replaces the null.
             continue
+        child_path = (*path, Key(key) if child is additional else key)
         out[key] = _prune(child, sub, child_path, errors)
-    if props:
-        for key, child in props.items():
-            if child.default is not _MISSING and key not in out:
-                out[key] = _copy(child.default)
+    for key, child in schema.defaulted:
+        if key not in out:
+            # A default is itself defaulted below, as structural defaulting recurses into it.
+            out[key] = _prune(child, _copy(child.default), (*path, key), [])
     return out
 
 
@@ -395,7 +425,7 @@ def _validate_string(schema: Schema, value: str, path: Path, errors: list[FieldE
                 name,
                 ErrorType.INVALID,
                 value,
-                f"{name} in body should match '{schema.pattern.pattern}'",
+                f"{name} in body should match '{schema.pattern_text}'",
             )
         )
 
@@ -546,7 +576,11 @@ def _validate_object(
     additional = schema.additional
     for key, sub in value.items():
         if props is not None and key in props:
-            _validate(props[key], sub, (*path, key), errors)
+            child = props[key]
+            leaf = child.plain_leaf
+            if leaf and (type(sub) is str if leaf == "string" else type(sub) is bool):
+                continue
+            _validate(child, sub, (*path, key), errors)
         elif additional is not None:
             _validate(additional, sub, (*path, Key(key)), errors)
 
