@@ -23,6 +23,7 @@ from cryptography.x509.oid import NameOID
 
 from modelplane.structs import dict_to_struct
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 COMPOSITE = {
     "apiVersion": "example.org/v1",
     "kind": "Bucket",
@@ -81,7 +82,37 @@ def call(channel: grpc.Channel) -> fnv1.RunFunctionResponse:
     return stub.RunFunction(request(), timeout=10)
 
 
-def test_insecure_server_answers_a_run_function_request(stop):
+def seed_request() -> fnv1.RunFunctionRequest:
+    """The request Crossplane sends for the seed example once its cluster has been fetched."""
+    from modelplane import manifests
+    from modelplane.compose import default_registry
+    from modelplane.render import Renderer
+
+    inputs = [m.obj for m in manifests.load([str(EXAMPLES / "replica-seed")])]
+    [rendered] = Renderer(default_registry(), inputs).render_all()
+    assert rendered.request is not None
+    rendered.request.meta.tag = "seed"
+    return rendered.request
+
+
+def test_insecure_server_composes_a_model_replica(stop):
+    port = free_port()
+    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
+    stop.append(proc)
+    wait_listening(proc, port)
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(seed_request(), timeout=10)
+    assert rsp.meta.tag == "seed"
+    assert not [r for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    assert {"namespace", "workload-qwen3-8b", "inference-pool", "http-route"} <= set(
+        rsp.desired.resources
+    )
+    kinds = {r.resource["kind"] for r in rsp.desired.resources.values()}
+    assert kinds == {"Object"}
+    assert [c.type for c in rsp.conditions] == ["ModelServing"]
+
+
+def test_insecure_server_answers_an_unknown_kind_with_a_fatal_result(stop):
     port = free_port()
     proc = start("--insecure", "--address", f"127.0.0.1:{port}")
     stop.append(proc)
