@@ -83,7 +83,7 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def yaml_files(paths: Iterable[Path]) -> Iterator[Path]:
     for path in paths:
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+            yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
         else:
             yield path
 
