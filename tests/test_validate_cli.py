@@ -194,3 +194,11 @@ def test_json_manifests_in_directories_are_read(tmp_path: Path) -> None:
     result = invoke(str(tmp_path))
     assert result.exit_code == 0
     assert "1 checked" in result.stderr
+
+
+def test_hidden_directories_are_not_walked(tmp_path: Path) -> None:
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "junk.json").write_text("{not yaml")
+    write(tmp_path, "r.yaml", replica())
+    result = invoke(str(tmp_path))
+    assert result.exit_code == 0, result.stderr

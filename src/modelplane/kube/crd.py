@@ -83,7 +83,14 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def yaml_files(paths: Iterable[Path]) -> Iterator[Path]:
     for path in paths:
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+            yield from sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix in (".yaml", ".yml", ".json")
+                and p.is_file()
+                # Hidden directories (.git, .venv) hold no manifests.
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
         else:
             yield path
 
