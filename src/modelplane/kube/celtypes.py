@@ -210,6 +210,22 @@ def check_rules(schema: Schema, where: str = "openAPIV3Schema") -> list[str]:
                     f"{path}.x-kubernetes-validations[{j}]: rule {source!r}: "
                     f"rule must evaluate to bool, not {result.name()}"
                 )
+            message = raw.get("messageExpression")
+            if message:
+                prefix = f"cel.bind(self, __node{i}, ("
+                try:
+                    kind = env.compile(f"{prefix}{message}\n))").return_type()
+                except RuntimeError as e:
+                    kind = None
+                    failures.append(
+                        f"{path}.x-kubernetes-validations[{j}]: messageExpression {message!r}: "
+                        f"{_message(str(e), len(prefix))}"
+                    )
+                if kind is not None and kind != cel.Type.STRING and kind != cel.Type.DYN:
+                    failures.append(
+                        f"{path}.x-kubernetes-validations[{j}]: messageExpression {message!r}: "
+                        f"must evaluate to string, not {kind.name()}"
+                    )
     return failures
 
 
