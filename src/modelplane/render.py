@@ -404,7 +404,10 @@ def render_command(
     # The function's request logs belong to `serve`; here stdout is the rendered stream.
     logging.configure(logging.Level.DISABLED)
     try:
-        inputs = [m.obj for m in manifests.load(paths)]
+        loaded = manifests.load(paths)
+        for m in loaded:
+            manifests.require_type(m)
+        inputs = [m.obj for m in loaded]
         observed = [m.obj for m in manifests.load(observed_paths)] if observed_paths else []
     except manifests.ManifestError as e:
         print(f"modelplane render: {e}", file=sys.stderr)

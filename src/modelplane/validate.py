@@ -8,17 +8,16 @@ definition serves are skipped and counted on stderr.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import yaml
 
 from modelplane.apis import ApisNotFoundError
 from modelplane.kube.admission import Admission, Admitted
-from modelplane.kube.crd import Definition, DefinitionError, load_definitions, yaml_files
-from modelplane.kube.manifests import load_all
+from modelplane.kube.crd import Definition, DefinitionError, load_definitions
+from modelplane.manifests import Manifest, ManifestError, load, parse
 
 EXIT_VALID = 0
 EXIT_INVALID = 1
@@ -29,37 +28,15 @@ class InputError(Exception):
     """Input that cannot be read as Kubernetes manifests."""
 
 
-@dataclass(frozen=True)
-class Document:
-    source: str
-    index: int
-    body: Any
-
-
-def read_documents(paths: Iterable[str], stdin: TextIO) -> Iterator[Document]:
-    """Every YAML document of the given files, directories (recursively) and ``-``."""
+def _read(paths: Iterable[str], stdin: TextIO) -> list[Manifest]:
+    """Files, directories and ``-``; ``stdin`` stands in for standard input (tests pass one)."""
+    documents: list[Manifest] = []
     for raw in paths:
         if raw == "-":
-            yield from _parse("<stdin>", stdin.read())
-            continue
-        path = Path(raw)
-        if not path.exists():
-            raise InputError(f"{raw}: no such file or directory")
-        for file in yaml_files([path]):
-            try:
-                text = file.read_text()
-            except (OSError, UnicodeDecodeError) as e:
-                raise InputError(f"{file}: cannot read: {e}") from None
-            yield from _parse(str(file), text)
-
-
-def _parse(source: str, text: str) -> Iterator[Document]:
-    try:
-        docs = load_all(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"{source}: not valid YAML: {e}") from None
-    for i, doc in enumerate(docs):
-        yield Document(source, i, doc)
+            documents += parse(stdin.read(), "<stdin>")
+        else:
+            documents += load([raw])
+    return documents
 
 
 def build_admission(crds: Iterable[str]) -> Admission:
@@ -84,9 +61,9 @@ def build_admission(crds: Iterable[str]) -> Admission:
     return base.add(extra) if extra else base
 
 
-def _label(doc: Document) -> str:
-    body = doc.body
-    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+def _label(doc: Manifest) -> str:
+    body = doc.obj
+    meta = body["metadata"] if isinstance(body.get("metadata"), dict) else {}
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
     namespace = meta.get("namespace")
     named = f"{namespace}/{name}" if namespace else str(name)
@@ -106,8 +83,8 @@ def run(
     err = err or sys.stderr
     try:
         admission = build_admission(crds)
-        documents = list(read_documents(paths, stdin))
-    except (InputError, DefinitionError, ApisNotFoundError) as e:
+        documents = _read(paths, stdin)
+    except (InputError, ManifestError, DefinitionError, ApisNotFoundError) as e:
         print(f"error: {e}", file=err)
         return EXIT_UNREADABLE
 
@@ -115,10 +92,7 @@ def run(
     invalid = checked = skipped = 0
     admitted: list[Admitted] = []
     for doc in documents:
-        body = doc.body
-        if not isinstance(body, dict):
-            print(f"error: {doc.source}: document {doc.index} is not a Kubernetes object", file=err)
-            return EXIT_UNREADABLE
+        body = doc.obj
         api_version, kind = body.get("apiVersion"), body.get("kind")
         if not (isinstance(api_version, str) and isinstance(kind, str)):
             skipped += 1

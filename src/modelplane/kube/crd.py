@@ -13,7 +13,7 @@ now, raising ``DefinitionError`` for a bad pattern or a rule that does not compi
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import yaml
 from modelplane.kube.celtypes import check_rules
 from modelplane.kube.rules import RuleCompileError, compile_rules
 from modelplane.kube.schema import Schema, SchemaError
+from modelplane.manifests import yaml_files
 
 CRD_API = "apiextensions.k8s.io/v1"
 XRD_APIS = ("apiextensions.crossplane.io/v1", "apiextensions.crossplane.io/v2")
@@ -84,21 +85,6 @@ def _read(path: Path) -> list[Any]:
 
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def yaml_files(paths: Iterable[Path]) -> Iterator[Path]:
-    for path in paths:
-        if path.is_dir():
-            yield from sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix in (".yaml", ".yml", ".json")
-                and p.is_file()
-                # Hidden directories (.git, .venv) hold no manifests.
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-        else:
-            yield path
 
 
 # Parsed definitions per file version: the upstream CRDs take ~0.6 s to parse, and every test
