@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from modelplane.kube import cel
+from modelplane.kube import cel, dra
 
 DRA = "DRA"
 SYNTHETIC = "Synthetic"
@@ -76,61 +76,22 @@ def device_kinds(inference_class: dict[str, Any]) -> tuple[DeviceKind, ...]:
     return tuple(kinds)
 
 
-_ENV: cel.Environment | None = None
-
-
-def _env() -> cel.Environment:
-    global _ENV
-    if _ENV is None:
-        _ENV = cel.Environment({"device": cel.DYN})
-    return _ENV
-
-
 @lru_cache(maxsize=4096)
 def compile_selector(text: str) -> cel.Program | SelectorProblem:
     """The compiled selector, or the problem that stops it compiling."""
     try:
-        return _env().compile(text)
+        return dra.selector_environment().compile(text)
     except cel.CelCompileError as e:
         return SelectorProblem(f"does not compile: {e}")
-
-
-def _split(key: str, driver: str) -> tuple[str, str]:
-    domain, sep, ident = key.partition("/")
-    return (domain, ident) if sep else (driver, key)
-
-
-def _attribute_value(value: dict[str, Any]) -> Any:
-    if "version" in value:
-        return cel.semver_value(str(value["version"]))
-    for typed in ("string", "bool", "int"):
-        if typed in value:
-            return value[typed]
-    raise ValueError("no value")
 
 
 @lru_cache(maxsize=1024)
 def _activation(key: str) -> cel.Activation:
     content = json.loads(key)
-    driver = content["driver"]
-    attributes: dict[str, dict[str, Any]] = {}
-    for name, value in content["attributes"].items():
-        domain, ident = _split(name, driver)
-        try:
-            attributes.setdefault(domain, {})[ident] = _attribute_value(value or {})
-        except (ValueError, TypeError):
-            # A malformed value hides only that attribute: selectors reading it cannot match,
-            # selectors reading others still can.
-            continue
-    capacity: dict[str, dict[str, Any]] = {}
-    for name, value in content["capacity"].items():
-        domain, ident = _split(name, driver)
-        try:
-            capacity.setdefault(domain, {})[ident] = cel.quantity_value(str(value["value"]))
-        except (ValueError, TypeError, KeyError):
-            continue
-    device = {"driver": driver, "attributes": attributes, "capacity": capacity}
-    return _env().raw_activation({"device": device})
+    device = dra.device_value(
+        content["driver"], content["attributes"], content["capacity"], skip_malformed=True
+    )
+    return dra.selector_environment().raw_activation({"device": device})
 
 
 @lru_cache(maxsize=65536)

@@ -48,16 +48,30 @@ def device_value(
     attributes: Mapping[str, Mapping[str, Any]] | None = None,
     capacity: Mapping[str, Mapping[str, Any]] | None = None,
     expression: str | None = None,
+    *,
+    skip_malformed: bool = False,
 ) -> dict[str, Any]:
-    """The CEL ``device`` for a selector (raises ValueError for a malformed attribute/quantity)."""
+    """The CEL ``device`` for a selector.
+
+    A malformed attribute or quantity raises ValueError, or with ``skip_malformed`` hides only
+    that entry: selectors reading it cannot match, selectors reading others still can.
+    """
     attrs: dict[str, dict[str, Any]] = {}
+    caps: dict[str, dict[str, Any]] = {}
     for name, value in (attributes or {}).items():
         domain, short = _split(name, driver)
-        attrs.setdefault(domain, {})[short] = _attribute(value)
-    caps: dict[str, dict[str, Any]] = {}
+        try:
+            attrs.setdefault(domain, {})[short] = _attribute(value or {})
+        except (ValueError, TypeError):
+            if not skip_malformed:
+                raise
     for name, value in (capacity or {}).items():
         domain, short = _split(name, driver)
-        caps.setdefault(domain, {})[short] = quantity_value(str(value["value"]))
+        try:
+            caps.setdefault(domain, {})[short] = quantity_value(str(value["value"]))
+        except (ValueError, TypeError, KeyError):
+            if not skip_malformed:
+                raise
     if expression:
         for domain in _DOMAIN_LOOKUP.findall(expression):
             attrs.setdefault(domain, {})
