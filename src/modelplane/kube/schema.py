@@ -410,25 +410,9 @@ def _validate_string(schema: Schema, value: str, path: Path, errors: list[FieldE
             )
         )
     if schema.min_length is not None and len(value) < schema.min_length:
-        name = _name(path)
-        errors.append(
-            FieldError(
-                name,
-                ErrorType.INVALID,
-                value,
-                f"{name} in body should be at least {schema.min_length} chars long",
-            )
-        )
+        errors.append(_invalid(path, value, f"should be at least {schema.min_length} chars long"))
     if schema.pattern is not None and schema.pattern.search(value) is None:
-        name = _name(path)
-        errors.append(
-            FieldError(
-                name,
-                ErrorType.INVALID,
-                value,
-                f"{name} in body should match '{schema.pattern_text}'",
-            )
-        )
+        errors.append(_invalid(path, value, f"should match '{schema.pattern_text}'"))
 
 
 def _number_text(n: float) -> str:
@@ -439,52 +423,36 @@ def _validate_number(schema: Schema, value: float, path: Path, errors: list[Fiel
     if schema.minimum is not None:
         low = schema.minimum
         if value < low or (schema.exclusive_minimum and value == low):
-            name = _name(path)
             op = "greater than" if schema.exclusive_minimum else "greater than or equal to"
-            errors.append(
-                FieldError(
-                    name,
-                    ErrorType.INVALID,
-                    value,
-                    f"{name} in body should be {op} {_number_text(low)}",
-                )
-            )
+            errors.append(_invalid(path, value, f"should be {op} {_number_text(low)}"))
     if schema.maximum is not None:
         high = schema.maximum
         if value > high or (schema.exclusive_maximum and value == high):
-            name = _name(path)
             op = "less than" if schema.exclusive_maximum else "less than or equal to"
-            errors.append(
-                FieldError(
-                    name,
-                    ErrorType.INVALID,
-                    value,
-                    f"{name} in body should be {op} {_number_text(high)}",
-                )
-            )
+            errors.append(_invalid(path, value, f"should be {op} {_number_text(high)}"))
+
+
+def _check_count(
+    n: int, low: int | None, high: int | None, noun: str, path: Path, errors: list[FieldError]
+) -> None:
+    """minItems/maxItems and minProperties/maxProperties, worded as the API server words them."""
+    if high is not None and n > high:
+        unit = "item" if high == 1 else "items"
+        errors.append(
+            FieldError(_name(path), ErrorType.TOO_MANY, n, f"must have at most {high} {unit}")
+        )
+    if low is not None and n < low:
+        errors.append(_invalid(path, n, f"should have at least {low} {noun}"))
+
+
+def _invalid(path: Path, value: Any, phrase: str) -> FieldError:
+    """The OpenAPI validator's 'Invalid value' errors: '<field> in body <phrase>'."""
+    name = _name(path)
+    return FieldError(name, ErrorType.INVALID, value, f"{name} in body {phrase}")
 
 
 def _validate_array(schema: Schema, value: list[Any], path: Path, errors: list[FieldError]) -> None:
-    if schema.max_items is not None and len(value) > schema.max_items:
-        unit = "item" if schema.max_items == 1 else "items"
-        errors.append(
-            FieldError(
-                _name(path),
-                ErrorType.TOO_MANY,
-                len(value),
-                f"must have at most {schema.max_items} {unit}",
-            )
-        )
-    if schema.min_items is not None and len(value) < schema.min_items:
-        name = _name(path)
-        errors.append(
-            FieldError(
-                name,
-                ErrorType.INVALID,
-                len(value),
-                f"{name} in body should have at least {schema.min_items} items",
-            )
-        )
+    _check_count(len(value), schema.min_items, schema.max_items, "items", path, errors)
     items = schema.items
     if items is not None:
         for i, item in enumerate(value):
@@ -550,26 +518,9 @@ def _unique_set(value: list[Any], path: Path, errors: list[FieldError]) -> None:
 def _validate_object(
     schema: Schema, value: dict[str, Any], path: Path, errors: list[FieldError]
 ) -> None:
-    if schema.max_properties is not None and len(value) > schema.max_properties:
-        unit = "item" if schema.max_properties == 1 else "items"
-        errors.append(
-            FieldError(
-                _name(path),
-                ErrorType.TOO_MANY,
-                len(value),
-                f"must have at most {schema.max_properties} {unit}",
-            )
-        )
-    if schema.min_properties is not None and len(value) < schema.min_properties:
-        name = _name(path)
-        errors.append(
-            FieldError(
-                name,
-                ErrorType.INVALID,
-                len(value),
-                f"{name} in body should have at least {schema.min_properties} properties",
-            )
-        )
+    _check_count(
+        len(value), schema.min_properties, schema.max_properties, "properties", path, errors
+    )
     for key in schema.required:
         if key not in value:
             errors.append(FieldError(render_path((*path, key)), ErrorType.REQUIRED))
@@ -596,31 +547,10 @@ def _validate_composition(schema: Schema, value: Any, path: Path, errors: list[F
         and not schema.int_or_string
         and not any(not validate(sub, value, path) for sub in schema.any_of)
     ):
-        name = _name(path)
-        errors.append(
-            FieldError(
-                name,
-                ErrorType.INVALID,
-                value,
-                f"{name} in body must validate at least one schema (anyOf)",
-            )
-        )
+        errors.append(_invalid(path, value, "must validate at least one schema (anyOf)"))
     if schema.one_of:
         matches = sum(1 for sub in schema.one_of if not validate(sub, value, path))
         if matches != 1:
-            name = _name(path)
-            errors.append(
-                FieldError(
-                    name,
-                    ErrorType.INVALID,
-                    value,
-                    f"{name} in body must validate one and only one schema (oneOf)",
-                )
-            )
+            errors.append(_invalid(path, value, "must validate one and only one schema (oneOf)"))
     if schema.not_ is not None and not validate(schema.not_, value, path):
-        name = _name(path)
-        errors.append(
-            FieldError(
-                name, ErrorType.INVALID, value, f"{name} in body must not validate the schema (not)"
-            )
-        )
+        errors.append(_invalid(path, value, "must not validate the schema (not)"))
