@@ -35,3 +35,12 @@ def render(paths: tuple[str, ...], observed: tuple[str, ...], output: str) -> No
     from modelplane.render import render_command
 
     raise SystemExit(render_command(paths, observed, output))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+def explain(paths: tuple[str, ...]) -> None:
+    """Show, per ModelDeployment in PATHS, every cluster and pool considered and why."""
+    from modelplane.fleet.explain import explain_command
+
+    raise SystemExit(explain_command(paths))

@@ -1,0 +1,296 @@
+"""The ModelDeployment composition: place every replica, stamp each into a ModelReplica.
+
+Inputs are the deployment and, as required resources, every InferenceCluster, every
+InferenceClass and every ModelReplica of every namespace (the scheduler charges them all, so no
+pool is overcommitted fleet-wide). The scheduler (``modelplane.fleet.scheduler.schedule``) is a
+pure function of those; this module turns its answer into desired ModelReplicas and conditions.
+
+Required ModelReplicas are read only by the scheduler and only through Mapping access, so the
+edge may hand them over as lazy views of the request's Structs; this module never walks them.
+Its own replicas it reads from the observed composed resources (at most ``spec.replicas`` + a few).
+
+Nothing running is lost to a fault:
+
+- until every required resource has been fetched, observed replicas are carried forward;
+- a device selector that does not compile carries every observed replica forward unchanged;
+- a replica the schedule moves (drain, selector or pool change) stays while it is serving and
+  fewer than ``spec.replicas`` of the scheduled replicas are serving: make before break.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+from modelplane.fleet.observed import carried, carry_forward
+from modelplane.fleet.placement import (
+    CLUSTER,
+    DEPLOYMENT,
+    DEPLOYMENT_NAMESPACE,
+    REPLICA_INDEX,
+    ReplicaPlacement,
+    Schedule,
+)
+from modelplane.fleet.scheduler import schedule
+from modelplane.kube.names import dns_label
+
+Obj = dict[str, Any]
+
+API_VERSION = "modelplane.ai/v1alpha1"
+CLUSTERS = "inference-clusters"
+CLASSES = "inference-classes"
+REPLICAS = "model-replicas"
+SCHEDULED = "ReplicasScheduled"
+SERVING = "ReplicasServing"
+
+REQUIREMENTS = {
+    CLUSTERS: Requirement(API_VERSION, "InferenceCluster"),
+    CLASSES: Requirement(API_VERSION, "InferenceClass"),
+    # Labels, not a name: an empty label selector without a namespace selects every namespace.
+    REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={}),
+}
+
+
+def compose_deployment(inputs: Inputs) -> Result:
+    md = inputs.composite
+    problem = _malformed(md)
+    if problem:
+        return Result.failed(problem)
+    mine = _observed_replicas(inputs.observed)
+    missing = [name for name in REQUIREMENTS if name not in inputs.required]
+    if missing:
+        return _waiting(inputs, mine, missing)
+
+    clusters = inputs.required[CLUSTERS]
+    plan = schedule(md, clusters, inputs.required[CLASSES], inputs.required[REPLICAS])
+    if plan.selector_errors:
+        return _invalid_selectors(inputs, mine, plan)
+
+    result = Result(requirements=dict(REQUIREMENTS))
+    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
+    placed_keys: list[str] = []
+    for p in plan.placements:
+        key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
+        name = p.existing or replica_name(md, p)
+        observed = mine.get(key)
+        result.resources[key] = Desired(stamp(md, p, name), ready=_ready(observed))
+        placed_keys.append(key)
+
+    serving_placed = sum(1 for k in placed_keys if _serving(mine.get(k)) == "True")
+    kept = _make_before_break(mine, plan, clusters, serving_placed, result.resources)
+    for key in kept:
+        result.resources[key] = Desired(carried(mine[key]), ready=_ready(mine[key]))
+
+    ready = serving_placed + len(kept)
+    result.status = {"replicas": {"total": plan.scheduled, "ready": ready}}
+    result.conditions.append(scheduled_condition(plan, kept, mine))
+    result.conditions.append(serving_condition(plan.desired, placed_keys, kept, mine))
+    return result
+
+
+def replica_key(index: int, cluster: str) -> str:
+    """The composition resource name: a replica moved to another cluster is a new resource."""
+    return f"replica-{index}-{cluster}"
+
+
+def replica_name(md: Obj, placement: ReplicaPlacement) -> str:
+    return dns_label(str(md["metadata"]["name"]), placement.cluster, str(placement.index))
+
+
+def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
+    """The ModelReplica for one placed replica: the template verbatim, each member's
+    nodeSelector replaced by the pool and DRA requests the scheduler resolved."""
+    meta = md["metadata"]
+    template = md["spec"]["template"]
+    tspec = template["spec"]
+    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    labels.update(
+        {
+            DEPLOYMENT: str(meta["name"]),
+            DEPLOYMENT_NAMESPACE: _namespace(md),
+            CLUSTER: placement.cluster,
+            REPLICA_INDEX: str(placement.index),
+        }
+    )
+    spec: Obj = {"clusterName": placement.cluster}
+    for key in ("modelCacheRef", "serving"):
+        if key in tspec:
+            spec[key] = tspec[key]
+    spec["engines"] = [_engine(e, placement) for e in tspec["engines"]]
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ModelReplica",
+        "metadata": {"name": name, "namespace": _namespace(md), "labels": labels},
+        "spec": spec,
+    }
+
+
+def _engine(engine: Obj, placement: ReplicaPlacement) -> Obj:
+    placed = placement.engine(str(engine["name"]))
+    members = engine["members"]
+    if len(placed.members) != len(members):
+        raise ValueError(
+            f"the schedule placed {len(placed.members)} members of engine {engine['name']}, "
+            f"the template has {len(members)}"
+        )
+    out = {k: v for k, v in engine.items() if k != "members"}
+    out["members"] = []
+    for member, where in zip(members, placed.members, strict=True):
+        stamped = {k: v for k, v in member.items() if k != "nodeSelector"}
+        stamped["nodePoolName"] = where.pool
+        if where.device_requests:
+            stamped["deviceRequests"] = where.device_requests_dicts()
+        out["members"].append(stamped)
+    return out
+
+
+def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, Obj]) -> Condition:
+    where = _by_cluster(plan.placements)
+    placed = f"{plan.scheduled} of {plan.desired} replicas placed"
+    if where:
+        placed += ": " + ", ".join(f"{c} ({', '.join(i)})" for c, i in where.items())
+    moving = [
+        f"{mine[k]['metadata']['name']} on {mine[k]['spec'].get('clusterName')} kept serving "
+        "until its replacement serves"
+        for k in kept
+    ]
+    if plan.scheduled >= plan.desired:
+        message = "; ".join([placed, *moving])
+        return Condition(SCHEDULED, "True", "AllReplicasScheduled", message)
+    message = "; ".join([placed, *plan.shortfall, *moving])
+    return Condition(SCHEDULED, "False", "InsufficientCapacity", message)
+
+
+def serving_condition(
+    desired: int, placed: list[str], kept: list[str], mine: Mapping[str, Obj]
+) -> Condition:
+    serving = [k for k in placed if _serving(mine.get(k)) == "True"]
+    count = len(serving) + len(kept)
+    message = f"{count} of {desired} replicas serving"
+    waiting = [_waiting_on(k, mine.get(k)) for k in placed if k not in serving]
+    if waiting:
+        message += "; " + "; ".join(waiting)
+    if len(serving) >= desired:
+        return Condition(SERVING, "True", "AllReplicasServing", message)
+    return Condition(SERVING, "False", "ReplicasNotServing", message)
+
+
+def _make_before_break(
+    mine: Mapping[str, Obj],
+    plan: Schedule,
+    clusters: list[Obj],
+    serving_placed: int,
+    desired: Mapping[str, Desired],
+) -> list[str]:
+    """Replicas the schedule removed that keep serving until enough scheduled ones serve.
+
+    Scale-down removes nothing that would leave fewer than spec.replicas serving; a replica
+    whose cluster is gone is not serving anything and goes at once.
+    """
+    existing_clusters = {str(c["metadata"]["name"]) for c in clusters}
+    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
+    kept: list[str] = []
+    room = plan.desired - serving_placed
+    for removed in sorted(plan.removed, key=lambda r: r.index):
+        key = by_name.get(removed.name)
+        if room <= 0 or key is None or key in desired:
+            continue
+        obj = mine[key]
+        if _serving(obj) == "True" and obj["spec"].get("clusterName") in existing_clusters:
+            kept.append(key)
+            room -= 1
+    return kept
+
+
+def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
+    return {
+        key: obj
+        for key, obj in observed.items()
+        if obj.get("kind") == "ModelReplica" and isinstance(obj.get("metadata"), dict)
+    }
+
+
+def _waiting(inputs: Inputs, mine: Mapping[str, Obj], missing: list[str]) -> Result:
+    return Result(
+        resources=carry_forward(mine),
+        requirements=dict(REQUIREMENTS),
+        conditions=[
+            Condition(
+                SCHEDULED,
+                "Unknown",
+                "WaitingForFleet",
+                f"reading {', '.join(missing)}; existing replicas are kept as they are",
+            )
+        ],
+    )
+
+
+def _invalid_selectors(inputs: Inputs, mine: Mapping[str, Obj], plan: Schedule) -> Result:
+    detail = "; ".join(str(e) for e in plan.selector_errors)
+    message = f"invalid device selector: {detail}; existing replicas are kept unchanged"
+    return Result(
+        resources=carry_forward(mine),
+        requirements=dict(REQUIREMENTS),
+        status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
+        conditions=[Condition(SCHEDULED, "False", "InvalidSelector", message)],
+        events=[Event("Warning", message, "InvalidSelector")],
+    )
+
+
+def _malformed(md: Obj) -> str | None:
+    spec = md.get("spec")
+    if not isinstance(spec, dict):
+        return "ModelDeployment spec is required"
+    template = spec.get("template")
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return "ModelDeployment spec.template.spec is required"
+    if not isinstance(template["spec"].get("engines"), list) or not template["spec"]["engines"]:
+        return "ModelDeployment spec.template.spec.engines must list at least one engine"
+    if not isinstance(spec.get("replicas"), int):
+        return "ModelDeployment spec.replicas must be an integer"
+    return None
+
+
+def _namespace(md: Obj) -> str:
+    return str(md["metadata"].get("namespace") or "default")
+
+
+def _condition(obj: Obj | None, type_: str) -> Obj | None:
+    if not obj:
+        return None
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == type_:
+            return c
+    return None
+
+
+def _serving(obj: Obj | None) -> str:
+    c = _condition(obj, "ModelServing")
+    return str(c.get("status")) if c else "Unknown"
+
+
+def _count_serving(objs: Iterable[Obj]) -> int:
+    return sum(1 for o in objs if _serving(o) == "True")
+
+
+def _ready(obj: Obj | None) -> Any:
+    c = _condition(obj, "Ready")
+    return "True" if c and c.get("status") == "True" else "False"
+
+
+def _waiting_on(key: str, obj: Obj | None) -> str:
+    if obj is None:
+        return f"{key}: not created yet"
+    c = _condition(obj, "ModelServing")
+    name = obj["metadata"]["name"]
+    if c is None:
+        return f"{name}: no ModelServing condition yet"
+    return f"{name}: {c.get('reason') or 'NotServing'}: {c.get('message') or ''}".rstrip(": ")
+
+
+def _by_cluster(placements: Iterable[ReplicaPlacement]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for p in sorted(placements, key=lambda p: (p.cluster, p.index)):
+        out.setdefault(p.cluster, []).append(str(p.index))
+    return out
