@@ -1,0 +1,1 @@
+"""The fleet: InferenceClusters, InferenceClasses, ModelDeployments and their scheduler."""

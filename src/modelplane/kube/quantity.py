@@ -1,0 +1,142 @@
+"""Kubernetes resource quantities (``resource.Quantity``) as exact rationals.
+
+Parsing follows apimachinery: a signed decimal number followed by a binary-SI suffix (Ki..Ei), a
+decimal-SI suffix (n, u, m, k, M, G, T, P, E) or a decimal exponent (e3, E-2). Values are kept as
+``Fraction`` so comparisons are exact, as ``inf.Dec`` makes them in Go: ``1Gi == 1024Mi``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+QUANTITY_PATTERN = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+_FORMAT_ERROR = f"quantities must match the regular expression '{QUANTITY_PATTERN}'"
+
+_NUMBER = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?")
+_EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)")
+_SUFFIXES: dict[str, Fraction] = {
+    "": Fraction(1),
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50),
+    "Ei": Fraction(2**60),
+}
+
+
+class QuantityError(ValueError):
+    """A string that is not a Kubernetes quantity."""
+
+
+@dataclass(frozen=True, order=False)
+class Quantity:
+    """An exact quantity; ``text`` is what was parsed (for messages), ``value`` is the number."""
+
+    value: Fraction
+    text: str = ""
+
+    def sign(self) -> int:
+        return (self.value > 0) - (self.value < 0)
+
+    def is_integer(self) -> bool:
+        """True when the value is a whole number that fits an int64 (``isInteger()``)."""
+        return self.value.denominator == 1 and INT64_MIN <= self.value.numerator <= INT64_MAX
+
+    def as_integer(self) -> int:
+        if not self.is_integer():
+            raise QuantityError("cannot convert value to integer")
+        return self.value.numerator
+
+    def as_approximate_float(self) -> float:
+        return float(self.value)
+
+    def compare(self, other: Quantity) -> int:
+        return (self.value > other.value) - (self.value < other.value)
+
+    def add(self, other: Quantity | int) -> Quantity:
+        return Quantity(self.value + _amount(other))
+
+    def sub(self, other: Quantity | int) -> Quantity:
+        return Quantity(self.value - _amount(other))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __lt__(self, other: Quantity) -> bool:
+        return self.value < other.value
+
+    def __str__(self) -> str:
+        return self.text or _canonical(self.value)
+
+
+def _amount(other: Quantity | int) -> Fraction:
+    return other.value if isinstance(other, Quantity) else Fraction(other)
+
+
+def _canonical(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    # Any exact decimal expansion: nano units are enough for every parsed quantity.
+    return f"{value.numerator * 10**9 // value.denominator}n"
+
+
+def parse_quantity(text: str) -> Quantity:
+    """Parse ``text`` as ``resource.ParseQuantity`` does, or raise ``QuantityError``."""
+    if not isinstance(text, str) or not text:
+        raise QuantityError(_FORMAT_ERROR)
+    number = _NUMBER.match(text)
+    assert number is not None  # every part of the pattern is optional
+    sign, whole, frac = number.group(1), number.group(2), number.group(3) or ""
+    if not whole and not frac:
+        raise QuantityError(_FORMAT_ERROR)
+    suffix = text[number.end() :]
+    if suffix in _SUFFIXES:
+        scale = _SUFFIXES[suffix]
+    else:
+        exponent = _EXPONENT.fullmatch(suffix)
+        if exponent is None:
+            raise QuantityError(_FORMAT_ERROR)
+        power = int(exponent.group(1))
+        scale = Fraction(10) ** power
+    magnitude = Fraction(int(whole or "0")) + (
+        Fraction(int(frac), 10 ** len(frac)) if frac else Fraction(0)
+    )
+    value = magnitude * scale
+    return Quantity(-value if sign == "-" else value, text)
+
+
+def is_quantity(text: str) -> bool:
+    try:
+        parse_quantity(text)
+    except QuantityError:
+        return False
+    return True
+
+
+def quantity_of(value: str | int | float) -> Quantity:
+    """A quantity from a manifest value: int-or-string fields carry plain integers too."""
+    if isinstance(value, bool):
+        raise QuantityError(_FORMAT_ERROR)
+    if isinstance(value, int):
+        return Quantity(Fraction(value), str(value))
+    if isinstance(value, float):
+        return Quantity(Fraction(value), repr(value))
+    return parse_quantity(value)
