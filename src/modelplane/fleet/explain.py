@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from modelplane.fleet.deployment import replica_name, stamp
-from modelplane.fleet.placement import Schedule
+from modelplane.fleet.placement import DEPLOYMENT, Schedule
 from modelplane.fleet.scheduler import schedule
 
 Obj = dict[str, Any]
@@ -59,9 +59,8 @@ def explain(docs: list[Obj]) -> str:
         plan = schedule(md, clusters, classes, replicas)
         out.extend(explain_schedule(md, plan))
         if not plan.selector_errors:
-            ours = {p.existing for p in plan.placements if p.existing}
-            replicas = [r for r in replicas if _name(r) not in ours or not _same_ns(r, md)]
-            replicas.extend(stamp(md, p, p.existing or replica_name(md, p)) for p in plan.placements)
+            replicas = [r for r in replicas if not _owned_by(r, md)]
+            replicas += [stamp(md, p, p.existing or replica_name(md, p)) for p in plan.placements]
     return "\n".join(out) + "\n"
 
 
@@ -114,9 +113,7 @@ def _identity(obj: Obj) -> tuple[str, str]:
     return str(meta.get("namespace") or "default"), str(meta.get("name", ""))
 
 
-def _name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))
-
-
-def _same_ns(a: Obj, b: Obj) -> bool:
-    return _identity(a)[0] == _identity(b)[0]
+def _owned_by(replica: Obj, md: Obj) -> bool:
+    labels = (replica.get("metadata") or {}).get("labels") or {}
+    ns, name = _identity(md)
+    return labels.get(DEPLOYMENT) == name and _identity(replica)[0] == ns
