@@ -1,0 +1,294 @@
+"""The fleet-wide capacity ledger, at device granularity.
+
+A pool offers ``nodeCount`` nodes, each carrying its InferenceClass's devices. A pod needs all
+its devices on one node; the pods of one gang copy placed on one pool (a Leader and its
+``worker.nodes`` Workers) need distinct nodes; pods of different copies may share a node, so
+four 2-GPU pods fit on one 8-GPU node. Only claimable (DRA) devices are consumed: Synthetic
+devices steer placement and are never claimed, so nothing can be charged against them.
+
+A pool's free state is a multiset of per-node free-device vectors (:class:`PoolState`), so
+identical nodes are one entry and the search never tries two of them for the same pod. Fitting a
+set of gangs into a pool is an exact, deterministic backtracking search (:func:`fit`), cached
+on (state, demand): fleets of identical clusters cost one search per distinct state.
+
+Where the real pods sit is the workload cluster's scheduler's business and is never observed, so
+the ledger charges the ModelReplicas it is given by packing them (largest first, tightest node
+first). A replica that no longer fits (a pool shrank, copies grew) is still charged, driving the
+pool's free devices negative, which blocks new placements there until it drains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from modelplane.fleet.devices import DeviceKind, matches
+
+Vector = tuple[int, ...]
+"""Devices per claimable kind of a pool's class, in class order."""
+
+Unit = tuple[Vector, ...]
+"""Pods that need distinct nodes: one gang copy's pods on one pool (a single pod is a unit)."""
+
+Nodes = tuple[tuple[Vector, int], ...]
+"""A multiset of node free-vectors: (free devices, how many nodes), sorted by vector."""
+
+SEARCH_BUDGET = 200_000
+"""Search steps one :func:`fit` may take before it gives up (and reports no fit)."""
+
+
+@dataclass(frozen=True)
+class PoolState:
+    """The free devices of every node of one pool."""
+
+    per_node: Vector
+    nodes: Nodes
+
+    @staticmethod
+    def empty(per_node: Vector, node_count: int) -> PoolState:
+        return PoolState(per_node, ((per_node, node_count),) if node_count > 0 else ())
+
+    @property
+    def node_count(self) -> int:
+        return sum(n for _, n in self.nodes)
+
+    @property
+    def free_nodes(self) -> int:
+        """Nodes with every device free."""
+        return sum(n for v, n in self.nodes if v == self.per_node)
+
+    def free_devices(self) -> Vector:
+        width = len(self.per_node)
+        return tuple(sum(v[i] * n for v, n in self.nodes) for i in range(width))
+
+    @property
+    def overcommitted(self) -> bool:
+        return any(x < 0 for v, _ in self.nodes for x in v)
+
+
+def _fits(free: Vector, pod: Vector) -> bool:
+    return all(f >= p for f, p in zip(free, pod, strict=True))
+
+
+def _sub(free: Vector, pod: Vector) -> Vector:
+    return tuple(f - p for f, p in zip(free, pod, strict=True))
+
+
+def _remove(nodes: Nodes, i: int) -> Nodes:
+    vector, count = nodes[i]
+    if count == 1:
+        return nodes[:i] + nodes[i + 1 :]
+    return (*nodes[:i], (vector, count - 1), *nodes[i + 1 :])
+
+
+def _add(nodes: Nodes, vectors: tuple[Vector, ...]) -> Nodes:
+    counts = dict(nodes)
+    for v in vectors:
+        counts[v] = counts.get(v, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+def _size(pod: Vector) -> int:
+    return sum(pod)
+
+
+def order_units(units: tuple[Unit, ...]) -> tuple[Unit, ...]:
+    """Canonical order: biggest gangs first, each gang's biggest pods first."""
+    ordered = (tuple(sorted(u, key=lambda p: (-_size(p), p))) for u in units)
+    return tuple(sorted(ordered, key=lambda u: (-len(u), -sum(map(_size, u)), u)))
+
+
+class _BudgetError(Exception):
+    pass
+
+
+def _unit_placements(
+    nodes: Nodes,
+    pods: Unit,
+    j: int,
+    held: tuple[Vector, ...],
+    floor: Vector | None,
+    steps: list[int],
+) -> Iterator[Nodes]:
+    """Every way to put pods[j:] on distinct nodes; tightest nodes first."""
+    if j == len(pods):
+        yield _add(nodes, held)
+        return
+    steps[0] -= 1
+    if steps[0] < 0:
+        raise _BudgetError
+    pod = pods[j]
+    same_as_previous = j > 0 and pods[j - 1] == pod
+    candidates = sorted(
+        (_size(v) - _size(pod), v, i)
+        for i, (v, _) in enumerate(nodes)
+        # Identical pods take nodes in non-decreasing vector order: one representative per
+        # multiset of choices.
+        if _fits(v, pod) and not (same_as_previous and floor is not None and v < floor)
+    )
+    for _, vector, i in candidates:
+        yield from _unit_placements(
+            _remove(nodes, i), pods, j + 1, (*held, _sub(vector, pod)), vector, steps
+        )
+
+
+def _fit_units(
+    nodes: Nodes, units: tuple[Unit, ...], i: int, failed: set[tuple[int, Nodes]], steps: list[int]
+) -> Nodes | None:
+    if i == len(units):
+        return nodes
+    if (i, nodes) in failed:
+        return None
+    seen: set[Nodes] = set()
+    for after in _unit_placements(nodes, units[i], 0, (), None, steps):
+        if after in seen:
+            continue
+        seen.add(after)
+        result = _fit_units(after, units, i + 1, failed, steps)
+        if result is not None:
+            return result
+    failed.add((i, nodes))
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _fit(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
+    try:
+        return _fit_units(nodes, units, 0, set(), [SEARCH_BUDGET])
+    except _BudgetError:
+        return None
+
+
+def fit(state: PoolState, units: tuple[Unit, ...]) -> PoolState | None:
+    """The pool after placing every unit, or None when they cannot all fit (exact search)."""
+    if not units:
+        return state
+    nodes = _fit(state.nodes, order_units(units))
+    return None if nodes is None else PoolState(state.per_node, nodes)
+
+
+def force(state: PoolState, units: tuple[Unit, ...]) -> PoolState:
+    """Charge units that may not fit: each pod on the node with the most free devices, going
+    negative where it must (an overcommitted pool blocks new placements)."""
+    nodes = state.nodes
+    for unit in order_units(units):
+        held: list[Vector] = []
+        for pod in unit:
+            if not nodes:
+                break
+            i = max(range(len(nodes)), key=lambda k: (_size(nodes[k][0]), nodes[k][0]))
+            held.append(_sub(nodes[i][0], pod))
+            nodes = _remove(nodes, i)
+        nodes = _add(nodes, tuple(held))
+    return PoolState(state.per_node, nodes)
+
+
+def charge(state: PoolState, units: tuple[Unit, ...]) -> tuple[PoolState, bool]:
+    """Charge units exactly when they fit, by force when not; says whether they fitted."""
+    after = fit(state, units)
+    if after is not None:
+        return after, True
+    return force(state, units), False
+
+
+@lru_cache(maxsize=4096)
+def nodes_needed(per_node: Vector, units: tuple[Unit, ...], limit: int) -> int | None:
+    """The fewest whole nodes of this shape the units fit on (None above ``limit``)."""
+    low = max((len(u) for u in units), default=0)
+    for count in range(max(low, 1), limit + 1):
+        if fit(PoolState.empty(per_node, count), units) is not None:
+            return count
+    return None
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One node pool of one InferenceCluster, with its class's devices resolved."""
+
+    cluster: str
+    name: str
+    class_name: str
+    kinds: tuple[DeviceKind, ...]
+    node_count: int
+
+    @property
+    def claimable(self) -> tuple[int, ...]:
+        """Indices (into ``kinds``) of the devices the ledger counts: the claimable ones."""
+        return tuple(i for i, k in enumerate(self.kinds) if k.claimable)
+
+    @property
+    def per_node(self) -> Vector:
+        return tuple(self.kinds[i].count for i in self.claimable)
+
+
+class Ledger:
+    """Free devices of every pool of the fleet, charged with ModelReplicas."""
+
+    def __init__(self, pools: list[Pool]) -> None:
+        self.pools = {(p.cluster, p.name): p for p in pools}
+        self.states = {
+            key: PoolState.empty(p.per_node, p.node_count) for key, p in self.pools.items()
+        }
+        self.overcommitted: set[tuple[str, str]] = set()
+
+    def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
+        for pool, units in sorted(units_by_pool.items()):
+            key = (cluster, pool)
+            if key not in self.states:
+                continue
+            self.states[key], fitted = charge(self.states[key], units)
+            if not fitted:
+                self.overcommitted.add(key)
+
+    def charge_observed(self, replica: dict[str, Any]) -> None:
+        """Charge an existing ModelReplica from its own spec (whatever its deployment)."""
+        spec = replica.get("spec") or {}
+        cluster = str(spec.get("clusterName") or "")
+        self.charge(cluster, observed_units(self.pools, cluster, spec))
+
+
+def pod_count(member: dict[str, Any]) -> int:
+    """Pods of one member per copy: ``worker.nodes`` for a Worker, one otherwise."""
+    if member.get("role") == "Worker":
+        return max(1, int((member.get("worker") or {}).get("nodes", 1)))
+    return 1
+
+
+def observed_vector(pool: Pool, requests: list[dict[str, Any]]) -> Vector:
+    """A stamped member's per-pod demand on its pool: each request on the first claimable device
+    with its DeviceClass whose selectors match (the stamp names no device)."""
+    claimable = pool.claimable
+    demand = [0] * len(claimable)
+    for request in requests:
+        dcn = request.get("deviceClassName")
+        selectors = tuple(str(s.get("cel")) for s in request.get("selectors") or [] if "cel" in s)
+        same_class = [j for j, i in enumerate(claimable) if pool.kinds[i].device_class_name == dcn]
+        chosen = next(
+            (j for j in same_class if matches(selectors, pool.kinds[claimable[j]]) is True),
+            same_class[0] if same_class else None,
+        )
+        if chosen is not None:
+            demand[chosen] += max(0, int(request.get("count", 1)))
+    return tuple(demand)
+
+
+def observed_units(
+    pools: dict[tuple[str, str], Pool], cluster: str, spec: dict[str, Any]
+) -> dict[str, tuple[Unit, ...]]:
+    """What a ModelReplica spec occupies, per pool of its cluster. A member pinned to a pool the
+    cluster no longer has occupies nothing (its pods match no node)."""
+    units: dict[str, list[Unit]] = {}
+    for engine in spec.get("engines") or []:
+        copies = max(0, int(engine.get("copies", 1)))
+        gang: dict[str, list[Vector]] = {}
+        for member in engine.get("members") or []:
+            pool = pools.get((cluster, str(member.get("nodePoolName"))))
+            if pool is None:
+                continue
+            vector = observed_vector(pool, member.get("deviceRequests") or [])
+            gang.setdefault(pool.name, []).extend([vector] * pod_count(member))
+        for name, pods in gang.items():
+            units.setdefault(name, []).extend([tuple(pods)] * copies)
+    return {name: tuple(u) for name, u in units.items()}
