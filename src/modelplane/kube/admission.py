@@ -1,0 +1,207 @@
+"""Offline admission: what the API server does to a custom resource on create.
+
+``Admission.from_paths(paths)`` loads CRDs and XRDs (files or directories);
+``Admission.default()`` loads everything under the project's ``apis/`` (cached).
+``admission.admit(obj)`` returns ``Admitted(object, errors)``: the pruned and defaulted copy and
+every error, in the API server's order: unknown fields (strict field validation), ObjectMeta,
+the structural schema (OpenAPI and list-type checks), then the CEL rules on the defaulted
+object. As on the API server, CEL rules are skipped when a blocking error (a wrong type, a
+missing required field, an unsupported enum value, a value too long, too many items) was found,
+and one error says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modelplane.apis import apis_dir
+from modelplane.kube.crd import Definition, Version, load_definitions
+from modelplane.kube.errors import ErrorType, FieldError
+from modelplane.kube.rules import evaluate
+from modelplane.kube.schema import Schema, prune_and_default, validate
+
+
+class UnknownKindError(KeyError):
+    """An object whose apiVersion and kind no loaded definition serves."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """The outcome of admitting one object."""
+
+    object: dict[str, Any]
+    errors: list[FieldError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+_BLOCKING = {
+    ErrorType.NOT_SUPPORTED,
+    ErrorType.REQUIRED,
+    ErrorType.TOO_LONG,
+    ErrorType.TOO_MANY,
+    ErrorType.TYPE_INVALID,
+}
+_NOT_CHECKED = FieldError(
+    "<nil>",
+    ErrorType.INVALID,
+    None,
+    "some validation rules were not checked because the object was invalid; "
+    "correct the existing errors to complete validation",
+)
+
+
+class Admission:
+    """Admission for every kind of the given definitions."""
+
+    def __init__(self, definitions: Iterable[Definition]) -> None:
+        self._kinds: dict[tuple[str, str], Definition] = {}
+        for d in definitions:
+            self._kinds[(d.group, d.kind)] = d
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[Path | str]) -> Admission:
+        return cls(load_definitions(Path(p) for p in paths))
+
+    @classmethod
+    def default(cls) -> Admission:
+        return _default()
+
+    def definitions(self) -> list[Definition]:
+        return list(self._kinds.values())
+
+    def add(self, definitions: Iterable[Definition]) -> Admission:
+        """A new Admission with these definitions too (they win on a clash)."""
+        return Admission([*self._kinds.values(), *definitions])
+
+    def version(self, api_version: str, kind: str) -> Version | None:
+        group, _, version = api_version.rpartition("/")
+        definition = self._kinds.get((group, kind))
+        if definition is None:
+            return None
+        found = definition.versions.get(version)
+        return found if found is not None and found.served else None
+
+    def knows(self, api_version: str, kind: str) -> bool:
+        return self.version(api_version, kind) is not None
+
+    def admit(self, obj: dict[str, Any]) -> Admitted:
+        """Prune, default and validate ``obj``; raises ``UnknownKindError`` for unknown kinds."""
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        version = (
+            self.version(api_version, kind)
+            if isinstance(api_version, str) and isinstance(kind, str)
+            else None
+        )
+        if version is None:
+            raise UnknownKindError(
+                f"no served definition for apiVersion {api_version!r} kind {kind!r}"
+            )
+        return admit(version.schema(), obj)
+
+
+def admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
+    """Admission of ``obj`` against one compiled version schema."""
+    body = {k: v for k, v in obj.items() if k != "metadata"}
+    pruned, errors = prune_and_default(schema, body)
+    metadata, meta_errors = _object_meta(obj.get("metadata"))
+    result: dict[str, Any] = {}
+    for key in ("apiVersion", "kind"):
+        if key in obj:
+            result[key] = obj[key]
+    result["metadata"] = metadata
+    result.update({k: v for k, v in pruned.items() if k not in ("apiVersion", "kind")})
+    errors += meta_errors
+    errors += validate(schema, pruned)
+    if any(e.type in _BLOCKING for e in errors):
+        errors.append(_NOT_CHECKED)
+    else:
+        errors += evaluate(schema, pruned)
+    return Admitted(result, errors)
+
+
+# --- ObjectMeta ----------------------------------------------------------------------------
+
+_META_FIELDS = {
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+}
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_SUBDOMAIN_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
+    errors: list[FieldError] = []
+    if not isinstance(meta, dict):
+        meta = {}
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if key in _META_FIELDS:
+            out[key] = value
+        else:
+            errors.append(FieldError(f"metadata.{key}", ErrorType.UNKNOWN_FIELD))
+    name = out.get("name")
+    if not name and not out.get("generateName"):
+        errors.append(
+            FieldError(
+                "metadata.name", ErrorType.REQUIRED, detail="name or generateName is required"
+            )
+        )
+    elif isinstance(name, str) and name:
+        if len(name) > 253:
+            errors.append(
+                FieldError(
+                    "metadata.name",
+                    ErrorType.INVALID,
+                    name,
+                    "must be no more than 253 characters",
+                )
+            )
+        elif not _DNS1123_SUBDOMAIN.fullmatch(name):
+            errors.append(FieldError("metadata.name", ErrorType.INVALID, name, _SUBDOMAIN_MESSAGE))
+    for key in ("labels", "annotations"):
+        value = out.get(key)
+        if value is not None and not (
+            isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+        ):
+            errors.append(
+                FieldError(
+                    f"metadata.{key}",
+                    ErrorType.TYPE_INVALID,
+                    "object",
+                    f"metadata.{key} must be a map of strings",
+                )
+            )
+    return out, errors
+
+
+@functools.cache
+def _default() -> Admission:
+    return Admission.from_paths([apis_dir()])

@@ -1,0 +1,284 @@
+"""Load CustomResourceDefinitions and Crossplane CompositeResourceDefinitions.
+
+``load_definitions(paths)`` reads YAML files (or every ``*.yaml``/``*.yml`` below a directory;
+multi-document streams welcome) and returns one ``Definition`` per CRD (``apiextensions.k8s.io/v1``)
+or XRD (``apiextensions.crossplane.io/v1`` or ``v2``); other documents are ignored.
+
+An XRD is turned into the CRD Crossplane would generate for its composite resource: the XRD's
+schema with Crossplane's own fields added (see docs/validation.md). Schemas are compiled on
+first use of a version; ``Definition.compile()`` compiles every served version and every CEL rule
+now, raising ``DefinitionError`` for a bad pattern or a rule that does not compile.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from modelplane.kube.rules import RuleCompileError, compile_rules
+from modelplane.kube.schema import Schema, SchemaError
+
+CRD_API = "apiextensions.k8s.io/v1"
+XRD_APIS = ("apiextensions.crossplane.io/v1", "apiextensions.crossplane.io/v2")
+
+
+class DefinitionError(ValueError):
+    """A definition that cannot be loaded: unreadable, malformed, or with a bad rule."""
+
+
+@dataclass
+class Version:
+    name: str
+    served: bool
+    raw_schema: dict[str, Any]
+    source: str
+    _schema: Schema | None = None
+
+    def schema(self) -> Schema:
+        """The compiled structural schema, with every CEL rule compiled (once)."""
+        if self._schema is None:
+            where = f"{self.source}: version {self.name}"
+            try:
+                schema = Schema.of(self.raw_schema)
+                compile_rules(schema)
+            except (SchemaError, RuleCompileError) as e:
+                raise DefinitionError(f"{where}: {e}") from None
+            self._schema = schema
+        return self._schema
+
+
+@dataclass
+class Definition:
+    group: str
+    kind: str
+    plural: str
+    namespaced: bool
+    versions: dict[str, Version] = field(default_factory=dict)
+    source: str = ""
+
+    def compile(self) -> None:
+        for version in self.versions.values():
+            if version.served:
+                version.schema()
+
+
+def _read(path: Path) -> list[Any]:
+    try:
+        with path.open("rb") as f:
+            return [d for d in yaml.load_all(f, Loader=_LOADER) if d is not None]
+    except OSError as e:
+        raise DefinitionError(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise DefinitionError(f"{path}: not YAML: {e}") from None
+
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def yaml_files(paths: Iterable[Path]) -> Iterator[Path]:
+    for path in paths:
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+        else:
+            yield path
+
+
+def load_definitions(paths: Iterable[Path]) -> list[Definition]:
+    out: list[Definition] = []
+    for path in yaml_files(paths):
+        for doc in _read(path):
+            definition = definition_of(doc, str(path))
+            if definition is not None:
+                out.append(definition)
+    return out
+
+
+def definition_of(doc: Any, source: str = "<definition>") -> Definition | None:
+    """The definition a CRD or XRD document declares, or None for any other document."""
+    if not isinstance(doc, dict):
+        return None
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    if api == CRD_API and kind == "CustomResourceDefinition":
+        return _from_crd(doc, source)
+    if api in XRD_APIS and kind == "CompositeResourceDefinition":
+        return _from_xrd(doc, source, legacy=api.endswith("/v1"))
+    return None
+
+
+def _spec(doc: dict[str, Any], source: str) -> dict[str, Any]:
+    spec = doc.get("spec")
+    name = (doc.get("metadata") or {}).get("name", "?")
+    where = f"{source}: {doc.get('kind')} {name}"
+    if not isinstance(spec, dict):
+        raise DefinitionError(f"{where}: spec: Required value")
+    for key in ("group", "names", "versions"):
+        if key not in spec:
+            raise DefinitionError(f"{where}: spec.{key}: Required value")
+    names = spec["names"]
+    if not isinstance(names, dict) or "kind" not in names:
+        raise DefinitionError(f"{where}: spec.names.kind: Required value")
+    return spec
+
+
+def _from_crd(doc: dict[str, Any], source: str) -> Definition:
+    spec = _spec(doc, source)
+    names = spec["names"]
+    definition = Definition(
+        group=spec["group"],
+        kind=names["kind"],
+        plural=names.get("plural", ""),
+        namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+        source=source,
+    )
+    for v in spec["versions"]:
+        raw = ((v.get("schema") or {}).get("openAPIV3Schema")) or {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+        }
+        definition.versions[v["name"]] = Version(
+            v["name"], bool(v.get("served", True)), raw, f"{source}: {names['kind']}"
+        )
+    return definition
+
+
+def _from_xrd(doc: dict[str, Any], source: str, legacy: bool) -> Definition:
+    spec = _spec(doc, source)
+    names = spec["names"]
+    scope = spec.get("scope", "LegacyCluster" if legacy else "Namespaced")
+    definition = Definition(
+        group=spec["group"],
+        kind=names["kind"],
+        plural=names.get("plural", ""),
+        namespaced=scope == "Namespaced",
+        source=source,
+    )
+    for v in spec["versions"]:
+        xr_schema = (v.get("schema") or {}).get("openAPIV3Schema") or {}
+        definition.versions[v["name"]] = Version(
+            v["name"],
+            bool(v.get("served", True)),
+            composite_schema(xr_schema, scope),
+            f"{source}: {names['kind']}",
+        )
+    return definition
+
+
+# --- the CRD Crossplane generates for an XR ------------------------------------------------
+
+_STRING = {"type": "string"}
+_REF = {"type": "object", "required": ["name"], "properties": {"name": _STRING}}
+_SELECTOR = {
+    "type": "object",
+    "required": ["matchLabels"],
+    "properties": {"matchLabels": {"type": "object", "additionalProperties": _STRING}},
+}
+_UPDATE_POLICY = {"type": "string", "enum": ["Automatic", "Manual"], "default": "Automatic"}
+
+
+def _crossplane_spec_props(scope: str) -> dict[str, Any]:
+    refs: dict[str, Any] = {
+        "type": "array",
+        "x-kubernetes-list-type": "atomic",
+        "items": {
+            "type": "object",
+            "required": ["apiVersion", "kind"],
+            "properties": {
+                "apiVersion": _STRING,
+                "kind": _STRING,
+                "name": _STRING,
+                **({"namespace": _STRING} if scope != "Namespaced" else {}),
+            },
+        },
+    }
+    props: dict[str, Any] = {
+        "compositionRef": _REF,
+        "compositionSelector": _SELECTOR,
+        "compositionRevisionRef": _REF,
+        "compositionRevisionSelector": _SELECTOR,
+        "compositionUpdatePolicy": _UPDATE_POLICY,
+        "resourceRefs": refs,
+    }
+    if scope == "LegacyCluster":
+        props["claimRef"] = {
+            "type": "object",
+            "required": ["apiVersion", "kind", "namespace", "name"],
+            "properties": {k: _STRING for k in ("apiVersion", "kind", "namespace", "name")},
+        }
+        props["writeConnectionSecretToRef"] = {
+            "type": "object",
+            "required": ["name", "namespace"],
+            "properties": {"name": _STRING, "namespace": _STRING},
+        }
+        props["publishConnectionDetailsTo"] = {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+        }
+        props["environmentConfigRefs"] = {
+            "type": "array",
+            "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        }
+    return props
+
+
+_CONDITIONS = {
+    "type": "array",
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["type"],
+    "items": {
+        "type": "object",
+        "required": ["lastTransitionTime", "reason", "status", "type"],
+        "properties": {
+            "lastTransitionTime": {"type": "string", "format": "date-time"},
+            "message": _STRING,
+            "observedGeneration": {"type": "integer", "format": "int64"},
+            "reason": _STRING,
+            "status": _STRING,
+            "type": _STRING,
+        },
+    },
+}
+
+
+def composite_schema(xr: dict[str, Any], scope: str) -> dict[str, Any]:
+    """The generated CRD's ``openAPIV3Schema`` for an XR schema of the given scope."""
+    xr = copy.deepcopy(xr)
+    props = xr.get("properties") or {}
+    spec = props.get("spec") or {"type": "object"}
+    spec.setdefault("type", "object")
+    spec_props = spec.setdefault("properties", {})
+    if scope == "LegacyCluster":
+        spec_props.update(_crossplane_spec_props(scope))
+    else:
+        spec_props["crossplane"] = {
+            "type": "object",
+            "properties": _crossplane_spec_props(scope),
+        }
+    status = props.get("status") or {"type": "object"}
+    status.setdefault("type", "object")
+    status_props = status.setdefault("properties", {})
+    status_props["conditions"] = _CONDITIONS
+    status_props["crossplane"] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    if scope == "LegacyCluster":
+        status_props["connectionDetails"] = {
+            "type": "object",
+            "properties": {"lastPublishedTime": {"type": "string", "format": "date-time"}},
+        }
+    root: dict[str, Any] = {
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": _STRING,
+            "kind": _STRING,
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": status,
+        },
+    }
+    if "description" in xr:
+        root["description"] = xr["description"]
+    return root

@@ -1,0 +1,570 @@
+"""Structural schemas: prune, default and validate an object as the API server does.
+
+``Schema.of(openapi_dict)`` compiles an ``openAPIV3Schema`` once (patterns compiled, defaults
+and rules located). Then, for an object:
+
+- ``prune_and_default(schema, obj)`` returns a pruned, defaulted copy and the unknown-field
+  errors that strict field validation reports. Unknown fields are dropped unless
+  ``x-kubernetes-preserve-unknown-fields`` holds; nulls on non-nullable fields without a default
+  are dropped; defaults fill absent (or null) properties, nested and inside list items.
+  Floats with integral values in integer fields become ints (protobuf ``Struct`` carries only
+  doubles).
+- ``validate(schema, obj)`` reports every OpenAPI problem with kube-openapi's messages and
+  apiextensions' error kinds, then list-type ``map``/``set`` uniqueness.
+
+CEL rules (``x-kubernetes-validations``) are evaluated by ``modelplane.kube.rules``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelplane.kube.errors import OMIT, ErrorType, FieldError, Key, Path, render_path
+
+_MISSING: Any = object()
+
+
+class SchemaError(ValueError):
+    """A definition whose schema cannot be used (a pattern that does not compile, ...)."""
+
+
+@dataclass(eq=False)
+class Schema:
+    type: str = ""
+    properties: dict[str, Schema] | None = None
+    additional: Schema | None = None
+    items: Schema | None = None
+    required: tuple[str, ...] = ()
+    nullable: bool = False
+    default: Any = _MISSING
+    enum: list[Any] | None = None
+    pattern: re.Pattern[str] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
+    min_length: int | None = None
+    max_length: int | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    min_properties: int | None = None
+    max_properties: int | None = None
+    int_or_string: bool = False
+    preserve_unknown: bool = False
+    embedded: bool = False
+    list_type: str | None = None
+    list_map_keys: tuple[str, ...] = ()
+    any_of: list[Schema] = field(default_factory=list)
+    all_of: list[Schema] = field(default_factory=list)
+    one_of: list[Schema] = field(default_factory=list)
+    not_: Schema | None = None
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    # Whether anything below (or at) this node needs defaulting, coercion or CEL; lets the
+    # walks skip subtrees that are plain copies.
+    needs_defaulting: bool = False
+    has_rules: bool = False
+    # Filled by modelplane.kube.rules on first use.
+    compiled_rules: Any = None
+
+    @classmethod
+    def of(cls, raw: dict[str, Any], where: str = "openAPIV3Schema") -> Schema:
+        return _compile(raw, where)
+
+    def walk(self) -> list[Schema]:
+        """Every node of this schema, this one first."""
+        out: list[Schema] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(node.children())
+        return out
+
+    def children(self) -> list[Schema]:
+        kids = list((self.properties or {}).values())
+        for extra in (self.additional, self.items, self.not_):
+            if extra is not None:
+                kids.append(extra)
+        return kids + self.any_of + self.all_of + self.one_of
+
+
+def _compile(raw: dict[str, Any], where: str) -> Schema:
+    if not isinstance(raw, dict):
+        raise SchemaError(f"{where}: a schema must be an object")
+    node = Schema(
+        type=raw.get("type", "") or "",
+        required=tuple(raw.get("required") or ()),
+        nullable=bool(raw.get("nullable", False)),
+        default=raw.get("default", _MISSING),
+        enum=raw.get("enum"),
+        minimum=raw.get("minimum"),
+        maximum=raw.get("maximum"),
+        exclusive_minimum=bool(raw.get("exclusiveMinimum", False)),
+        exclusive_maximum=bool(raw.get("exclusiveMaximum", False)),
+        min_length=raw.get("minLength"),
+        max_length=raw.get("maxLength"),
+        min_items=raw.get("minItems"),
+        max_items=raw.get("maxItems"),
+        min_properties=raw.get("minProperties"),
+        max_properties=raw.get("maxProperties"),
+        int_or_string=bool(raw.get("x-kubernetes-int-or-string", False)),
+        preserve_unknown=bool(raw.get("x-kubernetes-preserve-unknown-fields", False)),
+        embedded=bool(raw.get("x-kubernetes-embedded-resource", False)),
+        list_type=raw.get("x-kubernetes-list-type"),
+        list_map_keys=tuple(raw.get("x-kubernetes-list-map-keys") or ()),
+        rules=list(raw.get("x-kubernetes-validations") or ()),
+    )
+    if "pattern" in raw:
+        node.pattern = _pattern(raw["pattern"], where)
+    if "properties" in raw:
+        node.properties = {
+            name: _compile(sub, f"{where}.properties[{name}]")
+            for name, sub in (raw["properties"] or {}).items()
+        }
+    additional = raw.get("additionalProperties")
+    if isinstance(additional, dict):
+        node.additional = _compile(additional, f"{where}.additionalProperties")
+    elif additional is True:
+        node.additional = Schema(preserve_unknown=True)
+    if isinstance(raw.get("items"), dict):
+        node.items = _compile(raw["items"], f"{where}.items")
+    for key, target in (("anyOf", node.any_of), ("allOf", node.all_of), ("oneOf", node.one_of)):
+        for i, sub in enumerate(raw.get(key) or ()):
+            target.append(_compile(sub, f"{where}.{key}[{i}]"))
+    if isinstance(raw.get("not"), dict):
+        node.not_ = _compile(raw["not"], f"{where}.not")
+    if node.embedded:
+        # An embedded resource keeps apiVersion, kind and metadata even without a schema.
+        node.properties = dict(node.properties or {})
+        for name in ("apiVersion", "kind"):
+            node.properties.setdefault(name, Schema(type="string"))
+        node.properties.setdefault("metadata", Schema(type="object", preserve_unknown=True))
+    kids = [k for k in (*(node.properties or {}).values(), node.additional, node.items) if k]
+    node.needs_defaulting = (
+        node.default is not _MISSING
+        or node.type in ("integer", "number")
+        or any(k.needs_defaulting for k in kids)
+    )
+    node.has_rules = bool(node.rules) or any(k.has_rules for k in kids)
+    return node
+
+
+# Go's RE2 and Python's re agree on the syntax Kubernetes schemas use; translate the few RE2
+# spellings Python lacks and refuse what neither can read.
+_RE2_ONLY = (("\\z", "\\Z"),)
+
+
+def _pattern(text: str, where: str) -> re.Pattern[str]:
+    for go, py in _RE2_ONLY:
+        text = text.replace(go, py)
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise SchemaError(f"{where}.pattern: cannot compile {text!r}: {e}") from None
+
+
+# --- prune and default ---------------------------------------------------------------------
+
+
+def prune_and_default(
+    schema: Schema, obj: Any, path: Path = (), errors: list[FieldError] | None = None
+) -> tuple[Any, list[FieldError]]:
+    """A pruned and defaulted copy of ``obj`` and the unknown fields that were dropped."""
+    found: list[FieldError] = [] if errors is None else errors
+    return _prune(schema, obj, path, found), found
+
+
+def _prune(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> Any:
+    if isinstance(value, dict):
+        return _prune_object(schema, value, path, errors)
+    if isinstance(value, list):
+        items = schema.items
+        if items is None:
+            return _copy(value)
+        return [_prune(items, v, (*path, i), errors) for i, v in enumerate(value)]
+    if isinstance(value, float) and schema.type == "integer" and value.is_integer():
+        return int(value)
+    if schema.int_or_string and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and schema.type == "number":
+        return float(value)
+    return value
+
+
+def _prune_object(
+    schema: Schema, value: dict[str, Any], path: Path, errors: list[FieldError]
+) -> dict[str, Any]:
+    props = schema.properties
+    additional = schema.additional
+    out: dict[str, Any] = {}
+    for key, sub in value.items():
+        child: Schema | None = None
+        if props is not None and key in props:
+            child = props[key]
+        elif additional is not None:
+            child = additional
+        if child is None:
+            if schema.preserve_unknown or (props is None and schema.type != "object"):
+                out[key] = _copy(sub)
+            else:
+                errors.append(FieldError(render_path((*path, key)), ErrorType.UNKNOWN_FIELD, OMIT))
+            continue
+        child_path = (*path, Key(key) if child is additional else key)
+        if sub is None and not child.nullable:
+            # PruneNonNullableNullsWithoutDefaults; a default below replaces the null.
+            continue
+        out[key] = _prune(child, sub, child_path, errors)
+    if props:
+        for key, child in props.items():
+            if child.default is not _MISSING and key not in out:
+                out[key] = _copy(child.default)
+    return out
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+# --- validate ------------------------------------------------------------------------------
+
+_TYPE_NAMES = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _type_ok(expected: str, value: Any) -> bool:
+    kind = type(value)
+    if expected == "object":
+        return kind is dict
+    if expected == "array":
+        return kind is list
+    if expected == "string":
+        return kind is str
+    if expected == "integer":
+        return kind is int or (kind is float and value.is_integer())
+    if expected == "number":
+        return kind is int or kind is float
+    if expected == "boolean":
+        return kind is bool
+    return True
+
+
+def validate(schema: Schema, obj: Any, path: Path = ()) -> list[FieldError]:
+    """Every OpenAPI and list-type error of ``obj`` (already pruned and defaulted)."""
+    errors: list[FieldError] = []
+    _validate(schema, obj, path, errors)
+    return errors
+
+
+def _name(path: Path) -> str:
+    return render_path(path)
+
+
+def _validate(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> None:
+    if value is None:
+        if not schema.nullable and (schema.type or schema.int_or_string):
+            expected = "integer,string" if schema.int_or_string and not schema.type else schema.type
+            name = _name(path)
+            errors.append(
+                FieldError(
+                    name,
+                    ErrorType.TYPE_INVALID,
+                    "null",
+                    f'{name} in body must be of type {expected}: "null"',
+                )
+            )
+        return
+    expected = schema.type
+    if expected and not _type_ok(expected, value):
+        name = _name(path)
+        actual = json_type(value)
+        errors.append(
+            FieldError(
+                name,
+                ErrorType.TYPE_INVALID,
+                actual,
+                f'{name} in body must be of type {expected}: "{actual}"',
+            )
+        )
+        return
+    if (
+        schema.int_or_string
+        and not expected
+        and not ((type(value) is int) or isinstance(value, str))
+    ):
+        name = _name(path)
+        actual = json_type(value)
+        errors.append(
+            FieldError(
+                name,
+                ErrorType.TYPE_INVALID,
+                actual,
+                f'{name} in body must be of type integer,string: "{actual}"',
+            )
+        )
+        return
+
+    if schema.enum is not None and not any(_same(value, e) for e in schema.enum):
+        allowed = ", ".join(
+            f'"{e}"' if isinstance(e, str) else f'"{_json(e)}"' for e in schema.enum
+        )
+        errors.append(
+            FieldError(_name(path), ErrorType.NOT_SUPPORTED, value, f"supported values: {allowed}")
+        )
+
+    kind = type(value)
+    if kind is str:
+        _validate_string(schema, value, path, errors)
+    elif kind in (int, float):
+        _validate_number(schema, value, path, errors)
+    elif kind is list:
+        _validate_array(schema, value, path, errors)
+    elif kind is dict:
+        _validate_object(schema, value, path, errors)
+
+    if schema.any_of or schema.all_of or schema.one_of or schema.not_:
+        _validate_composition(schema, value, path, errors)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return (type(a) is type(b) and a == b) or (
+        isinstance(a, int | float)
+        and isinstance(b, int | float)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+        and a == b
+    )
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _validate_string(schema: Schema, value: str, path: Path, errors: list[FieldError]) -> None:
+    if schema.max_length is not None and len(value) > schema.max_length:
+        unit = "byte" if schema.max_length == 1 else "bytes"
+        errors.append(
+            FieldError(
+                _name(path),
+                ErrorType.TOO_LONG,
+                value,
+                f"may not be more than {schema.max_length} {unit}",
+            )
+        )
+    if schema.min_length is not None and len(value) < schema.min_length:
+        name = _name(path)
+        errors.append(
+            FieldError(
+                name,
+                ErrorType.INVALID,
+                value,
+                f"{name} in body should be at least {schema.min_length} chars long",
+            )
+        )
+    if schema.pattern is not None and schema.pattern.search(value) is None:
+        name = _name(path)
+        errors.append(
+            FieldError(
+                name,
+                ErrorType.INVALID,
+                value,
+                f"{name} in body should match '{schema.pattern.pattern}'",
+            )
+        )
+
+
+def _number_text(n: float) -> str:
+    return str(int(n)) if isinstance(n, float) and n.is_integer() else str(n)
+
+
+def _validate_number(schema: Schema, value: float, path: Path, errors: list[FieldError]) -> None:
+    if schema.minimum is not None:
+        low = schema.minimum
+        if value < low or (schema.exclusive_minimum and value == low):
+            name = _name(path)
+            op = "greater than" if schema.exclusive_minimum else "greater than or equal to"
+            errors.append(
+                FieldError(
+                    name,
+                    ErrorType.INVALID,
+                    value,
+                    f"{name} in body should be {op} {_number_text(low)}",
+                )
+            )
+    if schema.maximum is not None:
+        high = schema.maximum
+        if value > high or (schema.exclusive_maximum and value == high):
+            name = _name(path)
+            op = "less than" if schema.exclusive_maximum else "less than or equal to"
+            errors.append(
+                FieldError(
+                    name,
+                    ErrorType.INVALID,
+                    value,
+                    f"{name} in body should be {op} {_number_text(high)}",
+                )
+            )
+
+
+def _validate_array(schema: Schema, value: list[Any], path: Path, errors: list[FieldError]) -> None:
+    if schema.max_items is not None and len(value) > schema.max_items:
+        unit = "item" if schema.max_items == 1 else "items"
+        errors.append(
+            FieldError(
+                _name(path),
+                ErrorType.TOO_MANY,
+                len(value),
+                f"must have at most {schema.max_items} {unit}",
+            )
+        )
+    if schema.min_items is not None and len(value) < schema.min_items:
+        name = _name(path)
+        errors.append(
+            FieldError(
+                name,
+                ErrorType.INVALID,
+                len(value),
+                f"{name} in body should have at least {schema.min_items} items",
+            )
+        )
+    items = schema.items
+    if items is not None:
+        for i, item in enumerate(value):
+            _validate(items, item, (*path, i), errors)
+    if schema.list_type == "map":
+        _unique_map(schema, value, path, errors)
+    elif schema.list_type == "set":
+        _unique_set(value, path, errors)
+
+
+def _unique_map(schema: Schema, value: list[Any], path: Path, errors: list[FieldError]) -> None:
+    keys = schema.list_map_keys
+    item_schema = schema.items
+    key_defaults = {
+        k: item_schema.properties[k].default
+        for k in keys
+        if item_schema is not None
+        and item_schema.properties
+        and k in item_schema.properties
+        and item_schema.properties[k].default is not _MISSING
+    }
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        if item is None:
+            continue
+        if not isinstance(item, dict):
+            errors.append(
+                FieldError(
+                    render_path((*path, i)),
+                    ErrorType.INVALID,
+                    item,
+                    "must be an object for an array of list-type map",
+                )
+            )
+            return
+        entry = {k: item.get(k, key_defaults.get(k)) for k in keys}
+        identity = _json(entry)
+        if identity in seen:
+            errors.append(FieldError(render_path((*path, i)), ErrorType.DUPLICATE, entry))
+        seen.add(identity)
+
+
+def _unique_set(value: list[Any], path: Path, errors: list[FieldError]) -> None:
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        identity = _json(item)
+        if identity in seen:
+            errors.append(FieldError(render_path((*path, i)), ErrorType.DUPLICATE, item))
+        seen.add(identity)
+
+
+def _validate_object(
+    schema: Schema, value: dict[str, Any], path: Path, errors: list[FieldError]
+) -> None:
+    if schema.max_properties is not None and len(value) > schema.max_properties:
+        unit = "item" if schema.max_properties == 1 else "items"
+        errors.append(
+            FieldError(
+                _name(path),
+                ErrorType.TOO_MANY,
+                len(value),
+                f"must have at most {schema.max_properties} {unit}",
+            )
+        )
+    if schema.min_properties is not None and len(value) < schema.min_properties:
+        name = _name(path)
+        errors.append(
+            FieldError(
+                name,
+                ErrorType.INVALID,
+                len(value),
+                f"{name} in body should have at least {schema.min_properties} properties",
+            )
+        )
+    for key in schema.required:
+        if key not in value:
+            errors.append(FieldError(render_path((*path, key)), ErrorType.REQUIRED))
+    props = schema.properties
+    additional = schema.additional
+    for key, sub in value.items():
+        if props is not None and key in props:
+            _validate(props[key], sub, (*path, key), errors)
+        elif additional is not None:
+            _validate(additional, sub, (*path, Key(key)), errors)
+
+
+def _validate_composition(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> None:
+    # Structural schemas allow only value validations under these keywords; the int-or-string
+    # anyOf is covered by the type check above.
+    name = _name(path)
+    for sub in schema.all_of:
+        _validate(sub, value, path, errors)
+    if (
+        schema.any_of
+        and not schema.int_or_string
+        and not any(not validate(sub, value, path) for sub in schema.any_of)
+    ):
+        errors.append(
+            FieldError(
+                name,
+                ErrorType.INVALID,
+                value,
+                f"{name} in body must validate at least one schema (anyOf)",
+            )
+        )
+    if schema.one_of:
+        matches = sum(1 for sub in schema.one_of if not validate(sub, value, path))
+        if matches != 1:
+            errors.append(
+                FieldError(
+                    name,
+                    ErrorType.INVALID,
+                    value,
+                    f"{name} in body must validate one and only one schema (oneOf)",
+                )
+            )
+    if schema.not_ is not None and not validate(schema.not_, value, path):
+        errors.append(
+            FieldError(
+                name, ErrorType.INVALID, value, f"{name} in body must not validate the schema (not)"
+            )
+        )
