@@ -47,21 +47,21 @@ CASES = [
         "an attribute sets exactly one type",
         lambda c: device(c)["attributes"].update(nvlink={"bool": True}),
         lambda c: device(c)["attributes"].update(nvlink={"bool": True, "int": 1}),
-        f"{DEVICE}.attributes.nvlink",
+        f"{DEVICE}.attributes[nvlink]",
         "an attribute sets exactly one of string, version, bool and int",
     ),
     (
         "an attribute with no value is rejected",
         lambda c: device(c)["attributes"].update(cuda={"int": 12}),
         lambda c: device(c)["attributes"].update(cuda={}),
-        f"{DEVICE}.attributes.cuda",
+        f"{DEVICE}.attributes[cuda]",
         "an attribute sets exactly one of string, version, bool and int",
     ),
     (
         "a version attribute is a semantic version",
         lambda c: device(c)["attributes"].update(driverVersion={"version": "12.4.0-rc.1"}),
         lambda c: device(c)["attributes"].update(driverVersion={"version": "12.4"}),
-        f"{DEVICE}.attributes.driverVersion",
+        f"{DEVICE}.attributes[driverVersion]",
         "a version attribute must be a semantic version MAJOR.MINOR.PATCH, e.g. 12.4.0",
     ),
     (
@@ -76,7 +76,7 @@ CASES = [
         "a capacity value is a quantity",
         lambda c: device(c)["capacity"].update(memory={"value": "1.5e3"}),
         lambda c: device(c)["capacity"].update(memory={"value": "80GB"}),
-        f"{DEVICE}.capacity.memory",
+        f"{DEVICE}.capacity[memory]",
         "a capacity value must be a Kubernetes quantity, e.g. 80Gi or 1500m",
     ),
 ]

@@ -8,9 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-Admission = pytest.importorskip("modelplane.kube.admission").Admission
+from modelplane.kube.admission import Admission
 
 Obj = dict[str, Any]
 Mutation = Callable[[Obj], object]
