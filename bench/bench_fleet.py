@@ -154,17 +154,19 @@ EAGER_READ = function.read_inputs
 
 
 def lazy_read_inputs(req: fnv1.RunFunctionRequest) -> Inputs:
-    """The edge with required resources as lazy views (modelplane.structview), for comparison."""
-    eager = EAGER_READ(_without_required(req))
-    source = req.required_resources or req.extra_resources
-    required = {name: [StructView(r.resource) for r in rs.items] for name, rs in source.items()}
+    """The edge with the required ModelReplicas as lazy views (modelplane.structview)."""
+    eager = EAGER_READ(_without_replicas(req))
+    replicas = [StructView(r.resource) for r in req.required_resources[REPLICAS].items]
+    required = {**eager.required, REPLICAS: replicas}
     return Inputs(eager.composite, eager.observed, required, eager.context)
 
 
-def _without_required(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionRequest:
+def _without_replicas(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionRequest:
     light = fnv1.RunFunctionRequest()
     light.observed.CopyFrom(req.observed)
     light.context.CopyFrom(req.context)
+    for name in (CLUSTERS, CLASSES):
+        light.required_resources[name].CopyFrom(req.required_resources[name])
     return light
 
 

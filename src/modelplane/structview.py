@@ -17,49 +17,44 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from modelplane.structs import struct_to_dict
+from modelplane.structs import value_to_py
 
 
 class StructView(Mapping[str, Any]):
-    __slots__ = ("_cache", "_struct")
+    # No per-view cache: a read converts one value, and most fields are read once. Membership is
+    # tested before indexing because a protobuf message map inserts a default on a missing key
+    # (and its own ``get`` is several times slower than ``in`` plus ``[]``).
+    __slots__ = ("_fields",)
 
     def __init__(self, struct: struct_pb2.Struct) -> None:
-        self._struct = struct
-        self._cache: dict[str, Any] = {}
+        self._fields = struct.fields
 
     def __getitem__(self, key: str) -> Any:
-        try:
-            return self._cache[key]
-        except KeyError:
-            pass
-        fields = self._struct.fields
-        # A protobuf message map inserts a default on a missing key: test membership first.
-        if key not in fields:
-            raise KeyError(key)
-        value = view_value(fields[key])
-        self._cache[key] = value
-        return value
+        fields = self._fields
+        if key in fields:
+            return view_value(fields[key])
+        raise KeyError(key)
 
     def get(self, key: str, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
+        fields = self._fields
+        if key in fields:
+            return view_value(fields[key])
+        return default
 
     def __contains__(self, key: object) -> bool:
-        return key in self._struct.fields
+        return key in self._fields
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._struct.fields)
+        return iter(self._fields)
 
     def __len__(self) -> int:
-        return len(self._struct.fields)
+        return len(self._fields)
 
     def __repr__(self) -> str:
         return f"StructView({self.to_dict()!r})"
 
     def to_dict(self) -> dict[str, Any]:
-        return struct_to_dict(self._struct)
+        return {k: value_to_py(v) for k, v in self._fields.items()}
 
 
 def view_value(v: struct_pb2.Value) -> Any:
