@@ -70,7 +70,7 @@ def explain_schedule(md: Obj, plan: Schedule) -> list[str]:
     for err in plan.selector_errors:
         lines.append(f"  invalid selector: {err}")
     for c in plan.trace:
-        verdict = "taken" if c.indices else ("eligible" if c.eligible else "rejected")
+        verdict = "taken" if c.indices else ("not taken" if c.eligible else "rejected")
         held = f" (replicas {', '.join(str(i) for i in c.indices)})" if c.indices else ""
         reason = f": {c.reason}" if c.reason else ""
         lines.append(f"  cluster {c.cluster}: {verdict}{held}{reason}")
