@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
 from modelplane.fleet.observed import carried, carry_forward
 from modelplane.fleet.placement import (
     CLUSTER,
@@ -60,21 +60,22 @@ def compose_deployment(inputs: Inputs) -> Result:
     mine = _observed_replicas(inputs.observed)
     missing = [name for name in REQUIREMENTS if name not in inputs.required]
     if missing:
-        return _waiting(inputs, mine, missing)
+        return _waiting(mine, missing)
 
     clusters = inputs.required[CLUSTERS]
     plan = schedule(md, clusters, inputs.required[CLASSES], inputs.required[REPLICAS])
     if plan.selector_errors:
-        return _invalid_selectors(inputs, mine, plan)
+        return _invalid_selectors(mine, plan)
 
     result = Result(requirements=dict(REQUIREMENTS))
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     placed_keys: list[str] = []
+    names: dict[str, str] = {}
     for p in plan.placements:
         key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
-        name = p.existing or replica_name(md, p)
+        names[key] = p.existing or replica_name(md, p)
         observed = mine.get(key)
-        result.resources[key] = Desired(stamp(md, p, name), ready=_ready(observed))
+        result.resources[key] = Desired(stamp(md, p, names[key]), ready=_ready(observed))
         placed_keys.append(key)
 
     serving_placed = sum(1 for k in placed_keys if _serving(mine.get(k)) == "True")
@@ -85,7 +86,7 @@ def compose_deployment(inputs: Inputs) -> Result:
     ready = serving_placed + len(kept)
     result.status = {"replicas": {"total": plan.scheduled, "ready": ready}}
     result.conditions.append(scheduled_condition(plan, kept, mine))
-    result.conditions.append(serving_condition(plan.desired, placed_keys, kept, mine))
+    result.conditions.append(serving_condition(plan.desired, names, kept, mine))
     return result
 
 
@@ -150,10 +151,12 @@ def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, 
     placed = f"{plan.scheduled} of {plan.desired} replicas placed"
     if where:
         placed += ": " + ", ".join(f"{c} ({', '.join(i)})" for c, i in where.items())
+    kept_names = {str(mine[k]["metadata"]["name"]) for k in kept}
     moving = [
-        f"{mine[k]['metadata']['name']} on {mine[k]['spec'].get('clusterName')} kept serving "
-        "until its replacement serves"
-        for k in kept
+        f"{r.name} on {r.cluster} kept serving until its replacement serves ({r.reason})"
+        if r.name in kept_names
+        else f"removing {r.name} from {r.cluster}: {r.reason}"
+        for r in sorted(plan.removed, key=lambda r: r.index)
     ]
     if plan.scheduled >= plan.desired:
         message = "; ".join([placed, *moving])
@@ -163,12 +166,13 @@ def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, 
 
 
 def serving_condition(
-    desired: int, placed: list[str], kept: list[str], mine: Mapping[str, Obj]
+    desired: int, placed: Mapping[str, str], kept: list[str], mine: Mapping[str, Obj]
 ) -> Condition:
+    """``placed``: the scheduled replicas' names by composition resource name."""
     serving = [k for k in placed if _serving(mine.get(k)) == "True"]
     count = len(serving) + len(kept)
     message = f"{count} of {desired} replicas serving"
-    waiting = [_waiting_on(k, mine.get(k)) for k in placed if k not in serving]
+    waiting = [_waiting_on(placed[k], mine.get(k)) for k in placed if k not in serving]
     if waiting:
         message += "; " + "; ".join(waiting)
     if len(serving) >= desired:
@@ -211,7 +215,7 @@ def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
     }
 
 
-def _waiting(inputs: Inputs, mine: Mapping[str, Obj], missing: list[str]) -> Result:
+def _waiting(mine: Mapping[str, Obj], missing: list[str]) -> Result:
     return Result(
         resources=carry_forward(mine),
         requirements=dict(REQUIREMENTS),
@@ -226,7 +230,7 @@ def _waiting(inputs: Inputs, mine: Mapping[str, Obj], missing: list[str]) -> Res
     )
 
 
-def _invalid_selectors(inputs: Inputs, mine: Mapping[str, Obj], plan: Schedule) -> Result:
+def _invalid_selectors(mine: Mapping[str, Obj], plan: Schedule) -> Result:
     detail = "; ".join(str(e) for e in plan.selector_errors)
     message = f"invalid device selector: {detail}; existing replicas are kept unchanged"
     return Result(
@@ -274,16 +278,15 @@ def _count_serving(objs: Iterable[Obj]) -> int:
     return sum(1 for o in objs if _serving(o) == "True")
 
 
-def _ready(obj: Obj | None) -> Any:
+def _ready(obj: Obj | None) -> Ready:
     c = _condition(obj, "Ready")
     return "True" if c and c.get("status") == "True" else "False"
 
 
-def _waiting_on(key: str, obj: Obj | None) -> str:
+def _waiting_on(name: str, obj: Obj | None) -> str:
     if obj is None:
-        return f"{key}: not created yet"
+        return f"{name}: not created yet"
     c = _condition(obj, "ModelServing")
-    name = obj["metadata"]["name"]
     if c is None:
         return f"{name}: no ModelServing condition yet"
     return f"{name}: {c.get('reason') or 'NotServing'}: {c.get('message') or ''}".rstrip(": ")
