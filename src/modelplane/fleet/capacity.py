@@ -161,11 +161,16 @@ def _fit(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
         return None
 
 
+@lru_cache(maxsize=65536)
+def _fit_any_order(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
+    return _fit(nodes, order_units(units))
+
+
 def fit(state: PoolState, units: tuple[Unit, ...]) -> PoolState | None:
     """The pool after placing every unit, or None when they cannot all fit (exact search)."""
     if not units:
         return state
-    nodes = _fit(state.nodes, order_units(units))
+    nodes = _fit_any_order(state.nodes, units)
     return None if nodes is None else PoolState(state.per_node, nodes)
 
 
@@ -203,50 +208,81 @@ def nodes_needed(per_node: Vector, units: tuple[Unit, ...], limit: int) -> int |
     return None
 
 
-@dataclass(frozen=True)
 class Pool:
     """One node pool of one InferenceCluster, with its class's devices resolved."""
 
-    cluster: str
-    name: str
-    class_name: str
-    kinds: tuple[DeviceKind, ...]
-    node_count: int
+    __slots__ = (
+        "ambiguous",
+        "claimable",
+        "class_name",
+        "cluster",
+        "kinds",
+        "name",
+        "node_count",
+        "per_node",
+    )
+
+    def __init__(
+        self, cluster: str, name: str, class_name: str, kinds: tuple[DeviceKind, ...], nodes: int
+    ) -> None:
+        self.cluster = cluster
+        self.name = name
+        self.class_name = class_name
+        self.kinds = kinds
+        self.node_count = nodes
+        # Indices (into kinds) of the devices the ledger counts: the claimable ones.
+        self.claimable: tuple[int, ...] = tuple(i for i, k in enumerate(kinds) if k.claimable)
+        self.per_node: Vector = tuple(kinds[i].count for i in self.claimable)
+        classes = [kinds[i].device_class_name for i in self.claimable]
+        # DeviceClasses shared by several claimable kinds: a stamp naming one is ambiguous.
+        self.ambiguous = frozenset(c for c in classes if classes.count(c) > 1)
+
+
+@dataclass(frozen=True)
+class Load:
+    """A pool's nodes and every gang charged to it. Where each pod sits is never fixed: each
+    question (does this fit too?) packs everything charged plus the newcomers in one exact
+    search, so no earlier packing choice can strand devices a later placement needs."""
+
+    empty: PoolState
+    units: tuple[Unit, ...] = ()
+
+    def fits(self, units: tuple[Unit, ...] = ()) -> bool:
+        return fit(self.empty, self.units + units) is not None
+
+    def plus(self, units: tuple[Unit, ...]) -> Load:
+        return Load(self.empty, order_units(self.units + units))
+
+    def state(self) -> PoolState:
+        """One packing of what is charged (forced, possibly negative, when it does not fit)."""
+        return fit(self.empty, self.units) or force(self.empty, self.units)
 
     @property
-    def claimable(self) -> tuple[int, ...]:
-        """Indices (into ``kinds``) of the devices the ledger counts: the claimable ones."""
-        return tuple(i for i, k in enumerate(self.kinds) if k.claimable)
-
-    @property
-    def per_node(self) -> Vector:
-        return tuple(self.kinds[i].count for i in self.claimable)
+    def overcommitted(self) -> bool:
+        return not self.fits()
 
 
 class Ledger:
-    """Free devices of every pool of the fleet, charged with ModelReplicas."""
+    """Every pool of the fleet with the ModelReplicas charged to it."""
 
     def __init__(self, pools: list[Pool]) -> None:
         self.pools = {(p.cluster, p.name): p for p in pools}
-        self.states = {
-            key: PoolState.empty(p.per_node, p.node_count) for key, p in self.pools.items()
+        self.loads = {
+            key: Load(PoolState.empty(p.per_node, p.node_count)) for key, p in self.pools.items()
         }
-        self.overcommitted: set[tuple[str, str]] = set()
+        self._vectors: dict[Any, Vector] = {}
 
     def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
         for pool, units in sorted(units_by_pool.items()):
             key = (cluster, pool)
-            if key not in self.states:
-                continue
-            self.states[key], fitted = charge(self.states[key], units)
-            if not fitted:
-                self.overcommitted.add(key)
+            if key in self.loads:
+                self.loads[key] = Load(self.loads[key].empty, self.loads[key].units + units)
 
     def charge_observed(self, replica: dict[str, Any]) -> None:
         """Charge an existing ModelReplica from its own spec (whatever its deployment)."""
         spec = replica.get("spec") or {}
         cluster = str(spec.get("clusterName") or "")
-        self.charge(cluster, observed_units(self.pools, cluster, spec))
+        self.charge(cluster, observed_units(self.pools, cluster, spec, self._vectors))
 
 
 def pod_count(member: dict[str, Any]) -> int:
@@ -274,21 +310,44 @@ def observed_vector(pool: Pool, requests: list[dict[str, Any]]) -> Vector:
     return tuple(demand)
 
 
+def _request_key(pool: Pool, requests: list[dict[str, Any]]) -> Any:
+    # Selectors only matter where two claimable kinds share a DeviceClass; elsewhere the class
+    # alone names the kind, so the key (and the cache) skips reading them.
+    key: list[Any] = [pool.class_name]
+    for r in requests:
+        dcn = r.get("deviceClassName")
+        if dcn in pool.ambiguous:
+            selectors = tuple(str(s.get("cel")) for s in r.get("selectors") or [])
+            key.append((dcn, r.get("count", 1), selectors))
+        else:
+            key.append((dcn, r.get("count", 1)))
+    return tuple(key)
+
+
 def observed_units(
-    pools: dict[tuple[str, str], Pool], cluster: str, spec: dict[str, Any]
+    pools: dict[tuple[str, str], Pool],
+    cluster: str,
+    spec: dict[str, Any],
+    vectors: dict[Any, Vector] | None = None,
 ) -> dict[str, tuple[Unit, ...]]:
     """What a ModelReplica spec occupies, per pool of its cluster. A member pinned to a pool the
     cluster no longer has occupies nothing (its pods match no node)."""
+    cache: dict[Any, Vector] = {} if vectors is None else vectors
     units: dict[str, list[Unit]] = {}
-    for engine in spec.get("engines") or []:
+    for engine in spec.get("engines") or ():
         copies = max(0, int(engine.get("copies", 1)))
         gang: dict[str, list[Vector]] = {}
-        for member in engine.get("members") or []:
-            pool = pools.get((cluster, str(member.get("nodePoolName"))))
+        for member in engine.get("members") or ():
+            pool = pools.get((cluster, member.get("nodePoolName")))
             if pool is None:
                 continue
-            vector = observed_vector(pool, member.get("deviceRequests") or [])
-            gang.setdefault(pool.name, []).extend([vector] * pod_count(member))
-        for name, pods in gang.items():
-            units.setdefault(name, []).extend([tuple(pods)] * copies)
+            requests = member.get("deviceRequests") or []
+            key = _request_key(pool, requests)
+            vector = cache.get(key)
+            if vector is None:
+                vector = cache[key] = observed_vector(pool, requests)
+            pods = pod_count(member) if member.get("role") == "Worker" else 1
+            gang.setdefault(pool.name, []).extend([vector] * pods)
+        for name, pods_on_pool in gang.items():
+            units.setdefault(name, []).extend([tuple(pods_on_pool)] * copies)
     return {name: tuple(u) for name, u in units.items()}

@@ -27,6 +27,7 @@ from typing import Any
 from modelplane.fleet import placement as pl
 from modelplane.fleet.capacity import (
     Ledger,
+    Load,
     Pool,
     PoolState,
     Unit,
@@ -321,8 +322,8 @@ class _SearchedOutError(Exception):
 
 
 def _search(
-    options: list[list[_EngineOption]], states: dict[str, PoolState], replicas: int
-) -> tuple[list[tuple[_EngineOption, ...]], dict[str, PoolState]] | None:
+    options: list[list[_EngineOption]], states: dict[str, Load], replicas: int
+) -> tuple[list[tuple[_EngineOption, ...]], dict[str, Load]] | None:
     """Place ``replicas`` replicas (each one option per engine) on one cluster's pools, fewest
     split engines first. Raises _SearchedOutError past the budget."""
     n = len(options)
@@ -340,24 +341,22 @@ def _search(
 
 def _dfs(
     options: list[list[_EngineOption]],
-    states: dict[str, PoolState],
+    states: dict[str, Load],
     replicas: int,
     max_splits: int,
     steps: list[int],
-) -> tuple[list[tuple[_EngineOption, ...]], dict[str, PoolState]] | None:
+) -> tuple[list[tuple[_EngineOption, ...]], dict[str, Load]] | None:
     n = len(options)
     slots = replicas * n
     chosen: list[int] = []
     units: dict[str, list[Unit]] = {}
 
-    def go(slot: int, splits: int) -> dict[str, PoolState] | None:
+    def go(slot: int, splits: int) -> dict[str, Load] | None:
         if slot == slots:
             after = dict(states)
             for pool, pending in units.items():
-                placed = fit(states[pool], tuple(pending))
-                if placed is None:
-                    return None
-                after[pool] = placed
+                if pending:
+                    after[pool] = states[pool].plus(tuple(pending))
             return after
         steps[0] -= 1
         if steps[0] < 0:
@@ -373,7 +372,7 @@ def _dfs(
                 continue
             for pool, us in option.units:
                 units.setdefault(pool, []).extend(us)
-            if all(fit(states[pool], tuple(units[pool])) is not None for pool, _ in option.units):
+            if all(states[pool].fits(tuple(units[pool])) for pool, _ in option.units):
                 chosen.append(i)
                 result = go(slot + 1, splits + option.splits)
                 if result is not None:
@@ -631,7 +630,8 @@ def schedule(
         )
 
     ledger = Ledger([p for c in fleet for p in c.pools])
-    for r in sorted(others, key=_key):
+    # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
+    for r in others:
         ledger.charge_observed(r)
     for k in kept_replicas:
         assert k.choice is not None
@@ -681,9 +681,9 @@ class _Fill:
         self.load = dict(load)
         self.ineligible: dict[str, str] = {}
         self.full: dict[str, str] = {}
-        self.before: dict[str, dict[str, PoolState]] = {}
+        self.before: dict[str, dict[str, Load]] = {}
         self.new: dict[str, list[_Replica]] = {}
-        self._options: dict[str, tuple[list[list[_EngineOption]], dict[str, str]]] = {}
+        self._options: dict[Any, tuple[list[list[_EngineOption]], dict[str, str]]] = {}
         self._memo: dict[Any, Any] = {}
         for c in fleet:
             if any(c.labels.get(k) != v for k, v in selector.items()):
@@ -695,7 +695,9 @@ class _Fill:
                 self.ineligible[c.name] = "has no node pools"
 
     def options(self, cluster: _Cluster) -> tuple[list[list[_EngineOption]], dict[str, str]]:
-        found = self._options.get(cluster.name)
+        # Options depend on pool names and classes only: clusters of one shape share them.
+        shape = tuple((p.name, p.class_name) for p in cluster.pools)
+        found = self._options.get(shape)
         if found is None:
             lists: list[list[_EngineOption]] = []
             reasons: dict[str, str] = {}
@@ -705,13 +707,13 @@ class _Fill:
                 for pool, reason in why.items():
                     reasons.setdefault(pool, reason)
             found = (lists, reasons)
-            self._options[cluster.name] = found
+            self._options[shape] = found
         return found
 
-    def states(self, cluster: _Cluster) -> dict[str, PoolState]:
-        return {p.name: self.ledger.states[(cluster.name, p.name)] for p in cluster.pools}
+    def states(self, cluster: _Cluster) -> dict[str, Load]:
+        return {p.name: self.ledger.loads[(cluster.name, p.name)] for p in cluster.pools}
 
-    def _try(self, cluster: _Cluster, states: dict[str, PoolState], count: int) -> Any:
+    def _try(self, cluster: _Cluster, states: dict[str, Load], count: int) -> Any:
         key = (
             tuple((p.name, p.class_name, p.node_count) for p in cluster.pools),
             tuple(sorted(states.items(), key=lambda kv: kv[0])),
@@ -755,10 +757,10 @@ class _Fill:
         cluster: _Cluster,
         index: int,
         choice: tuple[_EngineOption, ...],
-        after: dict[str, PoolState],
+        after: dict[str, Load],
     ) -> _Replica:
-        for pool, state in after.items():
-            self.ledger.states[(cluster.name, pool)] = state
+        for pool, load in after.items():
+            self.ledger.loads[(cluster.name, pool)] = load
         self.load[cluster.name] = self.load.get(cluster.name, 0) + 1
         replica = _Replica(index, cluster.name, choice)
         self.new.setdefault(cluster.name, []).append(replica)
@@ -794,9 +796,7 @@ class _Fill:
                     or "no pools"
                 )
                 continue
-            alone = [
-                o for o in options[e] if all(fit(states[p], us) is not None for p, us in o.units)
-            ]
+            alone = [o for o in options[e] if all(states[p].fits(us) for p, us in o.units)]
             if alone:
                 continue
             for option in options[e]:
@@ -805,7 +805,7 @@ class _Fill:
                 pool_name = option.pools[0]
                 pool = cluster.pool(pool_name)
                 assert pool is not None
-                state = states[pool_name]
+                state = states[pool_name].state()
                 units = tuple(u for _, us in option.units for u in us)
                 needed = nodes_needed(pool.per_node, units, max(pool.node_count, 1) + 64)
                 need = f"{needed}" if needed is not None else "more"

@@ -1,0 +1,409 @@
+"""The fleet scheduler's rules, one behaviour per test."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from fleet.fleetkit import (
+    GPU,
+    cluster,
+    deployment,
+    engine,
+    gpu_class,
+    member,
+    memory_at_least,
+    product,
+    stamp,
+    standalone,
+    where,
+)
+from modelplane.fleet import placement as pl
+from modelplane.fleet.scheduler import schedule
+
+H100 = gpu_class("h100")
+A100 = gpu_class("a100", product="A100", memory="40Gi")
+
+
+def run(
+    md: dict[str, Any],
+    clusters: list[dict[str, Any]],
+    classes: list[dict[str, Any]] | None = None,
+    replicas: list[dict[str, Any]] | None = None,
+) -> pl.Schedule:
+    return schedule(md, clusters, classes or [H100, A100], replicas or [])
+
+
+def settle(md: dict[str, Any], clusters: list[dict[str, Any]], **kw: Any) -> list[dict[str, Any]]:
+    """The ModelReplicas a first reconcile would create."""
+    return [stamp(md, p) for p in run(md, clusters, **kw).placements]
+
+
+# --- placement ------------------------------------------------------------------------------
+
+
+def test_new_replicas_spread_across_clusters_before_packing() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 1)])]
+    assert where(run(deployment(replicas=3), fleet)) == [(0, "a"), (1, "b"), (2, "a")]
+
+
+def test_each_member_gets_its_pool_and_resolved_device_requests() -> None:
+    fleet = [cluster("a", [("small", "a100", 1), ("big", "h100", 1)])]
+    md = deployment(engines=[standalone(gpus=4, selectors=[product("H100")])])
+    [placed] = run(md, fleet).placements
+    [m] = placed.engine("main").members
+    assert m.pool == "big"
+    assert m.device_requests_dicts() == [
+        {
+            "name": "gpu",
+            "deviceClassName": "gpu.nvidia.com",
+            "count": 4,
+            "selectors": [{"cel": product("H100")}],
+        }
+    ]
+
+
+def test_clusters_are_filtered_by_the_cluster_selector() -> None:
+    fleet = [
+        cluster("a", [("p", "h100", 1)], {"region": "eu"}),
+        cluster("b", [("p", "h100", 1)], {"region": "us"}),
+    ]
+    assert where(run(deployment(selector={"region": "us"}), fleet)) == [(0, "b")]
+
+
+def test_a_no_schedule_taint_blocks_new_replicas_unless_tolerated() -> None:
+    taint = [{"key": "maintenance", "effect": "NoSchedule"}]
+    fleet = [cluster("a", [("p", "h100", 1)], taints=taint), cluster("b", [("p", "h100", 1)])]
+    assert where(run(deployment(), fleet)) == [(0, "b")]
+    tolerant = deployment(replicas=2, tolerations=[{"key": "maintenance", "operator": "Exists"}])
+    assert where(run(tolerant, fleet)) == [(0, "a"), (1, "b")]
+
+
+def test_four_two_gpu_copies_share_one_eight_gpu_node() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)])]
+    md = deployment(engines=[standalone(gpus=2, copies=4)])
+    assert where(run(md, fleet)) == [(0, "a")]
+
+
+def test_a_request_search_finds_what_greedy_device_order_misses() -> None:
+    # The big device is listed first with one per node; greedy would give it to the "any"
+    # request and leave the big-memory request without a device.
+    mixed = gpu_class(
+        "mixed",
+        count=1,
+        memory="200Gi",
+        product="H200",
+        more=[
+            {
+                "name": "small",
+                "driver": "gpu.nvidia.com",
+                "deviceClassName": "gpu.nvidia.com",
+                "count": 1,
+                "capacity": {"memory": {"value": "141Gi"}},
+            }
+        ],
+    )
+    md = deployment(
+        engines=[
+            engine(
+                "main",
+                [member(devices=[("any", 1, [GPU]), ("big", 1, [memory_at_least("200Gi")])])],
+            )
+        ]
+    )
+    [placed] = run(md, [cluster("a", [("p", "mixed", 1)])], classes=[mixed]).placements
+    assert [r.name for r in placed.engines[0].members[0].device_requests] == ["any", "big"]
+
+
+def test_an_engine_search_finds_what_greedy_engine_order_misses() -> None:
+    # Engine "any" takes any GPU, engine "big" needs the H100 pool, listed first with one node.
+    fleet = [cluster("a", [("big", "h100", 1), ("small", "a100", 1)])]
+    md = deployment(
+        engines=[standalone("any", gpus=8), standalone("big", selectors=[product("H100")])]
+    )
+    [placed] = run(md, fleet).placements
+    assert [placed.engine("any").members[0].pool, placed.engine("big").members[0].pool] == [
+        "small",
+        "big",
+    ]
+
+
+def gang(
+    nodes: int, leader: list[str] | None = None, worker: list[str] | None = None
+) -> dict[str, Any]:
+    return engine(
+        "gang",
+        [
+            member("Leader", devices=[("gpu", 8, leader or [GPU])]),
+            member("Worker", devices=[("gpu", 8, worker or [GPU])], nodes=nodes),
+        ],
+    )
+
+
+def test_a_gang_needs_distinct_nodes_and_lands_on_a_big_enough_pool() -> None:
+    fleet = [cluster("a", [("small", "h100", 2)]), cluster("b", [("large", "h100", 4)])]
+    schedule_ = run(deployment(engines=[gang(3)]), fleet)
+    assert where(schedule_) == [(0, "b")]
+    assert "pool small has 2 nodes, engine gang needs 4" in " ".join(
+        t.reason for t in schedule_.trace if t.cluster == "a"
+    )
+
+
+def test_an_engine_stays_on_one_pool_when_one_pool_fits_all_its_members() -> None:
+    fleet = [cluster("a", [("p1", "h100", 2), ("p2", "h100", 2)])]
+    [placed] = run(deployment(engines=[gang(1)]), fleet).placements
+    assert {m.pool for m in placed.engines[0].members} == {"p1"}
+
+
+def test_members_split_across_pools_only_when_no_single_pool_fits_them() -> None:
+    # Leader wants an A100, Worker an H100: no single pool satisfies both.
+    fleet = [cluster("a", [("ampere", "a100", 1), ("hopper", "h100", 1)])]
+    md = deployment(engines=[gang(1, leader=[product("A100")], worker=[product("H100")])])
+    [placed] = run(md, fleet).placements
+    assert [m.pool for m in placed.engines[0].members] == ["ampere", "hopper"]
+
+
+def test_members_split_when_no_single_pool_has_the_nodes() -> None:
+    fleet = [cluster("a", [("p1", "h100", 1), ("p2", "h100", 1)])]
+    [placed] = run(deployment(engines=[gang(1)]), fleet).placements
+    assert [m.pool for m in placed.engines[0].members] == ["p1", "p2"]
+
+
+def test_all_engines_of_a_replica_land_on_one_cluster() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "a100", 1)])]
+    md = deployment(
+        engines=[
+            standalone("prefill", selectors=[product("A100")]),
+            standalone("decode", selectors=[product("H100")]),
+        ]
+    )
+    result = run(md, fleet)
+    assert result.placements == ()
+    assert len(result.shortfall) == 2
+
+
+def test_prefill_and_decode_may_use_different_pools_of_one_cluster() -> None:
+    fleet = [cluster("a", [("small", "a100", 1), ("big", "h100", 1)])]
+    md = deployment(
+        engines=[
+            standalone("prefill", selectors=[product("A100")]),
+            standalone("decode", selectors=[product("H100")]),
+        ]
+    )
+    [placed] = run(md, fleet).placements
+    assert (placed.engine("prefill").members[0].pool, placed.engine("decode").members[0].pool) == (
+        "small",
+        "big",
+    )
+
+
+def test_a_synthetic_only_match_claims_nothing_and_an_engine_must_claim_something() -> None:
+    fabric = gpu_class(
+        "ib", more=[{"name": "ib", "driver": "ib.example.com", "claim": "Synthetic"}]
+    )
+    fleet = [cluster("a", [("p", "ib", 2)])]
+    ib = 'device.driver == "ib.example.com"'
+    claimless_leader = engine(
+        "gang",
+        [
+            member("Leader", devices=[("fabric", 1, [ib])]),
+            member("Worker", devices=[("gpu", 8, [GPU]), ("fabric", 1, [ib])], nodes=1),
+        ],
+    )
+    [placed] = run(deployment(engines=[claimless_leader]), fleet, classes=[fabric]).placements
+    leader, worker = placed.engines[0].members
+    assert leader.device_requests == ()
+    assert [r.name for r in worker.device_requests] == ["gpu"]
+    only_fabric = engine("main", [member(devices=[("fabric", 1, [ib])])])
+    assert run(deployment(engines=[only_fabric]), fleet, classes=[fabric]).placements == ()
+
+
+# --- the fleet-wide ledger ------------------------------------------------------------------
+
+
+def test_replicas_of_other_deployments_and_namespaces_are_charged() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    other = deployment(name="other", namespace="team-b")
+    existing = settle(other, fleet)
+    assert where(run(deployment(replicas=2), fleet, replicas=existing)) == [(0, "b")]
+
+
+def test_same_named_deployments_in_two_namespaces_never_adopt_each_others_replicas() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    theirs = settle(deployment(namespace="team-b"), fleet)
+    result = run(deployment(namespace="team-a"), fleet, replicas=theirs)
+    assert [(p.index, p.cluster, p.existing) for p in result.placements] == [(0, "b", None)]
+    assert result.removed == ()
+
+
+def test_a_shortfall_says_per_cluster_what_is_missing() -> None:
+    fleet = [
+        cluster("cluster-a", [("h100", "h100", 2)]),
+        cluster("cluster-b", [("h100", "h100", 2)]),
+    ]
+    busy = settle(deployment(name="busy", namespace="x", engines=[standalone(copies=1)]), fleet[1:])
+    md = deployment(engines=[gang(1)], replicas=2)
+    result = run(md, fleet, replicas=busy)
+    assert where(result) == [(0, "cluster-a")]
+    assert "cluster-b: pool h100 has 1 free node, engine gang needs 2" in result.shortfall
+    assert "cluster-a: pool h100 has 0 free nodes, engine gang needs 2" in result.shortfall
+    assert not result.complete
+
+
+# --- existing replicas ----------------------------------------------------------------------
+
+
+def test_placed_replicas_stay_where_they_are() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)])]
+    existing = settle(deployment(), fleet)
+    grown = [cluster("a", [("p", "h100", 2)]), cluster("0-first", [("p", "h100", 2)])]
+    [kept] = run(deployment(), grown, replicas=existing).placements
+    assert (kept.cluster, kept.existing) == ("a", existing[0]["metadata"]["name"])
+
+
+def test_spec_edits_apply_in_place() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)])]
+    existing = settle(deployment(engines=[standalone(gpus=2)]), fleet)
+    md = deployment(engines=[standalone(gpus=2, copies=3)])
+    result = run(md, fleet, replicas=existing)
+    assert [p.existing for p in result.placements] == [existing[0]["metadata"]["name"]]
+    assert result.removed == ()
+
+
+def test_a_replica_on_a_deleted_cluster_is_re_placed_at_its_index() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    existing = settle(deployment(replicas=2), fleet)
+    result = run(
+        deployment(replicas=2), [*fleet[1:], cluster("c", [("p", "h100", 1)])], replicas=existing
+    )
+    assert where(result) == [(0, "c"), (1, "b")]
+    assert [(r.index, r.cluster, r.reason) for r in result.removed] == [
+        (0, "a", "cluster a no longer exists")
+    ]
+
+
+def test_a_drained_cluster_loses_its_replicas_to_another() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    existing = settle(deployment(), fleet)
+    drained = [
+        cluster("a", [("p", "h100", 1)], taints=[{"key": "drain", "effect": "NoExecute"}]),
+        fleet[1],
+    ]
+    result = run(deployment(), drained, replicas=existing)
+    assert where(result) == [(0, "b")]
+    assert "drained" in result.removed[0].reason
+
+
+def test_a_no_schedule_taint_keeps_existing_replicas() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)])]
+    existing = settle(deployment(), fleet)
+    tainted = [cluster("a", [("p", "h100", 1)], taints=[{"key": "x", "effect": "NoSchedule"}])]
+    assert [p.existing for p in run(deployment(), tainted, replicas=existing).placements] == [
+        existing[0]["metadata"]["name"]
+    ]
+
+
+def test_a_replica_whose_pool_no_longer_fits_is_re_placed() -> None:
+    fleet = [cluster("a", [("old", "h100", 1), ("new", "a100", 1)])]
+    existing = settle(deployment(), fleet)
+    md = deployment(engines=[standalone(selectors=[product("A100")])])
+    result = run(md, fleet, replicas=existing)
+    assert [(p.cluster, p.engines[0].members[0].pool, p.existing) for p in result.placements] == [
+        ("a", "new", None)
+    ]
+    assert "no longer fits" in result.removed[0].reason
+
+
+def test_scale_down_never_leaves_a_cluster_empty_while_another_has_two() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
+    existing = settle(deployment(replicas=3), fleet)  # a: 0, 2; b: 1
+    result = run(deployment(replicas=2), fleet, replicas=existing)
+    assert where(result) == [(0, "a"), (1, "b")]
+    assert [(r.index, r.reason) for r in result.removed] == [(2, "scale-down")]
+
+
+def test_scale_down_on_equal_load_removes_the_later_cluster_highest_index() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
+    existing = settle(deployment(replicas=4), fleet)  # a: 0, 2; b: 1, 3
+    result = run(deployment(replicas=3), fleet, replicas=existing)
+    assert [r.index for r in result.removed] == [3]
+
+
+def test_a_new_replica_takes_the_lowest_free_index() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
+    existing = settle(deployment(replicas=3), fleet)
+    gap = [r for r in existing if r["metadata"]["labels"][pl.REPLICA_INDEX] != "1"]
+    assert [p.index for p in run(deployment(replicas=3), fleet, replicas=gap).placements] == [
+        0,
+        1,
+        2,
+    ]
+
+
+# --- bad selectors and determinism ----------------------------------------------------------
+
+
+def test_a_bad_selector_is_reported_by_name_and_keeps_existing_replicas() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    existing = settle(deployment(), fleet)
+    bad = deployment(replicas=2, engines=[standalone(selectors=["device.driver =="])])
+    result = run(bad, fleet, replicas=existing)
+    [error] = result.selector_errors
+    assert error.request == "gpu"
+    assert error.path == (
+        "spec.template.spec.engines[0].members[0].nodeSelector.devices[0].selectors[0].cel"
+    )
+    assert "does not compile" in error.message
+    assert [p.existing for p in result.placements] == [existing[0]["metadata"]["name"]]
+    assert result.removed == ()
+
+
+def test_a_selector_that_returns_no_bool_is_reported() -> None:
+    md = deployment(
+        engines=[standalone(selectors=['device.attributes["gpu.nvidia.com"].productName'])]
+    )
+    [error] = run(md, [cluster("a", [("p", "h100", 1)])]).selector_errors
+    assert "not bool" in error.message
+
+
+def test_the_same_inputs_give_the_same_schedule_in_any_order() -> None:
+    fleet = [cluster(n, [("p", "h100", 2), ("q", "a100", 1)]) for n in "abcd"]
+    others = settle(deployment(name="other", namespace="z", replicas=3), fleet)
+    md = deployment(replicas=5)
+    first = run(md, fleet, replicas=others)
+    for seed in range(5):
+        rng = random.Random(seed)
+        shuffled_fleet, shuffled_others = fleet[:], others[:]
+        rng.shuffle(shuffled_fleet)
+        rng.shuffle(shuffled_others)
+        assert run(md, shuffled_fleet, replicas=shuffled_others) == first
+
+
+def test_the_trace_says_why_each_cluster_and_pool_was_taken_or_not() -> None:
+    fleet = [
+        cluster("a", [("p", "h100", 1), ("q", "a100", 1)]),
+        cluster("b", [("p", "h100", 1)], {"tier": "x"}),
+    ]
+    md = deployment(engines=[standalone(selectors=[product("H100")])], selector={})
+    trace = {t.cluster: t for t in run(md, fleet).trace}
+    assert trace["a"].indices == (0,)
+    pools = {p.pool: p for p in trace["a"].pools}
+    assert pools["p"].taken
+    assert "no device of class a100 matches request gpu" in pools["q"].reason
+    assert trace["b"].eligible and not trace["b"].indices
+
+
+def test_replicas_on_one_cluster_are_repacked_together_when_one_more_needs_it() -> None:
+    # Alone, a replica puts both engines on the H100 pool (listed first); two replicas fit only
+    # with every "any" engine on the A100 pool and both "hopper" engines on the H100 pool.
+    fleet = [cluster("a", [("hopper", "h100", 1), ("ampere", "a100", 1)])]
+    md = deployment(
+        replicas=2,
+        engines=[
+            standalone("any", gpus=4),
+            standalone("hopper", gpus=4, selectors=[product("H100")]),
+        ],
+    )
+    result = run(md, fleet)
+    assert where(result) == [(0, "a"), (1, "a")]
+    assert {p.engine("any").members[0].pool for p in result.placements} == {"ampere"}
