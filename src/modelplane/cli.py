@@ -38,6 +38,29 @@ def render(paths: tuple[str, ...], observed: tuple[str, ...], output: str) -> No
 
 
 @main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option(
+    "--crd",
+    "crds",
+    multiple=True,
+    type=click.Path(),
+    help="A CRD or XRD file or directory to validate against too (repeatable).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["errors", "defaulted"]),
+    default="errors",
+    help="errors: one line per error; defaulted: print the pruned, defaulted objects.",
+)
+def validate(paths: tuple[str, ...], crds: tuple[str, ...], output: str) -> None:
+    """Validate manifests offline, as the API server would admit them."""
+    from modelplane.validate import run
+
+    raise SystemExit(run(paths, crds, output))
+
+
+@main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 def explain(paths: tuple[str, ...]) -> None:
     """Show, per ModelDeployment in PATHS, every cluster and pool considered and why."""

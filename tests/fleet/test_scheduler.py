@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from fleet.fleetkit import (
+from .fleetkit import (
     GPU,
     cluster,
     deployment,
@@ -18,6 +18,7 @@ from fleet.fleetkit import (
     standalone,
     where,
 )
+
 from modelplane.fleet import placement as pl
 from modelplane.fleet.scheduler import schedule
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from .fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from fleet.fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 from modelplane.fleet.scheduler import schedule
 
 # A device kind: (product, count per node, deviceClassName). Each class's kinds have distinct

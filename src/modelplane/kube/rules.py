@@ -13,9 +13,9 @@ Semantics follow apiextensions-apiserver's CEL validator for a create:
   ``<error> evaluating rule: <message or rule>``.
 - Rules are evaluated only on present values.
 
-Results are memoised per (rule, node content): the same XR comes back on every reconcile and
-cel-cpp recompiles regular expressions on every evaluation (the metadata key rules cost
-~250 µs per key otherwise).
+Rules that call ``matches`` are memoised per (rule, node content): cel-cpp recompiles the
+regular expression on every evaluation (the metadata label-key rule costs ~250 µs per key), and
+the same XR comes back on every reconcile. Other rules are cheaper to evaluate than to key.
 """
 
 from __future__ import annotations
@@ -27,55 +27,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.kube.cel import DYN, CelCompileError, CelEvaluationError, Environment, Program
+from modelplane.kube.celnames import escape
 from modelplane.kube.errors import ErrorType, FieldError, Key, Path, render_path
 from modelplane.kube.schema import Schema
 
-_RESERVED = {
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-}
-_ACCESSIBLE = re.compile(r"^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$")
-_PLAIN = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _OLD_SELF = re.compile(r"\boldSelf\b")
 
 
 class RuleCompileError(ValueError):
     """One or more rules of a definition do not compile."""
-
-
-def escape(name: str) -> str | None:
-    """The CEL name of a property, or None when CEL cannot reach it."""
-    if name in _RESERVED:
-        return f"__{name}__"
-    if _PLAIN.match(name) and "__" not in name:
-        return name
-    if not _ACCESSIBLE.match(name):
-        return None
-    return (
-        name.replace("__", "__underscores__")
-        .replace(".", "__dot__")
-        .replace("-", "__dash__")
-        .replace("/", "__slash__")
-    )
 
 
 @dataclass
@@ -86,6 +46,7 @@ class Rule:
     message_program: Program | None
     reason: str | None
     field_path: str
+    memoised: bool = False
 
 
 _SELF_ENV: Environment | None = None
@@ -129,6 +90,7 @@ def _compile_rule(raw: dict[str, Any]) -> Rule:
         message_program=message_program,
         reason=raw.get("reason"),
         field_path=str(raw.get("fieldPath") or ""),
+        memoised=".matches(" in source or "matches(" in source,
     )
 
 
@@ -178,6 +140,9 @@ class _Memo:
             self._entries.move_to_end(key)
         return hit
 
+    def clear(self) -> None:
+        self._entries.clear()
+
     def put(self, key: tuple[int, str], value: tuple[bool, str]) -> None:
         self._entries[key] = value
         if len(self._entries) > _MEMO_SIZE:
@@ -185,6 +150,12 @@ class _Memo:
 
 
 _MEMO = _Memo()
+# Benchmarks switch this off to measure evaluation itself.
+memoise = True
+
+
+def clear_memo() -> None:
+    _MEMO.clear()
 
 
 def evaluate(schema: Schema, obj: Any, path: Path = ()) -> list[FieldError]:
@@ -215,19 +186,25 @@ def _walk(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> N
 
 
 def _check(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> None:
-    cel_value = to_cel(schema, value)
-    content = json.dumps(cel_value, sort_keys=True, separators=(",", ":"), default=str)
+    cel_value = value if schema.cel_identity else to_cel(schema, value)
+    content: str | None = None
     activation = None
     for rule in schema.compiled_rules:
         if rule.program is None:
             continue
-        key = (id(rule), content)
-        outcome = _MEMO.get(key)
+        key: tuple[int, str] | None = None
+        outcome = None
+        if memoise and rule.memoised:
+            if content is None:
+                content = json.dumps(cel_value, sort_keys=True, separators=(",", ":"), default=str)
+            key = (id(rule), content)
+            outcome = _MEMO.get(key)
         if outcome is None:
             if activation is None:
                 activation = _self_env().raw_activation({"self": cel_value})
             outcome = _run(rule, activation)
-            _MEMO.put(key, outcome)
+            if key is not None:
+                _MEMO.put(key, outcome)
         ok, detail = outcome
         if not ok:
             errors.append(_error(schema, rule, path, detail))
@@ -270,6 +247,8 @@ def _error(schema: Schema, rule: Rule, path: Path, detail: str) -> FieldError:
 
 def to_cel(schema: Schema, value: Any) -> Any:
     """``value`` as CEL sees it: declared property names escaped where needed."""
+    if schema.cel_identity:
+        return value
     if isinstance(value, dict):
         props = schema.properties
         additional = schema.additional

@@ -17,10 +17,12 @@ CEL rules (``x-kubernetes-validations``) are evaluated by ``modelplane.kube.rule
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.kube.celnames import is_plain
 from modelplane.kube.errors import OMIT, ErrorType, FieldError, Key, Path, render_path
 
 _MISSING: Any = object()
@@ -65,6 +67,9 @@ class Schema:
     # walks skip subtrees that are plain copies.
     needs_defaulting: bool = False
     has_rules: bool = False
+    # True when CEL sees values of this subtree exactly as decoded (no escaped property
+    # names, no int-to-double coercion), so they can be handed over without a copy.
+    cel_identity: bool = True
     # Filled by modelplane.kube.rules on first use.
     compiled_rules: Any = None
 
@@ -148,6 +153,11 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
         or any(k.needs_defaulting for k in kids)
     )
     node.has_rules = bool(node.rules) or any(k.has_rules for k in kids)
+    node.cel_identity = (
+        node.type != "number"
+        and all(is_plain(n) for n in node.properties or {})
+        and all(k.cel_identity for k in kids)
+    )
     return node
 
 
@@ -354,9 +364,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
 def _validate_string(schema: Schema, value: str, path: Path, errors: list[FieldError]) -> None:
@@ -467,7 +475,7 @@ def _unique_map(schema: Schema, value: list[Any], path: Path, errors: list[Field
         and k in item_schema.properties
         and item_schema.properties[k].default is not _MISSING
     }
-    seen: set[str] = set()
+    seen: set[Any] = set()
     for i, item in enumerate(value):
         if item is None:
             continue
@@ -482,16 +490,27 @@ def _unique_map(schema: Schema, value: list[Any], path: Path, errors: list[Field
             )
             return
         entry = {k: item.get(k, key_defaults.get(k)) for k in keys}
-        identity = _json(entry)
+        identity = _identity(tuple(entry.values()))
         if identity in seen:
             errors.append(FieldError(render_path((*path, i)), ErrorType.DUPLICATE, entry))
         seen.add(identity)
 
 
+def _identity(value: Any) -> Any:
+    """A hashable stand-in for a JSON value; 1 and true stay distinct."""
+    if isinstance(value, tuple):
+        return tuple(_identity(v) for v in value)
+    if isinstance(value, dict | list):
+        return ("json", _json(value))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return (type(value).__name__, value)
+    return ("number", value)
+
+
 def _unique_set(value: list[Any], path: Path, errors: list[FieldError]) -> None:
-    seen: set[str] = set()
+    seen: set[Any] = set()
     for i, item in enumerate(value):
-        identity = _json(item)
+        identity = _identity(item)
         if identity in seen:
             errors.append(FieldError(render_path((*path, i)), ErrorType.DUPLICATE, item))
         seen.add(identity)
@@ -535,7 +554,6 @@ def _validate_object(
 def _validate_composition(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> None:
     # Structural schemas allow only value validations under these keywords; the int-or-string
     # anyOf is covered by the type check above.
-    name = _name(path)
     for sub in schema.all_of:
         _validate(sub, value, path, errors)
     if (
@@ -543,6 +561,7 @@ def _validate_composition(schema: Schema, value: Any, path: Path, errors: list[F
         and not schema.int_or_string
         and not any(not validate(sub, value, path) for sub in schema.any_of)
     ):
+        name = _name(path)
         errors.append(
             FieldError(
                 name,
@@ -554,6 +573,7 @@ def _validate_composition(schema: Schema, value: Any, path: Path, errors: list[F
     if schema.one_of:
         matches = sum(1 for sub in schema.one_of if not validate(sub, value, path))
         if matches != 1:
+            name = _name(path)
             errors.append(
                 FieldError(
                     name,
@@ -563,6 +583,7 @@ def _validate_composition(schema: Schema, value: Any, path: Path, errors: list[F
                 )
             )
     if schema.not_ is not None and not validate(schema.not_, value, path):
+        name = _name(path)
         errors.append(
             FieldError(
                 name, ErrorType.INVALID, value, f"{name} in body must not validate the schema (not)"

@@ -1,0 +1,155 @@
+"""``modelplane validate``: offline admission of manifests, as ``kubectl apply`` would see it.
+
+Exit codes: 0 every known object is valid, 1 some object is invalid, 2 input could not be read
+(a missing file, malformed YAML, a definition that does not load). Objects whose kind no
+definition serves are skipped and counted on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from modelplane.apis import ApisNotFoundError
+from modelplane.kube.admission import Admission, Admitted
+from modelplane.kube.crd import Definition, DefinitionError, load_definitions, yaml_files
+
+EXIT_VALID = 0
+EXIT_INVALID = 1
+EXIT_UNREADABLE = 2
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class InputError(Exception):
+    """Input that cannot be read as Kubernetes manifests."""
+
+
+@dataclass(frozen=True)
+class Document:
+    source: str
+    index: int
+    body: Any
+
+
+def read_documents(paths: Iterable[str], stdin: TextIO) -> Iterator[Document]:
+    """Every YAML document of the given files, directories (recursively) and ``-``."""
+    for raw in paths:
+        if raw == "-":
+            yield from _parse("<stdin>", stdin.read())
+            continue
+        path = Path(raw)
+        if not path.exists():
+            raise InputError(f"{raw}: no such file or directory")
+        for file in yaml_files([path]):
+            try:
+                text = file.read_text()
+            except (OSError, UnicodeDecodeError) as e:
+                raise InputError(f"{file}: cannot read: {e}") from None
+            yield from _parse(str(file), text)
+
+
+def _parse(source: str, text: str) -> Iterator[Document]:
+    try:
+        docs = list(yaml.load_all(text, Loader=_LOADER))
+    except yaml.YAMLError as e:
+        raise InputError(f"{source}: not valid YAML: {e}") from None
+    for i, doc in enumerate(docs):
+        if doc is not None:
+            yield Document(source, i, doc)
+
+
+def build_admission(crds: Iterable[str]) -> Admission:
+    """The project's definitions plus every ``--crd``, each compiled now (bad rules fail here)."""
+    extra: list[Definition] = []
+    for raw in crds:
+        path = Path(raw)
+        if not path.exists():
+            raise InputError(f"--crd {raw}: no such file or directory")
+        found = load_definitions([path])
+        if not found:
+            raise InputError(f"--crd {raw}: no CustomResourceDefinition or XRD found")
+        for definition in found:
+            definition.compile()
+        extra.extend(found)
+    try:
+        base = Admission.default()
+    except ApisNotFoundError:
+        if not extra:
+            raise
+        base = Admission([])
+    return base.add(extra) if extra else base
+
+
+def _label(doc: Document) -> str:
+    body = doc.body
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
+    namespace = meta.get("namespace")
+    named = f"{namespace}/{name}" if namespace else str(name)
+    return f"{doc.source}: {body.get('kind')} {named}"
+
+
+def run(
+    paths: Iterable[str],
+    crds: Iterable[str] = (),
+    output: str = "errors",
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    stdin = stdin or sys.stdin
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        admission = build_admission(crds)
+        documents = list(read_documents(paths, stdin))
+    except (InputError, DefinitionError, ApisNotFoundError) as e:
+        print(f"error: {e}", file=err)
+        return EXIT_UNREADABLE
+
+    errors_to = err if output == "defaulted" else out
+    invalid = checked = skipped = 0
+    admitted: list[Admitted] = []
+    for doc in documents:
+        body = doc.body
+        if not isinstance(body, dict):
+            print(f"error: {doc.source}: document {doc.index} is not a Kubernetes object", file=err)
+            return EXIT_UNREADABLE
+        api_version, kind = body.get("apiVersion"), body.get("kind")
+        if not (
+            isinstance(api_version, str)
+            and isinstance(kind, str)
+            and admission.knows(api_version, kind)
+        ):
+            skipped += 1
+            continue
+        try:
+            result = admission.admit(body)
+        except DefinitionError as e:
+            print(f"error: {e}", file=err)
+            return EXIT_UNREADABLE
+        checked += 1
+        admitted.append(result)
+        if result.errors:
+            invalid += 1
+            label = _label(doc)
+            for error in result.errors:
+                print(f"{label}: {error}", file=errors_to)
+
+    if output == "defaulted":
+        out.write(
+            yaml.safe_dump_all(
+                [a.object for a in admitted], sort_keys=False, default_flow_style=False
+            )
+        )
+    summary = f"{checked} checked, {invalid} invalid"
+    if skipped:
+        summary += f", {skipped} skipped (kind not defined in apis/ or by --crd)"
+    print(summary, file=err)
+    return EXIT_INVALID if invalid else EXIT_VALID

@@ -1,0 +1,156 @@
+"""`modelplane validate`: exit codes, error lines, stdin, directories, --crd and --output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from modelplane.cli import main
+from tests.kube.modelreplicas import engine, member, replica
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+EXAMPLE = SHARED / "spec" / "modelreplica.example.yaml"
+CRDS = SHARED / "upstream" / "crds"
+
+
+def invoke(*args: str, stdin: str | None = None):
+    return CliRunner().invoke(main, ["validate", *args], input=stdin)
+
+
+def write(tmp_path: Path, name: str, *docs: object) -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def test_a_valid_replica_exits_zero() -> None:
+    result = invoke(str(EXAMPLE))
+    assert result.exit_code == 0, result.output
+    assert "1 checked, 0 invalid" in result.stderr
+
+
+def test_an_invalid_replica_prints_one_line_per_error_and_exits_one(tmp_path: Path) -> None:
+    bad = replica([engine(members=[member(devices=False)])])
+    path = write(tmp_path, "bad.yaml", bad)
+    result = invoke(str(path))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f'{path}: ModelReplica ml-team/qwen-0: spec.engines[0]: Invalid value: "object": '
+        "at least one member of an engine must carry deviceRequests"
+    ]
+
+
+def test_every_document_of_a_stream_is_checked(tmp_path: Path) -> None:
+    good = replica()
+    bad = replica([engine(phase="Prefill")])
+    bad["metadata"]["name"] = "bad"
+    path = write(tmp_path, "many.yaml", good, bad)
+    result = invoke(str(path))
+    assert result.exit_code == 1
+    assert "2 checked, 1 invalid" in result.stderr
+    assert [line.split(": ")[1] for line in result.stdout.splitlines()] == [
+        "ModelReplica ml-team/bad"
+    ]
+
+
+def test_stdin_is_read_with_dash() -> None:
+    result = invoke("-", stdin=EXAMPLE.read_text())
+    assert result.exit_code == 0
+
+
+def test_directories_are_walked(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub", "a.yaml", replica())
+    write(tmp_path, "b.yml", replica())
+    result = invoke(str(tmp_path))
+    assert result.exit_code == 0
+    assert "2 checked" in result.stderr
+
+
+def test_unknown_kinds_are_skipped_and_counted(tmp_path: Path) -> None:
+    path = write(tmp_path, "cm.yaml", {"apiVersion": "v1", "kind": "ConfigMap"}, replica())
+    result = invoke(str(path))
+    assert result.exit_code == 0
+    assert "1 skipped" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such file or directory"),
+        ("a: [unclosed", "not valid YAML"),
+        ("- just\n- a list\n", "is not a Kubernetes object"),
+    ],
+)
+def test_unreadable_input_exits_two_with_a_clear_message(
+    tmp_path: Path, content: str | None, message: str
+) -> None:
+    path = tmp_path / "in.yaml"
+    if content is not None:
+        path.write_text(content)
+    result = invoke(str(path))
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_output_defaulted_prints_the_defaulted_objects() -> None:
+    result = invoke("-o", "defaulted", str(EXAMPLE))
+    assert result.exit_code == 0
+    [obj] = list(yaml.safe_load_all(result.stdout))
+    assert obj["spec"]["engines"][0]["copies"] == 1
+
+
+def test_crd_adds_definitions(tmp_path: Path) -> None:
+    pool = {
+        "apiVersion": "inference.networking.k8s.io/v1",
+        "kind": "InferencePool",
+        "metadata": {"name": "p", "namespace": "n"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "x"}},
+            "targetPorts": [{"number": 8000}, {"number": 8000}],
+            "endpointPickerRef": {"name": "epp", "port": {"number": 9002}},
+        },
+    }
+    path = write(tmp_path, "pool.yaml", pool)
+    without = invoke(str(path))
+    assert "1 skipped" in without.stderr
+    result = invoke(
+        "--crd", str(CRDS / "inference.networking.k8s.io_inferencepools.yaml"), str(path)
+    )
+    assert result.exit_code == 1
+    assert "spec.targetPorts" in result.stdout
+
+
+def test_a_crd_whose_rule_does_not_compile_is_a_load_error(tmp_path: Path) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Thing", "plural": "things"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-validations": [{"rule": "self.size( > 1"}],
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    path = write(tmp_path, "crd.yaml", crd)
+    result = invoke("--crd", str(path), str(EXAMPLE))
+    assert result.exit_code == 2
+    assert "x-kubernetes-validations[0]" in result.stderr
+    assert "Syntax error" in result.stderr
