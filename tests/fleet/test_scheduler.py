@@ -5,6 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from modelplane.fleet import placement as pl
+from modelplane.fleet.scheduler import schedule
+
 from .fleetkit import (
     GPU,
     cluster,
@@ -18,9 +21,6 @@ from .fleetkit import (
     standalone,
     where,
 )
-
-from modelplane.fleet import placement as pl
-from modelplane.fleet.scheduler import schedule
 
 H100 = gpu_class("h100")
 A100 = gpu_class("a100", product="A100", memory="40Gi")

@@ -11,11 +11,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from modelplane.fleet.scheduler import schedule
+
+from .fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 
 # A device kind: (product, count per node, deviceClassName). Each class's kinds have distinct
 # DeviceClass names, so a stamped request names its kind unambiguously.
