@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from modelplane.composer import Inputs
 from modelplane.fleet.cluster import CLASSES, GATEWAY, PROVIDER_CONFIG, compose_cluster
+from modelplane.kube.admission import Admission
 
 Obj = dict[str, Any]
 
@@ -214,3 +216,27 @@ def test_a_source_edited_away_from_existing_keeps_what_was_composed() -> None:
     observed = {PROVIDER_CONFIG: {**pc, "metadata": {**pc["metadata"], "uid": "u1"}, "status": {}}}
     result = run(cluster(cluster={"source": "GKE"}), [H100], observed)
     assert result.resources[PROVIDER_CONFIG].resource == pc
+
+
+UPSTREAM = Path(__file__).resolve().parents[2].parent / "shared" / "upstream" / "crds"
+APIS = Path(__file__).resolve().parents[2] / "apis"
+
+
+def test_composed_resources_and_status_pass_their_schemas() -> None:
+    admission = Admission.from_paths(
+        [
+            UPSTREAM / "kubernetes.m.crossplane.io_clusterproviderconfigs.yaml",
+            UPSTREAM / "kubernetes.m.crossplane.io_objects.yaml",
+            APIS / "inferenceclusters" / "definition.yaml",
+        ]
+    )
+    existing = {
+        "secretRef": {"name": "kc"},
+        "identitySecretRef": {"name": "sa", "type": "AWSWebIdentityCredentials"},
+    }
+    ic = cluster(cluster={"source": "Existing", "existing": existing})
+    result = run(ic, [H100], {GATEWAY: gateway_observed("10.0.0.7")})
+    for desired in result.resources.values():
+        assert [str(e) for e in admission.admit(desired.resource).errors] == []
+    published = {**ic, "status": result.status}
+    assert [str(e) for e in admission.admit(published).errors] == []
