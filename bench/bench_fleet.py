@@ -20,12 +20,10 @@ from typing import Any
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane import function
-from modelplane.composer import Inputs, Registry
+from modelplane.composer import Registry
 from modelplane.fleet.deployment import CLASSES, CLUSTERS, REPLICAS, compose_deployment
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct, struct_to_dict
-from modelplane.structview import StructView
 
 Obj = dict[str, Any]
 API = "modelplane.ai/v1alpha1"
@@ -149,30 +147,8 @@ def request(n: int) -> fnv1.RunFunctionRequest:
     return req
 
 
-EAGER_READ = function.read_inputs
 LAZY = frozenset({CLUSTERS, REPLICAS})
 """What the composer reads lazily: the whole fleet's clusters and replicas (classes are few)."""
-
-
-def lazy_read_inputs(req: fnv1.RunFunctionRequest) -> Inputs:
-    """The edge with the required clusters and replicas as lazy views (modelplane.structview)."""
-    eager = EAGER_READ(_without_fleet(req))
-    required = {
-        **eager.required,
-        **{
-            name: [StructView(r.resource) for r in req.required_resources[name].items]
-            for name in LAZY
-        },
-    }
-    return Inputs(eager.composite, eager.observed, required, eager.context)
-
-
-def _without_fleet(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionRequest:
-    light = fnv1.RunFunctionRequest()
-    light.observed.CopyFrom(req.observed)
-    light.context.CopyFrom(req.context)
-    light.required_resources[CLASSES].CopyFrom(req.required_resources[CLASSES])
-    return light
 
 
 def time_reconcile(runner: FunctionRunner, req: fnv1.RunFunctionRequest, repeat: int) -> float:
@@ -200,23 +176,20 @@ def placed(runner: FunctionRunner, req: fnv1.RunFunctionRequest) -> int:
     return sum(1 for k in runner.run(req).desired.resources if k.startswith("replica-"))
 
 
-def runners() -> dict[str, tuple[FunctionRunner, Any]]:
-    """An edge that converts every required resource, and one that hands the composer the
-    required ModelReplicas as lazy views: the edge's own option where the Registry has it
-    (``register(..., lazy=...)``), else this bench's stand-in reader."""
+def runners() -> dict[str, FunctionRunner]:
+    """An edge that converts every required resource, and (where the Registry offers
+    ``register(..., lazy=...)``) one that hands the composer the fleet as lazy Struct views."""
     eager = Registry()
     eager.register(API, "ModelDeployment", compose_deployment)
+    out = {"every replica converted": FunctionRunner(eager)}
     lazy = Registry()
     try:
         lazy.register(API, "ModelDeployment", compose_deployment, lazy=LAZY)  # type: ignore[call-arg]
-        reader = None
     except TypeError:
-        lazy.register(API, "ModelDeployment", compose_deployment)
-        reader = lazy_read_inputs
-    return {
-        "every replica converted": (FunctionRunner(eager), None),
-        "fleet as lazy views": (FunctionRunner(lazy), reader),
-    }
+        print("this edge has no lazy requirements: timing full conversion only")
+    else:
+        out["fleet as lazy views"] = FunctionRunner(lazy)
+    return out
 
 
 def main() -> None:
@@ -226,16 +199,12 @@ def main() -> None:
     args = parser.parse_args()
     logging.configure(logging.Level.DISABLED)
     results: dict[str, dict[int, float]] = {}
+    edges = runners()
     for n in args.sizes:
         req = request(n)
-        for label, (runner, reader) in runners().items():
-            if reader is not None:
-                function.read_inputs = reader
-            try:
-                results.setdefault(label, {})[n] = time_reconcile(runner, req, args.repeat)
-                count = placed(runner, req)
-            finally:
-                function.read_inputs = EAGER_READ
+        for label, runner in edges.items():
+            results.setdefault(label, {})[n] = time_reconcile(runner, req, args.repeat)
+            count = placed(runner, req)
             print(
                 f"{n:>5} clusters, {4 * n:>5} other replicas, {label}: "
                 f"{results[label][n]:8.1f} ms per reconcile ({count} placed)"
