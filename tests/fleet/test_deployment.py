@@ -272,4 +272,3 @@ def test_a_deployment_without_a_template_fails_cleanly_naming_the_field() -> Non
     del md["spec"]["template"]
     result = reconcile(md, fleet("east"))
     assert result.fatal == "ModelDeployment spec.template.spec is required"
-
