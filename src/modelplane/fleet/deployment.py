@@ -192,6 +192,8 @@ def _make_before_break(
     Scale-down removes nothing that would leave fewer than spec.replicas serving; a replica
     whose cluster is gone is not serving anything and goes at once.
     """
+    if not plan.removed:
+        return []
     existing_clusters = {str(c["metadata"]["name"]) for c in clusters}
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     kept: list[str] = []
