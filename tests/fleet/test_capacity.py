@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.fleet.capacity import PoolState, charge, fit, nodes_needed
+from modelplane.fleet.capacity import (
+    Ledger,
+    Pool,
+    PoolState,
+    charge,
+    fit,
+    nodes_needed,
+    observed_vector,
+)
+from modelplane.fleet.devices import DeviceKind, device_kinds
+
+from .fleetkit import gpu_class
 
 EIGHT = (8,)
 
@@ -80,3 +91,84 @@ def test_an_empty_pool_takes_nothing() -> None:
 )
 def test_nodes_needed_counts_whole_nodes(units: tuple, needed: int | None) -> None:
     assert nodes_needed(EIGHT, units, 8) == needed
+
+
+def h100_pool(nodes: int, more: list[DeviceKind] | None = None) -> Pool:
+    [gpu] = device_kinds(gpu_class("h100"))
+    return Pool("a", "p", "h100", (gpu, *(more or [])), nodes)
+
+
+def replica_on(pool: str, requests: list[dict], copies: int = 1, workers: int = 0) -> dict:
+    members = [
+        {
+            "role": "Leader" if workers else "Standalone",
+            "nodePoolName": pool,
+            "deviceRequests": requests,
+        }
+    ]
+    if workers:
+        members.append(
+            {
+                "role": "Worker",
+                "nodePoolName": pool,
+                "deviceRequests": requests,
+                "worker": {"nodes": workers},
+            }
+        )
+    return {
+        "spec": {
+            "clusterName": "a",
+            "engines": [{"name": "e", "copies": copies, "members": members}],
+        }
+    }
+
+
+GPU_REQUEST = {
+    "name": "gpu",
+    "deviceClassName": "gpu.nvidia.com",
+    "count": 4,
+    "selectors": [{"cel": 'device.driver == "gpu.nvidia.com"'}],
+}
+
+
+def test_the_ledger_charges_observed_replicas_from_their_own_spec() -> None:
+    ledger = Ledger([h100_pool(2)])
+    ledger.charge_observed(replica_on("p", [GPU_REQUEST], copies=3))
+    load = ledger.load(("a", "p"))
+    assert load.state().free_devices() == (4,)
+    assert not load.fits(pods(8))
+    assert load.fits(pods(4))
+
+
+def test_observed_gangs_need_distinct_nodes() -> None:
+    ledger = Ledger([h100_pool(3)])
+    ledger.charge_observed(replica_on("p", [GPU_REQUEST], workers=2))
+    assert ledger.load(("a", "p")).state().free_nodes == 0
+
+
+def test_a_member_on_a_vanished_pool_charges_nothing() -> None:
+    ledger = Ledger([h100_pool(1)])
+    ledger.charge_observed(replica_on("gone", [GPU_REQUEST]))
+    assert ledger.load(("a", "p")).fits(pods(8))
+
+
+def test_an_overcommitted_pool_takes_nothing_new() -> None:
+    ledger = Ledger([h100_pool(1)])
+    for _ in range(3):
+        ledger.charge_observed(replica_on("p", [GPU_REQUEST]))
+    load = ledger.load(("a", "p"))
+    assert load.overcommitted
+    assert not load.fits(pods(1))
+
+
+def test_a_shared_device_class_is_resolved_by_the_selectors() -> None:
+    [big] = device_kinds(gpu_class("x", product="H200", count=2))
+    small, big = h100_pool(1).kinds[0], big
+    pool = Pool("a", "p", "x", (small, big), 1)
+    h200 = {
+        **GPU_REQUEST,
+        "count": 2,
+        "selectors": [{"cel": 'device.attributes["gpu.nvidia.com"].productName == "H200"'}],
+    }
+    assert observed_vector(pool, [h200]) == (0, 2)
+    assert observed_vector(pool, [{**GPU_REQUEST, "count": 2}]) == (2, 0)

@@ -377,7 +377,9 @@ def test_the_same_inputs_give_the_same_schedule_in_any_order() -> None:
         shuffled_fleet, shuffled_others = fleet[:], others[:]
         rng.shuffle(shuffled_fleet)
         rng.shuffle(shuffled_others)
-        assert run(md, shuffled_fleet, replicas=shuffled_others) == first
+        again = run(md, shuffled_fleet, replicas=shuffled_others)
+        assert again == first
+        assert (again.shortfall, again.trace) == (first.shortfall, first.trace)
 
 
 def test_the_trace_says_why_each_cluster_and_pool_was_taken_or_not() -> None:
@@ -408,3 +410,87 @@ def test_replicas_on_one_cluster_are_repacked_together_when_one_more_needs_it() 
     result = run(md, fleet)
     assert where(result) == [(0, "a"), (1, "a")]
     assert {p.engine("any").members[0].pool for p in result.placements} == {"ampere"}
+
+
+def test_a_replica_on_a_cluster_that_no_longer_matches_the_selector_moves() -> None:
+    fleet = [
+        cluster("a", [("p", "h100", 1)], {"region": "eu"}),
+        cluster("b", [("p", "h100", 1)], {"region": "us"}),
+    ]
+    existing = settle(deployment(selector={"region": "eu"}), fleet)
+    result = run(deployment(selector={"region": "us"}), fleet, replicas=existing)
+    assert where(result) == [(0, "b")]
+    assert "no longer matches the clusterSelector" in result.removed[0].reason
+
+
+def test_worker_nodes_edits_apply_in_place_while_the_pool_holds_the_gang() -> None:
+    fleet = [cluster("a", [("p", "h100", 4)])]
+    existing = settle(deployment(engines=[gang(1)]), fleet)
+    result = run(deployment(engines=[gang(3)]), fleet, replicas=existing)
+    assert [p.existing for p in result.placements] == [existing[0]["metadata"]["name"]]
+
+
+def test_a_gang_grown_past_its_pool_is_re_placed() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 4)])]
+    existing = settle(deployment(engines=[gang(1)]), fleet)
+    assert where(run(deployment(engines=[gang(1)]), fleet)) == [(0, "a")]
+    result = run(deployment(engines=[gang(3)]), fleet, replicas=existing)
+    assert where(result) == [(0, "b")]
+    assert "too small for the replica alone" in result.removed[0].reason
+
+
+def test_kept_replicas_are_charged_with_the_spec_they_will_carry() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)])]
+    existing = settle(deployment(engines=[standalone()]), fleet)
+    grown = deployment(replicas=2, engines=[standalone(copies=2)])
+    result = run(grown, fleet, replicas=existing)
+    # Replica 0 now needs both nodes, so replica 1 has nowhere to go.
+    assert where(result) == [(0, "a")]
+    assert result.shortfall == ("a: pool p has 0 free nodes, engine main needs 2",)
+
+
+def test_replicas_without_a_valid_index_or_with_a_taken_one_are_removed() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)])]
+    [first] = settle(deployment(), fleet)
+    twin = {**first, "metadata": {**first["metadata"], "name": "zz-twin"}}
+    unlabeled = {
+        **first,
+        "metadata": {**first["metadata"], "name": "odd", "labels": {pl.DEPLOYMENT: "llm"}},
+    }
+    result = run(deployment(), fleet, replicas=[twin, unlabeled, first])
+    assert [p.existing for p in result.placements] == [first["metadata"]["name"]]
+    assert sorted(r.name for r in result.removed) == ["odd", "zz-twin"]
+
+
+def test_tolerations_follow_kubernetes_matching() -> None:
+    taint = [{"key": "gpu", "value": "reserved", "effect": "NoSchedule"}]
+    fleet = [cluster("a", [("p", "h100", 1)], taints=taint)]
+    cases = [
+        ([{"key": "gpu", "operator": "Equal", "value": "reserved"}], True),
+        ([{"key": "gpu", "value": "other"}], False),
+        ([{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}], True),
+        ([{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}], False),
+        ([{"operator": "Exists"}], True),
+    ]
+    for tolerations, placed in cases:
+        assert bool(run(deployment(tolerations=tolerations), fleet).placements) is placed, (
+            tolerations
+        )
+
+
+def test_a_bad_selector_leaves_every_cluster_unconsidered_in_the_trace() -> None:
+    bad = deployment(engines=[standalone(selectors=["device.driver =="])])
+    [t] = run(bad, [cluster("a", [("p", "h100", 1)])]).trace
+    assert not t.eligible and "selectors are invalid" in t.reason
+
+
+def test_no_cluster_at_all_is_a_shortfall() -> None:
+    assert run(deployment(), []).shortfall == ("no InferenceCluster exists",)
+
+
+def test_a_dra_device_without_a_device_class_satisfies_no_request() -> None:
+    classless = gpu_class("nodc")
+    del classless["spec"]["devices"][0]["deviceClassName"]
+    result = run(deployment(), [cluster("a", [("p", "nodc", 1)])], classes=[classless])
+    assert result.placements == ()
+    assert "no device of class nodc matches request gpu" in result.shortfall[0]

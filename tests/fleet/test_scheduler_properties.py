@@ -15,6 +15,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from modelplane.fleet.scheduler import schedule
+from modelplane.kube.admission import Admission
+
+from .fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 
 from .fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 
@@ -338,3 +341,16 @@ def test_rescheduling_keeps_every_replica_and_stays_within_capacity(
     }
     assert no_overcommit(clusters, classes, [stamp(grown, p) for p in again.placements])
     assert schedule(grown, clusters, classes, ours) == again
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fleet=fleet_st(), data=st.data())
+def test_every_placement_stamps_a_modelreplica_the_xrd_admits(
+    fleet: Any, data: st.DataObject
+) -> None:
+    clusters, classes = fleet
+    md = data.draw(deployment_st("llm", "team-a"))
+    admission = Admission.default()
+    for p in schedule(md, clusters, classes, []).placements:
+        admitted = admission.admit(stamp(md, p))
+        assert admitted.ok, [str(e) for e in admitted.errors]

@@ -12,17 +12,16 @@ set of gangs into a pool is an exact, deterministic backtracking search (:func:`
 on (state, demand): fleets of identical clusters cost one search per distinct state.
 
 Where the real pods sit is the workload cluster's scheduler's business and is never observed, so
-the ledger charges the ModelReplicas it is given by packing them (largest first, tightest node
-first). A replica that no longer fits (a pool shrank, copies grew) is still charged, driving the
-pool's free devices negative, which blocks new placements there until it drains.
+the ledger fixes no packing: a pool's :class:`Load` is the gangs charged to it, and every question
+packs those plus the newcomers in one exact search. A pool whose charged replicas no longer fit (it
+shrank, copies grew) is overcommitted and takes nothing new until it drains.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from modelplane.fleet.devices import DeviceKind, matches
 
@@ -39,9 +38,8 @@ SEARCH_BUDGET = 200_000
 """Search steps one :func:`fit` may take before it gives up (and reports no fit)."""
 
 
-@dataclass(frozen=True)
-class PoolState:
-    """The free devices of every node of one pool."""
+class PoolState(NamedTuple):
+    """The free devices of every node of one pool (a tuple: cheap to hash and compare)."""
 
     per_node: Vector
     nodes: Nodes
@@ -163,6 +161,13 @@ def _fit(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
 
 @lru_cache(maxsize=65536)
 def _fit_any_order(nodes: Nodes, units: tuple[Unit, ...]) -> Nodes | None:
+    # Necessary conditions first: enough devices of each kind, enough nodes for the widest gang.
+    if max(map(len, units)) > sum(n for _, n in nodes):
+        return None
+    width = len(nodes[0][0]) if nodes else 0
+    for i in range(width):
+        if sum(p[i] for u in units for p in u) > sum(v[i] * n for v, n in nodes):
+            return None
     return _fit(nodes, order_units(units))
 
 
@@ -238,8 +243,7 @@ class Pool:
         self.ambiguous = frozenset(c for c in classes if classes.count(c) > 1)
 
 
-@dataclass(frozen=True)
-class Load:
+class Load(NamedTuple):
     """A pool's nodes and every gang charged to it. Where each pod sits is never fixed: each
     question (does this fit too?) packs everything charged plus the newcomers in one exact
     search, so no earlier packing choice can strand devices a later placement needs."""
@@ -267,22 +271,39 @@ class Ledger:
 
     def __init__(self, pools: list[Pool]) -> None:
         self.pools = {(p.cluster, p.name): p for p in pools}
-        self.loads = {
-            key: Load(PoolState.empty(p.per_node, p.node_count)) for key, p in self.pools.items()
-        }
+        self.loads: dict[tuple[str, str], Load] = {}
         self._vectors: dict[Any, Vector] = {}
 
+        self._pending: dict[tuple[str, str], list[Unit]] = {}
+        self._observed: dict[str, list[dict[str, Any]]] = {}
+
     def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
-        for pool, units in sorted(units_by_pool.items()):
+        for pool, units in units_by_pool.items():
             key = (cluster, pool)
-            if key in self.loads:
-                self.loads[key] = Load(self.loads[key].empty, self.loads[key].units + units)
+            if key in self.pools:
+                self._pending.setdefault(key, []).extend(units)
+
+    def load(self, key: tuple[str, str]) -> Load:
+        """The pool's load with everything charged so far."""
+        observed = self._observed.pop(key[0], None)
+        if observed:
+            for spec in observed:
+                self.charge(key[0], observed_units(self.pools, key[0], spec, self._vectors))
+        if key not in self.loads:
+            pool = self.pools[key]
+            self.loads[key] = Load(PoolState.empty(pool.per_node, pool.node_count))
+        pending = self._pending.pop(key, None)
+        if pending:
+            current = self.loads[key]
+            self.loads[key] = Load(current.empty, current.units + tuple(pending))
+        return self.loads[key]
 
     def charge_observed(self, replica: dict[str, Any]) -> None:
-        """Charge an existing ModelReplica from its own spec (whatever its deployment)."""
+        """Charge an existing ModelReplica from its own spec (whatever its deployment). Read
+        when one of its cluster's pools is first asked about: clusters a reconcile never
+        considers cost one dict lookup per replica."""
         spec = replica.get("spec") or {}
-        cluster = str(spec.get("clusterName") or "")
-        self.charge(cluster, observed_units(self.pools, cluster, spec, self._vectors))
+        self._observed.setdefault(str(spec.get("clusterName") or ""), []).append(spec)
 
 
 def pod_count(member: dict[str, Any]) -> int:

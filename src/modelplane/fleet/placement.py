@@ -28,6 +28,7 @@ A re-placed replica changes ``clusterName``, so a ModelReplica name should hash 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,8 +169,18 @@ class Schedule:
     removed: tuple[RemovedReplica, ...] = ()
     shortfall: tuple[str, ...] = ()
     selector_errors: tuple[SelectorError, ...] = ()
-    trace: tuple[ClusterTrace, ...] = field(default=())
-    """One entry per InferenceCluster in the input, sorted by cluster name."""
+    explain: Callable[[], tuple[ClusterTrace, ...]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Computes the trace on first use: a reconcile that places everything never pays for it."""
+    _trace: list[tuple[ClusterTrace, ...]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def trace(self) -> tuple[ClusterTrace, ...]:
+        """One entry per InferenceCluster in the input, sorted by cluster name."""
+        if not self._trace:
+            self._trace.append(self.explain() if self.explain is not None else ())
+        return self._trace[0]
 
     @property
     def scheduled(self) -> int:

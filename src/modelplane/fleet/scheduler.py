@@ -20,6 +20,7 @@ A pure, deterministic function of observed state (see ``placement`` for what it 
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +46,8 @@ SEARCH_BUDGET = 50_000
 out rather than stalling a reconcile."""
 
 MAX_OPTIONS = 64
-"""Distinct request-to-device assignments kept per member and pool."""
+"""Distinct request-to-device assignments kept per member and pool (and 8x that many options
+per engine and cluster): far beyond real classes, a bound against pathological input."""
 
 
 # --- the deployment, parsed -----------------------------------------------------------------
@@ -145,7 +147,7 @@ def _selector_errors(
 # --- the fleet, parsed ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Cluster:
     name: str
     labels: dict[str, str]
@@ -171,15 +173,21 @@ def _clusters(
                 kinds.get(str(p.get("className", "")), ()),
                 max(0, int(p.get("nodeCount", 1))),
             )
-            for p in spec.get("nodePools") or []
+            for p in spec.get("nodePools") or ()
         )
-        taints = tuple(
-            (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
-            for t in spec.get("taints") or []
+        taints = (
+            tuple(
+                (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                for t in spec["taints"]
+            )
+            if spec.get("taints")
+            else ()
         )
         labels = dict(cluster.get("metadata", {}).get("labels") or {})
         parsed.append(_Cluster(name, labels, taints, pools))
-    return sorted(parsed, key=lambda c: c.name)
+    # Names are unique in the API; a duplicated input keeps its first entry.
+    unique = {c.name: c for c in reversed(parsed)}
+    return sorted(unique.values(), key=lambda c: c.name)
 
 
 def _tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, Any]]) -> bool:
@@ -232,8 +240,13 @@ def _member_options(member: _Member, pool: Pool) -> tuple[tuple[_MemberOption, .
         return (), f"class {pool.class_name} not found or has no devices"
     candidates = []
     for request in member.requests:
+        # A DRA device without a DeviceClass cannot be claimed (the ModelReplica would be
+        # rejected), so it never satisfies a request.
         matching = [
-            i for i, k in enumerate(kinds) if selector_matches(request.selectors, k) is True
+            i
+            for i, k in enumerate(kinds)
+            if (k.device_class_name or not k.claimable)
+            and selector_matches(request.selectors, k) is True
         ]
         if not matching:
             return (), f"no device of class {pool.class_name} matches request {request.name}"
@@ -572,7 +585,7 @@ def schedule(
             placements=tuple(kept),
             selector_errors=errors,
             shortfall=tuple(f"selector {e}" for e in errors),
-            trace=tuple(
+            explain=lambda: tuple(
                 pl.ClusterTrace(
                     c.name, False, "not considered: the deployment's selectors are invalid"
                 )
@@ -646,12 +659,10 @@ def schedule(
         if got is None:
             break
         placed.append(got)
-    placed = fill.finalize(placed)
 
     all_replicas = sorted(kept_replicas + placed, key=lambda r: r.index)
     short = len(all_replicas) < desired
-    trace, full = fill.trace(all_replicas)
-    shortfall = full if short else ()
+    shortfall = fill.trace(all_replicas)[1] if short else ()
     if short and not fleet:
         shortfall = ("no InferenceCluster exists",)
     return pl.Schedule(
@@ -659,7 +670,7 @@ def schedule(
         placements=tuple(_placement(engines, r) for r in all_replicas),
         removed=tuple(sorted(removed, key=lambda x: (x.index, x.name))),
         shortfall=shortfall,
-        trace=trace,
+        explain=lambda: fill.trace(all_replicas)[0],
     )
 
 
@@ -685,6 +696,7 @@ class _Fill:
         self.new: dict[str, list[_Replica]] = {}
         self._options: dict[Any, tuple[list[list[_EngineOption]], dict[str, str]]] = {}
         self._memo: dict[Any, Any] = {}
+        self._trace: tuple[tuple[pl.ClusterTrace, ...], tuple[str, ...]] | None = None
         for c in fleet:
             if any(c.labels.get(k) != v for k, v in selector.items()):
                 wanted = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
@@ -693,6 +705,10 @@ class _Fill:
                 self.ineligible[c.name] = f"{taint} not tolerated"
             elif not c.pools:
                 self.ineligible[c.name] = "has no node pools"
+        self.heap = [
+            (self.load.get(c.name, 0), c.name, c) for c in fleet if c.name not in self.ineligible
+        ]
+        heapq.heapify(self.heap)
 
     def options(self, cluster: _Cluster) -> tuple[list[list[_EngineOption]], dict[str, str]]:
         # Options depend on pool names and classes only: clusters of one shape share them.
@@ -711,7 +727,7 @@ class _Fill:
         return found
 
     def states(self, cluster: _Cluster) -> dict[str, Load]:
-        return {p.name: self.ledger.loads[(cluster.name, p.name)] for p in cluster.pools}
+        return {p.name: self.ledger.load((cluster.name, p.name)) for p in cluster.pools}
 
     def _try(self, cluster: _Cluster, states: dict[str, Load], count: int) -> Any:
         key = (
@@ -728,11 +744,12 @@ class _Fill:
         return self._memo[key]
 
     def place(self, index: int) -> _Replica | None:
-        candidates = sorted(
-            (c for c in self.fleet if c.name not in self.ineligible and c.name not in self.full),
-            key=lambda c: (self.load.get(c.name, 0), c.name),
-        )
-        for cluster in candidates:
+        # The heap holds every eligible cluster not yet full, keyed (load, name); a cluster's
+        # entry is refreshed when its load changes, so stale entries are skipped.
+        while self.heap:
+            load, _, cluster = heapq.heappop(self.heap)
+            if cluster.name in self.full or load != self.load.get(cluster.name, 0):
+                continue
             states = self.states(cluster)
             found = self._try(cluster, states, 1)
             if found is not None and found != "searched out":
@@ -762,19 +779,18 @@ class _Fill:
         for pool, load in after.items():
             self.ledger.loads[(cluster.name, pool)] = load
         self.load[cluster.name] = self.load.get(cluster.name, 0) + 1
+        heapq.heappush(self.heap, (self.load[cluster.name], cluster.name, cluster))
         replica = _Replica(index, cluster.name, choice)
         self.new.setdefault(cluster.name, []).append(replica)
         return replica
-
-    def finalize(self, placed: list[_Replica]) -> list[_Replica]:
-        return placed
 
     # --- explanations -------------------------------------------------------------------
 
     def _why_not(self, cluster: _Cluster) -> tuple[str, dict[str, str]]:
         """Why the cluster cannot take one more replica: a summary and a reason per pool."""
         if cluster.name in self.ineligible:
-            return self.ineligible[cluster.name], {}
+            why = self.ineligible[cluster.name]
+            return why, {p.name: f"cluster not eligible: {why}" for p in cluster.pools}
         if self.full.get(cluster.name) == "searched out":
             return "search budget exhausted before a placement was found", {}
         options, reasons = self.options(cluster)
@@ -836,7 +852,14 @@ class _Fill:
         self, replicas: list[_Replica]
     ) -> tuple[tuple[pl.ClusterTrace, ...], tuple[str, ...]]:
         """Per cluster, what it hosts or why it took nothing; and per cluster that cannot take
-        one more replica, why (the shortfall lines)."""
+        one more replica, why (the shortfall lines). Computed once."""
+        if self._trace is None:
+            self._trace = self._explain(replicas)
+        return self._trace
+
+    def _explain(
+        self, replicas: list[_Replica]
+    ) -> tuple[tuple[pl.ClusterTrace, ...], tuple[str, ...]]:
         hosted: dict[str, list[_Replica]] = {}
         for r in replicas:
             hosted.setdefault(r.cluster, []).append(r)

@@ -97,6 +97,8 @@ class Admission:
 
     def admit(self, obj: dict[str, Any]) -> Admitted:
         """Prune, default and validate ``obj``; raises ``UnknownKindError`` for unknown kinds."""
+        if not isinstance(obj, dict):
+            raise TypeError(f"a Kubernetes object is a mapping, not {type(obj).__name__}")
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         version = (
             self.version(api_version, kind)
@@ -126,7 +128,9 @@ def admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
     if any(e.type in _BLOCKING for e in errors):
         errors.append(_NOT_CHECKED)
     else:
-        errors += evaluate(schema, pruned)
+        # Root rules see metadata.name and metadata.generateName only, as on the API server.
+        visible = {k: metadata[k] for k in ("name", "generateName") if k in metadata}
+        errors += evaluate(schema, {**pruned, "metadata": visible})
     return Admitted(result, errors)
 
 

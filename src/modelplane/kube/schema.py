@@ -43,6 +43,7 @@ class Schema:
     default: Any = _MISSING
     enum: list[Any] | None = None
     pattern: re.Pattern[str] | None = None
+    pattern_text: str = ""
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
@@ -123,6 +124,7 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
     )
     if "pattern" in raw:
         node.pattern = _pattern(raw["pattern"], where)
+        node.pattern_text = raw["pattern"]
     if "properties" in raw:
         node.properties = {
             name: _compile(sub, f"{where}.properties[{name}]")
@@ -161,18 +163,49 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
     return node
 
 
-# Go's RE2 and Python's re agree on the syntax Kubernetes schemas use; translate the few RE2
-# spellings Python lacks and refuse what neither can read.
-_RE2_ONLY = (("\\z", "\\Z"),)
+# Kubernetes patterns are Go RE2. Python's re reads the same syntax with three differences
+# that matter here: ``$`` also matches before a trailing newline (RE2: only at the end),
+# ``\d``/``\w``/``\s`` are Unicode-aware (RE2: ASCII), and re accepts lookarounds and
+# backreferences, which the API server refuses when the CRD is created.
+_NOT_RE2 = re.compile(r"\(\?<?[=!]|\\[1-9]")
+
+
+def re2_compile(text: str, where: str = "pattern") -> re.Pattern[str]:
+    """Compile an RE2 pattern with Python's re, keeping RE2's meaning."""
+    if _NOT_RE2.search(text):
+        raise SchemaError(f"{where}: {text!r} is not RE2 syntax (lookaround or backreference)")
+    try:
+        return re.compile(_anchor_end(text), re.ASCII)
+    except re.error as e:
+        raise SchemaError(f"{where}: cannot compile {text!r}: {e}") from None
+
+
+def _anchor_end(text: str) -> str:
+    # Rewrite each unescaped ``$`` outside a character class as ``\Z``.
+    out: list[str] = []
+    in_class = escaped = False
+    for ch in text:
+        if escaped:
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            out.append(ch)
+            escaped = True
+        elif in_class:
+            out.append(ch)
+            in_class = ch != "]"
+        elif ch == "[":
+            out.append(ch)
+            in_class = True
+        elif ch == "$":
+            out.append("\\Z")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _pattern(text: str, where: str) -> re.Pattern[str]:
-    for go, py in _RE2_ONLY:
-        text = text.replace(go, py)
-    try:
-        return re.compile(text)
-    except re.error as e:
-        raise SchemaError(f"{where}.pattern: cannot compile {text!r}: {e}") from None
+    return re2_compile(text, f"{where}.pattern")
 
 
 # --- prune and default ---------------------------------------------------------------------
@@ -229,7 +262,8 @@ def _prune_object(
     if props:
         for key, child in props.items():
             if child.default is not _MISSING and key not in out:
-                out[key] = _copy(child.default)
+                # A default is itself defaulted below, as structural defaulting recurses into it.
+                out[key] = _prune(child, _copy(child.default), (*path, key), [])
     return out
 
 
@@ -395,7 +429,7 @@ def _validate_string(schema: Schema, value: str, path: Path, errors: list[FieldE
                 name,
                 ErrorType.INVALID,
                 value,
-                f"{name} in body should match '{schema.pattern.pattern}'",
+                f"{name} in body should match '{schema.pattern_text}'",
             )
         )
 

@@ -1,0 +1,151 @@
+"""Loading CRDs and XRDs into definitions; the CRD Crossplane generates for an XR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from modelplane.apis import ENV_VAR, ApisNotFoundError, apis_dir
+from modelplane.kube.admission import Admission, UnknownKindError
+from modelplane.kube.crd import DefinitionError, definition_of, load_definitions
+
+
+def xrd(api: str = "apiextensions.crossplane.io/v2", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": api,
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "referenceable": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "properties": {"size": {"type": "integer", "default": 1}},
+                                }
+                            },
+                        }
+                    },
+                },
+                {"name": "v0", "served": False, "referenceable": False},
+            ],
+            **spec,
+        },
+    }
+
+
+def widget(spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "n"},
+        "spec": spec,
+    }
+
+
+def admission_of(doc: dict[str, Any]) -> Admission:
+    definition = definition_of(doc)
+    assert definition is not None
+    return Admission([definition])
+
+
+def test_a_v2_xr_accepts_crossplanes_spec_crossplane_fields() -> None:
+    admitted = admission_of(xrd()).admit(
+        widget({"crossplane": {"compositionRef": {"name": "c"}, "resourceRefs": []}})
+    )
+    assert admitted.errors == []
+    assert admitted.object["spec"] == {
+        "crossplane": {
+            "compositionRef": {"name": "c"},
+            "resourceRefs": [],
+            "compositionUpdatePolicy": "Automatic",
+        },
+        "size": 1,
+    }
+
+
+def test_a_v2_xr_does_not_take_legacy_top_level_fields() -> None:
+    errors = admission_of(xrd()).admit(widget({"compositionRef": {"name": "c"}})).errors
+    assert [str(e) for e in errors] == ['unknown field "spec.compositionRef"']
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [xrd(scope="LegacyCluster"), xrd(api="apiextensions.crossplane.io/v1")],
+    ids=["v2 LegacyCluster", "v1"],
+)
+def test_a_legacy_xr_takes_crossplane_fields_at_the_top_of_spec(doc: dict[str, Any]) -> None:
+    obj = widget(
+        {
+            "compositionRef": {"name": "c"},
+            "claimRef": {
+                "apiVersion": "example.com/v1",
+                "kind": "Claim",
+                "namespace": "n",
+                "name": "c",
+            },
+        }
+    )
+    assert admission_of(doc).admit(obj).errors == []
+
+
+def test_only_served_versions_are_known() -> None:
+    admission = admission_of(xrd())
+    assert admission.knows("example.com/v1", "Widget")
+    assert not admission.knows("example.com/v0", "Widget")
+    with pytest.raises(UnknownKindError, match=r"example\.com/v0"):
+        admission.admit({**widget({}), "apiVersion": "example.com/v0"})
+
+
+def test_other_documents_are_not_definitions(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump_all([{"apiVersion": "v1", "kind": "ConfigMap"}, xrd()]))
+    assert [d.kind for d in load_definitions([tmp_path])] == ["Widget"]
+
+
+def test_a_definition_without_a_kind_is_a_load_error() -> None:
+    doc = xrd()
+    del doc["spec"]["names"]["kind"]
+    with pytest.raises(DefinitionError, match=r"spec\.names\.kind: Required value"):
+        definition_of(doc)
+
+
+def test_a_rule_that_does_not_compile_fails_compile_with_its_location() -> None:
+    doc = xrd()
+    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["x-kubernetes-validations"] = [{"rule": "self.size >", "message": "m"}]
+    definition = definition_of(doc)
+    assert definition is not None
+    with pytest.raises(DefinitionError, match=r"properties\[spec\]\.x-kubernetes-validations\[0\]"):
+        definition.compile()
+
+
+def test_unreadable_yaml_is_a_load_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("a: [")
+    with pytest.raises(DefinitionError, match="not YAML"):
+        load_definitions([path])
+
+
+def test_apis_dir_honours_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    assert apis_dir() == tmp_path
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "missing"))
+    with pytest.raises(ApisNotFoundError, match=ENV_VAR):
+        apis_dir()
+
+
+def test_apis_dir_is_found_above_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert (apis_dir() / "modelreplicas" / "definition.yaml").is_file()
