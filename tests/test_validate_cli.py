@@ -154,3 +154,34 @@ def test_a_crd_whose_rule_does_not_compile_is_a_load_error(tmp_path: Path) -> No
     assert result.exit_code == 2
     assert "x-kubernetes-validations[0]" in result.stderr
     assert "Syntax error" in result.stderr
+
+
+def test_an_unserved_version_of_a_known_kind_is_invalid(tmp_path: Path) -> None:
+    obj = replica()
+    obj["apiVersion"] = "modelplane.ai/v9"
+    path = write(tmp_path, "v9.yaml", obj)
+    result = invoke(str(path))
+    assert result.exit_code == 1
+    assert result.stdout.strip() == (
+        f'{path}: ModelReplica ml-team/qwen-0: no matches for kind "ModelReplica" in version '
+        '"modelplane.ai/v9"'
+    )
+
+
+def test_a_duplicate_key_is_unreadable_input(tmp_path: Path) -> None:
+    path = tmp_path / "dup.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nkind: Secret\n")
+    result = invoke(str(path))
+    assert result.exit_code == 2
+    assert 'mapping key "kind" already defined' in result.stderr
+
+
+def test_timestamps_stay_strings_as_kubectl_sends_them(tmp_path: Path) -> None:
+    text = yaml.safe_dump(replica()) + (
+        "status:\n  conditions:\n  - type: Ready\n    status: 'True'\n    reason: Available\n"
+        "    lastTransitionTime: 2026-01-01T00:00:00Z\n"
+    )
+    path = tmp_path / "xr.yaml"
+    path.write_text(text)
+    result = invoke(str(path))
+    assert result.exit_code == 0, result.output

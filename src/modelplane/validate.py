@@ -18,12 +18,11 @@ import yaml
 from modelplane.apis import ApisNotFoundError
 from modelplane.kube.admission import Admission, Admitted
 from modelplane.kube.crd import Definition, DefinitionError, load_definitions, yaml_files
+from modelplane.kube.manifests import load_all
 
 EXIT_VALID = 0
 EXIT_INVALID = 1
 EXIT_UNREADABLE = 2
-
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class InputError(Exception):
@@ -56,12 +55,11 @@ def read_documents(paths: Iterable[str], stdin: TextIO) -> Iterator[Document]:
 
 def _parse(source: str, text: str) -> Iterator[Document]:
     try:
-        docs = list(yaml.load_all(text, Loader=_LOADER))
+        docs = load_all(text)
     except yaml.YAMLError as e:
         raise InputError(f"{source}: not valid YAML: {e}") from None
     for i, doc in enumerate(docs):
-        if doc is not None:
-            yield Document(source, i, doc)
+        yield Document(source, i, doc)
 
 
 def build_admission(crds: Iterable[str]) -> Admission:
@@ -122,12 +120,19 @@ def run(
             print(f"error: {doc.source}: document {doc.index} is not a Kubernetes object", file=err)
             return EXIT_UNREADABLE
         api_version, kind = body.get("apiVersion"), body.get("kind")
-        if not (
-            isinstance(api_version, str)
-            and isinstance(kind, str)
-            and admission.knows(api_version, kind)
-        ):
+        if not (isinstance(api_version, str) and isinstance(kind, str)):
             skipped += 1
+            continue
+        if not admission.knows(api_version, kind):
+            if admission.knows_kind(api_version, kind):
+                # The kind is ours but this version is not served: the API server refuses it.
+                invalid += 1
+                print(
+                    f'{_label(doc)}: no matches for kind "{kind}" in version "{api_version}"',
+                    file=errors_to,
+                )
+            else:
+                skipped += 1
             continue
         try:
             result = admission.admit(body)

@@ -149,3 +149,44 @@ def test_apis_dir_honours_the_environment(tmp_path: Path, monkeypatch: pytest.Mo
 def test_apis_dir_is_found_above_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_VAR, raising=False)
     assert (apis_dir() / "modelreplicas" / "definition.yaml").is_file()
+
+
+def test_a_crd_may_constrain_metadata_name() -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Thing", "plural": "things"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "metadata": {
+                                    "type": "object",
+                                    "properties": {"name": {"type": "string", "maxLength": 5}},
+                                }
+                            },
+                            "x-kubernetes-validations": [
+                                {"rule": "self.metadata.name != 'nope'", "message": "no nope"}
+                            ],
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    admission = admission_of(crd)
+
+    def errors(name: str) -> list[str]:
+        obj = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": name}}
+        return [str(e) for e in admission.admit(obj).errors]
+
+    assert errors("nope") == ['<nil>: Invalid value: "object": no nope']
+    assert errors("toolong")[0] == "metadata.name: Too long: may not be more than 5 bytes"

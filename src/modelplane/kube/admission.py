@@ -95,6 +95,10 @@ class Admission:
     def knows(self, api_version: str, kind: str) -> bool:
         return self.version(api_version, kind) is not None
 
+    def knows_kind(self, api_version: str, kind: str) -> bool:
+        """True when the group defines ``kind`` at all, served in this version or not."""
+        return (api_version.rpartition("/")[0], kind) in self._kinds
+
     def admit(self, obj: dict[str, Any]) -> Admitted:
         """Prune, default and validate ``obj``; raises ``UnknownKindError`` for unknown kinds."""
         if not isinstance(obj, dict):
@@ -114,7 +118,8 @@ class Admission:
 
 def admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
     """Admission of ``obj`` against one compiled version schema."""
-    body = {k: v for k, v in obj.items() if k != "metadata"}
+    # apiVersion, kind and metadata belong to every object, whatever the schema declares.
+    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
     pruned, errors = prune_and_default(schema, body)
     metadata, meta_errors = _object_meta(obj.get("metadata"))
     result: dict[str, Any] = {}
@@ -122,15 +127,16 @@ def admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
         if key in obj:
             result[key] = obj[key]
     result["metadata"] = metadata
-    result.update({k: v for k, v in pruned.items() if k not in ("apiVersion", "kind")})
+    result.update(pruned)
     errors += meta_errors
-    errors += validate(schema, pruned)
+    # A CRD may constrain metadata.name and generateName (only those); its rules see only them.
+    visible = {k: metadata[k] for k in ("name", "generateName") if isinstance(metadata.get(k), str)}
+    errors += validate(schema, {**pruned, "metadata": visible})
     if any(e.type in _BLOCKING for e in errors):
         errors.append(_NOT_CHECKED)
     else:
-        # Root rules see metadata.name and metadata.generateName only, as on the API server.
-        visible = {k: metadata[k] for k in ("name", "generateName") if k in metadata}
-        errors += evaluate(schema, {**pruned, "metadata": visible})
+        head = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+        errors += evaluate(schema, {**head, **pruned, "metadata": visible})
     return Admitted(result, errors)
 
 

@@ -22,6 +22,9 @@ scheduler (DRA device selectors):
     dicts handed to ``evaluate`` (``{"device": {"capacity": {"gpu.nvidia.com": {"memory":
     quantity_value("80Gi")}}}}``).
 
+For DRA selectors, ``modelplane.kube.dra`` builds the ``device`` variable from an InferenceClass
+or ResourceSlice device (``device_value``) and shares one ``selector_environment()``.
+
 Kubernetes libraries provided: ``quantity(s)``, ``isQuantity(s)``, and on a quantity ``sign()``,
 ``isInteger()``, ``asInteger()``, ``asApproximateFloat()``, ``add(q|int)``, ``sub(q|int)``,
 ``compareTo(q)``, ``isLessThan(q)``, ``isGreaterThan(q)``; ``semver(s[, normalize])``,

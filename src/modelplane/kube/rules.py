@@ -20,10 +20,11 @@ the same XR comes back on every reconcile. Other rules are cheaper to evaluate t
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.kube.cel import DYN, CelCompileError, CelEvaluationError, Environment, Program
@@ -31,6 +32,7 @@ from modelplane.kube.celnames import escape
 from modelplane.kube.errors import ErrorType, FieldError, Key, Path, render_path
 from modelplane.kube.schema import Schema
 
+_SERIALS = itertools.count()
 _OLD_SELF = re.compile(r"\boldSelf\b")
 
 
@@ -47,6 +49,8 @@ class Rule:
     reason: str | None
     field_path: str
     memoised: bool = False
+    # Unique for the life of the process (unlike id(), which a collected rule hands on).
+    serial: int = field(default_factory=lambda: next(_SERIALS))
 
 
 _SELF_ENV: Environment | None = None
@@ -197,7 +201,7 @@ def _check(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> 
         if memoise and rule.memoised:
             if content is None:
                 content = json.dumps(cel_value, sort_keys=True, separators=(",", ":"), default=str)
-            key = (id(rule), content)
+            key = (rule.serial, content)
             outcome = _MEMO.get(key)
         if outcome is None:
             if activation is None:

@@ -71,6 +71,10 @@ class Schema:
     # True when CEL sees values of this subtree exactly as decoded (no escaped property
     # names, no int-to-double coercion), so they can be handed over without a copy.
     cel_identity: bool = True
+    # Properties that carry a default, and, for leaves with nothing to check but their type,
+    # that type: both let the walks skip per-node work on the common case.
+    defaulted: tuple[tuple[str, Schema], ...] = ()
+    plain_leaf: str = ""
     # Filled by modelplane.kube.rules on first use.
     compiled_rules: Any = None
 
@@ -155,6 +159,19 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
         or any(k.needs_defaulting for k in kids)
     )
     node.has_rules = bool(node.rules) or any(k.has_rules for k in kids)
+    node.defaulted = tuple(
+        (name, sub) for name, sub in (node.properties or {}).items() if sub.default is not _MISSING
+    )
+    if (
+        node.type in ("string", "boolean")
+        and not node.nullable
+        and node.enum is None
+        and node.pattern is None
+        and node.min_length is None
+        and node.max_length is None
+        and not (node.any_of or node.all_of or node.one_of or node.not_)
+    ):
+        node.plain_leaf = node.type
     node.cel_identity = (
         node.type != "number"
         and all(is_plain(n) for n in node.properties or {})
@@ -254,16 +271,19 @@ def _prune_object(
             else:
                 errors.append(FieldError(render_path((*path, key)), ErrorType.UNKNOWN_FIELD, OMIT))
             continue
-        child_path = (*path, Key(key) if child is additional else key)
+        kind = type(sub)
+        if kind is str or kind is bool:
+            out[key] = sub
+            continue
         if sub is None and not child.nullable:
             # PruneNonNullableNullsWithoutDefaults; a default below replaces the null.
             continue
+        child_path = (*path, Key(key) if child is additional else key)
         out[key] = _prune(child, sub, child_path, errors)
-    if props:
-        for key, child in props.items():
-            if child.default is not _MISSING and key not in out:
-                # A default is itself defaulted below, as structural defaulting recurses into it.
-                out[key] = _prune(child, _copy(child.default), (*path, key), [])
+    for key, child in schema.defaulted:
+        if key not in out:
+            # A default is itself defaulted below, as structural defaulting recurses into it.
+            out[key] = _prune(child, _copy(child.default), (*path, key), [])
     return out
 
 
@@ -580,7 +600,11 @@ def _validate_object(
     additional = schema.additional
     for key, sub in value.items():
         if props is not None and key in props:
-            _validate(props[key], sub, (*path, key), errors)
+            child = props[key]
+            leaf = child.plain_leaf
+            if leaf and (type(sub) is str if leaf == "string" else type(sub) is bool):
+                continue
+            _validate(child, sub, (*path, key), errors)
         elif additional is not None:
             _validate(additional, sub, (*path, Key(key)), errors)
 
