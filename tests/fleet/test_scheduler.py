@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 from modelplane.fleet import placement as pl
+from modelplane.fleet.devices import compile_selector, evaluate
 from modelplane.fleet.scheduler import schedule
 
 from .fleetkit import (
@@ -494,3 +495,14 @@ def test_a_dra_device_without_a_device_class_satisfies_no_request() -> None:
     result = run(deployment(), [cluster("a", [("p", "nodc", 1)])], classes=[classless])
     assert result.placements == ()
     assert "no device of class nodc matches request gpu" in result.shortfall[0]
+
+
+def test_selectors_compile_once_and_evaluate_once_per_device_kind_not_per_pool() -> None:
+    compile_selector.cache_clear()
+    evaluate.cache_clear()
+    fleet = [cluster(f"c{i:02d}", [("p", "h100", 1), ("q", "a100", 1)]) for i in range(40)]
+    md = deployment(replicas=10, engines=[standalone(selectors=[GPU, memory_at_least("40Gi")])])
+    assert len(run(md, fleet).placements) == 10
+    assert compile_selector.cache_info().misses == 2
+    # Two selectors x two device kinds (the H100 and A100 contents), whatever the fleet size.
+    assert evaluate.cache_info().misses == 4

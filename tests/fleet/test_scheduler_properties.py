@@ -19,8 +19,6 @@ from modelplane.kube.admission import Admission
 
 from .fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 
-from .fleetkit import GPU, cluster, deployment, engine, member, product, stamp
-
 # A device kind: (product, count per node, deviceClassName). Each class's kinds have distinct
 # DeviceClass names, so a stamped request names its kind unambiguously.
 KINDS = {"h": ("H100", "gpu.h"), "a": ("A100", "gpu.a")}

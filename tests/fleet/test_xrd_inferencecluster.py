@@ -34,11 +34,6 @@ def test_a_brought_your_own_cluster_is_admitted_with_defaults() -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the admission engine does not yet default inside a defaulted object, as "
-    "structural defaulting does",
-)
 def test_an_omitted_gateway_defaults_to_the_modelplane_inference_gateway() -> None:
     spec = admission("inferenceclusters").admit(base()).object["spec"]
     assert spec["gateway"] == {"name": "inference-gateway", "namespace": "modelplane-system"}
