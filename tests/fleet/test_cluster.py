@@ -240,3 +240,10 @@ def test_composed_resources_and_status_pass_their_schemas() -> None:
         assert [str(e) for e in admission.admit(desired.resource).errors] == []
     published = {**ic, "status": result.status}
     assert [str(e) for e in admission.admit(published).errors] == []
+
+
+def test_an_existing_cluster_without_a_kubeconfig_fails_cleanly_naming_the_field() -> None:
+    result = run(cluster(cluster={"source": "Existing"}), [H100])
+    assert result.fatal == (
+        "InferenceCluster spec.cluster.existing.secretRef.name is required for source Existing"
+    )

@@ -272,3 +272,12 @@ def test_a_deployment_without_a_template_fails_cleanly_naming_the_field() -> Non
     del md["spec"]["template"]
     result = reconcile(md, fleet("east"))
     assert result.fatal == "ModelDeployment spec.template.spec is required"
+
+
+def test_an_engine_without_members_fails_cleanly_naming_the_field() -> None:
+    md = deployment()
+    del md["spec"]["template"]["spec"]["engines"][0]["members"]
+    result = reconcile(md, fleet("east"))
+    assert result.fatal == (
+        "ModelDeployment spec.template.spec.engines[0].members must list at least one member"
+    )

@@ -41,12 +41,16 @@ def compose_cluster(inputs: Inputs) -> Result:
     if source != "Existing":
         return _unsupported(inputs, source)
 
+    existing = spec["cluster"].get("existing") or {}
+    if not isinstance(existing.get("secretRef"), dict) or not existing["secretRef"].get("name"):
+        return Result.failed(
+            "InferenceCluster spec.cluster.existing.secretRef.name is required for source Existing"
+        )
     result = Result(
         requirements={CLASSES: Requirement(API_VERSION, "InferenceClass")},
         conditions=[Condition("SourceSupported", "True", "Existing", "a brought-your-own cluster")],
     )
     name = str(cluster["metadata"]["name"])
-    existing = spec["cluster"]["existing"]
     provider_config = dns_label(name)
     gateway = _gateway_ref(spec)
     namespace = str(existing["secretRef"].get("namespace") or DEFAULT_SECRET_NAMESPACE)

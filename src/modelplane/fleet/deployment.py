@@ -251,8 +251,19 @@ def _malformed(md: Obj) -> str | None:
     template = spec.get("template")
     if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
         return "ModelDeployment spec.template.spec is required"
-    if not isinstance(template["spec"].get("engines"), list) or not template["spec"]["engines"]:
+    engines = template["spec"].get("engines")
+    if not isinstance(engines, list) or not engines:
         return "ModelDeployment spec.template.spec.engines must list at least one engine"
+    for e, engine in enumerate(engines):
+        where = f"ModelDeployment spec.template.spec.engines[{e}]"
+        if not isinstance(engine, dict) or not isinstance(engine.get("name"), str):
+            return f"{where}.name is required"
+        members = engine.get("members")
+        if not isinstance(members, list) or not members:
+            return f"{where}.members must list at least one member"
+        for m, member in enumerate(members):
+            if not isinstance(member, dict) or not isinstance(member.get("template"), dict):
+                return f"{where}.members[{m}].template is required"
     if not isinstance(spec.get("replicas"), int):
         return "ModelDeployment spec.replicas must be an integer"
     return None
