@@ -247,3 +247,14 @@ def test_an_existing_cluster_without_a_kubeconfig_fails_cleanly_naming_the_field
     assert result.fatal == (
         "InferenceCluster spec.cluster.existing.secretRef.name is required for source Existing"
     )
+
+
+def test_a_cluster_name_longer_than_a_label_value_fails_cleanly() -> None:
+    ic = cluster()
+    ic["metadata"]["name"] = "e" * 64
+    assert result_fatal(run(ic, [H100])).startswith(f"InferenceCluster name '{'e' * 64}' is longer")
+
+
+def result_fatal(result: Any) -> str:
+    assert result.fatal is not None
+    return str(result.fatal)

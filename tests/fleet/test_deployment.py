@@ -281,3 +281,17 @@ def test_an_engine_without_members_fails_cleanly_naming_the_field() -> None:
     assert result.fatal == (
         "ModelDeployment spec.template.spec.engines[0].members must list at least one member"
     )
+
+
+def test_a_deployment_name_longer_than_a_label_value_fails_cleanly() -> None:
+    md = deployment("q" * 64)
+    result = reconcile(md, fleet("east"))
+    assert result.fatal is not None
+    assert result.fatal.startswith(f"ModelDeployment name '{'q' * 64}' is longer than 63")
+    assert reconcile(deployment("q" * 63), fleet("east")).fatal is None
+
+
+def test_a_cluster_whose_name_cannot_be_a_label_value_hosts_nothing() -> None:
+    long = inference_cluster("c" * 64, {"h100": ("h100", 2)}, classes=[H100])
+    mrs = replicas_of(reconcile(deployment(replicas=2), [long, *fleet("east")]))
+    assert {mr["spec"]["clusterName"] for mr in mrs.values()} == {"east"}

@@ -419,20 +419,6 @@ def test_rule(make: Any, accept: Any, reject: Any, path: str, message: str) -> N
     assert rule_error(path, message, value) in errors("modeldeployments", mutated(make(), reject))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the admission engine does not yet give root rules metadata.name"
-)
-def test_a_deployment_name_fits_a_label_value() -> None:
-    ok = mutated(base(), lambda md: md["metadata"].update(name="q" * 63))
-    long = mutated(base(), lambda md: md["metadata"].update(name="q" * 64))
-    assert errors("modeldeployments", ok) == []
-    message = (
-        "a ModelDeployment name must be at most 63 characters: its ModelReplicas carry it as a "
-        "label value"
-    )
-    assert rule_error("<nil>", message) in errors("modeldeployments", long)
-
-
 def _schema(plural: str) -> Obj:
     doc = yaml.safe_load((APIS / plural / "definition.yaml").read_text())
     return doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]

@@ -23,6 +23,7 @@ OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 CLASSES = "inference-classes"
 PROVIDER_CONFIG = "provider-config"
 GATEWAY = "gateway"
+LABEL_VALUE_MAX = 63
 
 DEFAULT_SECRET_NAMESPACE = "crossplane-system"
 DEFAULT_SECRET_KEY = "kubeconfig"
@@ -41,6 +42,13 @@ def compose_cluster(inputs: Inputs) -> Result:
     if source != "Existing":
         return _unsupported(inputs, source)
 
+    name = str(cluster["metadata"]["name"])
+    if len(name) > LABEL_VALUE_MAX:
+        # Crossplane drops root-level XRD rules, so this cannot be refused at admission.
+        return Result.failed(
+            f"InferenceCluster name {name!r} is longer than {LABEL_VALUE_MAX} characters: "
+            "replicas placed here carry it as a label value, so none could be; use a shorter name"
+        )
     existing = spec["cluster"].get("existing") or {}
     if not isinstance(existing.get("secretRef"), dict) or not existing["secretRef"].get("name"):
         return Result.failed(
@@ -50,7 +58,6 @@ def compose_cluster(inputs: Inputs) -> Result:
         requirements={CLASSES: Requirement(API_VERSION, "InferenceClass")},
         conditions=[Condition("SourceSupported", "True", "Existing", "a brought-your-own cluster")],
     )
-    name = str(cluster["metadata"]["name"])
     provider_config = dns_label(name)
     gateway = _gateway_ref(spec)
     namespace = str(existing["secretRef"].get("namespace") or DEFAULT_SECRET_NAMESPACE)

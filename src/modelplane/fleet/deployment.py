@@ -41,6 +41,7 @@ API_VERSION = "modelplane.ai/v1alpha1"
 CLUSTERS = "inference-clusters"
 CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
+LABEL_VALUE_MAX = 63
 SCHEDULED = "ReplicasScheduled"
 SERVING = "ReplicasServing"
 
@@ -62,7 +63,10 @@ def compose_deployment(inputs: Inputs) -> Result:
     if missing:
         return _waiting(mine, missing)
 
-    clusters = inputs.required[CLUSTERS]
+    # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
+    clusters = [
+        c for c in inputs.required[CLUSTERS] if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX
+    ]
     plan = schedule(md, clusters, inputs.required[CLASSES], inputs.required[REPLICAS])
     if plan.selector_errors:
         return _invalid_selectors(mine, plan)
@@ -245,6 +249,13 @@ def _invalid_selectors(mine: Mapping[str, Obj], plan: Schedule) -> Result:
 
 
 def _malformed(md: Obj) -> str | None:
+    name = str((md.get("metadata") or {}).get("name", ""))
+    if len(name) > LABEL_VALUE_MAX:
+        # Crossplane drops root-level XRD rules, so this cannot be refused at admission.
+        return (
+            f"ModelDeployment name {name!r} is longer than {LABEL_VALUE_MAX} characters: its "
+            "ModelReplicas carry it as a label value, so none can be created; use a shorter name"
+        )
     spec = md.get("spec")
     if not isinstance(spec, dict):
         return "ModelDeployment spec is required"
