@@ -61,7 +61,7 @@ def validate(paths: tuple[str, ...], crds: tuple[str, ...], output: str) -> None
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 def explain(paths: tuple[str, ...]) -> None:
     """Show, per ModelDeployment in PATHS, every cluster and pool considered and why."""
     from modelplane.fleet.explain import explain_command

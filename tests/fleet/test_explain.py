@@ -89,3 +89,10 @@ def test_the_command_prints_the_explanation_and_exits_zero() -> None:
 def test_the_command_exits_one_on_unreadable_input(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["explain", str(tmp_path / "missing")])
     assert result.exit_code == 1
+
+
+def test_manifests_can_come_on_standard_input() -> None:
+    text = "\n---\n".join(p.read_text() for p in sorted((EXAMPLES / "fleet-gang").glob("*.yaml")))
+    result = CliRunner().invoke(main, ["explain", "-"], input=text)
+    assert result.exit_code == 0
+    assert result.output.startswith("ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed")

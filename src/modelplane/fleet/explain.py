@@ -8,6 +8,7 @@ each is charged the replicas placed for the ones before it, as successive reconc
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from modelplane.fleet.placement import DEPLOYMENT, Schedule
 from modelplane.fleet.scheduler import schedule
 
 Obj = dict[str, Any]
+STDIN = Path("-")
+"""The path ``-``: manifests read from standard input (e.g. piped from ``modelplane render``)."""
 _KINDS = ("InferenceCluster", "InferenceClass", "ModelReplica", "ModelDeployment")
 
 
@@ -27,11 +30,13 @@ class ManifestError(ValueError):
 
 
 def load_manifests(paths: Iterable[str]) -> list[Obj]:
-    """Every YAML document in the files given and, recursively, in the directories given."""
+    """Every YAML document in the files given, recursively in the directories given, and on
+    standard input for ``-``."""
     docs: list[Obj] = []
     for path in _files(paths):
+        text = sys.stdin.read() if path == STDIN else path.read_text()
         try:
-            loaded = list(yaml.safe_load_all(path.read_text()))
+            loaded = list(yaml.safe_load_all(text))
         except yaml.YAMLError as e:
             raise ManifestError(f"{path}: not valid YAML: {e}") from None
         for doc in loaded:
@@ -86,8 +91,6 @@ def explain_schedule(md: Obj, plan: Schedule) -> list[str]:
 
 
 def explain_command(paths: tuple[str, ...]) -> int:
-    import sys
-
     try:
         docs = load_manifests(paths)
     except (ManifestError, OSError) as e:
@@ -100,7 +103,9 @@ def explain_command(paths: tuple[str, ...]) -> int:
 def _files(paths: Iterable[str]) -> Iterator[Path]:
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if raw == "-":
+            yield STDIN
+        elif path.is_dir():
             yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
         elif path.exists():
             yield path
