@@ -196,6 +196,8 @@ def test_a_bad_selector_keeps_every_replica_unchanged_and_names_the_field() -> N
     )
     assert "existing replicas are kept unchanged" in cond.message
     assert [e.severity for e in result.events] == ["Warning"]
+    assert condition(result, "ReplicasServing").status == "True"
+    assert result.resources[key].ready == "True"
 
 
 def test_a_drained_replica_keeps_serving_until_its_replacement_serves() -> None:

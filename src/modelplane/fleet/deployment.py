@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
-from modelplane.fleet.observed import carried, carry_forward
+from modelplane.fleet.observed import carried
 from modelplane.fleet.placement import (
     CLUSTER,
     DEPLOYMENT,
@@ -223,7 +223,7 @@ def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
 
 def _waiting(mine: Mapping[str, Obj], missing: list[str]) -> Result:
     return Result(
-        resources=carry_forward(mine),
+        resources=_carried(mine),
         requirements=dict(REQUIREMENTS),
         conditions=[
             Condition(
@@ -239,13 +239,21 @@ def _waiting(mine: Mapping[str, Obj], missing: list[str]) -> Result:
 def _invalid_selectors(mine: Mapping[str, Obj], plan: Schedule) -> Result:
     detail = "; ".join(str(e) for e in plan.selector_errors)
     message = f"invalid device selector: {detail}; existing replicas are kept unchanged"
+    names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
     return Result(
-        resources=carry_forward(mine),
+        resources=_carried(mine),
         requirements=dict(REQUIREMENTS),
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
-        conditions=[Condition(SCHEDULED, "False", "InvalidSelector", message)],
+        conditions=[
+            Condition(SCHEDULED, "False", "InvalidSelector", message),
+            serving_condition(plan.desired, names, [], mine),
+        ],
         events=[Event("Warning", message, "InvalidSelector")],
     )
+
+
+def _carried(mine: Mapping[str, Obj]) -> dict[str, Desired]:
+    return {key: Desired(carried(obj), ready=_ready(obj)) for key, obj in sorted(mine.items())}
 
 
 def _malformed(md: Obj) -> str | None:
