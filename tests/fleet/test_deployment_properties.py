@@ -144,3 +144,74 @@ def test_every_stamped_replica_passes_the_model_replica_xrd(md: Obj) -> None:
                 assert _without(stamped, "nodePoolName", "deviceRequests") == _without(
                     member, "nodeSelector"
                 )
+
+
+CLUSTER_NAMES = ("a", "b", "c")
+DRAIN = [{"key": "maintenance", "effect": "NoExecute"}]
+
+
+def _plain(replicas: int) -> Obj:
+    request = {"devices": [{"name": "gpu", "count": 8, "selectors": [{"cel": GPU_SELECTOR}]}]}
+    member = {
+        "role": "Standalone",
+        "nodeSelector": request,
+        "template": {"spec": {"containers": [{"name": "engine", "image": "vllm:v1"}]}},
+    }
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelDeployment",
+        "metadata": {"name": "m", "namespace": "ml"},
+        "spec": {
+            "replicas": replicas,
+            "template": {"spec": {"engines": [{"name": "main", "copies": 1, "members": [member]}]}},
+        },
+    }
+
+
+def _cluster(name: str, drained: bool) -> Obj:
+    return inference_cluster(
+        name, {"big": ("big", 1)}, taints=DRAIN if drained else None, classes=[CLASS]
+    )
+
+
+def _serving(mr: Obj) -> Obj:
+    status = {"conditions": [{"type": "ModelServing", "status": "True", "reason": "Serving"}]}
+    return {**mr, "status": status}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    before=st.integers(1, 3),
+    after=st.integers(1, 3),
+    drained=st.sets(st.sampled_from(CLUSTER_NAMES)),
+    deleted=st.sets(st.sampled_from(CLUSTER_NAMES), max_size=2),
+)
+def test_a_serving_replica_is_dropped_only_when_enough_others_serve_or_its_cluster_is_gone(
+    before: int, after: int, drained: set[str], deleted: set[str]
+) -> None:
+    first = compose_deployment(
+        Inputs(
+            composite=_plain(before),
+            required={
+                CLUSTERS: [_cluster(n, False) for n in CLUSTER_NAMES],
+                CLASSES: [CLASS],
+                REPLICAS: [],
+            },
+        )
+    )
+    observed = {k: _serving(d.resource) for k, d in first.resources.items()}
+    fleet = [_cluster(n, n in drained) for n in CLUSTER_NAMES if n not in deleted]
+    result = compose_deployment(
+        Inputs(
+            composite=_plain(after),
+            required={CLUSTERS: fleet, CLASSES: [CLASS], REPLICAS: list(observed.values())},
+            observed=observed,
+        )
+    )
+    assert result.fatal is None
+    serving_kept = [k for k in observed if k in result.resources]
+    for key, mr in observed.items():
+        if key in result.resources or mr["spec"]["clusterName"] in deleted:
+            continue
+        # Dropped while its cluster still exists: only if enough replicas still serve.
+        assert len(serving_kept) >= after, (key, sorted(result.resources))
