@@ -288,7 +288,7 @@ class Ledger:
         observed = self._observed.pop(key[0], None)
         if observed:
             for spec in observed:
-                self.charge(key[0], observed_units(self.pools, key[0], spec, self._vectors))
+                _observed_into(self._pending, self.pools, key[0], spec, self._vectors)
         if key not in self.loads:
             pool = self.pools[key]
             self.loads[key] = Load(PoolState.empty(pool.per_node, pool.node_count))
@@ -346,29 +346,45 @@ def _request_key(pool: Pool, requests: list[dict[str, Any]]) -> Any:
 
 
 def observed_units(
-    pools: dict[tuple[str, str], Pool],
-    cluster: str,
-    spec: dict[str, Any],
-    vectors: dict[Any, Vector] | None = None,
+    pools: dict[tuple[str, str], Pool], cluster: str, spec: dict[str, Any]
 ) -> dict[str, tuple[Unit, ...]]:
     """What a ModelReplica spec occupies, per pool of its cluster. A member pinned to a pool the
     cluster no longer has occupies nothing (its pods match no node)."""
-    cache: dict[Any, Vector] = {} if vectors is None else vectors
-    units: dict[str, list[Unit]] = {}
+    sink: dict[tuple[str, str], list[Unit]] = {}
+    _observed_into(sink, pools, cluster, spec, {})
+    return {pool: tuple(units) for (_, pool), units in sink.items()}
+
+
+def _observed_into(
+    sink: dict[tuple[str, str], list[Unit]],
+    pools: dict[tuple[str, str], Pool],
+    cluster: str,
+    spec: dict[str, Any],
+    cache: dict[Any, Vector],
+) -> None:
+    # The hot loop of a large fleet's worst case (every replica read): kept flat on purpose.
     for engine in spec.get("engines") or ():
         copies = max(0, int(engine.get("copies", 1)))
-        gang: dict[str, list[Vector]] = {}
+        gang: dict[tuple[str, str], list[Vector]] = {}
         for member in engine.get("members") or ():
-            pool = pools.get((cluster, member.get("nodePoolName")))
+            key = (cluster, member.get("nodePoolName"))
+            pool = pools.get(key)
             if pool is None:
                 continue
             requests = member.get("deviceRequests") or []
-            key = _request_key(pool, requests)
-            vector = cache.get(key)
+            rkey = _request_key(pool, requests)
+            vector = cache.get(rkey)
             if vector is None:
-                vector = cache[key] = observed_vector(pool, requests)
+                vector = cache[rkey] = observed_vector(pool, requests)
             pods = pod_count(member) if member.get("role") == "Worker" else 1
-            gang.setdefault(pool.name, []).extend([vector] * pods)
-        for name, pods_on_pool in gang.items():
-            units.setdefault(name, []).extend([tuple(pods_on_pool)] * copies)
-    return {name: tuple(u) for name, u in units.items()}
+            on_pool = gang.get(key)
+            if on_pool is None:
+                gang[key] = [vector] * pods
+            else:
+                on_pool.extend([vector] * pods)
+        for key, pods_on_pool in gang.items():
+            units = sink.get(key)
+            if units is None:
+                sink[key] = [tuple(pods_on_pool)] * copies
+            else:
+                units.extend([tuple(pods_on_pool)] * copies)

@@ -20,6 +20,7 @@ the same XR comes back on every reconcile. Other rules are cheaper to evaluate t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -53,22 +54,14 @@ class Rule:
     serial: int = field(default_factory=lambda: next(_SERIALS))
 
 
-_SELF_ENV: Environment | None = None
-_TRANSITION_ENV: Environment | None = None
-
-
+@functools.cache
 def _self_env() -> Environment:
-    global _SELF_ENV
-    if _SELF_ENV is None:
-        _SELF_ENV = Environment({"self": DYN})
-    return _SELF_ENV
+    return Environment({"self": DYN})
 
 
+@functools.cache
 def _transition_env() -> Environment:
-    global _TRANSITION_ENV
-    if _TRANSITION_ENV is None:
-        _TRANSITION_ENV = Environment({"self": DYN, "oldSelf": DYN})
-    return _TRANSITION_ENV
+    return Environment({"self": DYN, "oldSelf": DYN})
 
 
 def _compile_rule(raw: dict[str, Any]) -> Rule:
@@ -94,7 +87,7 @@ def _compile_rule(raw: dict[str, Any]) -> Rule:
         message_program=message_program,
         reason=raw.get("reason"),
         field_path=str(raw.get("fieldPath") or ""),
-        memoised=".matches(" in source or "matches(" in source,
+        memoised="matches(" in source,
     )
 
 
@@ -107,7 +100,7 @@ def compile_rules(schema: Schema, where: str = "") -> None:
 
 
 def _compile_tree(schema: Schema, where: str, failures: list[str]) -> None:
-    if not schema.has_rules or (schema.compiled_rules is not None and not schema.rules):
+    if not schema.has_rules:
         return
     if schema.compiled_rules is None:
         compiled = []

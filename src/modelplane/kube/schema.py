@@ -64,9 +64,7 @@ class Schema:
     one_of: list[Schema] = field(default_factory=list)
     not_: Schema | None = None
     rules: list[dict[str, Any]] = field(default_factory=list)
-    # Whether anything below (or at) this node needs defaulting, coercion or CEL; lets the
-    # walks skip subtrees that are plain copies.
-    needs_defaulting: bool = False
+    # Whether this node or any below it carries CEL rules: the rule walk skips the rest.
     has_rules: bool = False
     # True when CEL sees values of this subtree exactly as decoded (no escaped property
     # names, no int-to-double coercion), so they can be handed over without a copy.
@@ -81,23 +79,6 @@ class Schema:
     @classmethod
     def of(cls, raw: dict[str, Any], where: str = "openAPIV3Schema") -> Schema:
         return _compile(raw, where)
-
-    def walk(self) -> list[Schema]:
-        """Every node of this schema, this one first."""
-        out: list[Schema] = []
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            out.append(node)
-            stack.extend(node.children())
-        return out
-
-    def children(self) -> list[Schema]:
-        kids = list((self.properties or {}).values())
-        for extra in (self.additional, self.items, self.not_):
-            if extra is not None:
-                kids.append(extra)
-        return kids + self.any_of + self.all_of + self.one_of
 
 
 def _compile(raw: dict[str, Any], where: str) -> Schema:
@@ -153,11 +134,6 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
             node.properties.setdefault(name, Schema(type="string"))
         node.properties.setdefault("metadata", Schema(type="object", preserve_unknown=True))
     kids = [k for k in (*(node.properties or {}).values(), node.additional, node.items) if k]
-    node.needs_defaulting = (
-        node.default is not _MISSING
-        or node.type in ("integer", "number")
-        or any(k.needs_defaulting for k in kids)
-    )
     node.has_rules = bool(node.rules) or any(k.has_rules for k in kids)
     node.defaulted = tuple(
         (name, sub) for name, sub in (node.properties or {}).items() if sub.default is not _MISSING
