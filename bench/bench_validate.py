@@ -1,6 +1,11 @@
 """Validation cost of ModelReplicas: the spec example and a large one (8 gang engines, 8
-containers each). Cold = first admission of an object never seen (rule memo empty); warm = the
-same object again (what a reconcile loop sees); "no memo" = every rule evaluated every time.
+containers each), with compiled definitions.
+
+- cold: an object never seen before (no whole-object memo hit; regex rules on metadata that
+  other objects share may hit their memo), i.e. the evaluation cost of a new or changed XR;
+- warm: the same object again (what render's fixed point and a reconcile loop see): a memo hit;
+- no memo: both memos off, every rule evaluated.
+
 Figures are the best of N runs in milliseconds.
 
 Run: uv run python bench/bench_validate.py

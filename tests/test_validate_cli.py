@@ -185,3 +185,20 @@ def test_timestamps_stay_strings_as_kubectl_sends_them(tmp_path: Path) -> None:
     path.write_text(text)
     result = invoke(str(path))
     assert result.exit_code == 0, result.output
+
+
+def test_json_manifests_in_directories_are_read(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "r.json").write_text(json.dumps(replica()))
+    result = invoke(str(tmp_path))
+    assert result.exit_code == 0
+    assert "1 checked" in result.stderr
+
+
+def test_hidden_directories_are_not_walked(tmp_path: Path) -> None:
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "junk.json").write_text("{not yaml")
+    write(tmp_path, "r.yaml", replica())
+    result = invoke(str(tmp_path))
+    assert result.exit_code == 0, result.stderr

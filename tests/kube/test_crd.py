@@ -190,3 +190,23 @@ def test_a_crd_may_constrain_metadata_name() -> None:
 
     assert errors("nope") == ['<nil>: Invalid value: "object": no nope']
     assert errors("toolong")[0] == "metadata.name: Too long: may not be more than 5 bytes"
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ("self.sizee > 1", "<input>:1:5: undefined field 'sizee'"),
+        ("self.size == 'one'", "found no matching overload for '_==_' applied to '(int, string)'"),
+        ("self.size", "rule must evaluate to bool, not INT"),
+    ],
+)
+def test_rules_are_type_checked_against_the_schema_at_load(rule: str, message: str) -> None:
+    doc = xrd()
+    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["x-kubernetes-validations"] = [{"rule": rule}]
+    definition = definition_of(doc)
+    assert definition is not None
+    with pytest.raises(DefinitionError) as raised:
+        definition.compile()
+    assert message in str(raised.value)
+    assert "properties[spec].x-kubernetes-validations[0]" in str(raised.value)

@@ -236,3 +236,22 @@ def test_crossplane_fields_of_a_real_xr_are_known() -> None:
     admitted = Admission.default().admit(obj)
     assert admitted.errors == []
     assert admitted.object["status"]["conditions"][0]["type"] == "Ready"
+
+
+def test_admitted_objects_never_alias_the_input_or_each_other() -> None:
+    obj = replica()
+    obj["metadata"]["labels"] = {"team": "ml"}
+    first = Admission.default().admit(obj)
+    first.object["metadata"]["labels"]["team"] = "changed"
+    first.object["spec"]["engines"][0]["copies"] = 9
+    assert obj["metadata"]["labels"] == {"team": "ml"}
+    again = Admission.default().admit(obj)
+    assert again.object["metadata"]["labels"] == {"team": "ml"}
+    assert again.object["spec"]["engines"][0]["copies"] == 1
+    again.object["spec"]["clusterName"] = "other"
+    assert Admission.default().admit(obj).object["spec"]["clusterName"] == "eks-l4"
+
+
+def test_a_repeated_invalid_object_reports_the_same_errors() -> None:
+    obj = replica([engine(phase="Prefill")])
+    assert errors_of(obj) == errors_of(obj) != []

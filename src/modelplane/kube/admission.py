@@ -13,17 +13,20 @@ and one error says so.
 from __future__ import annotations
 
 import functools
+import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from modelplane.apis import apis_dir
+from modelplane.kube import rules
 from modelplane.kube.crd import Definition, Version, load_definitions
 from modelplane.kube.errors import ErrorType, FieldError
 from modelplane.kube.rules import evaluate
-from modelplane.kube.schema import Schema, prune_and_default, validate
+from modelplane.kube.schema import Schema, copy_json, prune_and_default, validate
 
 
 class UnknownKindError(KeyError):
@@ -116,8 +119,35 @@ class Admission:
         return admit(version.schema(), obj)
 
 
+# Whole admissions, memoised by object content: render runs compositions to a fixed point and a
+# reconcile loop sees the same XR again and again. Bounded; the schema is held by the entry, so
+# its id cannot be reused while the entry lives.
+_RESULTS: OrderedDict[tuple[int, str], tuple[Schema, str, list[FieldError]]] = OrderedDict()
+_RESULTS_SIZE = 256
+
+
 def admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
     """Admission of ``obj`` against one compiled version schema."""
+    if not rules.memoise:
+        return _admit(schema, obj)
+    try:
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        # Not plain JSON (a datetime, a NaN): admit it without memoising.
+        return _admit(schema, obj)
+    key = (id(schema), text)
+    hit = _RESULTS.get(key)
+    if hit is not None and hit[0] is schema:
+        _RESULTS.move_to_end(key)
+        return Admitted(json.loads(hit[1]), list(hit[2]))
+    admitted = _admit(schema, obj)
+    _RESULTS[key] = (schema, json.dumps(admitted.object), list(admitted.errors))
+    if len(_RESULTS) > _RESULTS_SIZE:
+        _RESULTS.popitem(last=False)
+    return admitted
+
+
+def _admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
     # apiVersion, kind and metadata belong to every object, whatever the schema declares.
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
     pruned, errors = prune_and_default(schema, body)
@@ -125,7 +155,7 @@ def admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
     result: dict[str, Any] = {}
     for key in ("apiVersion", "kind"):
         if key in obj:
-            result[key] = obj[key]
+            result[key] = copy_json(obj[key])
     result["metadata"] = metadata
     result.update(pruned)
     errors += meta_errors
@@ -174,7 +204,7 @@ def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
     out: dict[str, Any] = {}
     for key, value in meta.items():
         if key in _META_FIELDS:
-            out[key] = value
+            out[key] = copy_json(value)
         else:
             errors.append(FieldError(f"metadata.{key}", ErrorType.UNKNOWN_FIELD))
     name = out.get("name")

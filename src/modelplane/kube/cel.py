@@ -109,7 +109,8 @@ class CelEvaluationError(CelError):
 # Quantities and versions cross into cel-cpp as proto messages built at runtime (cel-expr-python
 # cannot carry opaque Python objects). Each holds one canonical string, so message equality is
 # value equality.
-def _build_pool() -> descriptor_pool.DescriptorPool:
+def k8scel_file() -> descriptor_pb2.FileDescriptorProto:
+    """The runtime proto file declaring ``k8scel.Quantity`` and ``k8scel.Semver``."""
     proto = descriptor_pb2.FileDescriptorProto(
         name="modelplane/k8scel.proto", package="k8scel", syntax="proto3"
     )
@@ -121,8 +122,12 @@ def _build_pool() -> descriptor_pool.DescriptorPool:
             type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
             label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
         )
+    return proto
+
+
+def _build_pool() -> descriptor_pool.DescriptorPool:
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
+    pool.Add(k8scel_file())
     return pool
 
 

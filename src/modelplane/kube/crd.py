@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from modelplane.kube.celtypes import check_rules
 from modelplane.kube.rules import RuleCompileError, compile_rules
 from modelplane.kube.schema import Schema, SchemaError
 
@@ -48,6 +49,11 @@ class Version:
                 compile_rules(schema)
             except (SchemaError, RuleCompileError) as e:
                 raise DefinitionError(f"{where}: {e}") from None
+            # The API server also type-checks each rule against its schema when the CRD is
+            # created: a rule naming a field the schema lacks never reaches an object.
+            failures = check_rules(schema)
+            if failures:
+                raise DefinitionError(f"{where}: {'; '.join(failures)}")
             self._schema = schema
         return self._schema
 
@@ -83,7 +89,14 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def yaml_files(paths: Iterable[Path]) -> Iterator[Path]:
     for path in paths:
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+            yield from sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix in (".yaml", ".yml", ".json")
+                and p.is_file()
+                # Hidden directories (.git, .venv) hold no manifests.
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
         else:
             yield path
 

@@ -218,7 +218,7 @@ def _prune(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> 
     if isinstance(value, list):
         items = schema.items
         if items is None:
-            return _copy(value)
+            return copy_json(value)
         return [_prune(items, v, (*path, i), errors) for i, v in enumerate(value)]
     if isinstance(value, float) and schema.type == "integer" and value.is_integer():
         return int(value)
@@ -243,7 +243,7 @@ def _prune_object(
             child = additional
         if child is None:
             if schema.preserve_unknown or (props is None and schema.type != "object"):
-                out[key] = _copy(sub)
+                out[key] = copy_json(sub)
             else:
                 errors.append(FieldError(render_path((*path, key)), ErrorType.UNKNOWN_FIELD, OMIT))
             continue
@@ -259,15 +259,16 @@ def _prune_object(
     for key, child in schema.defaulted:
         if key not in out:
             # A default is itself defaulted below, as structural defaulting recurses into it.
-            out[key] = _prune(child, _copy(child.default), (*path, key), [])
+            out[key] = _prune(child, copy_json(child.default), (*path, key), [])
     return out
 
 
-def _copy(value: Any) -> Any:
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON-shaped value (much faster than copy.deepcopy)."""
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [copy_json(v) for v in value]
     return value
 
 
