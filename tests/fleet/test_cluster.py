@@ -258,3 +258,19 @@ def test_a_cluster_name_longer_than_a_label_value_fails_cleanly() -> None:
 def result_fatal(result: Any) -> str:
     assert result.fatal is not None
     return str(result.fatal)
+
+
+def test_until_the_gateway_is_observed_the_published_address_stands() -> None:
+    ic = {**cluster(), "status": {"gateway": {"address": "203.0.113.10"}}}
+    result = run(ic, [H100])
+    assert result.status["gateway"]["address"] == "203.0.113.10"
+    assert result.resources[GATEWAY].ready == "False"
+    assert condition(result, "GatewayReady").message == (
+        "gateway address 203.0.113.10 (as published; not observed yet)"
+    )
+
+
+def test_an_observed_gateway_without_an_address_withdraws_the_published_one() -> None:
+    ic = {**cluster(), "status": {"gateway": {"address": "203.0.113.10"}}}
+    result = run(ic, [H100], {GATEWAY: gateway_observed(None)})
+    assert "address" not in result.status["gateway"]

@@ -66,10 +66,17 @@ def compose_cluster(inputs: Inputs) -> Result:
         provider_config_for(provider_config, existing),
         ready="True" if PROVIDER_CONFIG in inputs.observed else "Unspecified",
     )
-    address = observed_gateway_address(inputs.observed.get(GATEWAY))
+    observed_gateway = inputs.observed.get(GATEWAY)
+    if observed_gateway is None:
+        # Not observed yet (first reconcile, or a rendered fleet that states its status): keep
+        # the address last published rather than withdraw it on no evidence.
+        published = (cluster.get("status") or {}).get("gateway") or {}
+        address = str(published.get("address") or "")
+    else:
+        address = observed_gateway_address(observed_gateway)
     result.resources[GATEWAY] = Desired(
         gateway_observer(name, namespace, provider_config, gateway),
-        ready="True" if address else "False",
+        ready="True" if address and observed_gateway is not None else "False",
     )
 
     status: Obj = {
@@ -81,7 +88,13 @@ def compose_cluster(inputs: Inputs) -> Result:
         status["cache"] = {"storageClassName": storage_class}
     if address:
         result.conditions.append(
-            Condition("GatewayReady", "True", "AddressAssigned", f"gateway address {address}")
+            Condition(
+                "GatewayReady",
+                "True",
+                "AddressAssigned",
+                f"gateway address {address}"
+                + ("" if observed_gateway is not None else " (as published; not observed yet)"),
+            )
         )
     else:
         result.conditions.append(
