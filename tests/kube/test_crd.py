@@ -210,3 +210,13 @@ def test_rules_are_type_checked_against_the_schema_at_load(rule: str, message: s
         definition.compile()
     assert message in str(raised.value)
     assert "properties[spec].x-kubernetes-validations[0]" in str(raised.value)
+
+
+def test_a_message_expression_must_yield_a_string() -> None:
+    doc = xrd()
+    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["x-kubernetes-validations"] = [{"rule": "self.size > 1", "messageExpression": "self.size"}]
+    definition = definition_of(doc)
+    assert definition is not None
+    with pytest.raises(DefinitionError, match="must evaluate to string, not INT"):
+        definition.compile()

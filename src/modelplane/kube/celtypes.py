@@ -9,7 +9,7 @@ rule is compiled once more with ``self`` bound to its node's type.
 Where cel-cpp's checker is stricter than cel-go's as Kubernetes configures it, the type is left
 dynamic rather than reject a rule the API server accepts: ``number`` fields (cel-cpp has no
 cross-type numeric comparisons, so ``self.weight > 0`` would not check), int-or-string values,
-preserved unknown fields, and lists or maps of lists or maps.
+preserved unknown fields, nullable values, and lists or maps of lists or maps.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class _Builder:
         if _is_object(node):
             field.type = _F.TYPE_MESSAGE
             field.type_name = "." + self.message(node)
-        elif node.type in _SCALARS and not node.int_or_string:
+        elif _is_scalar(node):
             field.type = _SCALARS[node.type][0]
         else:
             field.type = _F.TYPE_MESSAGE
@@ -122,7 +122,8 @@ def _camel(name: str) -> str:
 
 def _is_object(node: Schema) -> bool:
     return (
-        node.type == "object"
+        not node.nullable
+        and node.type == "object"
         and node.properties is not None
         and not node.preserve_unknown
         and node.additional is None
@@ -130,19 +131,30 @@ def _is_object(node: Schema) -> bool:
 
 
 def _is_map(node: Schema) -> bool:
-    return node.type == "object" and not node.properties and not node.preserve_unknown
+    return (
+        not node.nullable
+        and node.type == "object"
+        and not node.properties
+        and not node.preserve_unknown
+    )
 
 
 def _is_element(node: Schema) -> bool:
     """Whether a list item or map value can be typed (not itself a list or map)."""
-    return _is_object(node) or (node.type in _SCALARS and not node.int_or_string)
+    return _is_object(node) or _is_scalar(node)
+
+
+def _is_scalar(node: Schema) -> bool:
+    # A nullable value may be compared with null, which a typed scalar cannot.
+    return node.type in _SCALARS and not node.int_or_string and not node.nullable
 
 
 def _cel_type(builder: _Builder, node: Schema, root: bool = False) -> Any:
     """The type ``self`` has at ``node``."""
     if _is_object(node) or (root and node.type == "object" and not node.preserve_unknown):
+        # The root is an object even when its schema declares no properties: it has metadata.
         return cel.Type(builder.message(node, root=root))
-    if node.type in _SCALARS and not node.int_or_string:
+    if _is_scalar(node):
         return getattr(cel.Type, _SCALARS[node.type][1])
     if node.type == "array" and node.items is not None and _is_element(node.items):
         return cel.Type.List(_cel_type(builder, node.items))
@@ -198,6 +210,22 @@ def check_rules(schema: Schema, where: str = "openAPIV3Schema") -> list[str]:
                     f"{path}.x-kubernetes-validations[{j}]: rule {source!r}: "
                     f"rule must evaluate to bool, not {result.name()}"
                 )
+            message = raw.get("messageExpression")
+            if message:
+                prefix = f"cel.bind(self, __node{i}, ("
+                try:
+                    kind = env.compile(f"{prefix}{message}\n))").return_type()
+                except RuntimeError as e:
+                    kind = None
+                    failures.append(
+                        f"{path}.x-kubernetes-validations[{j}]: messageExpression {message!r}: "
+                        f"{_message(str(e), len(prefix))}"
+                    )
+                if kind is not None and kind != cel.Type.STRING and kind != cel.Type.DYN:
+                    failures.append(
+                        f"{path}.x-kubernetes-validations[{j}]: messageExpression {message!r}: "
+                        f"must evaluate to string, not {kind.name()}"
+                    )
     return failures
 
 
