@@ -89,7 +89,11 @@ def seed_request() -> fnv1.RunFunctionRequest:
     from modelplane.render import Renderer
 
     inputs = [m.obj for m in manifests.load([str(EXAMPLES / "replica-seed")])]
-    [rendered] = Renderer(default_registry(), inputs).render_all()
+    rendered = next(
+        r
+        for r in Renderer(default_registry(), inputs).render_all()
+        if r.composite["kind"] == "ModelReplica"
+    )
     assert rendered.request is not None
     rendered.request.meta.tag = "seed"
     return rendered.request

@@ -67,3 +67,12 @@ def validate(paths: tuple[str, ...], crds: tuple[str, ...], output: str) -> None
     from modelplane.validate import run
 
     raise SystemExit(run(paths, crds, output))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+def explain(paths: tuple[str, ...]) -> None:
+    """Show, per ModelDeployment in PATHS, every cluster and pool considered and why."""
+    from modelplane.fleet.explain import explain_command
+
+    raise SystemExit(explain_command(paths))

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from modelplane.compose.modelreplica.composer import API_VERSION as MODELPLANE_API
+from modelplane.compose.modelreplica.composer import API_VERSION
 from modelplane.compose.modelreplica.composer import compose as compose_model_replica
 from modelplane.composer import Registry
 
 
 def default_registry() -> Registry:
     """Every composer this project ships, keyed by composite API group and kind."""
+    from modelplane.fleet.cluster import compose_cluster
+    from modelplane.fleet.deployment import CLUSTERS, REPLICAS, compose_deployment
+    from modelplane.fleet.inferenceclass import compose_class
+
     registry = Registry()
-    registry.register(MODELPLANE_API, "ModelReplica", compose_model_replica)
+    registry.register(API_VERSION, "ModelReplica", compose_model_replica)
+    registry.register(API_VERSION, "InferenceCluster", compose_cluster)
+    registry.register(API_VERSION, "InferenceClass", compose_class)
+    # The scheduler reads a few fields of every cluster and replica of the fleet: views spare
+    # converting thousands of whole objects on every reconcile.
+    registry.register(API_VERSION, "ModelDeployment", compose_deployment, lazy=(CLUSTERS, REPLICAS))
     return registry

@@ -1,0 +1,18 @@
+"""The InferenceClass composition: data only, so it composes nothing and says what it describes.
+
+A Composition exists anyway so Crossplane reconciles the class (an XR without one reports a
+missing Composition forever) and ``kubectl get icl`` shows it accepted.
+"""
+
+from __future__ import annotations
+
+from modelplane.composer import Condition, Inputs, Result
+
+
+def compose_class(inputs: Inputs) -> Result:
+    devices = (inputs.composite.get("spec") or {}).get("devices") or []
+    summary = ", ".join(
+        f"{d.get('name')} x{d.get('count', 1)} per node ({d.get('claim') or 'DRA'})"
+        for d in devices
+    )
+    return Result(conditions=[Condition("Accepted", "True", "DevicesDescribed", summary)])
