@@ -92,7 +92,14 @@ class Renderer:
         self.runner = FunctionRunner(registry)
         self.registry = registry
         self.environment = list(environment)
-        self.observed = list(observed)
+        # An input that names its owner and its composition resource name is what Crossplane
+        # would observe as that owner's composed resource (a replica placed before a drain).
+        owned = [
+            o
+            for o in self.environment
+            if _label(o, COMPOSITE_LABEL) and _annotation(o, RESOURCE_NAME)
+        ]
+        self.observed = [*observed, *owned]
         self.admit = admit
 
     def composites(self) -> list[Obj]:
