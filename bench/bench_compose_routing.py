@@ -33,9 +33,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import default_registry
 from modelplane.compose.modelreplica.composer import compose
-from modelplane.compose.modelreplica.simulate import simulate_observed
 from modelplane.composer import Inputs
 from modelplane.function import FunctionRunner
+from modelplane.simulate import simulate_observed
 from modelplane.structs import dict_to_struct, struct_to_dict
 
 Obj = dict[str, Any]

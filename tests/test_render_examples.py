@@ -62,3 +62,14 @@ def test_rendering_is_byte_identical_across_runs():
     first = CliRunner().invoke(cli.main, ["render", *map(str, EXAMPLES)]).output
     second = CliRunner().invoke(cli.main, ["render", *map(str, EXAMPLES)]).output
     assert first == second
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_each_example_cluster_resolves_its_pools_and_publishes_a_gateway(example):
+    docs = render(str(example), "--simulate-ready-copies", "1")
+    clusters = [d for d in docs if d["kind"] == "InferenceCluster"]
+    assert clusters
+    for cluster in clusters:
+        assert conditions(cluster)["PoolsResolved"] == "True"
+        assert conditions(cluster)["GatewayReady"] == "True"
+        assert cluster["status"]["gateway"]["address"]

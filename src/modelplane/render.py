@@ -406,7 +406,7 @@ def render_command(
     ready_copies: int | None = None,
 ) -> int:
     from modelplane.compose import default_registry
-    from modelplane.compose.modelreplica.simulate import simulate_observed
+    from modelplane.simulate import simulate_observed
 
     # The function's request logs belong to `serve`; here stdout is the rendered stream.
     logging.configure(logging.Level.DISABLED)

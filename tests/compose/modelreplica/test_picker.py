@@ -7,7 +7,8 @@ import hashlib
 import pytest
 import yaml
 
-from modelplane.compose.modelreplica import labels, picker, routing, simulate
+from modelplane import simulate
+from modelplane.compose.modelreplica import labels, picker, routing
 from tests.compose.modelreplica.routing_fixtures import (
     cluster,
     context,

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from modelplane.compose.modelreplica import labels, routing, simulate
+from modelplane import simulate
+from modelplane.compose.modelreplica import labels, routing
 from modelplane.compose.modelreplica.composer import compose
 from modelplane.composer import Inputs, Result
 

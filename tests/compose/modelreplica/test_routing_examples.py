@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.compose.modelreplica import labels, simulate
+from modelplane import simulate
+from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.composer import compose
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission

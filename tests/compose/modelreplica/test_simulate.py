@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from modelplane.compose.modelreplica import routing, simulate
+from modelplane import simulate
+from modelplane.compose.modelreplica import routing
 from modelplane.compose.modelreplica.remote import wrap
 from tests.compose.modelreplica.routing_fixtures import context, gang, replica, standalone, workload
 

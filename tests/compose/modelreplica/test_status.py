@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from modelplane.compose.modelreplica import routing, simulate, status
+from modelplane import simulate
+from modelplane.compose.modelreplica import routing, status
 from modelplane.compose.modelreplica.context import ReplicaContext
 from tests.compose.modelreplica.routing_fixtures import (
     context,

@@ -228,6 +228,19 @@ def _http_route(route: Obj, _n: int) -> Obj:
     return {"parents": parents}
 
 
+def _gateway(gateway: Obj, _n: int) -> Obj:
+    # The simulated cluster's gateway is programmed and reachable at its in-cluster hostname.
+    meta = gateway.get("metadata") or {}
+    host = f"{meta.get('name', 'gateway')}.{meta.get('namespace', 'default')}.svc.cluster.local"
+    return {
+        "addresses": [{"type": "Hostname", "value": host}],
+        "conditions": [
+            _condition("Accepted", True, "Accepted"),
+            _condition("Programmed", True, "Programmed"),
+        ],
+    }
+
+
 def _inference_pool(pool: Obj, _n: int) -> Obj:
     return {
         "parents": [
@@ -248,6 +261,7 @@ _STATUS = {
     "PodCliqueSet": _pod_clique_set,
     "PodCliqueScalingGroup": _scaling_group,
     "HTTPRoute": _http_route,
+    "Gateway": _gateway,
     "InferencePool": _inference_pool,
 }
 
