@@ -9,7 +9,7 @@ drops desired resources: every fault becomes a Fatal result, which Crossplane do
 from __future__ import annotations
 
 import hashlib
-import json
+import pickle
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -98,28 +98,28 @@ class Lru(Generic[T]):
     """A bounded map that forgets the least recently used entry first."""
 
     def __init__(self, size: int) -> None:
-        self._items: OrderedDict[str, T] = OrderedDict()
+        self._items: OrderedDict[str | bytes, T] = OrderedDict()
         self._size = size
 
-    def get(self, key: str) -> T | None:
+    def get(self, key: str | bytes) -> T | None:
         item = self._items.get(key)
         if item is not None:
             self._items.move_to_end(key)
         return item
 
-    def put(self, key: str, item: T) -> None:
+    def put(self, key: str | bytes, item: T) -> None:
         self._items[key] = item
         if len(self._items) > self._size:
             self._items.popitem(last=False)
 
 
 class StructMemo:
-    """Desired resources as Structs, remembered by their JSON text.
+    """Desired resources as Structs, remembered by their content.
 
     When a composite's observed state changes (a status update), Crossplane calls again with
-    a new request, yet most desired resources come out exactly as before. Encoding JSON is C
-    code and several times cheaper than building a Struct field by field, so a repeated
-    resource costs a dump and a copy.
+    a new request, yet most desired resources come out exactly as before. Pickling is C code
+    and ten times cheaper than building a Struct field by field, so a repeated resource costs
+    a pickle and a copy. (Pickles of equal plain data are equal; 1, 1.0 and True differ.)
     """
 
     def __init__(self, size: int) -> None:
@@ -127,8 +127,8 @@ class StructMemo:
 
     def struct(self, obj: Mapping[str, Any]) -> struct_pb2.Struct:
         try:
-            key = json.dumps(obj, separators=(",", ":"))
-        except TypeError:  # holds views: they are copied as protobuf anyway
+            key = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+        except (TypeError, pickle.PicklingError):  # holds views: copied as protobuf anyway
             return dict_to_struct(obj)
         encoded = self._structs.get(key)
         if encoded is None:
@@ -187,9 +187,9 @@ def write_response(
         return fatal_response(req, result.fatal)
     rsp = _base_response(req)
     for name, desired in result.resources.items():
-        rsp.desired.resources[name].CopyFrom(
-            fnv1.Resource(resource=encode(desired.resource), ready=_READY[desired.ready])
-        )
+        target = rsp.desired.resources[name]
+        target.resource.CopyFrom(encode(desired.resource))
+        target.ready = _READY[desired.ready]
     if result.status:
         rsp.desired.composite.resource.fields["status"].CopyFrom(to_value(result.status))
     for c in result.conditions:

@@ -56,28 +56,46 @@ def to_value(v: Any) -> struct_pb2.Value:
 
 
 def _set(out: struct_pb2.Value, v: Any) -> None:
-    if isinstance(v, str):
+    # Exact-type dispatch first: composers build plain dicts, lists and scalars, and abstract
+    # isinstance checks cost more than the protobuf writes themselves.
+    t = type(v)
+    if t is str:
         out.string_value = v
-    elif isinstance(v, bool):
-        out.bool_value = v
-    elif isinstance(v, (int, float)):
+    elif t is dict:
+        if not v:
+            out.struct_value.SetInParent()
+        fields = out.struct_value.fields
+        for k, x in v.items():
+            _set(fields[k], x)
+    elif t is list:
+        if not v:
+            out.list_value.SetInParent()
+        values = out.list_value.values
+        for x in v:
+            _set(values.add(), x)
+    elif t is int or t is float:
         out.number_value = v
-    elif v is None:
+    elif t is bool:
+        out.bool_value = v
+    else:
+        _set_other(out, v)
+
+
+def _set_other(out: struct_pb2.Value, v: Any) -> None:
+    if v is None:
         out.null_value = struct_pb2.NULL_VALUE
     elif isinstance(v, StructView):
         out.struct_value.CopyFrom(v.struct)
     elif isinstance(v, ListView):
         out.list_value.CopyFrom(v.list)
+    elif isinstance(v, bool):
+        out.bool_value = v
+    elif isinstance(v, (str, int, float)):
+        _set(out, v if isinstance(v, str) else float(v))
     elif isinstance(v, Mapping):
-        fields = out.struct_value.fields
-        out.struct_value.SetInParent()
-        for k, x in v.items():
-            _set(fields[k], x)
+        _set(out, dict(v))
     elif isinstance(v, (list, tuple)):
-        values = out.list_value.values
-        out.list_value.SetInParent()
-        for x in v:
-            _set(values.add(), x)
+        _set(out, list(v))
     else:
         raise TypeError(f"cannot encode a {type(v).__name__} in a protobuf Struct: {v!r}")
 
