@@ -148,4 +148,5 @@ class _Dumper(_BASE_DUMPER):
 
 
 def dump(objs: Iterable[Obj]) -> str:
-    return yaml.dump_all(list(objs), Dumper=_Dumper, sort_keys=False, explicit_start=True)
+    # Sorted keys, as kubectl prints them: protobuf Structs keep no order of their own.
+    return yaml.dump_all(list(objs), Dumper=_Dumper, sort_keys=True, explicit_start=True)

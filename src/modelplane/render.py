@@ -432,7 +432,7 @@ def render_command(
         print(f"modelplane render: {e}", file=sys.stderr)
         return 1
     if output == "json":
-        print(json.dumps(docs, indent=2))
+        print(json.dumps(docs, indent=2, sort_keys=True))
     else:
         sys.stdout.write(manifests.dump(docs))
     return 0
