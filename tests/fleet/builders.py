@@ -1,33 +1,79 @@
-"""Small builders for fleet objects as the API server would store them (defaults applied)."""
+"""The one set of builders for fleet objects, shared by the fleet tests and the fleet benches.
+
+Objects come in two shapes: as a platform or ML team declares them (``declared_cluster``,
+spec only, what the scheduler reads) and as the API server stores them once reconciled
+(``inference_cluster`` with the status the deployment composer reads). ``fleetkit`` offers the
+scheduler tests' shorthands on top of these.
+"""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
+from modelplane.fleet import placement as pl
+
 Obj = dict[str, Any]
 API = "modelplane.ai/v1alpha1"
 GPU_SELECTOR = 'device.driver == "gpu.nvidia.com"'
 
 
-def inference_class(name: str, *, gpus: int = 8, memory: str = "81559Mi") -> Obj:
+def gpu_device(
+    count: int = 8,
+    memory: str = "81559Mi",
+    attributes: Obj | None = None,
+    *,
+    claim: str | None = None,
+) -> Obj:
+    """One NVIDIA GPU device kind of an InferenceClass; ``claim`` left out is the default."""
+    device: Obj = {"name": "gpu"}
+    if claim is not None:
+        device["claim"] = claim
+    device |= {"driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": count}
+    if attributes is not None:
+        device["attributes"] = attributes
+    device["capacity"] = {"memory": {"value": memory}}
+    return device
+
+
+def inference_class_of(name: str, devices: list[Obj]) -> Obj:
     return {
         "apiVersion": API,
         "kind": "InferenceClass",
         "metadata": {"name": name},
-        "spec": {
-            "devices": [
-                {
-                    "name": "gpu",
-                    "claim": "DRA",
-                    "driver": "gpu.nvidia.com",
-                    "deviceClassName": "gpu.nvidia.com",
-                    "count": gpus,
-                    "attributes": {"model": {"string": name}},
-                    "capacity": {"memory": {"value": memory}},
-                }
-            ]
+        "spec": {"devices": devices},
+    }
+
+
+def inference_class(name: str, *, gpus: int = 8, memory: str = "81559Mi") -> Obj:
+    """A class of ``gpus`` GPUs whose model attribute is the class name, defaults applied."""
+    return inference_class_of(
+        name, [gpu_device(gpus, memory, {"model": {"string": name}}, claim="DRA")]
+    )
+
+
+def declared_cluster(
+    name: str,
+    pools: list[tuple[str, str, int]],
+    labels: dict[str, str] | None = None,
+    taints: list[Obj] | None = None,
+) -> Obj:
+    """An Existing cluster as declared; ``pools`` lists (pool name, class name, nodes)."""
+    spec: Obj = {
+        "cluster": {
+            "source": "Existing",
+            "existing": {"secretRef": {"name": f"{name}-kubeconfig", "key": "kubeconfig"}},
         },
+        "stack": "Standard",
+        "nodePools": [{"name": p, "className": c, "nodeCount": n} for p, c, n in pools],
+    }
+    if taints:
+        spec["taints"] = taints
+    return {
+        "apiVersion": API,
+        "kind": "InferenceCluster",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
     }
 
 
@@ -39,48 +85,42 @@ def inference_cluster(
     taints: list[Obj] | None = None,
     classes: list[Obj] | None = None,
 ) -> Obj:
-    """A reachable Existing cluster; ``pools`` maps pool name to (class name, nodes)."""
+    """A reachable, ready cluster; ``pools`` maps pool name to (class name, nodes)."""
     by_class = {c["metadata"]["name"]: c for c in classes or []}
-    node_pools = [{"name": p, "className": c, "nodeCount": n} for p, (c, n) in pools.items()]
     gpu_pools = [
         {"name": p, "nodes": n, "devices": copy.deepcopy(by_class[c]["spec"]["devices"])}
         for p, (c, n) in pools.items()
         if c in by_class
     ]
-    spec: Obj = {
-        "cluster": {
-            "source": "Existing",
-            "existing": {"secretRef": {"name": f"{name}-kubeconfig", "key": "kubeconfig"}},
+    declared = [(p, c, n) for p, (c, n) in pools.items()]
+    ic = declared_cluster(name, declared, labels, taints)
+    ic["status"] = {
+        "providerConfigRef": {"name": name},
+        "gateway": {
+            "address": f"10.0.0.{len(name)}",
+            "name": "inference-gateway",
+            "namespace": "modelplane-system",
         },
-        "stack": "Standard",
-        "nodePools": node_pools,
+        "gpuPools": gpu_pools,
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
     }
-    if taints:
-        spec["taints"] = taints
+    return ic
+
+
+def node_selector(devices: list[tuple[str, int, list[str]]]) -> Obj:
+    """A member's nodeSelector from (request name, count, CEL selectors) triples."""
     return {
-        "apiVersion": API,
-        "kind": "InferenceCluster",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": spec,
-        "status": {
-            "providerConfigRef": {"name": name},
-            "gateway": {
-                "address": f"10.0.0.{len(name)}",
-                "name": "inference-gateway",
-                "namespace": "modelplane-system",
-            },
-            "gpuPools": gpu_pools,
-            "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
-        },
+        "devices": [
+            {"name": n, "count": c, "selectors": [{"cel": s} for s in sels]}
+            for n, c, sels in devices
+        ]
     }
 
 
 def member(role: str = "Standalone", *, gpus: int = 1, selector: str = GPU_SELECTOR) -> Obj:
-    m: Obj = {
+    return {
         "role": role,
-        "nodeSelector": {
-            "devices": [{"name": "gpu", "count": gpus, "selectors": [{"cel": selector}]}]
-        },
+        "nodeSelector": node_selector([("gpu", gpus, [selector])]),
         "template": {
             "metadata": {"labels": {"team": "ml"}},
             "spec": {
@@ -95,7 +135,6 @@ def member(role: str = "Standalone", *, gpus: int = 1, selector: str = GPU_SELEC
             },
         },
     }
-    return m
 
 
 def engine(name: str = "main", *members: Obj, copies: int = 1, phase: str | None = None) -> Obj:
@@ -129,6 +168,32 @@ def deployment(
             "replicas": replicas,
             "template": {"metadata": {"labels": {"app": name}}, "spec": spec},
         },
+    }
+
+
+def placed_replica(
+    deployment: str,
+    namespace: str,
+    cluster: str,
+    index: int,
+    engines: list[Obj],
+    name: str | None = None,
+) -> Obj:
+    """A ModelReplica as the deployment composer stamps it: labelled with its placement."""
+    return {
+        "apiVersion": API,
+        "kind": "ModelReplica",
+        "metadata": {
+            "name": name or f"{deployment}-{cluster}-{index}",
+            "namespace": namespace,
+            "labels": {
+                pl.DEPLOYMENT: deployment,
+                pl.DEPLOYMENT_NAMESPACE: namespace,
+                pl.REPLICA_INDEX: str(index),
+                pl.CLUSTER: cluster,
+            },
+        },
+        "spec": {"clusterName": cluster, "engines": engines},
     }
 
 

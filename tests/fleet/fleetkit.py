@@ -1,4 +1,4 @@
-"""Builders for fleet test inputs: classes, clusters, deployments and stamped replicas."""
+"""The scheduler tests' shorthands, built on the shared fleet builders in ``builders``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,23 @@ from typing import Any
 from modelplane.fleet import placement as pl
 from modelplane.fleet.placement import ReplicaPlacement
 
-GPU = 'device.driver == "gpu.nvidia.com"'
+from . import builders
+from .builders import GPU_SELECTOR as GPU
+from .builders import declared_cluster as cluster
+
+__all__ = [
+    "GPU",
+    "cluster",
+    "deployment",
+    "engine",
+    "gpu_class",
+    "member",
+    "memory_at_least",
+    "product",
+    "stamp",
+    "standalone",
+    "where",
+]
 
 
 def memory_at_least(q: str) -> str:
@@ -21,43 +37,9 @@ def product(name: str) -> str:
 def gpu_class(
     name: str, count: int = 8, product: str = "H100", memory: str = "80Gi", **extra: Any
 ) -> dict[str, Any]:
-    devices = [
-        {
-            "name": "gpu",
-            "driver": "gpu.nvidia.com",
-            "deviceClassName": "gpu.nvidia.com",
-            "count": count,
-            "attributes": {"productName": {"string": product}},
-            "capacity": {"memory": {"value": memory}},
-        }
-    ]
-    devices += extra.get("more", [])
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "InferenceClass",
-        "metadata": {"name": name},
-        "spec": {"devices": devices},
-    }
-
-
-def cluster(
-    name: str,
-    pools: list[tuple[str, str, int]],
-    labels: dict[str, str] | None = None,
-    taints: list[dict[str, str]] | None = None,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "cluster": {"source": "Existing", "existing": {"secretRef": {"name": name}}},
-        "nodePools": [{"name": p, "className": c, "nodeCount": n} for p, c, n in pools],
-    }
-    if taints:
-        spec["taints"] = taints
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "InferenceCluster",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": spec,
-    }
+    """A class of ``count`` GPUs of one product; ``more=[...]`` adds further device kinds."""
+    gpu = builders.gpu_device(count, memory, {"productName": {"string": product}})
+    return builders.inference_class_of(name, [gpu, *extra.get("more", [])])
 
 
 def member(
@@ -70,12 +52,7 @@ def member(
         "template": {"spec": {"containers": [{"name": "engine", "image": "vllm:latest"}]}},
     }
     if devices is not None:
-        m["nodeSelector"] = {
-            "devices": [
-                {"name": n, "count": c, "selectors": [{"cel": s} for s in sels]}
-                for n, c, sels in devices
-            ]
-        }
+        m["nodeSelector"] = builders.node_selector(devices)
     if nodes is not None:
         m["worker"] = {"nodes": nodes}
     return m
@@ -99,17 +76,14 @@ def deployment(
     selector: dict[str, str] | None = None,
     tolerations: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    template: dict[str, Any] = {"engines": engines or [standalone()]}
-    if selector:
-        template["clusterSelector"] = {"matchLabels": selector}
-    if tolerations:
-        template["tolerations"] = tolerations
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "ModelDeployment",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"replicas": replicas, "template": {"spec": template}},
-    }
+    return builders.deployment(
+        name,
+        *(engines or [standalone()]),
+        replicas=replicas,
+        namespace=namespace,
+        selector=selector,
+        tolerations=tolerations,
+    )
 
 
 def stamp(md: dict[str, Any], p: ReplicaPlacement, name: str | None = None) -> dict[str, Any]:
@@ -126,21 +100,9 @@ def stamp(md: dict[str, Any], p: ReplicaPlacement, name: str | None = None) -> d
             members.append(out)
         engines.append({**{k: v for k, v in e.items() if k != "members"}, "members": members})
     meta = md["metadata"]
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "ModelReplica",
-        "metadata": {
-            "name": name or f"{meta['name']}-{p.cluster}-{p.index}",
-            "namespace": meta["namespace"],
-            "labels": {
-                pl.DEPLOYMENT: meta["name"],
-                pl.DEPLOYMENT_NAMESPACE: meta["namespace"],
-                pl.REPLICA_INDEX: str(p.index),
-                pl.CLUSTER: p.cluster,
-            },
-        },
-        "spec": {"clusterName": p.cluster, "engines": engines},
-    }
+    return builders.placed_replica(
+        meta["name"], meta["namespace"], p.cluster, p.index, engines, name
+    )
 
 
 def where(schedule: pl.Schedule) -> list[tuple[int, str]]:

@@ -11,25 +11,17 @@ from modelplane.composer import Inputs
 from modelplane.fleet.cluster import CLASSES, GATEWAY, PROVIDER_CONFIG, compose_cluster
 from modelplane.kube.admission import Admission
 
+from .builders import gpu_device, inference_class_of
+
 Obj = dict[str, Any]
 
-H100: Obj = {
-    "apiVersion": "modelplane.ai/v1alpha1",
-    "kind": "InferenceClass",
-    "metadata": {"name": "h100"},
-    "spec": {
-        "devices": [
-            {
-                "name": "gpu",
-                "driver": "gpu.nvidia.com",
-                "deviceClassName": "gpu.nvidia.com",
-                "count": 8,
-                "capacity": {"memory": {"value": "81559Mi"}},
-            },
-            {"name": "ib", "driver": "fabric.example.com", "claim": "Synthetic"},
-        ]
-    },
-}
+H100 = inference_class_of(
+    "h100",
+    [
+        gpu_device(count=8, memory="81559Mi"),
+        {"name": "ib", "driver": "fabric.example.com", "claim": "Synthetic"},
+    ],
+)
 
 
 def cluster(**spec: Any) -> Obj:

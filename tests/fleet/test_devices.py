@@ -6,28 +6,26 @@ import pytest
 
 from modelplane.fleet.devices import SelectorProblem, device_kinds, evaluate, matches
 
-H100 = {
-    "spec": {
-        "devices": [
-            {
-                "name": "gpu",
-                "driver": "gpu.nvidia.com",
-                "deviceClassName": "gpu.nvidia.com",
-                "count": 8,
-                "attributes": {
-                    "productName": {"string": "H100"},
-                    "driverVersion": {"version": "550.54.15"},
-                    "nvlink": {"bool": True},
-                    "cudaCores": {"int": 16896},
-                    "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"},
-                    "broken": {"version": "9.0"},
-                },
-                "capacity": {"memory": {"value": "81559Mi"}},
+from .builders import gpu_device, inference_class_of
+
+H100 = inference_class_of(
+    "h100",
+    [
+        gpu_device(
+            count=8,
+            memory="81559Mi",
+            attributes={
+                "productName": {"string": "H100"},
+                "driverVersion": {"version": "550.54.15"},
+                "nvlink": {"bool": True},
+                "cudaCores": {"int": 16896},
+                "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"},
+                "broken": {"version": "9.0"},
             },
-            {"name": "ib", "driver": "ib.example.com", "claim": "Synthetic", "count": 1},
-        ]
-    }
-}
+        ),
+        {"name": "ib", "driver": "ib.example.com", "claim": "Synthetic", "count": 1},
+    ],
+)
 GPU, IB = device_kinds(H100)
 
 
