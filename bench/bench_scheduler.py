@@ -12,143 +12,68 @@ measured in this run (the best is the least disturbed by a busy machine); the wh
 from __future__ import annotations
 
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from modelplane.fleet import placement as pl
 from modelplane.fleet.scheduler import schedule
 
-GPU = 'device.driver == "gpu.nvidia.com"'
-MEMORY = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'
+# The fleet objects are built as the fleet tests build them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.fleet.builders import (
+    GPU_SELECTOR,
+    declared_cluster,
+    deployment,
+    engine,
+    gpu_device,
+    inference_class_of,
+    node_selector,
+    placed_replica,
+)
 
-H100 = {
-    "metadata": {"name": "h100"},
-    "spec": {
-        "devices": [
-            {
-                "name": "gpu",
-                "driver": "gpu.nvidia.com",
-                "deviceClassName": "gpu.nvidia.com",
-                "count": 8,
-                "attributes": {"productName": {"string": "H100"}},
-                "capacity": {"memory": {"value": "81559Mi"}},
-            }
-        ]
-    },
-}
+MEMORY = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'
+H100 = inference_class_of("h100", [gpu_device(8, "81559Mi", {"productName": {"string": "H100"}})])
+
+
+def placed_member(gpus: int) -> dict[str, Any]:
+    """A Standalone member stamped onto the h100 pool."""
+    [request] = node_selector([("gpu", gpus, [GPU_SELECTOR])])["devices"]
+    return {
+        "role": "Standalone",
+        "nodePoolName": "h100",
+        "deviceRequests": [{**request, "deviceClassName": "gpu.nvidia.com"}],
+        "template": {},
+    }
 
 
 def fleet(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``n`` clusters, each hosting one 4-GPU replica of each of 4 other deployments."""
     clusters, replicas = [], []
     for c in range(n):
         name = f"cluster-{c:04d}"
-        clusters.append(
-            {
-                "metadata": {"name": name, "labels": {"tier": "gpu"}},
-                "spec": {"nodePools": [{"name": "h100", "className": "h100", "nodeCount": 8}]},
-            }
-        )
+        clusters.append(declared_cluster(name, [("h100", "h100", 8)], {"tier": "gpu"}))
         for r in range(4):
-            replicas.append(
-                {
-                    "metadata": {
-                        "name": f"other-{c}-{r}",
-                        "namespace": f"team-{r}",
-                        "labels": {
-                            pl.DEPLOYMENT: f"other-{r}",
-                            pl.REPLICA_INDEX: str(c),
-                            pl.CLUSTER: name,
-                        },
-                    },
-                    "spec": {
-                        "clusterName": name,
-                        "engines": [
-                            {
-                                "name": "main",
-                                "copies": 1,
-                                "members": [
-                                    {
-                                        "role": "Standalone",
-                                        "nodePoolName": "h100",
-                                        "deviceRequests": [
-                                            {
-                                                "name": "gpu",
-                                                "deviceClassName": "gpu.nvidia.com",
-                                                "count": 4,
-                                                "selectors": [{"cel": GPU}],
-                                            }
-                                        ],
-                                        "template": {},
-                                    }
-                                ],
-                            }
-                        ],
-                    },
-                }
-            )
+            engines = [engine("main", placed_member(4))]
+            replica = placed_replica(f"other-{r}", f"team-{r}", name, c, engines, f"other-{c}-{r}")
+            replicas.append(replica)
     return clusters, replicas
 
 
-DEPLOYMENT = {
-    "metadata": {"name": "llm", "namespace": "ml"},
-    "spec": {
-        "replicas": 3,
-        "template": {
-            "spec": {
-                "clusterSelector": {"matchLabels": {"tier": "gpu"}},
-                "engines": [
-                    {
-                        "name": "main",
-                        "copies": 1,
-                        "members": [
-                            {
-                                "role": "Standalone",
-                                "nodeSelector": {
-                                    "devices": [
-                                        {
-                                            "name": "gpu",
-                                            "count": 8,
-                                            "selectors": [{"cel": GPU}, {"cel": MEMORY}],
-                                        }
-                                    ]
-                                },
-                                "template": {},
-                            }
-                        ],
-                    }
-                ],
-            }
-        },
-    },
+STANDALONE = {
+    "role": "Standalone",
+    "nodeSelector": node_selector([("gpu", 8, [GPU_SELECTOR, MEMORY])]),
+    "template": {},
 }
+DEPLOYMENT = deployment(
+    "llm", engine("main", STANDALONE), replicas=3, namespace="ml", selector={"tier": "gpu"}
+)
 
 
 # A gang too big for any pool: nothing fits, so every cluster is explained (the worst case).
-TOO_BIG = {
-    **DEPLOYMENT,
-    "spec": {
-        **DEPLOYMENT["spec"],
-        "template": {
-            "spec": {
-                "engines": [
-                    {
-                        "name": "gang",
-                        "members": [
-                            {**member, "role": role, **extra}
-                            for member in DEPLOYMENT["spec"]["template"]["spec"]["engines"][0][
-                                "members"
-                            ]
-                            for role, extra in (
-                                ("Leader", {}),
-                                ("Worker", {"worker": {"nodes": 8}}),
-                            )
-                        ],
-                    }
-                ]
-            }
-        },
-    },
-}
+LEADER = {**STANDALONE, "role": "Leader"}
+WORKER = {**STANDALONE, "role": "Worker", "worker": {"nodes": 8}}
+TOO_BIG = deployment("llm", engine("gang", LEADER, WORKER), replicas=3, namespace="ml")
 
 
 def measure(md: dict[str, Any], n: int, rounds: int, explain: bool) -> tuple[float, float, float]:
