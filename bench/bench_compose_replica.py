@@ -1,7 +1,7 @@
 """Time composing ModelReplicas in process, as ratios to the protobuf-conversion floor.
 
 For each case, in one run:
-- floor: converting the request's plain data to Structs and the response's Structs back
+- floor: converting the request's Structs to dicts and the response's dicts back to Structs
   (the work any Python function does at the gRPC edge, whatever it composes);
 - cold: FunctionRunner.RunFunction with a response cache that never hits;
 - unchanged: the same runner answering the same request again (Crossplane's common case).
@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,10 +20,11 @@ from typing import Any
 import yaml
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from harness import best_of, conversion_floor
 
 from modelplane.compose import default_registry
 from modelplane.function import FunctionRunner
-from modelplane.structs import dict_to_struct, struct_to_dict
+from modelplane.structs import dict_to_struct
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,21 +57,8 @@ def request(replica: Obj, cluster: Obj, tag: str = "") -> fnv1.RunFunctionReques
 
 
 def per_call(fn: Callable[[], object], seconds: float) -> float:
-    """Median seconds per call over batches filling ``seconds``."""
-    fn()
-    start, calls = time.perf_counter(), 0
-    while time.perf_counter() - start < 0.05:
-        fn()
-        calls += 1
-    batch = max(1, calls // 5)
-    samples = []
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline or len(samples) < 5:
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        samples.append((time.perf_counter() - t0) / batch)
-    return statistics.median(samples)
+    """Median seconds per call over batches of about 0.2 s filling ``seconds`` (5 at least)."""
+    return best_of(fn, repeat=max(5, round(seconds / 0.2)))
 
 
 def bench(name: str, replica: Obj, cluster: Obj, seconds: float) -> None:
@@ -80,14 +66,7 @@ def bench(name: str, replica: Obj, cluster: Obj, seconds: float) -> None:
     response = runner.run(request(replica, cluster, tag="probe"))
     if any(r.severity == fnv1.SEVERITY_FATAL for r in response.results):
         raise SystemExit(f"{name}: composing failed: {response.results[0].message}")
-    desired = [r.resource for r in response.desired.resources.values()]
-
-    def floor() -> None:
-        dict_to_struct(replica)
-        dict_to_struct(cluster)
-        for s in desired:
-            struct_to_dict(s)
-
+    floor = conversion_floor(request(replica, cluster), response)
     counter = iter(range(1 << 62))
     uncached = FunctionRunner(default_registry(), cache_size=0)
     cold_requests = request(replica, cluster)
@@ -106,7 +85,7 @@ def bench(name: str, replica: Obj, cluster: Obj, seconds: float) -> None:
     t_floor = per_call(floor, seconds)
     t_cold = per_call(cold, seconds)
     t_warm = per_call(unchanged, seconds)
-    print(f"{name}: {len(desired)} composed resources")
+    print(f"{name}: {len(response.desired.resources)} composed resources")
     print(f"  floor (Struct conversion) {t_floor * 1e6:9.1f} us   1.00x")
     print(f"  cold RunFunction          {t_cold * 1e6:9.1f} us   {t_cold / t_floor:5.2f}x floor")
     print(f"  unchanged RunFunction     {t_warm * 1e6:9.1f} us   {t_warm / t_floor:5.2f}x floor")

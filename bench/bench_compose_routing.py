@@ -20,16 +20,14 @@ at least 5x faster than that.
 from __future__ import annotations
 
 import copy
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from harness import Timing, best_of, conversion_floor, report
 
 from modelplane.compose import default_registry
 from modelplane.compose.modelreplica.composer import compose
@@ -86,34 +84,6 @@ def request(replica: Obj, cluster: Obj, *, steady: bool) -> fnv1.RunFunctionRequ
     return req
 
 
-def median_seconds(fn: Callable[[], object], repeat: int = 7) -> float:
-    start = time.perf_counter()
-    fn()
-    number = max(1, min(2000, int(0.2 / max(time.perf_counter() - start, 1e-6))))
-    batches = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        batches.append((time.perf_counter() - start) / number)
-    return statistics.median(batches)
-
-
-def floor(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Callable[[], None]:
-    structs = [req.observed.composite.resource]
-    structs += [r.resource for r in req.observed.resources.values()]
-    structs += [i.resource for rs in req.required_resources.values() for i in rs.items]
-    desired = [struct_to_dict(r.resource) for r in rsp.desired.resources.values()]
-
-    def convert() -> None:
-        for s in structs:
-            struct_to_dict(s)
-        for d in desired:
-            dict_to_struct(d)
-
-    return convert
-
-
 def bench(title: str, replica: Obj, cluster: Obj, *, steady: bool) -> None:
     registry = default_registry()
     req = request(replica, cluster, steady=steady)
@@ -130,18 +100,19 @@ def bench(title: str, replica: Obj, cluster: Obj, *, steady: bool) -> None:
             for n, rs in req.required_resources.items()
         },
     )
-    timings = {
-        "floor": median_seconds(floor(req, rsp)),
-        "composer": median_seconds(lambda: compose(inputs)),
-        "cold": median_seconds(lambda: FunctionRunner(registry).run(req)),
-        "unchanged": median_seconds(lambda: warm.run(req)),
-    }
+    timings = [
+        Timing("floor", best_of(conversion_floor(req, rsp), repeat=7)),
+        Timing("composer", best_of(lambda: compose(inputs), repeat=7)),
+        Timing("cold", best_of(lambda: FunctionRunner(registry).run(req), repeat=7)),
+        Timing("unchanged", best_of(lambda: warm.run(req), repeat=7)),
+    ]
     print(
-        f"{title}: {len(rsp.desired.resources)} composed resources, ModelServing "
-        f"{fnv1.Status.Name(serving[0].status) if serving else '?'}"
+        report(
+            f"{title}: {len(rsp.desired.resources)} composed resources, ModelServing "
+            f"{fnv1.Status.Name(serving[0].status) if serving else '?'}",
+            timings,
+        )
     )
-    for name, seconds in timings.items():
-        print(f"  {name:<10} {seconds * 1e3:8.3f} ms   {seconds / timings['floor']:6.2f}x floor")
 
 
 def main() -> None:
