@@ -9,6 +9,7 @@ import yaml
 from click.testing import CliRunner
 
 from modelplane.cli import main
+from tests.kube.crds import thing_crd
 from tests.kube.modelreplicas import engine, member, replica
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
@@ -126,29 +127,7 @@ def test_crd_adds_definitions(tmp_path: Path) -> None:
 
 
 def test_a_crd_whose_rule_does_not_compile_is_a_load_error(tmp_path: Path) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "things.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Thing", "plural": "things"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-validations": [{"rule": "self.size( > 1"}],
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    crd = thing_crd({"type": "object", "x-kubernetes-validations": [{"rule": "self.size( > 1"}]})
     path = write(tmp_path, "crd.yaml", crd)
     result = invoke("--crd", str(path), str(EXAMPLE))
     assert result.exit_code == 2

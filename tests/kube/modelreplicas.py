@@ -62,10 +62,15 @@ def replica(
     }
 
 
+def prefill_decode_serving(**serving: Any) -> dict[str, Any]:
+    """PrefillDecode serving routed by an endpoint picker; ``serving`` adds or overrides fields."""
+    return {"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": epp(), **serving}
+
+
 def prefill_decode(**serving: Any) -> dict[str, Any]:
     return replica(
         [engine("prefill", phase="Prefill"), engine("decode", phase="Decode")],
-        {"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": epp(), **serving},
+        prefill_decode_serving(**serving),
     )
 
 

@@ -10,7 +10,8 @@ import yaml
 
 from modelplane.apis import ENV_VAR, ApisNotFoundError, apis_dir
 from modelplane.kube.admission import Admission, UnknownKindError
-from modelplane.kube.crd import DefinitionError, definition_of, load_definitions
+from modelplane.kube.crd import Definition, DefinitionError, definition_of, load_definitions
+from tests.kube.crds import thing_crd
 
 
 def xrd(api: str = "apiextensions.crossplane.io/v2", **spec: Any) -> dict[str, Any]:
@@ -52,6 +53,16 @@ def widget(spec: dict[str, Any]) -> dict[str, Any]:
         "metadata": {"name": "w", "namespace": "n"},
         "spec": spec,
     }
+
+
+def with_spec_rule(rule: dict[str, Any]) -> Definition:
+    """The widget definition with ``rule`` on its spec, loaded but not compiled."""
+    doc = xrd()
+    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["x-kubernetes-validations"] = [rule]
+    definition = definition_of(doc)
+    assert definition is not None
+    return definition
 
 
 def admission_of(doc: dict[str, Any]) -> Admission:
@@ -122,11 +133,7 @@ def test_a_definition_without_a_kind_is_a_load_error() -> None:
 
 
 def test_a_rule_that_does_not_compile_fails_compile_with_its_location() -> None:
-    doc = xrd()
-    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    spec["x-kubernetes-validations"] = [{"rule": "self.size >", "message": "m"}]
-    definition = definition_of(doc)
-    assert definition is not None
+    definition = with_spec_rule({"rule": "self.size >", "message": "m"})
     with pytest.raises(DefinitionError, match=r"properties\[spec\]\.x-kubernetes-validations\[0\]"):
         definition.compile()
 
@@ -152,36 +159,20 @@ def test_apis_dir_is_found_above_the_package(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_a_crd_may_constrain_metadata_name() -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "things.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Thing", "plural": "things"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "metadata": {
-                                    "type": "object",
-                                    "properties": {"name": {"type": "string", "maxLength": 5}},
-                                }
-                            },
-                            "x-kubernetes-validations": [
-                                {"rule": "self.metadata.name != 'nope'", "message": "no nope"}
-                            ],
-                        }
-                    },
+    crd = thing_crd(
+        {
+            "type": "object",
+            "properties": {
+                "metadata": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "maxLength": 5}},
                 }
+            },
+            "x-kubernetes-validations": [
+                {"rule": "self.metadata.name != 'nope'", "message": "no nope"}
             ],
-        },
-    }
+        }
+    )
     admission = admission_of(crd)
 
     def errors(name: str) -> list[str]:
@@ -201,11 +192,7 @@ def test_a_crd_may_constrain_metadata_name() -> None:
     ],
 )
 def test_rules_are_type_checked_against_the_schema_at_load(rule: str, message: str) -> None:
-    doc = xrd()
-    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    spec["x-kubernetes-validations"] = [{"rule": rule}]
-    definition = definition_of(doc)
-    assert definition is not None
+    definition = with_spec_rule({"rule": rule})
     with pytest.raises(DefinitionError) as raised:
         definition.compile()
     assert message in str(raised.value)
@@ -213,10 +200,6 @@ def test_rules_are_type_checked_against_the_schema_at_load(rule: str, message: s
 
 
 def test_a_message_expression_must_yield_a_string() -> None:
-    doc = xrd()
-    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    spec["x-kubernetes-validations"] = [{"rule": "self.size > 1", "messageExpression": "self.size"}]
-    definition = definition_of(doc)
-    assert definition is not None
+    definition = with_spec_rule({"rule": "self.size > 1", "messageExpression": "self.size"})
     with pytest.raises(DefinitionError, match="must evaluate to string, not INT"):
         definition.compile()

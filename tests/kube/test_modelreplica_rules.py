@@ -18,6 +18,7 @@ from tests.kube.modelreplicas import (
     gang,
     member,
     prefill_decode,
+    prefill_decode_serving,
     replica,
 )
 
@@ -158,10 +159,7 @@ def _spec(message: str) -> str:
 REJECTED: dict[str, tuple[dict[str, Any], str]] = {
     # --- spec ---------------------------------------------------------------------------
     "PrefillDecode with one engine": (
-        replica(
-            [engine("prefill", phase="Prefill")],
-            {"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": epp()},
-        ),
+        replica([engine("prefill", phase="Prefill")], prefill_decode_serving()),
         "\n".join(
             [
                 _spec(
@@ -173,8 +171,7 @@ REJECTED: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "PrefillDecode with two Prefill engines": (
         replica(
-            [engine("a", phase="Prefill"), engine("b", phase="Prefill")],
-            {"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": epp()},
+            [engine("a", phase="Prefill"), engine("b", phase="Prefill")], prefill_decode_serving()
         ),
         "\n".join(
             [
@@ -185,8 +182,7 @@ REJECTED: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "PrefillDecode with two Decode engines": (
         replica(
-            [engine("a", phase="Decode"), engine("b", phase="Decode")],
-            {"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": epp()},
+            [engine("a", phase="Decode"), engine("b", phase="Decode")], prefill_decode_serving()
         ),
         "\n".join(
             [
@@ -196,10 +192,7 @@ REJECTED: dict[str, tuple[dict[str, Any], str]] = {
         ),
     ),
     "PrefillDecode with no Decode engine": (
-        replica(
-            [engine("a", phase="Prefill"), engine("b")],
-            {"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": epp()},
-        ),
+        replica([engine("a", phase="Prefill"), engine("b")], prefill_decode_serving()),
         _spec("PrefillDecode serving requires exactly one engine with phase Decode"),
     ),
     "a phase under Unified serving": (

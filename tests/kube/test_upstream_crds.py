@@ -126,28 +126,26 @@ def test_a_leaderworkerset_is_admitted_and_pruned(upstream: Admission) -> None:
     ]
 
 
-def test_a_podcliqueset_runs_its_optional_old_self_rules(upstream: Admission) -> None:
-    pcs = {
+def _podcliqueset(**template: Any) -> dict[str, Any]:
+    """A one-clique PodCliqueSet; ``template`` adds fields beside the cliques."""
+    leader = {
+        "name": "leader",
+        "spec": {
+            "roleName": "leader",
+            "replicas": 1,
+            "podSpec": {"containers": [{"name": "engine", "image": "x"}]},
+        },
+    }
+    return {
         "apiVersion": "grove.io/v1alpha1",
         "kind": "PodCliqueSet",
         "metadata": _meta("pcs"),
-        "spec": {
-            "replicas": 1,
-            "template": {
-                "cliques": [
-                    {
-                        "name": "leader",
-                        "spec": {
-                            "roleName": "leader",
-                            "replicas": 1,
-                            "podSpec": {"containers": [{"name": "engine", "image": "x"}]},
-                        },
-                    }
-                ]
-            },
-        },
+        "spec": {"replicas": 1, "template": {**template, "cliques": [leader]}},
     }
-    assert upstream.admit(pcs).errors == []
+
+
+def test_a_podcliqueset_runs_its_optional_old_self_rules(upstream: Admission) -> None:
+    assert upstream.admit(_podcliqueset()).errors == []
 
 
 def test_knows_only_served_versions(upstream: Admission) -> None:
@@ -157,27 +155,7 @@ def test_knows_only_served_versions(upstream: Admission) -> None:
 
 
 def test_a_rule_reason_and_field_path_shape_the_error(upstream: Admission) -> None:
-    pcs = {
-        "apiVersion": "grove.io/v1alpha1",
-        "kind": "PodCliqueSet",
-        "metadata": _meta("pcs"),
-        "spec": {
-            "replicas": 1,
-            "template": {
-                "topologyConstraint": {"packDomain": "rack"},
-                "cliques": [
-                    {
-                        "name": "leader",
-                        "spec": {
-                            "roleName": "leader",
-                            "replicas": 1,
-                            "podSpec": {"containers": [{"name": "engine", "image": "x"}]},
-                        },
-                    }
-                ],
-            },
-        },
-    }
+    pcs = _podcliqueset(topologyConstraint={"packDomain": "rack"})
     assert [str(e) for e in upstream.admit(pcs).errors] == [
         "spec.template.topologyConstraint.packDomain: Forbidden: packDomain is deprecated and "
         "cannot be used on new workloads; use pack.required"
