@@ -71,6 +71,17 @@ def stop() -> Iterator[list[subprocess.Popen[str]]]:
         p.wait(timeout=10)
 
 
+def listening(
+    stop: list[subprocess.Popen[str]], *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], int]:
+    """`modelplane serve *args` on a free loopback port, listening, and stopped after the test."""
+    port = free_port()
+    proc = start(*args, "--address", f"127.0.0.1:{port}", env=env)
+    stop.append(proc)
+    wait_listening(proc, port)
+    return proc, port
+
+
 def request() -> fnv1.RunFunctionRequest:
     req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="loopback"))
     req.observed.composite.resource.CopyFrom(dict_to_struct(COMPOSITE))
@@ -100,10 +111,7 @@ def seed_request() -> fnv1.RunFunctionRequest:
 
 
 def test_insecure_server_composes_a_model_replica(stop):
-    port = free_port()
-    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
-    stop.append(proc)
-    wait_listening(proc, port)
+    _, port = listening(stop, "--insecure")
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(seed_request(), timeout=10)
     assert rsp.meta.tag == "seed"
@@ -117,10 +125,7 @@ def test_insecure_server_composes_a_model_replica(stop):
 
 
 def test_insecure_server_answers_an_unknown_kind_with_a_fatal_result(stop):
-    port = free_port()
-    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
-    stop.append(proc)
-    wait_listening(proc, port)
+    _, port = listening(stop, "--insecure")
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         rsp = call(channel)
     assert rsp.meta.tag == "loopback"
@@ -129,19 +134,13 @@ def test_insecure_server_answers_an_unknown_kind_with_a_fatal_result(stop):
 
 
 def test_sigterm_stops_the_server_gracefully(stop):
-    port = free_port()
-    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
-    stop.append(proc)
-    wait_listening(proc, port)
+    proc, _ = listening(stop, "--insecure")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=15) == 0
 
 
 def test_server_logs_are_json_lines_carrying_the_request_tag(stop):
-    port = free_port()
-    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
-    stop.append(proc)
-    wait_listening(proc, port)
+    proc, port = listening(stop, "--insecure")
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         call(channel)
     proc.send_signal(signal.SIGTERM)
@@ -245,20 +244,14 @@ def _tls_channel(port: int, pki: dict, *, with_client_cert: bool) -> grpc.Channe
 
 
 def test_tls_server_answers_a_client_with_a_certificate(stop, pki):
-    port = free_port()
-    proc = start("--address", f"127.0.0.1:{port}", env={"TLS_SERVER_CERTS_DIR": str(pki["dir"])})
-    stop.append(proc)
-    wait_listening(proc, port)
+    _, port = listening(stop, env={"TLS_SERVER_CERTS_DIR": str(pki["dir"])})
     with _tls_channel(port, pki, with_client_cert=True) as channel:
         rsp = call(channel)
     assert rsp.meta.tag == "loopback"
 
 
 def test_tls_server_refuses_a_client_without_a_certificate(stop, pki):
-    port = free_port()
-    proc = start("--address", f"127.0.0.1:{port}", "--tls-server-certs-dir", str(pki["dir"]))
-    stop.append(proc)
-    wait_listening(proc, port)
+    _, port = listening(stop, "--tls-server-certs-dir", str(pki["dir"]))
     with (
         _tls_channel(port, pki, with_client_cert=False) as channel,
         pytest.raises(grpc.RpcError) as refused,
@@ -268,9 +261,6 @@ def test_tls_server_refuses_a_client_without_a_certificate(stop, pki):
 
 
 def test_tls_server_refuses_a_plaintext_client(stop, pki):
-    port = free_port()
-    proc = start("--address", f"127.0.0.1:{port}", "--tls-server-certs-dir", str(pki["dir"]))
-    stop.append(proc)
-    wait_listening(proc, port)
+    _, port = listening(stop, "--tls-server-certs-dir", str(pki["dir"]))
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel, pytest.raises(grpc.RpcError):
         call(channel)
