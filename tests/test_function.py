@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.composer import Inputs, Registry, Result
+from modelplane.composer import Composer, Inputs, Registry, Result
 from modelplane.function import FunctionRunner, response_to_dict
 from modelplane.structs import dict_to_struct
 from tests import standin
@@ -22,6 +23,18 @@ def request(composite: dict | None, **required: list[dict]) -> fnv1.RunFunctionR
             fnv1.Resource(resource=dict_to_struct(o)) for o in objs
         )
     return req
+
+
+def answered(replica: dict) -> fnv1.RunFunctionRequest:
+    """A request for ``replica`` with its cluster and class requirements answered."""
+    return request(replica, cluster=[standin.cluster()], **{"class": [standin.inference_class()]})
+
+
+def replica_registry(compose: Composer, lazy: Iterable[str] = ()) -> Registry:
+    """A registry composing ModelReplicas with ``compose`` alone."""
+    registry = Registry()
+    registry.register("modelplane.ai/v1alpha1", "ModelReplica", compose, lazy=lazy)
+    return registry
 
 
 def run(req: fnv1.RunFunctionRequest, registry: Registry | None = None) -> fnv1.RunFunctionResponse:
@@ -73,8 +86,7 @@ def test_a_fault_carries_the_desired_state_forward_unchanged(req, message):
 
 
 def test_a_composer_exception_never_reaches_the_caller_as_a_traceback():
-    registry = Registry()
-    registry.register("modelplane.ai/v1alpha1", "ModelReplica", raising)
+    registry = replica_registry(raising)
     rsp = run(request(standin.replica()), registry)
     assert fatal_messages(rsp) == [
         "composing ModelReplica.modelplane.ai/v1alpha1 failed: KeyError: 'spec'"
@@ -94,13 +106,7 @@ def test_a_first_call_asks_for_the_required_cluster_by_name():
 
 
 def test_required_resources_reach_the_composer_as_plain_dicts():
-    rsp = run(
-        request(
-            standin.replica(engines=2),
-            cluster=[standin.cluster()],
-            **{"class": [standin.inference_class()]},
-        )
-    )
+    rsp = run(answered(standin.replica(engines=2)))
     out = response_to_dict(rsp)
     assert sorted(out["desired"]["resources"]) == ["engine-e0", "engine-e1"]
     assert out["desired"]["resources"]["engine-e0"]["resource"]["data"]["class"] == "l4"
@@ -113,8 +119,7 @@ def test_integers_survive_the_struct_round_trip_as_integers():
         seen.append(inputs)
         return Result()
 
-    registry = Registry()
-    registry.register("modelplane.ai/v1alpha1", "ModelReplica", record)
+    registry = replica_registry(record)
     run(request(standin.replica(engines=2, ratio=0.5)), registry)
     engines = seen[0].composite["spec"]["engines"]
     assert [type(e["copies"]) for e in engines] == [int, int]
@@ -122,9 +127,7 @@ def test_integers_survive_the_struct_round_trip_as_integers():
 
 
 def test_readiness_conditions_events_and_status_are_returned():
-    req = request(
-        standin.replica(), cluster=[standin.cluster()], **{"class": [standin.inference_class()]}
-    )
+    req = answered(standin.replica())
     req.observed.resources["engine-e0"].resource.update(
         {"kind": "ConfigMap", "status": {"ready": True}}
     )
@@ -140,9 +143,7 @@ def test_readiness_conditions_events_and_status_are_returned():
 
 
 def test_an_unready_resource_is_reported_not_ready():
-    req = request(
-        standin.replica(), cluster=[standin.cluster()], **{"class": [standin.inference_class()]}
-    )
+    req = answered(standin.replica())
     assert run(req).desired.resources["engine-e0"].ready == fnv1.READY_FALSE
 
 
@@ -159,8 +160,7 @@ def test_an_identical_request_is_answered_from_the_cache_with_its_own_tag():
         calls.append(1)
         return standin.compose(inputs)
 
-    registry = Registry()
-    registry.register("modelplane.ai/v1alpha1", "ModelReplica", counting)
+    registry = replica_registry(counting)
     runner = FunctionRunner(registry)
     first = runner.run(request(standin.replica()))
     again = request(standin.replica())
@@ -173,8 +173,7 @@ def test_an_identical_request_is_answered_from_the_cache_with_its_own_tag():
 
 
 def test_a_fatal_response_is_not_cached():
-    registry = Registry()
-    registry.register("modelplane.ai/v1alpha1", "ModelReplica", raising)
+    registry = replica_registry(raising)
     runner = FunctionRunner(registry)
     runner.run(request(standin.replica()))
     registry.register("modelplane.ai/v1alpha1", "ModelReplica", standin.compose)
@@ -199,14 +198,8 @@ def test_requirements_registered_lazy_arrive_as_views_and_others_as_dicts():
         seen.append(inputs)
         return Result()
 
-    registry = Registry()
-    registry.register("modelplane.ai/v1alpha1", "ModelReplica", record, lazy=["class"])
-    run(
-        request(
-            standin.replica(), cluster=[standin.cluster()], **{"class": [standin.inference_class()]}
-        ),
-        registry,
-    )
+    registry = replica_registry(record, lazy=["class"])
+    run(answered(standin.replica()), registry)
     assert type(seen[0].required["cluster"][0]) is dict
     assert isinstance(seen[0].required["class"][0], StructView)
     assert seen[0].required["class"][0]["metadata"]["name"] == "l4"
@@ -219,8 +212,7 @@ def test_a_requirement_for_every_object_of_a_kind_is_an_empty_label_selector(lab
     def require_all(inputs: Inputs) -> Result:
         return Result(requirements={"all": Requirement("v1", "Secret", match_labels=labels)})
 
-    registry = Registry()
-    registry.register("modelplane.ai/v1alpha1", "ModelReplica", require_all)
+    registry = replica_registry(require_all)
     selector = run(request(standin.replica()), registry).requirements.resources["all"]
     assert selector.WhichOneof("match") == "match_labels"
     assert dict(selector.match_labels.labels) == {}
@@ -228,11 +220,7 @@ def test_a_requirement_for_every_object_of_a_kind_is_an_empty_label_selector(lab
 
 def test_a_new_tag_with_the_same_content_composes_again_with_identical_desired_state():
     runner = FunctionRunner(standin.registry())
-    req = request(
-        standin.replica(engines=2),
-        cluster=[standin.cluster()],
-        **{"class": [standin.inference_class()]},
-    )
+    req = answered(standin.replica(engines=2))
     first = runner.run(req)
     req.meta.tag = "t-status-changed"
     second = runner.run(req)
