@@ -35,6 +35,12 @@ def pod(*containers: dict[str, Any], role: str = "Standalone") -> dict[str, Any]
     return replica([engine(members=[member(role, list(containers))])])
 
 
+def worker_pod(*containers: dict[str, Any], nodes: int = 1) -> dict[str, Any]:
+    """A Leader and Worker gang whose Worker runs ``containers`` on ``nodes`` nodes."""
+    worker = member("Worker", list(containers), worker={"nodes": nodes})
+    return replica([engine(members=[member("Leader"), worker])])
+
+
 def labelled(labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None):
     meta: dict[str, Any] = {}
     if labels is not None:
@@ -66,58 +72,22 @@ ACCEPTED: dict[str, dict[str, Any]] = {
         with_ports({"containerPort": 8001, "name": "http"}),
         with_ports({"containerPort": 8000}, name="proxy"),
     ),
-    "a Worker declaring the serving port twice (workers do not serve)": replica(
-        [
-            engine(
-                members=[
-                    member("Leader"),
-                    member(
-                        "Worker",
-                        [
-                            with_ports({"containerPort": 8000}),
-                            with_ports({"containerPort": 8000}, name="side"),
-                        ],
-                        worker={"nodes": 2},
-                    ),
-                ]
-            )
-        ]
+    "a Worker declaring the serving port twice (workers do not serve)": worker_pod(
+        with_ports({"containerPort": 8000}),
+        with_ports({"containerPort": 8000}, name="side"),
+        nodes=2,
     ),
     "a member without devices beside one with them": replica(
         [engine(members=[member("Leader", devices=False), member("Worker", worker={"nodes": 1})])]
     ),
-    "a Worker probe naming a declared port": replica(
-        [
-            engine(
-                members=[
-                    member("Leader"),
-                    member(
-                        "Worker",
-                        [
-                            with_ports(
-                                {"containerPort": 9000, "name": "metrics"},
-                                readinessProbe=probe("httpGet", "metrics"),
-                            )
-                        ],
-                        worker={"nodes": 1},
-                    ),
-                ]
-            )
-        ]
+    "a Worker probe naming a declared port": worker_pod(
+        with_ports(
+            {"containerPort": 9000, "name": "metrics"},
+            readinessProbe=probe("httpGet", "metrics"),
+        )
     ),
-    "a Worker probe on a port number": replica(
-        [
-            engine(
-                members=[
-                    member("Leader"),
-                    member(
-                        "Worker",
-                        [container(readinessProbe=probe("tcpSocket", 9000))],
-                        worker={"nodes": 1},
-                    ),
-                ]
-            )
-        ]
+    "a Worker probe on a port number": worker_pod(
+        container(readinessProbe=probe("tcpSocket", 9000))
     ),
     "valid labels and annotations": labelled(
         {"app.kubernetes.io/name": "qwen", "tier": "gpu", "empty": ""},
@@ -334,43 +304,17 @@ REJECTED: dict[str, tuple[dict[str, Any], str]] = {
         f'{M0}: Invalid value: "object": worker may only be set on a Worker member',
     ),
     "a Worker probe naming an undeclared port": (
-        replica(
-            [
-                engine(
-                    members=[
-                        member("Leader"),
-                        member(
-                            "Worker",
-                            [container(readinessProbe=probe("httpGet", "http"))],
-                            worker={"nodes": 1},
-                        ),
-                    ]
-                )
-            ]
-        ),
+        worker_pod(container(readinessProbe=probe("httpGet", "http"))),
         'spec.engines[0].members[1]: Invalid value: "object": a Worker\'s engine readinessProbe '
         "may name only a port its engine container declares; Modelplane gives a Worker no http "
         "port",
     ),
     "a Worker tcpSocket probe naming an undeclared port": (
-        replica(
-            [
-                engine(
-                    members=[
-                        member("Leader"),
-                        member(
-                            "Worker",
-                            [
-                                with_ports(
-                                    {"containerPort": 9000, "name": "metrics"},
-                                    readinessProbe=probe("tcpSocket", "other"),
-                                )
-                            ],
-                            worker={"nodes": 1},
-                        ),
-                    ]
-                )
-            ]
+        worker_pod(
+            with_ports(
+                {"containerPort": 9000, "name": "metrics"},
+                readinessProbe=probe("tcpSocket", "other"),
+            )
         ),
         'spec.engines[0].members[1]: Invalid value: "object": a Worker\'s engine readinessProbe '
         "may name only a port its engine container declares; Modelplane gives a Worker no http "
