@@ -318,48 +318,28 @@ def _name(path: Path) -> str:
     return render_path(path)
 
 
+def _type_invalid(path: Path, expected: str, actual: str) -> FieldError:
+    name = _name(path)
+    message = f'{name} in body must be of type {expected}: "{actual}"'
+    return FieldError(name, ErrorType.TYPE_INVALID, actual, message)
+
+
 def _validate(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> None:
     if value is None:
         if not schema.nullable and (schema.type or schema.int_or_string):
             expected = "integer,string" if schema.int_or_string and not schema.type else schema.type
-            name = _name(path)
-            errors.append(
-                FieldError(
-                    name,
-                    ErrorType.TYPE_INVALID,
-                    "null",
-                    f'{name} in body must be of type {expected}: "null"',
-                )
-            )
+            errors.append(_type_invalid(path, expected, "null"))
         return
     expected = schema.type
     if expected and not _type_ok(expected, value):
-        name = _name(path)
-        actual = json_type(value)
-        errors.append(
-            FieldError(
-                name,
-                ErrorType.TYPE_INVALID,
-                actual,
-                f'{name} in body must be of type {expected}: "{actual}"',
-            )
-        )
+        errors.append(_type_invalid(path, expected, json_type(value)))
         return
     if (
         schema.int_or_string
         and not expected
         and not ((type(value) is int) or isinstance(value, str))
     ):
-        name = _name(path)
-        actual = json_type(value)
-        errors.append(
-            FieldError(
-                name,
-                ErrorType.TYPE_INVALID,
-                actual,
-                f'{name} in body must be of type integer,string: "{actual}"',
-            )
-        )
+        errors.append(_type_invalid(path, "integer,string", json_type(value)))
         return
 
     if schema.enum is not None and not any(_same(value, e) for e in schema.enum):
