@@ -234,12 +234,8 @@ def _collect(node: Schema, where: str, out: list[tuple[str, Schema]]) -> None:
         return
     if node.rules:
         out.append((where, node))
-    for name, sub in (node.properties or {}).items():
-        _collect(sub, f"{where}.properties[{name}]", out)
-    if node.additional is not None:
-        _collect(node.additional, f"{where}.additionalProperties", out)
-    if node.items is not None:
-        _collect(node.items, f"{where}.items", out)
+    for sub, below in node.children(where):
+        _collect(sub, below, out)
 
 
 def _dependencies() -> list[descriptor_pb2.FileDescriptorProto]:

@@ -112,12 +112,8 @@ def _compile_tree(schema: Schema, where: str, failures: list[str]) -> None:
                     f"{where}.x-kubernetes-validations[{i}]: rule {raw.get('rule')!r}: {e}"
                 )
         schema.compiled_rules = compiled
-    for name, sub in (schema.properties or {}).items():
-        _compile_tree(sub, f"{where}.properties[{name}]", failures)
-    if schema.additional is not None:
-        _compile_tree(schema.additional, f"{where}.additionalProperties", failures)
-    if schema.items is not None:
-        _compile_tree(schema.items, f"{where}.items", failures)
+    for sub, below in schema.children(where):
+        _compile_tree(sub, below, failures)
 
 
 # --- evaluation ----------------------------------------------------------------------------

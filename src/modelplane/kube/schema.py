@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,16 @@ class Schema:
     @classmethod
     def of(cls, raw: dict[str, Any], where: str = "openAPIV3Schema") -> Schema:
         return _compile(raw, where)
+
+    def children(self, where: str) -> Iterator[tuple[Schema, str]]:
+        """Each sub-schema below properties, additionalProperties and items, with its
+        location below ``where`` as definition errors name it."""
+        for name, sub in (self.properties or {}).items():
+            yield sub, f"{where}.properties[{name}]"
+        if self.additional is not None:
+            yield self.additional, f"{where}.additionalProperties"
+        if self.items is not None:
+            yield self.items, f"{where}.items"
 
 
 def _compile(raw: dict[str, Any], where: str) -> Schema:
