@@ -270,10 +270,7 @@ def test_the_legacy_v1beta1_service_answers_too(stop):
     from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
     from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
 
-    port = free_port()
-    proc = start("--insecure", "--address", f"127.0.0.1:{port}")
-    stop.append(proc)
-    wait_listening(proc, port)
+    _, port = listening(stop, "--insecure")
     req = fnv1beta1.RunFunctionRequest.FromString(seed_request().SerializeToString())
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         rsp = grpcv1beta1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=10)
