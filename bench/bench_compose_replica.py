@@ -17,43 +17,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from harness import best_of, conversion_floor
+from harness import best_of, conversion_floor, replica_and_cluster, replica_request
 
 from modelplane.compose import default_registry
 from modelplane.function import FunctionRunner
-from modelplane.structs import dict_to_struct
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def seed_case() -> tuple[Obj, Obj]:
-    directory = ROOT / "examples" / "replica-seed"
-    replica = yaml.safe_load((directory / "replica.yaml").read_text())
-    cluster = yaml.safe_load((directory / "cluster.yaml").read_text())
-    return replica, cluster
+    return replica_and_cluster(ROOT / "examples" / "replica-seed")
 
 
 def gang_case(engines: int = 8) -> tuple[Obj, Obj]:
     """Eight Leader+Worker engines, each two copies of a leader and three workers."""
-    directory = ROOT / "examples" / "replica-gang-standard"
-    replica = yaml.safe_load((directory / "replica.yaml").read_text())
-    cluster = yaml.safe_load((directory / "cluster.yaml").read_text())
+    replica, cluster = replica_and_cluster(ROOT / "examples" / "replica-gang-standard")
     template = replica["spec"]["engines"][0]
     replica["spec"]["engines"] = [
         {**copy.deepcopy(template), "name": f"shard-{i}"} for i in range(engines)
     ]
     return replica, cluster
-
-
-def request(replica: Obj, cluster: Obj, tag: str = "") -> fnv1.RunFunctionRequest:
-    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag=tag))
-    req.observed.composite.resource.CopyFrom(dict_to_struct(replica))
-    req.required_resources["cluster"].items.add().resource.CopyFrom(dict_to_struct(cluster))
-    return req
 
 
 def per_call(fn: Callable[[], object], seconds: float) -> float:
@@ -63,20 +49,20 @@ def per_call(fn: Callable[[], object], seconds: float) -> float:
 
 def bench(name: str, replica: Obj, cluster: Obj, seconds: float) -> None:
     runner = FunctionRunner(default_registry())
-    response = runner.run(request(replica, cluster, tag="probe"))
+    response = runner.run(replica_request(replica, cluster, tag="probe"))
     if any(r.severity == fnv1.SEVERITY_FATAL for r in response.results):
         raise SystemExit(f"{name}: composing failed: {response.results[0].message}")
-    floor = conversion_floor(request(replica, cluster), response)
+    floor = conversion_floor(replica_request(replica, cluster), response)
     counter = iter(range(1 << 62))
     uncached = FunctionRunner(default_registry(), cache_size=0)
-    cold_requests = request(replica, cluster)
+    cold_requests = replica_request(replica, cluster)
 
     def cold() -> None:
         cold_requests.meta.tag = f"cold-{next(counter)}"
         uncached.run(cold_requests)
 
     warm_runner = FunctionRunner(default_registry())
-    warm_request = request(replica, cluster, tag="unchanged")
+    warm_request = replica_request(replica, cluster, tag="unchanged")
     warm_runner.run(warm_request)
 
     def unchanged() -> None:

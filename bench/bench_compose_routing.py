@@ -24,10 +24,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from harness import Timing, best_of, conversion_floor, report
+from harness import (
+    Timing,
+    best_of,
+    conversion_floor,
+    replica_and_cluster,
+    replica_request,
+    report,
+)
 
 from modelplane.compose import default_registry
 from modelplane.compose.modelreplica.composer import compose
@@ -38,13 +44,6 @@ from modelplane.structs import dict_to_struct, struct_to_dict
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load(directory: Path) -> tuple[Obj, Obj]:
-    docs = [d for p in sorted(directory.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text())]
-    (replica,) = [d for d in docs if d and d["kind"] == "ModelReplica"]
-    (cluster,) = [d for d in docs if d and d["kind"] == "InferenceCluster"]
-    return replica, cluster
 
 
 def as_gangs(replica: Obj, cluster: Obj) -> tuple[Obj, Obj]:
@@ -74,13 +73,9 @@ def request(replica: Obj, cluster: Obj, *, steady: bool) -> fnv1.RunFunctionRequ
         desired = {k: d.resource for k, d in compose(inputs).resources.items()}
         copies = max(int(e.get("copies", 1)) for e in replica["spec"]["engines"])
         observed = simulate_observed(desired, copies)
-    req = fnv1.RunFunctionRequest(
-        meta=fnv1.RequestMeta(tag="steady"),
-        observed=fnv1.State(composite=fnv1.Resource(resource=dict_to_struct(replica))),
-    )
+    req = replica_request(replica, cluster, tag="steady")
     for key, obj in observed.items():
         req.observed.resources[key].resource.CopyFrom(dict_to_struct(obj))
-    req.required_resources["cluster"].items.add().resource.CopyFrom(dict_to_struct(cluster))
     return req
 
 
@@ -120,7 +115,7 @@ def main() -> None:
     directory = (
         Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "replica-prefill-decode"
     )
-    replica, cluster = load(directory)
+    replica, cluster = replica_and_cluster(directory)
     for steady in (False, True):
         when = "steady state" if steady else "first reconcile"
         bench(f"prefill/decode over Deployments, {when}", replica, cluster, steady=steady)

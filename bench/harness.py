@@ -28,8 +28,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import grpc
+import yaml
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
@@ -150,6 +153,24 @@ def report(title: str, timings: list[Timing]) -> str:
     for t in timings:
         lines.append(f"  {t.name:<16} {t.seconds * 1e3:9.3f} ms   {t.seconds / floor:7.2f}x floor")
     return "\n".join(lines)
+
+
+def replica_and_cluster(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one ModelReplica and the one InferenceCluster among an example's manifests."""
+    docs = [d for p in sorted(directory.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text())]
+    (replica,) = [d for d in docs if d and d["kind"] == "ModelReplica"]
+    (cluster,) = [d for d in docs if d and d["kind"] == "InferenceCluster"]
+    return replica, cluster
+
+
+def replica_request(
+    replica: dict[str, Any], cluster: dict[str, Any], tag: str = ""
+) -> fnv1.RunFunctionRequest:
+    """What Crossplane sends for ``replica`` once its required cluster has been fetched."""
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag=tag))
+    req.observed.composite.resource.CopyFrom(dict_to_struct(replica))
+    req.required_resources["cluster"].items.add().resource.CopyFrom(dict_to_struct(cluster))
+    return req
 
 
 def requests_for(paths: list[str], registry: Registry) -> list[tuple[str, fnv1.RunFunctionRequest]]:
