@@ -38,6 +38,8 @@ from tests.fleet.builders import (
     engine,
     inference_class,
     inference_cluster,
+    node_selector,
+    placed_member,
     placed_replica,
 )
 
@@ -53,29 +55,24 @@ def cluster(i: int) -> Obj:
 
 
 def member(gpus: int, pool: str | None = None) -> Obj:
-    m: Obj = {
-        "role": "Standalone",
-        "template": {
-            "spec": {
-                "containers": [
-                    {
-                        "name": "engine",
-                        "image": "vllm/vllm-openai:v0.11.0",
-                        "args": ["--model", "Qwen/Qwen3-8B", "--tensor-parallel-size", str(gpus)],
-                        "env": [{"name": "HF_HOME", "value": "/models"}],
-                        "ports": [{"name": "http", "containerPort": 8000}],
-                    }
-                ]
-            }
-        },
+    """A Standalone vLLM member on ``gpus`` GPUs: selecting them, or stamped onto ``pool``."""
+    template = {
+        "spec": {
+            "containers": [
+                {
+                    "name": "engine",
+                    "image": "vllm/vllm-openai:v0.11.0",
+                    "args": ["--model", "Qwen/Qwen3-8B", "--tensor-parallel-size", str(gpus)],
+                    "env": [{"name": "HF_HOME", "value": "/models"}],
+                    "ports": [{"name": "http", "containerPort": 8000}],
+                }
+            ]
+        }
     }
-    request = {"name": "gpu", "count": gpus, "selectors": [{"cel": GPU_SELECTOR}]}
-    if pool is None:
-        m["nodeSelector"] = {"devices": [request]}
-    else:
-        m["nodePoolName"] = pool
-        m["deviceRequests"] = [{**request, "deviceClassName": "gpu.nvidia.com"}]
-    return m
+    if pool is not None:
+        return placed_member(pool, gpus, template)
+    selector = node_selector([("gpu", gpus, [GPU_SELECTOR])])
+    return {"role": "Standalone", "nodeSelector": selector, "template": template}
 
 
 def other_replica(cluster_name: str, k: int) -> Obj:

@@ -29,22 +29,12 @@ from tests.fleet.builders import (
     gpu_device,
     inference_class_of,
     node_selector,
+    placed_member,
     placed_replica,
 )
 
 MEMORY = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'
 H100 = inference_class_of("h100", [gpu_device(8, "81559Mi", {"productName": {"string": "H100"}})])
-
-
-def placed_member(gpus: int) -> dict[str, Any]:
-    """A Standalone member stamped onto the h100 pool."""
-    [request] = node_selector([("gpu", gpus, [GPU_SELECTOR])])["devices"]
-    return {
-        "role": "Standalone",
-        "nodePoolName": "h100",
-        "deviceRequests": [{**request, "deviceClassName": "gpu.nvidia.com"}],
-        "template": {},
-    }
 
 
 def fleet(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -54,7 +44,7 @@ def fleet(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         name = f"cluster-{c:04d}"
         clusters.append(declared_cluster(name, [("h100", "h100", 8)], {"tier": "gpu"}))
         for r in range(4):
-            engines = [engine("main", placed_member(4))]
+            engines = [engine("main", placed_member("h100", 4))]
             replica = placed_replica(f"other-{r}", f"team-{r}", name, c, engines, f"other-{c}-{r}")
             replicas.append(replica)
     return clusters, replicas

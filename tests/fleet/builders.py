@@ -137,6 +137,17 @@ def member(role: str = "Standalone", *, gpus: int = 1, selector: str = GPU_SELEC
     }
 
 
+def placed_member(pool: str, gpus: int, template: Obj | None = None) -> Obj:
+    """A Standalone member as the deployment composer stamps it: on ``pool``, its GPUs requested."""
+    [request] = node_selector([("gpu", gpus, [GPU_SELECTOR])])["devices"]
+    return {
+        "role": "Standalone",
+        "nodePoolName": pool,
+        "deviceRequests": [{**request, "deviceClassName": "gpu.nvidia.com"}],
+        "template": template or {},
+    }
+
+
 def engine(name: str = "main", *members: Obj, copies: int = 1, phase: str | None = None) -> Obj:
     e: Obj = {"name": name, "copies": copies, "members": list(members) or [member()]}
     if phase:
