@@ -21,6 +21,7 @@ from modelplane.compose.modelreplica.names import (
     WORKER_CLIQUE,
     claim_key,
     gang_status_key,
+    leaderworkerset_name,
     podcliqueset_name,
     scaling_group_name,
     workload_key,
@@ -171,7 +172,7 @@ def leaderworkerset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) 
     return {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
-        "metadata": _metadata(ctx, engine, workload_name(ctx.name, engine["name"])),
+        "metadata": _metadata(ctx, engine, leaderworkerset_name(ctx.name, engine["name"])),
         "spec": {
             "replicas": _copies(engine),
             # LeaderReady would deadlock engines whose leader is ready only once workers join.
