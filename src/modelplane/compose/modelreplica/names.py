@@ -72,9 +72,13 @@ def scaling_group_name(podcliqueset: str) -> str:
     return f"{podcliqueset}-0-{GANG_GROUP}"
 
 
-def claim_template_name(replica: str, engine: str, role: str) -> str:
-    """The member's ResourceClaimTemplate (one per claiming member)."""
-    return child_name("resourceclaimtemplate", replica, engine, role.lower())
+def claim_template_name(replica: str, engine: str, role: str, revision: str) -> str:
+    """The member's ResourceClaimTemplate (one per claiming member) for one set of requests.
+
+    A template's spec is immutable, so ``revision`` (a digest of its requests) is in the hash:
+    changed requests get a new template instead of an update the API server rejects.
+    """
+    return child_name(f"resourceclaimtemplate/{revision}", replica, engine, role.lower())
 
 
 def cache_claim_name(cache: str) -> str:
@@ -95,8 +99,9 @@ def gang_status_key(engine: str) -> str:
     return f"gang-{engine}"
 
 
-def claim_key(engine: str, role: str) -> str:
-    return f"claims-{engine}-{role.lower()}"
+def claim_key(engine: str, role: str, revision: str) -> str:
+    """Keyed by revision too, so Crossplane deletes a template its member no longer uses."""
+    return f"claims-{engine}-{role.lower()}-{revision}"
 
 
 def is_workload_key(key: str) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.compose.modelreplica import labels
-from modelplane.compose.modelreplica.claims import claim_template
+from modelplane.compose.modelreplica.claims import claim_template, member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import (
     GANG_GROUP,
@@ -127,7 +127,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
             )
     for member in members:
         if member.get("deviceRequests"):
-            key = claim_key(name, role_of(member))
+            key = claim_key(name, role_of(member), member_revision(member))
             out[key] = wrap(ctx, key, claim_template(ctx, engine, member))
     return out
 
