@@ -53,9 +53,13 @@ DEPLOYMENT_READY = _cel_ready(
     "has(object.status.availableReplicas)",
     "object.status.availableReplicas >= object.spec.replicas",
 )
-# readyReplicas counts groups whose leader and every worker are ready.
+# readyReplicas counts groups whose leader and every worker are ready. LeaderWorkerSet publishes
+# observedGeneration only since lws#698 (v0.8 never does), so it is checked only when present;
+# updatedReplicas already counts groups at the current template.
 LEADERWORKERSET_READY = _cel_ready(
-    *_CURRENT,
+    "has(object.status)",
+    "(!has(object.status.observedGeneration)"
+    " || object.status.observedGeneration == object.metadata.generation)",
     "has(object.status.updatedReplicas)",
     "object.status.updatedReplicas >= object.spec.replicas",
     "has(object.status.readyReplicas)",
