@@ -90,7 +90,7 @@ def test_grove_gangs_are_ready_when_every_copy_is_available(obj, expected):
     assert ready(GANGS_READY, obj) is expected
 
 
-def test_a_leaderworkerset_from_a_release_without_observed_generation_is_ready_when_every_group_is():
+def test_a_leaderworkerset_without_observed_generation_is_ready_when_every_group_is():
     # LeaderWorkerSet published no status.observedGeneration before lws#698 (v0.8 and earlier
     # never do); updatedReplicas already says the controller saw the current template.
     assert ready(LEADERWORKERSET_READY, workload(2, updatedReplicas=2, readyReplicas=2)) is True
