@@ -185,6 +185,16 @@ def workload(result: Result, engine_name: str = "main") -> Obj:
     return manifests(result)[f"workload-{engine_name}"]
 
 
+def claim_templates(result: Result, engine_name: str = "main") -> dict[str, Obj]:
+    """The engine's ResourceClaimTemplates by member role (standalone, leader, worker)."""
+    prefix = f"claims-{engine_name}-"
+    return {
+        key[len(prefix) :].rsplit("-", 1)[0]: m
+        for key, m in manifests(result).items()
+        if key.startswith(prefix)
+    }
+
+
 def pod_specs(manifest: Obj) -> dict[str, Obj]:
     """Every pod spec of a workload by role: standalone, leader, worker."""
     kind = manifest["kind"]

@@ -121,3 +121,31 @@ def test_standalone_and_gang_engines_of_one_replica_get_distinct_claims():
         m["metadata"]["name"] for k, m in manifests(result).items() if k.startswith("claims-")
     ]
     assert len(claims) == 3 == len(set(claims))
+
+
+# A StatefulSet's pods carry controller-revision-hash: <statefulset>-<hash of up to 10>, a label
+# value (<= 63), so a StatefulSet longer than 52 characters never gets pods (kubernetes#64023).
+# LeaderWorkerSet names its leader StatefulSet <lws> and each worker one <lws>-<group index>.
+STATEFULSET_MAX = 63 - 1 - 10
+
+
+@pytest.mark.parametrize(("replica_name", "engine_name"), EDGE_CASES)
+def test_a_leaderworkerset_name_leaves_room_for_its_worker_statefulsets(replica_name, engine_name):
+    composite = replica(engine(engine_name, leader(), worker(), copies=64), name=replica_name)
+    lws = workload(run(composite), engine_name)["metadata"]["name"]
+    assert len(f"{lws}-63") <= STATEFULSET_MAX, lws
+
+
+@pytest.mark.parametrize("stack", ["Standard", "Dynamo"])
+def test_names_that_become_service_names_start_with_a_letter(stack):
+    # LeaderWorkerSet and Grove name headless Services after the workload, and the picker's
+    # Service shares its objects' name; a Service name is a DNS-1035 label.
+    composite = replica(engine("main", leader(), worker()), name="70b-chat-c1-0-1a2b3c4d")
+    found = manifests(run(composite, on=cluster(stack=stack))).values()
+    named = [m for m in found if m["kind"] in ("LeaderWorkerSet", "PodCliqueSet", "Service")]
+    assert {m["kind"] for m in named} == {
+        "LeaderWorkerSet" if stack == "Standard" else "PodCliqueSet",
+        "Service",
+    }
+    for m in named:
+        assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", m["metadata"]["name"]), m

@@ -7,13 +7,14 @@ import pytest
 from modelplane.compose.modelreplica.names import cache_claim_name
 
 from .support import (
+    GPU,
+    claim_templates,
     cluster,
     container,
     engine,
     engine_container,
     env_names,
     leader,
-    manifests,
     model_cache,
     pod_specs,
     replica,
@@ -52,15 +53,14 @@ def test_a_claimless_member_gets_no_claim_template_or_claim(stack):
     pods = pod_specs(workload(result))
     assert "resourceClaims" not in pods["leader"]
     assert "resources" not in container(pods["leader"])
-    assert "claims-main-leader" not in result.resources
-    assert "claims-main-worker" in result.resources
+    assert set(claim_templates(result)) == {"worker"}
 
 
 def test_a_claiming_member_references_its_own_template_from_the_engine_only():
     sidecar = {"name": "proxy", "image": "proxy:1"}
     result = run(replica(engine("main", standalone(containers=[engine_container(), sidecar]))))
     pod = pod_specs(workload(result))["standalone"]
-    template = manifests(result)["claims-main-standalone"]
+    template = claim_templates(result)["standalone"]
     assert pod["resourceClaims"] == [
         {"name": "devices", "resourceClaimTemplateName": template["metadata"]["name"]}
     ]
@@ -90,7 +90,7 @@ def test_device_requests_become_exactly_requests_with_cel_selectors():
         {"name": "nic", "deviceClassName": "rdma.example.com"},
     ]
     result = run(replica(engine("main", standalone(devices=devices))))
-    template = manifests(result)["claims-main-standalone"]
+    template = claim_templates(result)["standalone"]
     assert template["apiVersion"] == "resource.k8s.io/v1"
     assert template["spec"]["spec"]["devices"]["requests"] == [
         {
@@ -297,3 +297,25 @@ def test_composing_never_changes_the_input():
     before = copy.deepcopy(composite)
     run(composite, cache=model_cache())
     assert composite == before
+
+
+def test_changed_device_requests_get_a_new_claim_template_as_its_spec_is_immutable():
+    # The API server rejects any change to a ResourceClaimTemplate's spec, so new requests
+    # need a new template (and a new composition key, so Crossplane deletes the old one).
+    before = run(replica(engine("main", standalone())))
+    after = run(replica(engine("main", standalone(devices=[{**GPU[0], "count": 2}]))))
+    keys = {k for k in before.resources if k.startswith("claims-")}
+    new_keys = {k for k in after.resources if k.startswith("claims-")}
+    assert keys and new_keys and keys.isdisjoint(new_keys)
+    old, new = claim_templates(before)["standalone"], claim_templates(after)["standalone"]
+    assert old["metadata"]["name"] != new["metadata"]["name"]
+    (claim,) = pod_specs(workload(after))["standalone"]["resourceClaims"]
+    assert claim["resourceClaimTemplateName"] == new["metadata"]["name"]
+
+
+def test_a_claim_template_keeps_its_name_and_key_while_its_requests_stay():
+    first = run(replica(engine("main", standalone())))
+    again = run(replica(engine("main", standalone(metadata={"labels": {"team": "a"}}))))
+    assert {k for k in first.resources if k.startswith("claims-")} == {
+        k for k in again.resources if k.startswith("claims-")
+    }

@@ -183,6 +183,10 @@ def test_admitted_replicas_compose_deterministically_into_names_that_fit(replica
             assert LABEL_VALUE.fullmatch(value) and len(value) <= 63, (key, value)
         if manifest["kind"] == "PodCliqueSet":
             assert len(name) + len("gang") + len("worker") + 2 <= GROVE_COMBINED_MAX
+        if manifest["kind"] == "LeaderWorkerSet":  # room for <lws>-63 StatefulSets' pods
+            assert len(f"{name}-63") <= 52, (key, name)
+        if manifest["kind"] in ("LeaderWorkerSet", "PodCliqueSet", "Service"):
+            assert name[0].isalpha(), (key, name)  # becomes a Service name: DNS-1035
         if manifest["kind"] in ("LeaderWorkerSet", "PodCliqueSet"):
             assert [str(e) for e in ADMISSION.admit(manifest).errors] == [], key
         elif manifest["kind"] in ("Deployment", "ResourceClaimTemplate"):

@@ -88,3 +88,14 @@ def test_a_podcliqueset_is_available_once_its_set_replica_is(status, expected):
 )
 def test_grove_gangs_are_ready_when_every_copy_is_available(obj, expected):
     assert ready(GANGS_READY, obj) is expected
+
+
+def test_a_leaderworkerset_without_observed_generation_is_ready_when_every_group_is():
+    # LeaderWorkerSet published no status.observedGeneration before lws#698 (v0.8 and earlier
+    # never do); updatedReplicas already says the controller saw the current template.
+    assert ready(LEADERWORKERSET_READY, workload(2, updatedReplicas=2, readyReplicas=2)) is True
+
+
+def test_a_leaderworkerset_with_a_stale_observed_generation_is_not_ready():
+    status = {"observedGeneration": 0, "updatedReplicas": 2, "readyReplicas": 2}
+    assert ready(LEADERWORKERSET_READY, workload(2, **status)) is False

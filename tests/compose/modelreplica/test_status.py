@@ -67,6 +67,18 @@ def test_one_workload_not_yet_observed_is_still_deploying() -> None:
     assert "prefill: 1/1 copies ready, decode: not yet deployed" in c.message
 
 
+def test_a_workload_the_cluster_refused_says_why() -> None:
+    # provider-kubernetes reports a failed apply (a missing CRD, a webhook's rejection) as
+    # Synced=False on the Object; the remote object never appears.
+    observed = observed_with(PD, {"prefill": 1})
+    refused = "cannot create object: no matches for kind LeaderWorkerSet"
+    synced = {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": refused}
+    observed["workload-decode"] = {"status": {"conditions": [synced]}}
+    c = serving(PD, observed).condition
+    assert (c.status, c.reason) == ("False", "Deploying")
+    assert f"decode: not deployed: {refused}" in c.message
+
+
 def test_an_engine_with_no_ready_copy_blocks_serving_and_is_named() -> None:
     c = serving(PD, observed_with(PD, {"prefill": 1, "decode": 0})).condition
     assert (c.status, c.reason) == ("False", "NoReadyCopy")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import claim_template_name
+from modelplane.kube.names import short_hash
 
 Obj = dict[str, Any]
 
@@ -14,8 +16,33 @@ API_VERSION = "resource.k8s.io/v1"
 
 
 def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
-    """Each device request becomes an ``exactly`` request; its selectors are ANDed CEL."""
+    """The member's ResourceClaimTemplate, named for its requests (see ``revision``)."""
     role = str(member.get("role") or "Standalone")
+    requests = device_requests(member)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": claim_template_name(ctx.name, engine["name"], role, revision(requests)),
+            "namespace": ctx.namespace,
+            "labels": labels.owned(ctx.name, engine["name"]),
+        },
+        "spec": {"spec": {"devices": {"requests": requests}}},
+    }
+
+
+def member_revision(member: Obj) -> str:
+    """The revision of the template a claiming member's pods reference."""
+    return revision(device_requests(member))
+
+
+def revision(requests: list[Obj]) -> str:
+    """A digest of a template's requests: equal requests, equal digest, in any run."""
+    return short_hash(json.dumps(requests, sort_keys=True, separators=(",", ":")))
+
+
+def device_requests(member: Obj) -> list[Obj]:
+    """Each device request becomes an ``exactly`` request; its selectors are ANDed CEL."""
     requests = []
     for request in member["deviceRequests"]:
         exactly: Obj = {
@@ -28,13 +55,4 @@ def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
         if selectors:
             exactly["selectors"] = selectors
         requests.append({"name": request["name"], "exactly": exactly})
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ResourceClaimTemplate",
-        "metadata": {
-            "name": claim_template_name(ctx.name, engine["name"], role),
-            "namespace": ctx.namespace,
-            "labels": labels.owned(ctx.name, engine["name"]),
-        },
-        "spec": {"spec": {"devices": {"requests": requests}}},
-    }
+    return requests

@@ -21,6 +21,13 @@ LEADER_CLIQUE = "leader"
 WORKER_CLIQUE = "worker"
 # Two separators between the three names, counted in case Grove counts them.
 PODCLIQUESET_MAX = GROVE_COMBINED_MAX - len(GANG_GROUP) - len(WORKER_CLIQUE) - 2
+# A StatefulSet's pods carry the label controller-revision-hash: <statefulset>-<hash of up to 10>,
+# so a StatefulSet named over 52 characters never gets pods (kubernetes#64023). A LeaderWorkerSet
+# names its leader StatefulSet like itself and each worker one <lws>-<group index> (up to 63).
+LEADERWORKERSET_MAX = DNS_LABEL_MAX - 1 - 10 - len("-63")
+# Names that become Service names (a LeaderWorkerSet's or PodCliqueSet's headless Service, the
+# picker's Service) must be DNS-1035 labels: a leading digit gets this prefix.
+LETTER_PREFIX = "mp-"
 
 NAMESPACE_KEY = "namespace"
 
@@ -29,22 +36,35 @@ _SUFFIX = 8
 
 
 @lru_cache(maxsize=4096)  # pure, and hashing is most of a name's cost
-def child_name(kind: str, *parts: str, max_len: int = DNS_LABEL_MAX) -> str:
-    """A DNS label of at most ``max_len``: the joined parts, cut, then a hash of kind + parts."""
+def child_name(
+    kind: str, *parts: str, max_len: int = DNS_LABEL_MAX, letter_first: bool = False
+) -> str:
+    """A DNS label of at most ``max_len``: the joined parts, cut, then a hash of kind + parts.
+
+    ``letter_first`` makes it a DNS-1035 label too (what a Service name must be).
+    """
     clean = _INVALID.sub("-", "-".join(parts).lower()).strip("-")
+    if letter_first and not clean[:1].isalpha():
+        clean = f"{LETTER_PREFIX}{clean}"
     head = clean[: max_len - _SUFFIX - 1].rstrip("-")
     suffix = short_hash(kind, *parts, length=_SUFFIX)
     return f"{head}-{suffix}" if head else suffix
 
 
 def workload_name(replica: str, engine: str) -> str:
-    """The engine's Deployment or LeaderWorkerSet."""
+    """The engine's Deployment."""
     return child_name("workload", replica, engine)
+
+
+def leaderworkerset_name(replica: str, engine: str) -> str:
+    """The engine's LeaderWorkerSet: short enough for its StatefulSets' pods, and a valid name
+    for the headless Service it creates. Same as the Deployment name whenever that fits."""
+    return child_name("workload", replica, engine, max_len=LEADERWORKERSET_MAX, letter_first=True)
 
 
 def podcliqueset_name(replica: str, engine: str) -> str:
     """The engine's Grove PodCliqueSet, short enough for Grove's combined-name budget."""
-    return child_name("podcliqueset", replica, engine, max_len=PODCLIQUESET_MAX)
+    return child_name("podcliqueset", replica, engine, max_len=PODCLIQUESET_MAX, letter_first=True)
 
 
 def scaling_group_name(podcliqueset: str) -> str:
@@ -52,9 +72,13 @@ def scaling_group_name(podcliqueset: str) -> str:
     return f"{podcliqueset}-0-{GANG_GROUP}"
 
 
-def claim_template_name(replica: str, engine: str, role: str) -> str:
-    """The member's ResourceClaimTemplate (one per claiming member)."""
-    return child_name("resourceclaimtemplate", replica, engine, role.lower())
+def claim_template_name(replica: str, engine: str, role: str, revision: str) -> str:
+    """The member's ResourceClaimTemplate (one per claiming member) for one set of requests.
+
+    A template's spec is immutable, so ``revision`` (a digest of its requests) is in the hash:
+    changed requests get a new template instead of an update the API server rejects.
+    """
+    return child_name(f"resourceclaimtemplate/{revision}", replica, engine, role.lower())
 
 
 def cache_claim_name(cache: str) -> str:
@@ -75,8 +99,9 @@ def gang_status_key(engine: str) -> str:
     return f"gang-{engine}"
 
 
-def claim_key(engine: str, role: str) -> str:
-    return f"claims-{engine}-{role.lower()}"
+def claim_key(engine: str, role: str, revision: str) -> str:
+    """Keyed by revision too, so Crossplane deletes a template its member no longer uses."""
+    return f"claims-{engine}-{role.lower()}-{revision}"
 
 
 def is_workload_key(key: str) -> bool:

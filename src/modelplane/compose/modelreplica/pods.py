@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.modelreplica import labels
+from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import cache_claim_name, claim_template_name
 
@@ -96,7 +97,9 @@ def member_pod(
         pod["resourceClaims"] = [
             {
                 "name": CLAIM,
-                "resourceClaimTemplateName": claim_template_name(ctx.name, engine["name"], role),
+                "resourceClaimTemplateName": claim_template_name(
+                    ctx.name, engine["name"], role, member_revision(member)
+                ),
             }
         ]
     pull_secrets = spec.get("imagePullSecrets")

@@ -12,6 +12,7 @@ from typing import Any
 
 from modelplane.compose.modelreplica import labels, picker
 from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.names import LETTER_PREFIX
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.kube.names import DNS_LABEL_MAX, dns_label
 
@@ -46,7 +47,12 @@ def routing_name(replica: str, suffix: str) -> str:
     Every workload name ends in a hex hash, so a name ending in a fixed word such as ``epp``
     never equals one; that matters because a LeaderWorkerSet creates a Service named like itself.
     """
-    return f"{dns_label(replica, max_len=DNS_LABEL_MAX - len(suffix) - 1)}-{suffix}"
+    max_len = DNS_LABEL_MAX - len(suffix) - 1
+    base = dns_label(replica, max_len=max_len)
+    if not base[:1].isalpha():
+        # The picker's Service takes this name, and a Service name must start with a letter.
+        base = dns_label(f"{LETTER_PREFIX}{replica}", max_len=max_len)
+    return f"{base}-{suffix}"
 
 
 def pool_name(replica: str) -> str:

@@ -48,8 +48,12 @@ class EngineCopies:
     desired: int
     ready: int | None
     """Ready copies, or None while the workload is not yet observed on the cluster."""
+    refused: str | None = None
+    """Why the cluster refused the workload (its Object's Synced=False message), if it did."""
 
     def describe(self) -> str:
+        if self.ready is None and self.refused:
+            return f"{self.engine}: not deployed: {self.refused}"
         if self.ready is None:
             return f"{self.engine}: not yet deployed"
         return f"{self.engine}: {self.ready}/{self.desired} copies ready"
@@ -120,6 +124,14 @@ def observed_ready(obj: Obj | None) -> bool:
     return False
 
 
+def refused(obj: Obj | None) -> str | None:
+    """The apply error provider-kubernetes reports on an Object (Synced=False), if any."""
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Synced" and c.get("status") == "False":
+            return str(c.get("message") or c.get("reason") or "not synced")
+    return None
+
+
 def remote(obj: Obj | None) -> Obj | None:
     """The remote object as provider-kubernetes last observed it, if it has."""
     if not obj:
@@ -133,7 +145,7 @@ def engine_copies(observed: Mapping[str, Obj], engine: Obj) -> EngineCopies:
     desired = int(engine.get("copies", 1))
     workload = remote(observed.get(workload_key(name)))
     if workload is None:
-        return EngineCopies(name, desired, None)
+        return EngineCopies(name, desired, None, refused(observed.get(workload_key(name))))
     ready = ready_copies(workload)
     if workload.get("kind") == "PodCliqueSet":
         # The set counts itself available from one gang (minAvailable 1); the scaling group

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.compose.modelreplica import labels
-from modelplane.compose.modelreplica.claims import claim_template
+from modelplane.compose.modelreplica.claims import claim_template, member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import (
     GANG_GROUP,
@@ -21,6 +21,7 @@ from modelplane.compose.modelreplica.names import (
     WORKER_CLIQUE,
     claim_key,
     gang_status_key,
+    leaderworkerset_name,
     podcliqueset_name,
     scaling_group_name,
     workload_key,
@@ -52,9 +53,13 @@ DEPLOYMENT_READY = _cel_ready(
     "has(object.status.availableReplicas)",
     "object.status.availableReplicas >= object.spec.replicas",
 )
-# readyReplicas counts groups whose leader and every worker are ready.
+# readyReplicas counts groups whose leader and every worker are ready. LeaderWorkerSet publishes
+# observedGeneration only since lws#698 (v0.8 never does), so it is checked only when present;
+# updatedReplicas already counts groups at the current template.
 LEADERWORKERSET_READY = _cel_ready(
-    *_CURRENT,
+    "has(object.status)",
+    "(!has(object.status.observedGeneration)"
+    " || object.status.observedGeneration == object.metadata.generation)",
     "has(object.status.updatedReplicas)",
     "object.status.updatedReplicas >= object.spec.replicas",
     "has(object.status.readyReplicas)",
@@ -126,7 +131,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
             )
     for member in members:
         if member.get("deviceRequests"):
-            key = claim_key(name, role_of(member))
+            key = claim_key(name, role_of(member), member_revision(member))
             out[key] = wrap(ctx, key, claim_template(ctx, engine, member))
     return out
 
@@ -171,7 +176,7 @@ def leaderworkerset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) 
     return {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
-        "metadata": _metadata(ctx, engine, workload_name(ctx.name, engine["name"])),
+        "metadata": _metadata(ctx, engine, leaderworkerset_name(ctx.name, engine["name"])),
         "spec": {
             "replicas": _copies(engine),
             # LeaderReady would deadlock engines whose leader is ready only once workers join.
