@@ -450,6 +450,36 @@ def test_kept_replicas_are_charged_with_the_spec_they_will_carry() -> None:
     assert result.shortfall == ("a: pool p has 0 free nodes, engine main needs 2",)
 
 
+def test_copies_grown_past_the_pools_free_devices_re_place_the_replica() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    mine = settle(deployment(engines=[standalone(gpus=4)]), fleet[:1])
+    other = deployment("other", engines=[standalone(gpus=4)])
+    theirs = settle(other, fleet[:1], replicas=mine)
+    grown = deployment(engines=[standalone(gpus=4, copies=2)])
+    result = run(grown, fleet, replicas=mine + theirs)
+    # 2 x 4 GPUs beside the other deployment's 4 would be 12 on an 8-GPU node.
+    assert where(result) == [(0, "b")]
+    assert "pool p cannot hold" in result.removed[0].reason
+
+
+def test_a_grown_replica_that_still_fits_its_pool_stays() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    mine = settle(deployment(engines=[standalone(gpus=2)]), fleet[:1])
+    other = deployment("other", engines=[standalone(gpus=4)])
+    theirs = settle(other, fleet[:1], replicas=mine)
+    result = run(deployment(engines=[standalone(gpus=2, copies=2)]), fleet, replicas=mine + theirs)
+    assert [p.existing for p in result.placements] == [mine[0]["metadata"]["name"]]
+
+
+def test_an_unchanged_replica_stays_on_a_pool_another_deployment_overcommitted() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    mine = settle(deployment(engines=[standalone(gpus=4)]), fleet[:1])
+    theirs = settle(deployment("other", engines=[standalone(gpus=4, copies=2)]), fleet[:1])
+    result = run(deployment(engines=[standalone(gpus=4)]), fleet, replicas=mine + theirs)
+    # The other deployment grew; moving this replica for it would punish the wrong one.
+    assert [p.existing for p in result.placements] == [mine[0]["metadata"]["name"]]
+
+
 def test_replicas_without_a_valid_index_or_with_a_taken_one_are_removed() -> None:
     fleet = [cluster("a", [("p", "h100", 2)])]
     [first] = settle(deployment(), fleet)

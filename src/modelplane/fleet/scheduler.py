@@ -35,6 +35,7 @@ from modelplane.fleet.capacity import (
     Vector,
     fit,
     nodes_needed,
+    observed_units,
     observed_vector,
     pod_count,
 )
@@ -529,6 +530,25 @@ def _retain(
     return tuple(choice), ""
 
 
+def _overgrown(ledger: Ledger, kept: _Replica, replica: dict[str, Any]) -> str:
+    """Why an edit (copies, worker.nodes, device counts) grew the kept replica past what its
+    pools hold beside everything charged so far, or "". Only the edit is judged: a replica
+    whose stamped size already did not fit (another deployment grew, a pool shrank) stays."""
+    assert kept.choice is not None
+    new = _replica_units(kept.choice)
+    old = observed_units(ledger.pools, kept.cluster, replica.get("spec") or {})
+    for pool, units in sorted(new.items()):
+        if sorted(units) == sorted(old.get(pool, ())):
+            continue
+        load = ledger.load((kept.cluster, pool))
+        if not load.fits(units) and load.fits(old.get(pool, ())):
+            return (
+                f"pool {pool} cannot hold its new size beside the replicas already there "
+                "(copies, worker.nodes or device counts grew)"
+            )
+    return ""
+
+
 def _ours(
     replicas: list[dict[str, Any]], namespace: str, name: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -646,8 +666,15 @@ def schedule(
     # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
     for r in others:
         ledger.charge_observed(r)
-    for k in kept_replicas:
+    stamped = {_key(r)[1]: r for r in ours}
+    for k in list(kept_replicas):
         assert k.choice is not None
+        grown = _overgrown(ledger, k, stamped[k.existing or ""])
+        if grown:
+            kept_replicas.remove(k)
+            load[k.cluster] -= 1
+            removed.append(pl.RemovedReplica(k.existing or "", k.index, k.cluster, grown))
+            continue
         ledger.charge(k.cluster, _replica_units(k.choice))
 
     fill = _Fill(matcher, fleet, ledger, selector, tolerations, load)
