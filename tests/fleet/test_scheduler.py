@@ -471,12 +471,25 @@ def test_a_grown_replica_that_still_fits_its_pool_stays() -> None:
     assert [p.existing for p in result.placements] == [mine[0]["metadata"]["name"]]
 
 
-def test_an_unchanged_replica_stays_on_a_pool_another_deployment_overcommitted() -> None:
+def created(replicas: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+    return [{**r, "metadata": {**r["metadata"], "creationTimestamp": at}} for r in replicas]
+
+
+def test_of_replicas_placed_concurrently_on_one_pool_the_later_created_moves() -> None:
     fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
-    mine = settle(deployment(engines=[standalone(gpus=4)]), fleet[:1])
-    theirs = settle(deployment("other", engines=[standalone(gpus=4, copies=2)]), fleet[:1])
-    result = run(deployment(engines=[standalone(gpus=4)]), fleet, replicas=mine + theirs)
-    # The other deployment grew; moving this replica for it would punish the wrong one.
+    # Two deployments reconciled at once both saw node a/p free and both took it.
+    theirs = created(settle(deployment("other"), fleet[:1]), "2026-11-29T10:00:00Z")
+    mine = created(settle(deployment(), fleet[:1]), "2026-11-29T10:00:01Z")
+    result = run(deployment(), fleet, replicas=mine + theirs)
+    assert where(result) == [(0, "b")]
+    assert "overcommitted" in result.removed[0].reason
+
+
+def test_of_replicas_placed_concurrently_on_one_pool_the_earlier_created_stays() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    theirs = created(settle(deployment("other"), fleet[:1]), "2026-11-29T10:00:01Z")
+    mine = created(settle(deployment(), fleet[:1]), "2026-11-29T10:00:00Z")
+    result = run(deployment(), fleet, replicas=mine + theirs)
     assert [p.existing for p in result.placements] == [mine[0]["metadata"]["name"]]
 
 

@@ -530,6 +530,47 @@ def _retain(
     return tuple(choice), ""
 
 
+def _created(replica: dict[str, Any]) -> tuple[str, str, str]:
+    meta = replica.get("metadata") or {}
+    return (str(meta.get("creationTimestamp") or ""), *_key(replica))
+
+
+def _displaced(
+    ledger: Ledger, cluster: str, mine: list[dict[str, Any]], theirs: list[dict[str, Any]]
+) -> list[str]:
+    """Names of this deployment's replicas on ``cluster`` that do not fit beside the replicas
+    created before them. Two deployments reconciled at once can both take the same free
+    devices; every deployment judges the cluster's replicas first come, first served (creation
+    time, then namespace and name), so they agree on which replica moves and none stays
+    overcommitted. Nothing is read unless some pool of the cluster is overcommitted."""
+    specs = {_key(r): r.get("spec") or {} for r in [*mine, *theirs]}
+    units = {key: observed_units(ledger.pools, cluster, spec) for key, spec in specs.items()}
+    pools = {pool for us in units.values() for pool in us}
+    total = {pool: tuple(u for us in units.values() for u in us.get(pool, ())) for pool in pools}
+    if all(_empty_load(ledger, cluster, pool).fits(total[pool]) for pool in pools):
+        return []
+    accepted: dict[str, tuple[Unit, ...]] = {}
+    ours = {_key(r) for r in mine}
+    losers = []
+    for r in sorted([*mine, *theirs], key=_created):
+        key = _key(r)
+        wanted = units[key]
+        if all(
+            _empty_load(ledger, cluster, pool).fits(accepted.get(pool, ()) + us)
+            for pool, us in wanted.items()
+        ):
+            for pool, us in wanted.items():
+                accepted[pool] = accepted.get(pool, ()) + us
+        elif key in ours:
+            losers.append(key[1])
+    return losers
+
+
+def _empty_load(ledger: Ledger, cluster: str, pool: str) -> Load:
+    p = ledger.pools[(cluster, pool)]
+    return Load(PoolState.empty(p.per_node, p.node_count))
+
+
 def _overgrown(ledger: Ledger, kept: _Replica, replica: dict[str, Any]) -> str:
     """Why an edit (copies, worker.nodes, device counts) grew the kept replica past what its
     pools hold beside everything charged so far, or "". Only the edit is judged: a replica
@@ -664,9 +705,24 @@ def schedule(
 
     ledger = Ledger([p for c in fleet for p in c.pools])
     # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
+    stamped = {_key(r)[1]: r for r in ours}
+    hosting = {k.cluster for k in kept_replicas}
+    neighbours: dict[str, list[dict[str, Any]]] = {c: [] for c in hosting}
     for r in others:
         ledger.charge_observed(r)
-    stamped = {_key(r)[1]: r for r in ours}
+        on = str((r.get("spec") or {}).get("clusterName") or "")
+        if on in neighbours:
+            neighbours[on].append(r)
+    for c in sorted(hosting):
+        mine = [stamped[k.existing or ""] for k in kept_replicas if k.cluster == c]
+        for loser in _displaced(ledger, c, mine, neighbours[c]):
+            k = next(k for k in kept_replicas if k.existing == loser)
+            kept_replicas.remove(k)
+            load[k.cluster] -= 1
+            reason = (
+                f"cluster {c} is overcommitted: replicas created before it hold its pool's devices"
+            )
+            removed.append(pl.RemovedReplica(loser, k.index, c, reason))
     for k in list(kept_replicas):
         assert k.choice is not None
         grown = _overgrown(ledger, k, stamped[k.existing or ""])
