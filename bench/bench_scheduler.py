@@ -45,7 +45,10 @@ def fleet(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         clusters.append(
             {
                 "metadata": {"name": name, "labels": {"tier": "gpu"}},
-                "spec": {"nodePools": [{"name": "h100", "className": "h100", "nodeCount": 8}]},
+                "spec": {
+                    "cluster": {"source": "Existing", "existing": {"secretRef": {"name": name}}},
+                    "nodePools": [{"name": "h100", "className": "h100", "nodeCount": 8}],
+                },
             }
         )
         for r in range(4):

@@ -506,6 +506,16 @@ def test_replicas_without_a_valid_index_or_with_a_taken_one_are_removed() -> Non
     assert sorted(r.name for r in result.removed) == ["odd", "zz-twin"]
 
 
+def test_a_cluster_of_an_unsupported_source_takes_no_new_replica() -> None:
+    gke = cluster("a", [("p", "h100", 2)])
+    gke["spec"]["cluster"] = {"source": "GKE"}
+    result = run(deployment(), [gke, cluster("b", [("p", "h100", 2)])])
+    # Nothing is composed for a cloud source: a replica there would never serve.
+    assert where(result) == [(0, "b")]
+    [a, _] = result.trace
+    assert not a.eligible and "cluster.source GKE is not supported" in a.reason
+
+
 def test_tolerations_follow_kubernetes_matching() -> None:
     taint = [{"key": "gpu", "value": "reserved", "effect": "NoSchedule"}]
     fleet = [cluster("a", [("p", "h100", 1)], taints=taint)]

@@ -154,6 +154,7 @@ class _Cluster:
     labels: dict[str, str]
     taints: tuple[tuple[str, str, str], ...]
     pools: tuple[Pool, ...]
+    source: str = "Existing"
 
     def pool(self, name: str) -> Pool | None:
         return next((p for p in self.pools if p.name == name), None)
@@ -185,7 +186,8 @@ def _clusters(
             else ()
         )
         labels = dict(cluster.get("metadata", {}).get("labels") or {})
-        parsed.append(_Cluster(name, labels, taints, pools))
+        source = str((spec.get("cluster") or {}).get("source") or "")
+        parsed.append(_Cluster(name, labels, taints, pools, source))
     # Names are unique in the API; a duplicated input keeps its first entry.
     unique = {c.name: c for c in reversed(parsed)}
     return sorted(unique.values(), key=lambda c: c.name)
@@ -788,6 +790,14 @@ class _Fill:
                 self.ineligible[c.name] = f"{taint} not tolerated"
             elif not c.pools:
                 self.ineligible[c.name] = "has no node pools"
+            elif c.source != "Existing":
+                # The cluster composition builds nothing for a cloud source (see cluster.py):
+                # a replica placed there would never be reached. Kept replicas stay (nothing
+                # running is moved because the spec was edited).
+                self.ineligible[c.name] = (
+                    f"cluster.source {c.source or '(unset)'} is not supported: "
+                    "only Existing clusters are reachable"
+                )
         self.heap = [
             (self.load.get(c.name, 0), c.name, c) for c in fleet if c.name not in self.ineligible
         ]
