@@ -360,6 +360,17 @@ def test_a_bad_selector_is_reported_by_name_and_keeps_existing_replicas() -> Non
     assert result.removed == ()
 
 
+def test_a_misspelt_device_field_is_a_selector_error_that_keeps_existing_replicas() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)])]
+    existing = settle(deployment(), fleet)
+    typo = deployment(engines=[standalone(selectors=['device.driverr == "gpu.nvidia.com"'])])
+    result = run(typo, fleet, replicas=existing)
+    [error] = result.selector_errors
+    assert "undefined field 'driverr'" in error.message
+    assert [p.existing for p in result.placements] == [existing[0]["metadata"]["name"]]
+    assert result.removed == ()
+
+
 def test_a_selector_that_returns_no_bool_is_reported() -> None:
     md = deployment(
         engines=[standalone(selectors=['device.attributes["gpu.nvidia.com"].productName'])]
