@@ -892,7 +892,7 @@ class _Fill:
         if more == "searched out":
             return "search budget exhausted before a placement was found", {}
         if more is not None:
-            return "can take another replica", {p.name: "has room" for p in cluster.pools}
+            return pl.ROOM, {p.name: pl.POOL_ROOM for p in cluster.pools}
         pool_reasons = dict(reasons)
         engines = self.matcher.engines
         lines = []
@@ -967,7 +967,7 @@ class _Fill:
                     for pool in dict.fromkeys(option.pools):
                         uses.setdefault(pool, []).append(f"replica {r.index} engine {engine.name}")
             summary, pool_reasons = self._why_not(cluster)
-            if summary != "can take another replica":
+            if summary != pl.ROOM:
                 full.append(f"{cluster.name}: {summary}")
             pools = tuple(
                 pl.PoolTrace(p.name, True, "hosts " + ", ".join(uses[p.name]))
