@@ -252,6 +252,17 @@ def test_a_shortfall_says_per_cluster_what_is_missing() -> None:
     assert not result.complete
 
 
+def test_a_shortfall_on_partly_used_nodes_counts_their_free_devices() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)])]
+    result = run(deployment(replicas=3, engines=[standalone(gpus=3)]), fleet)
+    assert where(result) == [(0, "a"), (1, "a")]
+    # "0 free nodes" alone would hide the 2 GPUs left, too few for a 3-GPU pod.
+    assert result.shortfall == (
+        "a: pool p has 0 free nodes (2 devices free on 1 partly used node), "
+        "engine main needs 1 with up to 3 devices per pod",
+    )
+
+
 # --- existing replicas ----------------------------------------------------------------------
 
 

@@ -759,6 +759,20 @@ def schedule(
     )
 
 
+def _partly_free(state: PoolState) -> str:
+    """The devices left on nodes already partly used, when any: a shortfall that counts only
+    whole free nodes would hide them."""
+    partly = [(v, n) for v, n in state.nodes if v != state.per_node and sum(v) > 0]
+    if not partly:
+        return ""
+    devices = sum(sum(v) * n for v, n in partly)
+    nodes = sum(n for _, n in partly)
+    return (
+        f" ({devices} device{'s' if devices != 1 else ''} free on {nodes} partly used "
+        f"node{'s' if nodes != 1 else ''})"
+    )
+
+
 class _Fill:
     """Places new replicas one at a time, spreading before packing."""
 
@@ -926,9 +940,12 @@ class _Fill:
                     )
                 else:
                     why = (
-                        f"pool {pool_name} has {free} free node{'s' if free != 1 else ''}, "
-                        f"engine {engine.name} needs {need}"
+                        f"pool {pool_name} has {free} free node{'s' if free != 1 else ''}"
+                        f"{_partly_free(state)}, engine {engine.name} needs {need}"
                     )
+                    if _partly_free(state):
+                        biggest = max((sum(pod) for u in units for pod in u), default=0)
+                        why += f" with up to {biggest} devices per pod"
                 pool_reasons.setdefault(pool_name, why)
                 if why not in lines:
                     lines.append(why)
