@@ -342,6 +342,20 @@ def test_scale_down_on_equal_load_removes_the_later_cluster_highest_index() -> N
     assert [r.index for r in result.removed] == [3]
 
 
+def serving(replica: dict[str, Any], status: str) -> dict[str, Any]:
+    condition = {"type": "ModelServing", "status": status, "reason": "Test"}
+    return {**replica, "status": {"conditions": [condition]}}
+
+
+def test_scale_down_on_equal_load_removes_a_replica_that_is_not_serving_first() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
+    on_a, on_b = settle(deployment(replicas=2), fleet)
+    existing = [serving(on_a, "False"), serving(on_b, "True")]
+    result = run(deployment(replicas=1), fleet, replicas=existing)
+    # b is the later name, but removing its serving replica would keep the one that serves none.
+    assert [(r.index, r.cluster) for r in result.removed] == [(0, "a")]
+
+
 def test_a_new_replica_takes_the_lowest_free_index() -> None:
     fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
     existing = settle(deployment(replicas=3), fleet)

@@ -532,6 +532,11 @@ def _retain(
     return tuple(choice), ""
 
 
+def _is_serving(replica: dict[str, Any] | None) -> bool:
+    conditions = ((replica or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "ModelServing" and c.get("status") == "True" for c in conditions)
+
+
 def _created(replica: dict[str, Any]) -> tuple[str, str, str]:
     meta = replica.get("metadata") or {}
     return (str(meta.get("creationTimestamp") or ""), *_key(replica))
@@ -657,6 +662,7 @@ def schedule(
         )
 
     matcher = _Matcher(engines)
+    stamped_by_name = {_key(r)[1]: r for r in ours}
     removed: list[pl.RemovedReplica] = []
     kept_replicas: list[_Replica] = []
     taken: set[int] = set()
@@ -693,12 +699,19 @@ def schedule(
         taken.add(index)
         kept_replicas.append(_Replica(index, cluster_name, choice, r_name))
 
-    # Scale down: most-loaded cluster first, then the later name, then the higher index.
+    # Scale down: most-loaded cluster first, then one that is not serving (keeping it would
+    # keep capacity that serves nothing), then the later name, then the higher index.
     load: dict[str, int] = {}
     for k in kept_replicas:
         load[k.cluster] = load.get(k.cluster, 0) + 1
+    idle = {
+        k.existing for k in kept_replicas if not _is_serving(stamped_by_name.get(k.existing or ""))
+    }
     while len(kept_replicas) > desired:
-        victim = max(kept_replicas, key=lambda k: (load[k.cluster], k.cluster, k.index))
+        victim = max(
+            kept_replicas,
+            key=lambda k: (load[k.cluster], k.existing in idle, k.cluster, k.index),
+        )
         kept_replicas.remove(victim)
         load[victim.cluster] -= 1
         removed.append(
@@ -707,7 +720,7 @@ def schedule(
 
     ledger = Ledger([p for c in fleet for p in c.pools])
     # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
-    stamped = {_key(r)[1]: r for r in ours}
+    stamped = stamped_by_name
     hosting = {k.cluster for k in kept_replicas}
     neighbours: dict[str, list[dict[str, Any]]] = {c: [] for c in hosting}
     for r in others:
