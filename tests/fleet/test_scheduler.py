@@ -327,6 +327,26 @@ def test_a_replica_whose_pool_no_longer_fits_is_re_placed() -> None:
     assert "no longer fits" in result.removed[0].reason
 
 
+def test_a_re_placed_replica_returns_to_its_own_cluster_when_it_fits_there() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    # Replica 0 sits on b, 1 on a (a past drain and return moved them).
+    swapped = [
+        {
+            **r,
+            "metadata": {
+                **r["metadata"],
+                "labels": {**r["metadata"]["labels"], pl.REPLICA_INDEX: i},
+            },
+        }
+        for r, i in zip(settle(deployment(replicas=2), fleet), ("1", "0"), strict=True)
+    ]
+    renamed = deployment(replicas=2, engines=[standalone(name="engine")])
+    result = run(renamed, fleet, replicas=swapped)
+    # Swapping them would start each new replica where the old one, serving until its
+    # replacement serves, still holds every GPU: neither would ever start.
+    assert where(result) == [(0, "b"), (1, "a")]
+
+
 def test_scale_down_never_leaves_a_cluster_empty_while_another_has_two() -> None:
     fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
     existing = settle(deployment(replicas=3), fleet)  # a: 0, 2; b: 1

@@ -750,10 +750,14 @@ def schedule(
 
     fill = _Fill(matcher, fleet, ledger, selector, tolerations, load)
     free = (i for i in itertools.count() if i not in {k.index for k in kept_replicas})
+    # A re-placed index first tries the cluster it was on (an in-place update, no churn). The
+    # old replica may keep serving there until its replacement serves, uncharged: a replacement
+    # swapped onto another cluster's old replica would wait on devices never freed.
+    was_on = {r.index: r.cluster for r in removed if r.reason != "scale-down"}
     placed: list[_Replica] = []
     for _ in range(desired - len(kept_replicas)):
         index = next(free)
-        got = fill.place(index)
+        got = fill.place(index, was_on.get(index))
         if got is None:
             break
         placed.append(got)
@@ -863,7 +867,15 @@ class _Fill:
                 self._memo[key] = "searched out"
         return self._memo[key]
 
-    def place(self, index: int) -> _Replica | None:
+    def place(self, index: int, prefer: str | None = None) -> _Replica | None:
+        home = next((c for c in self.fleet if c.name == prefer), None)
+        if home is not None and home.name not in self.ineligible and home.name not in self.full:
+            states = self.states(home)
+            found = self._try(home, states, 1)
+            if found is not None and found != "searched out":
+                picks, after = found
+                self.before.setdefault(home.name, states)
+                return self._commit(home, index, picks[0], after)
         # The heap holds every eligible cluster not yet full, keyed (load, name); a cluster's
         # entry is refreshed when its load changes, so stale entries are skipped.
         while self.heap:
