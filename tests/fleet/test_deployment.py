@@ -221,6 +221,26 @@ def test_a_drained_replica_keeps_serving_until_its_replacement_serves() -> None:
     assert set(replicas_of(done)) == {new}
 
 
+def test_serving_during_a_move_says_which_replicas_are_only_kept_until_replaced() -> None:
+    md = deployment()
+    observed = existing(reconcile(md, fleet("east", "west")))
+    drained = fleet("east", "west", taints={"east": [{"key": "m", "effect": "NoExecute"}]})
+    moving = reconcile(md, drained, list(observed.values()), observed)
+    cond = condition(moving, "ReplicasServing")
+    # "1 of 1 replicas serving" alone reads as success beside status False.
+    assert cond.status == "False"
+    assert cond.message.startswith(
+        "1 of 1 replicas serving (1 of them kept only until its replacement serves)"
+    )
+
+
+def test_a_shortfall_with_no_eligible_cluster_is_not_called_insufficient_capacity() -> None:
+    md = deployment(selector={"tier": "typo"})
+    cond = condition(reconcile(md, fleet("east", "west")), "ReplicasScheduled")
+    assert (cond.status, cond.reason) == ("False", "NoEligibleCluster")
+    assert "east: labels do not match clusterSelector tier=typo" in cond.message
+
+
 def test_a_replica_on_a_deleted_cluster_goes_at_once() -> None:
     md = deployment()
     observed = existing(reconcile(md, fleet("east", "west")))

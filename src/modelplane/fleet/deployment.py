@@ -166,6 +166,10 @@ def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, 
         message = "; ".join([placed, *moving])
         return Condition(SCHEDULED, "True", "AllReplicasScheduled", message)
     message = "; ".join([placed, *plan.shortfall, *moving])
+    # Capacity is not the problem when no cluster may take a replica at all (selector labels,
+    # taints, sources): say so, so a typo is not read as a full fleet.
+    if not any(c.eligible for c in plan.trace):
+        return Condition(SCHEDULED, "False", "NoEligibleCluster", message)
     return Condition(SCHEDULED, "False", "InsufficientCapacity", message)
 
 
@@ -176,6 +180,11 @@ def serving_condition(
     serving = [k for k in placed if _serving(mine.get(k)) == "True"]
     count = len(serving) + len(kept)
     message = f"{count} of {desired} replicas serving"
+    if kept:
+        message += f" ({len(kept)} of them kept only until {'its' if len(kept) == 1 else 'their'} "
+        message += (
+            f"replacement{'s' if len(kept) != 1 else ''} serve{'s' if len(kept) == 1 else ''})"
+        )
     waiting = [_waiting_on(placed[k], mine.get(k)) for k in placed if k not in serving]
     if waiting:
         message += "; " + "; ".join(waiting)
