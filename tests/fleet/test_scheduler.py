@@ -347,6 +347,17 @@ def test_a_re_placed_replica_returns_to_its_own_cluster_when_it_fits_there() -> 
     assert where(result) == [(0, "b"), (1, "a")]
 
 
+def test_re_placed_replicas_that_fit_at_home_go_there_before_others_are_placed() -> None:
+    fleet = [cluster("a", [("p", "a100", 1)]), cluster("b", [("p", "h100", 1)])]
+    before = settle(deployment(replicas=2), fleet)
+    assert [r["spec"]["clusterName"] for r in before] == ["a", "b"]
+    renamed = deployment(replicas=2, engines=[standalone(name="v2", selectors=[product("H100")])])
+    result = run(renamed, fleet, replicas=before)
+    # Replica 0 no longer fits on a; taking b from replica 1 (whose old self holds b's GPUs
+    # until a replacement serves) would leave both waiting. Replica 1 is updated in place.
+    assert where(result) == [(1, "b")]
+
+
 def test_scale_down_never_leaves_a_cluster_empty_while_another_has_two() -> None:
     fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
     existing = settle(deployment(replicas=3), fleet)  # a: 0, 2; b: 1

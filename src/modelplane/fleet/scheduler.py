@@ -753,11 +753,17 @@ def schedule(
     # A re-placed index first tries the cluster it was on (an in-place update, no churn). The
     # old replica may keep serving there until its replacement serves, uncharged: a replacement
     # swapped onto another cluster's old replica would wait on devices never freed.
+    # All such homes are tried before any other placement, so no replica takes another's home.
     was_on = {r.index: r.cluster for r in removed if r.reason != "scale-down"}
+    wanted = [next(free) for _ in range(desired - len(kept_replicas))]
     placed: list[_Replica] = []
-    for _ in range(desired - len(kept_replicas)):
-        index = next(free)
-        got = fill.place(index, was_on.get(index))
+    for index in wanted:
+        if index in was_on and (home := fill.place_home(index, was_on[index])) is not None:
+            placed.append(home)
+    for index in wanted:
+        if any(r.index == index for r in placed):
+            continue
+        got = fill.place(index)
         if got is None:
             break
         placed.append(got)
@@ -867,15 +873,20 @@ class _Fill:
                 self._memo[key] = "searched out"
         return self._memo[key]
 
-    def place(self, index: int, prefer: str | None = None) -> _Replica | None:
-        home = next((c for c in self.fleet if c.name == prefer), None)
-        if home is not None and home.name not in self.ineligible and home.name not in self.full:
-            states = self.states(home)
-            found = self._try(home, states, 1)
-            if found is not None and found != "searched out":
-                picks, after = found
-                self.before.setdefault(home.name, states)
-                return self._commit(home, index, picks[0], after)
+    def place_home(self, index: int, name: str) -> _Replica | None:
+        """The replica on cluster ``name`` if one more fits there, else None."""
+        home = next((c for c in self.fleet if c.name == name), None)
+        if home is None or home.name in self.ineligible or home.name in self.full:
+            return None
+        states = self.states(home)
+        found = self._try(home, states, 1)
+        if found is None or found == "searched out":
+            return None
+        picks, after = found
+        self.before.setdefault(home.name, states)
+        return self._commit(home, index, picks[0], after)
+
+    def place(self, index: int) -> _Replica | None:
         # The heap holds every eligible cluster not yet full, keyed (load, name); a cluster's
         # entry is refreshed when its load changes, so stale entries are skipped.
         while self.heap:
