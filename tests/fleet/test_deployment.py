@@ -289,6 +289,31 @@ def test_the_same_inputs_give_byte_identical_responses() -> None:
     assert not [r for r in first.results if r.severity == fnv1.SEVERITY_FATAL]
 
 
+def test_through_run_function_a_later_created_replica_on_an_overcommitted_node_moves() -> None:
+    # The same rule as the scheduler's, with the fleet read as lazy views of the request.
+    clusters = fleet("east", "west", nodes=1)
+    gpus8 = engine("main", member(gpus=8))
+    mine = deployment("qwen", gpus8)
+    theirs = deployment("other", gpus8)
+    placed = {}
+    for md, when in ((mine, "2026-01-01T00:00:01Z"), (theirs, "2026-01-01T00:00:00Z")):
+        [mr] = replicas_of(reconcile(md, clusters[:1])).values()
+        placed[md["metadata"]["name"]] = serving(
+            {**mr, "metadata": {**mr["metadata"], "creationTimestamp": when}}
+        )
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.CopyFrom(dict_to_struct(mine))
+    req.observed.resources["replica-0-east"].resource.CopyFrom(dict_to_struct(placed["qwen"]))
+    for name, items in ((CLUSTERS, clusters), (CLASSES, [H100]), (REPLICAS, placed.values())):
+        resources = req.required_resources[name]
+        for obj in items:
+            resources.items.add().resource.CopyFrom(dict_to_struct(obj))
+    rsp = FunctionRunner(default_registry()).run(req)
+    assert sorted(rsp.desired.resources) == ["replica-0-east", "replica-0-west"]
+    [scheduled] = [c for c in rsp.conditions if c.type == "ReplicasScheduled"]
+    assert "east is overcommitted" in scheduled.message
+
+
 def test_a_deployment_without_a_template_fails_cleanly_naming_the_field() -> None:
     md = deployment()
     del md["spec"]["template"]
