@@ -263,6 +263,13 @@ def test_a_shortfall_on_partly_used_nodes_counts_their_free_devices() -> None:
     )
 
 
+def test_a_shortfall_names_the_pool_that_came_closest() -> None:
+    fleet = [cluster("a", [("small", "h100", 1), ("large", "h100", 3)])]
+    result = run(deployment(engines=[gang(4)]), fleet)
+    # Naming the 1-node pool would hide that even the 3-node one is short.
+    assert result.shortfall == ("a: pool large has 3 nodes, engine gang needs 5",)
+
+
 # --- existing replicas ----------------------------------------------------------------------
 
 

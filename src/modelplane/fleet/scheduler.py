@@ -958,7 +958,10 @@ class _Fill:
             alone = [o for o in options[e] if all(states[p].fits(us) for p, us in o.units)]
             if alone:
                 continue
-            for option in options[e]:
+            # Every pool's reason goes to the trace; the shortfall names the pool that came
+            # closest (most nodes available to the engine), not merely the first one.
+            closest: tuple[int, int, str] | None = None
+            for order, option in enumerate(options[e]):
                 if option.splits:
                     continue
                 pool_name = option.pools[0]
@@ -970,11 +973,13 @@ class _Fill:
                 need = f"{needed}" if needed is not None else "more"
                 free = state.free_nodes
                 if needed is not None and needed > pool.node_count:
+                    available = pool.node_count
                     why = (
                         f"pool {pool_name} has {pool.node_count} node"
                         f"{'s' if pool.node_count != 1 else ''}, engine {engine.name} needs {need}"
                     )
                 else:
+                    available = free
                     why = (
                         f"pool {pool_name} has {free} free node{'s' if free != 1 else ''}"
                         f"{_partly_free(state)}, engine {engine.name} needs {need}"
@@ -983,11 +988,12 @@ class _Fill:
                         biggest = max((sum(pod) for u in units for pod in u), default=0)
                         why += f" with up to {biggest} devices per pod"
                 pool_reasons.setdefault(pool_name, why)
-                if why not in lines:
-                    lines.append(why)
-                break
-            else:
+                if closest is None or (available, -order) > closest[:2]:
+                    closest = (available, -order, why)
+            if closest is None:
                 lines.append(f"engine {engine.name} does not fit its pools' free devices")
+            elif closest[2] not in lines:
+                lines.append(closest[2])
         if not lines:
             lines.append("its pools cannot hold every engine of one more replica together")
         for p in cluster.pools:
