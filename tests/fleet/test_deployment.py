@@ -221,6 +221,17 @@ def test_a_drained_replica_keeps_serving_until_its_replacement_serves() -> None:
     assert set(replicas_of(done)) == {new}
 
 
+def test_a_shortfall_over_a_large_fleet_groups_clusters_that_share_a_reason() -> None:
+    names = [f"c{i:02}" for i in range(12)]
+    md = deployment("qwen", engine("main", member(gpus=8), copies=2))
+    cond = condition(reconcile(md, fleet(*names, nodes=1)), "ReplicasScheduled")
+    assert cond.status == "False"
+    # One line per cluster would bury the reason; a thousand would not fit a condition.
+    assert cond.message.endswith(
+        "c00, c01, c02 and 9 more clusters: pool h100 has 1 node, engine main needs 2"
+    )
+
+
 def test_serving_during_a_move_says_which_replicas_are_only_kept_until_replaced() -> None:
     md = deployment()
     observed = existing(reconcile(md, fleet("east", "west")))
