@@ -73,3 +73,26 @@ def test_each_example_cluster_resolves_its_pools_and_publishes_a_gateway(example
         assert conditions(cluster)["PoolsResolved"] == "True"
         assert conditions(cluster)["GatewayReady"] == "True"
         assert cluster["status"]["gateway"]["address"]
+
+
+def test_two_deployments_rendered_together_never_share_one_node(tmp_path):
+    # Both deployments see the same free node in the first pass, as two concurrent reconciles
+    # would; the later-created (here: later by namespace) replica must give way.
+    fleet = Path(__file__).resolve().parents[1] / "examples" / "fleet-two-classes"
+    md = yaml.safe_load_all((fleet / "deployments.yaml").read_text())
+    llama = next(d for d in md if d["metadata"]["name"] == "llama-70b")
+    engines = llama["spec"]["template"]["spec"]["engines"]
+    engines[0]["members"][0]["nodeSelector"]["devices"][0]["count"] = 8
+    twins = []
+    for ns, replicas_ in (("team-a", 1), ("team-b", 2)):
+        twin = {**llama, "metadata": {"name": "llm", "namespace": ns}}
+        twins.append({**twin, "spec": {**llama["spec"], "replicas": replicas_}})
+    (tmp_path / "md.yaml").write_text(yaml.safe_dump_all(twins))
+    docs = render(str(fleet / "classes.yaml"), str(fleet / "clusters.yaml"), str(tmp_path))
+    # us-east has two 8-GPU H100 nodes: three 8-GPU replicas cannot all be there.
+    on_us_east = [r for r in replicas(docs) if r["spec"]["clusterName"] == "us-east"]
+    assert len(on_us_east) == 2
+    team_b = next(
+        d for d in docs if d["kind"] == "ModelDeployment" and d["metadata"]["namespace"] == "team-b"
+    )
+    assert conditions(team_b)["ReplicasScheduled"] == "False"

@@ -138,6 +138,14 @@ def test_without_an_address_the_cluster_is_not_ready_and_says_why() -> None:
     assert "modelplane-system/inference-gateway" in cond.message
 
 
+def test_without_an_address_the_condition_tells_what_happens_to_replicas_placed_there() -> None:
+    # The scheduler places on declared capacity, not on readiness (docs/scheduling.md): the
+    # condition must not promise that nothing lands here.
+    cond = condition(run(cluster(), [H100], {GATEWAY: gateway_observed(None)}), "GatewayReady")
+    assert "no new replicas are placed" not in cond.message
+    assert "replicas placed here are not reachable until it has one" in cond.message
+
+
 def test_gpu_pools_carry_the_class_devices_with_defaults_filled() -> None:
     pools = run(cluster(), [H100]).status["gpuPools"]
     assert pools == [

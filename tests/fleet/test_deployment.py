@@ -221,6 +221,37 @@ def test_a_drained_replica_keeps_serving_until_its_replacement_serves() -> None:
     assert set(replicas_of(done)) == {new}
 
 
+def test_a_shortfall_over_a_large_fleet_groups_clusters_that_share_a_reason() -> None:
+    names = [f"c{i:02}" for i in range(12)]
+    md = deployment("qwen", engine("main", member(gpus=8), copies=2))
+    cond = condition(reconcile(md, fleet(*names, nodes=1)), "ReplicasScheduled")
+    assert cond.status == "False"
+    # One line per cluster would bury the reason; a thousand would not fit a condition.
+    assert cond.message.endswith(
+        "c00, c01, c02 and 9 more clusters: pool h100 has 1 node, engine main needs 2"
+    )
+
+
+def test_serving_during_a_move_says_which_replicas_are_only_kept_until_replaced() -> None:
+    md = deployment()
+    observed = existing(reconcile(md, fleet("east", "west")))
+    drained = fleet("east", "west", taints={"east": [{"key": "m", "effect": "NoExecute"}]})
+    moving = reconcile(md, drained, list(observed.values()), observed)
+    cond = condition(moving, "ReplicasServing")
+    # "1 of 1 replicas serving" alone reads as success beside status False.
+    assert cond.status == "False"
+    assert cond.message.startswith(
+        "1 of 1 replicas serving (1 of them kept only until its replacement serves)"
+    )
+
+
+def test_a_shortfall_with_no_eligible_cluster_is_not_called_insufficient_capacity() -> None:
+    md = deployment(selector={"tier": "typo"})
+    cond = condition(reconcile(md, fleet("east", "west")), "ReplicasScheduled")
+    assert (cond.status, cond.reason) == ("False", "NoEligibleCluster")
+    assert "east: labels do not match clusterSelector tier=typo" in cond.message
+
+
 def test_a_replica_on_a_deleted_cluster_goes_at_once() -> None:
     md = deployment()
     observed = existing(reconcile(md, fleet("east", "west")))
@@ -267,6 +298,31 @@ def test_the_same_inputs_give_byte_identical_responses() -> None:
     )
     assert len(first.desired.resources) == 3
     assert not [r for r in first.results if r.severity == fnv1.SEVERITY_FATAL]
+
+
+def test_through_run_function_a_later_created_replica_on_an_overcommitted_node_moves() -> None:
+    # The same rule as the scheduler's, with the fleet read as lazy views of the request.
+    clusters = fleet("east", "west", nodes=1)
+    gpus8 = engine("main", member(gpus=8))
+    mine = deployment("qwen", gpus8)
+    theirs = deployment("other", gpus8)
+    placed = {}
+    for md, when in ((mine, "2026-01-01T00:00:01Z"), (theirs, "2026-01-01T00:00:00Z")):
+        [mr] = replicas_of(reconcile(md, clusters[:1])).values()
+        placed[md["metadata"]["name"]] = serving(
+            {**mr, "metadata": {**mr["metadata"], "creationTimestamp": when}}
+        )
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.CopyFrom(dict_to_struct(mine))
+    req.observed.resources["replica-0-east"].resource.CopyFrom(dict_to_struct(placed["qwen"]))
+    for name, items in ((CLUSTERS, clusters), (CLASSES, [H100]), (REPLICAS, placed.values())):
+        resources = req.required_resources[name]
+        for obj in items:
+            resources.items.add().resource.CopyFrom(dict_to_struct(obj))
+    rsp = FunctionRunner(default_registry()).run(req)
+    assert sorted(rsp.desired.resources) == ["replica-0-east", "replica-0-west"]
+    [scheduled] = [c for c in rsp.conditions if c.type == "ReplicasScheduled"]
+    assert "east is overcommitted" in scheduled.message
 
 
 def test_a_deployment_without_a_template_fails_cleanly_naming_the_field() -> None:

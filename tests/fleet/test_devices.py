@@ -81,6 +81,36 @@ def test_a_selector_that_does_not_compile_is_a_problem() -> None:
     assert "does not compile" in result.message
 
 
+@pytest.mark.parametrize(
+    ("selector", "field"),
+    [
+        ('device.driverr == "gpu.nvidia.com"', "driverr"),
+        ('device.atributes["gpu.nvidia.com"].productName == "H100"', "atributes"),
+        ('"gpu.nvidia.com" in device.capacities', "capacities"),
+        ('device.driver == "x" || device . attribute["d"].a == 1', "attribute"),
+    ],
+)
+def test_a_field_the_dra_device_lacks_does_not_compile(selector: str, field: str) -> None:
+    # Kubernetes type-checks device against its declared fields: a typo is refused there, so
+    # here it is a problem reported by name, not a silent no-match on every device.
+    result = evaluate(selector, GPU.key)
+    assert isinstance(result, SelectorProblem)
+    assert f"undefined field '{field}'" in result.message
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        'device.driver != "device.driverr"',
+        "device.driver != 'x device.foo'",
+        'device.attributes["gpu.nvidia.com"].device == "x" || true',
+        'has(device.allowMultipleAllocations) || device.driver != ""',
+    ],
+)
+def test_declared_device_fields_and_text_in_strings_compile(selector: str) -> None:
+    assert evaluate(selector, GPU.key) is True
+
+
 def test_a_selector_that_is_not_a_bool_is_a_problem() -> None:
     result = evaluate('device.attributes["gpu.nvidia.com"].productName', GPU.key)
     assert isinstance(result, SelectorProblem)

@@ -96,3 +96,19 @@ def test_manifests_can_come_on_standard_input() -> None:
     result = CliRunner().invoke(main, ["explain", "-"], input=text)
     assert result.exit_code == 0
     assert result.output.startswith("ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed")
+
+
+def test_a_cluster_with_room_that_was_not_needed_is_not_called_rejected(tmp_path: Path) -> None:
+    # One replica, two clusters that fit it: the second is simply not needed.
+    clusters = (EXAMPLES / "fleet-two-classes" / "clusters.yaml").read_text()
+    (tmp_path / "fleet.yaml").write_text(
+        clusters.replace("name: eu-west", "name: us-west").replace(
+            "className: l40s", "className: h100"
+        )
+    )
+    md = (EXAMPLES / "fleet-two-classes" / "deployments.yaml").read_text().split("\n---\n")[1]
+    (tmp_path / "md.yaml").write_text(md)
+    out = run(EXAMPLES / "fleet-two-classes" / "classes.yaml", tmp_path)
+    assert "  cluster us-west: not needed: can take another replica" in out
+    assert "    pool l40s: not needed: has room" in out
+    assert "rejected" not in out

@@ -252,6 +252,24 @@ def test_a_shortfall_says_per_cluster_what_is_missing() -> None:
     assert not result.complete
 
 
+def test_a_shortfall_on_partly_used_nodes_counts_their_free_devices() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)])]
+    result = run(deployment(replicas=3, engines=[standalone(gpus=3)]), fleet)
+    assert where(result) == [(0, "a"), (1, "a")]
+    # "0 free nodes" alone would hide the 2 GPUs left, too few for a 3-GPU pod.
+    assert result.shortfall == (
+        "a: pool p has 0 free nodes (2 devices free on 1 partly used node), "
+        "engine main needs 1 with up to 3 devices per pod",
+    )
+
+
+def test_a_shortfall_names_the_pool_that_came_closest() -> None:
+    fleet = [cluster("a", [("small", "h100", 1), ("large", "h100", 3)])]
+    result = run(deployment(engines=[gang(4)]), fleet)
+    # Naming the 1-node pool would hide that even the 3-node one is short.
+    assert result.shortfall == ("a: pool large has 3 nodes, engine gang needs 5",)
+
+
 # --- existing replicas ----------------------------------------------------------------------
 
 
@@ -316,6 +334,37 @@ def test_a_replica_whose_pool_no_longer_fits_is_re_placed() -> None:
     assert "no longer fits" in result.removed[0].reason
 
 
+def test_a_re_placed_replica_returns_to_its_own_cluster_when_it_fits_there() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    # Replica 0 sits on b, 1 on a (a past drain and return moved them).
+    swapped = [
+        {
+            **r,
+            "metadata": {
+                **r["metadata"],
+                "labels": {**r["metadata"]["labels"], pl.REPLICA_INDEX: i},
+            },
+        }
+        for r, i in zip(settle(deployment(replicas=2), fleet), ("1", "0"), strict=True)
+    ]
+    renamed = deployment(replicas=2, engines=[standalone(name="engine")])
+    result = run(renamed, fleet, replicas=swapped)
+    # Swapping them would start each new replica where the old one, serving until its
+    # replacement serves, still holds every GPU: neither would ever start.
+    assert where(result) == [(0, "b"), (1, "a")]
+
+
+def test_re_placed_replicas_that_fit_at_home_go_there_before_others_are_placed() -> None:
+    fleet = [cluster("a", [("p", "a100", 1)]), cluster("b", [("p", "h100", 1)])]
+    before = settle(deployment(replicas=2), fleet)
+    assert [r["spec"]["clusterName"] for r in before] == ["a", "b"]
+    renamed = deployment(replicas=2, engines=[standalone(name="v2", selectors=[product("H100")])])
+    result = run(renamed, fleet, replicas=before)
+    # Replica 0 no longer fits on a; taking b from replica 1 (whose old self holds b's GPUs
+    # until a replacement serves) would leave both waiting. Replica 1 is updated in place.
+    assert where(result) == [(1, "b")]
+
+
 def test_scale_down_never_leaves_a_cluster_empty_while_another_has_two() -> None:
     fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
     existing = settle(deployment(replicas=3), fleet)  # a: 0, 2; b: 1
@@ -329,6 +378,20 @@ def test_scale_down_on_equal_load_removes_the_later_cluster_highest_index() -> N
     existing = settle(deployment(replicas=4), fleet)  # a: 0, 2; b: 1, 3
     result = run(deployment(replicas=3), fleet, replicas=existing)
     assert [r.index for r in result.removed] == [3]
+
+
+def serving(replica: dict[str, Any], status: str) -> dict[str, Any]:
+    condition = {"type": "ModelServing", "status": status, "reason": "Test"}
+    return {**replica, "status": {"conditions": [condition]}}
+
+
+def test_scale_down_on_equal_load_removes_a_replica_that_is_not_serving_first() -> None:
+    fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 2)])]
+    on_a, on_b = settle(deployment(replicas=2), fleet)
+    existing = [serving(on_a, "False"), serving(on_b, "True")]
+    result = run(deployment(replicas=1), fleet, replicas=existing)
+    # b is the later name, but removing its serving replica would keep the one that serves none.
+    assert [(r.index, r.cluster) for r in result.removed] == [(0, "a")]
 
 
 def test_a_new_replica_takes_the_lowest_free_index() -> None:
@@ -356,6 +419,17 @@ def test_a_bad_selector_is_reported_by_name_and_keeps_existing_replicas() -> Non
         "spec.template.spec.engines[0].members[0].nodeSelector.devices[0].selectors[0].cel"
     )
     assert "does not compile" in error.message
+    assert [p.existing for p in result.placements] == [existing[0]["metadata"]["name"]]
+    assert result.removed == ()
+
+
+def test_a_misspelt_device_field_is_a_selector_error_that_keeps_existing_replicas() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)])]
+    existing = settle(deployment(), fleet)
+    typo = deployment(engines=[standalone(selectors=['device.driverr == "gpu.nvidia.com"'])])
+    result = run(typo, fleet, replicas=existing)
+    [error] = result.selector_errors
+    assert "undefined field 'driverr'" in error.message
     assert [p.existing for p in result.placements] == [existing[0]["metadata"]["name"]]
     assert result.removed == ()
 
@@ -450,6 +524,49 @@ def test_kept_replicas_are_charged_with_the_spec_they_will_carry() -> None:
     assert result.shortfall == ("a: pool p has 0 free nodes, engine main needs 2",)
 
 
+def test_copies_grown_past_the_pools_free_devices_re_place_the_replica() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    mine = settle(deployment(engines=[standalone(gpus=4)]), fleet[:1])
+    other = deployment("other", engines=[standalone(gpus=4)])
+    theirs = settle(other, fleet[:1], replicas=mine)
+    grown = deployment(engines=[standalone(gpus=4, copies=2)])
+    result = run(grown, fleet, replicas=mine + theirs)
+    # 2 x 4 GPUs beside the other deployment's 4 would be 12 on an 8-GPU node.
+    assert where(result) == [(0, "b")]
+    assert "pool p cannot hold" in result.removed[0].reason
+
+
+def test_a_grown_replica_that_still_fits_its_pool_stays() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    mine = settle(deployment(engines=[standalone(gpus=2)]), fleet[:1])
+    other = deployment("other", engines=[standalone(gpus=4)])
+    theirs = settle(other, fleet[:1], replicas=mine)
+    result = run(deployment(engines=[standalone(gpus=2, copies=2)]), fleet, replicas=mine + theirs)
+    assert [p.existing for p in result.placements] == [mine[0]["metadata"]["name"]]
+
+
+def created(replicas: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+    return [{**r, "metadata": {**r["metadata"], "creationTimestamp": at}} for r in replicas]
+
+
+def test_of_replicas_placed_concurrently_on_one_pool_the_later_created_moves() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    # Two deployments reconciled at once both saw node a/p free and both took it.
+    theirs = created(settle(deployment("other"), fleet[:1]), "2026-11-29T10:00:00Z")
+    mine = created(settle(deployment(), fleet[:1]), "2026-11-29T10:00:01Z")
+    result = run(deployment(), fleet, replicas=mine + theirs)
+    assert where(result) == [(0, "b")]
+    assert "overcommitted" in result.removed[0].reason
+
+
+def test_of_replicas_placed_concurrently_on_one_pool_the_earlier_created_stays() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    theirs = created(settle(deployment("other"), fleet[:1]), "2026-11-29T10:00:01Z")
+    mine = created(settle(deployment(), fleet[:1]), "2026-11-29T10:00:00Z")
+    result = run(deployment(), fleet, replicas=mine + theirs)
+    assert [p.existing for p in result.placements] == [mine[0]["metadata"]["name"]]
+
+
 def test_replicas_without_a_valid_index_or_with_a_taken_one_are_removed() -> None:
     fleet = [cluster("a", [("p", "h100", 2)])]
     [first] = settle(deployment(), fleet)
@@ -461,6 +578,16 @@ def test_replicas_without_a_valid_index_or_with_a_taken_one_are_removed() -> Non
     result = run(deployment(), fleet, replicas=[twin, unlabeled, first])
     assert [p.existing for p in result.placements] == [first["metadata"]["name"]]
     assert sorted(r.name for r in result.removed) == ["odd", "zz-twin"]
+
+
+def test_a_cluster_of_an_unsupported_source_takes_no_new_replica() -> None:
+    gke = cluster("a", [("p", "h100", 2)])
+    gke["spec"]["cluster"] = {"source": "GKE"}
+    result = run(deployment(), [gke, cluster("b", [("p", "h100", 2)])])
+    # Nothing is composed for a cloud source: a replica there would never serve.
+    assert where(result) == [(0, "b")]
+    [a, _] = result.trace
+    assert not a.eligible and "cluster.source GKE is not supported" in a.reason
 
 
 def test_tolerations_follow_kubernetes_matching() -> None:

@@ -352,3 +352,32 @@ def test_every_placement_stamps_a_modelreplica_the_xrd_admits(
     for p in schedule(md, clusters, classes, []).placements:
         admitted = admission.admit(stamp(md, p))
         assert admitted.ok, [str(e) for e in admitted.errors]
+
+
+def _at(replicas: list[dict[str, Any]], when: str) -> list[dict[str, Any]]:
+    return [{**r, "metadata": {**r["metadata"], "creationTimestamp": when}} for r in replicas]
+
+
+@SETTINGS
+@given(fleet=fleet_st(), data=st.data())
+def test_two_deployments_placed_concurrently_converge_without_overcommit(
+    fleet: Any, data: st.DataObject
+) -> None:
+    clusters, classes = fleet
+    a = data.draw(deployment_st("llm", "team-a"))
+    b = data.draw(deployment_st("other", "team-b"))
+    # Both reconcile against the same empty fleet at once, so both may take the same devices.
+    a0 = _at([stamp(a, p) for p in schedule(a, clusters, classes, []).placements], "T0")
+    b0 = _at([stamp(b, p) for p in schedule(b, clusters, classes, []).placements], "T0")
+    event("raced" if not no_overcommit(clusters, classes, a0 + b0) else "no race")
+    # Then each reconciles once in turn, seeing the other's replicas.
+    a1_plan = schedule(a, clusters, classes, a0 + b0)
+    by_name = {r["metadata"]["name"]: r for r in a0}
+    a1 = [
+        by_name[p.existing] if p.existing else _at([stamp(a, p)], "T1")[0]
+        for p in a1_plan.placements
+    ]
+    b1_plan = schedule(b, clusters, classes, a1 + b0)
+    by_name = {r["metadata"]["name"]: r for r in b0}
+    b1 = [by_name[p.existing] if p.existing else stamp(b, p) for p in b1_plan.placements]
+    assert no_overcommit(clusters, classes, a1 + b1)

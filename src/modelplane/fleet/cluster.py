@@ -103,7 +103,7 @@ def compose_cluster(inputs: Inputs) -> Result:
                 "False",
                 "WaitingForGateway",
                 f"Gateway {gateway['namespace']}/{gateway['name']} on the cluster has no address "
-                "yet; no new replicas are placed here until it has one",
+                "yet; replicas placed here are not reachable until it has one",
             )
         )
 

@@ -165,8 +165,37 @@ def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, 
     if plan.scheduled >= plan.desired:
         message = "; ".join([placed, *moving])
         return Condition(SCHEDULED, "True", "AllReplicasScheduled", message)
-    message = "; ".join([placed, *plan.shortfall, *moving])
+    message = "; ".join([placed, *_grouped(plan.shortfall), *moving])
+    # Capacity is not the problem when no cluster may take a replica at all (selector labels,
+    # taints, sources): say so, so a typo is not read as a full fleet.
+    if not any(c.eligible for c in plan.trace):
+        return Condition(SCHEDULED, "False", "NoEligibleCluster", message)
     return Condition(SCHEDULED, "False", "InsufficientCapacity", message)
+
+
+SHORTFALL_LINES = 10
+"""Per-cluster shortfall lines a condition lists before grouping clusters by reason."""
+
+
+def _grouped(shortfall: tuple[str, ...]) -> list[str]:
+    """The shortfall lines, or on a large fleet one line per reason naming a few clusters:
+    a line per cluster would bury the reasons and outgrow a condition message."""
+    if len(shortfall) <= SHORTFALL_LINES:
+        return list(shortfall)
+    groups: dict[str, list[str]] = {}
+    for line in shortfall:
+        cluster, _, reason = line.partition(": ")
+        groups.setdefault(reason, []).append(cluster)
+    out = []
+    for reason, clusters in groups.items():
+        names = ", ".join(clusters[:3])
+        if len(clusters) > 3:
+            names += f" and {len(clusters) - 3} more clusters"
+        out.append(f"{names}: {reason}")
+    if len(out) > SHORTFALL_LINES:
+        rest = len(out) - SHORTFALL_LINES
+        out = [*out[:SHORTFALL_LINES], f"{rest} more reasons (modelplane explain lists them)"]
+    return out
 
 
 def serving_condition(
@@ -176,6 +205,11 @@ def serving_condition(
     serving = [k for k in placed if _serving(mine.get(k)) == "True"]
     count = len(serving) + len(kept)
     message = f"{count} of {desired} replicas serving"
+    if kept:
+        message += f" ({len(kept)} of them kept only until {'its' if len(kept) == 1 else 'their'} "
+        message += (
+            f"replacement{'s' if len(kept) != 1 else ''} serve{'s' if len(kept) == 1 else ''})"
+        )
     waiting = [_waiting_on(placed[k], mine.get(k)) for k in placed if k not in serving]
     if waiting:
         message += "; " + "; ".join(waiting)

@@ -20,6 +20,7 @@ attribute cannot satisfy the request.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -76,13 +77,35 @@ def device_kinds(inference_class: dict[str, Any]) -> tuple[DeviceKind, ...]:
     return tuple(kinds)
 
 
+DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
+"""The fields Kubernetes declares on the CEL ``device`` of a DRA selector."""
+
+# CEL string literals (raw, triple-quoted, single or double quoted), blanked before looking for
+# field selections so that text inside a string is never read as one.
+_STRINGS = re.compile(
+    r"[rRbB]{0,2}"
+    r"""('''[\s\S]*?'''|"{3}[\s\S]*?"{3}|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')"""
+)
+# ``device.<field>`` where ``device`` is the variable, not a field of something else.
+_DEVICE_FIELD = re.compile(r"(?<![\w.])device\s*\.\s*([A-Za-z_]\w*)")
+
+
 @lru_cache(maxsize=4096)
 def compile_selector(text: str) -> cel.Program | SelectorProblem:
     """The compiled selector, or the problem that stops it compiling."""
     try:
-        return dra.selector_environment().compile(text)
+        program = dra.selector_environment().compile(text)
     except cel.CelCompileError as e:
         return SelectorProblem(f"does not compile: {e}")
+    # ``device`` is declared dynamic here, so a misspelt field would only fail at runtime, as a
+    # silent no-match on every device. Kubernetes declares its fields and refuses the text.
+    for field in _DEVICE_FIELD.findall(_STRINGS.sub('""', text)):
+        if field not in DEVICE_FIELDS:
+            return SelectorProblem(
+                f"does not compile: undefined field '{field}' of device "
+                f"(a DRA device has {', '.join(DEVICE_FIELDS)})"
+            )
+    return program
 
 
 @lru_cache(maxsize=1024)

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from modelplane.fleet.deployment import replica_name, stamp
-from modelplane.fleet.placement import DEPLOYMENT, Schedule
+from modelplane.fleet.placement import DEPLOYMENT, POOL_ROOM, ROOM, Schedule
 from modelplane.fleet.scheduler import schedule
 
 Obj = dict[str, Any]
@@ -76,12 +76,17 @@ def explain_schedule(md: Obj, plan: Schedule) -> list[str]:
         lines.append(f"  invalid selector: {err}")
     for c in plan.trace:
         verdict = "taken" if c.indices else ("not taken" if c.eligible else "rejected")
+        if not c.indices and c.reason == ROOM:
+            verdict = "not needed"
         held = f" (replicas {', '.join(str(i) for i in c.indices)})" if c.indices else ""
         reason = f": {c.reason}" if c.reason else ""
         lines.append(f"  cluster {c.cluster}: {verdict}{held}{reason}")
         for p in c.pools:
             pool_reason = f": {p.reason}" if p.reason else ""
-            lines.append(f"    pool {p.pool}: {'taken' if p.taken else 'rejected'}{pool_reason}")
+            pool_verdict = "taken" if p.taken else "rejected"
+            if not p.taken and p.reason == POOL_ROOM:
+                pool_verdict = "not needed"
+            lines.append(f"    pool {p.pool}: {pool_verdict}{pool_reason}")
     for r in plan.removed:
         lines.append(f"  removing replica {r.index} ({r.name}) from {r.cluster}: {r.reason}")
     if plan.scheduled < plan.desired:

@@ -139,6 +139,12 @@ class SelectorError:
         return f"{self.path} (request {self.request}): {self.message}"
 
 
+ROOM = "can take another replica"
+"""A cluster's trace reason when it is eligible and one more replica would fit there."""
+POOL_ROOM = "has room"
+"""A pool's trace reason when it is not used but has room."""
+
+
 @dataclass(frozen=True)
 class PoolTrace:
     """Why one pool of a cluster was taken, or could not be."""

@@ -35,6 +35,7 @@ from modelplane.fleet.capacity import (
     Vector,
     fit,
     nodes_needed,
+    observed_units,
     observed_vector,
     pod_count,
 )
@@ -153,6 +154,7 @@ class _Cluster:
     labels: dict[str, str]
     taints: tuple[tuple[str, str, str], ...]
     pools: tuple[Pool, ...]
+    source: str = "Existing"
 
     def pool(self, name: str) -> Pool | None:
         return next((p for p in self.pools if p.name == name), None)
@@ -184,7 +186,8 @@ def _clusters(
             else ()
         )
         labels = dict(cluster.get("metadata", {}).get("labels") or {})
-        parsed.append(_Cluster(name, labels, taints, pools))
+        source = str((spec.get("cluster") or {}).get("source") or "")
+        parsed.append(_Cluster(name, labels, taints, pools, source))
     # Names are unique in the API; a duplicated input keeps its first entry.
     unique = {c.name: c for c in reversed(parsed)}
     return sorted(unique.values(), key=lambda c: c.name)
@@ -529,6 +532,71 @@ def _retain(
     return tuple(choice), ""
 
 
+def _is_serving(replica: dict[str, Any] | None) -> bool:
+    conditions = ((replica or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "ModelServing" and c.get("status") == "True" for c in conditions)
+
+
+def _created(replica: dict[str, Any]) -> tuple[str, str, str]:
+    meta = replica.get("metadata") or {}
+    return (str(meta.get("creationTimestamp") or ""), *_key(replica))
+
+
+def _displaced(
+    ledger: Ledger, cluster: str, mine: list[dict[str, Any]], theirs: list[dict[str, Any]]
+) -> list[str]:
+    """Names of this deployment's replicas on ``cluster`` that do not fit beside the replicas
+    created before them. Two deployments reconciled at once can both take the same free
+    devices; every deployment judges the cluster's replicas first come, first served (creation
+    time, then namespace and name), so they agree on which replica moves and none stays
+    overcommitted. Nothing is read unless some pool of the cluster is overcommitted."""
+    specs = {_key(r): r.get("spec") or {} for r in [*mine, *theirs]}
+    units = {key: observed_units(ledger.pools, cluster, spec) for key, spec in specs.items()}
+    pools = {pool for us in units.values() for pool in us}
+    total = {pool: tuple(u for us in units.values() for u in us.get(pool, ())) for pool in pools}
+    if all(_empty_load(ledger, cluster, pool).fits(total[pool]) for pool in pools):
+        return []
+    accepted: dict[str, tuple[Unit, ...]] = {}
+    ours = {_key(r) for r in mine}
+    losers = []
+    for r in sorted([*mine, *theirs], key=_created):
+        key = _key(r)
+        wanted = units[key]
+        if all(
+            _empty_load(ledger, cluster, pool).fits(accepted.get(pool, ()) + us)
+            for pool, us in wanted.items()
+        ):
+            for pool, us in wanted.items():
+                accepted[pool] = accepted.get(pool, ()) + us
+        elif key in ours:
+            losers.append(key[1])
+    return losers
+
+
+def _empty_load(ledger: Ledger, cluster: str, pool: str) -> Load:
+    p = ledger.pools[(cluster, pool)]
+    return Load(PoolState.empty(p.per_node, p.node_count))
+
+
+def _overgrown(ledger: Ledger, kept: _Replica, replica: dict[str, Any]) -> str:
+    """Why an edit (copies, worker.nodes, device counts) grew the kept replica past what its
+    pools hold beside everything charged so far, or "". Only the edit is judged: a replica
+    whose stamped size already did not fit (another deployment grew, a pool shrank) stays."""
+    assert kept.choice is not None
+    new = _replica_units(kept.choice)
+    old = observed_units(ledger.pools, kept.cluster, replica.get("spec") or {})
+    for pool, units in sorted(new.items()):
+        if sorted(units) == sorted(old.get(pool, ())):
+            continue
+        load = ledger.load((kept.cluster, pool))
+        if not load.fits(units) and load.fits(old.get(pool, ())):
+            return (
+                f"pool {pool} cannot hold its new size beside the replicas already there "
+                "(copies, worker.nodes or device counts grew)"
+            )
+    return ""
+
+
 def _ours(
     replicas: list[dict[str, Any]], namespace: str, name: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -594,6 +662,7 @@ def schedule(
         )
 
     matcher = _Matcher(engines)
+    stamped_by_name = {_key(r)[1]: r for r in ours}
     removed: list[pl.RemovedReplica] = []
     kept_replicas: list[_Replica] = []
     taken: set[int] = set()
@@ -630,12 +699,19 @@ def schedule(
         taken.add(index)
         kept_replicas.append(_Replica(index, cluster_name, choice, r_name))
 
-    # Scale down: most-loaded cluster first, then the later name, then the higher index.
+    # Scale down: most-loaded cluster first, then one that is not serving (keeping it would
+    # keep capacity that serves nothing), then the later name, then the higher index.
     load: dict[str, int] = {}
     for k in kept_replicas:
         load[k.cluster] = load.get(k.cluster, 0) + 1
+    idle = {
+        k.existing for k in kept_replicas if not _is_serving(stamped_by_name.get(k.existing or ""))
+    }
     while len(kept_replicas) > desired:
-        victim = max(kept_replicas, key=lambda k: (load[k.cluster], k.cluster, k.index))
+        victim = max(
+            kept_replicas,
+            key=lambda k: (load[k.cluster], k.existing in idle, k.cluster, k.index),
+        )
         kept_replicas.remove(victim)
         load[victim.cluster] -= 1
         removed.append(
@@ -644,17 +720,49 @@ def schedule(
 
     ledger = Ledger([p for c in fleet for p in c.pools])
     # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
+    stamped = stamped_by_name
+    hosting = {k.cluster for k in kept_replicas}
+    neighbours: dict[str, list[dict[str, Any]]] = {c: [] for c in hosting}
     for r in others:
         ledger.charge_observed(r)
-    for k in kept_replicas:
+        on = str((r.get("spec") or {}).get("clusterName") or "")
+        if on in neighbours:
+            neighbours[on].append(r)
+    for c in sorted(hosting):
+        mine = [stamped[k.existing or ""] for k in kept_replicas if k.cluster == c]
+        for loser in _displaced(ledger, c, mine, neighbours[c]):
+            k = next(k for k in kept_replicas if k.existing == loser)
+            kept_replicas.remove(k)
+            load[k.cluster] -= 1
+            reason = (
+                f"cluster {c} is overcommitted: replicas created before it hold its pool's devices"
+            )
+            removed.append(pl.RemovedReplica(loser, k.index, c, reason))
+    for k in list(kept_replicas):
         assert k.choice is not None
+        grown = _overgrown(ledger, k, stamped[k.existing or ""])
+        if grown:
+            kept_replicas.remove(k)
+            load[k.cluster] -= 1
+            removed.append(pl.RemovedReplica(k.existing or "", k.index, k.cluster, grown))
+            continue
         ledger.charge(k.cluster, _replica_units(k.choice))
 
     fill = _Fill(matcher, fleet, ledger, selector, tolerations, load)
     free = (i for i in itertools.count() if i not in {k.index for k in kept_replicas})
+    # A re-placed index first tries the cluster it was on (an in-place update, no churn). The
+    # old replica may keep serving there until its replacement serves, uncharged: a replacement
+    # swapped onto another cluster's old replica would wait on devices never freed.
+    # All such homes are tried before any other placement, so no replica takes another's home.
+    was_on = {r.index: r.cluster for r in removed if r.reason != "scale-down"}
+    wanted = [next(free) for _ in range(desired - len(kept_replicas))]
     placed: list[_Replica] = []
-    for _ in range(desired - len(kept_replicas)):
-        index = next(free)
+    for index in wanted:
+        if index in was_on and (home := fill.place_home(index, was_on[index])) is not None:
+            placed.append(home)
+    for index in wanted:
+        if any(r.index == index for r in placed):
+            continue
         got = fill.place(index)
         if got is None:
             break
@@ -671,6 +779,20 @@ def schedule(
         removed=tuple(sorted(removed, key=lambda x: (x.index, x.name))),
         shortfall=shortfall,
         explain=lambda: fill.trace(all_replicas)[0],
+    )
+
+
+def _partly_free(state: PoolState) -> str:
+    """The devices left on nodes already partly used, when any: a shortfall that counts only
+    whole free nodes would hide them."""
+    partly = [(v, n) for v, n in state.nodes if v != state.per_node and sum(v) > 0]
+    if not partly:
+        return ""
+    devices = sum(sum(v) * n for v, n in partly)
+    nodes = sum(n for _, n in partly)
+    return (
+        f" ({devices} device{'s' if devices != 1 else ''} free on {nodes} partly used "
+        f"node{'s' if nodes != 1 else ''})"
     )
 
 
@@ -705,6 +827,14 @@ class _Fill:
                 self.ineligible[c.name] = f"{taint} not tolerated"
             elif not c.pools:
                 self.ineligible[c.name] = "has no node pools"
+            elif c.source != "Existing":
+                # The cluster composition builds nothing for a cloud source (see cluster.py):
+                # a replica placed there would never be reached. Kept replicas stay (nothing
+                # running is moved because the spec was edited).
+                self.ineligible[c.name] = (
+                    f"cluster.source {c.source or '(unset)'} is not supported: "
+                    "only Existing clusters are reachable"
+                )
         self.heap = [
             (self.load.get(c.name, 0), c.name, c) for c in fleet if c.name not in self.ineligible
         ]
@@ -742,6 +872,19 @@ class _Fill:
             except _SearchedOutError:
                 self._memo[key] = "searched out"
         return self._memo[key]
+
+    def place_home(self, index: int, name: str) -> _Replica | None:
+        """The replica on cluster ``name`` if one more fits there, else None."""
+        home = next((c for c in self.fleet if c.name == name), None)
+        if home is None or home.name in self.ineligible or home.name in self.full:
+            return None
+        states = self.states(home)
+        found = self._try(home, states, 1)
+        if found is None or found == "searched out":
+            return None
+        picks, after = found
+        self.before.setdefault(home.name, states)
+        return self._commit(home, index, picks[0], after)
 
     def place(self, index: int) -> _Replica | None:
         # The heap holds every eligible cluster not yet full, keyed (load, name); a cluster's
@@ -799,7 +942,7 @@ class _Fill:
         if more == "searched out":
             return "search budget exhausted before a placement was found", {}
         if more is not None:
-            return "can take another replica", {p.name: "has room" for p in cluster.pools}
+            return pl.ROOM, {p.name: pl.POOL_ROOM for p in cluster.pools}
         pool_reasons = dict(reasons)
         engines = self.matcher.engines
         lines = []
@@ -815,7 +958,10 @@ class _Fill:
             alone = [o for o in options[e] if all(states[p].fits(us) for p, us in o.units)]
             if alone:
                 continue
-            for option in options[e]:
+            # Every pool's reason goes to the trace; the shortfall names the pool that came
+            # closest (most nodes available to the engine), not merely the first one.
+            closest: tuple[int, int, str] | None = None
+            for order, option in enumerate(options[e]):
                 if option.splits:
                     continue
                 pool_name = option.pools[0]
@@ -827,21 +973,27 @@ class _Fill:
                 need = f"{needed}" if needed is not None else "more"
                 free = state.free_nodes
                 if needed is not None and needed > pool.node_count:
+                    available = pool.node_count
                     why = (
                         f"pool {pool_name} has {pool.node_count} node"
                         f"{'s' if pool.node_count != 1 else ''}, engine {engine.name} needs {need}"
                     )
                 else:
+                    available = free
                     why = (
-                        f"pool {pool_name} has {free} free node{'s' if free != 1 else ''}, "
-                        f"engine {engine.name} needs {need}"
+                        f"pool {pool_name} has {free} free node{'s' if free != 1 else ''}"
+                        f"{_partly_free(state)}, engine {engine.name} needs {need}"
                     )
+                    if _partly_free(state):
+                        biggest = max((sum(pod) for u in units for pod in u), default=0)
+                        why += f" with up to {biggest} devices per pod"
                 pool_reasons.setdefault(pool_name, why)
-                if why not in lines:
-                    lines.append(why)
-                break
-            else:
+                if closest is None or (available, -order) > closest[:2]:
+                    closest = (available, -order, why)
+            if closest is None:
                 lines.append(f"engine {engine.name} does not fit its pools' free devices")
+            elif closest[2] not in lines:
+                lines.append(closest[2])
         if not lines:
             lines.append("its pools cannot hold every engine of one more replica together")
         for p in cluster.pools:
@@ -874,7 +1026,7 @@ class _Fill:
                     for pool in dict.fromkeys(option.pools):
                         uses.setdefault(pool, []).append(f"replica {r.index} engine {engine.name}")
             summary, pool_reasons = self._why_not(cluster)
-            if summary != "can take another replica":
+            if summary != pl.ROOM:
                 full.append(f"{cluster.name}: {summary}")
             pools = tuple(
                 pl.PoolTrace(p.name, True, "hosts " + ", ".join(uses[p.name]))
