@@ -12,11 +12,13 @@ def default_registry() -> Registry:
     from modelplane.fleet.cluster import compose_cluster
     from modelplane.fleet.deployment import CLUSTERS, REPLICAS, compose_deployment
     from modelplane.fleet.inferenceclass import compose_class
+    from modelplane.fleet.modelcache import compose_model_cache
 
     registry = Registry()
     registry.register(API_VERSION, "ModelReplica", compose_model_replica)
     registry.register(API_VERSION, "InferenceCluster", compose_cluster)
     registry.register(API_VERSION, "InferenceClass", compose_class)
+    registry.register(API_VERSION, "ModelCache", compose_model_cache)
     # The scheduler reads a few fields of every cluster and replica of the fleet: views spare
     # converting thousands of whole objects on every reconcile.
     registry.register(API_VERSION, "ModelDeployment", compose_deployment, lazy=(CLUSTERS, REPLICAS))
