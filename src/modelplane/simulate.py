@@ -255,8 +255,33 @@ def _inference_pool(pool: Obj, _n: int) -> Obj:
     }
 
 
+def _job(job: Obj, n: int) -> Obj:
+    # A run-to-completion Job (the cache's hydration) finishes once a copy can run, else runs.
+    if n < 1:
+        return {"active": 1}
+    return {
+        "succeeded": 1,
+        "conditions": [
+            _condition("SuccessCriteriaMet", True, "CompletionsReached"),
+            _condition("Complete", True, "CompletionsReached"),
+        ],
+    }
+
+
+def _persistent_volume_claim(pvc: Obj, _n: int) -> Obj:
+    # The simulated cluster provisions every claim at once, whatever its storage class.
+    spec = pvc.get("spec") or {}
+    return {
+        "phase": "Bound",
+        "accessModes": list(spec.get("accessModes") or []),
+        "capacity": dict((spec.get("resources") or {}).get("requests") or {}),
+    }
+
+
 _STATUS = {
     "Deployment": _deployment,
+    "Job": _job,
+    "PersistentVolumeClaim": _persistent_volume_claim,
     "LeaderWorkerSet": _leader_worker_set,
     "PodCliqueSet": _pod_clique_set,
     "PodCliqueScalingGroup": _scaling_group,
