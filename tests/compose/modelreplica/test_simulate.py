@@ -191,3 +191,38 @@ def test_render_can_take_it_as_its_simulator() -> None:
     simulator = functools.partial(simulate.simulate_observed, ready_copies=1)
     desired = routing.compose_routing(context())
     assert simulator(desired) == simulate.simulate_observed(desired, 1)
+
+
+def hydration_job() -> Obj:
+    manifest: Obj = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ml-team"},
+        "spec": {"template": {"spec": {"containers": [], "restartPolicy": "Never"}}},
+    }
+    return wrap(context(), "hydrate", manifest)
+
+
+def test_a_job_completes_once_a_copy_can_run() -> None:
+    status = remote_status(simulate.observe(hydration_job(), 1))
+    assert status["succeeded"] == 1
+    assert {"type": "Complete", "status": "True"}.items() <= status["conditions"][-1].items()
+
+
+def test_a_job_without_a_ready_copy_stays_active() -> None:
+    assert remote_status(simulate.observe(hydration_job(), 0)) == {"active": 1}
+
+
+def test_a_claim_is_bound_with_its_requested_capacity() -> None:
+    manifest: Obj = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "c", "namespace": "ml-team"},
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "5Gi"}}},
+    }
+    status = remote_status(simulate.observe(wrap(context(), "claim", manifest), 0))
+    assert status == {
+        "phase": "Bound",
+        "accessModes": ["ReadWriteMany"],
+        "capacity": {"storage": "5Gi"},
+    }
