@@ -290,6 +290,12 @@ def test_a_changed_revision_is_a_new_job_under_a_new_key() -> None:
     assert names[0] != names[1]
 
 
+def test_a_changed_size_resizes_the_claim_and_keeps_the_job() -> None:
+    small, large = (compose(cache(size=s), [cluster("a")]) for s in (10, 20))
+    assert set(small.resources) == set(large.resources)
+    assert job(small) == job(large)
+
+
 def test_the_job_and_claim_are_ready_only_once_complete_and_bound() -> None:
     result = compose(cache(), [cluster("a")])
     for copies, job_ready in ((0, "False"), (1, "True")):
@@ -490,6 +496,7 @@ def test_until_the_clusters_are_read_every_observed_object_is_kept() -> None:
         (lambda s: s["huggingFace"].update(sizeGiB=0), "spec.huggingFace.sizeGiB"),
         (lambda s: s["huggingFace"].update(authSecret={}), "spec.huggingFace.authSecret.name"),
         (lambda s: s.update(clusterSelector={"matchLabels": []}), "spec.clusterSelector"),
+        (lambda s: s.update(clusterSelector=["region"]), "spec.clusterSelector"),
     ],
 )
 def test_a_malformed_cache_fails_naming_the_field(mutate: Any, field: str) -> None:

@@ -283,6 +283,8 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
                         "runAsUser": RUN_AS,
                         "runAsGroup": RUN_AS,
                         "fsGroup": RUN_AS,
+                        # A retry must not walk every file of a large claim to chown it again.
+                        "fsGroupChangePolicy": "OnRootMismatch",
                         "seccompProfile": {"type": "RuntimeDefault"},
                     },
                     "containers": [container],
@@ -408,7 +410,9 @@ def _malformed(mc: Obj) -> str | None:
     if auth is not None and (not isinstance(auth, dict) or not auth.get("name")):
         return "ModelCache spec.huggingFace.authSecret.name is required"
     selector = spec.get("clusterSelector")
-    if selector is not None and not isinstance(selector.get("matchLabels", {}), dict):
+    if selector is not None and (
+        not isinstance(selector, dict) or not isinstance(selector.get("matchLabels") or {}, dict)
+    ):
         return "ModelCache spec.clusterSelector.matchLabels must be a map of labels"
     return None
 
