@@ -410,9 +410,10 @@ def _malformed(mc: Obj) -> str | None:
     if auth is not None and (not isinstance(auth, dict) or not auth.get("name")):
         return "ModelCache spec.huggingFace.authSecret.name is required"
     selector = spec.get("clusterSelector")
-    if selector is not None and (
-        not isinstance(selector, dict) or not isinstance(selector.get("matchLabels") or {}, dict)
-    ):
+    if selector is not None and not isinstance(selector, dict):
+        return "ModelCache spec.clusterSelector must be an object with matchLabels"
+    labels = (selector or {}).get("matchLabels")
+    if labels is not None and not isinstance(labels, dict):
         return "ModelCache spec.clusterSelector.matchLabels must be a map of labels"
     return None
 
