@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelplane.compose.modelreplica.remote import remote_object
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
 from modelplane.fleet.observed import carry_forward
 from modelplane.kube.names import dns_label
@@ -19,7 +20,6 @@ Obj = dict[str, Any]
 
 API_VERSION = "modelplane.ai/v1alpha1"
 PROVIDER_CONFIG_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
-OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 CLASSES = "inference-classes"
 PROVIDER_CONFIG = "provider-config"
 GATEWAY = "gateway"
@@ -155,23 +155,18 @@ def provider_config_for(name: str, existing: Obj) -> Obj:
 
 def gateway_observer(cluster: str, namespace: str, provider_config: str, gateway: Obj) -> Obj:
     """An observe-only Object that reads the cluster's Gateway: never creates nor deletes it."""
-    return {
-        "apiVersion": OBJECT_API_VERSION,
-        "kind": "Object",
-        "metadata": {"name": dns_label(cluster, "gateway"), "namespace": namespace},
-        "spec": {
-            "managementPolicies": ["Observe"],
-            "providerConfigRef": {"kind": "ClusterProviderConfig", "name": provider_config},
-            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
-            "forProvider": {
-                "manifest": {
-                    "apiVersion": "gateway.networking.k8s.io/v1",
-                    "kind": "Gateway",
-                    "metadata": {"name": gateway["name"], "namespace": gateway["namespace"]},
-                }
-            },
+    return remote_object(
+        dns_label(cluster, "gateway"),
+        namespace,
+        provider_config,
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "Gateway",
+            "metadata": {"name": gateway["name"], "namespace": gateway["namespace"]},
         },
-    }
+        readiness={"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
+        management_policies=["Observe"],
+    )
 
 
 def observed_gateway_address(observed: Obj | None) -> str:

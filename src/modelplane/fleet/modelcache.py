@@ -27,11 +27,7 @@ from typing import Any
 from modelplane.compose.modelreplica.labels import MANAGED_BY
 from modelplane.compose.modelreplica.names import cache_claim_name
 from modelplane.compose.modelreplica.pods import CACHE_MOUNT_PATH
-from modelplane.compose.modelreplica.remote import (
-    NEVER_DELETE,
-    OBJECT_API_VERSION,
-    PROVIDER_CONFIG_KIND,
-)
+from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_object
 from modelplane.composer import Condition, Desired, Inputs, Ready, Requirement, Result
 from modelplane.fleet.observed import carried
 from modelplane.kube.names import dns_label, short_hash
@@ -345,24 +341,16 @@ def _wrap(
     readiness: Obj | None = None,
     policies: list[str] | None = None,
 ) -> Obj:
-    spec: Obj = {
-        "forProvider": {"manifest": manifest},
-        "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config},
-        "readiness": readiness or {"policy": "SuccessfulCreate"},
-    }
-    if policies is not None:
-        spec["managementPolicies"] = policies
-    return {
-        "apiVersion": OBJECT_API_VERSION,
-        "kind": "Object",
-        # Per cache, role and cluster: distinct from each other and from ModelReplica Objects
-        # (two-part names) in the same namespace, because the hash covers every part.
-        "metadata": {
-            "name": dns_label("modelcache", _name(mc), role, cluster),
-            "namespace": _namespace(mc),
-        },
-        "spec": spec,
-    }
+    # Per cache, role and cluster: distinct from each other and from ModelReplica Objects
+    # (two-part names) in the same namespace, because the hash covers every part.
+    return remote_object(
+        dns_label("modelcache", _name(mc), role, cluster),
+        _namespace(mc),
+        provider_config,
+        manifest,
+        readiness=readiness,
+        management_policies=policies,
+    )
 
 
 def _observed_by_cluster(observed: Mapping[str, Obj]) -> dict[str, dict[str, Obj]]:

@@ -28,9 +28,30 @@ def wrap(
     ``key`` is the composition resource name; the Object's name derives from it and the
     replica, so Objects of different replicas in one namespace never collide.
     """
+    return remote_object(
+        dns_label(ctx.name, key),
+        ctx.namespace,
+        ctx.provider_config,
+        manifest,
+        readiness=readiness,
+        management_policies=management_policies,
+    )
+
+
+def remote_object(
+    name: str,
+    namespace: str,
+    provider_config: str,
+    manifest: Obj,
+    *,
+    readiness: Obj | None = None,
+    management_policies: list[str] | None = None,
+) -> Obj:
+    """A namespaced provider-kubernetes Object applying ``manifest`` through a cluster's
+    ClusterProviderConfig; ready once created unless ``readiness`` says otherwise."""
     spec: Obj = {
         "forProvider": {"manifest": manifest},
-        "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": ctx.provider_config},
+        "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config},
         "readiness": readiness or {"policy": "SuccessfulCreate"},
     }
     if management_policies is not None:
@@ -38,6 +59,6 @@ def wrap(
     return {
         "apiVersion": OBJECT_API_VERSION,
         "kind": "Object",
-        "metadata": {"name": dns_label(ctx.name, key), "namespace": ctx.namespace},
+        "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
