@@ -205,6 +205,25 @@ def test_requirements_registered_lazy_arrive_as_views_and_others_as_dicts():
     assert seen[0].required["class"][0]["metadata"]["name"] == "l4"
 
 
+def test_observed_composed_resources_arrive_as_views_and_carry_forward_unchanged():
+    from modelplane.composer import Desired
+    from modelplane.structs import StructView
+
+    seen: list[Inputs] = []
+
+    def carry(inputs: Inputs) -> Result:
+        seen.append(inputs)
+        return Result(resources={k: Desired(dict(v)) for k, v in inputs.observed.items()})
+
+    observed = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"replicas": 2, "a": "b"}}
+    req = request(standin.replica())
+    req.observed.resources["config"].resource.CopyFrom(dict_to_struct(observed))
+    rsp = run(req, replica_registry(carry))
+    assert isinstance(seen[0].observed["config"], StructView)
+    assert seen[0].observed["config"]["data"]["replicas"] == 2
+    assert response_to_dict(rsp)["desired"]["resources"]["config"]["resource"] == observed
+
+
 @pytest.mark.parametrize("labels", [None, {}], ids=["no selector", "empty labels"])
 def test_a_requirement_for_every_object_of_a_kind_is_an_empty_label_selector(labels):
     from modelplane.composer import Requirement

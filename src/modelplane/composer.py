@@ -33,11 +33,15 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Inputs:
-    """Everything a composer may read, as plain dicts with integers restored."""
+    """Everything a composer may read, as plain data or read-only views of it, ints restored."""
 
     composite: Obj
     observed: Mapping[str, Obj] = field(default_factory=dict)
-    """Observed composed resources by composition resource name."""
+    """Observed composed resources by composition resource name.
+
+    At the gRPC edge these are read-only ``StructView`` mappings: a composer reads a few status
+    fields of each, and a running replica's observed state is larger than everything it composes.
+    """
     required: Mapping[str, list[Obj]] = field(default_factory=dict)
     """Required resources by requirement name; a name absent here was not yet fetched.
 

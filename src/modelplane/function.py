@@ -172,7 +172,7 @@ def read_inputs(
         required[name] = [convert(r.resource) for r in rs.items]
     return Inputs(
         composite=composite,
-        observed={k: struct_to_dict(r.resource) for k, r in req.observed.resources.items()},
+        observed={k: StructView(r.resource) for k, r in req.observed.resources.items()},
         required=required,
         context=struct_to_dict(req.context) if req.HasField("context") else {},
     )

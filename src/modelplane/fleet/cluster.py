@@ -9,6 +9,7 @@ accepted by the schema but composed by nothing: they get a condition saying so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.modelreplica.remote import remote_object
@@ -175,7 +176,7 @@ def observed_gateway_address(observed: Obj | None) -> str:
         return ""
     manifest = ((observed.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
     for entry in (manifest.get("status") or {}).get("addresses") or []:
-        value = entry.get("value") if isinstance(entry, dict) else None
+        value = entry.get("value") if isinstance(entry, Mapping) else None
         if value:
             return str(value)
     return ""

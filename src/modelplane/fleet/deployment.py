@@ -251,7 +251,7 @@ def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
     return {
         key: obj
         for key, obj in observed.items()
-        if obj.get("kind") == "ModelReplica" and isinstance(obj.get("metadata"), dict)
+        if obj.get("kind") == "ModelReplica" and isinstance(obj.get("metadata"), Mapping)
     }
 
 
@@ -330,7 +330,7 @@ def _condition(obj: Obj | None, type_: str) -> Obj | None:
     if not obj:
         return None
     for c in (obj.get("status") or {}).get("conditions") or []:
-        if isinstance(c, dict) and c.get("type") == type_:
+        if isinstance(c, Mapping) and c.get("type") == type_:
             return c
     return None
 

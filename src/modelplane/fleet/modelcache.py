@@ -305,7 +305,7 @@ def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:
     conditions = {
         str(c.get("type")): c
         for c in (job.get("status") or {}).get("conditions") or []
-        if isinstance(c, dict) and c.get("status") == "True"
+        if isinstance(c, Mapping) and c.get("status") == "True"
     }
     if "Complete" in conditions:
         return ClusterPhase(name, READY)
@@ -422,6 +422,6 @@ def _namespace(mc: Obj) -> str:
 
 def _ready(obj: Obj | None) -> Ready:
     for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if isinstance(c, dict) and c.get("type") == "Ready":
+        if isinstance(c, Mapping) and c.get("type") == "Ready":
             return "True" if c.get("status") == "True" else "False"
     return "False"
