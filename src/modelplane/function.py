@@ -170,9 +170,13 @@ def read_inputs(
     for name, rs in required_source.items():
         convert = StructView if name in lazy else struct_to_dict
         required[name] = [convert(r.resource) for r in rs.items]
+    # Typed as plain data: views are read-only Mappings, and composers only read observed state.
+    observed: dict[str, Any] = {
+        k: StructView(r.resource) for k, r in req.observed.resources.items()
+    }
     return Inputs(
         composite=composite,
-        observed={k: StructView(r.resource) for k, r in req.observed.resources.items()},
+        observed=observed,
         required=required,
         context=struct_to_dict(req.context) if req.HasField("context") else {},
     )

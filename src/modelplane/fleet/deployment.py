@@ -326,7 +326,7 @@ def _namespace(md: Obj) -> str:
     return str(md["metadata"].get("namespace") or "default")
 
 
-def _condition(obj: Obj | None, type_: str) -> Obj | None:
+def _condition(obj: Obj | None, type_: str) -> Mapping[str, Any] | None:
     if not obj:
         return None
     for c in (obj.get("status") or {}).get("conditions") or []:
