@@ -111,7 +111,7 @@ def bench(title: str, replica: Obj, cluster: Obj, *, steady: bool) -> None:
 
 
 def main() -> None:
-    logging.configure(logging.Level.DISABLED)
+    logging.configure(logging.Level.INFO)  # as `modelplane serve` runs: debug lines filtered
     directory = (
         Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "replica-prefill-decode"
     )

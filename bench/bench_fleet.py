@@ -140,7 +140,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
     args = parser.parse_args()
-    logging.configure(logging.Level.DISABLED)
+    logging.configure(logging.Level.INFO)  # as `modelplane serve` runs: debug lines filtered
     results: dict[str, dict[int, float]] = {}
     edges = runners()
     for n in args.sizes:

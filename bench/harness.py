@@ -187,7 +187,7 @@ def main() -> None:
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--no-grpc", action="store_true", help="skip the loopback server")
     args = parser.parse_args()
-    logging.configure(logging.Level.DISABLED)
+    logging.configure(logging.Level.INFO)  # as `modelplane serve` runs: debug lines filtered
     from modelplane.compose import default_registry
 
     registry = default_registry()

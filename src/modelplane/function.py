@@ -22,7 +22,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import duration_pb2, struct_pb2
 
 from modelplane.composer import Inputs, Registry, Result, UnknownKindError
-from modelplane.structs import StructView, dict_to_struct, struct_to_dict, to_value
+from modelplane.structs import StructView, fill_struct, struct_to_dict, to_value
 
 RESPONSE_TTL_SECONDS = 60
 T = TypeVar("T")
@@ -44,13 +44,15 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 
     Composers are pure, so a response is a function of the request alone. Crossplane
     re-sends identical requests on every reconcile of an unchanged composite; those are
-    answered from a small cache keyed by the request's content.
+    answered from a small cache keyed by the request's content. A cached answer is the same
+    message object each time (gRPC only serializes it): callers must treat responses as
+    read-only.
     """
 
     def __init__(self, registry: Registry, *, cache_size: int = 256) -> None:
         self.registry = registry
-        self._responses: Lru[bytes] = Lru(cache_size)
-        self._encoded = StructMemo(cache_size * 16)
+        self._responses: Lru[fnv1.RunFunctionResponse] = Lru(cache_size)
+        self._encoded = StructMemo(cache_size * 4)
         self.log = logging.get_logger()
 
     async def RunFunction(  # noqa: N802  (the gRPC method name)
@@ -62,16 +64,16 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         key = request_key(req)
         cached = self._responses.get(key)
         if cached is not None:
-            rsp = fnv1.RunFunctionResponse.FromString(cached)
-            rsp.meta.tag = req.meta.tag
-            return rsp
+            return cached  # the key is the tag (or the content), so the tag already matches
         rsp = self._compose(req)
         if not _is_fatal(rsp):
-            self._responses.put(key, rsp.SerializeToString())
+            self._responses.put(key, rsp)
         return rsp
 
     def _compose(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
-        log = self.log.bind(tag=req.meta.tag)
+        # The tag goes on each line rather than through bind(): binding the SDK's lazy logger
+        # costs more than a whole small composition.
+        log, tag = self.log, req.meta.tag
         try:
             composite = read_composite(req)
             api_version, kind = composite["apiVersion"], composite["kind"]
@@ -80,16 +82,20 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             inputs = read_inputs(req, composite, lazy)
             kind = f"{kind}.{api_version}"  # as users read it in messages
         except (MalformedRequestError, UnknownKindError) as e:
-            log.info("rejected request", error=str(e))
+            log.info("rejected request", tag=tag, error=str(e))
             return fatal_response(req, str(e))
         try:
             result = composer(inputs)
         except Exception as e:  # a composer bug must not reach Crossplane as a traceback
-            log.error("composer raised", kind=kind, error=repr(e), trace=traceback.format_exc())
+            log.error(
+                "composer raised", tag=tag, kind=kind, error=repr(e), trace=traceback.format_exc()
+            )
             return fatal_response(req, f"composing {kind} failed: {type(e).__name__}: {e}")
-        log.debug("composed", kind=kind, resources=len(result.resources), fatal=result.fatal)
+        log.debug(
+            "composed", tag=tag, kind=kind, resources=len(result.resources), fatal=result.fatal
+        )
         try:
-            return write_response(req, result, self._encoded.struct)
+            return write_response(req, result, self._encoded.fill)
         except (TypeError, ValueError) as e:
             return fatal_response(req, f"composing {kind} produced an invalid result: {e}")
 
@@ -120,21 +126,26 @@ class StructMemo:
     a new request, yet most desired resources come out exactly as before. Pickling is C code
     and ten times cheaper than building a Struct field by field, so a repeated resource costs
     a pickle and a copy. (Pickles of equal plain data are equal; 1, 1.0 and True differ.)
+
+    A miss builds straight into the response and remembers that Struct: responses are
+    read-only once written (see ``FunctionRunner``), so it stays as built.
     """
 
     def __init__(self, size: int) -> None:
         self._structs: Lru[struct_pb2.Struct] = Lru(size)
 
-    def struct(self, obj: Mapping[str, Any]) -> struct_pb2.Struct:
+    def fill(self, target: struct_pb2.Struct, obj: Mapping[str, Any]) -> None:
         try:
             key = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
         except (TypeError, pickle.PicklingError):  # holds views: copied as protobuf anyway
-            return dict_to_struct(obj)
-        encoded = self._structs.get(key)
-        if encoded is None:
-            encoded = dict_to_struct(obj)
-            self._structs.put(key, encoded)
-        return encoded
+            fill_struct(target, obj)
+            return
+        built = self._structs.get(key)
+        if built is not None:
+            target.CopyFrom(built)
+            return
+        fill_struct(target, obj)
+        self._structs.put(key, target)
 
 
 class MalformedRequestError(ValueError):
@@ -185,14 +196,16 @@ def read_inputs(
 def write_response(
     req: fnv1.RunFunctionRequest,
     result: Result,
-    encode: Callable[[Mapping[str, Any]], struct_pb2.Struct] = dict_to_struct,
+    fill: Callable[[struct_pb2.Struct, Mapping[str, Any]], None] = fill_struct,
 ) -> fnv1.RunFunctionResponse:
     if result.fatal is not None:
         return fatal_response(req, result.fatal)
     rsp = _base_response(req)
     for name, desired in result.resources.items():
         target = rsp.desired.resources[name]
-        target.resource.CopyFrom(encode(desired.resource))
+        if name in req.desired.resources:  # an earlier step's version is replaced, not merged
+            target.resource.Clear()
+        fill(target.resource, desired.resource)
         target.ready = _READY[desired.ready]
     if result.status:
         rsp.desired.composite.resource.fields["status"].CopyFrom(to_value(result.status))

@@ -38,15 +38,19 @@ def value_to_py(v: struct_pb2.Value) -> Any:
 
 
 def dict_to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
-    if isinstance(d, StructView):
-        s = struct_pb2.Struct()
-        s.CopyFrom(d.struct)
-        return s
     s = struct_pb2.Struct()
+    fill_struct(s, d)
+    return s
+
+
+def fill_struct(s: struct_pb2.Struct, d: Mapping[str, Any]) -> None:
+    """Write ``d`` into ``s`` in place: building where the Struct lives saves copying it there."""
+    if isinstance(d, StructView):
+        s.CopyFrom(d.struct)
+        return
     fields = s.fields
     for k, v in d.items():
         _set(fields[k], v)
-    return s
 
 
 def to_value(v: Any) -> struct_pb2.Value:

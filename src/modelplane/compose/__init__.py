@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from modelplane.compose.modelreplica.composer import API_VERSION
+from modelplane.compose.modelreplica.composer import (
+    API_VERSION,
+    CACHE_REQUIREMENT,
+    CLUSTER_REQUIREMENT,
+)
 from modelplane.compose.modelreplica.composer import compose as compose_model_replica
 from modelplane.composer import Registry
 
@@ -15,7 +19,13 @@ def default_registry() -> Registry:
     from modelplane.fleet.modelcache import compose_model_cache
 
     registry = Registry()
-    registry.register(API_VERSION, "ModelReplica", compose_model_replica)
+    # A replica reads a handful of fields of its cluster (whose status lists every pool).
+    registry.register(
+        API_VERSION,
+        "ModelReplica",
+        compose_model_replica,
+        lazy=(CLUSTER_REQUIREMENT, CACHE_REQUIREMENT),
+    )
     registry.register(API_VERSION, "InferenceCluster", compose_cluster)
     registry.register(API_VERSION, "InferenceClass", compose_class)
     registry.register(API_VERSION, "ModelCache", compose_model_cache)
