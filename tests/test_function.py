@@ -247,25 +247,6 @@ def test_a_new_tag_with_the_same_content_composes_again_with_identical_desired_s
     assert second.meta.tag == "t-status-changed"
 
 
-def test_the_struct_memo_fills_what_a_fresh_encoding_would():
-    from google.protobuf import struct_pb2
-
-    from modelplane.function import StructMemo
-    from modelplane.structs import StructView, dict_to_struct
-
-    def filled(obj: dict) -> struct_pb2.Struct:
-        target = struct_pb2.Struct()
-        memo.fill(target, obj)
-        return target
-
-    memo = StructMemo(4)
-    obj = {"kind": "Deployment", "spec": {"replicas": 2, "ratio": 0.5}}
-    assert filled(obj) == dict_to_struct(obj)
-    assert filled(dict(obj)) == dict_to_struct(obj)  # a hit copies what the miss built
-    holding_view = {"carried": StructView(dict_to_struct(obj))}
-    assert filled(holding_view) == dict_to_struct({"carried": obj})
-
-
 def test_a_resource_an_earlier_step_desired_is_replaced_whole():
     req = answered(standin.replica())
     first = run(req)

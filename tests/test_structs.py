@@ -9,6 +9,7 @@ from modelplane.structs import (
     ListView,
     StructView,
     dict_to_struct,
+    frozen,
     materialize,
     struct_to_dict,
 )
@@ -67,3 +68,39 @@ def test_an_unencodable_value_is_a_type_error_naming_it():
 
 def test_an_empty_struct_converts_to_an_empty_dict():
     assert struct_to_dict(struct_pb2.Struct()) == {}
+
+
+def test_a_frozen_subtree_writes_the_struct_its_plain_data_would():
+    plain = {"apiVersion": "v1", "data": {"list": [1, {"k": "v"}], "on": True, "none": None}}
+    mixed = {"top": frozen(plain), "items": [frozen(plain["data"]["list"]), "x"]}
+    assert dict_to_struct(mixed) == dict_to_struct({"top": plain, "items": [[1, {"k": "v"}], "x"]})
+    assert dict_to_struct(frozen(plain)) == dict_to_struct(plain)
+
+
+def test_a_frozen_subtree_reads_as_plain_data_and_copies_to_plain_data():
+    import copy
+    import pickle
+
+    f = frozen(OBJ)
+    assert f == OBJ and isinstance(f, dict) and isinstance(f["spec"]["list"], list)
+    for thawed in (copy.deepcopy(f), pickle.loads(pickle.dumps(f)), copy.copy(f)):
+        assert thawed == OBJ and type(thawed) is dict
+        thawed["metadata"] = {}  # a copy is the caller's to change
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda f: f.__setitem__("k", 1),
+        lambda f: f.update(k=1),
+        lambda f: f.pop("metadata"),
+        lambda f: f["spec"]["list"].append(1),
+        lambda f: f["metadata"]["labels"].setdefault("k", "v"),
+    ],
+    ids=["set", "update", "pop", "nested list append", "nested setdefault"],
+)
+def test_a_frozen_subtree_refuses_changes_it_could_not_write(change):
+    f = frozen(OBJ)
+    with pytest.raises(TypeError, match="frozen"):
+        change(f)
+    assert f == OBJ

@@ -9,17 +9,15 @@ drops desired resources: every fault becomes a Fatal result, which Crossplane do
 from __future__ import annotations
 
 import hashlib
-import pickle
 import traceback
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import grpc
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from google.protobuf import duration_pb2, struct_pb2
+from google.protobuf import duration_pb2
 
 from modelplane.composer import Inputs, Registry, Result, UnknownKindError
 from modelplane.structs import StructView, fill_struct, struct_to_dict, to_value
@@ -52,7 +50,6 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def __init__(self, registry: Registry, *, cache_size: int = 256) -> None:
         self.registry = registry
         self._responses: Lru[fnv1.RunFunctionResponse] = Lru(cache_size)
-        self._encoded = StructMemo(cache_size * 4)
         self.log = logging.get_logger()
 
     async def RunFunction(  # noqa: N802  (the gRPC method name)
@@ -95,7 +92,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             "composed", tag=tag, kind=kind, resources=len(result.resources), fatal=result.fatal
         )
         try:
-            return write_response(req, result, self._encoded.fill)
+            return write_response(req, result)
         except (TypeError, ValueError) as e:
             return fatal_response(req, f"composing {kind} produced an invalid result: {e}")
 
@@ -117,35 +114,6 @@ class Lru(Generic[T]):
         self._items[key] = item
         if len(self._items) > self._size:
             self._items.popitem(last=False)
-
-
-class StructMemo:
-    """Desired resources as Structs, remembered by their content.
-
-    When a composite's observed state changes (a status update), Crossplane calls again with
-    a new request, yet most desired resources come out exactly as before. Pickling is C code
-    and ten times cheaper than building a Struct field by field, so a repeated resource costs
-    a pickle and a copy. (Pickles of equal plain data are equal; 1, 1.0 and True differ.)
-
-    A miss builds straight into the response and remembers that Struct: responses are
-    read-only once written (see ``FunctionRunner``), so it stays as built.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._structs: Lru[struct_pb2.Struct] = Lru(size)
-
-    def fill(self, target: struct_pb2.Struct, obj: Mapping[str, Any]) -> None:
-        try:
-            key = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
-        except (TypeError, pickle.PicklingError):  # holds views: copied as protobuf anyway
-            fill_struct(target, obj)
-            return
-        built = self._structs.get(key)
-        if built is not None:
-            target.CopyFrom(built)
-            return
-        fill_struct(target, obj)
-        self._structs.put(key, target)
 
 
 class MalformedRequestError(ValueError):
@@ -196,7 +164,6 @@ def read_inputs(
 def write_response(
     req: fnv1.RunFunctionRequest,
     result: Result,
-    fill: Callable[[struct_pb2.Struct, Mapping[str, Any]], None] = fill_struct,
 ) -> fnv1.RunFunctionResponse:
     if result.fatal is not None:
         return fatal_response(req, result.fatal)
@@ -205,7 +172,7 @@ def write_response(
         target = rsp.desired.resources[name]
         if name in req.desired.resources:  # an earlier step's version is replaced, not merged
             target.resource.Clear()
-        fill(target.resource, desired.resource)
+        fill_struct(target.resource, desired.resource)
         target.ready = _READY[desired.ready]
     if result.status:
         rsp.desired.composite.resource.fields["status"].CopyFrom(to_value(result.status))

@@ -45,7 +45,7 @@ def dict_to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
 
 def fill_struct(s: struct_pb2.Struct, d: Mapping[str, Any]) -> None:
     """Write ``d`` into ``s`` in place: building where the Struct lives saves copying it there."""
-    if isinstance(d, StructView):
+    if isinstance(d, (StructView, FrozenDict)):
         s.CopyFrom(d.struct)
         return
     fields = s.fields
@@ -86,7 +86,12 @@ def _set(out: struct_pb2.Value, v: Any) -> None:
 
 
 def _set_other(out: struct_pb2.Value, v: Any) -> None:
-    if v is None:
+    t = type(v)
+    if t is FrozenDict:
+        out.struct_value.CopyFrom(v.struct)
+    elif t is FrozenList:
+        out.list_value.CopyFrom(v.list)
+    elif v is None:
         out.null_value = struct_pb2.NULL_VALUE
     elif isinstance(v, StructView):
         out.struct_value.CopyFrom(v.struct)
@@ -204,3 +209,64 @@ def materialize(obj: Any) -> Any:
     if isinstance(obj, list):
         return [materialize(v) for v in obj]
     return obj
+
+
+def frozen(obj: Any) -> Any:
+    """A constant sub-tree of composed output, encoded once for the life of the process.
+
+    Composers build every object afresh, and each value costs about a microsecond to write
+    into a Struct; a frozen dict or list is written with one protobuf copy instead. It reads
+    as the plain data it holds (it is a dict or list), but refuses changes: the copy it
+    writes could not follow them. Nested dicts and lists are frozen too.
+    """
+    if isinstance(obj, Mapping):
+        return FrozenDict({k: frozen(v) for k, v in obj.items()})
+    if isinstance(obj, (list, tuple)):
+        return FrozenList([frozen(v) for v in obj])
+    return obj
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError(
+        f"a frozen {type(self).__mro__[1].__name__} is shared composed output: "
+        "change a copy (dict(x) or list(x)) instead"
+    )
+
+
+class FrozenDict(dict[str, Any]):
+    """A read-only dict carrying its own Struct; build one with ``frozen``."""
+
+    __slots__ = ("struct",)
+
+    def __init__(self, items: Mapping[str, Any]) -> None:
+        super().__init__(items)
+        self.struct = struct_pb2.Struct()
+        fields = self.struct.fields
+        for k, v in items.items():
+            _set(fields[k], v)
+
+    # Pickled (for the response memo's keys) and copied as the plain dict it holds.
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
+    __ior__ = _refuse
+
+
+class FrozenList(list[Any]):
+    """A read-only list carrying its own ListValue; build one with ``frozen``."""
+
+    __slots__ = ("list",)
+
+    def __init__(self, items: list[Any]) -> None:
+        super().__init__(items)
+        self.list = struct_pb2.ListValue()
+        values = self.list.values
+        for v in items:
+            _set(values.add(), v)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = _refuse
+    clear = sort = reverse = __iadd__ = __imul__ = _refuse

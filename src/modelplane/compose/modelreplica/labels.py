@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from modelplane.kube.names import dns_label
+from modelplane.structs import frozen
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 REPLICA = "modelplane.ai/replica"
@@ -41,27 +42,32 @@ def label_value(name: str) -> str:
     return dns_label(name, "")
 
 
+# A replica's dozen objects all carry the same labels: one frozen (encoded once) dict each.
+@lru_cache(maxsize=4096)
 def owned(replica: str, engine: str | None = None) -> dict[str, str]:
-    """The labels every remote object of a replica (and of one of its engines) carries."""
+    """The labels every remote object of a replica (and of one of its engines) carries.
+
+    Frozen and shared: copy before adding to them.
+    """
     labels = {MANAGED_BY: "modelplane", REPLICA: label_value(replica)}
     if engine is not None:
         labels[ENGINE] = label_value(engine)
-    return labels
+    return cast(dict[str, str], frozen(labels))
 
 
+@lru_cache(maxsize=4096)
 def serving_selector(replica: str) -> dict[str, str]:
     """Selects exactly the pods that serve the replica's port: Standalone pods and gang leaders."""
-    return {REPLICA: label_value(replica), SERVING: "true"}
+    return cast(dict[str, str], frozen({REPLICA: label_value(replica), SERVING: "true"}))
 
 
+@lru_cache(maxsize=4096)
 def component(replica: str, name: str) -> dict[str, str]:
     """Labels (and selector) of a replica's non-engine pods, e.g. its endpoint picker.
 
     They never carry ``SERVING``, so the InferencePool can never select them.
     """
-    labels = owned(replica)
-    labels[COMPONENT] = name
-    return labels
+    return cast(dict[str, str], frozen({**owned(replica), COMPONENT: name}))
 
 
 def is_serving_role(role: str) -> bool:
@@ -70,8 +76,7 @@ def is_serving_role(role: str) -> bool:
 
 def pod_labels(replica: str, engine: dict[str, Any], role: str) -> dict[str, str]:
     """Modelplane's labels for one member's pods (merged over the member's own labels)."""
-    labels = owned(replica, engine["name"])
-    labels[ROLE] = role
+    labels = {**owned(replica, engine["name"]), ROLE: role}
     if is_serving_role(role):
         labels[SERVING] = "true"
         phase_role = _PHASE_ROLES.get(engine.get("phase", ""))

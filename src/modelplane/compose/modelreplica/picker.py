@@ -19,6 +19,7 @@ import yaml
 from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.remote import wrap
+from modelplane.structs import frozen
 
 Obj = dict[str, Any]
 
@@ -51,7 +52,11 @@ def rules() -> list[Obj]:
     It reads objectives and model rewrites from both the old GAIE group and llm-d's; a missing
     rule makes it log forbidden errors or crashloop.
     """
-    return [
+    return _RULES
+
+
+_RULES = frozen(
+    [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
         {
             "apiGroups": [POOL_GROUP],
@@ -64,6 +69,7 @@ def rules() -> list[Obj]:
             "verbs": ["get", "list", "watch"],
         },
     ]
+)
 
 
 # Available means the Recreate Deployment's one pod passes its gRPC readiness probe. The has()
@@ -194,7 +200,7 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
             ctx,
             DEPLOYMENT_KEY,
             _deployment(ctx, meta(), pool, config),
-            readiness={"policy": "DeriveFromCelQuery", "celQuery": AVAILABLE_QUERY},
+            readiness=_AVAILABLE,
         ),
         SERVICE_KEY: wrap(ctx, SERVICE_KEY, _service(ctx, meta())),
     }
@@ -328,16 +334,12 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
         container["command"] = list(user["command"])
     container["args"] = merge_args(list((user or {}).get("args", [])), wiring_args(ctx, pool))
     container["env"] = _env(list((user or {}).get("env", [])))
-    container["ports"] = [
-        {"name": "grpc", "containerPort": EXT_PROC_PORT, "protocol": "TCP"},
-        {"name": "grpc-health", "containerPort": HEALTH_PORT, "protocol": "TCP"},
-        {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
-    ]
-    container["readinessProbe"] = {"grpc": _health(), "periodSeconds": 2}
-    container["livenessProbe"] = {"grpc": _health(), "initialDelaySeconds": 5, "periodSeconds": 10}
+    container["ports"] = _PORTS
+    container["readinessProbe"] = _READINESS_PROBE
+    container["livenessProbe"] = _LIVENESS_PROBE
     if user and user.get("resources"):
         container["resources"] = user["resources"]
-    container["volumeMounts"] = [{"name": CONFIG_VOLUME, "mountPath": CONFIG_DIR, "readOnly": True}]
+    container["volumeMounts"] = _CONFIG_MOUNTS
 
     selector = labels.component(ctx.name, COMPONENT)
     pod_spec: Obj = {
@@ -356,7 +358,7 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
         "spec": {
             "replicas": 1,
             # Two pickers would split the pool's view of load; never run old and new together.
-            "strategy": {"type": "Recreate"},
+            "strategy": _RECREATE,
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {
@@ -370,22 +372,35 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
     }
 
 
-def _health() -> Obj:
-    # The single-replica picker reports one gRPC health service for both probes.
-    return {"port": HEALTH_PORT, "service": "inference-extension"}
-
+_AVAILABLE = frozen({"policy": "DeriveFromCelQuery", "celQuery": AVAILABLE_QUERY})
+_RECREATE = frozen({"type": "Recreate"})
+_PORTS = frozen(
+    [
+        {"name": "grpc", "containerPort": EXT_PROC_PORT, "protocol": "TCP"},
+        {"name": "grpc-health", "containerPort": HEALTH_PORT, "protocol": "TCP"},
+        {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+    ]
+)
+# The single-replica picker reports one gRPC health service for both probes.
+_HEALTH = {"port": HEALTH_PORT, "service": "inference-extension"}
+_READINESS_PROBE = frozen({"grpc": _HEALTH, "periodSeconds": 2})
+_LIVENESS_PROBE = frozen({"grpc": _HEALTH, "initialDelaySeconds": 5, "periodSeconds": 10})
+_CONFIG_MOUNTS = frozen([{"name": CONFIG_VOLUME, "mountPath": CONFIG_DIR, "readOnly": True}])
 
 # The picker finds its own namespace and pod name through the downward API.
-_DOWNWARD_ENV = (("NAMESPACE", "metadata.namespace"), ("POD_NAME", "metadata.name"))
+_DOWNWARD_ENV = frozen(
+    [
+        {"name": n, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+        for n, path in (("NAMESPACE", "metadata.namespace"), ("POD_NAME", "metadata.name"))
+    ]
+)
 
 
 def _env(user: list[Obj]) -> list[Obj]:
+    if not user:
+        return _DOWNWARD_ENV
     names = {e.get("name") for e in user}
-    return user + [
-        {"name": n, "valueFrom": {"fieldRef": {"fieldPath": path}}}
-        for n, path in _DOWNWARD_ENV
-        if n not in names
-    ]
+    return user + [e for e in _DOWNWARD_ENV if e["name"] not in names]
 
 
 def _service(ctx: ReplicaContext, meta: Obj) -> Obj:
@@ -396,21 +411,26 @@ def _service(ctx: ReplicaContext, meta: Obj) -> Obj:
         "spec": {
             "type": "ClusterIP",
             "selector": labels.component(ctx.name, COMPONENT),
-            "ports": [
-                {
-                    "name": "grpc-ext-proc",
-                    "port": EXT_PROC_PORT,
-                    "targetPort": EXT_PROC_PORT,
-                    "protocol": "TCP",
-                    # The gateway speaks gRPC (HTTP/2) to the picker.
-                    "appProtocol": "http2",
-                },
-                {
-                    "name": "http-metrics",
-                    "port": METRICS_PORT,
-                    "targetPort": METRICS_PORT,
-                    "protocol": "TCP",
-                },
-            ],
+            "ports": _SERVICE_PORTS,
         },
     }
+
+
+_SERVICE_PORTS = frozen(
+    [
+        {
+            "name": "grpc-ext-proc",
+            "port": EXT_PROC_PORT,
+            "targetPort": EXT_PROC_PORT,
+            "protocol": "TCP",
+            # The gateway speaks gRPC (HTTP/2) to the picker.
+            "appProtocol": "http2",
+        },
+        {
+            "name": "http-metrics",
+            "port": METRICS_PORT,
+            "targetPort": METRICS_PORT,
+            "protocol": "TCP",
+        },
+    ]
+)

@@ -8,12 +8,14 @@ user wrote it, in the user's order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import cache_claim_name, claim_template_name
+from modelplane.structs import frozen
 
 Obj = dict[str, Any]
 
@@ -25,6 +27,20 @@ CACHE_MOUNT_PATH = "/mnt/models"
 HTTP_PORT_NAME = "http"
 # vLLM and SGLang /health can take over a second under load; the 1s default flaps.
 DEFAULT_PROBE_TIMINGS = {"initialDelaySeconds": 30, "periodSeconds": 10, "timeoutSeconds": 5}
+
+
+_SHM_VOLUMES = frozen([{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}])
+_SHM_MOUNTS = frozen([{"name": SHM_VOLUME, "mountPath": "/dev/shm"}])
+_SHM_AND_CACHE_MOUNTS = frozen(
+    [*_SHM_MOUNTS, {"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH}]
+)
+_CLAIMS = frozen([{"name": CLAIM}])
+_GPU_TOLERATIONS = frozen([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+
+
+@lru_cache(maxsize=64)
+def _default_probe(port: int) -> Any:
+    return frozen({"httpGet": {"path": "/health", "port": port}, **DEFAULT_PROBE_TIMINGS})
 
 
 @dataclass(frozen=True)
@@ -78,21 +94,22 @@ def member_pod(
         for c in containers
     ]
 
-    volumes: list[Obj] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
+    volumes: list[Obj] = _SHM_VOLUMES
     if cached:
-        volumes.append(
+        volumes = [
+            *_SHM_VOLUMES,
             {
                 "name": CACHE_VOLUME,
                 "persistentVolumeClaim": {"claimName": cache_claim_name(str(ctx.model_cache_name))},
-            }
-        )
+            },
+        ]
     pod: Obj = {"containers": out_containers, "volumes": volumes}
     if scheduler:
         pod["schedulerName"] = scheduler
     pod["nodeSelector"] = {labels.POOL: str(member["nodePoolName"])}
     # DRA pods get no automatic toleration for GPU-node taints (that admission plugin keys
     # on extended-resource limits), so every member tolerates them, claimless ones too.
-    pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    pod["tolerations"] = _GPU_TOLERATIONS
     if claims:
         pod["resourceClaims"] = [
             {
@@ -128,13 +145,10 @@ def _engine(
         # Injected first: Kubernetes lets the later of two same-named entries win, so the
         # user's env overrides anything Modelplane sets, and may reference it as $(NAME).
         out["env"] = env + list(user_env or ())
-    mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
-    if ctx.model_cache_name is not None:
-        mounts.append({"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH})
-    out["volumeMounts"] = mounts
+    out["volumeMounts"] = _SHM_AND_CACHE_MOUNTS if ctx.model_cache_name is not None else _SHM_MOUNTS
     if claims:
         resources = dict(container.get("resources") or {})
-        resources["claims"] = [{"name": CLAIM}]
+        resources["claims"] = _CLAIMS
         out["resources"] = resources
     if serving:
         port = ctx.serving_port
@@ -146,10 +160,7 @@ def _engine(
             )
             out["ports"] = [*ports, added]
         if "readinessProbe" not in container:
-            out["readinessProbe"] = {
-                "httpGet": {"path": "/health", "port": _http_port(ports, port)},
-                **DEFAULT_PROBE_TIMINGS,
-            }
+            out["readinessProbe"] = _default_probe(_http_port(ports, port))
     return out
 
 

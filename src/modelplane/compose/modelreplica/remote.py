@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.kube.names import dns_label
+from modelplane.structs import frozen
 
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
 # The Namespace is shared by every replica of a tenant on that cluster: never delete it.
-NEVER_DELETE = ["Observe", "Create", "Update", "LateInitialize"]
+NEVER_DELETE = frozen(["Observe", "Create", "Update", "LateInitialize"])
+_CREATED = frozen({"policy": "SuccessfulCreate"})
 
 Obj = dict[str, Any]
 
@@ -51,8 +54,8 @@ def remote_object(
     ClusterProviderConfig; ready once created unless ``readiness`` says otherwise."""
     spec: Obj = {
         "forProvider": {"manifest": manifest},
-        "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config},
-        "readiness": readiness or {"policy": "SuccessfulCreate"},
+        "providerConfigRef": _provider_config_ref(provider_config),
+        "readiness": readiness or _CREATED,
     }
     if management_policies is not None:
         spec["managementPolicies"] = management_policies
@@ -62,3 +65,9 @@ def remote_object(
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
+
+
+# Every Object of every replica on a cluster carries the same reference.
+@lru_cache(maxsize=1024)
+def _provider_config_ref(name: str) -> Any:
+    return frozen({"kind": PROVIDER_CONFIG_KIND, "name": name})

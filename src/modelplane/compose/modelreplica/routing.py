@@ -8,6 +8,7 @@ prefill/decode filters read.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from modelplane.compose.modelreplica import labels, picker
@@ -15,6 +16,7 @@ from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import LETTER_PREFIX
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.kube.names import DNS_LABEL_MAX, dns_label
+from modelplane.structs import frozen
 
 Obj = dict[str, Any]
 
@@ -90,7 +92,7 @@ def compose_routing(ctx: ReplicaContext) -> dict[str, Obj]:
             ctx,
             ROUTE_KEY,
             http_route(ctx, pool),
-            readiness={"policy": "DeriveFromCelQuery", "celQuery": ROUTE_ACCEPTED_QUERY},
+            readiness=_ACCEPTED,
         ),
     }
     resources.update(picker.compose_picker(ctx, name=epp, pool=pool))
@@ -128,29 +130,41 @@ def http_route(ctx: ReplicaContext, pool: str) -> Obj:
             "labels": labels.owned(ctx.name),
         },
         "spec": {
-            "parentRefs": [
-                {
-                    "group": "gateway.networking.k8s.io",
-                    "kind": "Gateway",
-                    "name": gw_name,
-                    "namespace": gw_namespace,
-                }
-            ],
+            "parentRefs": _parent_refs(gw_name, gw_namespace),
             "rules": [
                 {
                     "matches": [{"path": {"type": "PathPrefix", "value": path_prefix(ctx)}}],
-                    "filters": [
-                        {
-                            "type": "URLRewrite",
-                            "urlRewrite": {
-                                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}
-                            },
-                        }
-                    ],
+                    "filters": _STRIP_PREFIX,
                     "backendRefs": [{"group": POOL_GROUP, "kind": "InferencePool", "name": pool}],
-                    # Gateways default to a 15 s request timeout, which cuts token streams.
-                    "timeouts": {"request": "0s"},
+                    "timeouts": _NO_TIMEOUT,
                 }
             ],
         },
     }
+
+
+_ACCEPTED = frozen({"policy": "DeriveFromCelQuery", "celQuery": ROUTE_ACCEPTED_QUERY})
+_STRIP_PREFIX = frozen(
+    [
+        {
+            "type": "URLRewrite",
+            "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}},
+        }
+    ]
+)
+# Gateways default to a 15 s request timeout, which cuts token streams.
+_NO_TIMEOUT = frozen({"request": "0s"})
+
+
+@lru_cache(maxsize=256)
+def _parent_refs(name: str, namespace: str) -> Any:
+    return frozen(
+        [
+            {
+                "group": "gateway.networking.k8s.io",
+                "kind": "Gateway",
+                "name": name,
+                "namespace": namespace,
+            }
+        ]
+    )

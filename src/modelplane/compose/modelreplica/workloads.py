@@ -29,6 +29,7 @@ from modelplane.compose.modelreplica.names import (
 )
 from modelplane.compose.modelreplica.pods import PodTemplate, member_pod, member_spec
 from modelplane.compose.modelreplica.remote import wrap
+from modelplane.structs import frozen
 
 Obj = dict[str, Any]
 
@@ -38,7 +39,7 @@ class EngineShapeError(ValueError):
 
 
 def _cel_ready(*conditions: str) -> Obj:
-    return {"policy": "DeriveFromCelQuery", "celQuery": " && ".join(conditions)}
+    return frozen({"policy": "DeriveFromCelQuery", "celQuery": " && ".join(conditions)})
 
 
 _CURRENT = (
@@ -136,6 +137,11 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
     return out
 
 
+_ONE_AT_A_TIME = frozen(
+    {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+)
+
+
 def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
     spec = _required_spec(member, None, engine)
     pod = member_pod(ctx, engine, member, spec)
@@ -150,10 +156,7 @@ def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
             "selector": {"matchLabels": selector},
             # The scheduler places copies on exactly the devices they need, so a surge pod
             # would find no free GPU and stall the rollout: replace one copy at a time.
-            "strategy": {
-                "type": "RollingUpdate",
-                "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
-            },
+            "strategy": _ONE_AT_A_TIME,
             "template": pod.as_template(),
         },
     }
