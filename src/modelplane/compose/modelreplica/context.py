@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 Obj = dict[str, Any]
@@ -11,6 +12,7 @@ Obj = dict[str, Any]
 DEFAULT_SERVING_PORT = 8000
 
 
+# Read-only after construction; properties are computed once (every object of a call asks).
 @dataclass(frozen=True)
 class ReplicaContext:
     replica: Obj
@@ -23,16 +25,16 @@ class ReplicaContext:
     """Observed composed resources by composition resource name."""
     model_cache: Obj | None = None
 
-    @property
+    @cached_property
     def name(self) -> str:
         return str(self.replica["metadata"]["name"])
 
-    @property
+    @cached_property
     def namespace(self) -> str:
         """The replica's namespace, which is also the remote namespace of its objects."""
         return str(self.replica["metadata"].get("namespace") or "default")
 
-    @property
+    @cached_property
     def spec(self) -> Obj:
         return self.replica["spec"]
 
@@ -40,23 +42,23 @@ class ReplicaContext:
     def engines(self) -> list[Obj]:
         return list(self.spec["engines"])
 
-    @property
+    @cached_property
     def stack(self) -> str:
         return str(self.cluster.get("spec", {}).get("stack") or "Standard")
 
-    @property
+    @cached_property
     def serving(self) -> Obj:
         return self.spec.get("serving") or {}
 
-    @property
+    @cached_property
     def serving_port(self) -> int:
         return int(self.serving.get("port", DEFAULT_SERVING_PORT))
 
-    @property
+    @cached_property
     def mode(self) -> str:
         return str(self.serving.get("mode", "Unified"))
 
-    @property
+    @cached_property
     def model_cache_name(self) -> str | None:
         """spec.modelCacheRef.name: the ModelCache whose volume engine containers mount."""
         ref = self.spec.get("modelCacheRef")
