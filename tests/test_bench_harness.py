@@ -34,3 +34,30 @@ def test_the_steady_request_carries_the_answered_requirements():
     req = steady_request()
     assert sorted(req.required_resources) == ["class", "cluster"]
     assert req.required_resources["cluster"].items[0].resource["metadata"]["name"] == "c1"
+
+
+def test_interleaved_samples_report_medians_as_ratios_to_the_floor_and_judge_the_targets():
+    samples = harness.interleaved(
+        [
+            ("floor", lambda: sum(range(200))),
+            ("cold", lambda: sum(range(400))),
+            ("unchanged", lambda: None),
+        ],
+        repeat=3,
+    )
+    assert [s.name for s in samples] == ["floor", "cold", "unchanged"]
+    assert all(0 < s.fastest <= s.median for s in samples)
+    text = harness.spread_report("case", samples, target_ms=1000.0)
+    assert "1.00x" in text.splitlines()[2]
+    assert text.splitlines()[-1].startswith("  target cold <= 1000.0 ms: median met")
+    tight = harness.spread_report("case", samples, target_ms=1e-9)
+    assert "median NOT met" in tight.splitlines()[-1]
+
+
+def test_the_sdk_helper_conversion_writes_the_same_desired_resources():
+    req = steady_request()
+    rsp = harness.FunctionRunner(standin.registry()).run(req)
+    out = harness.sdk_conversion(req, rsp)()
+    assert {k: r.resource for k, r in out.desired.resources.items()} == {
+        k: r.resource for k, r in rsp.desired.resources.items()
+    }
