@@ -75,6 +75,8 @@ def test_a_frozen_subtree_writes_the_struct_its_plain_data_would():
     mixed = {"top": frozen(plain), "items": [frozen(plain["data"]["list"]), "x"]}
     assert dict_to_struct(mixed) == dict_to_struct({"top": plain, "items": [[1, {"k": "v"}], "x"]})
     assert dict_to_struct(frozen(plain)) == dict_to_struct(plain)
+    empties = {"d": frozen({}), "l": frozen([]), "in": [frozen({}), frozen([])]}
+    assert dict_to_struct(empties) == dict_to_struct({"d": {}, "l": [], "in": [{}, []]})
 
 
 def test_a_frozen_subtree_reads_as_plain_data_and_copies_to_plain_data():

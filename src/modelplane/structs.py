@@ -48,9 +48,7 @@ def fill_struct(s: struct_pb2.Struct, d: Mapping[str, Any]) -> None:
     if isinstance(d, (StructView, FrozenDict)):
         s.CopyFrom(d.struct)
         return
-    fields = s.fields
-    for k, v in d.items():
-        _set(fields[k], v)
+    _fill_fields(s.fields, d)
 
 
 def to_value(v: Any) -> struct_pb2.Value:
@@ -60,29 +58,83 @@ def to_value(v: Any) -> struct_pb2.Value:
 
 
 def _set(out: struct_pb2.Value, v: Any) -> None:
-    # Exact-type dispatch first: composers build plain dicts, lists and scalars, and abstract
-    # isinstance checks cost more than the protobuf writes themselves.
     t = type(v)
     if t is str:
         out.string_value = v
     elif t is dict:
-        if not v:
+        if v:
+            _fill_fields(out.struct_value.fields, v)
+        else:
             out.struct_value.SetInParent()
-        fields = out.struct_value.fields
-        for k, x in v.items():
-            _set(fields[k], x)
     elif t is list:
-        if not v:
+        if v:
+            _fill_values(out.list_value.values, v)
+        else:
             out.list_value.SetInParent()
-        values = out.list_value.values
-        for x in v:
-            _set(values.add(), x)
     elif t is int or t is float:
         out.number_value = v
     elif t is bool:
         out.bool_value = v
     else:
         _set_other(out, v)
+
+
+# The two loops below write most of every response, a value at a time. Scalars are written in
+# line and containers recurse, dispatched on exact types: composers build plain dicts, lists and
+# scalars, and a Python call or an abstract isinstance check per value costs as much as the
+# protobuf write itself.
+def _fill_fields(fields: Any, d: Mapping[str, Any]) -> None:
+    for k, x in d.items():
+        t = type(x)
+        if t is str:
+            fields[k].string_value = x
+        elif t is dict:
+            if x:
+                _fill_fields(fields[k].struct_value.fields, x)
+            else:
+                fields[k].struct_value.SetInParent()
+        elif t is list:
+            if x:
+                _fill_values(fields[k].list_value.values, x)
+            else:
+                fields[k].list_value.SetInParent()
+        elif t is FrozenDict:
+            fields[k].struct_value.CopyFrom(x.struct)
+        elif t is FrozenList:
+            fields[k].list_value.CopyFrom(x.list)
+        elif t is int or t is float:
+            fields[k].number_value = x
+        elif t is bool:
+            fields[k].bool_value = x
+        else:
+            _set_other(fields[k], x)
+
+
+def _fill_values(values: Any, items: list[Any]) -> None:
+    for x in items:
+        t = type(x)
+        if t is str:
+            values.add().string_value = x
+        elif t is dict:
+            if x:
+                _fill_fields(values.add().struct_value.fields, x)
+            else:
+                values.add().struct_value.SetInParent()
+        elif t is list:
+            if x:
+                _fill_values(values.add().list_value.values, x)
+            else:
+                values.add().list_value.SetInParent()
+        elif t is FrozenDict:
+            values.add().struct_value.CopyFrom(x.struct)
+        elif t is FrozenList:
+            values.add().list_value.CopyFrom(x.list)
+        elif t is int or t is float:
+            values.add().number_value = x
+        elif t is bool:
+            values.add().bool_value = x
+        else:
+            _set_other(values.add(), x)
 
 
 def _set_other(out: struct_pb2.Value, v: Any) -> None:
@@ -241,9 +293,7 @@ class FrozenDict(dict[str, Any]):
     def __init__(self, items: Mapping[str, Any]) -> None:
         super().__init__(items)
         self.struct = struct_pb2.Struct()
-        fields = self.struct.fields
-        for k, v in items.items():
-            _set(fields[k], v)
+        _fill_fields(self.struct.fields, items)
 
     # Pickled (for the response memo's keys) and copied as the plain dict it holds.
     def __reduce__(self) -> tuple[Any, ...]:
@@ -261,9 +311,7 @@ class FrozenList(list[Any]):
     def __init__(self, items: list[Any]) -> None:
         super().__init__(items)
         self.list = struct_pb2.ListValue()
-        values = self.list.values
-        for v in items:
-            _set(values.add(), v)
+        _fill_values(self.list.values, items)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (list, (list(self),))
