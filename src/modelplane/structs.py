@@ -19,7 +19,7 @@ from google.protobuf import struct_pb2
 
 
 def struct_to_dict(s: struct_pb2.Struct) -> dict[str, Any]:
-    return {k: value_to_py(v) for k, v in s.fields.items()}
+    return _fields_to_dict(s.fields)
 
 
 def value_to_py(v: struct_pb2.Value) -> Any:
@@ -27,14 +27,58 @@ def value_to_py(v: struct_pb2.Value) -> Any:
     if kind == "string_value":
         return v.string_value
     if kind == "struct_value":
-        return {k: value_to_py(x) for k, x in v.struct_value.fields.items()}
+        return _fields_to_dict(v.struct_value.fields)
     if kind == "list_value":
-        return [value_to_py(x) for x in v.list_value.values]
+        return _values_to_list(v.list_value.values)
     if kind == "number_value":
         return _number(v.number_value)
     if kind == "bool_value":
         return v.bool_value
     return None
+
+
+# As for writing (below): scalars in line, a call only per container. Keys then lookups, since
+# the upb map's items() is a Python-level generator.
+def _fields_to_dict(fields: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in fields:
+        v = fields[k]
+        kind = v.WhichOneof("kind")
+        if kind == "string_value":
+            out[k] = v.string_value
+        elif kind == "struct_value":
+            out[k] = _fields_to_dict(v.struct_value.fields)
+        elif kind == "list_value":
+            out[k] = _values_to_list(v.list_value.values)
+        elif kind == "number_value":
+            n = v.number_value
+            out[k] = int(n) if n.is_integer() else n
+        elif kind == "bool_value":
+            out[k] = v.bool_value
+        else:
+            out[k] = None
+    return out
+
+
+def _values_to_list(values: Any) -> list[Any]:
+    out: list[Any] = []
+    add = out.append
+    for v in values:
+        kind = v.WhichOneof("kind")
+        if kind == "string_value":
+            add(v.string_value)
+        elif kind == "struct_value":
+            add(_fields_to_dict(v.struct_value.fields))
+        elif kind == "list_value":
+            add(_values_to_list(v.list_value.values))
+        elif kind == "number_value":
+            n = v.number_value
+            add(int(n) if n.is_integer() else n)
+        elif kind == "bool_value":
+            add(v.bool_value)
+        else:
+            add(None)
+    return out
 
 
 def dict_to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
@@ -255,7 +299,7 @@ def materialize(obj: Any) -> Any:
     if isinstance(obj, StructView):
         return obj.to_dict()
     if isinstance(obj, ListView):
-        return [value_to_py(v) for v in obj.list.values]
+        return _values_to_list(obj.list.values)
     if isinstance(obj, Mapping):
         return {k: materialize(v) for k, v in obj.items()}
     if isinstance(obj, list):
