@@ -23,7 +23,9 @@ def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
         "apiVersion": API_VERSION,
         "kind": "ResourceClaimTemplate",
         "metadata": {
-            "name": claim_template_name(ctx.name, engine["name"], role, revision(requests)),
+            "name": claim_template_name(
+                ctx.name, engine["name"], role, member_revision(ctx, member)
+            ),
             "namespace": ctx.namespace,
             "labels": labels.owned(ctx.name, engine["name"]),
         },
@@ -31,14 +33,25 @@ def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
     }
 
 
-def member_revision(member: Obj) -> str:
-    """The revision of the template a claiming member's pods reference."""
-    return revision(device_requests(member))
+def member_revision(ctx: ReplicaContext, member: Obj) -> str:
+    """The revision of the template a claiming member's pods reference.
+
+    Asked for by the template, its resource key and the pods: computed once per call.
+    """
+    revisions = ctx.claim_revisions
+    found = revisions.get(id(member))
+    if found is None:
+        found = revisions[id(member)] = revision(device_requests(member))
+    return found
 
 
 def revision(requests: list[Obj]) -> str:
     """A digest of a template's requests: equal requests, equal digest, in any run."""
-    return short_hash(json.dumps(requests, sort_keys=True, separators=(",", ":")))
+    return short_hash(_CANONICAL.encode(requests))
+
+
+# One encoder for every digest: json.dumps with options builds a new one per call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 def device_requests(member: Obj) -> list[Obj]:

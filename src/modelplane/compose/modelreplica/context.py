@@ -59,6 +59,12 @@ class ReplicaContext:
         return str(self.serving.get("mode", "Unified"))
 
     @cached_property
+    def claim_revisions(self) -> dict[int, str]:
+        """Claim-template revisions by ``id()`` of the member (see claims.member_revision);
+        members live as long as this context, so their ids stay theirs."""
+        return {}
+
+    @cached_property
     def model_cache_name(self) -> str | None:
         """spec.modelCacheRef.name: the ModelCache whose volume engine containers mount."""
         ref = self.spec.get("modelCacheRef")

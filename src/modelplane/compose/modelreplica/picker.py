@@ -217,7 +217,7 @@ def config_text(ctx: ReplicaContext) -> str:
 def render_config(config: Obj) -> str:
     # Keys sorted: a Struct round trip does not keep map order, and the text (hence the
     # checksum, hence the picker's rollout) must change only when the config does.
-    return _render(json.dumps(config, sort_keys=True, separators=(",", ":")))
+    return _render(_CANONICAL.encode(config))
 
 
 @functools.lru_cache(maxsize=64)
@@ -226,6 +226,7 @@ def _render(canonical: str) -> str:
 
 
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 def checksum(text: str) -> str:

@@ -115,7 +115,7 @@ def member_pod(
             {
                 "name": CLAIM,
                 "resourceClaimTemplateName": claim_template_name(
-                    ctx.name, engine["name"], role, member_revision(member)
+                    ctx.name, engine["name"], role, member_revision(ctx, member)
                 ),
             }
         ]

@@ -132,7 +132,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
             )
     for member in members:
         if member.get("deviceRequests"):
-            key = claim_key(name, role_of(member), member_revision(member))
+            key = claim_key(name, role_of(member), member_revision(ctx, member))
             out[key] = wrap(ctx, key, claim_template(ctx, engine, member))
     return out
 
