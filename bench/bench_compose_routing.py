@@ -9,7 +9,7 @@ ready, as simulated), each as a ratio to the conversion floor measured in the sa
 - floor: converting the request's Structs to dicts and the response's dicts back to Structs.
 - SDK-helper conversion: the same conversions through the SDK's own helpers, which the
   existing implementation is built on: what it pays before composing anything.
-- cold: a fresh FunctionRunner per call, so nothing is answered from the response cache.
+- cold: a running FunctionRunner whose response cache never hits (each call a new tag).
 - unchanged: the same runner and request again, Crossplane's common case.
 - composer: the pure composer alone on the same inputs as plain data (no protobuf at all).
 
@@ -33,6 +33,7 @@ from harness import (
     interleaved,
     replica_and_cluster,
     replica_request,
+    retagged,
     sdk_conversion,
     spread_report,
 )
@@ -103,7 +104,7 @@ def bench(title: str, replica: Obj, cluster: Obj, *, steady: bool, target_ms: fl
             ("floor", conversion_floor(req, rsp)),
             ("SDK-helper conversion", sdk_conversion(req, rsp)),
             ("composer", lambda: compose(inputs)),
-            ("cold", lambda: FunctionRunner(registry).run(req)),
+            ("cold", retagged(FunctionRunner(registry, cache_size=0), req)),
             ("unchanged", lambda: warm.run(req)),
         ]
     )
