@@ -224,6 +224,32 @@ def test_observed_composed_resources_arrive_as_views_and_carry_forward_unchanged
     assert response_to_dict(rsp)["desired"]["resources"]["config"]["resource"] == observed
 
 
+def test_composite_paths_registered_lazy_arrive_as_views_and_the_rest_as_plain_data():
+    from modelplane.structs import ListView, StructView
+
+    seen: list[Inputs] = []
+
+    def record(inputs: Inputs) -> Result:
+        seen.append(inputs)
+        return Result()
+
+    registry = Registry()
+    registry.register(
+        "modelplane.ai/v1alpha1",
+        "ModelReplica",
+        record,
+        lazy_composite=["spec.engines[].members", "metadata.labels"],
+    )
+    replica = standin.replica(engines=2)
+    replica["metadata"]["labels"] = {"team": "ml"}
+    run(request(replica), registry)
+    composite = seen[0].composite
+    assert type(composite["spec"]) is dict and type(composite["spec"]["engines"][1]) is dict
+    assert isinstance(composite["spec"]["engines"][1]["members"], ListView)
+    assert isinstance(composite["metadata"]["labels"], StructView)
+    assert composite["metadata"]["labels"] == {"team": "ml"}
+
+
 @pytest.mark.parametrize("labels", [None, {}], ids=["no selector", "empty labels"])
 def test_a_requirement_for_every_object_of_a_kind_is_an_empty_label_selector(labels):
     from modelplane.composer import Requirement

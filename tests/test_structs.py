@@ -10,8 +10,10 @@ from modelplane.structs import (
     StructView,
     dict_to_struct,
     frozen,
+    lazy_paths,
     materialize,
     struct_to_dict,
+    struct_to_dict_lazily,
 )
 
 OBJ = {
@@ -106,3 +108,12 @@ def test_a_frozen_subtree_refuses_changes_it_could_not_write(change):
     with pytest.raises(TypeError, match="frozen"):
         change(f)
     assert f == OBJ
+
+
+def test_lazy_paths_leave_exactly_the_named_sub_trees_as_views():
+    obj = {"a": [{"b": {"c": 1}, "d": [1]}, {"b": {"c": 2}}], "e": {"f": {"g": "h"}}, "i": 3}
+    out = struct_to_dict_lazily(dict_to_struct(obj), lazy_paths("a[].b", "e.f", "missing.x"))
+    assert isinstance(out["a"][0]["b"], StructView) and isinstance(out["e"]["f"], StructView)
+    assert type(out["a"][0]["d"]) is list and type(out["a"]) is list and out["i"] == 3
+    assert materialize(out) == obj
+    assert dict_to_struct(out) == dict_to_struct(obj)  # views are written back unchanged

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from modelplane.structs import LazyPaths, lazy_paths
+
 Obj = dict[str, Any]
 Ready = Literal["True", "False", "Unspecified"]
 Severity = Literal["Normal", "Warning", "Fatal"]
@@ -111,16 +113,30 @@ class Registry:
     def __init__(self) -> None:
         self._composers: dict[tuple[str, str], Composer] = {}
         self._lazy: dict[tuple[str, str], frozenset[str]] = {}
+        self._lazy_composite: dict[tuple[str, str], LazyPaths] = {}
 
     def register(
-        self, api_version: str, kind: str, composer: Composer, *, lazy: Iterable[str] = ()
+        self,
+        api_version: str,
+        kind: str,
+        composer: Composer,
+        *,
+        lazy: Iterable[str] = (),
+        lazy_composite: Iterable[str] = (),
     ) -> None:
-        """Register ``composer``; requirements named in ``lazy`` are delivered as views."""
-        self._composers[(_group(api_version), kind)] = composer
-        self._lazy[(_group(api_version), kind)] = frozenset(lazy)
+        """Register ``composer``; requirements named in ``lazy`` are delivered as views, and so
+        are the composite's sub-trees at the ``lazy_composite`` paths (``structs.lazy_paths``):
+        parts the composer passes through or digests whole, never picks apart."""
+        key = (_group(api_version), kind)
+        self._composers[key] = composer
+        self._lazy[key] = frozenset(lazy)
+        self._lazy_composite[key] = lazy_paths(*lazy_composite)
 
     def lazy_requirements(self, api_version: str, kind: str) -> frozenset[str]:
         return self._lazy.get((_group(api_version), kind), frozenset())
+
+    def lazy_composite(self, api_version: str, kind: str) -> LazyPaths:
+        return self._lazy_composite.get((_group(api_version), kind), {})
 
     def lookup(self, api_version: str, kind: str) -> Composer:
         try:

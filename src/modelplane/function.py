@@ -20,7 +20,14 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import duration_pb2
 
 from modelplane.composer import Inputs, Registry, Result, UnknownKindError
-from modelplane.structs import StructView, fill_struct, struct_to_dict, to_value
+from modelplane.structs import (
+    LazyPaths,
+    StructView,
+    fill_struct,
+    struct_to_dict,
+    struct_to_dict_lazily,
+    to_value,
+)
 
 RESPONSE_TTL_SECONDS = 60
 T = TypeVar("T")
@@ -81,9 +88,9 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         # costs more than a whole small composition.
         log, tag = self.log, req.meta.tag
         try:
-            composite = read_composite(req)
-            api_version, kind = composite["apiVersion"], composite["kind"]
+            api_version, kind = read_identity(req)
             composer = self.registry.lookup(api_version, kind)
+            composite = read_composite(req, self.registry.lazy_composite(api_version, kind))
             lazy = self.registry.lazy_requirements(api_version, kind)
             inputs = read_inputs(req, composite, lazy)
             kind = f"{kind}.{api_version}"  # as users read it in messages
@@ -136,17 +143,26 @@ def request_key(req: fnv1.RunFunctionRequest) -> str:
     return hashlib.sha256(req.SerializeToString(deterministic=True)).hexdigest()
 
 
-def read_composite(req: fnv1.RunFunctionRequest) -> dict[str, Any]:
+def read_identity(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
+    """The observed composite's apiVersion and kind, read before converting anything."""
     if not req.HasField("observed") or not req.observed.composite.HasField("resource"):
         raise MalformedRequestError("request carries no observed composite resource")
-    composite = struct_to_dict(req.observed.composite.resource)
-    if not isinstance(composite.get("apiVersion"), str) or not isinstance(
-        composite.get("kind"), str
-    ):
-        raise MalformedRequestError(
-            "observed composite is not a Kubernetes object: apiVersion and kind are required"
-        )
-    return composite
+    fields = req.observed.composite.resource.fields
+    identity = []
+    for key in ("apiVersion", "kind"):
+        value = fields.get(key)
+        if value is None or value.WhichOneof("kind") != "string_value":
+            raise MalformedRequestError(
+                "observed composite is not a Kubernetes object: apiVersion and kind are required"
+            )
+        identity.append(value.string_value)
+    return identity[0], identity[1]
+
+
+def read_composite(req: fnv1.RunFunctionRequest, lazy: LazyPaths | None = None) -> dict[str, Any]:
+    """The observed composite as plain data, but for the sub-trees ``lazy`` leaves as views."""
+    resource = req.observed.composite.resource
+    return struct_to_dict_lazily(resource, lazy) if lazy else struct_to_dict(resource)
 
 
 def read_inputs(

@@ -22,6 +22,59 @@ def struct_to_dict(s: struct_pb2.Struct) -> dict[str, Any]:
     return _fields_to_dict(s.fields)
 
 
+LazyPaths = Mapping[str, Any]
+"""A tree of keys (``[]``: every item of a list) whose leaves are ``True``; see ``lazy_paths``."""
+
+
+def lazy_paths(*patterns: str) -> LazyPaths:
+    """Sub-trees to leave as views when converting, as dotted paths; ``[]`` is every item.
+
+    ``lazy_paths("spec.engines[].members")`` leaves each engine's members a ``ListView``.
+    """
+    tree: dict[str, Any] = {}
+    for pattern in patterns:
+        node = tree
+        keys = pattern.replace("[]", ".[]").split(".")
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = True
+    return tree
+
+
+def struct_to_dict_lazily(s: struct_pb2.Struct, lazy: LazyPaths) -> dict[str, Any]:
+    """Like ``struct_to_dict``, but the sub-trees ``lazy`` names stay read-only views: for
+    parts a composer only passes through (they are written back as one protobuf copy) or
+    digests whole."""
+    return _lazy_fields(s.fields, lazy)
+
+
+def _lazy_fields(fields: Any, tree: LazyPaths) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in fields:
+        sub = tree.get(k)
+        if sub is None:
+            out[k] = value_to_py(fields[k])
+        elif sub is True:
+            out[k] = _view(fields[k])
+        else:
+            out[k] = _lazy_value(fields[k], sub)
+    return out
+
+
+def _lazy_value(v: struct_pb2.Value, tree: LazyPaths) -> Any:
+    kind = v.WhichOneof("kind")
+    if kind == "struct_value":
+        return _lazy_fields(v.struct_value.fields, tree)
+    if kind == "list_value":
+        items = tree.get("[]")
+        if items is None:
+            return _values_to_list(v.list_value.values)
+        if items is True:
+            return [_view(x) for x in v.list_value.values]
+        return [_lazy_value(x, items) for x in v.list_value.values]
+    return value_to_py(v)
+
+
 def value_to_py(v: struct_pb2.Value) -> Any:
     kind = v.WhichOneof("kind")
     if kind == "string_value":

@@ -6,6 +6,7 @@ from modelplane.compose.modelreplica.composer import (
     API_VERSION,
     CACHE_REQUIREMENT,
     CLUSTER_REQUIREMENT,
+    LAZY_COMPOSITE,
 )
 from modelplane.compose.modelreplica.composer import compose as compose_model_replica
 from modelplane.composer import Registry
@@ -25,6 +26,7 @@ def default_registry() -> Registry:
         "ModelReplica",
         compose_model_replica,
         lazy=(CLUSTER_REQUIREMENT, CACHE_REQUIREMENT),
+        lazy_composite=LAZY_COMPOSITE,
     )
     registry.register(API_VERSION, "InferenceCluster", compose_cluster)
     registry.register(API_VERSION, "InferenceClass", compose_class)

@@ -468,3 +468,11 @@ def test_bad_serving_fails_cleanly_naming_the_field(serving: object, field: str)
 def test_valid_serving_has_no_problem() -> None:
     for r in (replica(), with_router(args=["--v=4"]), prefill_decode(config=USER_CONFIG)):
         assert picker.serving_problem(r["spec"]["serving"]) is None
+
+
+def test_a_config_read_as_a_view_renders_the_text_its_plain_data_does() -> None:
+    from modelplane.structs import StructView, dict_to_struct
+
+    shuffled = dict(reversed(list(USER_CONFIG.items())))
+    view = StructView(dict_to_struct(shuffled))
+    assert picker.render_config(view) == picker.render_config(USER_CONFIG)

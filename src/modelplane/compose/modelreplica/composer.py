@@ -27,6 +27,16 @@ API_VERSION = "modelplane.ai/v1alpha1"
 CLUSTER_REQUIREMENT = "cluster"
 CACHE_REQUIREMENT = "modelcache"
 SERVING_CONDITION = "ModelServing"
+# What the composer passes through whole (containers: only their names, ports and the engine's
+# env/resources lists are looked at) or digests whole (the picker config): read as views, these
+# cost nothing to read and one protobuf copy to write back.
+LAZY_COMPOSITE = (
+    "spec.engines[].members[].template.spec.containers[]",
+    "spec.engines[].members[].template.spec.imagePullSecrets",
+    "spec.serving.endpointPicker.template.spec.containers[]",
+    "spec.serving.endpointPicker.template.spec.imagePullSecrets",
+    "spec.serving.endpointPicker.config",
+)
 # Fields the API server sets; sending them back as desired state would fail or conflict.
 _CARRIED_METADATA = ("name", "namespace", "generateName", "labels", "annotations")
 

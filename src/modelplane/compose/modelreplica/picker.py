@@ -12,14 +12,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from google.protobuf import struct_pb2
 
 from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.structs import frozen
+from modelplane.structs import ListView, StructView, frozen, struct_to_dict
 
 Obj = dict[str, Any]
 
@@ -214,10 +216,17 @@ def config_text(ctx: ReplicaContext) -> str:
     return PREFILL_DECODE_CONFIG if ctx.mode == "PrefillDecode" else UNIFIED_CONFIG
 
 
-def render_config(config: Obj) -> str:
+def render_config(config: Mapping[str, Any]) -> str:
     # Keys sorted: a Struct round trip does not keep map order, and the text (hence the
     # checksum, hence the picker's rollout) must change only when the config does.
+    if isinstance(config, StructView):  # as the function reads it: digest the protobuf
+        return _render_struct(config.struct.SerializeToString(deterministic=True))
     return _render(_CANONICAL.encode(config))
+
+
+@functools.lru_cache(maxsize=64)
+def _render_struct(serialized: bytes) -> str:
+    return render_config(struct_to_dict(struct_pb2.Struct.FromString(serialized)))
 
 
 @functools.lru_cache(maxsize=64)
@@ -305,17 +314,17 @@ def serving_problem(serving: Any) -> str | None:
         )
     c = containers[0]
     cpath = f"{path}.endpointPicker.template.spec.containers[0]"
-    if not isinstance(c, dict) or c.get("name") != CONTAINER:
+    if not isinstance(c, Mapping) or c.get("name") != CONTAINER:
         return f"{cpath}.name: Invalid value: the endpoint picker's container must be named 'epp'"
     if not isinstance(c.get("image"), str) or not c["image"]:
         return f"{cpath}.image: Required value"
     for field in ("command", "args", "env"):
-        if c.get(field) is not None and not isinstance(c[field], list):
+        if c.get(field) is not None and not isinstance(c[field], (list, ListView)):
             return f"{cpath}.{field}: Invalid value: must be a list"
     if not all(isinstance(a, str) for a in c.get("args") or ()):
         return f"{cpath}.args: Invalid value: every argument must be a string"
     config = picker.get("config")
-    if config is not None and (not isinstance(config, dict) or not config):
+    if config is not None and (not isinstance(config, Mapping) or not config):
         return f"{path}.endpointPicker.config: Invalid value: must be a non-empty object"
     return None
 

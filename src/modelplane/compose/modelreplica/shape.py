@@ -7,6 +7,7 @@ request), so the result is a Fatal naming the field rather than a KeyError.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 Obj = dict[str, Any]
@@ -83,7 +84,7 @@ def _member_problem(member: Obj, path: str) -> str | None:
         if not isinstance(containers, list) or not containers:
             return f"{path}.template.spec.containers: Required value"
         for k, c in enumerate(containers):
-            if not isinstance(c, dict) or not c.get("name") or not c.get("image"):
+            if not isinstance(c, Mapping) or not c.get("name") or not c.get("image"):
                 return f"{path}.template.spec.containers[{k}]: Required value: name and image"
         if sum(1 for c in containers if c["name"] == "engine") != 1:
             return (
