@@ -35,6 +35,12 @@ _SHM_AND_CACHE_MOUNTS = frozen(
     [*_SHM_MOUNTS, {"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH}]
 )
 _CLAIMS = frozen([{"name": CLAIM}])
+_CACHE_ENV = frozen(
+    [
+        {"name": "HF_HUB_CACHE", "value": CACHE_MOUNT_PATH},
+        {"name": "MODELPLANE_MODEL_CACHE", "value": CACHE_MOUNT_PATH},
+    ]
+)
 _GPU_TOLERATIONS = frozen([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
 
 
@@ -85,8 +91,7 @@ def member_pod(
     containers = spec["containers"]
     injected_env = list(gang_env or ())
     if cached:
-        injected_env.append({"name": "HF_HUB_CACHE", "value": CACHE_MOUNT_PATH})
-        injected_env.append({"name": "MODELPLANE_MODEL_CACHE", "value": CACHE_MOUNT_PATH})
+        injected_env.extend(_CACHE_ENV)
     out_containers = [
         _engine(ctx, c, containers, serving=serving, claims=claims, env=injected_env)
         if c.get("name") == ENGINE_CONTAINER

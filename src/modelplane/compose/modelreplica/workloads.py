@@ -10,7 +10,8 @@ counts with the desired count and hold false (not error) while status is still m
 
 from __future__ import annotations
 
-from typing import Any
+from functools import lru_cache
+from typing import Any, cast
 
 from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.claims import claim_template, member_revision
@@ -164,12 +165,7 @@ def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
 
 def leaderworkerset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> Obj:
     size = 1 + _worker_nodes(worker)
-    # LWS prepends LWS_* to each container's env, so these references expand.
-    env = [
-        {"name": LEADER_ADDRESS_ENV, "value": "$(LWS_LEADER_ADDRESS)"},
-        {"name": RANK_ENV, "value": "$(LWS_WORKER_INDEX)"},
-        {"name": GANG_SIZE_ENV, "value": str(size)},
-    ]
+    env = _lws_env(size)
     leader_pod = member_pod(
         ctx, engine, leader, _required_spec(leader, worker, engine), gang_env=env
     )
@@ -194,24 +190,27 @@ def leaderworkerset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) 
     }
 
 
+@lru_cache(maxsize=64)
+def _lws_env(size: int) -> list[Obj]:
+    # LWS prepends LWS_* to each container's env, so these references expand.
+    return cast(
+        list[Obj],
+        frozen(
+            [
+                {"name": LEADER_ADDRESS_ENV, "value": "$(LWS_LEADER_ADDRESS)"},
+                {"name": RANK_ENV, "value": "$(LWS_WORKER_INDEX)"},
+                {"name": GANG_SIZE_ENV, "value": str(size)},
+            ]
+        ),
+    )
+
+
+_PUBLISH_NOT_READY = frozen({"publishNotReadyAddresses": True})
+
+
 def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> Obj:
     nodes = _worker_nodes(worker)
-    # Grove injects its GROVE_* env ahead of the template's, so these references expand; the
-    # group-wide pod index (leader 0, workers 1..n, in cliqueNames order) is the rank.
-    env: list[Obj] = [
-        {
-            "name": LEADER_ADDRESS_ENV,
-            "value": f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-{LEADER_CLIQUE}-0"
-            ".$(GROVE_HEADLESS_SERVICE)",
-        },
-        {
-            "name": RANK_ENV,
-            "valueFrom": {
-                "fieldRef": {"fieldPath": f"metadata.labels['{GROVE_GANG_INDEX_LABEL}']"}
-            },
-        },
-        {"name": GANG_SIZE_ENV, "value": str(1 + nodes)},
-    ]
+    env = _grove_env(1 + nodes)
     leader_pod = member_pod(
         ctx,
         engine,
@@ -238,7 +237,7 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
             "replicas": 1,
             "template": {
                 # Workers dial the leader before it is ready (it is ready once they join).
-                "headlessServiceConfig": {"publishNotReadyAddresses": True},
+                "headlessServiceConfig": _PUBLISH_NOT_READY,
                 "cliques": [
                     _clique(LEADER_CLIQUE, leader_pod, 1),
                     _clique(WORKER_CLIQUE, worker_pod, nodes),
@@ -256,6 +255,31 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
             },
         },
     }
+
+
+@lru_cache(maxsize=64)
+def _grove_env(size: int) -> list[Obj]:
+    # Grove injects its GROVE_* env ahead of the template's, so these references expand; the
+    # group-wide pod index (leader 0, workers 1..n, in cliqueNames order) is the rank.
+    return cast(
+        list[Obj],
+        frozen(
+            [
+                {
+                    "name": LEADER_ADDRESS_ENV,
+                    "value": f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-{LEADER_CLIQUE}-0"
+                    ".$(GROVE_HEADLESS_SERVICE)",
+                },
+                {
+                    "name": RANK_ENV,
+                    "valueFrom": {
+                        "fieldRef": {"fieldPath": f"metadata.labels['{GROVE_GANG_INDEX_LABEL}']"}
+                    },
+                },
+                {"name": GANG_SIZE_ENV, "value": str(size)},
+            ]
+        ),
+    )
 
 
 def _clique(name: str, pod: PodTemplate, replicas: int) -> Obj:
