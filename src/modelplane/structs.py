@@ -368,6 +368,8 @@ def frozen(obj: Any) -> Any:
     as the plain data it holds (it is a dict or list), but refuses changes: the copy it
     writes could not follow them. Nested dicts and lists are frozen too.
     """
+    if type(obj) is FrozenDict or type(obj) is FrozenList:
+        return obj
     if isinstance(obj, Mapping):
         return FrozenDict({k: frozen(v) for k, v in obj.items()})
     if isinstance(obj, (list, tuple)):

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Any
 
 Obj = dict[str, Any]
@@ -12,9 +11,11 @@ Obj = dict[str, Any]
 DEFAULT_SERVING_PORT = 8000
 
 
-# Read-only after construction; properties are computed once (every object of a call asks).
 @dataclass(frozen=True)
 class ReplicaContext:
+    """The call's inputs, and the fields derived from them that every object asks for,
+    resolved once at construction."""
+
     replica: Obj
     """The ModelReplica with its XRD defaults applied."""
     cluster: Obj
@@ -25,47 +26,37 @@ class ReplicaContext:
     """Observed composed resources by composition resource name."""
     model_cache: Obj | None = None
 
-    @cached_property
-    def name(self) -> str:
-        return str(self.replica["metadata"]["name"])
+    name: str = field(init=False)
+    namespace: str = field(init=False)
+    """The replica's namespace, which is also the remote namespace of its objects."""
+    spec: Obj = field(init=False)
+    stack: str = field(init=False)
+    serving: Obj = field(init=False)
+    serving_port: int = field(init=False)
+    mode: str = field(init=False)
+    model_cache_name: str | None = field(init=False)
+    """spec.modelCacheRef.name: the ModelCache whose volume engine containers mount."""
+    claim_revisions: dict[int, str] = field(init=False, default_factory=dict)
+    """Claim-template revisions by ``id()`` of the member (see claims.member_revision);
+    members live as long as this context, so their ids stay theirs."""
 
-    @cached_property
-    def namespace(self) -> str:
-        """The replica's namespace, which is also the remote namespace of its objects."""
-        return str(self.replica["metadata"].get("namespace") or "default")
-
-    @cached_property
-    def spec(self) -> Obj:
-        return self.replica["spec"]
+    def __post_init__(self) -> None:
+        metadata, spec = self.replica["metadata"], self.replica["spec"]
+        serving = spec.get("serving") or {}
+        ref = spec.get("modelCacheRef")
+        derived = {
+            "name": str(metadata["name"]),
+            "namespace": str(metadata.get("namespace") or "default"),
+            "spec": spec,
+            "stack": str(self.cluster.get("spec", {}).get("stack") or "Standard"),
+            "serving": serving,
+            "serving_port": int(serving.get("port", DEFAULT_SERVING_PORT)),
+            "mode": str(serving.get("mode", "Unified")),
+            "model_cache_name": str(ref["name"]) if ref else None,
+        }
+        for key, value in derived.items():
+            object.__setattr__(self, key, value)
 
     @property
     def engines(self) -> list[Obj]:
         return list(self.spec["engines"])
-
-    @cached_property
-    def stack(self) -> str:
-        return str(self.cluster.get("spec", {}).get("stack") or "Standard")
-
-    @cached_property
-    def serving(self) -> Obj:
-        return self.spec.get("serving") or {}
-
-    @cached_property
-    def serving_port(self) -> int:
-        return int(self.serving.get("port", DEFAULT_SERVING_PORT))
-
-    @cached_property
-    def mode(self) -> str:
-        return str(self.serving.get("mode", "Unified"))
-
-    @cached_property
-    def claim_revisions(self) -> dict[int, str]:
-        """Claim-template revisions by ``id()`` of the member (see claims.member_revision);
-        members live as long as this context, so their ids stay theirs."""
-        return {}
-
-    @cached_property
-    def model_cache_name(self) -> str | None:
-        """spec.modelCacheRef.name: the ModelCache whose volume engine containers mount."""
-        ref = self.spec.get("modelCacheRef")
-        return str(ref["name"]) if ref else None

@@ -157,15 +157,14 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
     ns = ctx.namespace
     config = config_text(ctx)
 
-    # Fresh dicts per object: shared ones would print as YAML anchors in rendered output.
-    def meta() -> Obj:
-        return {"name": name, "namespace": ns, "labels": labels.owned(ctx.name)}
+    # The six objects share one name, so one metadata (frozen: written six times, built once).
+    meta: Obj = frozen({"name": name, "namespace": ns, "labels": labels.owned(ctx.name)})
 
     return {
         SERVICE_ACCOUNT_KEY: wrap(
             ctx,
             SERVICE_ACCOUNT_KEY,
-            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta()},
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
         ),
         ROLE_KEY: wrap(
             ctx,
@@ -173,7 +172,7 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",
-                "metadata": meta(),
+                "metadata": meta,
                 "rules": rules(),
             },
         ),
@@ -183,7 +182,7 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "RoleBinding",
-                "metadata": meta(),
+                "metadata": meta,
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
                 "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
             },
@@ -194,17 +193,17 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
             {
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
-                "metadata": meta(),
+                "metadata": meta,
                 "data": {CONFIG_FILE: config},
             },
         ),
         DEPLOYMENT_KEY: wrap(
             ctx,
             DEPLOYMENT_KEY,
-            _deployment(ctx, meta(), pool, config),
+            _deployment(ctx, meta, pool, config),
             readiness=_AVAILABLE,
         ),
-        SERVICE_KEY: wrap(ctx, SERVICE_KEY, _service(ctx, meta())),
+        SERVICE_KEY: wrap(ctx, SERVICE_KEY, _service(ctx, meta)),
     }
 
 
