@@ -63,9 +63,9 @@ def worker(mode: str, example: Path, calls: int) -> None:
 def counted(mode: str, example: Path, calls: int) -> int:
     """Instructions valgrind counts for a worker making ``WARM_UP + calls`` calls."""
     valgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-    worker = [sys.executable, __file__, "--worker", mode, str(example), "--calls", str(calls)]
+    command = [sys.executable, __file__, "--worker", mode, str(example), "--calls", str(calls)]
     out = subprocess.run(
-        [*valgrind, *worker],
+        [*valgrind, *command],
         capture_output=True,
         text=True,
         check=True,

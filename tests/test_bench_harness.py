@@ -61,3 +61,13 @@ def test_the_sdk_helper_conversion_writes_the_same_desired_resources():
     assert {k: r.resource for k, r in out.desired.resources.items()} == {
         k: r.resource for k, r in rsp.desired.resources.items()
     }
+
+
+def test_the_instruction_bench_workers_make_the_calls_they_count():
+    import bench_instructions
+
+    seed = Path(__file__).resolve().parents[1] / "examples" / "replica-seed"
+    cold = bench_instructions.calls_for("cold", seed)()
+    assert len(cold.desired.resources) == 11
+    for mode in bench_instructions.MODES:
+        bench_instructions.calls_for(mode, seed)()
