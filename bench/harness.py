@@ -51,6 +51,14 @@ class Timing:
     seconds: float
 
 
+def calls_per_batch(fn: Callable[[], object], seconds: float) -> int:
+    """How many calls of ``fn`` (timed once) fill about ``seconds``; 1 to 2,000."""
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-6)
+    return max(1, min(2000, int(seconds / once)))
+
+
 def best_of(fn: Callable[[], object], *, repeat: int = 5, number: int = 0) -> float:
     """Median of ``repeat`` batches, each timing ``number`` calls (auto-sized to ~0.2 s)."""
     return sampled(fn, repeat=repeat, number=number)[0]
@@ -63,10 +71,7 @@ def sampled(fn: Callable[[], object], *, repeat: int = 5, number: int = 0) -> tu
     the machine's quick phase, the median what a run typically sees.
     """
     if number <= 0:
-        start = time.perf_counter()
-        fn()
-        once = max(time.perf_counter() - start, 1e-6)
-        number = max(1, min(2000, int(0.2 / once)))
+        number = calls_per_batch(fn, 0.2)
     batches = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -188,12 +193,7 @@ class Sample:
 def interleaved(named: list[tuple[str, Callable[[], object]]], repeat: int = 9) -> list[Sample]:
     """Each function's median and fastest batch, the batches taken in turn (one of each, then
     again): a drift in machine speed then hits every figure alike and the ratios hold."""
-    numbers = []
-    for _, fn in named:
-        start = time.perf_counter()
-        fn()
-        once = max(time.perf_counter() - start, 1e-6)
-        numbers.append(max(1, min(2000, int(0.1 / once))))
+    numbers = [calls_per_batch(fn, 0.1) for _, fn in named]
     batches: list[list[float]] = [[] for _ in named]
     for _ in range(repeat):
         for (_, fn), number, out in zip(named, numbers, batches, strict=True):
