@@ -191,3 +191,30 @@ def test_admitted_replicas_compose_deterministically_into_names_that_fit(replica
             assert [str(e) for e in ADMISSION.admit(manifest).errors] == [], key
         elif manifest["kind"] in ("Deployment", "ResourceClaimTemplate"):
             kubernetes_validate.validate(manifest, "1.34", strict=True)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(replica=replicas(), stack=st.sampled_from(["Standard", "Dynamo", None]))
+def test_through_run_function_views_compose_what_plain_data_does(replica, stack):
+    """At the gRPC edge the composite's containers and the cluster arrive as read-only views
+    and constants are frozen; the response must carry exactly what composing plain data gives."""
+    from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+    from modelplane.compose import default_registry
+    from modelplane.function import FunctionRunner, response_to_dict
+    from modelplane.structs import dict_to_struct, materialize
+
+    admitted = ADMISSION.admit(replica)
+    assume(admitted.ok)
+    required = {"cluster": [cluster(stack=stack)], "modelcache": [model_cache()]}
+    direct = compose(Inputs(composite=admitted.object, required=required))
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="property"))
+    req.observed.composite.resource.CopyFrom(dict_to_struct(admitted.object))
+    for name, objs in required.items():
+        for obj in objs:
+            req.required_resources[name].items.add().resource.CopyFrom(dict_to_struct(obj))
+    answered = response_to_dict(FunctionRunner(default_registry()).run(req))
+    assert answered["desired"]["resources"] == {
+        k: {"resource": materialize(d.resource), "ready": f"READY_{d.ready.upper()}"}
+        for k, d in direct.resources.items()
+    }
