@@ -397,7 +397,7 @@ class FrozenDict(dict[str, Any]):
         self.struct = struct_pb2.Struct()
         _fill_fields(self.struct.fields, items)
 
-    # Pickled (for the response memo's keys) and copied as the plain dict it holds.
+    # copy, deepcopy and pickle give the plain dict it holds: a copy is the caller's to change.
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (dict(self),))
 
