@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import claim_template_name
 from modelplane.kube.names import short_hash
+from modelplane.structs import frozen
 
 Obj = dict[str, Any]
 
@@ -16,38 +19,49 @@ API_VERSION = "resource.k8s.io/v1"
 
 
 def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
-    """The member's ResourceClaimTemplate, named for its requests (see ``revision``)."""
+    """The member's ResourceClaimTemplate, named for its requests (see ``member_claim``)."""
     role = str(member.get("role") or "Standalone")
-    requests = device_requests(member)
+    claim = member_claim(ctx, member)
     return {
         "apiVersion": API_VERSION,
         "kind": "ResourceClaimTemplate",
         "metadata": {
-            "name": claim_template_name(
-                ctx.name, engine["name"], role, member_revision(ctx, member)
-            ),
+            "name": claim_template_name(ctx.name, engine["name"], role, claim.revision),
             "namespace": ctx.namespace,
             "labels": labels.owned(ctx.name, engine["name"]),
         },
-        "spec": {"spec": {"devices": {"requests": requests}}},
+        "spec": claim.spec,
     }
 
 
-def member_revision(ctx: ReplicaContext, member: Obj) -> str:
-    """The revision of the template a claiming member's pods reference.
+@dataclass(frozen=True)
+class MemberClaim:
+    revision: str
+    """A digest of the requests: equal requests, equal digest, in any run."""
+    spec: Obj
+    """The template's spec (frozen: every member and replica with these requests shares it)."""
+
+
+def member_claim(ctx: ReplicaContext, member: Obj) -> MemberClaim:
+    """What a claiming member's template holds and its pods reference.
 
     Asked for by the template, its resource key and the pods: computed once per call.
     """
-    revisions = ctx.claim_revisions
-    found = revisions.get(id(member))
+    claims = ctx.member_claims
+    found = claims.get(id(member))
     if found is None:
-        found = revisions[id(member)] = revision(device_requests(member))
+        found = claims[id(member)] = _claim(_CANONICAL.encode(device_requests(member)))
     return found
 
 
-def revision(requests: list[Obj]) -> str:
-    """A digest of a template's requests: equal requests, equal digest, in any run."""
-    return short_hash(_CANONICAL.encode(requests))
+def member_revision(ctx: ReplicaContext, member: Obj) -> str:
+    return member_claim(ctx, member).revision
+
+
+@lru_cache(maxsize=1024)
+def _claim(canonical: str) -> MemberClaim:
+    requests = json.loads(canonical)
+    return MemberClaim(short_hash(canonical), frozen({"spec": {"devices": {"requests": requests}}}))
 
 
 # One encoder for every digest: json.dumps with options builds a new one per call.

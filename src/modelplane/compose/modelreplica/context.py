@@ -36,9 +36,9 @@ class ReplicaContext:
     mode: str = field(init=False)
     model_cache_name: str | None = field(init=False)
     """spec.modelCacheRef.name: the ModelCache whose volume engine containers mount."""
-    claim_revisions: dict[int, str] = field(init=False, default_factory=dict)
-    """Claim-template revisions by ``id()`` of the member (see claims.member_revision);
-    members live as long as this context, so their ids stay theirs."""
+    member_claims: dict[int, Any] = field(init=False, default_factory=dict)
+    """Each claiming member's ``claims.MemberClaim`` by ``id()`` of the member; members live
+    as long as this context, so their ids stay theirs."""
 
     def __post_init__(self) -> None:
         metadata, spec = self.replica["metadata"], self.replica["spec"]
