@@ -10,7 +10,6 @@ from modelplane.structs import (
     StructView,
     dict_to_struct,
     frozen,
-    layered,
     lazy_paths,
     materialize,
     struct_to_dict,
@@ -118,20 +117,3 @@ def test_lazy_paths_leave_exactly_the_named_sub_trees_as_views():
     assert type(out["a"][0]["d"]) is list and type(out["a"]) is list and out["i"] == 3
     assert materialize(out) == obj
     assert dict_to_struct(out) == dict_to_struct(obj)  # views are written back unchanged
-
-
-def test_a_layered_dict_writes_its_base_and_its_own_keys_as_one_object():
-    base = {"apiVersion": "v1", "kind": "Object", "spec": {"a": [1]}}
-    obj = layered(base, {"metadata": {"name": "x"}, "inner": layered({"k": "v"}, {"n": 2})})
-    plain = {**base, "metadata": {"name": "x"}, "inner": {"k": "v", "n": 2}}
-    assert obj == plain
-    assert dict_to_struct(obj) == dict_to_struct(plain)
-    assert dict_to_struct({"items": [obj]}) == dict_to_struct({"items": [plain]})
-
-
-def test_a_layered_dict_refuses_keys_its_base_has_and_changes_after_it_is_built():
-    with pytest.raises(ValueError, match="kind"):
-        layered({"kind": "Object"}, {"kind": "Other"})
-    obj = layered({"kind": "Object"}, {"metadata": {}})
-    with pytest.raises(TypeError, match="frozen"):
-        obj["spec"] = {}

@@ -148,10 +148,6 @@ def fill_struct(s: struct_pb2.Struct, d: Mapping[str, Any]) -> None:
     if isinstance(d, (StructView, FrozenDict)):
         s.CopyFrom(d.struct)
         return
-    if type(d) is LayeredDict:
-        s.CopyFrom(d.base.struct)
-        _fill_fields(s.fields, d.extra)
-        return
     _fill_fields(s.fields, d)
 
 
@@ -204,10 +200,6 @@ def _fill_fields(fields: Any, d: Mapping[str, Any]) -> None:
                 fields[k].list_value.SetInParent()
         elif t is FrozenDict:
             fields[k].struct_value.CopyFrom(x.struct)
-        elif t is LayeredDict:
-            layer = fields[k].struct_value
-            layer.CopyFrom(x.base.struct)
-            _fill_fields(layer.fields, x.extra)
         elif t is FrozenList:
             fields[k].list_value.CopyFrom(x.list)
         elif t is int or t is float:
@@ -235,10 +227,6 @@ def _fill_values(values: Any, items: list[Any]) -> None:
                 values.add().list_value.SetInParent()
         elif t is FrozenDict:
             values.add().struct_value.CopyFrom(x.struct)
-        elif t is LayeredDict:
-            layer = values.add().struct_value
-            layer.CopyFrom(x.base.struct)
-            _fill_fields(layer.fields, x.extra)
         elif t is FrozenList:
             values.add().list_value.CopyFrom(x.list)
         elif t is int or t is float:
@@ -253,9 +241,6 @@ def _set_other(out: struct_pb2.Value, v: Any) -> None:
     t = type(v)
     if t is FrozenDict:
         out.struct_value.CopyFrom(v.struct)
-    elif t is LayeredDict:
-        out.struct_value.CopyFrom(v.base.struct)
-        _fill_fields(out.struct_value.fields, v.extra)
     elif t is FrozenList:
         out.list_value.CopyFrom(v.list)
     elif v is None:
@@ -413,33 +398,6 @@ class FrozenDict(dict[str, Any]):
         _fill_fields(self.struct.fields, items)
 
     # copy, deepcopy and pickle give the plain dict it holds: a copy is the caller's to change.
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (dict(self),))
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
-    __ior__ = _refuse
-
-
-def layered(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """``{**base, **extra}`` for a frozen ``base`` shared by many objects (an Object's
-    apiVersion and kind, say): written as one copy of the base plus the extra keys."""
-    return LayeredDict(frozen(base), extra)
-
-
-class LayeredDict(dict[str, Any]):
-    """A read-only dict: a frozen base and the keys added to it; build one with ``layered``."""
-
-    __slots__ = ("base", "extra")
-
-    def __init__(self, base: FrozenDict, extra: Mapping[str, Any]) -> None:
-        shared = base.keys() & extra.keys()
-        if shared:  # writing would merge into the base's value, not replace it
-            raise ValueError(f"layered keys also in the base: {sorted(shared)}")
-        super().__init__(base)
-        dict.update(self, extra)
-        self.base = base
-        self.extra = extra
-
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (dict(self),))
 

@@ -150,25 +150,21 @@ def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Ob
         ),
     }
     if auth is not None:
+        token = _wrap(mc, TOKEN, name, provider_config, token_secret(mc))
         source_key = str(auth.get("key") or TOKEN_KEY)
-        copied_from_the_users_secret = {
-            "patchesFrom": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": str(auth["name"]),
-                "namespace": _namespace(mc),
-                "fieldPath": f"data[{source_key}]",
-            },
-            "toFieldPath": f"data[{TOKEN_KEY}]",
-        }
-        out[f"{TOKEN}-{name}"] = _wrap(
-            mc,
-            TOKEN,
-            name,
-            provider_config,
-            token_secret(mc),
-            references=[copied_from_the_users_secret],
-        )
+        token["spec"]["references"] = [
+            {
+                "patchesFrom": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "name": str(auth["name"]),
+                    "namespace": _namespace(mc),
+                    "fieldPath": f"data[{source_key}]",
+                },
+                "toFieldPath": f"data[{TOKEN_KEY}]",
+            }
+        ]
+        out[f"{TOKEN}-{name}"] = token
     out[f"{HYDRATE}-{revision}-{name}"] = _wrap(
         mc,
         f"{HYDRATE}-{revision}",
@@ -344,7 +340,6 @@ def _wrap(
     *,
     readiness: Obj | None = None,
     policies: list[str] | None = None,
-    references: list[Obj] | None = None,
 ) -> Obj:
     # Per cache, role and cluster: distinct from each other and from ModelReplica Objects
     # (two-part names) in the same namespace, because the hash covers every part.
@@ -355,7 +350,6 @@ def _wrap(
         manifest,
         readiness=readiness,
         management_policies=policies,
-        references=references,
     )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.kube.names import dns_label
-from modelplane.structs import frozen, layered
+from modelplane.structs import frozen
 
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
@@ -49,34 +49,25 @@ def remote_object(
     *,
     readiness: Obj | None = None,
     management_policies: list[str] | None = None,
-    references: list[Obj] | None = None,
 ) -> Obj:
     """A namespaced provider-kubernetes Object applying ``manifest`` through a cluster's
-    ClusterProviderConfig; ready once created unless ``readiness`` says otherwise.
-    ``references`` patch fields in from other objects (``spec.references``)."""
-    # Only the names and the manifest differ between Objects: the rest is written as copies.
-    policies = tuple(management_policies) if management_policies is not None else None
-    settings = _settings(provider_config, tuple((readiness or _CREATED).items()), policies)
-    varying: Obj = {"forProvider": {"manifest": manifest}}
-    if references:
-        varying["references"] = references
-    spec = layered(settings, varying)
-    return layered(_OBJECT, {"metadata": {"name": name, "namespace": namespace}, "spec": spec})
-
-
-_OBJECT = frozen({"apiVersion": OBJECT_API_VERSION, "kind": "Object"})
-
-
-# Every Object of every replica on a cluster carries the same reference and one of a few
-# readiness policies.
-@lru_cache(maxsize=1024)
-def _settings(
-    provider_config: str, readiness: tuple[tuple[str, Any], ...], policies: tuple[str, ...] | None
-) -> Any:
-    settings: Obj = {
-        "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config},
-        "readiness": dict(readiness),
+    ClusterProviderConfig; ready once created unless ``readiness`` says otherwise."""
+    spec: Obj = {
+        "forProvider": {"manifest": manifest},
+        "providerConfigRef": _provider_config_ref(provider_config),
+        "readiness": readiness or _CREATED,
     }
-    if policies is not None:
-        settings["managementPolicies"] = list(policies)
-    return frozen(settings)
+    if management_policies is not None:
+        spec["managementPolicies"] = management_policies
+    return {
+        "apiVersion": OBJECT_API_VERSION,
+        "kind": "Object",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+# Every Object of every replica on a cluster carries the same reference.
+@lru_cache(maxsize=1024)
+def _provider_config_ref(name: str) -> Any:
+    return frozen({"kind": PROVIDER_CONFIG_KIND, "name": name})
