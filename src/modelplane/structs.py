@@ -16,9 +16,11 @@ are ``frozen``: encoded once per process and written as one protobuf copy.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, TypeVar, cast, overload
 
 from google.protobuf import struct_pb2
+
+T = TypeVar("T")
 
 
 def struct_to_dict(s: struct_pb2.Struct) -> dict[str, Any]:
@@ -363,7 +365,7 @@ def materialize(obj: Any) -> Any:
     return obj
 
 
-def frozen(obj: Any) -> Any:
+def frozen(obj: T) -> T:
     """A constant sub-tree of composed output, encoded once for the life of the process.
 
     Composers build every object afresh, and each value costs about a microsecond to write
@@ -374,9 +376,9 @@ def frozen(obj: Any) -> Any:
     if type(obj) is FrozenDict or type(obj) is FrozenList:
         return obj
     if isinstance(obj, Mapping):
-        return FrozenDict({k: frozen(v) for k, v in obj.items()})
+        return cast(T, FrozenDict({k: frozen(v) for k, v in obj.items()}))
     if isinstance(obj, (list, tuple)):
-        return FrozenList([frozen(v) for v in obj])
+        return cast(T, FrozenList([frozen(v) for v in obj]))
     return obj
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 from modelplane.kube.names import dns_label
 from modelplane.structs import frozen
@@ -52,13 +52,13 @@ def owned(replica: str, engine: str | None = None) -> dict[str, str]:
     labels = {MANAGED_BY: "modelplane", REPLICA: label_value(replica)}
     if engine is not None:
         labels[ENGINE] = label_value(engine)
-    return cast(dict[str, str], frozen(labels))
+    return frozen(labels)
 
 
 @lru_cache(maxsize=4096)
 def serving_selector(replica: str) -> dict[str, str]:
     """Selects exactly the pods that serve the replica's port: Standalone pods and gang leaders."""
-    return cast(dict[str, str], frozen({REPLICA: label_value(replica), SERVING: "true"}))
+    return frozen({REPLICA: label_value(replica), SERVING: "true"})
 
 
 @lru_cache(maxsize=4096)
@@ -67,7 +67,7 @@ def component(replica: str, name: str) -> dict[str, str]:
 
     They never carry ``SERVING``, so the InferencePool can never select them.
     """
-    return cast(dict[str, str], frozen({**owned(replica), COMPONENT: name}))
+    return frozen({**owned(replica), COMPONENT: name})
 
 
 def is_serving_role(role: str) -> bool:

@@ -45,7 +45,7 @@ _GPU_TOLERATIONS = frozen([{"key": "nvidia.com/gpu", "operator": "Exists", "effe
 
 
 @lru_cache(maxsize=64)
-def _default_probe(port: int) -> Any:
+def _default_probe(port: int) -> Obj:
     return frozen({"httpGet": {"path": "/health", "port": port}, **DEFAULT_PROBE_TIMINGS})
 
 

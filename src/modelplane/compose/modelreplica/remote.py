@@ -69,5 +69,5 @@ def remote_object(
 
 # Every Object of every replica on a cluster carries the same reference.
 @lru_cache(maxsize=1024)
-def _provider_config_ref(name: str) -> Any:
+def _provider_config_ref(name: str) -> Obj:
     return frozen({"kind": PROVIDER_CONFIG_KIND, "name": name})

@@ -157,7 +157,7 @@ _NO_TIMEOUT = frozen({"request": "0s"})
 
 
 @lru_cache(maxsize=256)
-def _parent_refs(name: str, namespace: str) -> Any:
+def _parent_refs(name: str, namespace: str) -> list[Obj]:
     return frozen(
         [
             {

@@ -11,7 +11,7 @@ counts with the desired count and hold false (not error) while status is still m
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.claims import claim_template, member_revision
@@ -193,16 +193,12 @@ def leaderworkerset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) 
 @lru_cache(maxsize=64)
 def _lws_env(size: int) -> list[Obj]:
     # LWS prepends LWS_* to each container's env, so these references expand.
-    return cast(
-        list[Obj],
-        frozen(
-            [
-                {"name": LEADER_ADDRESS_ENV, "value": "$(LWS_LEADER_ADDRESS)"},
-                {"name": RANK_ENV, "value": "$(LWS_WORKER_INDEX)"},
-                {"name": GANG_SIZE_ENV, "value": str(size)},
-            ]
-        ),
-    )
+    env: list[Obj] = [
+        {"name": LEADER_ADDRESS_ENV, "value": "$(LWS_LEADER_ADDRESS)"},
+        {"name": RANK_ENV, "value": "$(LWS_WORKER_INDEX)"},
+        {"name": GANG_SIZE_ENV, "value": str(size)},
+    ]
+    return frozen(env)
 
 
 _PUBLISH_NOT_READY = frozen({"publishNotReadyAddresses": True})
@@ -261,25 +257,21 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
 def _grove_env(size: int) -> list[Obj]:
     # Grove injects its GROVE_* env ahead of the template's, so these references expand; the
     # group-wide pod index (leader 0, workers 1..n, in cliqueNames order) is the rank.
-    return cast(
-        list[Obj],
-        frozen(
-            [
-                {
-                    "name": LEADER_ADDRESS_ENV,
-                    "value": f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-{LEADER_CLIQUE}-0"
-                    ".$(GROVE_HEADLESS_SERVICE)",
-                },
-                {
-                    "name": RANK_ENV,
-                    "valueFrom": {
-                        "fieldRef": {"fieldPath": f"metadata.labels['{GROVE_GANG_INDEX_LABEL}']"}
-                    },
-                },
-                {"name": GANG_SIZE_ENV, "value": str(size)},
-            ]
-        ),
-    )
+    env: list[Obj] = [
+        {
+            "name": LEADER_ADDRESS_ENV,
+            "value": f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-{LEADER_CLIQUE}-0"
+            ".$(GROVE_HEADLESS_SERVICE)",
+        },
+        {
+            "name": RANK_ENV,
+            "valueFrom": {
+                "fieldRef": {"fieldPath": f"metadata.labels['{GROVE_GANG_INDEX_LABEL}']"}
+            },
+        },
+        {"name": GANG_SIZE_ENV, "value": str(size)},
+    ]
+    return frozen(env)
 
 
 def _clique(name: str, pod: PodTemplate, replicas: int) -> Obj:
