@@ -27,7 +27,7 @@ from typing import Any
 from modelplane.compose.modelreplica.labels import MANAGED_BY
 from modelplane.compose.modelreplica.names import cache_claim_name
 from modelplane.compose.modelreplica.pods import CACHE_MOUNT_PATH
-from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_object
+from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_namespace, remote_object
 from modelplane.composer import Condition, Desired, Inputs, Ready, Requirement, Result
 from modelplane.fleet.observed import carried
 from modelplane.kube.names import dns_label, short_hash
@@ -138,7 +138,12 @@ def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Ob
     job["metadata"]["name"] = dns_label("modelcache", _name(mc), revision)
     out = {
         f"{NAMESPACE}-{name}": _wrap(
-            mc, NAMESPACE, name, provider_config, namespace(mc), policies=NEVER_DELETE
+            mc,
+            NAMESPACE,
+            name,
+            provider_config,
+            remote_namespace(_namespace(mc)),
+            policies=NEVER_DELETE,
         ),
         f"{CLAIM}-{name}": _wrap(
             mc,
@@ -174,15 +179,6 @@ def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Ob
         readiness={"policy": "DeriveFromCelQuery", "celQuery": JOB_COMPLETE},
     )
     return out
-
-
-def namespace(mc: Obj) -> Obj:
-    """The same manifest a ModelReplica composes for its remote namespace: they share it."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": _namespace(mc), "labels": {MANAGED_BY: "modelplane"}},
-    }
 
 
 def claim(mc: Obj, cluster: Obj) -> Obj:

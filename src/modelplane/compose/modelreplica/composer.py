@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modelreplica import labels, picker, routing, status
+from modelplane.compose.modelreplica import picker, routing, status
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import NAMESPACE_KEY
-from modelplane.compose.modelreplica.remote import NEVER_DELETE, wrap
+from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_namespace, wrap
 from modelplane.compose.modelreplica.shape import problem
 from modelplane.compose.modelreplica.workloads import EngineShapeError, engine_resources
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
@@ -98,21 +98,13 @@ def compose(inputs: Inputs) -> Result:
 def compose_workloads(ctx: ReplicaContext) -> dict[str, Obj]:
     """The remote namespace, then each engine's workload and claim templates, all wrapped."""
     resources = {
-        NAMESPACE_KEY: wrap(ctx, NAMESPACE_KEY, namespace(ctx), management_policies=NEVER_DELETE)
+        NAMESPACE_KEY: wrap(
+            ctx, NAMESPACE_KEY, remote_namespace(ctx.namespace), management_policies=NEVER_DELETE
+        )
     }
     for engine in ctx.spec["engines"]:
         resources.update(engine_resources(ctx, engine))
     return resources
-
-
-def namespace(ctx: ReplicaContext) -> Obj:
-    """Shared by every replica of the namespace on that cluster, so it names no replica:
-    replicas would otherwise fight over its labels."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": ctx.namespace, "labels": {labels.MANAGED_BY: "modelplane"}},
-    }
 
 
 def _requirements(replica: Obj) -> dict[str, Requirement]:

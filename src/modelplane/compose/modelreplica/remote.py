@@ -6,6 +6,7 @@ from functools import lru_cache
 from typing import Any
 
 from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.labels import MANAGED_BY
 from modelplane.kube.names import dns_label
 from modelplane.structs import frozen
 
@@ -64,6 +65,16 @@ def remote_object(
         "kind": "Object",
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
+    }
+
+
+def remote_namespace(name: str) -> Obj:
+    """A tenant's namespace on a workload cluster. Its replicas and model caches each compose
+    it, so it names none of them: they would otherwise fight over its labels."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {MANAGED_BY: "modelplane"}},
     }
 
 
