@@ -20,7 +20,7 @@ API_VERSION = "resource.k8s.io/v1"
 
 def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
     """The member's ResourceClaimTemplate, named for its requests (see ``member_claim``)."""
-    role = str(member.get("role") or "Standalone")
+    role = labels.role_of(member)
     claim = member_claim(ctx, member)
     return {
         "apiVersion": API_VERSION,

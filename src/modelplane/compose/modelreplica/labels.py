@@ -70,6 +70,11 @@ def component(replica: str, name: str) -> dict[str, str]:
     return frozen({**owned(replica), COMPONENT: name})
 
 
+def role_of(member: dict[str, Any]) -> str:
+    """A member's role, Standalone when it names none (as the XRD defaults it)."""
+    return str(member.get("role") or "Standalone")
+
+
 def is_serving_role(role: str) -> bool:
     return role in ("Standalone", "Leader")
 

@@ -83,7 +83,7 @@ def member_pod(
     gang_env: list[Obj] | None = None,
     scheduler: str | None = None,
 ) -> PodTemplate:
-    role = str(member.get("role") or "Standalone")
+    role = labels.role_of(member)
     serving = labels.is_serving_role(role)
     claims = bool(member.get("deviceRequests"))
     cached = ctx.model_cache_name is not None

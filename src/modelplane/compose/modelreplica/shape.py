@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.modelreplica.labels import role_of
+
 Obj = dict[str, Any]
 
 
@@ -53,7 +55,7 @@ def _engine_problem(engine: Any, path: str) -> str | None:
     members = engine.get("members")
     if not isinstance(members, list) or not members:
         return f"{path}.members: Required value"
-    roles = [str(m.get("role") or "Standalone") if isinstance(m, dict) else "" for m in members]
+    roles = [role_of(m) if isinstance(m, dict) else "" for m in members]
     if not (
         roles == ["Standalone"]
         or (roles.count("Leader") == 1 and "Worker" in roles and "Standalone" not in roles)
@@ -74,7 +76,7 @@ def _engine_problem(engine: Any, path: str) -> str | None:
 def _member_problem(member: Obj, path: str) -> str | None:
     if not isinstance(member.get("nodePoolName"), str) or not member["nodePoolName"]:
         return f"{path}.nodePoolName: Required value"
-    role = str(member.get("role") or "Standalone")
+    role = role_of(member)
     spec = _spec(member)
     if spec is None:
         if role == "Standalone":

@@ -91,16 +91,12 @@ RANK_ENV = "MODELPLANE_RANK"
 GANG_SIZE_ENV = "MODELPLANE_GANG_SIZE"
 
 
-def role_of(member: Obj) -> str:
-    return str(member.get("role") or "Standalone")
-
-
 def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
     """The engine's wrapped workload Object(s) and ResourceClaimTemplates, by resource key."""
     members = engine["members"]
     name = engine["name"]
     out: dict[str, Obj] = {}
-    roles = {role_of(m): m for m in members}
+    roles = {labels.role_of(m): m for m in members}
     if "Standalone" in roles:
         member = roles["Standalone"]
         out[workload_key(name)] = wrap(
@@ -133,7 +129,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
             )
     for member in members:
         if member.get("deviceRequests"):
-            key = claim_key(name, role_of(member), member_revision(ctx, member))
+            key = claim_key(name, labels.role_of(member), member_revision(ctx, member))
             out[key] = wrap(ctx, key, claim_template(ctx, engine, member))
     return out
 
@@ -318,7 +314,7 @@ def _required_spec(member: Obj, partner: Obj | None, engine: Obj) -> Obj:
     spec = member_spec(member, partner)
     if spec is None:
         raise EngineShapeError(
-            f"engine {engine['name']!r}: member {role_of(member)} has no template.spec"
+            f"engine {engine['name']!r}: member {labels.role_of(member)} has no template.spec"
             + ("" if partner is None else " and neither has its partner")
         )
     return spec
