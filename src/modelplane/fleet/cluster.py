@@ -14,8 +14,8 @@ from typing import Any
 
 from modelplane.compose.modelreplica.remote import remote_object
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
-from modelplane.fleet.observed import carry_forward
 from modelplane.kube.names import dns_label
+from modelplane.observed import carried
 
 Obj = dict[str, Any]
 
@@ -246,8 +246,9 @@ def _unsupported(inputs: Inputs, source: str) -> Result:
         "clusters. "
         "Bring the cluster and use source Existing with a kubeconfig secretRef; nothing is composed"
     )
+    # Readiness stays unspecified: an unsupported source never makes the cluster Ready.
     return Result(
-        resources=carry_forward(inputs.observed),
+        resources={k: Desired(carried(o)) for k, o in sorted(inputs.observed.items())},
         conditions=[Condition("SourceSupported", "False", "UnsupportedSource", message)],
         events=[Event("Warning", message, "UnsupportedSource")],
     )

@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
-from modelplane.fleet.observed import carried
+from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
 from modelplane.fleet.placement import (
     CLUSTER,
     DEPLOYMENT,
@@ -34,6 +33,7 @@ from modelplane.fleet.placement import (
 )
 from modelplane.fleet.scheduler import schedule
 from modelplane.kube.names import dns_label
+from modelplane.observed import carried, carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -79,13 +79,13 @@ def compose_deployment(inputs: Inputs) -> Result:
         key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
         names[key] = p.existing or replica_name(md, p)
         observed = mine.get(key)
-        result.resources[key] = Desired(stamp(md, p, names[key]), ready=_ready(observed))
+        result.resources[key] = Desired(stamp(md, p, names[key]), ready=ready_as_observed(observed))
         placed_keys.append(key)
 
     serving_placed = sum(1 for k in placed_keys if _serving(mine.get(k)) == "True")
     kept = _make_before_break(mine, plan, clusters, serving_placed, result.resources)
     for key in kept:
-        result.resources[key] = Desired(carried(mine[key]), ready=_ready(mine[key]))
+        result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
 
     ready = serving_placed + len(kept)
     result.status = {"replicas": {"total": plan.scheduled, "ready": ready}}
@@ -257,7 +257,7 @@ def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
 
 def _waiting(mine: Mapping[str, Obj], missing: list[str]) -> Result:
     return Result(
-        resources=_carried(mine),
+        resources=carry_forward(mine),
         requirements=dict(REQUIREMENTS),
         conditions=[
             Condition(
@@ -275,7 +275,7 @@ def _invalid_selectors(mine: Mapping[str, Obj], plan: Schedule) -> Result:
     message = f"invalid device selector: {detail}; existing replicas are kept unchanged"
     names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
     return Result(
-        resources=_carried(mine),
+        resources=carry_forward(mine),
         requirements=dict(REQUIREMENTS),
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
@@ -284,10 +284,6 @@ def _invalid_selectors(mine: Mapping[str, Obj], plan: Schedule) -> Result:
         ],
         events=[Event("Warning", message, "InvalidSelector")],
     )
-
-
-def _carried(mine: Mapping[str, Obj]) -> dict[str, Desired]:
-    return {key: Desired(carried(obj), ready=_ready(obj)) for key, obj in sorted(mine.items())}
 
 
 def _malformed(md: Obj) -> str | None:
@@ -342,11 +338,6 @@ def _serving(obj: Obj | None) -> str:
 
 def _count_serving(objs: Iterable[Obj]) -> int:
     return sum(1 for o in objs if _serving(o) == "True")
-
-
-def _ready(obj: Obj | None) -> Ready:
-    c = _condition(obj, "Ready")
-    return "True" if c and c.get("status") == "True" else "False"
 
 
 def _waiting_on(name: str, obj: Obj | None) -> str:

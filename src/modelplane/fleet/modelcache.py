@@ -28,9 +28,9 @@ from modelplane.compose.modelreplica.labels import MANAGED_BY
 from modelplane.compose.modelreplica.names import cache_claim_name
 from modelplane.compose.modelreplica.pods import CACHE_MOUNT_PATH
 from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_namespace, remote_object
-from modelplane.composer import Condition, Desired, Inputs, Ready, Requirement, Result
-from modelplane.fleet.observed import carried
+from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label, short_hash
+from modelplane.observed import carried, carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -95,13 +95,13 @@ def compose_model_cache(inputs: Inputs) -> Result:
         provider_config = _provider_config(cluster)
         if provider_config is None:
             for key, obj in observed.items():
-                result.resources[key] = Desired(carried(obj), ready=_ready(obj))
+                result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
             message = "the cluster publishes no status.providerConfigRef yet"
             phases.append(ClusterPhase(name, PENDING, message))
             continue
         composed = compose_cluster(mc, cluster, provider_config)
         for key, obj in composed.items():
-            result.resources[key] = Desired(obj, ready=_ready(inputs.observed.get(key)))
+            result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
         # The current Job's Object only: one of an earlier download says nothing about this one.
         [job_key] = [k for k in composed if k.startswith(f"{HYDRATE}-")]
         phases.append(cluster_phase(name, inputs.observed.get(job_key)))
@@ -363,7 +363,7 @@ def _observed_by_cluster(observed: Mapping[str, Obj]) -> dict[str, dict[str, Obj
 
 def _waiting(observed: Mapping[str, Obj]) -> Result:
     return Result(
-        resources={k: Desired(carried(o), ready=_ready(o)) for k, o in sorted(observed.items())},
+        resources=carry_forward(observed),
         requirements=dict(REQUIREMENTS),
         conditions=[
             Condition(
@@ -414,10 +414,3 @@ def _name(mc: Obj) -> str:
 
 def _namespace(mc: Obj) -> str:
     return str(mc["metadata"].get("namespace") or "default")
-
-
-def _ready(obj: Obj | None) -> Ready:
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if isinstance(c, Mapping) and c.get("type") == "Ready":
-            return "True" if c.get("status") == "True" else "False"
-    return "False"

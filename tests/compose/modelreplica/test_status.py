@@ -217,15 +217,3 @@ def test_stopping_serving_is_a_warning_naming_the_blocker() -> None:
 def test_no_event_while_the_condition_holds(before: str | None, ready: int) -> None:
     r = previously(before)
     assert serving(r, observed_with(r, {"prefill": ready, "decode": ready})).events == []
-
-
-def test_observed_ready_reads_the_objects_ready_condition() -> None:
-    assert status.observed_ready({"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    assert not status.observed_ready(
-        {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
-    )
-    assert not status.observed_ready(
-        {"status": {"conditions": [{"type": "Synced", "status": "True"}]}}
-    )
-    assert not status.observed_ready({})
-    assert not status.observed_ready(None)

@@ -20,6 +20,7 @@ from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_namespac
 from modelplane.compose.modelreplica.shape import problem
 from modelplane.compose.modelreplica.workloads import EngineShapeError, engine_resources
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+from modelplane.observed import carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -37,8 +38,6 @@ LAZY_COMPOSITE = (
     "spec.serving.endpointPicker.template.spec.imagePullSecrets",
     "spec.serving.endpointPicker.config",
 )
-# Fields the API server sets; sending them back as desired state would fail or conflict.
-_CARRIED_METADATA = ("name", "namespace", "generateName", "labels", "annotations")
 
 
 def compose(inputs: Inputs) -> Result:
@@ -84,7 +83,7 @@ def compose(inputs: Inputs) -> Result:
 
     result = Result(
         resources={
-            key: Desired(obj, _observed_ready(inputs.observed.get(key)))
+            key: Desired(obj, ready_as_observed(inputs.observed.get(key)))
             for key, obj in resources.items()
         },
         requirements=requirements,
@@ -141,30 +140,11 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], reason: str, why
         "until it returns, so nothing running is torn down"
     )
     return Result(
-        resources={
-            key: Desired(_carried(obj), _observed_ready(obj)) for key, obj in observed.items()
-        },
+        resources=carry_forward(observed),
         requirements=requirements,
         conditions=[Condition(SERVING_CONDITION, "False", reason, message)],
         events=[Event("Warning", message, reason)],
     )
-
-
-def _carried(observed: Obj) -> Obj:
-    """An observed resource as desired state: everything but server-set fields and status."""
-    out = {k: v for k, v in observed.items() if k not in ("metadata", "status")}
-    metadata = observed.get("metadata") or {}
-    out["metadata"] = {k: metadata[k] for k in _CARRIED_METADATA if k in metadata}
-    return out
-
-
-def _observed_ready(observed: Obj | None) -> Any:
-    if observed is None:
-        return "False"
-    for c in (observed.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "Ready":
-            return "True" if c.get("status") == "True" else "False"
-    return "False"
 
 
 def _provider_config(cluster: Obj | None) -> str | None:

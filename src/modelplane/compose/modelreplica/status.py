@@ -19,6 +19,7 @@ from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import gang_status_key, workload_key
 from modelplane.composer import Condition, Event
+from modelplane.observed import observed_ready
 
 Obj = dict[str, Any]
 
@@ -112,16 +113,6 @@ def previous_status(replica: Obj) -> str | None:
         if c.get("type") == CONDITION:
             return str(c.get("status"))
     return None
-
-
-def observed_ready(obj: Obj | None) -> bool:
-    """Whether an observed composed resource reports Ready=True (its readiness policy held)."""
-    if not obj:
-        return False
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return c.get("status") == "True"
-    return False
 
 
 def refused(obj: Obj | None) -> str | None:

@@ -1,0 +1,44 @@
+"""Observed composed resources, as every composer reads them: whether Crossplane found one
+ready, and its desired form when a composer that cannot decide carries it forward (deleting
+nothing)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.composer import Desired, Ready
+
+Obj = dict[str, Any]
+# Server-set metadata (uid, resourceVersion, managedFields, ...) would conflict if sent back.
+_METADATA_KEPT = ("name", "namespace", "generateName", "labels", "annotations")
+
+
+def observed_ready(obj: Mapping[str, Any] | None) -> bool:
+    """Whether an observed composed resource reports Ready=True (its readiness policy held)."""
+    for c in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if isinstance(c, Mapping) and c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
+
+
+def ready_as_observed(obj: Mapping[str, Any] | None) -> Ready:
+    """A desired resource is ready exactly when its observed counterpart is, never sooner."""
+    return "True" if observed_ready(obj) else "False"
+
+
+def carried(observed: Obj) -> Obj:
+    """The desired form of an observed resource: what was applied, without status or
+    server-owned metadata."""
+    out = {k: v for k, v in observed.items() if k not in ("metadata", "status")}
+    metadata = observed.get("metadata") or {}
+    out["metadata"] = {k: metadata[k] for k in _METADATA_KEPT if k in metadata}
+    return out
+
+
+def carry_forward(observed: Mapping[str, Obj]) -> dict[str, Desired]:
+    """Every observed resource as desired, each ready exactly when it is observed ready."""
+    return {
+        name: Desired(carried(obj), ready_as_observed(obj))
+        for name, obj in sorted(observed.items())
+    }
