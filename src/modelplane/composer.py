@@ -18,6 +18,11 @@ Ready = Literal["True", "False", "Unspecified"]
 Severity = Literal["Normal", "Warning", "Fatal"]
 
 
+def namespace_of(obj: Mapping[str, Any]) -> str:
+    """A namespaced object's namespace: the API server's ``default`` when it names none."""
+    return str((obj.get("metadata") or {}).get("namespace") or "default")
+
+
 @dataclass(frozen=True)
 class Requirement:
     """A resource the composer needs to see on its next call (Crossplane "required resources").

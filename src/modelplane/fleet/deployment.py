@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.fleet.placement import (
     CLUSTER,
     DEPLOYMENT,
@@ -113,7 +113,7 @@ def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
     labels.update(
         {
             DEPLOYMENT: str(meta["name"]),
-            DEPLOYMENT_NAMESPACE: _namespace(md),
+            DEPLOYMENT_NAMESPACE: namespace_of(md),
             CLUSTER: placement.cluster,
             REPLICA_INDEX: str(placement.index),
         }
@@ -126,7 +126,7 @@ def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
     return {
         "apiVersion": API_VERSION,
         "kind": "ModelReplica",
-        "metadata": {"name": name, "namespace": _namespace(md), "labels": labels},
+        "metadata": {"name": name, "namespace": namespace_of(md), "labels": labels},
         "spec": spec,
     }
 
@@ -316,10 +316,6 @@ def _malformed(md: Obj) -> str | None:
     if not isinstance(spec.get("replicas"), int):
         return "ModelDeployment spec.replicas must be an integer"
     return None
-
-
-def _namespace(md: Obj) -> str:
-    return str(md["metadata"].get("namespace") or "default")
 
 
 def _condition(obj: Obj | None, type_: str) -> Mapping[str, Any] | None:

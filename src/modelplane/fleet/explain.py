@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from modelplane.composer import namespace_of
 from modelplane.fleet.deployment import replica_name, stamp
 from modelplane.fleet.placement import DEPLOYMENT, POOL_ROOM, ROOM, Schedule
 from modelplane.fleet.scheduler import schedule
@@ -119,8 +120,7 @@ def _files(paths: Iterable[str]) -> Iterator[Path]:
 
 
 def _identity(obj: Obj) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or "default"), str(meta.get("name", ""))
+    return namespace_of(obj), str((obj.get("metadata") or {}).get("name", ""))
 
 
 def _owned_by(replica: Obj, md: Obj) -> bool:

@@ -28,7 +28,7 @@ from modelplane.compose.modelreplica.labels import MANAGED_BY
 from modelplane.compose.modelreplica.names import cache_claim_name
 from modelplane.compose.modelreplica.pods import CACHE_MOUNT_PATH
 from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_namespace, remote_object
-from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
+from modelplane.composer import Condition, Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.observed import carried, carry_forward, ready_as_observed
 
@@ -142,7 +142,7 @@ def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Ob
             NAMESPACE,
             name,
             provider_config,
-            remote_namespace(_namespace(mc)),
+            remote_namespace(namespace_of(mc)),
             policies=NEVER_DELETE,
         ),
         f"{CLAIM}-{name}": _wrap(
@@ -163,7 +163,7 @@ def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Ob
                     "apiVersion": "v1",
                     "kind": "Secret",
                     "name": str(auth["name"]),
-                    "namespace": _namespace(mc),
+                    "namespace": namespace_of(mc),
                     "fieldPath": f"data[{source_key}]",
                 },
                 "toFieldPath": f"data[{TOKEN_KEY}]",
@@ -194,7 +194,7 @@ def claim(mc: Obj, cluster: Obj) -> Obj:
         "kind": "PersistentVolumeClaim",
         "metadata": {
             "name": cache_claim_name(_name(mc)),
-            "namespace": _namespace(mc),
+            "namespace": namespace_of(mc),
             "labels": {MANAGED_BY: "modelplane"},
         },
         "spec": spec,
@@ -208,7 +208,7 @@ def token_secret(mc: Obj) -> Obj:
         "kind": "Secret",
         "metadata": {
             "name": token_secret_name(_name(mc)),
-            "namespace": _namespace(mc),
+            "namespace": namespace_of(mc),
             "labels": {MANAGED_BY: "modelplane"},
         },
         "type": "Opaque",
@@ -262,7 +262,7 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": "", "namespace": _namespace(mc), "labels": labels},
+        "metadata": {"name": "", "namespace": namespace_of(mc), "labels": labels},
         "spec": {
             "backoffLimit": BACKOFF_LIMIT,
             "template": {
@@ -341,7 +341,7 @@ def _wrap(
     # (two-part names) in the same namespace, because the hash covers every part.
     return remote_object(
         dns_label("modelcache", _name(mc), role, cluster),
-        _namespace(mc),
+        namespace_of(mc),
         provider_config,
         manifest,
         readiness=readiness,
@@ -410,7 +410,3 @@ def _provider_config(cluster: Obj) -> str | None:
 
 def _name(mc: Obj) -> str:
     return str(mc["metadata"]["name"])
-
-
-def _namespace(mc: Obj) -> str:
-    return str(mc["metadata"].get("namespace") or "default")

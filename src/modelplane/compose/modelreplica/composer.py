@@ -19,7 +19,7 @@ from modelplane.compose.modelreplica.names import NAMESPACE_KEY
 from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_namespace, wrap
 from modelplane.compose.modelreplica.shape import problem
 from modelplane.compose.modelreplica.workloads import EngineShapeError, engine_resources
-from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.observed import carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
@@ -119,7 +119,7 @@ def _requirements(replica: Obj) -> dict[str, Requirement]:
             api_version=API_VERSION,
             kind="ModelCache",
             match_name=cache_ref["name"],
-            namespace=replica["metadata"].get("namespace") or "default",
+            namespace=namespace_of(replica),
         )
     return requirements
 

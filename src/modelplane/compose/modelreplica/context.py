@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.composer import namespace_of
+
 Obj = dict[str, Any]
 
 DEFAULT_SERVING_PORT = 8000
@@ -46,7 +48,7 @@ class ReplicaContext:
         ref = spec.get("modelCacheRef")
         derived = {
             "name": str(metadata["name"]),
-            "namespace": str(metadata.get("namespace") or "default"),
+            "namespace": namespace_of(self.replica),
             "spec": spec,
             "stack": str(self.cluster.get("spec", {}).get("stack") or "Standard"),
             "serving": serving,
