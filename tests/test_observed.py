@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from modelplane.observed import carried, observed_ready
+from modelplane.observed import carried, condition, observed_ready
 
 
 def test_observed_ready_reads_the_objects_ready_condition() -> None:
@@ -34,3 +34,12 @@ def test_carried_drops_status_and_server_set_metadata() -> None:
         "metadata": {"name": "a", "namespace": "ns", "labels": {"x": "y"}},
         "data": {"k": "v"},
     }
+
+
+def test_condition_is_the_status_condition_of_that_type() -> None:
+    synced = {"type": "Synced", "status": "False", "message": "apply failed"}
+    obj = {"status": {"conditions": [{"type": "Ready", "status": "True"}, synced]}}
+    assert condition(obj, "Synced") == synced
+    assert condition(obj, "ModelServing") is None
+    assert condition({"status": {}}, "Ready") is None
+    assert condition(None, "Ready") is None

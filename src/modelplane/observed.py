@@ -1,6 +1,6 @@
-"""Observed composed resources, as every composer reads them: whether Crossplane found one
-ready, and its desired form when a composer that cannot decide carries it forward (deleting
-nothing)."""
+"""Observed objects, as every composer reads them: their conditions, whether Crossplane found a
+composed resource ready, and its desired form when a composer that cannot decide carries it
+forward (deleting nothing)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,18 @@ Obj = dict[str, Any]
 _METADATA_KEPT = ("name", "namespace", "generateName", "labels", "annotations")
 
 
+def condition(obj: Mapping[str, Any] | None, type_: str) -> Mapping[str, Any] | None:
+    """The object's status condition of ``type_``, if it reports one."""
+    for c in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if isinstance(c, Mapping) and c.get("type") == type_:
+            return c
+    return None
+
+
 def observed_ready(obj: Mapping[str, Any] | None) -> bool:
     """Whether an observed composed resource reports Ready=True (its readiness policy held)."""
-    for c in ((obj or {}).get("status") or {}).get("conditions") or ():
-        if isinstance(c, Mapping) and c.get("type") == "Ready":
-            return c.get("status") == "True"
-    return False
+    c = condition(obj, "Ready")
+    return c is not None and c.get("status") == "True"
 
 
 def ready_as_observed(obj: Mapping[str, Any] | None) -> Ready:

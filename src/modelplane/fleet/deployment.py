@@ -33,7 +33,7 @@ from modelplane.fleet.placement import (
 )
 from modelplane.fleet.scheduler import schedule
 from modelplane.kube.names import dns_label
-from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.observed import carried, carry_forward, condition, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -318,17 +318,8 @@ def _malformed(md: Obj) -> str | None:
     return None
 
 
-def _condition(obj: Obj | None, type_: str) -> Mapping[str, Any] | None:
-    if not obj:
-        return None
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if isinstance(c, Mapping) and c.get("type") == type_:
-            return c
-    return None
-
-
 def _serving(obj: Obj | None) -> str:
-    c = _condition(obj, "ModelServing")
+    c = condition(obj, "ModelServing")
     return str(c.get("status")) if c else "Unknown"
 
 
@@ -339,7 +330,7 @@ def _count_serving(objs: Iterable[Obj]) -> int:
 def _waiting_on(name: str, obj: Obj | None) -> str:
     if obj is None:
         return f"{name}: not created yet"
-    c = _condition(obj, "ModelServing")
+    c = condition(obj, "ModelServing")
     if c is None:
         return f"{name}: no ModelServing condition yet"
     return f"{name}: {c.get('reason') or 'NotServing'}: {c.get('message') or ''}".rstrip(": ")

@@ -41,6 +41,7 @@ from modelplane.fleet.capacity import (
 )
 from modelplane.fleet.devices import DeviceKind, SelectorProblem, compile_selector, device_kinds
 from modelplane.fleet.devices import matches as selector_matches
+from modelplane.observed import condition
 
 SEARCH_BUDGET = 50_000
 """Search nodes one placement attempt may visit; beyond it the cluster is reported as searched
@@ -533,8 +534,8 @@ def _retain(
 
 
 def _is_serving(replica: dict[str, Any] | None) -> bool:
-    conditions = ((replica or {}).get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "ModelServing" and c.get("status") == "True" for c in conditions)
+    c = condition(replica, "ModelServing")
+    return c is not None and c.get("status") == "True"
 
 
 def _created(replica: dict[str, Any]) -> tuple[str, str, str]:

@@ -19,7 +19,7 @@ from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import gang_status_key, workload_key
 from modelplane.composer import Condition, Event
-from modelplane.observed import observed_ready
+from modelplane.observed import condition, observed_ready
 
 Obj = dict[str, Any]
 
@@ -109,18 +109,16 @@ def transition_events(replica: Obj, condition: Condition) -> list[Event]:
 
 
 def previous_status(replica: Obj) -> str | None:
-    for c in (replica.get("status") or {}).get("conditions") or []:
-        if c.get("type") == CONDITION:
-            return str(c.get("status"))
-    return None
+    c = condition(replica, CONDITION)
+    return None if c is None else str(c.get("status"))
 
 
 def refused(obj: Obj | None) -> str | None:
     """The apply error provider-kubernetes reports on an Object (Synced=False), if any."""
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Synced" and c.get("status") == "False":
-            return str(c.get("message") or c.get("reason") or "not synced")
-    return None
+    c = condition(obj, "Synced")
+    if c is None or c.get("status") != "False":
+        return None
+    return str(c.get("message") or c.get("reason") or "not synced")
 
 
 def remote(obj: Obj | None) -> Obj | None:
