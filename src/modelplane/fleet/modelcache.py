@@ -192,11 +192,7 @@ def claim(mc: Obj, cluster: Obj) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": {
-            "name": cache_claim_name(_name(mc)),
-            "namespace": namespace_of(mc),
-            "labels": {MANAGED_BY: "modelplane"},
-        },
+        "metadata": _metadata(mc, cache_claim_name(_name(mc))),
         "spec": spec,
     }
 
@@ -206,11 +202,7 @@ def token_secret(mc: Obj) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {
-            "name": token_secret_name(_name(mc)),
-            "namespace": namespace_of(mc),
-            "labels": {MANAGED_BY: "modelplane"},
-        },
+        "metadata": _metadata(mc, token_secret_name(_name(mc))),
         "type": "Opaque",
     }
 
@@ -406,6 +398,11 @@ def _provider_config(cluster: Obj) -> str | None:
     ref = (cluster.get("status") or {}).get("providerConfigRef") or {}
     name = ref.get("name") if isinstance(ref, dict) else None
     return str(name) if name else None
+
+
+def _metadata(mc: Obj, name: str) -> Obj:
+    """A remote object's metadata: in the cache's namespace, managed by Modelplane."""
+    return {"name": name, "namespace": namespace_of(mc), "labels": {MANAGED_BY: "modelplane"}}
 
 
 def _name(mc: Obj) -> str:
