@@ -49,8 +49,8 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
 
-from modelplane.kube.quantity import Quantity, QuantityError, parse_quantity
-from modelplane.kube.semver import Semver, SemverError, parse_semver
+from modelplane.kube.quantity import Quantity, QuantityError, is_quantity, parse_quantity
+from modelplane.kube.semver import Semver, SemverError, is_semver, parse_semver
 
 __all__ = [
     "BOOL",
@@ -193,22 +193,6 @@ def _cel_semver(text: str, normalize: bool = False) -> Message:
         raise ValueError(str(e)) from None
 
 
-def _is_quantity(text: str) -> bool:
-    try:
-        parse_quantity(text)
-    except QuantityError:
-        return False
-    return True
-
-
-def _is_semver(text: str, normalize: bool = False) -> bool:
-    try:
-        parse_semver(text, normalize)
-    except SemverError:
-        return False
-    return True
-
-
 def _compare(a: Message, b: Message) -> int:
     # One implementation serves both the Quantity and the Semver overloads: cel-cpp keys
     # runtime overloads by argument kinds, and (message, message) may be registered only once.
@@ -318,7 +302,7 @@ def _library() -> list[Any]:
     ]
     glob: list[tuple[str, list[_Overload]]] = [
         ("quantity", [("quantity_parse", q, [STRING], _cel_quantity)]),
-        ("isQuantity", [("quantity_is", BOOL, [STRING], _is_quantity)]),
+        ("isQuantity", [("quantity_is", BOOL, [STRING], is_quantity)]),
         (
             "semver",
             [
@@ -329,8 +313,8 @@ def _library() -> list[Any]:
         (
             "isSemver",
             [
-                ("semver_is", BOOL, [STRING], _is_semver),
-                ("semver_is_normalize", BOOL, [STRING, BOOL], _is_semver),
+                ("semver_is", BOOL, [STRING], is_semver),
+                ("semver_is_normalize", BOOL, [STRING, BOOL], is_semver),
             ],
         ),
     ]
