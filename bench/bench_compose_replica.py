@@ -33,7 +33,7 @@ from harness import (
     spread_report,
 )
 
-from modelplane.compose import default_registry
+from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
 
 Obj = dict[str, Any]

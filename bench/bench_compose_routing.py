@@ -38,8 +38,8 @@ from harness import (
     spread_report,
 )
 
-from modelplane.compose import default_registry
 from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs
 from modelplane.function import FunctionRunner
 from modelplane.simulate import simulate_observed

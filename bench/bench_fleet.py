@@ -21,9 +21,14 @@ from typing import Any
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import default_registry
+from modelplane.compose.modeldeployment.composer import (
+    CLASSES,
+    CLUSTERS,
+    REPLICAS,
+    compose_deployment,
+)
+from modelplane.compose.registry import default_registry
 from modelplane.composer import Registry
-from modelplane.fleet.deployment import CLASSES, CLUSTERS, REPLICAS, compose_deployment
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct, struct_to_dict
 

@@ -40,7 +40,7 @@ def calls_for(mode: str, example: Path) -> Callable[[], object]:
         sdk_conversion,
     )
 
-    from modelplane.compose import default_registry
+    from modelplane.compose.registry import default_registry
     from modelplane.function import FunctionRunner
 
     logging.configure(logging.Level.INFO)  # as `modelplane serve` runs

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from modelplane.fleet.scheduler import schedule
+from modelplane.scheduling.scheduler import schedule
 
 # The fleet objects are built as the fleet tests build them.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

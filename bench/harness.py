@@ -273,7 +273,7 @@ def main() -> None:
     parser.add_argument("--no-grpc", action="store_true", help="skip the loopback server")
     args = parser.parse_args()
     logging.configure(logging.Level.INFO)  # as `modelplane serve` runs: debug lines filtered
-    from modelplane.compose import default_registry
+    from modelplane.compose.registry import default_registry
 
     registry = default_registry()
     for name, req in requests_for(args.paths, registry):

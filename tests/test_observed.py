@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from modelplane.observed import carried, condition, observed_ready
+from modelplane.kube.objects import condition
+from modelplane.observed import carried, observed_ready
 
 
 def test_observed_ready_reads_the_objects_ready_condition() -> None:

@@ -178,7 +178,7 @@ def test_input_without_a_composite_is_an_error_that_says_what_is_composed():
 
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("modelplane.compose.default_registry", standin.registry)
+    monkeypatch.setattr("modelplane.compose.registry.default_registry", standin.registry)
 
 
 def write(tmp_path, name: str, *objs: dict) -> str:

@@ -96,7 +96,7 @@ def call(channel: grpc.Channel) -> fnv1.RunFunctionResponse:
 def seed_request() -> fnv1.RunFunctionRequest:
     """The request Crossplane sends for the seed example once its cluster has been fetched."""
     from modelplane import manifests
-    from modelplane.compose import default_registry
+    from modelplane.compose.registry import default_registry
     from modelplane.render import Renderer
 
     inputs = [m.obj for m in manifests.load([str(EXAMPLES / "replica-seed")])]

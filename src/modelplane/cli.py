@@ -73,6 +73,6 @@ def validate(paths: tuple[str, ...], crds: tuple[str, ...], output: str) -> None
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 def explain(paths: tuple[str, ...]) -> None:
     """Show, per ModelDeployment in PATHS, every cluster and pool considered and why."""
-    from modelplane.fleet.explain import explain_command
+    from modelplane.explain import explain_command
 
     raise SystemExit(explain_command(paths))

@@ -1,4 +1,4 @@
-"""Observed objects, as every composer reads them: their conditions, whether Crossplane found a
+"""Observed objects, as every composer reads them: whether Crossplane found a
 composed resource ready, and its desired form when a composer that cannot decide carries it
 forward (deleting nothing)."""
 
@@ -8,18 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.composer import Desired, Ready
+from modelplane.kube.objects import condition
 
 Obj = dict[str, Any]
 # Server-set metadata (uid, resourceVersion, managedFields, ...) would conflict if sent back.
 _METADATA_KEPT = ("name", "namespace", "generateName", "labels", "annotations")
-
-
-def condition(obj: Mapping[str, Any] | None, type_: str) -> Mapping[str, Any] | None:
-    """The object's status condition of ``type_``, if it reports one."""
-    for c in ((obj or {}).get("status") or {}).get("conditions") or ():
-        if isinstance(c, Mapping) and c.get("type") == type_:
-            return c
-    return None
 
 
 def observed_ready(obj: Mapping[str, Any] | None) -> bool:

@@ -405,7 +405,7 @@ def render_command(
     output: str,
     ready_copies: int | None = None,
 ) -> int:
-    from modelplane.compose import default_registry
+    from modelplane.compose.registry import default_registry
     from modelplane.simulate import simulate_observed
 
     # The function's request logs belong to `serve`; here stdout is the rendered stream.

@@ -7,7 +7,7 @@ import os
 import click
 from crossplane.function import logging, runtime
 
-from modelplane.compose import default_registry
+from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
 
 _TLS_FILES = ("tls.crt", "tls.key", "ca.crt")

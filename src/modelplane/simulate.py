@@ -23,7 +23,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from modelplane.compose.modelreplica.remote import OBJECT_API_VERSION
+from modelplane.compose.remote import OBJECT_API_VERSION
 
 Obj = dict[str, Any]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from modelplane.fleet import placement as pl
+from modelplane import labels
 
 Obj = dict[str, Any]
 API = "modelplane.ai/v1alpha1"
@@ -198,10 +198,10 @@ def placed_replica(
             "name": name or f"{deployment}-{cluster}-{index}",
             "namespace": namespace,
             "labels": {
-                pl.DEPLOYMENT: deployment,
-                pl.DEPLOYMENT_NAMESPACE: namespace,
-                pl.REPLICA_INDEX: str(index),
-                pl.CLUSTER: cluster,
+                labels.DEPLOYMENT: deployment,
+                labels.DEPLOYMENT_NAMESPACE: namespace,
+                labels.REPLICA_INDEX: str(index),
+                labels.CLUSTER: cluster,
             },
         },
         "spec": {"clusterName": cluster, "engines": engines},

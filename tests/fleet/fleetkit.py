@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.fleet import placement as pl
-from modelplane.fleet.placement import ReplicaPlacement
+from modelplane.scheduling import placement as pl
+from modelplane.scheduling.placement import ReplicaPlacement
 
 from . import builders
 from .builders import GPU_SELECTOR as GPU

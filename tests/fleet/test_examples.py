@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from modelplane.fleet.deployment import replica_name, stamp
-from modelplane.fleet.explain import load_manifests
-from modelplane.fleet.scheduler import schedule
+from modelplane.compose.modeldeployment.stamp import replica_name, stamp
+from modelplane.explain import load_manifests
 from modelplane.kube.admission import Admission
+from modelplane.scheduling.scheduler import schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("fleet-*"))

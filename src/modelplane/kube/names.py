@@ -9,6 +9,9 @@ import re
 DNS_LABEL_MAX = 63
 _HASH_LEN = 8
 _INVALID = re.compile(r"[^a-z0-9-]+")
+# Names that become Service names (a LeaderWorkerSet's or PodCliqueSet's headless Service, the
+# picker's Service) must be DNS-1035 labels: a leading digit gets this prefix.
+LETTER_PREFIX = "mp-"
 
 
 def short_hash(*parts: str, length: int = _HASH_LEN) -> str:
@@ -37,3 +40,19 @@ def dns_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
 
 def _is_label(name: str) -> bool:
     return bool(re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name))
+
+
+@functools.lru_cache(maxsize=4096)  # pure, and hashing is most of a name's cost
+def child_name(
+    kind: str, *parts: str, max_len: int = DNS_LABEL_MAX, letter_first: bool = False
+) -> str:
+    """A DNS label of at most ``max_len``: the joined parts, cut, then a hash of kind + parts.
+
+    ``letter_first`` makes it a DNS-1035 label too (what a Service name must be).
+    """
+    clean = _INVALID.sub("-", "-".join(parts).lower()).strip("-")
+    if letter_first and not clean[:1].isalpha():
+        clean = f"{LETTER_PREFIX}{clean}"
+    head = clean[: max_len - _HASH_LEN - 1].rstrip("-")
+    suffix = short_hash(kind, *parts, length=_HASH_LEN)
+    return f"{head}-{suffix}" if head else suffix

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import default_registry
+from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner, response_to_dict
 from modelplane.structs import dict_to_struct
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica.labels import label_value, owned, serving_selector
+from modelplane.compose.modelreplica.labelsets import label_value, owned, serving_selector
 
 from .support import cluster, engine, leader, pod_labels, replica, run, worker, workload
 

@@ -7,8 +7,8 @@ import hashlib
 import pytest
 import yaml
 
-from modelplane import simulate
-from modelplane.compose.modelreplica import labels, picker, routing
+from modelplane import labels, simulate
+from modelplane.compose.modelreplica import picker, routing
 from tests.compose.modelreplica.routing_fixtures import (
     cluster,
     context,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica.names import cache_claim_name
+from modelplane.compose.cache import cache_claim_name
 
 from .support import (
     GPU,

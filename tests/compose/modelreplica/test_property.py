@@ -200,7 +200,7 @@ def test_through_run_function_views_compose_what_plain_data_does(replica, stack)
     and constants are frozen; the response must carry exactly what composing plain data gives."""
     from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-    from modelplane.compose import default_registry
+    from modelplane.compose.registry import default_registry
     from modelplane.function import FunctionRunner, response_to_dict
     from modelplane.structs import dict_to_struct, materialize
 

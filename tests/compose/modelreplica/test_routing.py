@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.compose.modelreplica import labels, picker, routing
+from modelplane.compose.modelreplica import picker, routing
+from modelplane.compose.modelreplica.labelsets import component, pod_labels, serving_selector
 from modelplane.kube.names import dns_label
 from tests.compose.modelreplica.routing_fixtures import (
     cluster,
@@ -41,21 +42,21 @@ def test_composes_the_pool_the_route_and_every_picker_object() -> None:
 def test_pool_selects_exactly_the_serving_pods_in_both_modes(replica_obj: dict) -> None:
     pool = manifest(routing.compose_routing(context(replica_obj))["inference-pool"])
     assert pool["spec"]["selector"] == {
-        "matchLabels": labels.serving_selector(replica_obj["metadata"]["name"])
+        "matchLabels": serving_selector(replica_obj["metadata"]["name"])
     }
 
 
 def test_pool_never_selects_gang_workers() -> None:
-    selector = labels.serving_selector("r")
-    worker = labels.pod_labels("r", standalone("e"), "Worker")
-    leader = labels.pod_labels("r", standalone("e"), "Leader")
+    selector = serving_selector("r")
+    worker = pod_labels("r", standalone("e"), "Worker")
+    leader = pod_labels("r", standalone("e"), "Leader")
     assert not selector.items() <= worker.items()
     assert selector.items() <= leader.items()
 
 
 def test_pool_never_selects_the_picker_pods() -> None:
-    selector = labels.serving_selector("r")
-    assert not selector.items() <= labels.component("r", picker.COMPONENT).items()
+    selector = serving_selector("r")
+    assert not selector.items() <= component("r", picker.COMPONENT).items()
 
 
 @pytest.mark.parametrize(("serving", "port"), [({}, 8000), ({"port": 9100}, 9100)])

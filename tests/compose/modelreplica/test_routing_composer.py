@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from modelplane import simulate
-from modelplane.compose.modelreplica import labels, routing
+from modelplane import labels, simulate
+from modelplane.compose.modelreplica import routing
 from modelplane.compose.modelreplica.composer import compose
 from modelplane.composer import Inputs, Result
 

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane import simulate
-from modelplane.compose.modelreplica import labels
+from modelplane import labels, simulate
 from modelplane.compose.modelreplica.composer import compose
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
@@ -70,7 +69,7 @@ def test_prefill_decode_example_labels_both_phases() -> None:
 def _through_the_function(inputs: Inputs) -> dict[str, Obj]:
     from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-    from modelplane.compose import default_registry
+    from modelplane.compose.registry import default_registry
     from modelplane.function import FunctionRunner, response_to_dict
     from modelplane.structs import dict_to_struct
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.labelsets import owned, role_of
 from modelplane.compose.modelreplica.names import claim_template_name
 from modelplane.kube.names import short_hash
 from modelplane.structs import frozen
@@ -20,7 +20,7 @@ API_VERSION = "resource.k8s.io/v1"
 
 def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
     """The member's ResourceClaimTemplate, named for its requests (see ``member_claim``)."""
-    role = labels.role_of(member)
+    role = role_of(member)
     claim = member_claim(ctx, member)
     return {
         "apiVersion": API_VERSION,
@@ -28,7 +28,7 @@ def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
         "metadata": {
             "name": claim_template_name(ctx.name, engine["name"], role, claim.revision),
             "namespace": ctx.namespace,
-            "labels": labels.owned(ctx.name, engine["name"]),
+            "labels": owned(ctx.name, engine["name"]),
         },
         "spec": claim.spec,
     }

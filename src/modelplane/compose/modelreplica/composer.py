@@ -16,9 +16,10 @@ from typing import Any
 from modelplane.compose.modelreplica import picker, routing, status
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import NAMESPACE_KEY
-from modelplane.compose.modelreplica.remote import NEVER_DELETE, remote_namespace, wrap
+from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.modelreplica.shape import problem
 from modelplane.compose.modelreplica.workloads import EngineShapeError, engine_resources
+from modelplane.compose.remote import NEVER_DELETE, remote_namespace
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.observed import carry_forward, ready_as_observed
 

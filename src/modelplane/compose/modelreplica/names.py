@@ -9,10 +9,7 @@ headless Service when a Service of its own name already exists.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
-from modelplane.kube.names import DNS_LABEL_MAX, short_hash
+from modelplane.kube.names import DNS_LABEL_MAX, child_name
 
 # Grove validates PodCliqueSet + scaling group + clique names together at <= 45 characters.
 GROVE_COMBINED_MAX = 45
@@ -25,30 +22,7 @@ PODCLIQUESET_MAX = GROVE_COMBINED_MAX - len(GANG_GROUP) - len(WORKER_CLIQUE) - 2
 # so a StatefulSet named over 52 characters never gets pods (kubernetes#64023). A LeaderWorkerSet
 # names its leader StatefulSet like itself and each worker one <lws>-<group index> (up to 63).
 LEADERWORKERSET_MAX = DNS_LABEL_MAX - 1 - 10 - len("-63")
-# Names that become Service names (a LeaderWorkerSet's or PodCliqueSet's headless Service, the
-# picker's Service) must be DNS-1035 labels: a leading digit gets this prefix.
-LETTER_PREFIX = "mp-"
-
 NAMESPACE_KEY = "namespace"
-
-_INVALID = re.compile(r"[^a-z0-9-]+")
-_SUFFIX = 8
-
-
-@lru_cache(maxsize=4096)  # pure, and hashing is most of a name's cost
-def child_name(
-    kind: str, *parts: str, max_len: int = DNS_LABEL_MAX, letter_first: bool = False
-) -> str:
-    """A DNS label of at most ``max_len``: the joined parts, cut, then a hash of kind + parts.
-
-    ``letter_first`` makes it a DNS-1035 label too (what a Service name must be).
-    """
-    clean = _INVALID.sub("-", "-".join(parts).lower()).strip("-")
-    if letter_first and not clean[:1].isalpha():
-        clean = f"{LETTER_PREFIX}{clean}"
-    head = clean[: max_len - _SUFFIX - 1].rstrip("-")
-    suffix = short_hash(kind, *parts, length=_SUFFIX)
-    return f"{head}-{suffix}" if head else suffix
 
 
 def workload_name(replica: str, engine: str) -> str:
@@ -79,14 +53,6 @@ def claim_template_name(replica: str, engine: str, role: str, revision: str) -> 
     changed requests get a new template instead of an update the API server rejects.
     """
     return child_name(f"resourceclaimtemplate/{revision}", replica, engine, role.lower())
-
-
-def cache_claim_name(cache: str) -> str:
-    """The PersistentVolumeClaim holding a ModelCache's weights in the replica's remote namespace.
-
-    A contract with whatever stages the cache on the cluster: it must name the claim this way.
-    """
-    return child_name("modelcache", "modelcache", cache)
 
 
 def workload_key(engine: str) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 from google.protobuf import struct_pb2
 
-from modelplane.compose.modelreplica import labels
 from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.labelsets import component, owned
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.structs import ListView, StructView, frozen, struct_to_dict
 
@@ -158,7 +158,7 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
     config = config_text(ctx)
 
     # The six objects share one name, so one metadata (frozen: written six times, built once).
-    meta: Obj = frozen({"name": name, "namespace": ns, "labels": labels.owned(ctx.name)})
+    meta: Obj = frozen({"name": name, "namespace": ns, "labels": owned(ctx.name)})
 
     return {
         SERVICE_ACCOUNT_KEY: wrap(
@@ -350,7 +350,7 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
         container["resources"] = user["resources"]
     container["volumeMounts"] = _CONFIG_MOUNTS
 
-    selector = labels.component(ctx.name, COMPONENT)
+    selector = component(ctx.name, COMPONENT)
     pod_spec: Obj = {
         "serviceAccountName": meta["name"],
         # Lets the picker drain in-flight ext-proc streams, as upstream's chart does.
@@ -371,7 +371,7 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {
-                    "labels": labels.component(ctx.name, COMPONENT),
+                    "labels": component(ctx.name, COMPONENT),
                     # The picker reads its config only at startup: a new checksum rolls it.
                     "annotations": {CHECKSUM_ANNOTATION: checksum(config)},
                 },
@@ -419,7 +419,7 @@ def _service(ctx: ReplicaContext, meta: Obj) -> Obj:
         "metadata": meta,
         "spec": {
             "type": "ClusterIP",
-            "selector": labels.component(ctx.name, COMPONENT),
+            "selector": component(ctx.name, COMPONENT),
             "ports": _SERVICE_PORTS,
         },
     }

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from modelplane.compose.modelreplica import labels
+from modelplane import labels
+from modelplane.compose.cache import CACHE_MOUNT_PATH, CACHE_VOLUME, cache_claim_name
 from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.modelreplica.names import cache_claim_name, claim_template_name
+from modelplane.compose.modelreplica.labelsets import is_serving_role, pod_labels, role_of
+from modelplane.compose.modelreplica.names import claim_template_name
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -22,8 +24,6 @@ Obj = dict[str, Any]
 ENGINE_CONTAINER = "engine"
 CLAIM = "devices"
 SHM_VOLUME = "dshm"
-CACHE_VOLUME = "model-cache"
-CACHE_MOUNT_PATH = "/mnt/models"
 HTTP_PORT_NAME = "http"
 # vLLM and SGLang /health can take over a second under load; the 1s default flaps.
 DEFAULT_PROBE_TIMINGS = {"initialDelaySeconds": 30, "periodSeconds": 10, "timeoutSeconds": 5}
@@ -83,8 +83,8 @@ def member_pod(
     gang_env: list[Obj] | None = None,
     scheduler: str | None = None,
 ) -> PodTemplate:
-    role = labels.role_of(member)
-    serving = labels.is_serving_role(role)
+    role = role_of(member)
+    serving = is_serving_role(role)
     claims = bool(member.get("deviceRequests"))
     cached = ctx.model_cache_name is not None
 
@@ -129,10 +129,10 @@ def member_pod(
         pod["imagePullSecrets"] = pull_secrets
 
     metadata = (member.get("template") or {}).get("metadata") or {}
-    pod_labels = dict(metadata.get("labels") or {})
-    pod_labels.update(labels.pod_labels(ctx.name, engine, role))
+    merged = dict(metadata.get("labels") or {})
+    merged.update(pod_labels(ctx.name, engine, role))
     annotations = metadata.get("annotations")
-    return PodTemplate(pod_labels, dict(annotations) if annotations else None, pod)
+    return PodTemplate(merged, dict(annotations) if annotations else None, pod)
 
 
 def _engine(

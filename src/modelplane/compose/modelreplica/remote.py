@@ -1,20 +1,12 @@
-"""Remote objects travel to the workload cluster inside provider-kubernetes Objects."""
+"""A replica's remote objects: each in an Object named after the replica and its resource key."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.modelreplica.labels import MANAGED_BY
+from modelplane.compose.remote import remote_object
 from modelplane.kube.names import dns_label
-from modelplane.structs import frozen
-
-OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
-PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
-# The Namespace is shared by every replica of a tenant on that cluster: never delete it.
-NEVER_DELETE = frozen(["Observe", "Create", "Update", "LateInitialize"])
-_CREATED = frozen({"policy": "SuccessfulCreate"})
 
 Obj = dict[str, Any]
 
@@ -40,45 +32,3 @@ def wrap(
         readiness=readiness,
         management_policies=management_policies,
     )
-
-
-def remote_object(
-    name: str,
-    namespace: str,
-    provider_config: str,
-    manifest: Obj,
-    *,
-    readiness: Obj | None = None,
-    management_policies: list[str] | None = None,
-) -> Obj:
-    """A namespaced provider-kubernetes Object applying ``manifest`` through a cluster's
-    ClusterProviderConfig; ready once created unless ``readiness`` says otherwise."""
-    spec: Obj = {
-        "forProvider": {"manifest": manifest},
-        "providerConfigRef": _provider_config_ref(provider_config),
-        "readiness": readiness or _CREATED,
-    }
-    if management_policies is not None:
-        spec["managementPolicies"] = management_policies
-    return {
-        "apiVersion": OBJECT_API_VERSION,
-        "kind": "Object",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }
-
-
-def remote_namespace(name: str) -> Obj:
-    """A tenant's namespace on a workload cluster. Its replicas and model caches each compose
-    it, so it names none of them: they would otherwise fight over its labels."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": name, "labels": {MANAGED_BY: "modelplane"}},
-    }
-
-
-# Every Object of every replica on a cluster carries the same reference.
-@lru_cache(maxsize=1024)
-def _provider_config_ref(name: str) -> Obj:
-    return frozen({"kind": PROVIDER_CONFIG_KIND, "name": name})

@@ -11,11 +11,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from modelplane.compose.modelreplica import labels, picker
+from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.modelreplica.names import LETTER_PREFIX
+from modelplane.compose.modelreplica.labelsets import owned, serving_selector
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.kube.names import DNS_LABEL_MAX, dns_label
+from modelplane.kube.names import DNS_LABEL_MAX, LETTER_PREFIX, dns_label
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -103,9 +103,9 @@ def inference_pool(ctx: ReplicaContext, name: str, epp: str) -> Obj:
     return {
         "apiVersion": POOL_API_VERSION,
         "kind": "InferencePool",
-        "metadata": {"name": name, "namespace": ctx.namespace, "labels": labels.owned(ctx.name)},
+        "metadata": {"name": name, "namespace": ctx.namespace, "labels": owned(ctx.name)},
         "spec": {
-            "selector": {"matchLabels": labels.serving_selector(ctx.name)},
+            "selector": {"matchLabels": serving_selector(ctx.name)},
             # One port: the field set valid on every InferencePool CRD from v1.0 on.
             "targetPorts": [{"number": ctx.serving_port}],
             "endpointPickerRef": {
@@ -127,7 +127,7 @@ def http_route(ctx: ReplicaContext, pool: str) -> Obj:
         "metadata": {
             "name": route_name(ctx.name),
             "namespace": ctx.namespace,
-            "labels": labels.owned(ctx.name),
+            "labels": owned(ctx.name),
         },
         "spec": {
             "parentRefs": _parent_refs(gw_name, gw_namespace),

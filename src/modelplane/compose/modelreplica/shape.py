@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.modelreplica.labels import role_of
+from modelplane.compose.modelreplica.labelsets import role_of
 
 Obj = dict[str, Any]
 

@@ -19,7 +19,8 @@ from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import gang_status_key, workload_key
 from modelplane.composer import Condition, Event
-from modelplane.observed import condition, observed_ready
+from modelplane.kube.objects import condition
+from modelplane.observed import observed_ready
 
 Obj = dict[str, Any]
 

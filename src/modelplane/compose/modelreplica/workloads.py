@@ -13,9 +13,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from modelplane.compose.modelreplica import labels
+from modelplane import labels
 from modelplane.compose.modelreplica.claims import claim_template, member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.labelsets import label_value, owned, role_of
 from modelplane.compose.modelreplica.names import (
     GANG_GROUP,
     LEADER_CLIQUE,
@@ -96,7 +97,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
     members = engine["members"]
     name = engine["name"]
     out: dict[str, Obj] = {}
-    roles = {labels.role_of(m): m for m in members}
+    roles = {role_of(m): m for m in members}
     if "Standalone" in roles:
         member = roles["Standalone"]
         out[workload_key(name)] = wrap(
@@ -129,7 +130,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
             )
     for member in members:
         if member.get("deviceRequests"):
-            key = claim_key(name, labels.role_of(member), member_revision(ctx, member))
+            key = claim_key(name, role_of(member), member_revision(ctx, member))
             out[key] = wrap(ctx, key, claim_template(ctx, engine, member))
     return out
 
@@ -142,8 +143,8 @@ _ONE_AT_A_TIME = frozen(
 def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
     spec = _required_spec(member, None, engine)
     pod = member_pod(ctx, engine, member, spec)
-    selector = {labels.REPLICA: labels.label_value(ctx.name)}
-    selector[labels.ENGINE] = labels.label_value(engine["name"])
+    selector = {labels.REPLICA: label_value(ctx.name)}
+    selector[labels.ENGINE] = label_value(engine["name"])
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -298,7 +299,7 @@ def _metadata(ctx: ReplicaContext, engine: Obj, name: str) -> Obj:
     return {
         "name": name,
         "namespace": ctx.namespace,
-        "labels": labels.owned(ctx.name, engine["name"]),
+        "labels": owned(ctx.name, engine["name"]),
     }
 
 
@@ -314,7 +315,7 @@ def _required_spec(member: Obj, partner: Obj | None, engine: Obj) -> Obj:
     spec = member_spec(member, partner)
     if spec is None:
         raise EngineShapeError(
-            f"engine {engine['name']!r}: member {labels.role_of(member)} has no template.spec"
+            f"engine {engine['name']!r}: member {role_of(member)} has no template.spec"
             + ("" if partner is None else " and neither has its partner")
         )
     return spec

@@ -1,0 +1,1 @@
+"""The InferenceClass composition: data only, it composes nothing."""

@@ -1,0 +1,1 @@
+"""The InferenceCluster composition: reach a cluster and publish what it offers."""

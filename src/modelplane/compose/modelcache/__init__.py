@@ -1,0 +1,1 @@
+"""The ModelCache composition: stage a model's weights once per selected cluster."""

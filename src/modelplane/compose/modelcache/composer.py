@@ -1,0 +1,407 @@
+"""The ModelCache composition: stage a model's weights once per selected cluster.
+
+Inputs are the cache and, as a required resource, every InferenceCluster. For each cluster the
+cache's ``clusterSelector.matchLabels`` selects (every cluster when absent) that publishes
+``status.providerConfigRef``, it composes through provider-kubernetes Objects in the cache's
+namespace on the control plane, applied to the cache's namespace on the workload cluster:
+
+- the remote Namespace, shared with the ModelReplicas of that namespace and never deleted;
+- the ReadWriteMany PersistentVolumeClaim named ``cache_claim_name(<cache>)``, the claim a
+  ModelReplica with ``spec.modelCacheRef`` mounts;
+- with ``huggingFace.authSecret``, a copy of the token on the workload cluster, patched from the
+  user's Secret by provider-kubernetes, so the token never appears in a composed manifest;
+- a hydration Job that runs ``hf download`` into the claim with the same ``HF_HUB_CACHE`` the
+  engines get, so the snapshot lands where the engines look for it.
+
+A cluster that no longer exists or no longer matches loses its objects (the cache is per
+cluster). A selected cluster without ``providerConfigRef`` keeps what was observed for it: the
+reference going missing is a transient fault of the cluster's own composition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.compose.cache import CACHE_MOUNT_PATH, CACHE_VOLUME, cache_claim_name
+from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_object
+from modelplane.composer import Condition, Desired, Inputs, Requirement, Result, namespace_of
+from modelplane.kube.names import dns_label, short_hash
+from modelplane.labels import MANAGED_BY
+from modelplane.observed import carried, carry_forward, ready_as_observed
+
+Obj = dict[str, Any]
+
+API_VERSION = "modelplane.ai/v1alpha1"
+CLUSTERS = "inference-clusters"
+REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
+HYDRATED = "Hydrated"
+
+# The vLLM engine image the examples pin: it ships huggingface_hub with the ``hf`` CLI, so the
+# weights are fetched by the same library version the engines read the cache with, from an
+# image the operator already trusts and pulls; no runtime ``pip install`` and no shell.
+HYDRATE_IMAGE = "vllm/vllm-openai:v0.23.0"
+# A few retries ride out a flaky download; past them the Job fails and the phase says why.
+BACKOFF_LIMIT = 3
+# The vLLM image defaults to root; the download needs no privilege. fsGroup makes the claim
+# writable for this user wherever the volume plugin applies ownership.
+RUN_AS = 1000
+SCRATCH_VOLUME = "scratch"
+SCRATCH_PATH = "/tmp"
+TOKEN_KEY = "HF_TOKEN"
+
+# Guards first: a just-created Job or claim has no status, and the query must not error then.
+JOB_COMPLETE = (
+    "has(object.status) && has(object.status.conditions) && "
+    "object.status.conditions.exists(c, c.type == 'Complete' && c.status == 'True')"
+)
+CLAIM_BOUND = "has(object.status) && has(object.status.phase) && object.status.phase == 'Bound'"
+
+PENDING, HYDRATING, READY, FAILED = "Pending", "Hydrating", "Ready", "Failed"
+NAMESPACE, CLAIM, TOKEN, HYDRATE = "namespace", "claim", "token", "hydrate"
+ROLES = (NAMESPACE, CLAIM, TOKEN, HYDRATE)
+
+
+@dataclass(frozen=True)
+class ClusterPhase:
+    name: str
+    phase: str
+    message: str = ""
+
+    def as_status(self) -> Obj:
+        out: Obj = {"name": self.name, "phase": self.phase}
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+def compose_model_cache(inputs: Inputs) -> Result:
+    mc = inputs.composite
+    problem = _malformed(mc)
+    if problem:
+        return Result.failed(problem)
+    mine = _observed_by_cluster(inputs.observed)
+    if CLUSTERS not in inputs.required:
+        return _waiting(inputs.observed)
+
+    result = Result(requirements=dict(REQUIREMENTS))
+    phases: list[ClusterPhase] = []
+    for cluster in selected(mc, inputs.required[CLUSTERS]):
+        name = str(cluster["metadata"]["name"])
+        observed = mine.get(name, {})
+        provider_config = _provider_config(cluster)
+        if provider_config is None:
+            for key, obj in observed.items():
+                result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
+            message = "the cluster publishes no status.providerConfigRef yet"
+            phases.append(ClusterPhase(name, PENDING, message))
+            continue
+        composed = compose_cluster(mc, cluster, provider_config)
+        for key, obj in composed.items():
+            result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
+        # The current Job's Object only: one of an earlier download says nothing about this one.
+        [job_key] = [k for k in composed if k.startswith(f"{HYDRATE}-")]
+        phases.append(cluster_phase(name, inputs.observed.get(job_key)))
+
+    ready = sum(1 for p in phases if p.phase == READY)
+    result.status = {
+        "clusters": [p.as_status() for p in phases],
+        "summary": {"ready": f"{ready}/{len(phases)}"},
+    }
+    result.conditions.append(hydrated_condition(phases))
+    return result
+
+
+def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:
+    """The clusters ``spec.clusterSelector.matchLabels`` selects, by name; all when unset."""
+    selector = ((mc["spec"].get("clusterSelector") or {}).get("matchLabels")) or {}
+    out = []
+    for cluster in clusters:
+        labels = (cluster.get("metadata") or {}).get("labels") or {}
+        if all(labels.get(k) == v for k, v in selector.items()):
+            out.append(cluster)
+    return sorted(out, key=lambda c: str(c["metadata"]["name"]))
+
+
+def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Obj]:
+    """The wrapped remote objects for one cluster, by composition resource name."""
+    name = str(cluster["metadata"]["name"])
+    hf = mc["spec"]["huggingFace"]
+    auth = hf.get("authSecret")
+    job = hydration_job(mc, auth is not None)
+    # The Job's pod template is immutable: a changed download is a new Job under a new key,
+    # so Crossplane deletes the old Object (and its Job) instead of failing an update.
+    revision = short_hash(repr(job["spec"]))
+    job["metadata"]["name"] = dns_label("modelcache", _name(mc), revision)
+    out = {
+        f"{NAMESPACE}-{name}": _wrap(
+            mc,
+            NAMESPACE,
+            name,
+            provider_config,
+            remote_namespace(namespace_of(mc)),
+            policies=NEVER_DELETE,
+        ),
+        f"{CLAIM}-{name}": _wrap(
+            mc,
+            CLAIM,
+            name,
+            provider_config,
+            claim(mc, cluster),
+            readiness={"policy": "DeriveFromCelQuery", "celQuery": CLAIM_BOUND},
+        ),
+    }
+    if auth is not None:
+        token = _wrap(mc, TOKEN, name, provider_config, token_secret(mc))
+        source_key = str(auth.get("key") or TOKEN_KEY)
+        token["spec"]["references"] = [
+            {
+                "patchesFrom": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "name": str(auth["name"]),
+                    "namespace": namespace_of(mc),
+                    "fieldPath": f"data[{source_key}]",
+                },
+                "toFieldPath": f"data[{TOKEN_KEY}]",
+            }
+        ]
+        out[f"{TOKEN}-{name}"] = token
+    out[f"{HYDRATE}-{revision}-{name}"] = _wrap(
+        mc,
+        f"{HYDRATE}-{revision}",
+        name,
+        provider_config,
+        job,
+        readiness={"policy": "DeriveFromCelQuery", "celQuery": JOB_COMPLETE},
+    )
+    return out
+
+
+def claim(mc: Obj, cluster: Obj) -> Obj:
+    spec: Obj = {
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": f"{int(mc['spec']['huggingFace']['sizeGiB'])}Gi"}},
+    }
+    storage_class = ((cluster.get("status") or {}).get("cache") or {}).get("storageClassName")
+    if storage_class:
+        spec["storageClassName"] = str(storage_class)
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": _metadata(mc, cache_claim_name(_name(mc))),
+        "spec": spec,
+    }
+
+
+def token_secret(mc: Obj) -> Obj:
+    """The token's copy on the workload cluster; its data is patched in from the user's Secret."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _metadata(mc, token_secret_name(_name(mc))),
+        "type": "Opaque",
+    }
+
+
+def token_secret_name(cache: str) -> str:
+    return dns_label("modelcache", cache, "hf-token")
+
+
+def hydration_job(mc: Obj, authenticated: bool) -> Obj:
+    """``hf download`` of the repo at its revision into the claim; the name is set by the caller."""
+    hf = mc["spec"]["huggingFace"]
+    args = ["download", str(hf["repo"])]
+    if hf.get("revision"):
+        args += ["--revision", str(hf["revision"])]
+    env: list[Obj] = [
+        # Exactly what the engines get (pods.py): the download lands where they read.
+        {"name": "HF_HUB_CACHE", "value": CACHE_MOUNT_PATH},
+        # HF_HOME holds the CLI's own state (token file, Xet chunk cache): scratch, not the claim.
+        {"name": "HF_HOME", "value": f"{SCRATCH_PATH}/hf"},
+        {"name": "HOME", "value": SCRATCH_PATH},
+        {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
+    ]
+    if authenticated:
+        env.append(
+            {
+                "name": TOKEN_KEY,
+                "valueFrom": {
+                    "secretKeyRef": {"name": token_secret_name(_name(mc)), "key": TOKEN_KEY}
+                },
+            }
+        )
+    container = {
+        "name": "hydrate",
+        "image": HYDRATE_IMAGE,
+        "command": ["hf"],
+        "args": args,
+        "env": env,
+        "volumeMounts": [
+            {"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH},
+            {"name": SCRATCH_VOLUME, "mountPath": SCRATCH_PATH},
+        ],
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+    }
+    labels = {MANAGED_BY: "modelplane"}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "", "namespace": namespace_of(mc), "labels": labels},
+        "spec": {
+            "backoffLimit": BACKOFF_LIMIT,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    # Never: each retry is a new pod, so a failed attempt's log stays readable.
+                    "restartPolicy": "Never",
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": RUN_AS,
+                        "runAsGroup": RUN_AS,
+                        "fsGroup": RUN_AS,
+                        # A retry must not walk every file of a large claim to chown it again.
+                        "fsGroupChangePolicy": "OnRootMismatch",
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    "containers": [container],
+                    "volumes": [
+                        {
+                            "name": CACHE_VOLUME,
+                            "persistentVolumeClaim": {"claimName": cache_claim_name(_name(mc))},
+                        },
+                        {"name": SCRATCH_VOLUME, "emptyDir": {}},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:
+    """The phase on one cluster from the observed hydration Job Object."""
+    job = ((hydrate or {}).get("status") or {}).get("atProvider", {}).get("manifest")
+    if not job:
+        return ClusterPhase(name, PENDING, "the hydration Job is not observed yet")
+    conditions = {
+        str(c.get("type")): c
+        for c in (job.get("status") or {}).get("conditions") or []
+        if isinstance(c, Mapping) and c.get("status") == "True"
+    }
+    if "Complete" in conditions:
+        return ClusterPhase(name, READY)
+    if "Failed" in conditions:
+        c = conditions["Failed"]
+        detail = ": ".join(str(p) for p in (c.get("reason"), c.get("message")) if p)
+        return ClusterPhase(name, FAILED, f"the hydration Job failed: {detail or 'no reason'}")
+    return ClusterPhase(name, HYDRATING, "the hydration Job is downloading the weights")
+
+
+def hydrated_condition(phases: list[ClusterPhase]) -> Condition:
+    if not phases:
+        return Condition(HYDRATED, "False", "NoMatchingCluster", "no InferenceCluster is selected")
+    waiting = [f"{p.name}: {p.phase}" + (f" ({p.message})" if p.message else "") for p in phases]
+    waiting = [w for p, w in zip(phases, waiting, strict=True) if p.phase != READY]
+    ready = len(phases) - len(waiting)
+    message = f"{ready} of {len(phases)} clusters ready"
+    if not waiting:
+        return Condition(HYDRATED, "True", "AllClustersReady", message)
+    message += "; " + "; ".join(waiting)
+    if any(p.phase == FAILED for p in phases):
+        return Condition(HYDRATED, "False", "HydrationFailed", message)
+    return Condition(HYDRATED, "False", "Hydrating", message)
+
+
+def _wrap(
+    mc: Obj,
+    role: str,
+    cluster: str,
+    provider_config: str,
+    manifest: Obj,
+    *,
+    readiness: Obj | None = None,
+    policies: list[str] | None = None,
+) -> Obj:
+    # Per cache, role and cluster: distinct from each other and from ModelReplica Objects
+    # (two-part names) in the same namespace, because the hash covers every part.
+    return remote_object(
+        dns_label("modelcache", _name(mc), role, cluster),
+        namespace_of(mc),
+        provider_config,
+        manifest,
+        readiness=readiness,
+        management_policies=policies,
+    )
+
+
+def _observed_by_cluster(observed: Mapping[str, Obj]) -> dict[str, dict[str, Obj]]:
+    """Observed Objects by cluster, read back from the composition resource names."""
+    out: dict[str, dict[str, Obj]] = {}
+    for key, obj in observed.items():
+        role, _, rest = key.partition("-")
+        if role not in ROLES or not isinstance(obj.get("metadata"), dict):
+            continue
+        cluster = rest.partition("-")[2] if role == HYDRATE else rest
+        out.setdefault(cluster, {})[key] = obj
+    return out
+
+
+def _waiting(observed: Mapping[str, Obj]) -> Result:
+    return Result(
+        resources=carry_forward(observed),
+        requirements=dict(REQUIREMENTS),
+        conditions=[
+            Condition(
+                HYDRATED,
+                "Unknown",
+                "WaitingForFleet",
+                "reading the InferenceClusters; existing objects are kept as they are",
+            )
+        ],
+    )
+
+
+def _malformed(mc: Obj) -> str | None:
+    spec = mc.get("spec")
+    if not isinstance(spec, dict):
+        return "ModelCache spec is required"
+    if spec.get("source") != "HuggingFace":
+        return f"ModelCache spec.source {spec.get('source')!r} is not supported: use HuggingFace"
+    hf = spec.get("huggingFace")
+    if not isinstance(hf, dict):
+        return "ModelCache spec.huggingFace is required when spec.source is HuggingFace"
+    if not isinstance(hf.get("repo"), str) or not hf["repo"]:
+        return "ModelCache spec.huggingFace.repo is required"
+    size = hf.get("sizeGiB")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        return "ModelCache spec.huggingFace.sizeGiB must be a positive integer"
+    auth = hf.get("authSecret")
+    if auth is not None and (not isinstance(auth, dict) or not auth.get("name")):
+        return "ModelCache spec.huggingFace.authSecret.name is required"
+    selector = spec.get("clusterSelector")
+    if selector is not None and not isinstance(selector, dict):
+        return "ModelCache spec.clusterSelector must be an object with matchLabels"
+    labels = (selector or {}).get("matchLabels")
+    if labels is not None and not isinstance(labels, dict):
+        return "ModelCache spec.clusterSelector.matchLabels must be a map of labels"
+    return None
+
+
+def _provider_config(cluster: Obj) -> str | None:
+    ref = (cluster.get("status") or {}).get("providerConfigRef") or {}
+    name = ref.get("name") if isinstance(ref, dict) else None
+    return str(name) if name else None
+
+
+def _metadata(mc: Obj, name: str) -> Obj:
+    """A remote object's metadata: in the cache's namespace, managed by Modelplane."""
+    return {"name": name, "namespace": namespace_of(mc), "labels": {MANAGED_BY: "modelplane"}}
+
+
+def _name(mc: Obj) -> str:
+    return str(mc["metadata"]["name"])

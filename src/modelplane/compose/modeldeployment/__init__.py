@@ -1,0 +1,1 @@
+"""The ModelDeployment composition: place every replica, stamp each into a ModelReplica."""

@@ -1,0 +1,280 @@
+"""The ModelDeployment composition: place every replica, stamp each into a ModelReplica.
+
+Inputs are the deployment and, as required resources, every InferenceCluster, every
+InferenceClass and every ModelReplica of every namespace (the scheduler charges them all, so no
+pool is overcommitted fleet-wide). The scheduler (``modelplane.fleet.scheduler.schedule``) is a
+pure function of those; this module turns its answer into desired ModelReplicas and conditions.
+
+Required ModelReplicas are read only by the scheduler and only through Mapping access, so the
+edge may hand them over as lazy views of the request's Structs; this module never walks them.
+Its own replicas it reads from the observed composed resources (at most ``spec.replicas`` + a few).
+
+Nothing running is lost to a fault:
+
+- until every required resource has been fetched, observed replicas are carried forward;
+- a device selector that does not compile carries every observed replica forward unchanged;
+- a replica the schedule moves (drain, selector or pool change) stays while it is serving and
+  fewer than ``spec.replicas`` of the scheduled replicas are serving: make before break.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
+from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+from modelplane.kube.objects import condition
+from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.scheduling.placement import ReplicaPlacement, Schedule
+from modelplane.scheduling.scheduler import schedule
+
+Obj = dict[str, Any]
+
+CLUSTERS = "inference-clusters"
+CLASSES = "inference-classes"
+REPLICAS = "model-replicas"
+LABEL_VALUE_MAX = 63
+SCHEDULED = "ReplicasScheduled"
+SERVING = "ReplicasServing"
+
+REQUIREMENTS = {
+    CLUSTERS: Requirement(API_VERSION, "InferenceCluster"),
+    CLASSES: Requirement(API_VERSION, "InferenceClass"),
+    # Labels, not a name: an empty label selector without a namespace selects every namespace.
+    REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={}),
+}
+
+
+def compose_deployment(inputs: Inputs) -> Result:
+    md = inputs.composite
+    problem = _malformed(md)
+    if problem:
+        return Result.failed(problem)
+    mine = _observed_replicas(inputs.observed)
+    missing = [name for name in REQUIREMENTS if name not in inputs.required]
+    if missing:
+        return _waiting(mine, missing)
+
+    # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
+    clusters = [
+        c for c in inputs.required[CLUSTERS] if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX
+    ]
+    plan = schedule(md, clusters, inputs.required[CLASSES], inputs.required[REPLICAS])
+    if plan.selector_errors:
+        return _invalid_selectors(mine, plan)
+
+    result = Result(requirements=dict(REQUIREMENTS))
+    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
+    placed_keys: list[str] = []
+    names: dict[str, str] = {}
+    for p in plan.placements:
+        key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
+        names[key] = p.existing or replica_name(md, p)
+        observed = mine.get(key)
+        result.resources[key] = Desired(stamp(md, p, names[key]), ready=ready_as_observed(observed))
+        placed_keys.append(key)
+
+    serving_placed = sum(1 for k in placed_keys if _serving(mine.get(k)) == "True")
+    kept = _make_before_break(mine, plan, clusters, serving_placed, result.resources)
+    for key in kept:
+        result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
+
+    ready = serving_placed + len(kept)
+    result.status = {"replicas": {"total": plan.scheduled, "ready": ready}}
+    result.conditions.append(scheduled_condition(plan, kept, mine))
+    result.conditions.append(serving_condition(plan.desired, names, kept, mine))
+    return result
+
+
+def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, Obj]) -> Condition:
+    where = _by_cluster(plan.placements)
+    placed = f"{plan.scheduled} of {plan.desired} replicas placed"
+    if where:
+        placed += ": " + ", ".join(f"{c} ({', '.join(i)})" for c, i in where.items())
+    kept_names = {str(mine[k]["metadata"]["name"]) for k in kept}
+    moving = [
+        f"{r.name} on {r.cluster} kept serving until its replacement serves ({r.reason})"
+        if r.name in kept_names
+        else f"removing {r.name} from {r.cluster}: {r.reason}"
+        for r in sorted(plan.removed, key=lambda r: r.index)
+    ]
+    if plan.scheduled >= plan.desired:
+        message = "; ".join([placed, *moving])
+        return Condition(SCHEDULED, "True", "AllReplicasScheduled", message)
+    message = "; ".join([placed, *_grouped(plan.shortfall), *moving])
+    # Capacity is not the problem when no cluster may take a replica at all (selector labels,
+    # taints, sources): say so, so a typo is not read as a full fleet.
+    if not any(c.eligible for c in plan.trace):
+        return Condition(SCHEDULED, "False", "NoEligibleCluster", message)
+    return Condition(SCHEDULED, "False", "InsufficientCapacity", message)
+
+
+SHORTFALL_LINES = 10
+"""Per-cluster shortfall lines a condition lists before grouping clusters by reason."""
+
+
+def _grouped(shortfall: tuple[str, ...]) -> list[str]:
+    """The shortfall lines, or on a large fleet one line per reason naming a few clusters:
+    a line per cluster would bury the reasons and outgrow a condition message."""
+    if len(shortfall) <= SHORTFALL_LINES:
+        return list(shortfall)
+    groups: dict[str, list[str]] = {}
+    for line in shortfall:
+        cluster, _, reason = line.partition(": ")
+        groups.setdefault(reason, []).append(cluster)
+    out = []
+    for reason, clusters in groups.items():
+        names = ", ".join(clusters[:3])
+        if len(clusters) > 3:
+            names += f" and {len(clusters) - 3} more clusters"
+        out.append(f"{names}: {reason}")
+    if len(out) > SHORTFALL_LINES:
+        rest = len(out) - SHORTFALL_LINES
+        out = [*out[:SHORTFALL_LINES], f"{rest} more reasons (modelplane explain lists them)"]
+    return out
+
+
+def serving_condition(
+    desired: int, placed: Mapping[str, str], kept: list[str], mine: Mapping[str, Obj]
+) -> Condition:
+    """``placed``: the scheduled replicas' names by composition resource name."""
+    serving = [k for k in placed if _serving(mine.get(k)) == "True"]
+    count = len(serving) + len(kept)
+    message = f"{count} of {desired} replicas serving"
+    if kept:
+        message += f" ({len(kept)} of them kept only until {'its' if len(kept) == 1 else 'their'} "
+        message += (
+            f"replacement{'s' if len(kept) != 1 else ''} serve{'s' if len(kept) == 1 else ''})"
+        )
+    waiting = [_waiting_on(placed[k], mine.get(k)) for k in placed if k not in serving]
+    if waiting:
+        message += "; " + "; ".join(waiting)
+    if len(serving) >= desired:
+        return Condition(SERVING, "True", "AllReplicasServing", message)
+    return Condition(SERVING, "False", "ReplicasNotServing", message)
+
+
+def _make_before_break(
+    mine: Mapping[str, Obj],
+    plan: Schedule,
+    clusters: list[Obj],
+    serving_placed: int,
+    desired: Mapping[str, Desired],
+) -> list[str]:
+    """Replicas the schedule removed that keep serving until enough scheduled ones serve.
+
+    Scale-down removes nothing that would leave fewer than spec.replicas serving; a replica
+    whose cluster is gone is not serving anything and goes at once.
+    """
+    if not plan.removed:
+        return []
+    existing_clusters = {str(c["metadata"]["name"]) for c in clusters}
+    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
+    kept: list[str] = []
+    room = plan.desired - serving_placed
+    for removed in sorted(plan.removed, key=lambda r: r.index):
+        key = by_name.get(removed.name)
+        if room <= 0 or key is None or key in desired:
+            continue
+        obj = mine[key]
+        if _serving(obj) == "True" and obj["spec"].get("clusterName") in existing_clusters:
+            kept.append(key)
+            room -= 1
+    return kept
+
+
+def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
+    return {
+        key: obj
+        for key, obj in observed.items()
+        if obj.get("kind") == "ModelReplica" and isinstance(obj.get("metadata"), Mapping)
+    }
+
+
+def _waiting(mine: Mapping[str, Obj], missing: list[str]) -> Result:
+    return Result(
+        resources=carry_forward(mine),
+        requirements=dict(REQUIREMENTS),
+        conditions=[
+            Condition(
+                SCHEDULED,
+                "Unknown",
+                "WaitingForFleet",
+                f"reading {', '.join(missing)}; existing replicas are kept as they are",
+            )
+        ],
+    )
+
+
+def _invalid_selectors(mine: Mapping[str, Obj], plan: Schedule) -> Result:
+    detail = "; ".join(str(e) for e in plan.selector_errors)
+    message = f"invalid device selector: {detail}; existing replicas are kept unchanged"
+    names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
+    return Result(
+        resources=carry_forward(mine),
+        requirements=dict(REQUIREMENTS),
+        status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
+        conditions=[
+            Condition(SCHEDULED, "False", "InvalidSelector", message),
+            serving_condition(plan.desired, names, [], mine),
+        ],
+        events=[Event("Warning", message, "InvalidSelector")],
+    )
+
+
+def _malformed(md: Obj) -> str | None:
+    name = str((md.get("metadata") or {}).get("name", ""))
+    if len(name) > LABEL_VALUE_MAX:
+        # Crossplane drops root-level XRD rules, so this cannot be refused at admission.
+        return (
+            f"ModelDeployment name {name!r} is longer than {LABEL_VALUE_MAX} characters: its "
+            "ModelReplicas carry it as a label value, so none can be created; use a shorter name"
+        )
+    spec = md.get("spec")
+    if not isinstance(spec, dict):
+        return "ModelDeployment spec is required"
+    template = spec.get("template")
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return "ModelDeployment spec.template.spec is required"
+    engines = template["spec"].get("engines")
+    if not isinstance(engines, list) or not engines:
+        return "ModelDeployment spec.template.spec.engines must list at least one engine"
+    for e, engine in enumerate(engines):
+        where = f"ModelDeployment spec.template.spec.engines[{e}]"
+        if not isinstance(engine, dict) or not isinstance(engine.get("name"), str):
+            return f"{where}.name is required"
+        members = engine.get("members")
+        if not isinstance(members, list) or not members:
+            return f"{where}.members must list at least one member"
+        for m, member in enumerate(members):
+            if not isinstance(member, dict) or not isinstance(member.get("template"), dict):
+                return f"{where}.members[{m}].template is required"
+    if not isinstance(spec.get("replicas"), int):
+        return "ModelDeployment spec.replicas must be an integer"
+    return None
+
+
+def _serving(obj: Obj | None) -> str:
+    c = condition(obj, "ModelServing")
+    return str(c.get("status")) if c else "Unknown"
+
+
+def _count_serving(objs: Iterable[Obj]) -> int:
+    return sum(1 for o in objs if _serving(o) == "True")
+
+
+def _waiting_on(name: str, obj: Obj | None) -> str:
+    if obj is None:
+        return f"{name}: not created yet"
+    c = condition(obj, "ModelServing")
+    if c is None:
+        return f"{name}: no ModelServing condition yet"
+    return f"{name}: {c.get('reason') or 'NotServing'}: {c.get('message') or ''}".rstrip(": ")
+
+
+def _by_cluster(placements: Iterable[ReplicaPlacement]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for p in sorted(placements, key=lambda p: (p.cluster, p.index)):
+        out.setdefault(p.cluster, []).append(str(p.index))
+    return out

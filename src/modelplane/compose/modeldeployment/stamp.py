@@ -1,0 +1,70 @@
+"""A placed replica, stamped: the ModelReplica the deployment composes for one placement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.composer import namespace_of
+from modelplane.kube.names import dns_label
+from modelplane.labels import CLUSTER, DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA_INDEX
+from modelplane.scheduling.placement import ReplicaPlacement
+
+Obj = dict[str, Any]
+
+API_VERSION = "modelplane.ai/v1alpha1"
+
+
+def replica_key(index: int, cluster: str) -> str:
+    """The composition resource name: a replica moved to another cluster is a new resource."""
+    return f"replica-{index}-{cluster}"
+
+
+def replica_name(md: Obj, placement: ReplicaPlacement) -> str:
+    return dns_label(str(md["metadata"]["name"]), placement.cluster, str(placement.index))
+
+
+def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
+    """The ModelReplica for one placed replica: the template verbatim, each member's
+    nodeSelector replaced by the pool and DRA requests the scheduler resolved."""
+    meta = md["metadata"]
+    template = md["spec"]["template"]
+    tspec = template["spec"]
+    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    labels.update(
+        {
+            DEPLOYMENT: str(meta["name"]),
+            DEPLOYMENT_NAMESPACE: namespace_of(md),
+            CLUSTER: placement.cluster,
+            REPLICA_INDEX: str(placement.index),
+        }
+    )
+    spec: Obj = {"clusterName": placement.cluster}
+    for key in ("modelCacheRef", "serving"):
+        if key in tspec:
+            spec[key] = tspec[key]
+    spec["engines"] = [_engine(e, placement) for e in tspec["engines"]]
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ModelReplica",
+        "metadata": {"name": name, "namespace": namespace_of(md), "labels": labels},
+        "spec": spec,
+    }
+
+
+def _engine(engine: Obj, placement: ReplicaPlacement) -> Obj:
+    placed = placement.engine(str(engine["name"]))
+    members = engine["members"]
+    if len(placed.members) != len(members):
+        raise ValueError(
+            f"the schedule placed {len(placed.members)} members of engine {engine['name']}, "
+            f"the template has {len(members)}"
+        )
+    out = {k: v for k, v in engine.items() if k != "members"}
+    out["members"] = []
+    for member, where in zip(members, placed.members, strict=True):
+        stamped = {k: v for k, v in member.items() if k != "nodeSelector"}
+        stamped["nodePoolName"] = where.pool
+        if where.device_requests:
+            stamped["deviceRequests"] = where.device_requests_dicts()
+        out["members"].append(stamped)
+    return out

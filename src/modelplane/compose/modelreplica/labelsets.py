@@ -1,0 +1,80 @@
+"""The label sets a replica's remote objects and pods carry, built from ``modelplane.labels``.
+
+Label values are hashed when a name cannot be one; each set is frozen (encoded once) and shared.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from modelplane.kube.names import dns_label
+from modelplane.labels import COMPONENT, ENGINE, LLMD_ROLE, MANAGED_BY, REPLICA, ROLE, SERVING
+from modelplane.structs import frozen
+
+_PHASE_ROLES = {"Prefill": "prefill", "Decode": "decode"}
+
+
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+# Pure and called for every object of every reconcile: remember recent answers.
+@lru_cache(maxsize=4096)
+def label_value(name: str) -> str:
+    """``name`` as a label value: unchanged when valid, else a hashed DNS label.
+
+    Replica names may be 253-character subdomains and engine names any string, neither of
+    which a label value can hold; the hash keeps distinct names distinct.
+    """
+    if len(name) <= 63 and _LABEL_VALUE.fullmatch(name):
+        return name
+    return dns_label(name, "")
+
+
+# A replica's dozen objects all carry the same labels: one frozen (encoded once) dict each.
+@lru_cache(maxsize=4096)
+def owned(replica: str, engine: str | None = None) -> dict[str, str]:
+    """The labels every remote object of a replica (and of one of its engines) carries.
+
+    Frozen and shared: copy before adding to them.
+    """
+    labels = {MANAGED_BY: "modelplane", REPLICA: label_value(replica)}
+    if engine is not None:
+        labels[ENGINE] = label_value(engine)
+    return frozen(labels)
+
+
+@lru_cache(maxsize=4096)
+def serving_selector(replica: str) -> dict[str, str]:
+    """Selects exactly the pods that serve the replica's port: Standalone pods and gang leaders."""
+    return frozen({REPLICA: label_value(replica), SERVING: "true"})
+
+
+@lru_cache(maxsize=4096)
+def component(replica: str, name: str) -> dict[str, str]:
+    """Labels (and selector) of a replica's non-engine pods, e.g. its endpoint picker.
+
+    They never carry ``SERVING``, so the InferencePool can never select them.
+    """
+    return frozen({**owned(replica), COMPONENT: name})
+
+
+def role_of(member: dict[str, Any]) -> str:
+    """A member's role, Standalone when it names none (as the XRD defaults it)."""
+    return str(member.get("role") or "Standalone")
+
+
+def is_serving_role(role: str) -> bool:
+    return role in ("Standalone", "Leader")
+
+
+def pod_labels(replica: str, engine: dict[str, Any], role: str) -> dict[str, str]:
+    """Modelplane's labels for one member's pods (merged over the member's own labels)."""
+    labels = {**owned(replica, engine["name"]), ROLE: role}
+    if is_serving_role(role):
+        labels[SERVING] = "true"
+        phase_role = _PHASE_ROLES.get(engine.get("phase", ""))
+        if phase_role:
+            labels[LLMD_ROLE] = phase_role
+    return labels

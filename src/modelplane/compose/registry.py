@@ -1,0 +1,37 @@
+"""The registry the function and render share: every composer this project ships, in one place."""
+
+from __future__ import annotations
+
+from modelplane.compose.inferenceclass.composer import compose_class
+from modelplane.compose.inferencecluster.composer import compose_cluster
+from modelplane.compose.modelcache.composer import compose_model_cache
+from modelplane.compose.modeldeployment.composer import CLUSTERS, REPLICAS, compose_deployment
+from modelplane.compose.modelreplica.composer import (
+    API_VERSION,
+    CACHE_REQUIREMENT,
+    CLUSTER_REQUIREMENT,
+    LAZY_COMPOSITE,
+)
+from modelplane.compose.modelreplica.composer import compose as compose_model_replica
+from modelplane.composer import Registry
+
+
+def default_registry() -> Registry:
+    """Every composer this project ships, keyed by composite API group and kind."""
+
+    registry = Registry()
+    # A replica reads a handful of fields of its cluster (whose status lists every pool).
+    registry.register(
+        API_VERSION,
+        "ModelReplica",
+        compose_model_replica,
+        lazy=(CLUSTER_REQUIREMENT, CACHE_REQUIREMENT),
+        lazy_composite=LAZY_COMPOSITE,
+    )
+    registry.register(API_VERSION, "InferenceCluster", compose_cluster)
+    registry.register(API_VERSION, "InferenceClass", compose_class)
+    registry.register(API_VERSION, "ModelCache", compose_model_cache)
+    # The scheduler reads a few fields of every cluster and replica of the fleet: views spare
+    # converting thousands of whole objects on every reconcile.
+    registry.register(API_VERSION, "ModelDeployment", compose_deployment, lazy=(CLUSTERS, REPLICAS))
+    return registry

@@ -1,1 +1,0 @@
-"""The fleet: InferenceClusters, InferenceClasses, ModelDeployments and their scheduler."""

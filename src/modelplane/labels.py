@@ -1,0 +1,34 @@
+"""Every label Modelplane stamps, in one place.
+
+On remote objects, so `kubectl` on a workload cluster shows whose is what: the InferencePool
+selects serving pods by ``SERVING``; prefill/decode routing reads ``LLMD_ROLE``. On
+ModelReplicas, the fleet labels a ModelDeployment stamps and the scheduler reads back
+(``DEPLOYMENT``, ``REPLICA_INDEX``, ...).
+Everything under ``modelplane.ai/`` is Modelplane's own: user labels with that prefix are
+overwritten, never trusted. The label sets a replica's objects carry are built in
+``compose/modelreplica/labelsets.py``.
+"""
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+REPLICA = "modelplane.ai/replica"
+ENGINE = "modelplane.ai/engine"
+ROLE = "modelplane.ai/role"
+SERVING = "modelplane.ai/serving"
+POOL = "modelplane.ai/pool"
+COMPONENT = "modelplane.ai/component"
+LLMD_ROLE = "llm-d.ai/role"
+
+
+# The fleet: what a ModelDeployment stamps on each ModelReplica, and the scheduler reads back.
+DEPLOYMENT = "modelplane.ai/deployment"
+"""Label: the owning ModelDeployment's name."""
+
+DEPLOYMENT_NAMESPACE = "modelplane.ai/deployment-namespace"
+"""Label: the owning ModelDeployment's namespace (identity falls back to it when a replica has no
+``metadata.namespace``, e.g. in a hand-written render input)."""
+
+REPLICA_INDEX = "modelplane.ai/replica-index"
+"""Label: the replica's stable index within its deployment (a decimal integer)."""
+
+CLUSTER = "modelplane.ai/cluster"
+"""Label: the InferenceCluster the replica is pinned to (mirrors ``spec.clusterName``)."""

@@ -1,0 +1,90 @@
+"""The deployment as the scheduler reads it: engines, members and their device requests.
+
+Parsed once per schedule from ``spec.template.spec``; each request keeps its field path so a
+selector that does not compile is reported where the user wrote it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.scheduling import placement as pl
+from modelplane.scheduling.capacity import pod_count
+from modelplane.scheduling.devices import DeviceKind, SelectorProblem, compile_selector
+from modelplane.scheduling.devices import matches as selector_matches
+
+
+@dataclass(frozen=True)
+class Request:
+    name: str
+    count: int
+    selectors: tuple[str, ...]
+    path: str
+
+
+@dataclass(frozen=True)
+class Member:
+    role: str
+    pods: int
+    requests: tuple[Request, ...]
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    copies: int
+    members: tuple[Member, ...]
+
+
+def parse_engines(spec: dict[str, Any]) -> tuple[Engine, ...]:
+    engines = []
+    for e, engine in enumerate(spec.get("engines") or []):
+        members = []
+        for m, member in enumerate(engine.get("members") or []):
+            requests = []
+            devices = (member.get("nodeSelector") or {}).get("devices") or []
+            for d, device in enumerate(devices):
+                base = f"spec.template.spec.engines[{e}].members[{m}].nodeSelector.devices[{d}]"
+                selectors = tuple(
+                    str(s["cel"]) for s in device.get("selectors") or [] if s.get("cel") is not None
+                )
+                requests.append(
+                    Request(
+                        str(device.get("name", "")), int(device.get("count", 1)), selectors, base
+                    )
+                )
+            members.append(
+                Member(str(member.get("role", "Standalone")), pod_count(member), tuple(requests))
+            )
+        engines.append(
+            Engine(str(engine.get("name", "")), int(engine.get("copies", 1)), tuple(members))
+        )
+    return tuple(engines)
+
+
+def selector_errors(
+    engines: tuple[Engine, ...], kinds: list[DeviceKind]
+) -> tuple[pl.SelectorError, ...]:
+    errors = []
+    for engine in engines:
+        for member in engine.members:
+            for request in member.requests:
+                for s, text in enumerate(request.selectors):
+                    compiled = compile_selector(text)
+                    problem: SelectorProblem | None = None
+                    if isinstance(compiled, SelectorProblem):
+                        problem = compiled
+                    else:
+                        problem = next(
+                            (
+                                r
+                                for k in kinds
+                                if isinstance(r := selector_matches((text,), k), SelectorProblem)
+                            ),
+                            None,
+                        )
+                    if problem is not None:
+                        path = f"{request.path}.selectors[{s}].cel"
+                        errors.append(pl.SelectorError(request.name, path, problem.message))
+    return tuple(errors)

@@ -1,0 +1,137 @@
+"""Why each cluster and pool took a replica or not: the trace behind ``modelplane explain`` and
+the shortfall lines a deployment's condition prints."""
+
+from __future__ import annotations
+
+from modelplane.scheduling import placement as pl
+from modelplane.scheduling.capacity import PoolState, nodes_needed
+from modelplane.scheduling.fill import Fill
+from modelplane.scheduling.fleet import Cluster
+from modelplane.scheduling.options import Replica
+
+
+def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
+    """Why the cluster cannot take one more replica: a summary and a reason per pool."""
+    if cluster.name in fill.ineligible:
+        why = fill.ineligible[cluster.name]
+        return why, {p.name: f"cluster not eligible: {why}" for p in cluster.pools}
+    if fill.full.get(cluster.name) == "searched out":
+        return "search budget exhausted before a placement was found", {}
+    options, reasons = fill.options(cluster)
+    states = fill.states(cluster)
+    more = fill.attempt(cluster, states, 1)
+    if more == "searched out":
+        return "search budget exhausted before a placement was found", {}
+    if more is not None:
+        return pl.ROOM, {p.name: pl.POOL_ROOM for p in cluster.pools}
+    pool_reasons = dict(reasons)
+    engines = fill.matcher.engines
+    lines = []
+    for e, engine in enumerate(engines):
+        if not options[e]:
+            lines.append(
+                "; ".join(f"pool {p.name}: {reasons.get(p.name, 'no fit')}" for p in cluster.pools)
+                or "no pools"
+            )
+            continue
+        alone = [o for o in options[e] if all(states[p].fits(us) for p, us in o.units)]
+        if alone:
+            continue
+        # Every pool's reason goes to the trace; the shortfall names the pool that came
+        # closest (most nodes available to the engine), not merely the first one.
+        closest: tuple[int, int, str] | None = None
+        for order, option in enumerate(options[e]):
+            if option.splits:
+                continue
+            pool_name = option.pools[0]
+            pool = cluster.pool(pool_name)
+            assert pool is not None
+            state = states[pool_name].state()
+            units = tuple(u for _, us in option.units for u in us)
+            needed = nodes_needed(pool.per_node, units, max(pool.node_count, 1) + 64)
+            need = f"{needed}" if needed is not None else "more"
+            free = state.free_nodes
+            if needed is not None and needed > pool.node_count:
+                available = pool.node_count
+                why = (
+                    f"pool {pool_name} has {pool.node_count} node"
+                    f"{'s' if pool.node_count != 1 else ''}, engine {engine.name} needs {need}"
+                )
+            else:
+                available = free
+                why = (
+                    f"pool {pool_name} has {free} free node{'s' if free != 1 else ''}"
+                    f"{_partly_free(state)}, engine {engine.name} needs {need}"
+                )
+                if _partly_free(state):
+                    biggest = max((sum(pod) for u in units for pod in u), default=0)
+                    why += f" with up to {biggest} devices per pod"
+            pool_reasons.setdefault(pool_name, why)
+            if closest is None or (available, -order) > closest[:2]:
+                closest = (available, -order, why)
+        if closest is None:
+            lines.append(f"engine {engine.name} does not fit its pools' free devices")
+        elif closest[2] not in lines:
+            lines.append(closest[2])
+    if not lines:
+        lines.append("its pools cannot hold every engine of one more replica together")
+    for p in cluster.pools:
+        pool_reasons.setdefault(p.name, "fits no engine of one more replica")
+    return "; ".join(lines), pool_reasons
+
+
+def trace(
+    fill: Fill, replicas: list[Replica]
+) -> tuple[tuple[pl.ClusterTrace, ...], tuple[str, ...]]:
+    hosted: dict[str, list[Replica]] = {}
+    for r in replicas:
+        hosted.setdefault(r.cluster, []).append(r)
+    out = []
+    full = []
+    for cluster in fill.fleet:
+        mine = hosted.get(cluster.name, [])
+        uses: dict[str, list[str]] = {}
+        for r in mine:
+            assert r.choice is not None
+            for engine, option in zip(fill.matcher.engines, r.choice, strict=True):
+                for pool in dict.fromkeys(option.pools):
+                    uses.setdefault(pool, []).append(f"replica {r.index} engine {engine.name}")
+        summary, pool_reasons = why_not(fill, cluster)
+        if summary != pl.ROOM:
+            full.append(f"{cluster.name}: {summary}")
+        pools = tuple(
+            pl.PoolTrace(p.name, True, "hosts " + ", ".join(uses[p.name]))
+            if p.name in uses
+            else pl.PoolTrace(p.name, False, pool_reasons.get(p.name, "not needed"))
+            for p in cluster.pools
+        )
+        if mine:
+            reason = f"hosts replica{'s' if len(mine) > 1 else ''} " + ", ".join(
+                str(r.index) for r in mine
+            )
+        else:
+            reason = summary
+        out.append(
+            pl.ClusterTrace(
+                cluster.name,
+                cluster.name not in fill.ineligible,
+                reason,
+                pools,
+                tuple(r.index for r in mine),
+            )
+        )
+    return tuple(out), tuple(full)
+
+
+def _partly_free(state: PoolState) -> str:
+    """The devices left on nodes already partly used, when any: a shortfall that counts only
+    whole free nodes would hide them."""
+    partly = [(v, n) for v, n in state.nodes if v != state.per_node and sum(v) > 0]
+    if not partly:
+        return ""
+    devices = sum(sum(v) * n for v, n in partly)
+    nodes = sum(n for _, n in partly)
+    return (
+        f" ({devices} device{'s' if devices != 1 else ''} free on {nodes} partly used "
+        f"node{'s' if nodes != 1 else ''})"
+    )

@@ -1,0 +1,323 @@
+"""The policy over existing replicas: which of this deployment's replicas stay, and why not.
+
+- Identity: a replica is this deployment's when it carries the deployment label and lives in
+  the deployment's namespace; its index is its ``replica-index`` label.
+- Retain: a replica stays where it is while its cluster exists, matches, is not drained
+  (NoExecute) and still hosts pools that satisfy its members' requests, re-resolved against the
+  current spec.
+- Scale down: the replica on the most-loaded cluster goes first, then one that is not serving,
+  then the later cluster name, then the higher index.
+- Charge: every other replica of the fleet is charged first; a kept replica that no longer fits
+  beside replicas created before it (two deployments took the same devices at once), or whose
+  edit grew it past its pools, is re-placed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane import labels
+from modelplane.kube.objects import condition
+from modelplane.scheduling import placement as pl
+from modelplane.scheduling.capacity import (
+    Ledger,
+    Load,
+    PoolState,
+    Unit,
+    fit,
+    observed_units,
+    observed_vector,
+)
+from modelplane.scheduling.fleet import Cluster, untolerated
+from modelplane.scheduling.options import (
+    EngineOption,
+    Matcher,
+    MemberOption,
+    Replica,
+    engine_units,
+    replica_units,
+)
+
+
+def replica_index(replica: dict[str, Any]) -> int | None:
+    raw = (replica.get("metadata", {}).get("labels") or {}).get(labels.REPLICA_INDEX)
+    try:
+        index = int(str(raw))
+    except ValueError:
+        return None
+    return index if index >= 0 and str(index) == str(raw) else None
+
+
+def replica_namespace(replica: dict[str, Any]) -> str:
+    meta = replica.get("metadata") or {}
+    return str(
+        meta.get("namespace") or (meta.get("labels") or {}).get(labels.DEPLOYMENT_NAMESPACE, "")
+    )
+
+
+def as_observed(index: int, replica: dict[str, Any]) -> pl.ReplicaPlacement:
+    """A replica kept exactly as stamped (used when selectors are broken)."""
+    spec = replica.get("spec") or {}
+    return pl.ReplicaPlacement(
+        index=index,
+        cluster=str(spec.get("clusterName", "")),
+        engines=tuple(
+            pl.EnginePlacement(
+                str(engine.get("name", "")),
+                tuple(
+                    pl.MemberPlacement(
+                        str(member.get("role", "Standalone")),
+                        str(member.get("nodePoolName", "")),
+                        tuple(
+                            pl.DeviceRequest(
+                                str(r.get("name", "")),
+                                int(r.get("count", 1)),
+                                str(r.get("deviceClassName", "")),
+                                tuple(str(s.get("cel")) for s in r.get("selectors") or []),
+                            )
+                            for r in member.get("deviceRequests") or []
+                        ),
+                    )
+                    for member in engine.get("members") or []
+                ),
+            )
+            for engine in spec.get("engines") or []
+        ),
+        existing=str(replica.get("metadata", {}).get("name", "")),
+    )
+
+
+def retain(
+    matcher: Matcher, cluster: Cluster, replica: dict[str, Any]
+) -> tuple[tuple[EngineOption, ...] | None, str]:
+    """Re-resolve an existing replica on its pinned pools, or say why it must move."""
+    observed = {str(e.get("name", "")): e for e in (replica.get("spec") or {}).get("engines") or []}
+    engines = matcher.engines
+    if set(observed) != {e.name for e in engines}:
+        return None, "its engines no longer match the deployment's"
+    choice = []
+    for e, engine in enumerate(engines):
+        members = observed[engine.name].get("members") or []
+        roles = [str(m.get("role", "Standalone")) for m in members]
+        if roles != [m.role for m in engine.members]:
+            return None, f"engine {engine.name}'s members changed"
+        pools: list[str] = []
+        picked: list[MemberOption] = []
+        for m, member in enumerate(members):
+            pool = cluster.pool(str(member.get("nodePoolName", "")))
+            if pool is None:
+                return None, f"pool {member.get('nodePoolName')} is gone"
+            options, reason = matcher.member(e, m, pool)
+            if not options:
+                return None, f"pool {pool.name} no longer fits: {reason}"
+            stamped = observed_vector(pool, member.get("deviceRequests") or [])
+            picked.append(next((o for o in options if o.demand == stamped), options[0]))
+            pools.append(pool.name)
+        if not any(o.requests for o in picked):
+            return None, f"engine {engine.name} would claim no device on its pools"
+        pools_t = tuple(pools)
+        units = engine_units(engine, pools_t, tuple(picked))
+        choice.append(EngineOption(pools_t, tuple(picked), len(set(pools_t)) - 1, units))
+    for pool_name, alone in replica_units(tuple(choice)).items():
+        pool = cluster.pool(pool_name)
+        assert pool is not None
+        if fit(PoolState.empty(pool.per_node, pool.node_count), alone) is None:
+            return None, f"pool {pool_name} no longer fits: too small for the replica alone"
+    return tuple(choice), ""
+
+
+def is_serving(replica: dict[str, Any] | None) -> bool:
+    c = condition(replica, "ModelServing")
+    return c is not None and c.get("status") == "True"
+
+
+def _created(replica: dict[str, Any]) -> tuple[str, str, str]:
+    meta = replica.get("metadata") or {}
+    return (str(meta.get("creationTimestamp") or ""), *replica_key(replica))
+
+
+def displaced(
+    ledger: Ledger, cluster: str, mine: list[dict[str, Any]], theirs: list[dict[str, Any]]
+) -> list[str]:
+    """Names of this deployment's replicas on ``cluster`` that do not fit beside the replicas
+    created before them. Two deployments reconciled at once can both take the same free
+    devices; every deployment judges the cluster's replicas first come, first served (creation
+    time, then namespace and name), so they agree on which replica moves and none stays
+    overcommitted. Nothing is read unless some pool of the cluster is overcommitted."""
+    specs = {replica_key(r): r.get("spec") or {} for r in [*mine, *theirs]}
+    units = {key: observed_units(ledger.pools, cluster, spec) for key, spec in specs.items()}
+    pools = {pool for us in units.values() for pool in us}
+    total = {pool: tuple(u for us in units.values() for u in us.get(pool, ())) for pool in pools}
+    if all(_empty_load(ledger, cluster, pool).fits(total[pool]) for pool in pools):
+        return []
+    accepted: dict[str, tuple[Unit, ...]] = {}
+    ours = {replica_key(r) for r in mine}
+    losers = []
+    for r in sorted([*mine, *theirs], key=_created):
+        key = replica_key(r)
+        wanted = units[key]
+        if all(
+            _empty_load(ledger, cluster, pool).fits(accepted.get(pool, ()) + us)
+            for pool, us in wanted.items()
+        ):
+            for pool, us in wanted.items():
+                accepted[pool] = accepted.get(pool, ()) + us
+        elif key in ours:
+            losers.append(key[1])
+    return losers
+
+
+def _empty_load(ledger: Ledger, cluster: str, pool: str) -> Load:
+    p = ledger.pools[(cluster, pool)]
+    return Load(PoolState.empty(p.per_node, p.node_count))
+
+
+def overgrown(ledger: Ledger, kept: Replica, replica: dict[str, Any]) -> str:
+    """Why an edit (copies, worker.nodes, device counts) grew the kept replica past what its
+    pools hold beside everything charged so far, or "". Only the edit is judged: a replica
+    whose stamped size already did not fit (another deployment grew, a pool shrank) stays."""
+    assert kept.choice is not None
+    new = replica_units(kept.choice)
+    old = observed_units(ledger.pools, kept.cluster, replica.get("spec") or {})
+    for pool, units in sorted(new.items()):
+        if sorted(units) == sorted(old.get(pool, ())):
+            continue
+        load = ledger.load((kept.cluster, pool))
+        if not load.fits(units) and load.fits(old.get(pool, ())):
+            return (
+                f"pool {pool} cannot hold its new size beside the replicas already there "
+                "(copies, worker.nodes or device counts grew)"
+            )
+    return ""
+
+
+def split_ours(
+    replicas: list[dict[str, Any]], namespace: str, name: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    ours: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
+    for r in replicas:
+        stamped = r.get("metadata", {}).get("labels") or {}
+        mine = stamped.get(labels.DEPLOYMENT) == name and replica_namespace(r) == namespace
+        (ours if mine else others).append(r)
+    return ours, others
+
+
+def replica_key(replica: dict[str, Any]) -> tuple[str, str]:
+    meta = replica.get("metadata") or {}
+    return (replica_namespace(replica), str(meta.get("name", "")))
+
+
+def retain_all(
+    matcher: Matcher,
+    ours: list[dict[str, Any]],
+    fleet: dict[str, Cluster],
+    selector: dict[str, str],
+    tolerations: list[dict[str, Any]],
+) -> tuple[list[Replica], list[pl.RemovedReplica]]:
+    """This deployment's replicas that stay where they are, and the others with the reason."""
+    removed: list[pl.RemovedReplica] = []
+    kept: list[Replica] = []
+    taken: set[int] = set()
+    for r in ours:
+        index = replica_index(r)
+        cluster_name = str((r.get("spec") or {}).get("clusterName", ""))
+        r_name = replica_key(r)[1]
+
+        def drop(
+            reason: str, index: int | None = index, cluster: str = cluster_name, name: str = r_name
+        ) -> None:
+            removed.append(pl.RemovedReplica(name, -1 if index is None else index, cluster, reason))
+
+        if index is None:
+            drop(f"label {labels.REPLICA_INDEX} is missing or not an index")
+            continue
+        if index in taken:
+            drop(f"another replica already holds index {index}")
+            continue
+        cluster = fleet.get(cluster_name)
+        if cluster is None:
+            drop(f"cluster {cluster_name} no longer exists")
+            continue
+        if any(cluster.labels.get(k) != v for k, v in selector.items()):
+            drop(f"cluster {cluster_name} no longer matches the clusterSelector")
+            continue
+        if taint := untolerated(cluster, tolerations, {"NoExecute"}):
+            drop(f"cluster {cluster_name} is drained ({taint})")
+            continue
+        choice, reason = retain(matcher, cluster, r)
+        if choice is None:
+            drop(reason)
+            continue
+        taken.add(index)
+        kept.append(Replica(index, cluster_name, choice, r_name))
+    return kept, removed
+
+
+def cluster_load(kept: list[Replica]) -> dict[str, int]:
+    """Replicas of this deployment per cluster."""
+    load: dict[str, int] = {}
+    for k in kept:
+        load[k.cluster] = load.get(k.cluster, 0) + 1
+    return load
+
+
+def scale_down(
+    kept: list[Replica], load: dict[str, int], desired: int, stamped: dict[str, dict[str, Any]]
+) -> list[pl.RemovedReplica]:
+    """Remove kept replicas (from ``kept`` and ``load``) past ``desired``: most-loaded cluster
+    first, then one that is not serving (keeping it would keep capacity that serves nothing),
+    then the later name, then the higher index."""
+    removed = []
+    idle = {k.existing for k in kept if not is_serving(stamped.get(k.existing or ""))}
+    while len(kept) > desired:
+        victim = max(
+            kept,
+            key=lambda k: (load[k.cluster], k.existing in idle, k.cluster, k.index),
+        )
+        kept.remove(victim)
+        load[victim.cluster] -= 1
+        removed.append(
+            pl.RemovedReplica(victim.existing or "", victim.index, victim.cluster, "scale-down")
+        )
+    return removed
+
+
+def charge_fleet(
+    ledger: Ledger,
+    kept: list[Replica],
+    load: dict[str, int],
+    others: list[dict[str, Any]],
+    stamped: dict[str, dict[str, Any]],
+) -> list[pl.RemovedReplica]:
+    """Charge the ledger with every other replica of the fleet, then with the kept replicas that
+    still fit; remove (from ``kept`` and ``load``) and return the ones that do not."""
+    removed = []
+    # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
+    hosting = {k.cluster for k in kept}
+    neighbours: dict[str, list[dict[str, Any]]] = {c: [] for c in hosting}
+    for r in others:
+        ledger.charge_observed(r)
+        on = str((r.get("spec") or {}).get("clusterName") or "")
+        if on in neighbours:
+            neighbours[on].append(r)
+    for c in sorted(hosting):
+        mine = [stamped[k.existing or ""] for k in kept if k.cluster == c]
+        for loser in displaced(ledger, c, mine, neighbours[c]):
+            k = next(k for k in kept if k.existing == loser)
+            kept.remove(k)
+            load[k.cluster] -= 1
+            reason = (
+                f"cluster {c} is overcommitted: replicas created before it hold its pool's devices"
+            )
+            removed.append(pl.RemovedReplica(loser, k.index, c, reason))
+    for k in list(kept):
+        assert k.choice is not None
+        grown = overgrown(ledger, k, stamped[k.existing or ""])
+        if grown:
+            kept.remove(k)
+            load[k.cluster] -= 1
+            removed.append(pl.RemovedReplica(k.existing or "", k.index, k.cluster, grown))
+            continue
+        ledger.charge(k.cluster, replica_units(k.choice))
+    return removed

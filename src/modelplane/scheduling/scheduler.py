@@ -1,0 +1,161 @@
+"""The fleet scheduler: places every replica of a ModelDeployment that can be placed.
+
+A pure, deterministic function of observed state (see ``placement`` for what it answers and
+``docs/scheduling.md`` for the rules). In order:
+
+1. Compile the deployment's device selectors; any that does not compile or yields a non-bool
+   stops scheduling: existing replicas are kept exactly as they are and nothing new is placed.
+2. Retain this deployment's replicas whose cluster still exists, still matches, is not drained
+   and still hosts pools that satisfy the members' requests (``policy``).
+3. Scale down deterministically (``policy.scale_down``).
+4. Charge the ledger with every other ModelReplica of the fleet and the retained ones
+   (``policy.charge_fleet``).
+5. Fill the lowest free indices, spreading before packing (``fill``), each placement found by
+   an exhaustive search over engines x members x pools x request-to-device assignments
+   (``options``, ``search``).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Any
+
+from modelplane.scheduling import placement as pl
+from modelplane.scheduling import policy
+from modelplane.scheduling.capacity import Ledger
+from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
+from modelplane.scheduling.devices import device_kinds
+from modelplane.scheduling.explain import trace
+from modelplane.scheduling.fill import Fill
+from modelplane.scheduling.fleet import Cluster, parse_clusters
+from modelplane.scheduling.options import Matcher, Replica
+from modelplane.scheduling.policy import replica_index, replica_key
+
+
+def schedule(
+    deployment: dict[str, Any],
+    clusters: list[dict[str, Any]],
+    classes: list[dict[str, Any]],
+    replicas: list[dict[str, Any]],
+) -> pl.Schedule:
+    """Place ``deployment``'s replicas on ``clusters`` (InferenceClusters) whose pools'
+    ``classes`` (InferenceClasses) fit, charging ``replicas`` (every ModelReplica of every
+    namespace, this deployment's included)."""
+    meta = deployment.get("metadata") or {}
+    namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+    spec = deployment.get("spec") or {}
+    desired = max(0, int(spec.get("replicas", 1)))
+    template = spec.get("template", {}).get("spec") or {}
+    selector = (template.get("clusterSelector") or {}).get("matchLabels") or {}
+    tolerations = list(template.get("tolerations") or [])
+    engines = parse_engines(template)
+
+    kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
+    fleet = parse_clusters(clusters, kinds)
+    ours, others = policy.split_ours(replicas, namespace, name)
+    ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
+
+    used_kinds = {c.class_name for cl in fleet for c in cl.pools}
+    errors = selector_errors(engines, [k for c in sorted(used_kinds) for k in kinds.get(c, ())])
+    if errors:
+        return _kept_as_stamped(desired, ours, fleet, errors)
+
+    matcher = Matcher(engines)
+    stamped = {replica_key(r)[1]: r for r in ours}
+    kept, removed = policy.retain_all(
+        matcher, ours, {c.name: c for c in fleet}, selector, tolerations
+    )
+    load = policy.cluster_load(kept)
+    removed += policy.scale_down(kept, load, desired, stamped)
+    ledger = Ledger([p for c in fleet for p in c.pools])
+    removed += policy.charge_fleet(ledger, kept, load, others, stamped)
+
+    fill = Fill(matcher, fleet, ledger, selector, tolerations, load)
+    placed = _fill(fill, kept, removed, desired)
+
+    all_replicas = sorted(kept + placed, key=lambda r: r.index)
+    traced = functools.cache(lambda: trace(fill, all_replicas))
+    short = len(all_replicas) < desired
+    shortfall = traced()[1] if short else ()
+    if short and not fleet:
+        shortfall = ("no InferenceCluster exists",)
+    return pl.Schedule(
+        desired=desired,
+        placements=tuple(placement_of(engines, r) for r in all_replicas),
+        removed=tuple(sorted(removed, key=lambda x: (x.index, x.name))),
+        shortfall=shortfall,
+        explain=lambda: traced()[0],
+    )
+
+
+def _fill(
+    fill: Fill, kept: list[Replica], removed: list[pl.RemovedReplica], desired: int
+) -> list[Replica]:
+    """New replicas at the lowest free indices, up to ``desired`` in all."""
+    free = (i for i in itertools.count() if i not in {k.index for k in kept})
+    # A re-placed index first tries the cluster it was on (an in-place update, no churn). The
+    # old replica may keep serving there until its replacement serves, uncharged: a replacement
+    # swapped onto another cluster's old replica would wait on devices never freed.
+    # All such homes are tried before any other placement, so no replica takes another's home.
+    was_on = {r.index: r.cluster for r in removed if r.reason != "scale-down"}
+    wanted = [next(free) for _ in range(desired - len(kept))]
+    placed: list[Replica] = []
+    for index in wanted:
+        if index in was_on and (home := fill.place_home(index, was_on[index])) is not None:
+            placed.append(home)
+    for index in wanted:
+        if any(r.index == index for r in placed):
+            continue
+        got = fill.place(index)
+        if got is None:
+            break
+        placed.append(got)
+    return placed
+
+
+def _kept_as_stamped(
+    desired: int,
+    ours: list[dict[str, Any]],
+    fleet: list[Cluster],
+    errors: tuple[pl.SelectorError, ...],
+) -> pl.Schedule:
+    """Broken selectors: every replica stays exactly as stamped and nothing new is placed."""
+    kept = []
+    seen: set[int] = set()
+    for r in ours:
+        index = replica_index(r)
+        if index is not None and index not in seen:
+            seen.add(index)
+            kept.append(policy.as_observed(index, r))
+    return pl.Schedule(
+        desired=desired,
+        placements=tuple(kept),
+        selector_errors=errors,
+        shortfall=tuple(f"selector {e}" for e in errors),
+        explain=lambda: tuple(
+            pl.ClusterTrace(c.name, False, "not considered: the deployment's selectors are invalid")
+            for c in fleet
+        ),
+    )
+
+
+def placement_of(engines: tuple[Engine, ...], r: Replica) -> pl.ReplicaPlacement:
+    assert r.choice is not None
+    return pl.ReplicaPlacement(
+        index=r.index,
+        cluster=r.cluster,
+        engines=tuple(
+            pl.EnginePlacement(
+                engine.name,
+                tuple(
+                    pl.MemberPlacement(member.role, pool, opt.requests)
+                    for member, pool, opt in zip(
+                        engine.members, option.pools, option.members, strict=True
+                    )
+                ),
+            )
+            for engine, option in zip(engines, r.choice, strict=True)
+        ),
+        existing=r.existing,
+    )
