@@ -25,7 +25,8 @@ from modelplane.kube.admission import Admission
 from modelplane.kube.crd import load_definitions
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / ".." / "shared" / "spec" / "modelreplica.example.yaml"
+# The API reference's example, verbatim.
+EXAMPLE = ROOT / "examples" / "replica-seed" / "replica.yaml"
 
 
 def large_replica() -> dict[str, Any]:

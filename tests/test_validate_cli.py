@@ -12,9 +12,10 @@ from modelplane.cli import main
 from tests.kube.crds import thing_crd
 from tests.kube.modelreplicas import engine, member, replica
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
-EXAMPLE = SHARED / "spec" / "modelreplica.example.yaml"
-CRDS = SHARED / "upstream" / "crds"
+ROOT = Path(__file__).resolve().parents[1]
+# The API reference's example, verbatim.
+EXAMPLE = ROOT / "examples" / "replica-seed" / "replica.yaml"
+CRDS = ROOT / "tests" / "upstream" / "crds"
 
 
 def invoke(*args: str, stdin: str | None = None):

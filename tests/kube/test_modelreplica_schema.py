@@ -12,7 +12,8 @@ import yaml
 from modelplane.kube.admission import Admission
 from tests.kube.modelreplicas import container, engine, errors_of, member, replica
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+# The API reference's example, verbatim.
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "replica-seed" / "replica.yaml"
 C0 = "spec.engines[0].members[0].template.spec.containers[0]"
 BLOCKED = (
     '<nil>: Invalid value: "null": some validation rules were not checked because the object '
@@ -21,7 +22,7 @@ BLOCKED = (
 
 
 def test_the_spec_example_validates() -> None:
-    example = yaml.safe_load((SHARED / "spec" / "modelreplica.example.yaml").read_text())
+    example = yaml.safe_load(EXAMPLE.read_text())
     assert errors_of(example) == []
 
 

@@ -10,7 +10,7 @@ import pytest
 from modelplane.kube.admission import Admission
 from modelplane.kube.crd import load_definitions
 
-CRDS = Path(__file__).resolve().parents[2] / ".." / "shared" / "upstream" / "crds"
+CRDS = Path(__file__).resolve().parents[1] / "upstream" / "crds"
 FILES = sorted(CRDS.glob("*.yaml"))
 
 

@@ -222,7 +222,7 @@ def test_a_source_edited_away_from_existing_keeps_what_was_composed() -> None:
     assert result.resources[PROVIDER_CONFIG].resource == pc
 
 
-UPSTREAM = Path(__file__).resolve().parents[3].parent / "shared" / "upstream" / "crds"
+UPSTREAM = Path(__file__).resolve().parents[2] / "upstream" / "crds"
 APIS = Path(__file__).resolve().parents[3] / "apis"
 
 

@@ -29,7 +29,7 @@ from tests.compose.modelreplica import support
 Obj = dict[str, Any]
 
 ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM_CRDS = ROOT.parent / "shared" / "upstream" / "crds"
+UPSTREAM_CRDS = ROOT / "tests" / "upstream" / "crds"
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 

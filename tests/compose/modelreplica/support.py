@@ -14,9 +14,8 @@ from modelplane.composer import Inputs, Result
 Obj = dict[str, Any]
 
 ROOT = Path(__file__).resolve().parents[3]
-SHARED = ROOT.parent / "shared"
 EXAMPLES = ROOT / "examples"
-UPSTREAM_CRDS = SHARED / "upstream" / "crds"
+UPSTREAM_CRDS = ROOT / "tests" / "upstream" / "crds"
 REPLICA_XRD = ROOT / "apis" / "modelreplicas" / "definition.yaml"
 
 

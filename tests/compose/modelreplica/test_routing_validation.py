@@ -1,6 +1,6 @@
 """Every composed routing object is one the API server would admit.
 
-InferencePool and HTTPRoute are checked against the upstream CRDs in ../shared/upstream/crds/
+InferencePool and HTTPRoute are checked against the upstream CRDs in tests/upstream/crds/
 with the project's offline admission; the picker's built-in kinds against the Kubernetes
 schemas (kubernetes-validate, strict: unknown fields are errors); every wrapper against the
 provider-kubernetes Object CRD.
