@@ -55,10 +55,10 @@ def compose_deployment(inputs: Inputs) -> Result:
     mine = _observed_replicas(inputs.observed)
     missing = [name for name in REQUIREMENTS if name not in inputs.required]
     if missing:
-        return _waiting(mine, missing)
+        return _waiting(inputs.observed, missing)
     unlisted = [name for name in (CLUSTERS, CLASSES) if not inputs.required[name]]
     if unlisted and mine:
-        return _fleet_unlisted(md, mine, unlisted)
+        return _fleet_unlisted(md, inputs.observed, mine, unlisted)
 
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
     clusters = [
@@ -271,9 +271,11 @@ def _with_stranded(
     return dataclasses.replace(cond, message="; ".join([cond.message, *lines]))
 
 
-def _fleet_unlisted(md: Obj, mine: Mapping[str, Obj], unlisted: list[str]) -> Result:
+def _fleet_unlisted(
+    md: Obj, observed: Mapping[str, Obj], mine: Mapping[str, Obj], unlisted: list[str]
+) -> Result:
     """No InferenceCluster, or no InferenceClass, is listed while replicas run: every deleted,
-    or a list that failed or lags. Nothing can be placed, and nothing running is dropped."""
+    or a list that failed or lags. Nothing can be placed, and nothing observed is dropped."""
     what = " and ".join(REQUIREMENTS[n].kind for n in unlisted)
     message = (
         f"no {what} is listed (all deleted, or the list failed or lags): "
@@ -282,7 +284,7 @@ def _fleet_unlisted(md: Obj, mine: Mapping[str, Obj], unlisted: list[str]) -> Re
     names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
     desired = int(md["spec"]["replicas"])
     return Result(
-        resources=carry_forward(mine),
+        resources=carry_forward(observed),
         requirements=dict(REQUIREMENTS),
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
@@ -301,9 +303,9 @@ def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
     }
 
 
-def _waiting(mine: Mapping[str, Obj], missing: list[str]) -> Result:
+def _waiting(observed: Mapping[str, Obj], missing: list[str]) -> Result:
     return Result(
-        resources=carry_forward(mine),
+        resources=carry_forward(observed),
         requirements=dict(REQUIREMENTS),
         conditions=[
             Condition(
