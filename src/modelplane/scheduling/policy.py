@@ -210,9 +210,10 @@ def split_ours(
     own = {replica_key(r)[1] for r in ours}
     others: list[dict[str, Any]] = []
     for r in replicas:
-        if own and replica_namespace(r) == namespace and replica_key(r)[1] in own:
+        meta = r.get("metadata") or {}
+        if own and meta.get("name") in own and replica_namespace(r) == namespace:
             continue
-        stamped = r.get("metadata", {}).get("labels") or {}
+        stamped = meta.get("labels") or {}
         mine = stamped.get(labels.DEPLOYMENT) == name and replica_namespace(r) == namespace
         (ours if mine else others).append(r)
     return ours, others

@@ -11,10 +11,15 @@ Its own replicas it reads from the observed composed resources (at most ``spec.r
 
 Nothing running is lost to a fault:
 
-- until every required resource has been fetched, observed replicas are carried forward;
+- until every required resource has been fetched, observed resources are carried forward;
+- with no InferenceCluster or no InferenceClass listed (all deleted, or a list that failed or
+  lags), every observed resource is carried forward unchanged;
+- the replicas it composed are its own, whatever the required list or their labels say;
 - a device selector that does not compile carries every observed replica forward unchanged;
 - a replica the schedule moves (drain, selector or pool change) stays while it is serving and
-  fewer than ``spec.replicas`` of the scheduled replicas are serving: make before break.
+  fewer than ``spec.replicas`` of the scheduled replicas are serving: make before break;
+- a replica whose cluster, or whose pool's InferenceClass, is not listed stays, serving or not,
+  while fewer than ``spec.replicas`` of the scheduled replicas are serving.
 """
 
 from __future__ import annotations
