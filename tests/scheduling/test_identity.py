@@ -45,3 +45,13 @@ def test_without_composed_replicas_the_label_decides() -> None:
     del unlabelled["metadata"]["labels"][labels.DEPLOYMENT]
     # Another deployment's replica as far as labels go: charged, and index 1 placed anew.
     assert where(schedule(md, FLEET, [H100], [b, unlabelled])) == [(0, "b"), (1, "a")]
+
+
+def test_a_composed_replica_of_another_namespace_is_not_ours() -> None:
+    md, [b, c] = on_b_and_c()
+    elsewhere = copy.deepcopy(c)
+    elsewhere["metadata"]["namespace"] = "team-b"
+    elsewhere["metadata"]["labels"][labels.DEPLOYMENT_NAMESPACE] = "team-b"
+    result = schedule(md, FLEET, [H100], [b, elsewhere], composed=[b, elsewhere])
+    # Charged as another deployment's replica on c; index 1 goes to a.
+    assert where(result) == [(0, "b"), (1, "a")]

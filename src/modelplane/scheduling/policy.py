@@ -205,8 +205,10 @@ def split_ours(
     labels say and whether or not ``replicas`` lists them yet: a list lags the composed
     resources, and a label can be edited away. Where both hold a replica, the composed copy
     stands. Any other replica is ours when it carries the deployment label in our namespace.
+    A namespaced composite composes only into its own namespace, so a composed replica said to
+    be elsewhere is not taken for ours.
     """
-    ours: list[dict[str, Any]] = list(composed)
+    ours = [r for r in composed if replica_namespace(r) in (namespace, "")]
     own = {replica_key(r)[1] for r in ours}
     others: list[dict[str, Any]] = []
     for r in replicas:
