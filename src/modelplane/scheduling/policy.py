@@ -1,7 +1,8 @@
 """The policy over existing replicas: which of this deployment's replicas stay, and why not.
 
-- Identity: a replica is this deployment's when it carries the deployment label and lives in
-  the deployment's namespace; its index is its ``replica-index`` label.
+- Identity: a replica is this deployment's when the deployment composed it (whatever its labels
+  or the fleet's list say), or when it carries the deployment label and lives in the
+  deployment's namespace; its index is its ``replica-index`` label.
 - Retain: a replica stays where it is while its cluster exists, matches, is not drained
   (NoExecute) and still hosts pools that satisfy its members' requests, re-resolved against the
   current spec.
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from modelplane import labels
@@ -192,12 +194,28 @@ def overgrown(ledger: Ledger, kept: Replica, replica: dict[str, Any]) -> str:
 
 
 def split_ours(
-    replicas: list[dict[str, Any]], namespace: str, name: str
+    replicas: list[dict[str, Any]],
+    namespace: str,
+    name: str,
+    composed: Iterable[dict[str, Any]] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    ours: list[dict[str, Any]] = []
+    """This deployment's replicas and everyone else's.
+
+    ``composed`` (the replicas the deployment composed and observes) are its own whatever their
+    labels say and whether or not ``replicas`` lists them yet: a list lags the composed
+    resources, and a label can be edited away. Where both hold a replica, the composed copy
+    stands. Any other replica is ours when it carries the deployment label in our namespace.
+    A namespaced composite composes only into its own namespace, so a composed replica said to
+    be elsewhere is not taken for ours.
+    """
+    ours = [r for r in composed if replica_namespace(r) in (namespace, "")]
+    own = {replica_key(r)[1] for r in ours}
     others: list[dict[str, Any]] = []
     for r in replicas:
-        stamped = r.get("metadata", {}).get("labels") or {}
+        meta = r.get("metadata") or {}
+        if own and meta.get("name") in own and replica_namespace(r) == namespace:
+            continue
+        stamped = meta.get("labels") or {}
         mine = stamped.get(labels.DEPLOYMENT) == name and replica_namespace(r) == namespace
         (ours if mine else others).append(r)
     return ours, others

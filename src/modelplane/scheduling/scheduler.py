@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Iterable
 from typing import Any
 
 from modelplane.scheduling import placement as pl
@@ -38,10 +39,12 @@ def schedule(
     clusters: list[dict[str, Any]],
     classes: list[dict[str, Any]],
     replicas: list[dict[str, Any]],
+    composed: Iterable[dict[str, Any]] = (),
 ) -> pl.Schedule:
     """Place ``deployment``'s replicas on ``clusters`` (InferenceClusters) whose pools'
     ``classes`` (InferenceClasses) fit, charging ``replicas`` (every ModelReplica of every
-    namespace, this deployment's included)."""
+    namespace, this deployment's included). ``composed``: the ModelReplicas the deployment
+    composed and observes, its own whatever ``replicas`` says (``policy.split_ours``)."""
     meta = deployment.get("metadata") or {}
     namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
     spec = deployment.get("spec") or {}
@@ -53,7 +56,7 @@ def schedule(
 
     kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
     fleet = parse_clusters(clusters, kinds)
-    ours, others = policy.split_ours(replicas, namespace, name)
+    ours, others = policy.split_ours(replicas, namespace, name, composed)
     ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
 
     used_kinds = {c.class_name for cl in fleet for c in cl.pools}

@@ -256,14 +256,19 @@ def test_a_shortfall_with_no_eligible_cluster_is_not_called_insufficient_capacit
     assert "east: labels do not match clusterSelector tier=typo" in cond.message
 
 
-def test_a_replica_on_a_deleted_cluster_goes_at_once() -> None:
+def test_a_replica_on_a_deleted_cluster_is_kept_until_its_replacement_serves() -> None:
+    # A deleted cluster and a list that lags look alike: make before break, as for a drain.
     md = deployment()
     observed = existing(reconcile(md, fleet("east", "west")))
     (old,) = observed
-    result = reconcile(md, fleet("west"), list(observed.values()), observed)
-    mrs = replicas_of(result)
-    assert old not in mrs
-    assert [mr["spec"]["clusterName"] for mr in mrs.values()] == ["west"]
+    moving = reconcile(md, fleet("west"), list(observed.values()), observed)
+    mrs = replicas_of(moving)
+    assert old in mrs
+    [new] = [k for k, mr in mrs.items() if mr["spec"]["clusterName"] == "west"]
+
+    both = {old: observed[old], new: serving(mrs[new])}
+    done = reconcile(md, fleet("west"), list(both.values()), both)
+    assert set(replicas_of(done)) == {new}
 
 
 def test_scale_down_removes_a_serving_replica_once_enough_others_serve() -> None:

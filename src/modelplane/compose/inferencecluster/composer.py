@@ -51,7 +51,7 @@ def compose_cluster(inputs: Inputs) -> Result:
             "replicas placed here carry it as a label value, so none could be; use a shorter name"
         )
     existing = spec["cluster"].get("existing") or {}
-    if not isinstance(existing.get("secretRef"), dict) or not existing["secretRef"].get("name"):
+    if not isinstance(existing.get("secretRef"), Mapping) or not existing["secretRef"].get("name"):
         return Result.failed(
             "InferenceCluster spec.cluster.existing.secretRef.name is required for source Existing"
         )

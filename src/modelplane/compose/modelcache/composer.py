@@ -15,7 +15,8 @@ namespace on the control plane, applied to the cache's namespace on the workload
 
 A cluster that no longer exists or no longer matches loses its objects (the cache is per
 cluster). A selected cluster without ``providerConfigRef`` keeps what was observed for it: the
-reference going missing is a transient fault of the cluster's own composition.
+reference going missing is a transient fault of the cluster's own composition. So does every
+cluster when none is listed: all deleted and a list that failed or lags look alike.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ def compose_model_cache(inputs: Inputs) -> Result:
     mine = _observed_by_cluster(inputs.observed)
     if CLUSTERS not in inputs.required:
         return _waiting(inputs.observed)
+    if not inputs.required[CLUSTERS] and inputs.observed:
+        return _fleet_unlisted(inputs.observed, sorted(mine))
 
     result = Result(requirements=dict(REQUIREMENTS))
     phases: list[ClusterPhase] = []
@@ -344,7 +347,7 @@ def _observed_by_cluster(observed: Mapping[str, Obj]) -> dict[str, dict[str, Obj
     out: dict[str, dict[str, Obj]] = {}
     for key, obj in observed.items():
         role, _, rest = key.partition("-")
-        if role not in ROLES or not isinstance(obj.get("metadata"), dict):
+        if role not in ROLES or not isinstance(obj.get("metadata"), Mapping):
             continue
         cluster = rest.partition("-")[2] if role == HYDRATE else rest
         out.setdefault(cluster, {})[key] = obj
@@ -366,14 +369,29 @@ def _waiting(observed: Mapping[str, Obj]) -> Result:
     )
 
 
+def _fleet_unlisted(observed: Mapping[str, Obj], clusters: list[str]) -> Result:
+    """No InferenceCluster is listed while objects are composed: every cluster deleted, or a
+    list that failed or lags. Dropping them would delete downloaded weights everywhere."""
+    on = f" on {', '.join(clusters)}" if clusters else ""
+    message = (
+        "no InferenceCluster is listed (all deleted, or the list failed or lags): the "
+        f"{len(observed)} composed objects{on} are kept as they are"
+    )
+    return Result(
+        resources=carry_forward(observed),
+        requirements=dict(REQUIREMENTS),
+        conditions=[Condition(HYDRATED, "Unknown", "ClustersNotListed", message)],
+    )
+
+
 def _malformed(mc: Obj) -> str | None:
     spec = mc.get("spec")
-    if not isinstance(spec, dict):
+    if not isinstance(spec, Mapping):
         return "ModelCache spec is required"
     if spec.get("source") != "HuggingFace":
         return f"ModelCache spec.source {spec.get('source')!r} is not supported: use HuggingFace"
     hf = spec.get("huggingFace")
-    if not isinstance(hf, dict):
+    if not isinstance(hf, Mapping):
         return "ModelCache spec.huggingFace is required when spec.source is HuggingFace"
     if not isinstance(hf.get("repo"), str) or not hf["repo"]:
         return "ModelCache spec.huggingFace.repo is required"
@@ -381,20 +399,20 @@ def _malformed(mc: Obj) -> str | None:
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         return "ModelCache spec.huggingFace.sizeGiB must be a positive integer"
     auth = hf.get("authSecret")
-    if auth is not None and (not isinstance(auth, dict) or not auth.get("name")):
+    if auth is not None and (not isinstance(auth, Mapping) or not auth.get("name")):
         return "ModelCache spec.huggingFace.authSecret.name is required"
     selector = spec.get("clusterSelector")
-    if selector is not None and not isinstance(selector, dict):
+    if selector is not None and not isinstance(selector, Mapping):
         return "ModelCache spec.clusterSelector must be an object with matchLabels"
     labels = (selector or {}).get("matchLabels")
-    if labels is not None and not isinstance(labels, dict):
+    if labels is not None and not isinstance(labels, Mapping):
         return "ModelCache spec.clusterSelector.matchLabels must be a map of labels"
     return None
 
 
 def _provider_config(cluster: Obj) -> str | None:
     ref = (cluster.get("status") or {}).get("providerConfigRef") or {}
-    name = ref.get("name") if isinstance(ref, dict) else None
+    name = ref.get("name") if isinstance(ref, Mapping) else None
     return str(name) if name else None
 
 

@@ -11,14 +11,20 @@ Its own replicas it reads from the observed composed resources (at most ``spec.r
 
 Nothing running is lost to a fault:
 
-- until every required resource has been fetched, observed replicas are carried forward;
+- until every required resource has been fetched, observed resources are carried forward;
+- with no InferenceCluster or no InferenceClass listed (all deleted, or a list that failed or
+  lags), every observed resource is carried forward unchanged;
+- the replicas it composed are its own, whatever the required list or their labels say;
 - a device selector that does not compile carries every observed replica forward unchanged;
 - a replica the schedule moves (drain, selector or pool change) stays while it is serving and
-  fewer than ``spec.replicas`` of the scheduled replicas are serving: make before break.
+  fewer than ``spec.replicas`` of the scheduled replicas are serving: make before break;
+- a replica whose cluster, or whose pool's InferenceClass, is not listed stays, serving or not,
+  while fewer than ``spec.replicas`` of the scheduled replicas are serving.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -54,13 +60,18 @@ def compose_deployment(inputs: Inputs) -> Result:
     mine = _observed_replicas(inputs.observed)
     missing = [name for name in REQUIREMENTS if name not in inputs.required]
     if missing:
-        return _waiting(mine, missing)
+        return _waiting(inputs.observed, missing)
+    unlisted = [name for name in (CLUSTERS, CLASSES) if not inputs.required[name]]
+    if unlisted and mine:
+        return _fleet_unlisted(md, inputs.observed, mine, unlisted)
 
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
     clusters = [
         c for c in inputs.required[CLUSTERS] if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX
     ]
-    plan = schedule(md, clusters, inputs.required[CLASSES], inputs.required[REPLICAS])
+    classes = inputs.required[CLASSES]
+    # What the deployment composed is its own, whatever the (possibly lagging) list says.
+    plan = schedule(md, clusters, classes, inputs.required[REPLICAS], list(mine.values()))
     if plan.selector_errors:
         return _invalid_selectors(mine, plan)
 
@@ -77,12 +88,14 @@ def compose_deployment(inputs: Inputs) -> Result:
 
     serving_placed = sum(1 for k in placed_keys if _serving(mine.get(k)) == "True")
     kept = _make_before_break(mine, plan, clusters, serving_placed, result.resources)
-    for key in kept:
+    stranded = _stranded(mine, plan, clusters, classes, serving_placed, [*result.resources, *kept])
+    for key in [*kept, *stranded]:
         result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
+    kept += [key for key in stranded if _serving(mine[key]) == "True"]
 
     ready = serving_placed + len(kept)
     result.status = {"replicas": {"total": plan.scheduled, "ready": ready}}
-    result.conditions.append(scheduled_condition(plan, kept, mine))
+    result.conditions.append(_with_stranded(plan, kept, mine, stranded))
     result.conditions.append(serving_condition(plan.desired, names, kept, mine))
     return result
 
@@ -184,6 +197,109 @@ def _make_before_break(
     return kept
 
 
+def _stranded(
+    mine: Mapping[str, Obj],
+    plan: Schedule,
+    clusters: list[Obj],
+    classes: list[Obj],
+    serving_placed: int,
+    taken: Iterable[str],
+) -> dict[str, str]:
+    """Removed replicas standing on something the required lists do not hold (their cluster,
+    or the InferenceClass of a pool they are pinned to), each with why, by key.
+
+    A deleted object and a list that failed or lags look alike, and such a replica may still
+    be serving (its own status cannot tell: its composition waits for the same object). So
+    whether serving or not it stays while fewer than ``spec.replicas`` of the scheduled
+    replicas serve: with nowhere else to go it stays; placed elsewhere, it goes once the
+    replacement serves (make before break).
+    """
+    if not plan.removed or serving_placed >= plan.desired:
+        return {}
+    listed = {str(c["metadata"]["name"]): c for c in clusters}
+    class_names = {str(c["metadata"]["name"]) for c in classes}
+    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
+    skip = set(taken)
+    out: dict[str, str] = {}
+    for removed in sorted(plan.removed, key=lambda r: r.index):
+        key = by_name.get(removed.name)
+        if key is None or key in skip:
+            continue
+        why = _unlisted(mine[key], listed, class_names)
+        if why:
+            out[key] = why
+    return out
+
+
+def _unlisted(replica: Obj, clusters: Mapping[str, Obj], class_names: set[str]) -> str:
+    """What of the replica's ground is missing from the required lists, or ""."""
+    spec = replica.get("spec") or {}
+    name = str(spec.get("clusterName", ""))
+    cluster = clusters.get(name)
+    if cluster is None:
+        return f"cluster {name} is not listed"
+    pools = {
+        str(p.get("name", "")): str(p.get("className", ""))
+        for p in (cluster.get("spec") or {}).get("nodePools") or ()
+    }
+    for engine in spec.get("engines") or ():
+        for member in engine.get("members") or ():
+            pool = str(member.get("nodePoolName", ""))
+            class_name = pools.get(pool)
+            if class_name is not None and class_name not in class_names:
+                return f"InferenceClass {class_name} of pool {pool} is not listed"
+    return ""
+
+
+def _with_stranded(
+    plan: Schedule, kept: list[str], mine: Mapping[str, Obj], stranded: Mapping[str, str]
+) -> Condition:
+    """The ReplicasScheduled condition, saying for each stranded replica why it is kept."""
+    if not stranded:
+        return scheduled_condition(plan, kept, mine)
+    names = {str(mine[k]["metadata"]["name"]): k for k in stranded}
+    others = tuple(r for r in plan.removed if r.name not in names)
+    cond = scheduled_condition(dataclasses.replace(plan, removed=others), kept, mine)
+    placed = {p.index for p in plan.placements}
+    lines = []
+    for r in sorted(plan.removed, key=lambda r: r.index):
+        if r.name not in names:
+            continue
+        if r.index in placed:
+            until = "until its replacement serves"
+        elif plan.scheduled < plan.desired:
+            until = "as no listed cluster can take it"
+        else:
+            until = "until the scheduled replicas serve"
+        why = stranded[names[r.name]]
+        lines.append(f"{r.name} on {r.cluster} kept {until} ({why}: deleted, or the list lags)")
+    return dataclasses.replace(cond, message="; ".join([cond.message, *lines]))
+
+
+def _fleet_unlisted(
+    md: Obj, observed: Mapping[str, Obj], mine: Mapping[str, Obj], unlisted: list[str]
+) -> Result:
+    """No InferenceCluster, or no InferenceClass, is listed while replicas run: every deleted,
+    or a list that failed or lags. Nothing can be placed, and nothing observed is dropped."""
+    what = " and ".join(REQUIREMENTS[n].kind for n in unlisted)
+    message = (
+        f"no {what} is listed (all deleted, or the list failed or lags): "
+        f"the {len(mine)} existing replicas are kept as they are and nothing new is placed"
+    )
+    names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
+    desired = int(md["spec"]["replicas"])
+    return Result(
+        resources=carry_forward(observed),
+        requirements=dict(REQUIREMENTS),
+        status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
+        conditions=[
+            Condition(SCHEDULED, "False", "FleetNotListed", message),
+            serving_condition(desired, names, [], mine),
+        ],
+        events=[Event("Warning", message, "FleetNotListed")],
+    )
+
+
 def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
     return {
         key: obj
@@ -192,9 +308,9 @@ def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
     }
 
 
-def _waiting(mine: Mapping[str, Obj], missing: list[str]) -> Result:
+def _waiting(observed: Mapping[str, Obj], missing: list[str]) -> Result:
     return Result(
-        resources=carry_forward(mine),
+        resources=carry_forward(observed),
         requirements=dict(REQUIREMENTS),
         conditions=[
             Condition(
@@ -232,23 +348,23 @@ def _malformed(md: Obj) -> str | None:
             "ModelReplicas carry it as a label value, so none can be created; use a shorter name"
         )
     spec = md.get("spec")
-    if not isinstance(spec, dict):
+    if not isinstance(spec, Mapping):
         return "ModelDeployment spec is required"
     template = spec.get("template")
-    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+    if not isinstance(template, Mapping) or not isinstance(template.get("spec"), Mapping):
         return "ModelDeployment spec.template.spec is required"
     engines = template["spec"].get("engines")
     if not isinstance(engines, list) or not engines:
         return "ModelDeployment spec.template.spec.engines must list at least one engine"
     for e, engine in enumerate(engines):
         where = f"ModelDeployment spec.template.spec.engines[{e}]"
-        if not isinstance(engine, dict) or not isinstance(engine.get("name"), str):
+        if not isinstance(engine, Mapping) or not isinstance(engine.get("name"), str):
             return f"{where}.name is required"
         members = engine.get("members")
         if not isinstance(members, list) or not members:
             return f"{where}.members must list at least one member"
         for m, member in enumerate(members):
-            if not isinstance(member, dict) or not isinstance(member.get("template"), dict):
+            if not isinstance(member, Mapping) or not isinstance(member.get("template"), Mapping):
                 return f"{where}.members[{m}].template is required"
     if not isinstance(spec.get("replicas"), int):
         return "ModelDeployment spec.replicas must be an integer"

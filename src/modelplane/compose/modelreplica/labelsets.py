@@ -6,6 +6,7 @@ Label values are hashed when a name cannot be one; each set is frozen (encoded o
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -60,7 +61,7 @@ def component(replica: str, name: str) -> dict[str, str]:
     return frozen({**owned(replica), COMPONENT: name})
 
 
-def role_of(member: dict[str, Any]) -> str:
+def role_of(member: Mapping[str, Any]) -> str:
     """A member's role, Standalone when it names none (as the XRD defaults it)."""
     return str(member.get("role") or "Standalone")
 

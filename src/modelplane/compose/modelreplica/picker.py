@@ -282,7 +282,7 @@ def serving_problem(serving: Any) -> str | None:
     path = "spec.serving"
     if serving is None:
         return None
-    if not isinstance(serving, dict):
+    if not isinstance(serving, Mapping):
         return f"{path}: Invalid value: must be an object"
     port = serving.get("port")
     if port is not None and (
@@ -300,11 +300,11 @@ def serving_problem(serving: Any) -> str | None:
     if router != "EndpointPicker":
         return f'{path}.router: Unsupported value: {router!r}: supported values: "EndpointPicker"'
     picker = serving.get("endpointPicker")
-    if not isinstance(picker, dict):
+    if not isinstance(picker, Mapping):
         return f"{path}.endpointPicker: Required value: serving.router EndpointPicker needs it"
     template = picker.get("template")
-    spec = template.get("spec") if isinstance(template, dict) else None
-    if not isinstance(spec, dict):
+    spec = template.get("spec") if isinstance(template, Mapping) else None
+    if not isinstance(spec, Mapping):
         return f"{path}.endpointPicker.template.spec: Required value"
     containers = spec.get("containers")
     if not isinstance(containers, list) or len(containers) != 1:

@@ -18,15 +18,15 @@ Obj = dict[str, Any]
 def problem(replica: Obj) -> str | None:
     """The first problem that would stop composition, as ``path: message``, or None."""
     metadata = replica.get("metadata")
-    if not isinstance(metadata, dict) or not metadata.get("name"):
+    if not isinstance(metadata, Mapping) or not metadata.get("name"):
         return "metadata.name: Required value"
     spec = replica.get("spec")
-    if not isinstance(spec, dict):
+    if not isinstance(spec, Mapping):
         return "spec: Required value"
     if not isinstance(spec.get("clusterName"), str) or not spec["clusterName"]:
         return "spec.clusterName: Required value: the InferenceCluster the replica is pinned to"
     ref = spec.get("modelCacheRef")
-    if ref is not None and (not isinstance(ref, dict) or not ref.get("name")):
+    if ref is not None and (not isinstance(ref, Mapping) or not ref.get("name")):
         return "spec.modelCacheRef.name: Required value"
     engines = spec.get("engines")
     if not isinstance(engines, list) or not engines:
@@ -44,7 +44,7 @@ def problem(replica: Obj) -> str | None:
 
 
 def _engine_problem(engine: Any, path: str) -> str | None:
-    if not isinstance(engine, dict):
+    if not isinstance(engine, Mapping):
         return f"{path}: Invalid value: must be an object"
     if not isinstance(engine.get("name"), str) or not engine["name"]:
         return f"{path}.name: Required value"
@@ -55,7 +55,7 @@ def _engine_problem(engine: Any, path: str) -> str | None:
     members = engine.get("members")
     if not isinstance(members, list) or not members:
         return f"{path}.members: Required value"
-    roles = [role_of(m) if isinstance(m, dict) else "" for m in members]
+    roles = [role_of(m) if isinstance(m, Mapping) else "" for m in members]
     if not (
         roles == ["Standalone"]
         or (roles.count("Leader") == 1 and "Worker" in roles and "Standalone" not in roles)
@@ -97,7 +97,7 @@ def _member_problem(member: Obj, path: str) -> str | None:
     if not _count(nodes, 63):
         return f"{path}.worker.nodes: Invalid value: {nodes!r}: must be an integer from 1 to 63"
     for k, request in enumerate(member.get("deviceRequests") or ()):
-        if not isinstance(request, dict) or not request.get("name"):
+        if not isinstance(request, Mapping) or not request.get("name"):
             return f"{path}.deviceRequests[{k}].name: Required value"
         if not request.get("deviceClassName"):
             return f"{path}.deviceRequests[{k}].deviceClassName: Required value"
@@ -113,9 +113,9 @@ def _count(value: Any, maximum: int) -> bool:
     return type(value) is int and 1 <= value <= maximum
 
 
-def _spec(member: Any) -> Obj | None:
-    if not isinstance(member, dict):
+def _spec(member: Any) -> Mapping[str, Any] | None:
+    if not isinstance(member, Mapping):
         return None
     template = member.get("template")
-    spec = template.get("spec") if isinstance(template, dict) else None
-    return spec if isinstance(spec, dict) else None
+    spec = template.get("spec") if isinstance(template, Mapping) else None
+    return spec if isinstance(spec, Mapping) else None

@@ -1,0 +1,190 @@
+"""A ModelDeployment under missing, empty or lagging inputs, through the real FunctionRunner:
+what the deployment composed and still runs is never dropped because a list says otherwise."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from modelplane import labels
+from modelplane.compose.modeldeployment.composer import (
+    CLASSES,
+    CLUSTERS,
+    REPLICAS,
+    compose_deployment,
+)
+from modelplane.composer import Inputs
+from tests.compose.through import Response, run
+from tests.fleet.builders import (
+    deployment,
+    engine,
+    inference_class,
+    inference_cluster,
+    member,
+    with_condition,
+)
+
+Obj = dict[str, Any]
+H100 = inference_class("h100")
+A100 = inference_class("a100")
+WHOLE_NODE = engine("main", member(gpus=8))
+
+
+def clusters(*names: str, class_name: str = "h100") -> list[Obj]:
+    """One single-node pool ``p`` per cluster: each holds exactly one whole-node replica."""
+    return [inference_cluster(n, {"p": (class_name, 1)}, classes=[H100, A100]) for n in names]
+
+
+def serving(mr: Obj, status: str = "True") -> Obj:
+    reason = "Serving" if status == "True" else "WaitingForCluster"
+    return with_condition(with_condition(mr, "ModelServing", status, reason), "Ready", status)
+
+
+def settled(md: Obj, fleet: list[Obj], classes: list[Obj] | None = None) -> dict[str, Obj]:
+    """The replicas a first reconcile composes, observed serving."""
+    required = {CLUSTERS: fleet, CLASSES: classes or [H100], REPLICAS: []}
+    result = compose_deployment(Inputs(composite=md, required=required))
+    assert result.fatal is None, result.fatal
+    return {k: serving(d.resource) for k, d in result.resources.items()}
+
+
+def reconcile(
+    md: Obj,
+    observed: dict[str, Obj],
+    fleet: list[Obj],
+    classes: list[Obj] | None = None,
+    listed: list[Obj] | None = None,
+) -> Response:
+    """A reconcile with ``observed`` composed; ``listed``: the required replicas (default all)."""
+    required = {
+        CLUSTERS: fleet,
+        CLASSES: [H100] if classes is None else classes,
+        REPLICAS: list(observed.values()) if listed is None else listed,
+    }
+    rsp = run(md, observed, required)
+    assert rsp.fatal is None, rsp.fatal
+    return rsp
+
+
+def on(rsp: Response, cluster: str) -> list[str]:
+    return sorted(k for k, r in rsp.resources.items() if r["spec"]["clusterName"] == cluster)
+
+
+# --- every cluster or class missing ---------------------------------------------------------------
+
+
+def test_no_cluster_listed_keeps_every_replica_unchanged_and_says_why() -> None:
+    md = deployment("qwen", WHOLE_NODE, replicas=2)
+    observed = settled(md, clusters("east", "west"))
+    rsp = reconcile(md, observed, fleet=[])
+    assert set(rsp.resources) == set(observed)
+    for key, obj in observed.items():
+        assert rsp.resources[key]["spec"] == obj["spec"]
+    status, reason, message = rsp.condition("ReplicasScheduled")
+    assert (status, reason) == ("False", "FleetNotListed")
+    assert message.startswith("no InferenceCluster is listed (all deleted, or the list failed")
+    assert "the 2 existing replicas are kept as they are" in message
+    assert ("Warning", message) in rsp.events
+
+
+def test_no_class_listed_keeps_every_replica_unchanged_and_says_why() -> None:
+    md = deployment("qwen", WHOLE_NODE, replicas=2)
+    fleet = clusters("east", "west")
+    observed = settled(md, fleet)
+    rsp = reconcile(md, observed, fleet, classes=[])
+    assert set(rsp.resources) == set(observed)
+    status, reason, message = rsp.condition("ReplicasScheduled")
+    assert (status, reason) == ("False", "FleetNotListed")
+    assert message.startswith("no InferenceClass is listed")
+    assert rsp.condition("ReplicasServing")[0] == "True"
+
+
+# --- a replica's cluster missing ---------------------------------------------------------------
+
+
+def test_a_replica_whose_cluster_is_unlisted_and_that_has_nowhere_to_go_is_kept_and_reported() -> (
+    None
+):
+    md = deployment("qwen", WHOLE_NODE, replicas=2)
+    observed = settled(md, clusters("east", "west"))
+    [west] = [k for k, mr in observed.items() if mr["spec"]["clusterName"] == "west"]
+    # Its own composition waits for the cluster too, so its status no longer says serving.
+    observed[west] = serving(observed[west], "False")
+    rsp = reconcile(md, observed, clusters("east"))
+    assert set(rsp.resources) == set(observed)
+    assert rsp.resources[west]["spec"] == observed[west]["spec"]
+    status, reason, message = rsp.condition("ReplicasScheduled")
+    assert (status, reason) == ("False", "InsufficientCapacity")
+    name = observed[west]["metadata"]["name"]
+    assert (
+        f"{name} on west kept as no listed cluster can take it "
+        "(cluster west is not listed: deleted, or the list lags)"
+    ) in message
+    assert f"removing {name}" not in message
+
+
+def test_a_replica_whose_cluster_is_unlisted_moves_make_before_break() -> None:
+    md = deployment("qwen", WHOLE_NODE)
+    observed = settled(md, clusters("east"))
+    [old] = observed
+    moving = reconcile(md, observed, clusters("west"))
+    assert old in moving.resources
+    [new] = on(moving, "west")
+    name = observed[old]["metadata"]["name"]
+    assert (
+        f"{name} on east kept until its replacement serves"
+        in moving.condition("ReplicasScheduled")[2]
+    )
+
+    both = {old: observed[old], new: serving(moving.resources[new])}
+    done = reconcile(md, both, clusters("west"))
+    assert set(done.resources) == {new}
+
+
+def test_a_replica_whose_pool_class_is_unlisted_moves_make_before_break() -> None:
+    md = deployment("qwen", WHOLE_NODE)
+    fleet = [*clusters("east", class_name="a100"), *clusters("west")]
+    observed = settled(md, fleet, classes=[A100, H100])
+    [old] = observed
+    assert observed[old]["spec"]["clusterName"] == "east"
+    # Not serving either: a serving replica would be kept by the ordinary make-before-break.
+    observed[old] = serving(observed[old], "False")
+    moving = reconcile(md, observed, fleet, classes=[H100])
+    assert old in moving.resources
+    assert on(moving, "west")
+    assert (
+        "(InferenceClass a100 of pool p is not listed: deleted, or the list lags)"
+        in (moving.condition("ReplicasScheduled")[2])
+    )
+
+
+# --- the replica list lagging or a label edited --------------------------------------------------
+
+
+def spread_over_b_and_c(md: Obj) -> dict[str, Obj]:
+    """Replicas 0 and 1 on clusters b and c; cluster a, added later, would be chosen first for
+    a new replica (it hosts none, and ties go by name)."""
+    observed = settled(md, clusters("b", "c"))
+    assert sorted(mr["spec"]["clusterName"] for mr in observed.values()) == ["b", "c"]
+    return observed
+
+
+def test_a_composed_replica_the_list_does_not_hold_yet_is_kept_not_replaced() -> None:
+    md = deployment("qwen", WHOLE_NODE, replicas=2)
+    observed = spread_over_b_and_c(md)
+    listed = [mr for mr in observed.values() if mr["spec"]["clusterName"] == "b"]
+    rsp = reconcile(md, observed, clusters("a", "b", "c"), listed=listed)
+    assert set(rsp.resources) == set(observed)
+    assert rsp.condition("ReplicasScheduled")[:2] == ("True", "AllReplicasScheduled")
+
+
+def test_a_composed_replica_whose_deployment_label_was_edited_away_is_kept_and_relabelled() -> None:
+    md = deployment("qwen", WHOLE_NODE, replicas=2)
+    observed = spread_over_b_and_c(md)
+    [c] = [k for k, mr in observed.items() if mr["spec"]["clusterName"] == "c"]
+    edited = copy.deepcopy(observed)
+    del edited[c]["metadata"]["labels"][labels.DEPLOYMENT]
+    rsp = reconcile(md, edited, clusters("a", "b", "c"))
+    assert set(rsp.resources) == set(observed)
+    assert rsp.resources[c]["metadata"]["name"] == observed[c]["metadata"]["name"]
+    assert rsp.resources[c]["metadata"]["labels"][labels.DEPLOYMENT] == "qwen"

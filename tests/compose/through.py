@@ -1,0 +1,76 @@
+"""Composing through the real FunctionRunner, as Crossplane calls it: observed and required
+resources go in as Structs, so composers read them as the lazy views production hands them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose.registry import default_registry
+from modelplane.function import FunctionRunner
+from modelplane.structs import dict_to_struct, struct_to_dict
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Response:
+    fatal: str | None
+    resources: dict[str, Obj]
+    ready: dict[str, str]
+    conditions: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    """(status, reason, message) by condition type."""
+    events: list[tuple[str, str]] = field(default_factory=list)
+    """(severity, message) of every non-fatal result."""
+
+    def condition(self, type_: str) -> tuple[str, str, str]:
+        return self.conditions[type_]
+
+
+def request(
+    composite: Obj,
+    observed: Mapping[str, Obj] | None = None,
+    required: Mapping[str, list[Obj] | None] | None = None,
+) -> fnv1.RunFunctionRequest:
+    """``required`` maps a requirement name to its items; None (or left out): not fetched yet."""
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.CopyFrom(dict_to_struct(composite))
+    for key, obj in (observed or {}).items():
+        req.observed.resources[key].resource.CopyFrom(dict_to_struct(obj))
+    for name, items in (required or {}).items():
+        if items is None:
+            continue
+        resources = req.required_resources[name]  # present even when it matched nothing
+        for obj in items:
+            resources.items.add().resource.CopyFrom(dict_to_struct(obj))
+    return req
+
+
+def run(
+    composite: Obj,
+    observed: Mapping[str, Obj] | None = None,
+    required: Mapping[str, list[Obj] | None] | None = None,
+) -> Response:
+    rsp = FunctionRunner(default_registry()).run(request(composite, observed, required))
+    fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    return Response(
+        fatal=fatal[0] if fatal else None,
+        resources={k: struct_to_dict(r.resource) for k, r in rsp.desired.resources.items()},
+        ready={k: fnv1.Ready.Name(r.ready) for k, r in rsp.desired.resources.items()},
+        conditions={
+            c.type: (
+                fnv1.Status.Name(c.status).removeprefix("STATUS_CONDITION_").title(),
+                c.reason,
+                c.message,
+            )
+            for c in rsp.conditions
+        },
+        events=[
+            (fnv1.Severity.Name(r.severity).removeprefix("SEVERITY_").title(), r.message)
+            for r in rsp.results
+            if r.severity != fnv1.SEVERITY_FATAL
+        ],
+    )
