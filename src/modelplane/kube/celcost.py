@@ -154,6 +154,15 @@ def estimate(expr: Expr, checked: Checked, root: Decl) -> int:
     return _Coster(checked, root).cost(expr)[1]
 
 
+def estimate_detail(expr: Expr, checked: Checked, root: Decl) -> tuple[int, list[str]]:
+    """``estimate`` and the values the estimate sized from the 3 MiB request limit because
+    the schema bounds them not (``self.tolerations``, ``self.labels[*]``): where to add a
+    bound."""
+    coster = _Coster(checked, root)
+    cost = coster.cost(expr)[1]
+    return cost, list(dict.fromkeys(coster.unbounded))
+
+
 class _Coster:
     def __init__(self, checked: Checked, root: Decl) -> None:
         self.checked = checked
@@ -162,6 +171,7 @@ class _Coster:
         self.locals: dict[str, list[_Local]] = {}
         self.sizes: dict[int, Range] = {}
         self.entries: dict[int, _Entry] = {}
+        self.unbounded: list[str] = []
 
     # --- sizes ---------------------------------------------------------------------------------
 
@@ -181,6 +191,8 @@ class _Coster:
             if nxt is None:
                 return None
             node = nxt
+        if not node.bounded:
+            self.unbounded.append(_readable(path))
         return 0, node.max_elements
 
     def type(self, e: Expr) -> T | None:
@@ -686,6 +698,13 @@ _SIZED_COMPARISONS = frozenset(
         "not_equals",
     }
 )
+
+
+def _readable(path: list[str]) -> str:
+    out = path[0]
+    for name in path[1:]:
+        out += {"@items": "[*]", "@values": "[*]", "@keys": ".<keys>"}.get(name, f".{name}")
+    return out
 
 
 def _literal_size(e: Expr) -> Range | None:

@@ -51,6 +51,8 @@ class Decl:
     fields: dict[str, Decl] = field(default_factory=dict)
     elem: Decl | None = None
     key: Decl | None = None
+    # False when max_elements is the 3 MiB fallback: the schema sets no bound here.
+    bounded: bool = True
 
 
 def _simple(kind: str, min_size: int) -> Decl:
@@ -73,6 +75,7 @@ def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
             if max_length is not None
             else MAX_REQUEST_SIZE_BYTES - 2
         )
+        dyn.bounded = max_length is not None
         return dyn
     if resource_root:
         schema = _with_type_and_object_meta(schema)
@@ -90,7 +93,7 @@ def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
             if max_items is not None
             else (MAX_REQUEST_SIZE_BYTES - 2) // (elem.min_size + 1)
         )
-        return Decl("list", 2, bound, elem=elem)
+        return Decl("list", 2, bound, elem=elem, bounded=max_items is not None)
     if kind == "object":
         additional = schema.get("additionalProperties")
         if isinstance(additional, dict):
@@ -103,7 +106,9 @@ def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
                 if max_properties is not None
                 else (MAX_REQUEST_SIZE_BYTES - 2) // (value.min_size + 6)
             )
-            return Decl("map", 2, bound, elem=value, key=map_key())
+            return Decl(
+                "map", 2, bound, elem=value, key=map_key(), bounded=max_properties is not None
+            )
         required = set(schema.get("required") or ())
         obj = Decl("object", 2)
         for name, prop in (schema.get("properties") or {}).items():
@@ -134,7 +139,7 @@ def _string(schema: dict[str, Any]) -> Decl:
     unbounded = MAX_REQUEST_SIZE_BYTES - 2
     if fmt == "byte":
         bound = _zero_if_negative(max_length) if max_length is not None else unbounded
-        return Decl("bytes", MIN_STRING_SIZE, bound)
+        return Decl("bytes", MIN_STRING_SIZE, bound, bounded=max_length is not None)
     if fmt == "duration":
         return Decl("duration", MIN_DURATION_SIZE_JSON, MAX_DURATION_SIZE_JSON)
     if fmt == "date":
@@ -147,7 +152,7 @@ def _string(schema: dict[str, Any]) -> Decl:
         # Go's len(): UTF-8 bytes.
         bound = max((len(v.encode()) for v in schema["enum"] if isinstance(v, str)), default=0)
     else:
-        bound = unbounded
+        return Decl("string", MIN_STRING_SIZE, unbounded, bounded=False)
     return Decl("string", MIN_STRING_SIZE, bound)
 
 

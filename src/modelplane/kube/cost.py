@@ -32,7 +32,7 @@ from typing import Any
 
 from modelplane.kube.celast import ParseError, parse
 from modelplane.kube.celcheck import CheckError, check, decl_type, optional_of
-from modelplane.kube.celcost import MAX_UINT64, EstimateError, estimate
+from modelplane.kube.celcost import MAX_UINT64, EstimateError, estimate_detail
 from modelplane.kube.celdecl import Decl, decl_of, max_cardinality
 from modelplane.kube.crd import Definition
 
@@ -50,7 +50,9 @@ __all__ = [
     "ExpressionCost",
     "SchemaCost",
     "cost_message",
+    "estimate_cached",
     "estimate_definition",
+    "estimate_definitions",
     "estimate_rule",
     "estimate_schema",
 ]
@@ -70,6 +72,9 @@ class ExpressionCost:
     cost: int
     cardinality: int
     total: int
+    # What the estimate sized from the 3 MiB request limit, the schema setting no bound: values
+    # the expression reads (``self.labels[*]``) and the list or map above it (schema paths).
+    unbounded: tuple[str, ...] = ()
 
 
 @dataclass
@@ -129,10 +134,10 @@ def estimate_rule(expression: str, schema: dict[str, Any], optional_old_self: bo
     decl = decl_of(schema, bool(schema.get("x-kubernetes-embedded-resource")))
     if decl is None:
         raise CostError("the schema under the rule has no CEL type")
-    return _estimate(expression, decl, optional_old_self)
+    return _estimate(expression, decl, optional_old_self)[0]
 
 
-def _estimate(expression: str, decl: Decl, optional_old_self: bool) -> int:
+def _estimate(expression: str, decl: Decl, optional_old_self: bool) -> tuple[int, list[str]]:
     self_type = decl_type(decl)
     variables = {
         "self": self_type,
@@ -140,7 +145,7 @@ def _estimate(expression: str, decl: Decl, optional_old_self: bool) -> int:
     }
     try:
         tree = parse(expression)
-        return estimate(tree, check(tree, variables), decl)
+        return estimate_detail(tree, check(tree, variables), decl)
     except (ParseError, CheckError, EstimateError) as e:
         raise CostError(f"cannot estimate the cost of {expression.strip()!r}: {e}") from None
 
@@ -148,7 +153,7 @@ def _estimate(expression: str, decl: Decl, optional_old_self: bool) -> int:
 def estimate_schema(schema: dict[str, Any], path: str, version: str = "") -> SchemaCost:
     """Every rule of one ``openAPIV3Schema`` against the budgets, as the API server checks it."""
     result = SchemaCost(path, version)
-    _walk(schema, path, 1, True, result)
+    _walk(schema, path, 1, None, True, result)
     if result.total > STATIC_ESTIMATED_CRD_COST_LIMIT:
         ranked = [
             x for x in result.expressions if x.total >= STATIC_ESTIMATED_CRD_COST_LIMIT // 100
@@ -173,25 +178,35 @@ def _observe(result: SchemaCost, expression: ExpressionCost) -> None:
     result.total = min(result.total + expression.total, MAX_UINT64)
 
 
-def _walk(schema: Any, path: str, cardinality: int | None, root: bool, result: SchemaCost) -> None:
+def _walk(
+    schema: Any,
+    path: str,
+    cardinality: int | None,
+    unbounded_at: str | None,
+    root: bool,
+    result: SchemaCost,
+) -> None:
+    """``unbounded_at``: the list or map above without maxItems/maxProperties, if any."""
     if not isinstance(schema, dict):
         return
     rules = [r for r in schema.get("x-kubernetes-validations") or () if isinstance(r, dict)]
     if rules:
-        _rules(schema, rules, path, cardinality, root, result)
+        _rules(schema, rules, path, cardinality, unbounded_at, root, result)
     factor = _max_elements(schema)
     below = None if cardinality is None or factor is None else _times(cardinality, factor)
+    if factor is None and unbounded_at is None:
+        unbounded_at = path
     additional = schema.get("additionalProperties")
     if isinstance(additional, dict):
-        _walk(additional, f"{path}.additionalProperties", below, False, result)
+        _walk(additional, f"{path}.additionalProperties", below, unbounded_at, False, result)
     for name, prop in (schema.get("properties") or {}).items():
-        _walk(prop, f"{path}.properties[{name}]", below, False, result)
+        _walk(prop, f"{path}.properties[{name}]", below, unbounded_at, False, result)
     items = schema.get("items")
     if isinstance(items, dict):
-        _walk(items, f"{path}.items", below, False, result)
+        _walk(items, f"{path}.items", below, unbounded_at, False, result)
     elif isinstance(items, list):
         for i, item in enumerate(items):
-            _walk(item, f"{path}.items[{i}]", below, False, result)
+            _walk(item, f"{path}.items[{i}]", below, unbounded_at, False, result)
 
 
 def _rules(
@@ -199,6 +214,7 @@ def _rules(
     rules: list[dict[str, Any]],
     path: str,
     cardinality: int | None,
+    unbounded_at: str | None,
     root: bool,
     result: SchemaCost,
 ) -> None:
@@ -212,18 +228,23 @@ def _rules(
         source = str(raw.get("rule") or "")
         if source.strip():
             try:
-                cost = _estimate(source, decl, optional_old_self)
+                cost, unbounded = _estimate(source, decl, optional_old_self)
             except CostError as e:
                 raise CostError(f"{where}.rule: {e}") from None
             total = _times(cost, times)
             if total > STATIC_ESTIMATED_COST_LIMIT:
                 message = cost_message("estimated rule cost", total, STATIC_ESTIMATED_COST_LIMIT)
                 result.errors.append(f"{where}.rule: Forbidden: {message}")
-            _observe(result, ExpressionCost(f"{where}.rule", source, cost, times, total))
+            if unbounded_at is not None:
+                unbounded.append(unbounded_at)
+            _observe(
+                result,
+                ExpressionCost(f"{where}.rule", source, cost, times, total, tuple(unbounded)),
+            )
         message_expression = str(raw.get("messageExpression") or "")
         if message_expression.strip():
             try:
-                cost = _estimate(message_expression, decl, optional_old_self)
+                cost, unbounded = _estimate(message_expression, decl, optional_old_self)
             except CostError as e:
                 raise CostError(f"{where}.messageExpression: {e}") from None
             # The API server counts a messageExpression once, whatever the rule's cardinality.
@@ -234,7 +255,14 @@ def _rules(
                 result.errors.append(f"{where}.messageExpression: Forbidden: {message}")
             _observe(
                 result,
-                ExpressionCost(f"{where}.messageExpression", message_expression, cost, 1, cost),
+                ExpressionCost(
+                    f"{where}.messageExpression",
+                    message_expression,
+                    cost,
+                    1,
+                    cost,
+                    tuple(unbounded),
+                ),
             )
 
 
@@ -264,3 +292,18 @@ def estimate_definition(definition: Definition) -> DefinitionCost:
 
 def estimate_definitions(definitions: Iterable[Definition]) -> list[DefinitionCost]:
     return [estimate_definition(d) for d in definitions]
+
+
+# Loaded definitions are shared per file version (modelplane.kube.crd), so their estimates are
+# too: every `modelplane validate` in a process checks apis/ once. The definition is kept with
+# its estimate so that its id cannot be handed on.
+_ESTIMATES: dict[int, tuple[Definition, DefinitionCost]] = {}
+
+
+def estimate_cached(definition: Definition) -> DefinitionCost:
+    """``estimate_definition``, once per loaded definition."""
+    found = _ESTIMATES.get(id(definition))
+    if found is None or found[0] is not definition:
+        found = (definition, estimate_definition(definition))
+        _ESTIMATES[id(definition)] = found
+    return found[1]
