@@ -520,7 +520,8 @@ class _Checker:
         name = e.function
         if target is not None:
             head = self.qualified(target)
-            if head is not None and f"{head}.{name}" in functions():
+            if head is not None and head not in _TYPE_NAMES:
+                # Not a variable: a namespaced function (optional.of, strings.quote, ...).
                 name, target = f"{head}.{name}", None
         overloads = functions().get(name)
         if overloads is None:
