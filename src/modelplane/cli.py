@@ -47,7 +47,7 @@ def render(
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option(
     "--crd",
     "crds",
@@ -62,10 +62,19 @@ def render(
     default="errors",
     help="errors: one line per error; defaulted: print the pruned, defaulted objects.",
 )
-def validate(paths: tuple[str, ...], crds: tuple[str, ...], output: str) -> None:
+@click.option(
+    "--definitions",
+    is_flag=True,
+    help="Check every shipped definition (and --crd) against the API server's CEL cost budget.",
+)
+def validate(paths: tuple[str, ...], crds: tuple[str, ...], output: str, definitions: bool) -> None:
     """Validate manifests offline, as the API server would admit them."""
-    from modelplane.validate import run
+    from modelplane.validate import run, run_definitions
 
+    if definitions:
+        raise SystemExit(run_definitions(crds))
+    if not paths:
+        raise click.UsageError("give PATHS to validate, or --definitions")
     raise SystemExit(run(paths, crds, output))
 
 

@@ -3,6 +3,11 @@
 Exit codes: 0 every known object is valid, 1 some object is invalid, 2 input could not be read
 (a missing file, malformed YAML, a definition that does not load). Objects whose kind no
 definition serves are skipped and counted on stderr.
+
+Every definition in play (``apis/`` and each ``--crd``) is also held to the API server's CEL
+cost budget (``modelplane.kube.cost``): one the API server would refuse to create is reported
+with the API server's errors and the run exits 1. ``run_definitions`` (``--definitions``)
+reports the budget of every definition the project ships.
 """
 
 from __future__ import annotations
@@ -16,6 +21,13 @@ import yaml
 
 from modelplane.apis import ApisNotFoundError
 from modelplane.kube.admission import Admission, Admitted
+from modelplane.kube.cost import (
+    STATIC_ESTIMATED_COST_LIMIT,
+    STATIC_ESTIMATED_CRD_COST_LIMIT,
+    CostError,
+    DefinitionCost,
+    estimate_cached,
+)
 from modelplane.kube.crd import Definition, DefinitionError, load_definitions
 from modelplane.manifests import Manifest, ManifestError, load, parse
 
@@ -83,12 +95,14 @@ def run(
     err = err or sys.stderr
     try:
         admission = build_admission(crds)
+        costs = [estimate_cached(d) for d in admission.definitions()]
         documents = _read(paths, stdin)
-    except (InputError, ManifestError, DefinitionError, ApisNotFoundError) as e:
+    except (InputError, ManifestError, DefinitionError, ApisNotFoundError, CostError) as e:
         print(f"error: {e}", file=err)
         return EXIT_UNREADABLE
 
     errors_to = err if output == "defaulted" else out
+    refused = _print_refused(costs, errors_to)
     invalid = checked = skipped = 0
     admitted: list[Admitted] = []
     for doc in documents:
@@ -130,5 +144,73 @@ def run(
     summary = f"{checked} checked, {invalid} invalid"
     if skipped:
         summary += f", {skipped} skipped (kind not defined in apis/ or by --crd)"
+    if refused:
+        summary += f", {refused} definitions over the CEL cost budget"
     print(summary, file=err)
-    return EXIT_INVALID if invalid else EXIT_VALID
+    return EXIT_INVALID if invalid or refused else EXIT_VALID
+
+
+def _definition_label(cost: DefinitionCost) -> str:
+    return f"{cost.source}: {cost.kind} {cost.name}"
+
+
+def _print_refused(costs: Iterable[DefinitionCost], to: TextIO) -> int:
+    """Print the API server's errors for each definition it would refuse; how many."""
+    refused = 0
+    for cost in costs:
+        if cost.refused:
+            refused += 1
+            for error in cost.errors:
+                print(f"{_definition_label(cost)}: {error}", file=to)
+    return refused
+
+
+def _short(path: str, schema_path: str) -> str:
+    """A path below a version's schema, from ``openAPIV3Schema`` on."""
+    if path.startswith(schema_path):
+        return "openAPIV3Schema" + path[len(schema_path) :]
+    return path
+
+
+def run_definitions(
+    crds: Iterable[str] = (),
+    top: int = 3,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """``--definitions``: every shipped definition (and each ``--crd``) against the CEL cost
+    budget: each version's total and its costliest rules. Exit 1 when any would be refused."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        costs = [estimate_cached(d) for d in build_admission(crds).definitions()]
+    except (InputError, DefinitionError, ApisNotFoundError, CostError) as e:
+        print(f"error: {e}", file=err)
+        return EXIT_UNREADABLE
+    for cost in costs:
+        print(_definition_label(cost), file=out)
+        for schema in cost.schemas:
+            share = 100 * schema.total / STATIC_ESTIMATED_CRD_COST_LIMIT
+            print(
+                f"  {schema.version}: {len(schema.expressions)} expressions, estimated total "
+                f"{schema.total:,} ({share:.2f}% of {STATIC_ESTIMATED_CRD_COST_LIMIT:,})",
+                file=out,
+            )
+            for x in schema.costliest(top):
+                if not x.total:
+                    continue
+                per_rule = 100 * x.total / STATIC_ESTIMATED_COST_LIMIT
+                where = _short(x.path, schema.path)
+                print(
+                    f"    {x.total:,} = {x.cost:,} x {x.cardinality:,} "
+                    f"({per_rule:.2f}% of {STATIC_ESTIMATED_COST_LIMIT:,}) {where}",
+                    file=out,
+                )
+                if x.unbounded:
+                    shown = ", ".join(_short(u, schema.path) for u in x.unbounded)
+                    print(f"      sized from the 3 MiB request limit: {shown}", file=out)
+        for error in cost.errors:
+            print(f"  {error}", file=out)
+    refused = sum(c.refused for c in costs)
+    print(f"{len(costs)} definitions, {refused} over the CEL cost budget", file=err)
+    return EXIT_INVALID if refused else EXIT_VALID

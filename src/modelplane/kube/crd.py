@@ -67,6 +67,8 @@ class Definition:
     namespaced: bool
     versions: dict[str, Version] = field(default_factory=dict)
     source: str = ""
+    # The document that declared it: CustomResourceDefinition or CompositeResourceDefinition.
+    kind_of_definition: str = "CustomResourceDefinition"
 
     def compile(self) -> None:
         for version in self.versions.values():
@@ -166,6 +168,7 @@ def _from_xrd(doc: dict[str, Any], source: str, legacy: bool) -> Definition:
         plural=names.get("plural", ""),
         namespaced=scope == "Namespaced",
         source=source,
+        kind_of_definition="CompositeResourceDefinition",
     )
     for v in spec["versions"]:
         xr_schema = (v.get("schema") or {}).get("openAPIV3Schema") or {}
