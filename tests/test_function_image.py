@@ -29,9 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "package" / "function" / "Dockerfile"
 
 
-def base_python(where: Path) -> Path:
-    """A bare Python with pip, standing in for the Dockerfile's python base image."""
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+def base_python(where: Path, pip: bool = True) -> Path:
+    """A bare Python (with pip, as the python image has), standing in for the base image."""
+    options = [] if pip else ["--without-pip"]
+    subprocess.run([sys.executable, "-m", "venv", *options, str(where)], check=True)
     return where
 
 
@@ -140,16 +141,19 @@ def test_the_image_is_glibc_based() -> None:
 def test_a_venv_moved_after_it_was_built_does_not_start(tmp_path: Path) -> None:
     """The replay catches the fault the image once had: scripts naming the build's interpreter."""
     dockerfile = tmp_path / "Dockerfile"
+    # A script's first line names its venv's interpreter by absolute path, as pip and uv write it.
     dockerfile.write_text(
         "FROM python AS build\n"
         "WORKDIR /src\n"
-        "RUN python -m venv .venv\n"
+        "RUN python -m venv --without-pip .venv\n"
+        "RUN printf '#!%s/.venv/bin/python\\nprint(1)\\n' \"$(pwd)\" > .venv/bin/probe\n"
+        "RUN chmod +x .venv/bin/probe && .venv/bin/probe\n"
         "FROM python\n"
         "COPY --from=build /src/.venv /venv\n"
         "ENV PATH=/venv/bin:$PATH\n"
-        'ENTRYPOINT ["pip", "--version"]\n'
+        'ENTRYPOINT ["probe"]\n'
     )
-    env = base_image_env(base_python(tmp_path / "python"))
+    env = base_image_env(base_python(tmp_path / "python", pip=False))
     image = Replay(dockerfile, tmp_path, tmp_path / "root", env).build()
     with pytest.raises(FileNotFoundError):
         start(image).wait(timeout=20)
