@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from crossplane.function import cli as sdkcli
 
+from modelplane.apis import ApisNotFoundError
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _Commands(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        # Without its API definitions no command can admit anything: say so in one line.
+        try:
+            return super().invoke(ctx)
+        except ApisNotFoundError as e:
+            click.echo(f"modelplane: {e}", err=True)
+            raise SystemExit(2) from None
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Modelplane: place models on GPU fleets and compose their serving stacks."""
 

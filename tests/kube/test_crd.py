@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.apis import ENV_VAR, ApisNotFoundError, apis_dir
 from modelplane.kube.admission import Admission, UnknownKindError
 from modelplane.kube.crd import Definition, DefinitionError, definition_of, load_definitions
 from tests.kube.crds import thing_crd
@@ -143,19 +142,6 @@ def test_unreadable_yaml_is_a_load_error(tmp_path: Path) -> None:
     path.write_text("a: [")
     with pytest.raises(DefinitionError, match="not YAML"):
         load_definitions([path])
-
-
-def test_apis_dir_honours_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ENV_VAR, str(tmp_path))
-    assert apis_dir() == tmp_path
-    monkeypatch.setenv(ENV_VAR, str(tmp_path / "missing"))
-    with pytest.raises(ApisNotFoundError, match=ENV_VAR):
-        apis_dir()
-
-
-def test_apis_dir_is_found_above_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(ENV_VAR, raising=False)
-    assert (apis_dir() / "modelreplicas" / "definition.yaml").is_file()
 
 
 def test_a_crd_may_constrain_metadata_name() -> None:
