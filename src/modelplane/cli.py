@@ -1,26 +1,80 @@
-"""The `modelplane` command line."""
+"""The `modelplane` command line.
+
+Start-up matters: ``--help``, ``validate`` and ``explain`` import neither gRPC nor the Crossplane
+SDK. ``serve`` builds its command (the SDK's standard options) only when it is run, and each
+command imports its module only when it runs.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
-from crossplane.function import cli as sdkcli
+
+from modelplane import exits
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from modelplane.compose.modelreplica.composer import API_VERSION
+
+    try:
+        package = version("modelplane")
+    except PackageNotFoundError:
+        package = "unknown"
+    click.echo(f"modelplane {package} (serves ModelReplica {API_VERSION})")
+    ctx.exit()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=exits.HELP)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Print the version and the ModelReplica API version served, then exit.",
+)
 def main() -> None:
     """Modelplane: place models on GPU fleets and compose their serving stacks."""
 
 
-@main.command()
-@sdkcli.standard_options
-def serve(**options: object) -> None:
+@main.command(
+    short_help="Run the composition function Crossplane calls (gRPC).",
+    add_help_option=False,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.pass_context
+def serve(ctx: click.Context) -> None:
     """Run the Crossplane composition function (gRPC, mTLS unless --insecure)."""
-    from modelplane.serve import serve as run
+    # Its options are the SDK's: building them imports gRPC, which nothing else here needs.
+    _serve_command().main(ctx.args, prog_name=ctx.command_path, standalone_mode=True)
 
-    run(**options)  # type: ignore[arg-type]
+
+def _serve_command() -> click.Command:
+    from crossplane.function import cli as sdkcli
+
+    @click.command(
+        name="serve",
+        context_settings={"help_option_names": ["-h", "--help"]},
+        epilog=exits.HELP,
+    )
+    @sdkcli.standard_options
+    def command(**options: Any) -> None:
+        """Run the Crossplane composition function (gRPC, mTLS unless --insecure)."""
+        from modelplane.serve import serve as run
+
+        run(**options)
+
+    return command
 
 
-@main.command()
+@main.command(
+    short_help="Run compositions in process and print what they compose.", epilog=exits.HELP
+)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option(
     "--observed-resources",
@@ -36,17 +90,28 @@ def serve(**options: object) -> None:
     default=None,
     help="Observe every composed workload as if N copies were ready (0: none ready yet).",
 )
-@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["yaml", "json", "name", "tree"]),
+    default="yaml",
+    show_default=True,
+    help="yaml: the crossplane render stream; json: a v1 List; name: kind.group/name per "
+    "object, as kubectl prints it; tree: one line per composite and composed resource.",
+)
 def render(
     paths: tuple[str, ...], observed: tuple[str, ...], ready_copies: int | None, output: str
 ) -> None:
-    """Run every composition in PATHS to a fixed point and print the result."""
+    """Run every composition in PATHS to a fixed point and print the result.
+
+    PATHS are YAML or JSON files, directories (searched recursively) or - for standard input.
+    """
     from modelplane.render import render_command
 
     raise SystemExit(render_command(paths, observed, output, ready_copies))
 
 
-@main.command()
+@main.command(short_help="Validate manifests offline, as the API server would.", epilog=exits.HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option(
     "--crd",
@@ -60,19 +125,40 @@ def render(
     "--output",
     type=click.Choice(["errors", "defaulted"]),
     default="errors",
+    show_default=True,
     help="errors: one line per error; defaulted: print the pruned, defaulted objects.",
 )
-def validate(paths: tuple[str, ...], crds: tuple[str, ...], output: str) -> None:
-    """Validate manifests offline, as the API server would admit them."""
+def validate(paths: tuple[str, ...], **options: Any) -> None:
+    """Validate manifests offline, as the API server would admit them.
+
+    PATHS are YAML or JSON files, directories (searched recursively) or - for standard input.
+    """
     from modelplane.validate import run
 
-    raise SystemExit(run(paths, crds, output))
+    raise SystemExit(run(paths, **options))
 
 
-@main.command()
+@main.command(short_help="Say where each deployment's replicas go, and why.", epilog=exits.HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
-def explain(paths: tuple[str, ...]) -> None:
-    """Show, per ModelDeployment in PATHS, every cluster and pool considered and why."""
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: per deployment, every cluster and why; json: the same facts, structured.",
+)
+@click.option(
+    "--deployment",
+    metavar="NS/NAME",
+    default=None,
+    help="Explain only this ModelDeployment (NAME alone: in any namespace).",
+)
+def explain(paths: tuple[str, ...], output: str, deployment: str | None) -> None:
+    """Show, per ModelDeployment in PATHS, every cluster and pool considered and why.
+
+    PATHS are YAML or JSON files, directories (searched recursively) or - for standard input.
+    """
     from modelplane.explain import explain_command
 
-    raise SystemExit(explain_command(paths))
+    raise SystemExit(explain_command(paths, output, deployment))
