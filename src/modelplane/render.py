@@ -440,7 +440,7 @@ def render_command(
     except manifests.ManifestError as e:
         exits.error(COMMAND, str(e))
         return exits.INVALID
-    where = {manifests.identity(m.obj): m.where for m in loaded}
+    where = {manifests.identity(m.obj): m for m in loaded}
     simulate = (
         None
         if ready_copies is None
@@ -452,7 +452,8 @@ def render_command(
             registry, [m.obj for m in loaded], observed, api_server_admission(), simulate, progress
         )
     except RenderError as e:
-        exits.error(COMMAND, _located(str(e), where))
+        for line in _located(str(e), where):
+            exits.error(COMMAND, line)
         return exits.INVALID
     finally:
         progress.close()
@@ -475,16 +476,26 @@ def _composable(registry: Registry) -> Callable[[Obj], bool]:
     return lambda o: registry.handles(str(o.get("apiVersion", "")), str(o.get("kind", "")))
 
 
-def _located(message: str, where: Mapping[str, str]) -> str:
-    """The message, after the file and line of the input it is about (when it names one)."""
-    subject = next(
-        (k for k in where if message.startswith((f"{k}:", f"{k} "))),
-        None,
-    )
-    return f"{where[subject]}: {message}" if subject else message
+_INVALID = " is invalid:"
 
 
-def _verdict(docs: Sequence[Obj], where: Mapping[str, str]) -> int:
+def _located(message: str, where: Mapping[str, manifests.Manifest]) -> list[str]:
+    """The message after the file and line of the input it is about (when it names one); an
+    invalid composite's errors one line each, at the line of the field at fault."""
+    subject = next((k for k in where if message.startswith((f"{k}:", f"{k} "))), None)
+    if subject is None:
+        return message.splitlines()
+    found = where[subject]
+    head, *errors = message.splitlines()
+    if head == subject + _INVALID and errors:
+        return [
+            f"{found.where_is(e.strip().partition(': ')[0])}: {subject}: {e.strip()}"
+            for e in errors
+        ]
+    return [f"{found.where}: {line}" for line in message.splitlines()]
+
+
+def _verdict(docs: Sequence[Obj], where: Mapping[str, manifests.Manifest]) -> int:
     """1 when a deployment's selectors are invalid, 3 when one could not place every replica
     it asks for (each named on stderr), else 0."""
     invalid = short = False
@@ -502,7 +513,8 @@ def _verdict(docs: Sequence[Obj], where: Mapping[str, str]) -> int:
         if scheduled is None or scheduled.get("status") != "False":
             continue
         identity = manifests.identity(doc)
-        exits.error(COMMAND, _located(f"{identity}: {scheduled.get('message', '')}", where))
+        for line in _located(f"{identity}: {scheduled.get('message', '')}", where):
+            exits.error(COMMAND, line)
         if scheduled.get("reason") == "InvalidSelector":
             invalid = True
         else:
