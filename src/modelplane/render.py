@@ -326,17 +326,11 @@ def render_documents(
     inputs, supplied = list(inputs), list(observed)
     environment, produced = inputs, list[Obj]()
     docs: list[Obj] = []
-    count = [0]
-    for passes in range(1, MAX_PASSES + 1):
-
-        def rendered_one(passes: int = passes) -> None:
-            count[0] += 1
-            if progress is not None:
-                progress(passes, count[0])
-
-        composites = Renderer(
-            registry, environment, [*supplied, *produced], admit, rendered_one
-        ).render_all()
+    tally = _Tally(progress)
+    for _ in range(MAX_PASSES):
+        tally.passes += 1
+        observed_now = [*supplied, *produced]
+        composites = Renderer(registry, environment, observed_now, admit, tally).render_all()
         if not composites:
             raise RenderError(
                 "no composite resource in the input: this project composes "
@@ -350,6 +344,20 @@ def render_documents(
         environment = _with_status(inputs, [r.composite for r in tree])
         produced = _unsupplied([o for r in tree for o in _observed(r, simulate)], supplied)
     return docs
+
+
+@dataclass
+class _Tally:
+    """Counts composites rendered across passes for a progress report."""
+
+    progress: Callable[[int, int], None] | None
+    passes: int = 0
+    composites: int = 0
+
+    def __call__(self) -> None:
+        self.composites += 1
+        if self.progress is not None:
+            self.progress(self.passes, self.composites)
 
 
 def _with_status(inputs: list[Obj], composites: list[Obj]) -> list[Obj]:
