@@ -2,113 +2,310 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
+import yaml
+from click.testing import CliRunner, Result
 
 from modelplane.cli import main
-from modelplane.explain import ManifestError, explain, load_manifests
+from modelplane.explain import explain, load_manifests, natural
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TWO_CLASSES = EXAMPLES / "fleet-two-classes"
+SELECTOR_79GI = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("79Gi")) >= 0'
 
 
 def run(*paths: str | Path) -> str:
     return explain(load_manifests(str(p) for p in paths))
 
 
-def test_the_gang_example_takes_the_big_pool_and_says_why_not_the_small_one() -> None:
-    out = run(EXAMPLES / "fleet-gang")
-    assert out.splitlines()[:4] == [
-        "ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed",
-        "  cluster train-east: taken (replicas 0): hosts replica 0",
-        "    pool h100-small: rejected: pool h100-small has 2 nodes, engine main needs 4",
-        "    pool h100-big: taken: hosts replica 0 engine main",
+def invoke(*args: str | Path, stdin: str | bytes | None = None) -> Result:
+    return CliRunner().invoke(main, ["explain", *map(str, args)], input=stdin)
+
+
+def cluster(name: str, pool: str, nodes: int, tier: str = "production") -> dict[str, Any]:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceCluster",
+        "metadata": {"name": name, "labels": {"tier": tier}},
+        "spec": {
+            "cluster": {"source": "Existing", "existing": {"secretRef": {"name": f"{name}-kc"}}},
+            "nodePools": [{"name": pool, "className": pool, "nodeCount": nodes}],
+        },
+    }
+
+
+def llama(replicas: int) -> dict[str, Any]:
+    """The 70B deployment of fleet-two-classes: 4 GPUs of at least 79Gi, so only H100s."""
+    md = next(
+        d
+        for d in yaml.safe_load_all((TWO_CLASSES / "deployments.yaml").read_text())
+        if d["metadata"]["name"] == "llama-70b"
+    )
+    md["spec"]["replicas"] = replicas
+    md["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {"tier": "production"}}
+    return md
+
+
+def big_fleet(tmp_path: Path, replicas: int = 8) -> Path:
+    """48 L40S clusters no replica fits, 4 staging clusters the selector excludes, and 3 H100
+    clusters of one node each (two replicas per node): 6 of ``replicas`` can be placed."""
+    clusters = [cluster(f"eu-west-{i}", "l40s", 4) for i in range(48)]
+    clusters += [cluster(f"staging-{i}", "h100", 1, tier="staging") for i in range(4)]
+    clusters += [cluster(f"us-east-{i}", "h100", 1) for i in range(3)]
+    (tmp_path / "fleet.yaml").write_text(yaml.safe_dump_all([*clusters, llama(replicas)]))
+    (tmp_path / "classes.yaml").write_text((TWO_CLASSES / "classes.yaml").read_text())
+    return tmp_path
+
+
+# --- the text -------------------------------------------------------------------------------
+
+
+def test_each_deployment_opens_with_how_many_replicas_were_placed_of_those_asked() -> None:
+    headlines = [line for line in run(TWO_CLASSES).splitlines() if not line.startswith(" ")]
+    assert headlines == [
+        "ModelDeployment ml-team/llama-70b: 1 of 1 replicas placed",
+        "ModelDeployment ml-team/qwen3-8b: 2 of 2 replicas placed",
     ]
 
 
-def test_prefill_and_decode_land_on_different_pools() -> None:
-    out = run(EXAMPLES / "fleet-prefill-decode")
-    assert "    pool l40s: taken: hosts replica 0 engine prefill" in out
-    assert "    pool h200: taken: hosts replica 0 engine decode" in out
+def test_a_taken_cluster_says_in_plain_words_which_replica_went_to_which_pool() -> None:
+    out = run(EXAMPLES / "fleet-gang").splitlines()
+    assert out == [
+        "ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed",
+        "  train-east: replica 0 placed on pool h100-big",
+        "    pool h100-small: has 2 nodes, engine main needs 4",
+    ]
+    assert "taken (replicas" not in run(TWO_CLASSES)
 
 
-def test_a_drained_cluster_is_rejected_and_its_replica_moves() -> None:
-    out = run(EXAMPLES / "fleet-drained")
+def test_engines_on_different_pools_are_each_named() -> None:
     assert (
-        "  cluster east: rejected: NoExecute taint modelplane.ai/maintenance not tolerated" in out
+        "  serve-west: replica 0 placed (engine prefill on pool l40s, engine decode on pool h200)"
+        in run(EXAMPLES / "fleet-prefill-decode").splitlines()
     )
-    assert "  cluster west: taken (replicas 0): hosts replica 0" in out
-    assert "  removing replica 0 (qwen3-8b-east-0-596bddf9) from east: " in out
 
 
-def test_a_cluster_without_a_fitting_pool_is_named_with_its_reason() -> None:
-    out = run(EXAMPLES / "fleet-two-classes")
+def test_a_drained_cluster_is_not_eligible_and_its_replica_moves() -> None:
+    out = run(EXAMPLES / "fleet-drained").splitlines()
+    assert out[1:3] == [
+        "  east: not eligible: NoExecute taint modelplane.ai/maintenance not tolerated",
+        "  west: replica 0 placed on pool h100",
+    ]
+    assert out[3].startswith("  removing replica 0 (qwen3-8b-east-0-596bddf9) from east: ")
+
+
+def test_a_request_no_device_matches_quotes_the_selector_at_fault() -> None:
     assert (
-        "  cluster eu-west: not taken: pool l40s: engine main member 0: no device of class l40s "
-        "matches request gpu"
-    ) in out
+        "  eu-west: rejected: pool l40s: engine main member 0: no device of class l40s matches "
+        f"request gpu (selector `{SELECTOR_79GI}`)"
+    ) in run(TWO_CLASSES).splitlines()
+
+
+def test_a_cluster_reason_is_said_once_not_again_on_its_pool_line() -> None:
+    out = run(TWO_CLASSES)
+    assert out.count("no device of class l40s matches request gpu") == 1
 
 
 def test_deployments_are_explained_in_order_each_charged_for_the_ones_before() -> None:
-    out = run(EXAMPLES / "fleet-two-classes")
+    out = run(TWO_CLASSES)
     first, second = (line for line in out.splitlines() if line.startswith("ModelDeployment"))
     assert first.startswith("ModelDeployment ml-team/llama-70b")
     assert second.startswith("ModelDeployment ml-team/qwen3-8b")
 
 
-def test_a_shortfall_lists_each_cluster_and_why(tmp_path: Path) -> None:
-    fleet = (EXAMPLES / "fleet-gang" / "fleet.yaml").read_text()
-    (tmp_path / "fleet.yaml").write_text(fleet.replace("nodeCount: 4", "nodeCount: 2"))
-    (tmp_path / "md.yaml").write_text((EXAMPLES / "fleet-gang" / "deployment.yaml").read_text())
-    out = run(tmp_path)
-    assert "ModelDeployment ml-team/deepseek-r1: 0 of 1 replicas placed" in out
-    assert "  short by 1:" in out
-    assert "    train-east: " in out
+def test_clusters_come_in_natural_order() -> None:
+    names = ["eu-west-10", "eu-west-2", "eu-west-1", "us-east-0", "eu-west-0"]
+    assert sorted(names, key=natural) == [
+        "eu-west-0",
+        "eu-west-1",
+        "eu-west-2",
+        "eu-west-10",
+        "us-east-0",
+    ]
 
 
-def test_input_without_deployments_says_so() -> None:
-    assert run(EXAMPLES / "fleet-gang" / "fleet.yaml") == "no ModelDeployment in the input\n"
+def test_clusters_sharing_a_rejection_are_counted_once_not_listed_one_by_one(
+    tmp_path: Path,
+) -> None:
+    out = run(big_fleet(tmp_path)).splitlines()
+    assert out == [
+        "ModelDeployment ml-team/llama-70b: 6 of 8 replicas placed, 2 short",
+        "  48 clusters: rejected: pool l40s: engine main member 0: no device of class l40s "
+        f"matches request gpu (selector `{SELECTOR_79GI}`)",
+        "    eu-west-0, eu-west-1, eu-west-2, eu-west-3, eu-west-4 and 43 more",
+        "  4 clusters: not eligible: labels do not match clusterSelector tier=production",
+        "    staging-0, staging-1, staging-2, staging-3",
+        "  us-east-0: replicas 0, 3 placed on pool h100; no room for another: pool h100 has 0 "
+        "free nodes, engine main needs 1",
+        "  us-east-1: replicas 1, 4 placed on pool h100; no room for another: pool h100 has 0 "
+        "free nodes, engine main needs 1",
+        "  us-east-2: replicas 2, 5 placed on pool h100; no room for another: pool h100 has 0 "
+        "free nodes, engine main needs 1",
+    ]
 
 
-def test_unreadable_input_is_an_error_naming_the_file(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("kind: [unclosed\n")
-    with pytest.raises(ManifestError, match=r"bad\.yaml: not valid YAML"):
-        load_manifests([str(bad)])
-    with pytest.raises(ManifestError, match="no such file or directory"):
-        load_manifests([str(tmp_path / "missing.yaml")])
-
-
-def test_the_command_prints_the_explanation_and_exits_zero() -> None:
-    result = CliRunner().invoke(main, ["explain", str(EXAMPLES / "fleet-gang")])
-    assert result.exit_code == 0
-    assert result.output.startswith("ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed")
-
-
-def test_the_command_exits_one_on_unreadable_input(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["explain", str(tmp_path / "missing")])
-    assert result.exit_code == 1
-
-
-def test_manifests_can_come_on_standard_input() -> None:
-    text = "\n---\n".join(p.read_text() for p in sorted((EXAMPLES / "fleet-gang").glob("*.yaml")))
-    result = CliRunner().invoke(main, ["explain", "-"], input=text)
-    assert result.exit_code == 0
-    assert result.output.startswith("ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed")
-
-
-def test_a_cluster_with_room_that_was_not_needed_is_not_called_rejected(tmp_path: Path) -> None:
+def test_a_cluster_with_room_that_was_not_needed_says_so(tmp_path: Path) -> None:
     # One replica, two clusters that fit it: the second is simply not needed.
-    clusters = (EXAMPLES / "fleet-two-classes" / "clusters.yaml").read_text()
+    clusters = (TWO_CLASSES / "clusters.yaml").read_text()
     (tmp_path / "fleet.yaml").write_text(
         clusters.replace("name: eu-west", "name: us-west").replace(
             "className: l40s", "className: h100"
         )
     )
-    md = (EXAMPLES / "fleet-two-classes" / "deployments.yaml").read_text().split("\n---\n")[1]
+    md = (TWO_CLASSES / "deployments.yaml").read_text().split("\n---\n")[1]
     (tmp_path / "md.yaml").write_text(md)
-    out = run(EXAMPLES / "fleet-two-classes" / "classes.yaml", tmp_path)
-    assert "  cluster us-west: not needed: can take another replica" in out
-    assert "    pool l40s: not needed: has room" in out
+    out = run(TWO_CLASSES / "classes.yaml", tmp_path)
+    assert "  us-west: has room, not needed" in out.splitlines()
     assert "rejected" not in out
+
+
+# --- -o json ----------------------------------------------------------------------------------
+
+
+def test_json_carries_the_same_facts_structured_for_a_fleet_with_a_shortfall(
+    tmp_path: Path,
+) -> None:
+    result = invoke("-o", "json", big_fleet(tmp_path))
+    assert result.exit_code == 3
+    [md] = json.loads(result.stdout)["deployments"]
+    assert (md["deployment"], md["asked"], md["placed"], md["short"]) == (
+        "ml-team/llama-70b",
+        8,
+        6,
+        2,
+    )
+    rows = md["decisions"]
+    assert {tuple(sorted(r)) for r in rows} == {
+        (
+            "cluster",
+            "deployment",
+            "engine",
+            "member",
+            "pool",
+            "reason",
+            "replicas",
+            "request",
+            "selector",
+            "verdict",
+        )
+    }
+    eu_west_10 = [r for r in rows if r["cluster"] == "eu-west-10" and r["pool"] == "l40s"]
+    assert eu_west_10 == [
+        {
+            "deployment": "ml-team/llama-70b",
+            "cluster": "eu-west-10",
+            "pool": "l40s",
+            "engine": "main",
+            "member": 0,
+            "request": "gpu",
+            "verdict": "rejected",
+            "reason": "engine main member 0: no device of class l40s matches request gpu",
+            "selector": SELECTOR_79GI,
+            "replicas": [],
+        }
+    ]
+    verdicts = {r["cluster"]: r["verdict"] for r in rows if r["pool"] is None}
+    assert verdicts["staging-3"] == "ineligible"
+    assert verdicts["us-east-1"] == "taken"
+    taken = [r for r in rows if r["cluster"] == "us-east-1" and r["pool"] == "h100"]
+    assert [(r["verdict"], r["engine"], r["replicas"]) for r in taken] == [
+        ("taken", "main", [1, 4])
+    ]
+    assert [p["cluster"] for p in md["placements"]] == ["us-east-0", "us-east-1", "us-east-2"] * 2
+    # Every cluster is a row, in natural order.
+    clusters = [r["cluster"] for r in rows if r["pool"] is None]
+    assert clusters == sorted(clusters, key=natural) and len(clusters) == 55
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def test_the_command_exits_zero_when_every_replica_is_placed() -> None:
+    result = invoke(EXAMPLES / "fleet-gang")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed")
+
+
+def test_the_command_exits_three_when_a_deployment_is_short(tmp_path: Path) -> None:
+    result = invoke(big_fleet(tmp_path))
+    assert result.exit_code == 3
+    assert result.stderr == ""
+
+
+def test_the_command_exits_one_when_a_device_selector_is_invalid(tmp_path: Path) -> None:
+    md = llama(1)
+    devices = md["spec"]["template"]["spec"]["engines"][0]["members"][0]["nodeSelector"]
+    devices["devices"][0]["selectors"] = [{"cel": "device.capacity["}]
+    (tmp_path / "md.yaml").write_text(yaml.safe_dump(md))
+    result = invoke(TWO_CLASSES / "classes.yaml", TWO_CLASSES / "clusters.yaml", tmp_path)
+    assert result.exit_code == 1
+    assert "its device selectors are invalid" in result.stdout.splitlines()[0]
+    assert "  invalid selector: spec.template.spec.engines[0]" in result.stdout
+
+
+def test_the_command_exits_one_when_the_input_holds_no_deployment() -> None:
+    result = invoke(EXAMPLES / "fleet-gang" / "fleet.yaml")
+    assert result.exit_code == 1
+    assert result.stderr == "modelplane explain: no ModelDeployment in the input\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "{path}: no such file or directory"),
+        ("kind: [unclosed\n", "{path}:2: not valid YAML: did not find expected ',' or ']'"),
+        ("- a\n- b\n", "{path}:1: document 1 is not a Kubernetes object (it is a list)"),
+    ],
+)
+def test_the_command_exits_two_on_unreadable_input(
+    tmp_path: Path, content: str | None, message: str
+) -> None:
+    path = tmp_path / "in.yaml"
+    if content is not None:
+        path.write_text(content)
+    result = invoke(path)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("modelplane explain: " + message.format(path=path))
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_deployment_focuses_on_one_of_several() -> None:
+    result = invoke("--deployment", "ml-team/qwen3-8b", TWO_CLASSES)
+    assert result.exit_code == 0
+    assert [line for line in result.stdout.splitlines() if not line.startswith(" ")] == [
+        "ModelDeployment ml-team/qwen3-8b: 2 of 2 replicas placed"
+    ]
+
+
+def test_deployment_by_name_alone_matches_any_namespace() -> None:
+    result = invoke("--deployment", "llama-70b", "-o", "json", TWO_CLASSES)
+    assert [d["deployment"] for d in json.loads(result.stdout)["deployments"]] == [
+        "ml-team/llama-70b"
+    ]
+
+
+def test_a_deployment_not_in_the_input_exits_one_naming_it() -> None:
+    result = invoke("--deployment", "ml-team/nope", TWO_CLASSES)
+    assert result.exit_code == 1
+    assert result.stderr == "modelplane explain: no ModelDeployment ml-team/nope in the input\n"
+
+
+def test_the_exit_code_follows_the_focused_deployment_only(tmp_path: Path) -> None:
+    fleet = big_fleet(tmp_path)
+    fits = llama(1)
+    fits["metadata"]["name"] = "a-small-one"
+    (fleet / "small.yaml").write_text(yaml.safe_dump(fits))
+    # a-small-one is explained first (name order) and fits; llama-70b then is short.
+    assert invoke(fleet).exit_code == 3
+    assert invoke("--deployment", "ml-team/a-small-one", fleet).exit_code == 0
+
+
+def test_manifests_can_come_on_standard_input() -> None:
+    text = "\n---\n".join(p.read_text() for p in sorted((EXAMPLES / "fleet-gang").glob("*.yaml")))
+    result = invoke("-", stdin=text)
+    assert result.exit_code == 0
+    assert result.stdout.startswith("ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed")

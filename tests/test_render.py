@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -198,14 +199,18 @@ def test_render_command_prints_a_yaml_stream(tmp_path, registry):
     assert [doc["kind"] for doc in docs] == ["ModelReplica", "ConfigMap", "Result"]
 
 
-def test_render_command_prints_json(tmp_path, registry):
+def test_render_command_prints_json_as_a_kubernetes_list(tmp_path, registry):
     path = write(tmp_path, "all.yaml", standin.replica(), *FLEET)
     out = CliRunner().invoke(cli.main, ["render", path, "-o", "json"])
-    assert [doc["kind"] for doc in json.loads(out.output)] == [
-        "ModelReplica",
-        "ConfigMap",
-        "Result",
-    ]
+    listed = json.loads(out.stdout)
+    assert (listed["apiVersion"], listed["kind"]) == ("v1", "List")
+    assert [doc["kind"] for doc in listed["items"]] == ["ModelReplica", "ConfigMap", "Result"]
+
+
+def test_render_command_prints_names_as_kubectl_does(tmp_path, registry):
+    path = write(tmp_path, "all.yaml", standin.replica(), *FLEET)
+    out = CliRunner().invoke(cli.main, ["render", path, "-o", "name"])
+    assert out.stdout.splitlines() == ["modelreplica.modelplane.ai/r0", "configmap/e0"]
 
 
 def test_render_command_reads_observed_resources(tmp_path, registry):
@@ -228,13 +233,18 @@ def test_render_command_reads_observed_resources(tmp_path, registry):
 def test_render_command_refuses_an_invalid_composite_with_the_api_server_errors(tmp_path, registry):
     bad = standin.replica()
     bad["spec"]["engines"][0]["members"][0]["role"] = "Boss"
-    out = CliRunner().invoke(cli.main, ["render", write(tmp_path, "r.yaml", bad, *FLEET)])
+    path = write(tmp_path, "r.yaml", bad, *FLEET)
+    out = CliRunner().invoke(cli.main, ["render", path])
     assert out.exit_code == 1
-    assert "ModelReplica/ml/r0 is invalid:" in out.output
-    assert (
+    # One line per error, at the line of the field at fault, as validate prints them.
+    role = next(
+        i for i, line in enumerate(Path(path).read_text().splitlines(), 1) if "role: Boss" in line
+    )
+    assert out.stderr.splitlines()[0] == (
+        f"modelplane render: {path}:{role}: ModelReplica/ml/r0: "
         'spec.engines[0].members[0].role: Unsupported value: "Boss": '
         'supported values: "Standalone", "Leader", "Worker"'
-    ) in out.output
+    )
 
 
 def test_render_command_reports_unreadable_yaml_naming_the_file(tmp_path, registry):
@@ -242,15 +252,17 @@ def test_render_command_reports_unreadable_yaml_naming_the_file(tmp_path, regist
     path.write_text("kind: [unclosed\n")
     out = CliRunner().invoke(cli.main, ["render", str(path)])
     assert out.exit_code == 2
-    assert f"{path}: not valid YAML" in out.output
-    assert "Traceback" not in out.output
+    assert out.stderr == (
+        f"modelplane render: {path}:2: not valid YAML: did not find expected ',' or ']' "
+        "(while parsing a flow sequence at line 1)\n"
+    )
 
 
-def test_render_command_reports_an_object_without_a_kind(tmp_path, registry):
+def test_render_command_refuses_an_object_without_a_kind_as_invalid(tmp_path, registry):
     path = write(tmp_path, "x.yaml", {"apiVersion": "v1", "metadata": {"name": "x"}})
     out = CliRunner().invoke(cli.main, ["render", path])
-    assert out.exit_code == 2
-    assert "(document 1): kind: Required value" in out.output
+    assert out.exit_code == 1
+    assert out.stderr == f"modelplane render: {path}:1: kind: Required value\n"
 
 
 def test_render_command_reports_a_missing_path(tmp_path, registry):

@@ -15,10 +15,10 @@ EXAMPLES = sorted(
 )
 
 
-def render(*args: str) -> list[dict]:
+def render(*args: str, exit_code: int = 0) -> list[dict]:
     out = CliRunner().invoke(cli.main, ["render", *args])
-    assert out.exit_code == 0, out.output
-    return list(yaml.safe_load_all(out.output))
+    assert out.exit_code == exit_code, out.output
+    return list(yaml.safe_load_all(out.stdout))
 
 
 def conditions(doc: dict) -> dict[str, str]:
@@ -88,7 +88,10 @@ def test_two_deployments_rendered_together_never_share_one_node(tmp_path):
         twin = {**llama, "metadata": {"name": "llm", "namespace": ns}}
         twins.append({**twin, "spec": {**llama["spec"], "replicas": replicas_}})
     (tmp_path / "md.yaml").write_text(yaml.safe_dump_all(twins))
-    docs = render(str(fleet / "classes.yaml"), str(fleet / "clusters.yaml"), str(tmp_path))
+    # Everything renders, but team-b's deployment is a replica short: exit 3.
+    docs = render(
+        str(fleet / "classes.yaml"), str(fleet / "clusters.yaml"), str(tmp_path), exit_code=3
+    )
     # us-east has two 8-GPU H100 nodes: three 8-GPU replicas cannot all be there.
     on_us_east = [r for r in replicas(docs) if r["spec"]["clusterName"] == "us-east"]
     assert len(on_us_east) == 2

@@ -39,8 +39,10 @@ def test_an_invalid_replica_prints_one_line_per_error_and_exits_one(tmp_path: Pa
     path = write(tmp_path, "bad.yaml", bad)
     result = invoke(str(path))
     assert result.exit_code == 1
+    # The line is the field's: spec.engines[0] starts on line 9 of the dumped file.
+    assert path.read_text().splitlines()[8].strip() == "- members:"
     assert result.stdout.splitlines() == [
-        f'{path}: ModelReplica ml-team/qwen-0: spec.engines[0]: Invalid value: "object": '
+        f'{path}:9: ModelReplica ml-team/qwen-0: spec.engines[0]: Invalid value: "object": '
         "at least one member of an engine must carry deviceRequests"
     ]
 
@@ -119,7 +121,8 @@ def test_crd_adds_definitions(tmp_path: Path) -> None:
     }
     path = write(tmp_path, "pool.yaml", pool)
     without = invoke(str(path))
-    assert "1 skipped" in without.stderr
+    assert without.exit_code == 1
+    assert "skipped: InferencePool inference.networking.k8s.io/v1" in without.stderr
     result = invoke(
         "--crd", str(CRDS / "inference.networking.k8s.io_inferencepools.yaml"), str(path)
     )
@@ -143,7 +146,7 @@ def test_an_unserved_version_of_a_known_kind_is_invalid(tmp_path: Path) -> None:
     result = invoke(str(path))
     assert result.exit_code == 1
     assert result.stdout.strip() == (
-        f'{path}: ModelReplica ml-team/qwen-0: no matches for kind "ModelReplica" in version '
+        f'{path}:1: ModelReplica ml-team/qwen-0: no matches for kind "ModelReplica" in version '
         '"modelplane.ai/v9"'
     )
 
@@ -182,3 +185,33 @@ def test_hidden_directories_are_not_walked(tmp_path: Path) -> None:
     write(tmp_path, "r.yaml", replica())
     result = invoke(str(tmp_path))
     assert result.exit_code == 0, result.stderr
+
+
+def test_input_with_no_object_of_a_known_kind_exits_one_saying_so(tmp_path: Path) -> None:
+    path = write(tmp_path, "cm.yaml", {"apiVersion": "v1", "kind": "ConfigMap"})
+    result = invoke(str(path))
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "modelplane validate: nothing to validate: none of the 1 object in the input has a "
+        "kind defined in apis/ or by --crd (skipped: ConfigMap v1)\n"
+    )
+
+
+def test_an_empty_file_exits_one_saying_it_holds_no_objects(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text("# nothing yet\n---\n")
+    result = invoke(str(path))
+    assert result.exit_code == 1
+    assert result.stderr == "modelplane validate: nothing to validate: the input holds no objects\n"
+
+
+def test_each_document_of_a_stream_is_named_by_the_line_it_starts_on(tmp_path: Path) -> None:
+    good = yaml.safe_dump(replica())
+    bad = replica([engine(members=[member(devices=False)])])
+    bad["metadata"]["name"] = "bad"
+    path = tmp_path / "two.yaml"
+    path.write_text(good + "---\n" + yaml.safe_dump(bad))
+    result = invoke(str(path))
+    second = len(good.splitlines()) + 2
+    [line] = result.stdout.splitlines()
+    assert line.startswith(f"{path}:{second + 8}: ModelReplica ml-team/bad: spec.engines[0]: ")

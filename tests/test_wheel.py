@@ -128,5 +128,5 @@ def test_modelplane_apis_still_overrides_an_installed_wheel(installed: Installed
     )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        f"modelplane: MODELPLANE_APIS={installed.work / 'missing'} is not a directory"
+        f"modelplane render: MODELPLANE_APIS={installed.work / 'missing'} is not a directory"
     ]

@@ -1,40 +1,94 @@
-"""The `modelplane` command line."""
+"""The `modelplane` command line.
+
+Start-up matters: ``--help``, ``validate`` and ``explain`` import neither gRPC nor the Crossplane
+SDK. ``serve`` builds its command (the SDK's standard options) only when it is run, and each
+command imports its module only when it runs.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import click
-from crossplane.function import cli as sdkcli
 
-from modelplane.apis import ApisNotFoundError
+from modelplane import exits
+
+
+def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from modelplane.compose.modelreplica.composer import API_VERSION
+
+    try:
+        package = version("modelplane")
+    except PackageNotFoundError:
+        package = "unknown"
+    click.echo(f"modelplane {package} (serves ModelReplica {API_VERSION})")
+    ctx.exit()
 
 
 class _Commands(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         # Without its API definitions no command can admit anything: say so in one line.
+        from modelplane.apis import ApisNotFoundError
+
         try:
             return super().invoke(ctx)
         except ApisNotFoundError as e:
-            click.echo(f"modelplane: {e}", err=True)
-            raise SystemExit(2) from None
+            exits.error(ctx.invoked_subcommand or "", str(e))
+            raise SystemExit(exits.UNREADABLE) from None
 
 
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog=exits.HELP
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Print the version and the ModelReplica API version served, then exit.",
+)
 def main() -> None:
     """Modelplane: place models on GPU fleets and compose their serving stacks."""
 
 
-@main.command()
-@sdkcli.standard_options
-def serve(**options: object) -> None:
+@main.command(
+    short_help="Run the composition function Crossplane calls (gRPC).",
+    add_help_option=False,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.pass_context
+def serve(ctx: click.Context) -> None:
     """Run the Crossplane composition function (gRPC, mTLS unless --insecure)."""
-    from modelplane.serve import serve as run
+    # Its options are the SDK's: building them imports gRPC, which nothing else here needs.
+    _serve_command().main(ctx.args, prog_name=ctx.command_path, standalone_mode=True)
 
-    run(**options)  # type: ignore[arg-type]
+
+def _serve_command() -> click.Command:
+    from crossplane.function import cli as sdkcli
+
+    @click.command(
+        name="serve",
+        context_settings={"help_option_names": ["-h", "--help"]},
+        epilog=exits.HELP,
+    )
+    @sdkcli.standard_options
+    def command(**options: Any) -> None:
+        """Run the Crossplane composition function (gRPC, mTLS unless --insecure)."""
+        from modelplane.serve import serve as run
+
+        run(**options)
+
+    return command
 
 
-@main.command()
+@main.command(
+    short_help="Run compositions in process and print what they compose.", epilog=exits.HELP
+)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option(
     "--observed-resources",
@@ -50,17 +104,28 @@ def serve(**options: object) -> None:
     default=None,
     help="Observe every composed workload as if N copies were ready (0: none ready yet).",
 )
-@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["yaml", "json", "name", "tree"]),
+    default="yaml",
+    show_default=True,
+    help="yaml: the crossplane render stream; json: a v1 List; name: kind.group/name per "
+    "object, as kubectl prints it; tree: one line per composite and composed resource.",
+)
 def render(
     paths: tuple[str, ...], observed: tuple[str, ...], ready_copies: int | None, output: str
 ) -> None:
-    """Run every composition in PATHS to a fixed point and print the result."""
+    """Run every composition in PATHS to a fixed point and print the result.
+
+    PATHS are YAML or JSON files, directories (searched recursively) or - for standard input.
+    """
     from modelplane.render import render_command
 
     raise SystemExit(render_command(paths, observed, output, ready_copies))
 
 
-@main.command()
+@main.command(short_help="Validate manifests offline, as the API server would.", epilog=exits.HELP)
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option(
     "--crd",
@@ -74,6 +139,7 @@ def render(
     "--output",
     type=click.Choice(["errors", "defaulted"]),
     default="errors",
+    show_default=True,
     help="errors: one line per error; defaulted: print the pruned, defaulted objects.",
 )
 @click.option(
@@ -81,21 +147,41 @@ def render(
     is_flag=True,
     help="Check every shipped definition (and --crd) against the API server's CEL cost budget.",
 )
-def validate(paths: tuple[str, ...], crds: tuple[str, ...], output: str, definitions: bool) -> None:
-    """Validate manifests offline, as the API server would admit them."""
+def validate(paths: tuple[str, ...], definitions: bool, **options: Any) -> None:
+    """Validate manifests offline, as the API server would admit them.
+
+    PATHS are YAML or JSON files, directories (searched recursively) or - for standard input.
+    """
     from modelplane.validate import run, run_definitions
 
     if definitions:
-        raise SystemExit(run_definitions(crds))
+        raise SystemExit(run_definitions(options["crds"]))
     if not paths:
         raise click.UsageError("give PATHS to validate, or --definitions")
-    raise SystemExit(run(paths, crds, output))
+    raise SystemExit(run(paths, **options))
 
 
-@main.command()
+@main.command(short_help="Say where each deployment's replicas go, and why.", epilog=exits.HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
-def explain(paths: tuple[str, ...]) -> None:
-    """Show, per ModelDeployment in PATHS, every cluster and pool considered and why."""
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: per deployment, every cluster and why; json: the same facts, structured.",
+)
+@click.option(
+    "--deployment",
+    metavar="NS/NAME",
+    default=None,
+    help="Explain only this ModelDeployment (NAME alone: in any namespace).",
+)
+def explain(paths: tuple[str, ...], output: str, deployment: str | None) -> None:
+    """Show, per ModelDeployment in PATHS, every cluster and pool considered and why.
+
+    PATHS are YAML or JSON files, directories (searched recursively) or - for standard input.
+    """
     from modelplane.explain import explain_command
 
-    raise SystemExit(explain_command(paths))
+    raise SystemExit(explain_command(paths, output, deployment))

@@ -1,123 +1,485 @@
 """`modelplane explain`: why each replica of each ModelDeployment went where it did.
 
-Reads manifests (files or directories of YAML), runs the scheduler for every ModelDeployment
-in them and prints, per deployment, every cluster and pool considered and why it was taken or
-rejected, from the scheduler's own trace. Deployments are explained in namespace/name order, and
-each is charged the replicas placed for the ones before it, as successive reconciles would be.
+Reads manifests (files, directories, ``-``), runs the scheduler for every ModelDeployment in them
+and reports, per deployment, a headline (replicas placed of those asked) and then every cluster
+considered, in natural order (eu-west-2 before eu-west-10), from the scheduler's own trace:
+what each cluster took, or why it could not, pool by pool. When several clusters share one
+verdict and reason they are reported once, counted. A request no device matches quotes the
+selector that no device satisfies. ``-o json`` carries the same facts as rows (deployment,
+cluster, pool, engine, member, request, verdict, reason).
+
+Deployments are explained in namespace/name order, and each is charged the replicas placed for
+the ones before it, as successive reconciles would be.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import sys
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
+from modelplane import exits
 from modelplane.compose.modeldeployment.stamp import replica_name, stamp
 from modelplane.composer import namespace_of
 from modelplane.labels import DEPLOYMENT
-from modelplane.scheduling.placement import POOL_ROOM, ROOM, Schedule
+from modelplane.manifests import ManifestError, load, require_name
+from modelplane.scheduling.demand import parse_engines
+from modelplane.scheduling.devices import device_kinds, matches
+from modelplane.scheduling.placement import (
+    POOL_ROOM,
+    ROOM,
+    ClusterTrace,
+    ReplicaPlacement,
+    Schedule,
+)
 from modelplane.scheduling.scheduler import schedule
 
+__all__ = ["ManifestError", "explain", "explain_command", "load_manifests"]
+
 Obj = dict[str, Any]
-STDIN = Path("-")
-"""The path ``-``: manifests read from standard input (e.g. piped from ``modelplane render``)."""
+COMMAND = "explain"
+GROUP = "modelplane.ai"
 _KINDS = ("InferenceCluster", "InferenceClass", "ModelReplica", "ModelDeployment")
+GROUP_AT = 3
+"""Clusters sharing one verdict and reason are reported once, counted, from this many on."""
+NAMES_SHOWN = 5
+"""Cluster names a counted group lists before "and N more"."""
 
+TAKEN = "taken"
+NOT_NEEDED = "not-needed"
+REJECTED = "rejected"
+INELIGIBLE = "ineligible"
+NOT_CONSIDERED = "not-considered"
 
-class ManifestError(ValueError):
-    pass
+_MEMBER_REASON = re.compile(r"^engine (?P<engine>\S+) member (?P<member>\d+): (?P<rest>.*)$")
+_NO_MATCH = re.compile(r"^no device of class (?P<cls>\S+) matches request (?P<request>\S+)$")
+_REQUEST = re.compile(r"\brequest (?P<request>[^\s,;]+)")
+_ENGINE = re.compile(r"\bengine (?P<engine>[^\s,;]+)")
+_USES = re.compile(r"replica (?P<replica>\d+) engine (?P<engine>[^\s,;]+)")
 
 
 def load_manifests(paths: Iterable[str]) -> list[Obj]:
-    """Every YAML document in the files given, recursively in the directories given, and on
-    standard input for ``-``."""
-    docs: list[Obj] = []
-    for path in _files(paths):
-        text = sys.stdin.read() if path == STDIN else path.read_text()
-        try:
-            loaded = list(yaml.safe_load_all(text))
-        except yaml.YAMLError as e:
-            raise ManifestError(f"{path}: not valid YAML: {e}") from None
-        for doc in loaded:
-            if doc is None:
-                continue
-            if not isinstance(doc, dict):
-                raise ManifestError(f"{path}: a document is not a Kubernetes object")
-            docs.append(doc)
-    return docs
+    """Every object in the files given, recursively in the directories given, and on standard
+    input for ``-``."""
+    return [m.obj for m in load(paths)]
 
 
-def explain(docs: list[Obj]) -> str:
+@dataclass(frozen=True)
+class Decision:
+    """One fact of the trace: a cluster's verdict (``pool`` None) or one of its pools'."""
+
+    deployment: str
+    cluster: str
+    pool: str | None
+    verdict: str
+    reason: str
+    engine: str | None = None
+    member: int | None = None
+    request: str | None = None
+    selector: str | None = None
+    """The request's selector expression no device of the pool's class satisfies."""
+    replicas: tuple[int, ...] = ()
+
+    def to_dict(self) -> Obj:
+        return {
+            "deployment": self.deployment,
+            "cluster": self.cluster,
+            "pool": self.pool,
+            "engine": self.engine,
+            "member": self.member,
+            "request": self.request,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "selector": self.selector,
+            "replicas": list(self.replicas),
+        }
+
+
+@dataclass
+class ClusterView:
+    """What one line (or one counted group) of the text says about a cluster."""
+
+    name: str
+    verdict: str
+    summary: str
+    """The cluster line after the name: what it took, or its verdict and cluster-wide reason."""
+    pools: list[str] = field(default_factory=list)
+    """Pool lines: ``pool <name>: <reason>``."""
+
+    def key(self) -> tuple[str, str, tuple[str, ...]]:
+        return self.verdict, self.summary, tuple(self.pools)
+
+
+@dataclass
+class Explanation:
+    """Everything ``explain`` says about one ModelDeployment."""
+
+    namespace: str
+    name: str
+    plan: Schedule
+    decisions: list[Decision]
+    clusters: list[ClusterView]
+    notes: list[str]
+
+    @property
+    def deployment(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def short(self) -> int:
+        return max(0, self.plan.desired - self.plan.scheduled)
+
+    def headline(self) -> str:
+        line = (
+            f"ModelDeployment {self.deployment}: {self.plan.scheduled} of {self.plan.desired} "
+            "replicas placed"
+        )
+        if self.plan.selector_errors:
+            return line + ", its device selectors are invalid"
+        return line + (f", {self.short} short" if self.short else "")
+
+    def text(self) -> list[str]:
+        lines = [self.headline()]
+        lines += [f"  {n}" for n in self.notes]
+        for group in _grouped(self.clusters):
+            first = group[0]
+            subject = first.name if len(group) == 1 else f"{len(group)} clusters"
+            if len(first.pools) == 1 and first.verdict == REJECTED and not first.summary:
+                lines.append(f"  {subject}: {REJECTED}: {first.pools[0]}")
+                pools: list[str] = []
+            else:
+                lines.append(f"  {subject}: {first.summary or first.verdict}")
+                pools = first.pools
+            if len(group) > 1:
+                lines.append(f"    {_names(g.name for g in group)}")
+            lines += [f"    {p}" for p in pools]
+        for r in self.plan.removed:
+            lines.append(f"  removing replica {r.index} ({r.name}) from {r.cluster}: {r.reason}")
+        return lines
+
+    def to_dict(self) -> Obj:
+        return {
+            "deployment": self.deployment,
+            "namespace": self.namespace,
+            "name": self.name,
+            "asked": self.plan.desired,
+            "placed": self.plan.scheduled,
+            "short": self.short,
+            "placements": [_placement(p) for p in self.plan.placements],
+            "removed": [
+                {"replica": r.index, "name": r.name, "cluster": r.cluster, "reason": r.reason}
+                for r in self.plan.removed
+            ],
+            "selectorErrors": [
+                {"request": e.request, "path": e.path, "message": e.message}
+                for e in self.plan.selector_errors
+            ],
+            "shortfall": list(self.plan.shortfall) if self.short else [],
+            "decisions": [d.to_dict() for d in self.decisions],
+        }
+
+
+def explain_all(docs: Sequence[Obj]) -> list[Explanation]:
+    """One explanation per ModelDeployment in ``docs``, in namespace/name order."""
     by_kind: dict[str, list[Obj]] = {k: [] for k in _KINDS}
     for doc in docs:
-        if doc.get("kind") in by_kind:
+        if _ours(doc):
             by_kind[str(doc["kind"])].append(doc)
     clusters = by_kind["InferenceCluster"]
     classes = by_kind["InferenceClass"]
     replicas = list(by_kind["ModelReplica"])
-    deployments = sorted(by_kind["ModelDeployment"], key=_identity)
-    if not deployments:
-        return "no ModelDeployment in the input\n"
-    out: list[str] = []
-    for md in deployments:
+    out = []
+    for md in sorted(by_kind["ModelDeployment"], key=_identity):
         plan = schedule(md, clusters, classes, replicas)
-        out.extend(explain_schedule(md, plan))
+        out.append(_explanation(md, plan, classes))
         if not plan.selector_errors:
             replicas = [r for r in replicas if not _owned_by(r, md)]
             replicas += [stamp(md, p, p.existing or replica_name(md, p)) for p in plan.placements]
-    return "\n".join(out) + "\n"
+    return out
 
 
-def explain_schedule(md: Obj, plan: Schedule) -> list[str]:
-    ns, name = _identity(md)
-    lines = [f"ModelDeployment {ns}/{name}: {plan.scheduled} of {plan.desired} replicas placed"]
-    for err in plan.selector_errors:
-        lines.append(f"  invalid selector: {err}")
-    for c in plan.trace:
-        verdict = "taken" if c.indices else ("not taken" if c.eligible else "rejected")
-        if not c.indices and c.reason == ROOM:
-            verdict = "not needed"
-        held = f" (replicas {', '.join(str(i) for i in c.indices)})" if c.indices else ""
-        reason = f": {c.reason}" if c.reason else ""
-        lines.append(f"  cluster {c.cluster}: {verdict}{held}{reason}")
-        for p in c.pools:
-            pool_reason = f": {p.reason}" if p.reason else ""
-            pool_verdict = "taken" if p.taken else "rejected"
-            if not p.taken and p.reason == POOL_ROOM:
-                pool_verdict = "not needed"
-            lines.append(f"    pool {p.pool}: {pool_verdict}{pool_reason}")
-    for r in plan.removed:
-        lines.append(f"  removing replica {r.index} ({r.name}) from {r.cluster}: {r.reason}")
-    if plan.scheduled < plan.desired:
-        lines.append(f"  short by {plan.desired - plan.scheduled}:")
-        lines.extend(f"    {s}" for s in plan.shortfall)
-    return lines
+def explain(docs: list[Obj]) -> str:
+    """The text report for every ModelDeployment in ``docs``."""
+    explanations = explain_all(docs)
+    if not explanations:
+        return "no ModelDeployment in the input\n"
+    return "".join("\n".join(e.text()) + "\n" for e in explanations)
 
 
-def explain_command(paths: tuple[str, ...]) -> int:
+def explain_command(
+    paths: Sequence[str], output: str = "text", deployment: str | None = None
+) -> int:
     try:
-        docs = load_manifests(paths)
-    except (ManifestError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    sys.stdout.write(explain(docs))
-    return 0
+        loaded = load(paths)
+    except ManifestError as e:
+        exits.error(COMMAND, str(e))
+        return exits.UNREADABLE
+    try:
+        for m in loaded:
+            if _ours(m.obj):
+                require_name(m)
+    except ManifestError as e:
+        exits.error(COMMAND, str(e))
+        return exits.INVALID
+    explanations = explain_all([m.obj for m in loaded])
+    if not explanations:
+        exits.error(COMMAND, "no ModelDeployment in the input")
+        return exits.INVALID
+    if deployment is not None:
+        explanations = [e for e in explanations if _named(e, deployment)]
+        if not explanations:
+            exits.error(COMMAND, f"no ModelDeployment {deployment} in the input")
+            return exits.INVALID
+    if output == "json":
+        print(json.dumps({"deployments": [e.to_dict() for e in explanations]}, indent=2))
+    else:
+        sys.stdout.write("".join("\n".join(e.text()) + "\n" for e in explanations))
+    if any(e.plan.selector_errors for e in explanations):
+        return exits.INVALID
+    return exits.SHORT if any(e.short for e in explanations) else exits.OK
 
 
-def _files(paths: Iterable[str]) -> Iterator[Path]:
-    for raw in paths:
-        path = Path(raw)
-        if raw == "-":
-            yield STDIN
-        elif path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
-        elif path.exists():
-            yield path
+def _ours(doc: Obj) -> bool:
+    return str(doc.get("apiVersion", "")).partition("/")[0] == GROUP and doc.get("kind") in _KINDS
+
+
+def _named(e: Explanation, wanted: str) -> bool:
+    ns, _, name = wanted.rpartition("/")
+    return e.name == name and (not ns or e.namespace == ns)
+
+
+# --- building an explanation ------------------------------------------------------------------
+
+
+def _explanation(md: Obj, plan: Schedule, classes: list[Obj]) -> Explanation:
+    ns, name = _identity(md)
+    deployment = f"{ns}/{name}"
+    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
+    selectors = _Selectors(template, classes)
+    notes = [f"invalid selector: {e}" for e in plan.selector_errors]
+    if plan.scheduled < plan.desired and not plan.trace:
+        notes += list(plan.shortfall)
+    short = {
+        line.partition(": ")[0]: line.partition(": ")[2]
+        for line in (plan.shortfall if plan.scheduled < plan.desired else ())
+    }
+    decisions: list[Decision] = []
+    views: list[ClusterView] = []
+    for c in sorted(plan.trace, key=lambda c: natural(c.cluster)):
+        view, rows = _cluster(deployment, c, plan.placements, selectors, short.get(c.cluster))
+        views.append(view)
+        decisions += rows
+    return Explanation(ns, name, plan, decisions, views, notes)
+
+
+def _cluster(
+    deployment: str,
+    c: ClusterTrace,
+    placements: Sequence[ReplicaPlacement],
+    selectors: _Selectors,
+    full: str | None,
+) -> tuple[ClusterView, list[Decision]]:
+    if c.indices:
+        return _taken(deployment, c, placements, selectors, full)
+    if not c.eligible:
+        verdict = NOT_CONSIDERED if c.reason.startswith("not considered") else INELIGIBLE
+        summary = c.reason if verdict == NOT_CONSIDERED else f"not eligible: {c.reason}"
+        return ClusterView(c.cluster, verdict, summary), [
+            Decision(deployment, c.cluster, None, verdict, c.reason)
+        ]
+    if c.reason == ROOM:
+        return ClusterView(c.cluster, NOT_NEEDED, "has room, not needed"), [
+            Decision(deployment, c.cluster, None, NOT_NEEDED, c.reason)
+        ]
+    rows = [Decision(deployment, c.cluster, None, REJECTED, c.reason)]
+    lines = []
+    for p in c.pools:
+        if p.reason in (POOL_ROOM, "not needed"):
+            continue
+        row = _pool_decision(deployment, c.cluster, p.pool, REJECTED, p.reason, selectors)
+        rows.append(row)
+        lines.append(f"pool {p.pool}: {_pool_text(row)}")
+    extra = _uncovered(c.reason, c.pools)
+    return ClusterView(c.cluster, REJECTED, f"{REJECTED}: {extra}" if extra else "", lines), rows
+
+
+def _taken(
+    deployment: str,
+    c: ClusterTrace,
+    placements: Sequence[ReplicaPlacement],
+    selectors: _Selectors,
+    full: str | None,
+) -> tuple[ClusterView, list[Decision]]:
+    phrases: dict[tuple[bool, str], list[int]] = {}
+    for placed in placements:
+        if placed.cluster == c.cluster:
+            phrases.setdefault((placed.retained, _where(placed)), []).append(placed.index)
+    parts = []
+    for (kept, where), indices in phrases.items():
+        which = f"replica{'s' if len(indices) > 1 else ''} {', '.join(map(str, indices))}"
+        parts.append(f"{which} {'kept' if kept else 'placed'} {where}")
+    summary = "; ".join(parts)
+    if full:
+        summary += f"; no room for another: {full}"
+    rows = [Decision(deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices)]
+    lines = []
+    for p in c.pools:
+        if p.taken:
+            uses = [(int(m["replica"]), m["engine"]) for m in _USES.finditer(p.reason)]
+            for engine in dict.fromkeys(e for _, e in uses):
+                rows.append(
+                    Decision(
+                        deployment,
+                        c.cluster,
+                        p.pool,
+                        TAKEN,
+                        p.reason,
+                        engine=engine,
+                        replicas=tuple(r for r, e in uses if e == engine),
+                    )
+                )
+        elif p.reason not in (POOL_ROOM, "not needed"):
+            row = _pool_decision(deployment, c.cluster, p.pool, REJECTED, p.reason, selectors)
+            rows.append(row)
+            lines.append(f"pool {p.pool}: {_pool_text(row)}")
+    return ClusterView(c.cluster, TAKEN, summary, lines), rows
+
+
+def _where(p: ReplicaPlacement) -> str:
+    """Where a placed replica's engines run: ``on pool a``, or per engine when several."""
+    per_engine = [(e.name, list(dict.fromkeys(m.pool for m in e.members))) for e in p.engines]
+
+    def pools(names: list[str]) -> str:
+        return f"pool{'s' if len(names) > 1 else ''} {', '.join(names)}"
+
+    if len(per_engine) == 1:
+        return f"on {pools(per_engine[0][1])}"
+    return "(" + ", ".join(f"engine {e} on {pools(ps)}" for e, ps in per_engine) + ")"
+
+
+def _pool_decision(
+    deployment: str, cluster: str, pool: str, verdict: str, reason: str, selectors: _Selectors
+) -> Decision:
+    engine = member = request = selector = None
+    rest = reason
+    if m := _MEMBER_REASON.match(reason):
+        engine, member, rest = m["engine"], int(m["member"]), m["rest"]
+    elif m := _ENGINE.search(reason):
+        engine = m["engine"]
+    if m := _REQUEST.search(rest):
+        request = m["request"]
+    if (no_match := _NO_MATCH.match(rest)) and engine is not None and member is not None:
+        selector = selectors.failing(engine, member, no_match["request"], no_match["cls"])
+    return Decision(
+        deployment,
+        cluster,
+        pool,
+        verdict,
+        reason,
+        engine=engine,
+        member=member,
+        request=request,
+        selector=selector,
+    )
+
+
+def _pool_text(d: Decision) -> str:
+    # The scheduler's capacity reasons start with the pool's own name: the line already has it.
+    text = d.reason.removeprefix(f"pool {d.pool} ")
+    if d.selector:
+        text += f" (selector `{d.selector}`)"
+    return text
+
+
+def _uncovered(summary: str, pools: Sequence[Any]) -> str:
+    """The parts of a cluster's reason that no pool line already says."""
+    said = {p.reason for p in pools} | {f"pool {p.pool}: {p.reason}" for p in pools}
+    parts = [s for s in summary.split("; ") if s and s not in said]
+    return "; ".join(parts)
+
+
+class _Selectors:
+    """Finds which selector of a request no device of a class satisfies."""
+
+    def __init__(self, template: Obj, classes: list[Obj]) -> None:
+        try:
+            self.engines = parse_engines(template)
+        except (TypeError, ValueError, AttributeError):
+            self.engines = ()
+        self.classes = {str((c.get("metadata") or {}).get("name", "")): c for c in classes}
+
+    def failing(self, engine: str, member: int, request: str, class_name: str) -> str | None:
+        found = next((e for e in self.engines if e.name == engine), None)
+        if found is None or member >= len(found.members):
+            return None
+        wanted = next((r for r in found.members[member].requests if r.name == request), None)
+        if wanted is None or not wanted.selectors:
+            return None
+        cls = self.classes.get(class_name)
+        kinds = [
+            k
+            for k in (device_kinds(cls) if cls is not None else ())
+            if k.device_class_name or not k.claimable
+        ]
+        # A selector that no device satisfies on its own is the one at fault; when each is
+        # satisfied by some device but no device satisfies all, they fail together.
+        alone = [s for s in wanted.selectors if not any(matches((s,), k) is True for k in kinds)]
+        return " && ".join(alone or wanted.selectors)
+
+
+# --- text ---------------------------------------------------------------------------------
+
+
+def _grouped(views: list[ClusterView]) -> list[list[ClusterView]]:
+    """Clusters in natural order; those sharing a verdict and reason with at least
+    ``GROUP_AT - 1`` others are reported once, where the first of them stands."""
+    by_key: dict[tuple[str, str, tuple[str, ...]], list[ClusterView]] = {}
+    for v in views:
+        if v.verdict != TAKEN:
+            by_key.setdefault(v.key(), []).append(v)
+    out: list[list[ClusterView]] = []
+    done: set[tuple[str, str, tuple[str, ...]]] = set()
+    for v in views:
+        group = by_key.get(v.key()) if v.verdict != TAKEN else None
+        if group is not None and len(group) >= GROUP_AT:
+            if v.key() not in done:
+                done.add(v.key())
+                out.append(group)
         else:
-            raise ManifestError(f"{raw}: no such file or directory")
+            out.append([v])
+    return out
+
+
+def _names(names: Iterable[str]) -> str:
+    listed = list(names)
+    shown = ", ".join(listed[:NAMES_SHOWN])
+    rest = len(listed) - NAMES_SHOWN
+    return f"{shown} and {rest} more" if rest > 0 else shown
+
+
+def natural(name: str) -> tuple[Any, ...]:
+    """Sort key putting eu-west-2 before eu-west-10."""
+    return tuple(int(t) if i % 2 else t for i, t in enumerate(re.split(r"(\d+)", name)))
+
+
+def _placement(p: ReplicaPlacement) -> Obj:
+    return {
+        "replica": p.index,
+        "cluster": p.cluster,
+        "kept": p.retained,
+        "engines": [
+            {
+                "engine": e.name,
+                "members": [
+                    {"member": i, "role": m.role, "pool": m.pool} for i, m in enumerate(e.members)
+                ],
+            }
+            for e in p.engines
+        ],
+    }
 
 
 def _identity(obj: Obj) -> tuple[str, str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,8 @@ from typing import Any
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane import manifests
+from modelplane import exits, manifests
+from modelplane import output as output_
 from modelplane.composer import Registry, Requirement
 from modelplane.function import FunctionRunner
 from modelplane.kube.names import dns_label
@@ -88,8 +88,10 @@ class Renderer:
         environment: Sequence[Obj],
         observed: Sequence[Obj] = (),
         admit: Admit | None = None,
+        on_render: Callable[[], None] | None = None,
     ) -> None:
         self.runner = FunctionRunner(registry)
+        self.on_render = on_render
         self.registry = registry
         self.environment = list(environment)
         # An input that names its owner and its composition resource name is what Crossplane
@@ -117,6 +119,8 @@ class Renderer:
         xr = self._admitted(xr)
         observed = self._observed_for(xr)
         rendered = self._run(xr, observed)
+        if self.on_render is not None:
+            self.on_render()
         for key, res in list(rendered.resources.items()):
             if self._composable(res):
                 rendered.children.append(self._render_child(rendered.composite, key, res, depth))
@@ -308,6 +312,7 @@ def render_documents(
     observed: Iterable[Obj] = (),
     admit: Admit | None = None,
     simulate: Simulate | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Obj]:
     """Render every composite until a further pass changes nothing, as reconciles would.
 
@@ -315,13 +320,17 @@ def render_documents(
     composites carry the status their composition published (an InferenceCluster's
     providerConfigRef, a ModelReplica's ModelServing) for whoever requires them, and composed
     resources exist, so they are observed (as ``simulate`` reports them, when given). Observed
-    resources supplied by the user always win over those a pass produced.
+    resources supplied by the user always win over those a pass produced. ``progress`` hears
+    (pass, composites rendered so far) after each composite.
     """
     inputs, supplied = list(inputs), list(observed)
     environment, produced = inputs, list[Obj]()
     docs: list[Obj] = []
+    tally = _Tally(progress)
     for _ in range(MAX_PASSES):
-        composites = Renderer(registry, environment, [*supplied, *produced], admit).render_all()
+        tally.passes += 1
+        observed_now = [*supplied, *produced]
+        composites = Renderer(registry, environment, observed_now, admit, tally).render_all()
         if not composites:
             raise RenderError(
                 "no composite resource in the input: this project composes "
@@ -335,6 +344,20 @@ def render_documents(
         environment = _with_status(inputs, [r.composite for r in tree])
         produced = _unsupplied([o for r in tree for o in _observed(r, simulate)], supplied)
     return docs
+
+
+@dataclass
+class _Tally:
+    """Counts composites rendered across passes for a progress report."""
+
+    progress: Callable[[int, int], None] | None
+    passes: int = 0
+    composites: int = 0
+
+    def __call__(self) -> None:
+        self.composites += 1
+        if self.progress is not None:
+            self.progress(self.passes, self.composites)
 
 
 def _with_status(inputs: list[Obj], composites: list[Obj]) -> list[Obj]:
@@ -405,6 +428,7 @@ def render_command(
     output: str,
     ready_copies: int | None = None,
 ) -> int:
+    """``modelplane render``: exit codes as every command's (``modelplane.exits``)."""
     from modelplane.compose.registry import default_registry
     from modelplane.simulate import simulate_observed
 
@@ -412,27 +436,95 @@ def render_command(
     logging.configure(logging.Level.DISABLED)
     try:
         loaded = manifests.load(paths)
-        for m in loaded:
-            manifests.require_type(m)
-        inputs = [m.obj for m in loaded]
         observed = [m.obj for m in manifests.load(observed_paths)] if observed_paths else []
     except manifests.ManifestError as e:
-        print(f"modelplane render: {e}", file=sys.stderr)
-        return 2
+        exits.error(COMMAND, str(e))
+        return exits.UNREADABLE
+    registry = default_registry()
     try:
-        simulate = (
-            None
-            if ready_copies is None
-            else functools.partial(simulate_observed, ready_copies=ready_copies)
-        )
+        for m in loaded:
+            manifests.require_type(m)
+            manifests.require_name(m)
+    except manifests.ManifestError as e:
+        exits.error(COMMAND, str(e))
+        return exits.INVALID
+    where = {manifests.identity(m.obj): m for m in loaded}
+    simulate = (
+        None
+        if ready_copies is None
+        else functools.partial(simulate_observed, ready_copies=ready_copies)
+    )
+    progress = output_.Progress()
+    try:
         docs = render_documents(
-            default_registry(), inputs, observed, api_server_admission(), simulate
+            registry, [m.obj for m in loaded], observed, api_server_admission(), simulate, progress
         )
     except RenderError as e:
-        print(f"modelplane render: {e}", file=sys.stderr)
-        return 1
+        for line in _located(str(e), where):
+            exits.error(COMMAND, line)
+        return exits.INVALID
+    finally:
+        progress.close()
     if output == "json":
-        print(json.dumps(docs, indent=2, sort_keys=True))
+        sys.stdout.write(output_.json_list(docs))
+    elif output == "name":
+        sys.stdout.write(output_.names(docs))
+    elif output == "tree":
+        output_.print_tree(output_.tree(docs, _composable(registry)))
     else:
-        sys.stdout.write(manifests.dump(docs))
-    return 0
+        sys.stdout.write(output_.yaml_stream(docs))
+    return _verdict(docs, where)
+
+
+COMMAND = "render"
+_SCHEDULED = "ReplicasScheduled"
+
+
+def _composable(registry: Registry) -> Callable[[Obj], bool]:
+    return lambda o: registry.handles(str(o.get("apiVersion", "")), str(o.get("kind", "")))
+
+
+_INVALID = " is invalid:"
+
+
+def _located(message: str, where: Mapping[str, manifests.Manifest]) -> list[str]:
+    """The message after the file and line of the input it is about (when it names one); an
+    invalid composite's errors one line each, at the line of the field at fault."""
+    subject = next((k for k in where if message.startswith((f"{k}:", f"{k} "))), None)
+    if subject is None:
+        return message.splitlines()
+    found = where[subject]
+    head, *errors = message.splitlines()
+    if head == subject + _INVALID and errors:
+        return [
+            f"{found.where_is(e.strip().partition(': ')[0])}: {subject}: {e.strip()}"
+            for e in errors
+        ]
+    return [f"{found.where}: {line}" for line in message.splitlines()]
+
+
+def _verdict(docs: Sequence[Obj], where: Mapping[str, manifests.Manifest]) -> int:
+    """1 when a deployment's selectors are invalid, 3 when one could not place every replica
+    it asks for (each named on stderr), else 0."""
+    invalid = short = False
+    for doc in docs:
+        if doc.get("kind") != "ModelDeployment":
+            continue
+        scheduled = next(
+            (
+                c
+                for c in (doc.get("status") or {}).get("conditions") or []
+                if c.get("type") == _SCHEDULED
+            ),
+            None,
+        )
+        if scheduled is None or scheduled.get("status") != "False":
+            continue
+        identity = manifests.identity(doc)
+        for line in _located(f"{identity}: {scheduled.get('message', '')}", where):
+            exits.error(COMMAND, line)
+        if scheduled.get("reason") == "InvalidSelector":
+            invalid = True
+        else:
+            short = True
+    return exits.INVALID if invalid else exits.SHORT if short else exits.OK

@@ -1,8 +1,10 @@
 """``modelplane validate``: offline admission of manifests, as ``kubectl apply`` would see it.
 
-Exit codes: 0 every known object is valid, 1 some object is invalid, 2 input could not be read
-(a missing file, malformed YAML, a definition that does not load). Objects whose kind no
-definition serves are skipped and counted on stderr.
+Exit codes (``modelplane.exits``): 0 every known object is valid; 1 some object is invalid, or
+no object in the input has a kind any definition serves (nothing was validated); 2 input could
+not be read (a missing file, malformed YAML, a definition that does not load). Objects whose
+kind no definition serves are skipped and counted on stderr. Each error line names the file
+and line of the field at fault: ``<file>:<line>: <Kind> <ns>/<name>: <field error>``.
 
 Every definition in play (``apis/`` and each ``--crd``) is also held to the API server's CEL
 cost budget (``modelplane.kube.cost``): one the API server would refuse to create is reported
@@ -15,10 +17,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import yaml
 
+from modelplane import exits
 from modelplane.apis import ApisNotFoundError
 from modelplane.kube.admission import Admission, Admitted
 from modelplane.kube.cost import (
@@ -29,26 +32,16 @@ from modelplane.kube.cost import (
     estimate_cached,
 )
 from modelplane.kube.crd import Definition, DefinitionError, load_definitions
-from modelplane.manifests import Manifest, ManifestError, load, parse
+from modelplane.manifests import Manifest, ManifestError, load
 
-EXIT_VALID = 0
-EXIT_INVALID = 1
-EXIT_UNREADABLE = 2
+EXIT_VALID = exits.OK
+EXIT_INVALID = exits.INVALID
+EXIT_UNREADABLE = exits.UNREADABLE
+COMMAND = "validate"
 
 
 class InputError(Exception):
     """Input that cannot be read as Kubernetes manifests."""
-
-
-def _read(paths: Iterable[str], stdin: TextIO) -> list[Manifest]:
-    """Files, directories and ``-``; ``stdin`` stands in for standard input (tests pass one)."""
-    documents: list[Manifest] = []
-    for raw in paths:
-        if raw == "-":
-            documents += parse(stdin.read(), "<stdin>")
-        else:
-            documents += load([raw])
-    return documents
 
 
 def build_admission(crds: Iterable[str]) -> Admission:
@@ -79,61 +72,62 @@ def _label(doc: Manifest) -> str:
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
     namespace = meta.get("namespace")
     named = f"{namespace}/{name}" if namespace else str(name)
-    return f"{doc.source}: {body.get('kind')} {named}"
+    return f"{body.get('kind')} {named}"
 
 
 def run(
     paths: Iterable[str],
     crds: Iterable[str] = (),
     output: str = "errors",
-    stdin: TextIO | None = None,
+    stdin: BinaryIO | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    stdin = stdin or sys.stdin
     out = out or sys.stdout
     err = err or sys.stderr
     try:
         admission = build_admission(crds)
         costs = [estimate_cached(d) for d in admission.definitions()]
-        documents = _read(paths, stdin)
+        documents = load(paths, stdin)
     except (InputError, ManifestError, DefinitionError, ApisNotFoundError, CostError) as e:
-        print(f"error: {e}", file=err)
-        return EXIT_UNREADABLE
+        exits.error(COMMAND, str(e), err)
+        return exits.UNREADABLE
 
     errors_to = err if output == "defaulted" else out
     refused = _print_refused(costs, errors_to)
-    invalid = checked = skipped = 0
+    invalid = checked = 0
+    skipped: dict[str, int] = {}
     admitted: list[Admitted] = []
     for doc in documents:
         body = doc.obj
         api_version, kind = body.get("apiVersion"), body.get("kind")
         if not (isinstance(api_version, str) and isinstance(kind, str)):
-            skipped += 1
+            skipped["(no apiVersion or kind)"] = skipped.get("(no apiVersion or kind)", 0) + 1
             continue
         if not admission.knows(api_version, kind):
             if admission.knows_kind(api_version, kind):
                 # The kind is ours but this version is not served: the API server refuses it.
                 invalid += 1
                 print(
-                    f'{_label(doc)}: no matches for kind "{kind}" in version "{api_version}"',
+                    f"{doc.where}: {_label(doc)}: "
+                    f'no matches for kind "{kind}" in version "{api_version}"',
                     file=errors_to,
                 )
             else:
-                skipped += 1
+                skipped[f"{kind} {api_version}"] = skipped.get(f"{kind} {api_version}", 0) + 1
             continue
         try:
             result = admission.admit(body)
         except DefinitionError as e:
-            print(f"error: {e}", file=err)
-            return EXIT_UNREADABLE
+            exits.error(COMMAND, str(e), err)
+            return exits.UNREADABLE
         checked += 1
         admitted.append(result)
         if result.errors:
             invalid += 1
             label = _label(doc)
             for error in result.errors:
-                print(f"{label}: {error}", file=errors_to)
+                print(f"{doc.where_is(error.path)}: {label}: {error}", file=errors_to)
 
     if output == "defaulted":
         out.write(
@@ -141,13 +135,26 @@ def run(
                 [a.object for a in admitted], sort_keys=False, default_flow_style=False
             )
         )
+    if not checked and not invalid and not refused:
+        exits.error(COMMAND, _nothing_to_validate(len(documents), skipped), err)
+        return exits.INVALID
     summary = f"{checked} checked, {invalid} invalid"
     if skipped:
-        summary += f", {skipped} skipped (kind not defined in apis/ or by --crd)"
+        summary += f", {sum(skipped.values())} skipped (kind not defined in apis/ or by --crd)"
     if refused:
         summary += f", {refused} definitions over the CEL cost budget"
     print(summary, file=err)
-    return EXIT_INVALID if invalid or refused else EXIT_VALID
+    return exits.INVALID if invalid or refused else exits.OK
+
+
+def _nothing_to_validate(found: int, skipped: dict[str, int]) -> str:
+    if not found:
+        return "nothing to validate: the input holds no objects"
+    kinds = ", ".join(f"{k} ({n})" if n > 1 else k for k, n in sorted(skipped.items()))
+    return (
+        f"nothing to validate: none of the {found} object{'s' if found != 1 else ''} in the "
+        f"input has a kind defined in apis/ or by --crd (skipped: {kinds})"
+    )
 
 
 def _definition_label(cost: DefinitionCost) -> str:
@@ -185,8 +192,8 @@ def run_definitions(
     try:
         costs = [estimate_cached(d) for d in build_admission(crds).definitions()]
     except (InputError, DefinitionError, ApisNotFoundError, CostError) as e:
-        print(f"error: {e}", file=err)
-        return EXIT_UNREADABLE
+        exits.error(COMMAND, str(e), err)
+        return exits.UNREADABLE
     for cost in costs:
         print(_definition_label(cost), file=out)
         for schema in cost.schemas:
@@ -213,4 +220,4 @@ def run_definitions(
             print(f"  {error}", file=out)
     refused = sum(c.refused for c in costs)
     print(f"{len(costs)} definitions, {refused} over the CEL cost budget", file=err)
-    return EXIT_INVALID if refused else EXIT_VALID
+    return exits.INVALID if refused else exits.OK

@@ -1,0 +1,285 @@
+"""How rendered documents are printed: the crossplane-render YAML stream, a kubectl ``List``,
+kubectl's ``-o name``, and a tree of what was composed.
+
+Every printer reads the same document stream ``modelplane render`` prints as YAML, so each
+output mode is a view of it: the tree is rebuilt from the stream's order (each composite, its
+composed resources, then each nested composite the same way) and from the labels and
+annotations Crossplane puts on composed resources.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from modelplane import manifests
+
+Obj = dict[str, Any]
+
+# Crossplane's own annotation and label on composed resources, and render's Result kind.
+RESOURCE_NAME = "crossplane.io/composition-resource-name"
+COMPOSITE_LABEL = "crossplane.io/composite"
+RESULT_API_VERSION = "render.crossplane.io/v1beta1"
+# provider-kubernetes: an Object carries a manifest to the cluster its provider config reaches.
+REMOTE_KINDS = {("kubernetes.m.crossplane.io", "Object"), ("kubernetes.crossplane.io", "Object")}
+_UNREADY = re.compile(r"^Unready resources: (?P<keys>.*)$")
+
+
+def yaml_stream(docs: Iterable[Obj]) -> str:
+    """What ``crossplane render`` prints."""
+    return manifests.dump(docs)
+
+
+def json_list(docs: Iterable[Obj]) -> str:
+    """A ``v1`` ``List``, as ``kubectl get -o json`` prints several objects."""
+    listed = {
+        "apiVersion": "v1",
+        "items": list(docs),
+        "kind": "List",
+        "metadata": {"resourceVersion": ""},
+    }
+    return json.dumps(listed, indent=4, sort_keys=True) + "\n"
+
+
+def names(docs: Iterable[Obj]) -> str:
+    """``kind.group/name`` per object, as ``kubectl -o name`` prints them (results omitted:
+    they are not objects)."""
+    return "".join(f"{resource_name(d)}\n" for d in docs if not _is_result(d))
+
+
+def resource_name(doc: Obj) -> str:
+    group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+    kind = str(doc.get("kind", "")).lower()
+    meta = doc.get("metadata") or {}
+    name = meta.get("name") or meta.get("generateName", "")
+    return f"{kind}{'.' + group if group else ''}/{name}"
+
+
+# --- tree ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    """One composite or composed resource of the tree."""
+
+    doc: Obj
+    composite: bool
+    children: list[Node] = field(default_factory=list)
+    results: list[Obj] = field(default_factory=list)
+    ready: str = "-"
+    cluster: str = ""
+
+
+def tree(docs: Sequence[Obj], is_composite: Callable[[Obj], bool]) -> list[Node]:
+    """The composition trees of a rendered stream: each top-level composite with its composed
+    resources, nested composites holding theirs."""
+    roots: list[Node] = []
+    open_: list[Node] = []  # the composite being printed and its ancestors, outermost first
+    for doc in docs:
+        if _is_result(doc):
+            if open_:
+                open_[-1].results.append(doc)
+            continue
+        node = Node(doc, is_composite(doc))
+        owner = _labels(doc).get(COMPOSITE_LABEL)
+        if owner is None:
+            open_ = []
+        while open_ and _meta(open_[-1].doc).get("name") != owner:
+            open_.pop()
+        (open_[-1].children if open_ else roots).append(node)
+        if node.composite:
+            open_.append(node)
+    clusters = _provider_configs(docs)
+    for root in roots:
+        _annotate(root, None, clusters)
+    return roots
+
+
+def _annotate(node: Node, parent: Node | None, clusters: dict[str, str]) -> None:
+    doc = node.doc
+    if node.composite:
+        node.ready = _condition(doc, "Ready").get("status", "-")
+        node.cluster = str((doc.get("spec") or {}).get("clusterName") or "")
+    elif parent is not None:
+        unready = _unready(parent.doc)
+        key = _annotations(doc).get(RESOURCE_NAME)
+        node.ready = "False" if key in unready else "True"
+    if _is_remote(doc):
+        ref = str(((doc.get("spec") or {}).get("providerConfigRef") or {}).get("name", ""))
+        node.cluster = clusters.get(ref, ref)
+    for child in node.children:
+        _annotate(child, node, clusters)
+
+
+def print_tree(roots: Sequence[Node], out: TextIO | None = None) -> None:
+    """One line per composite and composed resource, indented as the composition tree; then a
+    line with the counts."""
+    out = out or sys.stdout
+    rows: list[tuple[str, str, str, str]] = [("NAME", "CLUSTER", "READY", "STATUS")]
+
+    def walk(node: Node, prefix: str, branch: str, depth: int) -> None:
+        name = prefix + branch + _label(node, depth)
+        rows.append((name, node.cluster, node.ready, _status(node)))
+        below = prefix + ("" if depth == 0 else ("│  " if branch == "├─ " else "   "))
+        for i, child in enumerate(node.children):
+            walk(child, below, "└─ " if i == len(node.children) - 1 else "├─ ", depth + 1)
+
+    for root in roots:
+        walk(root, "", "", 0)
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for name, cluster, ready, status in rows:
+        line = f"{name:<{widths[0]}}   {cluster:<{widths[1]}}   {ready:<{widths[2]}}   {status}"
+        out.write(line.rstrip() + "\n")
+    out.write(summary(roots) + "\n")
+
+
+def summary(roots: Sequence[Node]) -> str:
+    """The closing line: how many composites and composed resources, and how many are ready."""
+    nodes = [n for r in roots for n in _all(r)]
+    composites = [n for n in nodes if n.composite]
+    composed = [n for n in nodes if not n.composite]
+    clusters = sorted({n.cluster for n in nodes if n.cluster})
+    warnings = sum(
+        1 for n in composites for r in n.results if r.get("severity") == "SEVERITY_WARNING"
+    )
+    line = (
+        f"{_count(len(composites), 'composite')} ({_ready(composites)}), "
+        f"{_count(len(composed), 'composed resource')} ({_ready(composed)})"
+    )
+    if clusters:
+        line += f", on {_count(len(clusters), 'cluster')}"
+    if warnings:
+        line += f", {_count(warnings, 'warning')}"
+    return line
+
+
+def _all(node: Node) -> Iterable[Node]:
+    yield node
+    for child in node.children:
+        yield from _all(child)
+
+
+def _ready(nodes: Sequence[Node]) -> str:
+    return f"{sum(1 for n in nodes if n.ready == 'True')} ready"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _label(node: Node, depth: int) -> str:
+    doc = node.doc
+    if _is_remote(doc):
+        manifest = (doc.get("spec") or {}).get("forProvider", {}).get("manifest") or {}
+        if isinstance(manifest, dict) and manifest.get("kind"):
+            doc = manifest
+    meta = _meta(doc)
+    name = meta.get("name") or meta.get("generateName") or "?"
+    namespace = meta.get("namespace") if depth == 0 else None
+    return f"{doc.get('kind')}/{namespace + '/' if namespace else ''}{name}"
+
+
+def _status(node: Node) -> str:
+    """A composite's first condition that is not True (else its Ready reason); warnings."""
+    if not node.composite:
+        return ""
+    conditions = (node.doc.get("status") or {}).get("conditions") or []
+    ready = _condition(node.doc, "Ready")
+    failing = [c for c in conditions if c.get("type") != "Ready" and c.get("status") != "True"]
+    status = str((failing[0] if failing else ready).get("reason", ""))
+    warnings = [r for r in node.results if r.get("severity") == "SEVERITY_WARNING"]
+    if warnings:
+        status += f" ({_count(len(warnings), 'warning')})"
+    return status
+
+
+def _provider_configs(docs: Iterable[Obj]) -> dict[str, str]:
+    """Provider config name -> the InferenceCluster publishing it, when the stream holds it."""
+    out = {}
+    for doc in docs:
+        ref = (doc.get("status") or {}).get("providerConfigRef") if doc.get("kind") else None
+        if doc.get("kind") == "InferenceCluster" and isinstance(ref, dict) and ref.get("name"):
+            out[str(ref["name"])] = str(_meta(doc).get("name", ""))
+    return out
+
+
+def _unready(composite: Obj) -> set[str]:
+    ready = _condition(composite, "Ready")
+    m = _UNREADY.match(str(ready.get("message", "")))
+    return set(m["keys"].split(", ")) if m else set()
+
+
+def _condition(doc: Obj, kind: str) -> Obj:
+    for c in (doc.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == kind:
+            return c
+    return {}
+
+
+def _is_remote(doc: Obj) -> bool:
+    group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+    return (group, doc.get("kind")) in REMOTE_KINDS
+
+
+def _is_result(doc: Obj) -> bool:
+    return doc.get("apiVersion") == RESULT_API_VERSION and doc.get("kind") == "Result"
+
+
+def _meta(doc: Obj) -> Obj:
+    meta = doc.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _labels(doc: Obj) -> dict[str, str]:
+    return _meta(doc).get("labels") or {}
+
+
+def _annotations(doc: Obj) -> dict[str, str]:
+    return _meta(doc).get("annotations") or {}
+
+
+# --- progress -----------------------------------------------------------------------------
+
+
+class Progress:
+    """A single updating line on a terminal's stderr for a render that takes a while: silent
+    for the first ``after`` seconds, and never written anywhere but a terminal."""
+
+    def __init__(self, stream: TextIO | None = None, after: float = 1.0) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = _is_terminal(self.stream)
+        self.start = time.monotonic()
+        self.after = after
+        self.shown = False
+        self._last = 0.0
+
+    def __call__(self, passes: int, composites: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.start < self.after or now - self._last < 0.1:
+            return
+        self._last = now
+        self.shown = True
+        self.stream.write(
+            f"\rmodelplane render: {_count(composites, 'composite')} rendered, "
+            f"pass {passes}, {now - self.start:.1f} s\x1b[K"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
