@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from modelplane.compose.admission import Admission
 from modelplane.compose.modeldeployment.stamp import replica_name, stamp
 from modelplane.composer import namespace_of
 from modelplane.labels import DEPLOYMENT
@@ -102,6 +103,10 @@ def explain_command(paths: tuple[str, ...]) -> int:
         docs = load_manifests(paths)
     except (ManifestError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    docs, refused = Admission.default().admit_inputs(docs)
+    if refused:
+        print("\n".join(refused), file=sys.stderr)
         return 1
     sys.stdout.write(explain(docs))
     return 0

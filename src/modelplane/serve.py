@@ -7,6 +7,7 @@ import os
 import click
 from crossplane.function import logging, runtime
 
+from modelplane.compose.admission import Admission
 from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
 
@@ -29,7 +30,7 @@ def serve(
         ("grpc.max_receive_message_length", max_recv_message_size * 1024 * 1024),
         ("grpc.max_send_message_length", send * 1024 * 1024),
     ]
-    runner = FunctionRunner(default_registry())
+    runner = FunctionRunner(default_registry(), admission=Admission.default())
     logging.get_logger().info(
         "serving", address=address, tls=not insecure, kinds=runner.registry.kinds()
     )

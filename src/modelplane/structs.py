@@ -20,6 +20,9 @@ from typing import Any, TypeVar, cast, overload
 
 from google.protobuf import struct_pb2
 
+from modelplane.kube.errors import ErrorType, FieldError, render_path
+from modelplane.kube.schema import Schema
+
 T = TypeVar("T")
 
 
@@ -422,3 +425,215 @@ class FrozenList(list[Any]):
 
     __setitem__ = __delitem__ = append = extend = insert = pop = remove = _refuse
     clear = sort = reverse = __iadd__ = __imul__ = _refuse
+
+
+# --- Checked reads --------------------------------------------------------------------------
+#
+# Required and observed resources come from the API server, which stored them only if they fit
+# their schema; a hand-made or fuzzed request need not. Rather than walk every field of every
+# object up front (a fleet's 4,000 replicas cost 3x the reconcile), a checked view compares
+# each value a composer reads with the type its schema declares there, and a mismatch raises
+# ``ShapeError`` naming the object and field as the API server would. Only what is read costs.
+
+_JSON_TYPE = {
+    "string_value": "string",
+    "number_value": "number",
+    "bool_value": "boolean",
+    "struct_value": "object",
+    "list_value": "array",
+    "null_value": "null",
+    None: "null",
+}
+
+
+class ShapeError(Exception):
+    """A resource whose value at a field is not of the type its schema declares there.
+
+    Not a ValueError or TypeError, so no composer's own handler swallows it.
+    """
+
+    def __init__(self, origin: str, error: FieldError) -> None:
+        super().__init__(f"{origin} is invalid: {error}")
+        self.origin = origin
+        self.error = error
+
+
+def checked_view(struct: struct_pb2.Struct, schema: Schema, origin: str) -> StructView:
+    """A read-only view of ``struct`` whose reads are checked against ``schema`` (a structural
+    schema: types, required properties; nothing else); ``origin`` names the object in errors."""
+    return CheckedStructView(struct, schema, None, origin)
+
+
+def check_struct(struct: struct_pb2.Struct, schema: Schema, origin: str) -> None:
+    """Raise ``ShapeError`` for the first field of ``struct`` that does not fit ``schema``."""
+    error = _first_error(schema, struct.fields, [])
+    if error is not None:
+        raise ShapeError(origin, error)
+
+
+def check_field(struct: struct_pb2.Struct, key: str, schema: Schema, origin: str) -> None:
+    """Raise ``ShapeError`` if ``struct``'s field ``key`` does not fit ``schema``, the schema
+    of that field."""
+    if key in struct.fields:
+        error = _value_error(schema, struct.fields[key], [key])
+        if error is not None:
+            raise ShapeError(origin, error)
+
+
+def _first_error(schema: Schema, fields: Any, path: list[str | int]) -> FieldError | None:
+    for name in schema.required:
+        if name not in fields:
+            return _required([*path, name])
+    props, extra = schema.properties, schema.additional
+    if props is None and extra is None:
+        return None
+    for key in fields:
+        sub = props.get(key) if props else None
+        if sub is None and extra is None:
+            continue  # an unknown field: the API server prunes it, so no composer reads it
+        path.append(key)
+        error = _value_error(sub or extra, fields[key], path)  # type: ignore[arg-type]
+        path.pop()
+        if error is not None:
+            return error
+    return None
+
+
+def _value_error(schema: Schema, v: struct_pb2.Value, path: list[str | int]) -> FieldError | None:
+    kind = v.WhichOneof("kind")
+    if not _fits(schema, kind, v):
+        return _mistyped(path, schema, kind, v)
+    if kind == "struct_value":
+        return _first_error(schema, v.struct_value.fields, path)
+    if kind == "list_value" and schema.items is not None:
+        for i, item in enumerate(v.list_value.values):
+            path.append(i)
+            error = _value_error(schema.items, item, path)
+            path.pop()
+            if error is not None:
+                return error
+    return None
+
+
+def _fits(schema: Schema, kind: str | None, v: struct_pb2.Value) -> bool:
+    expected = schema.type
+    if kind == "null_value" or kind is None:
+        return schema.nullable or not (expected or schema.int_or_string)
+    if not expected:
+        if schema.int_or_string:
+            return kind == "string_value" or (
+                kind == "number_value" and v.number_value.is_integer()
+            )
+        return True
+    if expected == "integer":
+        return kind == "number_value" and v.number_value.is_integer()
+    return _JSON_TYPE[kind] == expected
+
+
+def _mistyped(
+    path: list[str | int], schema: Schema, kind: str | None, v: struct_pb2.Value
+) -> FieldError:
+    name = render_path(tuple(path))
+    expected = schema.type or "integer,string"
+    # As the API server decodes JSON: an integral number is an integer.
+    integral = kind == "number_value" and v.number_value.is_integer()
+    actual = "integer" if integral else _JSON_TYPE[kind]
+    message = f'{name} in body must be of type {expected}: "{actual}"'
+    return FieldError(name, ErrorType.TYPE_INVALID, actual, message)
+
+
+def _required(path: list[str | int]) -> FieldError:
+    return FieldError(render_path(tuple(path)), ErrorType.REQUIRED)
+
+
+def _checked(v: struct_pb2.Value, schema: Schema | None, up: Any, key: str | int) -> Any:
+    kind = v.WhichOneof("kind")
+    if schema is None:
+        return _view(v)  # an unknown field (see _first_error): read as is
+    if not _fits(schema, kind, v):
+        raise ShapeError(_origin(up), _mistyped(_path(up, key), schema, kind, v))
+    if kind == "string_value":
+        return v.string_value
+    if kind == "struct_value":
+        return CheckedStructView(v.struct_value, schema, up, key)
+    if kind == "list_value":
+        return CheckedListView(v.list_value, schema.items, up, key)
+    if kind == "number_value":
+        return _number(v.number_value)
+    if kind == "bool_value":
+        return v.bool_value
+    return None
+
+
+def _path(up: Any, key: str | int) -> list[str | int]:
+    path = [key]
+    while up is not None and up._up is not None:
+        path.append(up._key)
+        up = up._up
+    return path[::-1]
+
+
+def _origin(view: Any) -> str:
+    while view._up is not None:
+        view = view._up
+    return str(view._key)
+
+
+class CheckedStructView(StructView):
+    """A StructView whose reads are checked against a structural schema (``checked_view``)."""
+
+    __slots__ = ("_key", "_schema", "_up")
+
+    def __init__(self, struct: struct_pb2.Struct, schema: Schema, up: Any, key: str | int) -> None:
+        super().__init__(struct)
+        self._schema = schema
+        self._up = up  # the view this one was read from; None at the root, whose key names it
+        self._key = key
+
+    def _child(self, key: str) -> Schema | None:
+        props = self._schema.properties
+        sub = props.get(key) if props else None
+        return self._schema.additional if sub is None else sub
+
+    def __getitem__(self, key: str) -> Any:
+        fields = self._fields
+        if key in fields:
+            return _checked(fields[key], self._child(key), self, key)
+        if key in self._schema.required:
+            raise ShapeError(_origin(self), _required(_path(self, key)))
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        fields = self._fields
+        if key in fields:
+            return _checked(fields[key], self._child(key), self, key)
+        if key in self._schema.required:
+            raise ShapeError(_origin(self), _required(_path(self, key)))
+        return default
+
+
+class CheckedListView(ListView):
+    """A ListView whose items are checked against the list's ``items`` schema."""
+
+    __slots__ = ("_key", "_schema", "_up")
+
+    def __init__(
+        self, lst: struct_pb2.ListValue, schema: Schema | None, up: Any, key: str | int
+    ) -> None:
+        super().__init__(lst)
+        self._schema = schema
+        self._up = up
+        self._key = key
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._values)))]
+        return _checked(self._values[i], self._schema, self, i)
+
+    def __iter__(self) -> Iterator[Any]:
+        schema = self._schema
+        return (_checked(v, schema, self, i) for i, v in enumerate(self._values))

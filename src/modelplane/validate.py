@@ -15,7 +15,8 @@ from typing import TextIO
 import yaml
 
 from modelplane.apis import ApisNotFoundError
-from modelplane.kube.admission import Admission, Admitted
+from modelplane.compose.admission import Admission
+from modelplane.kube.admission import Admitted
 from modelplane.kube.crd import Definition, DefinitionError, load_definitions
 from modelplane.manifests import Manifest, ManifestError, load, parse
 
