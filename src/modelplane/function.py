@@ -20,6 +20,7 @@ from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import duration_pb2, struct_pb2
+from google.protobuf.message import DecodeError
 
 from modelplane.compose.admission import Admission, invalid
 from modelplane.composer import Inputs, Registry, Result, UnknownKindError
@@ -97,7 +98,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         """``cache_size``: bytes of responses kept (0 keeps none)."""
         self.registry = registry
         self.admission = admission
-        self._responses: Lru[fnv1.RunFunctionResponse] = Lru(cache_size)
+        self.responses: Lru[fnv1.RunFunctionResponse] = Lru(cache_size)
         self._admitted: Lru[tuple[str, ...]] = Lru(1024)
         self._log: Any = None
 
@@ -124,14 +125,38 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def handle(self, req: fnv1.RunFunctionRequest) -> tuple[fnv1.RunFunctionResponse, Outcome]:
         """The response, and what happened, for the caller's log line."""
         key = request_key(req)
-        cached = self._responses.get(key)
+        cached = self.responses.get(key)
         if cached is not None:
             # The key is the tag (or the content), so the tag already matches.
             return cached, Outcome(*_identity_of(req), result="cached")
         rsp, outcome = self._compose(req)
         if outcome.result != "fatal":
-            self._responses.put(key, rsp, rsp.ByteSize())
+            self.responses.put(key, rsp, rsp.ByteSize())
         return rsp, outcome
+
+    def handle_bytes(self, raw: bytes, max_response: int) -> tuple[bytes, Outcome]:
+        """``handle`` on the wire: a serialized request in, a serialized response out, never
+        larger than ``max_response`` bytes (past it, a Fatal result naming the limit)."""
+        try:
+            req = fnv1.RunFunctionRequest.FromString(raw)
+        except DecodeError as e:
+            why = f"the request cannot be decoded: {e}"
+            if "MaxDepth" in str(e) or "depth" in str(e).lower():
+                why = UNDECODABLE_DEPTH
+            return fatal_bytes(peek_tag(raw), why), Outcome(result="fatal", message=why)
+        rsp, outcome = self.handle(req)
+        out = rsp.SerializeToString()
+        if len(out) <= max_response:
+            return out, outcome
+        why = (
+            f"the response is {len(out) / MIB:.1f} MiB, more than the {max_response / MIB:g} MiB "
+            "this function may send (--max-send-message-size; Crossplane receives at most "
+            "4 MiB, gRPC's default, which it does not raise); spec.replicas and the template's "
+            "size bound a ModelDeployment's response"
+        )
+        return fatal_bytes(req.meta.tag, why), Outcome(
+            outcome.kind, outcome.name, "fatal", message=why
+        )
 
     def _compose(self, req: fnv1.RunFunctionRequest) -> tuple[fnv1.RunFunctionResponse, Outcome]:
         # The tag goes on each line rather than through bind(): binding the SDK's lazy logger
@@ -220,6 +245,63 @@ def admission_errors(
     meta = obj.get("metadata")
     name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
     return (invalid(kind, api_version, name, errors),)
+
+
+MIB = 1024 * 1024
+UNDECODABLE_DEPTH = (
+    f"the request nests deeper than protobuf's limit of {DECODE_DEPTH_LIMIT} messages "
+    "(upb_DecodeOptions_MaxDepth, which the Python runtime cannot raise): each JSON object "
+    "of a resource costs 3 levels and each list 2, so a composite may nest about 30 objects, "
+    "or 20 objects within lists"
+)
+
+
+def peek_tag(raw: bytes) -> str:
+    """A serialized request's ``meta.tag``, read off the wire without decoding anything else
+    (the response cache answers by it before any worker decodes the request)."""
+    tag = ""
+    i, n = 0, len(raw)
+    try:
+        while i < n:
+            key, i = _varint(raw, i)
+            field, wire = key >> 3, key & 7
+            if wire == 2:
+                length, i = _varint(raw, i)
+                if field == 1:  # RunFunctionRequest.meta
+                    tag = fnv1.RequestMeta.FromString(raw[i : i + length]).tag
+                i += length
+            elif wire == 0:
+                _, i = _varint(raw, i)
+            elif wire == 1:
+                i += 8
+            elif wire == 5:
+                i += 4
+            else:
+                return tag
+    except (IndexError, DecodeError):
+        return tag
+    return tag
+
+
+def _varint(raw: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = raw[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def fatal_bytes(tag: str, message: str) -> bytes:
+    """A serialized Fatal response carrying only the tag: for a request that could not be
+    read, or a response too large to send (Crossplane applies nothing from a Fatal one)."""
+    rsp = fnv1.RunFunctionResponse(
+        meta=fnv1.ResponseMeta(tag=tag, ttl=duration_pb2.Duration(seconds=RESPONSE_TTL_SECONDS))
+    )
+    rsp.results.append(fnv1.Result(severity=fnv1.SEVERITY_FATAL, message=message))
+    return rsp.SerializeToString()
 
 
 def log_request(log: Any, tag: str, outcome: Outcome, seconds: float) -> None:
