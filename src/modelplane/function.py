@@ -26,12 +26,15 @@ from modelplane.compose.admission import Admission, invalid
 from modelplane.composer import Inputs, Registry, Result, UnknownKindError
 from modelplane.structs import (
     LazyPaths,
+    Shape,
     ShapeError,
     StructView,
     check_field,
     check_struct,
     checked_view,
     fill_struct,
+    identity,
+    shape_of,
     struct_to_dict,
     struct_to_dict_lazily,
     to_value,
@@ -130,7 +133,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             # The key is the tag (or the content), so the tag already matches.
             return cached, Outcome(*_identity_of(req), result="cached")
         rsp, outcome = self._compose(req)
-        if outcome.result != "fatal":
+        if outcome.result != "fatal" and self.responses.budget:
             self.responses.put(key, rsp, rsp.ByteSize())
         return rsp, outcome
 
@@ -200,7 +203,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         assert self.admission is not None
         parts = admitted_parts(req.observed.composite.resource)
         digest = hashlib.blake2b(digest_size=16)
-        for k, v in parts.items():
+        for k, v in parts:
             digest.update(k.encode() + b"\0" + v.SerializeToString(deterministic=True))
         key = digest.digest()
         errors = self._admitted.get(key)
@@ -214,31 +217,37 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         resource = req.observed.composite.resource
         schema = self.admission.read_schema(api_version, kind).properties or {}
         if "status" in schema:
-            check_field(resource, "status", schema["status"], _describe(resource))
+            check_field(resource, "status", schema["status"], None)
 
 
-def admitted_parts(resource: struct_pb2.Struct) -> dict[str, struct_pb2.Value]:
-    """What admission reads of a composite, by key in order: all but its status, and of its
-    metadata what a user sets (the rest changes on every status write)."""
+def admitted_parts(resource: struct_pb2.Struct) -> list[tuple[str, struct_pb2.Value]]:
+    """What admission reads of a composite, in key order: all but its status, and of its
+    metadata (``metadata.<key>``) what a user sets; the rest changes on every status write."""
     fields = resource.fields
-    parts = {k: fields[k] for k in sorted(fields) if k != "status"}
-    meta = parts.get("metadata")
-    if meta is not None and meta.WhichOneof("kind") == "struct_value":
-        kept = struct_pb2.Value()
-        kept.struct_value.SetInParent()
-        for k in _ADMITTED_METADATA:
-            if k in meta.struct_value.fields:
-                kept.struct_value.fields[k].CopyFrom(meta.struct_value.fields[k])
-        parts["metadata"] = kept
+    parts = []
+    for key in sorted(fields):
+        value = fields[key]
+        if key == "status":
+            continue
+        if key == "metadata" and value.WhichOneof("kind") == "struct_value":
+            meta = value.struct_value.fields
+            parts += [(f"metadata.{k}", meta[k]) for k in _ADMITTED_METADATA if k in meta]
+        else:
+            parts.append((key, value))
     return parts
 
 
 def admission_errors(
-    admission: Admission, api_version: str, kind: str, parts: dict[str, struct_pb2.Value]
+    admission: Admission, api_version: str, kind: str, parts: list[tuple[str, struct_pb2.Value]]
 ) -> tuple[str, ...]:
     if not admission.knows(api_version, kind):
         return (f'no matches for kind "{kind}" in version "{api_version}"',)
-    obj = {k: value_to_py(v) for k, v in parts.items()}
+    obj: dict[str, Any] = {}
+    for key, value in parts:
+        if key.startswith("metadata."):
+            obj.setdefault("metadata", {})[key.removeprefix("metadata.")] = value_to_py(value)
+        else:
+            obj[key] = value_to_py(value)
     errors = admission.admit(obj).errors
     if not errors:
         return ()
@@ -328,7 +337,7 @@ def _fatal(
 def _identity_of(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
     """The composite's kind and name for a log line, whatever shape the request has."""
     resource = req.observed.composite.resource
-    return _type_of(resource)[1], _name_of(resource)
+    return identity(resource)[1], _name_of(resource)
 
 
 class Lru(Generic[T]):
@@ -409,6 +418,7 @@ def read_inputs(
     # Crossplane before v2 answers requirements in the deprecated extra_resources field.
     required_source = req.required_resources or req.extra_resources
     required: dict[str, list[Any]] = {}
+    shapes: dict[tuple[str, str], Shape] = {}
     for name, rs in required_source.items():
         if admission is None:
             convert = StructView if name in lazy else struct_to_dict
@@ -416,27 +426,24 @@ def read_inputs(
             continue
         items: list[Any] = []
         for i, r in enumerate(rs.items):
-            schema = admission.read_schema(*_type_of(r.resource))
-            origin = f"required resource {name}[{i}] {_describe(r.resource)}"
+            resource = r.resource
+            shape = _read_shape(admission, shapes, resource)
+            where = ("required resource", name, i)
             if name in lazy:
-                items.append(checked_view(r.resource, schema, origin))
+                items.append(checked_view(resource, shape, where))
             else:
-                check_struct(r.resource, schema, origin)
-                items.append(struct_to_dict(r.resource))
+                check_struct(resource, shape.schema, where)
+                items.append(struct_to_dict(resource))
         required[name] = items
     # Typed as plain data: views are read-only Mappings, and composers only read observed state.
     observed: dict[str, Any]
     if admission is None:
         observed = {k: StructView(r.resource) for k, r in req.observed.resources.items()}
     else:
-        observed = {
-            k: checked_view(
-                r.resource,
-                admission.read_schema(*_type_of(r.resource)),
-                f"observed resource {k!r} {_describe(r.resource)}",
-            )
-            for k, r in req.observed.resources.items()
-        }
+        observed = {}
+        for k, r in req.observed.resources.items():
+            shape = _read_shape(admission, shapes, r.resource)
+            observed[k] = checked_view(r.resource, shape, ("observed resource", repr(k), None))
     return Inputs(
         composite=composite,
         observed=observed,
@@ -445,19 +452,15 @@ def read_inputs(
     )
 
 
-def _type_of(resource: struct_pb2.Struct) -> tuple[str, str]:
-    fields = resource.fields
-    return tuple(  # type: ignore[return-value]
-        fields[k].string_value if k in fields else "" for k in ("apiVersion", "kind")
-    )
-
-
-def _describe(resource: struct_pb2.Struct) -> str:
-    """``Kind.group "name"``, as the API server names an object, from whatever is there."""
-    api_version, kind = _type_of(resource)
-    group = api_version.rpartition("/")[0]
-    kind = kind or "<no kind>"
-    return f'{kind}.{group} "{_name_of(resource)}"' if group else f'{kind} "{_name_of(resource)}"'
+def _read_shape(
+    admission: Admission, shapes: dict[tuple[str, str], Shape], resource: struct_pb2.Struct
+) -> Shape:
+    """What ``resource`` is read against, by its apiVersion and kind (looked up once a call)."""
+    key = identity(resource)
+    shape = shapes.get(key)
+    if shape is None:
+        shape = shapes[key] = shape_of(admission.read_schema(*key))
+    return shape
 
 
 def _name_of(resource: struct_pb2.Struct) -> str:
