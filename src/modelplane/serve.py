@@ -25,12 +25,12 @@ import importlib
 import math
 import multiprocessing
 import os
+import pickle
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -181,12 +181,17 @@ class WorkerError(RuntimeError):
     pass
 
 
+# On the socket to a worker: a request is its length (8 bytes) then its bytes; an answer is the
+# response's length (8), the pickled Outcome's (4), the Outcome, then the response.
+_READY = b"ready"
+
+
 class Worker:
-    """One composing process and the pipe to it."""
+    """One composing process and the socket to it, read and written by the event loop."""
 
     def __init__(self, registry: str, max_response: int, debug: bool, method: str) -> None:
         ctx: Any = multiprocessing.get_context(method)
-        self.conn, theirs = ctx.Pipe()
+        self.sock, theirs = socket.socketpair()
         self.process = ctx.Process(
             target=work,
             args=(theirs, registry, max_response, debug),
@@ -195,22 +200,37 @@ class Worker:
         )
         self.process.start()
         theirs.close()
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
 
-    def ready(self) -> None:
-        """Block until the worker has loaded its composers and definitions."""
-        if not self.conn.poll(_STARTUP_SECONDS) or self.conn.recv() != "ready":
+    async def ready(self) -> None:
+        """Wait until the worker has loaded its composers and definitions."""
+        self._reader, self._writer = await asyncio.open_connection(sock=self.sock)
+        try:
+            said = await asyncio.wait_for(self._reader.readexactly(len(_READY)), _STARTUP_SECONDS)
+        except (TimeoutError, asyncio.IncompleteReadError, OSError):
+            said = b""
+        if said != _READY:
             raise WorkerError(f"a worker did not start (exit code {self.process.exitcode})")
 
-    def call(self, raw: bytes) -> tuple[bytes, Outcome]:
-        self.conn.send_bytes(raw)
-        answer: tuple[bytes, Outcome] = self.conn.recv()
-        return answer
+    async def call(self, raw: bytes) -> tuple[bytes, Outcome]:
+        assert self._reader is not None and self._writer is not None
+        # One write, one wake-up of the worker.
+        self._writer.writelines((len(raw).to_bytes(8, "big"), raw))
+        await self._writer.drain()
+        head = await self._reader.readexactly(12)
+        size, meta = int.from_bytes(head[:8], "big"), int.from_bytes(head[8:], "big")
+        outcome: Outcome = pickle.loads(await self._reader.readexactly(meta))
+        return await self._reader.readexactly(size), outcome
 
     def stop(self) -> None:
         if self.process.is_alive():
             self.process.kill()
         self.process.join(5)
-        self.conn.close()
+        if self._writer is not None:
+            self._writer.close()
+        else:
+            self.sock.close()
 
 
 class Pool:
@@ -221,39 +241,34 @@ class Pool:
         self._new = lambda method: Worker(registry, max_response, debug, method)
         self._workers: set[Worker] = set()
         self._idle: asyncio.Queue[Worker] = asyncio.Queue()
-        # A thread per call in flight waits on its worker's pipe, off the event loop.
-        # (twice the workers: a killed worker's thread may still be reading its closed pipe).
-        self._threads = ThreadPoolExecutor(max_workers=2 * size, thread_name_prefix="pipe")
         self._closed = False
         self._replacing: set[asyncio.Task[None]] = set()
         self._started: list[Worker] = []
 
     def fork(self) -> None:
         """Start the first workers as copies of this process, which has everything loaded:
-        only before any thread runs here (gRPC's, the pipes'), where forking is safe."""
+        only before any thread runs here (gRPC's), where forking is safe."""
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self._started = [self._new(method) for _ in range(self.size)]
         self._workers.update(self._started)
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
         started, self._started = self._started or [self._new("spawn") for _ in range(self.size)], []
         self._workers.update(started)
-        await asyncio.gather(*(loop.run_in_executor(None, w.ready) for w in started))
+        await asyncio.gather(*(w.ready() for w in started))
         for w in started:
             self._idle.put_nowait(w)
 
     async def run(self, raw: bytes, tag: str) -> tuple[bytes, Outcome]:
         worker = await self._idle.get()
-        loop = asyncio.get_running_loop()
         try:
-            answer = await loop.run_in_executor(self._threads, worker.call, raw)
+            answer = await worker.call(raw)
         except asyncio.CancelledError:
             # The caller gave up (its deadline passed, or the server is stopping): stop the
             # work too, so no abandoned composition holds a worker.
             self._replace(worker)
             raise
-        except (EOFError, OSError):
+        except (asyncio.IncompleteReadError, OSError):
             if self._closed:
                 why = "the function stopped (SIGTERM) before this composition finished"
             else:
@@ -273,13 +288,12 @@ class Pool:
             task.add_done_callback(self._replacing.discard)
 
     async def _start_one(self) -> None:
-        loop = asyncio.get_running_loop()
         while not self._closed:
             # Threads run here now: a replacement starts a fresh interpreter.
             worker = self._new("spawn")
             self._workers.add(worker)
             try:
-                await loop.run_in_executor(None, worker.ready)
+                await worker.ready()
             except WorkerError:
                 worker.stop()
                 self._workers.discard(worker)
@@ -301,12 +315,11 @@ class Pool:
         for worker in list(self._workers):
             worker.stop()
         self._workers.clear()
-        self._threads.shutdown(wait=False, cancel_futures=True)
 
 
-def work(conn: Connection, registry: str, max_response: int, debug: bool) -> None:
+def work(sock: socket.socket, registry: str, max_response: int, debug: bool) -> None:
     """A worker's life: load the composers and definitions, then answer requests until the
-    pipe closes."""
+    socket closes."""
     # Ctrl-C reaches the whole process group; the server stops its workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     configure_logging(debug)
@@ -314,13 +327,29 @@ def work(conn: Connection, registry: str, max_response: int, debug: bool) -> Non
     for definition in admission.definitions():
         definition.compile()
     runner = FunctionRunner(load_registry(registry)(), cache_size=0, admission=admission)
-    conn.send("ready")
+    sock.sendall(_READY)
     while True:
-        try:
-            raw = conn.recv_bytes()
-        except (EOFError, OSError):
+        head = _receive(sock, 8)
+        raw = _receive(sock, int.from_bytes(head, "big")) if head is not None else None
+        if raw is None:
             return
-        conn.send(runner.handle_bytes(raw, max_response))
+        rsp, outcome = runner.handle_bytes(raw, max_response)
+        meta = pickle.dumps(outcome)
+        head = len(rsp).to_bytes(8, "big") + len(meta).to_bytes(4, "big")
+        sock.sendall(b"".join((head, meta, rsp)))  # one write, one wake-up of the server
+
+
+def _receive(sock: socket.socket, size: int) -> bytes | None:
+    """Exactly ``size`` bytes, or None when the socket closed first."""
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        n = sock.recv_into(view[got:])
+        if n == 0:
+            return None
+        got += n
+    return bytes(buf)
 
 
 def load_registry(path: str) -> Callable[[], Registry]:
