@@ -490,3 +490,43 @@ def test_a_composite_nested_past_protobufs_limit_gets_a_fatal_result_naming_it(s
     assert rsp.meta.tag == "deep"
     assert [r.severity for r in rsp.results] == [fnv1.SEVERITY_FATAL]
     assert "nests deeper than protobuf's limit of 100 messages" in rsp.results[0].message
+
+
+def test_many_large_requests_keep_the_servers_response_cache_within_its_bytes():
+    # Each request carries a megabyte argument into its response; the budget holds three.
+    import asyncio
+
+    import structlog
+
+    from modelplane.function import MIB
+    from modelplane.serve import REGISTRY, Handler, Pool
+
+    budget = 3 * MIB + MIB // 2
+
+    def big(i: int) -> bytes:
+        req = seed_request()
+        req.meta.tag = f"big-{i}"
+        spec = req.observed.composite.resource.fields["spec"].struct_value
+        member = spec.fields["engines"].list_value.values[0].struct_value.fields["members"]
+        template = member.list_value.values[0].struct_value.fields["template"].struct_value
+        engine = template.fields["spec"].struct_value.fields["containers"].list_value.values[0]
+        engine.struct_value.fields["args"].list_value.values.add().string_value = f"{i}" + (
+            "x" * MIB
+        )
+        return req.SerializeToString()
+
+    async def serve_many() -> Handler:
+        pool = Pool(1, REGISTRY, 4 * MIB, debug=False)
+        try:
+            await pool.start()
+            handler = Handler(pool, structlog.get_logger(), cache_bytes=budget)
+            for i in range(12):
+                rsp = fnv1.RunFunctionResponse.FromString(await handler.run(big(i), None))
+                assert not [r.message for r in rsp.results], rsp.results
+            return handler
+        finally:
+            pool.close()
+
+    handler = asyncio.run(serve_many())
+    assert handler.cache.size <= budget
+    assert 1 <= len(handler.cache) <= 3

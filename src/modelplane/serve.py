@@ -360,15 +360,23 @@ def load_registry(path: str) -> Callable[[], Registry]:
 
 
 def available_cpus() -> int:
-    """The CPUs this process may use: its affinity, capped by a cgroup v2 CPU quota (a
+    """The CPUs this process may use: its affinity, capped by a cgroup CPU quota (a
     container's CPU limit, which the affinity does not show)."""
     count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    count = count or 1
+    quota = _cgroup_quota()
+    return max(1, min(count or 1, math.ceil(quota) if quota else count or 1))
+
+
+def _cgroup_quota() -> float | None:
+    """CPUs' worth of time per period the cgroup allows (v2, else v1); None when unlimited."""
     with contextlib.suppress(OSError, ValueError):
         quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
-        if quota != "max":
-            count = min(count, math.ceil(int(quota) / int(period)))
-    return max(1, count)
+        return None if quota == "max" else int(quota) / int(period)
+    with contextlib.suppress(OSError, ValueError):
+        v1 = Path("/sys/fs/cgroup/cpu")
+        quota_us = int((v1 / "cpu.cfs_quota_us").read_text())
+        return None if quota_us < 0 else quota_us / int((v1 / "cpu.cfs_period_us").read_text())
+    return None
 
 
 def configure_logging(debug: bool) -> None:
