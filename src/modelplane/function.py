@@ -72,7 +72,7 @@ class Outcome:
     kind: str = ""
     name: str = ""
     result: str = "composed"
-    """composed, cached or fatal."""
+    """composed, cached, fatal, or (the caller gave up) cancelled."""
     message: str = ""
     """The Fatal result's message."""
 
@@ -143,9 +143,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         try:
             req = fnv1.RunFunctionRequest.FromString(raw)
         except DecodeError as e:
-            why = f"the request cannot be decoded: {e}"
-            if "MaxDepth" in str(e) or "depth" in str(e).lower():
-                why = UNDECODABLE_DEPTH
+            why = UNDECODABLE_DEPTH if "depth" in str(e).lower() else f"undecodable request: {e}"
             return fatal_bytes(peek_tag(raw), why), Outcome(result="fatal", message=why)
         rsp, outcome = self.handle(req)
         out = rsp.SerializeToString()

@@ -77,11 +77,13 @@ def serve(
     tls_certs_dir: str | None,
     insecure: bool,
     debug: bool,
-    max_recv_message_size: int,
-    max_send_message_size: int | None,
+    max_recv_message_size: int = DEFAULT_RECV_MIB,
+    max_send_message_size: int | None = DEFAULT_SEND_MIB,
     workers: int | None = None,
     registry: str = REGISTRY,
 ) -> None:
+    """Serve until SIGTERM; message sizes in MiB; ``workers`` defaults to the CPUs available;
+    ``registry`` names the function building the composers (``module:function``)."""
     configure_logging(debug)
     creds = None if insecure else runtime.load_credentials(_checked_certs_dir(tls_certs_dir))
     send = max_send_message_size or DEFAULT_SEND_MIB
@@ -97,7 +99,10 @@ def serve(
         definition.compile()
     pool = Pool(workers or available_cpus(), registry, send * MIB, debug)
     pool.fork()
-    asyncio.run(_serve(pool, address, creds, insecure, options))
+    try:
+        asyncio.run(_serve(pool, address, creds, insecure, options))
+    except WorkerError as e:
+        raise click.ClickException(str(e)) from None
 
 
 async def _serve(
