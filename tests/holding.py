@@ -25,7 +25,10 @@ HOLD = "modelplane.test/hold"
 def held(inputs: Inputs) -> Result:
     path = ((inputs.composite.get("metadata") or {}).get("annotations") or {}).get(HOLD)
     if path:
-        Path(f"{path}.started").write_text(str(os.getpid()))
+        # Written aside, then renamed: the marker appears with its content.
+        aside = Path(f"{path}.starting")
+        aside.write_text(str(os.getpid()))
+        aside.rename(f"{path}.started")
         while not Path(path).exists():
             time.sleep(0.01)
     return compose(inputs)
