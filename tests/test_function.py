@@ -279,3 +279,88 @@ def test_a_resource_an_earlier_step_desired_is_replaced_whole():
     (name,) = list(first.desired.resources)[:1]
     req.desired.resources[name].resource.CopyFrom(dict_to_struct({"stale": "field"}))
     assert run(req).desired.resources[name] == first.desired.resources[name]
+
+
+# --- on the wire: the tag, limits, the cache's bytes ------------------------------------------
+
+
+def test_the_tag_is_read_off_the_wire_wherever_meta_lies():
+    from modelplane.function import peek_tag
+
+    req = request(standin.replica())
+    req.meta.tag = "wire"
+    assert peek_tag(req.SerializeToString()) == "wire"
+    # Serialized messages concatenate into their merge: here meta comes after observed.
+    observed = fnv1.RunFunctionRequest(observed=req.observed).SerializeToString()
+    meta = fnv1.RunFunctionRequest(meta=req.meta).SerializeToString()
+    assert peek_tag(observed + meta) == "wire"
+
+
+def test_a_request_that_is_not_protobuf_has_no_tag():
+    from modelplane.function import peek_tag
+
+    assert peek_tag(b"") == ""
+    assert peek_tag(b"\xff\xff") == ""
+
+
+def test_a_request_nested_past_the_decoder_limit_is_fatal_naming_the_limit_and_keeps_its_tag():
+    from modelplane.function import UNDECODABLE_DEPTH
+
+    value: dict = {"leaf": 1}
+    for _ in range(40):
+        value = {"deeper": value}
+    req = request(standin.replica(extra=value))
+    req.meta.tag = "deep"
+    raw, outcome = FunctionRunner(standin.registry()).handle_bytes(req.SerializeToString(), 1 << 20)
+    rsp = fnv1.RunFunctionResponse.FromString(raw)
+    assert rsp.meta.tag == "deep"
+    assert fatal_messages(rsp) == [UNDECODABLE_DEPTH]
+    assert (outcome.result, outcome.message) == ("fatal", UNDECODABLE_DEPTH)
+
+
+def test_a_response_larger_than_the_send_limit_is_a_fatal_naming_it():
+    req = answered(standin.replica(engines=40))
+    runner = FunctionRunner(standin.registry())
+    whole, _ = runner.handle_bytes(req.SerializeToString(), 1 << 20)
+    raw, outcome = runner.handle_bytes(req.SerializeToString(), len(whole) - 1)
+    [message] = fatal_messages(fnv1.RunFunctionResponse.FromString(raw))
+    assert message.startswith("the response is 0.0 MiB, more than the ")
+    assert "Crossplane receives at most 4 MiB" in message
+    assert outcome.result == "fatal"
+
+
+def test_the_cache_is_bounded_by_bytes_however_many_entries():
+    from modelplane.function import Lru
+
+    cache: Lru[str] = Lru(1000)
+    for i in range(100):
+        cache.put(str(i), "x", 300)
+    assert cache.size <= 1000 and len(cache) == 3
+    assert cache.get("99") == "x" and cache.get("0") is None
+
+
+def test_an_entry_larger_than_the_whole_budget_is_not_kept():
+    from modelplane.function import Lru
+
+    cache: Lru[str] = Lru(1000)
+    cache.put("small", "x", 10)
+    cache.put("huge", "x", 5000)
+    assert cache.get("huge") is None and cache.get("small") == "x"
+
+
+def test_many_large_requests_keep_the_response_cache_within_its_bytes():
+    # A megabyte container argument is carried into each response: 30 distinct requests,
+    # a budget of five of them.
+    from modelplane.compose.registry import default_registry
+    from tests.compose.modelreplica.support import cluster, engine, replica, standalone
+
+    budget = 5 * 1024 * 1024 + 512 * 1024
+    runner = FunctionRunner(default_registry(), cache_size=budget)
+    for i in range(30):
+        member = standalone()
+        member["template"]["spec"]["containers"][0]["args"] = [f"{i}" + "x" * (1 << 20)]
+        req = request(replica(engine("main", member)), cluster=[cluster()])
+        req.meta.tag = f"big-{i}"
+        assert not fatal_messages(runner.run(req))
+    assert runner.responses.size <= budget
+    assert 1 <= len(runner.responses) <= 5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import signal
 import socket
@@ -21,7 +22,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from modelplane.serve import GRACE_SECONDS
 from modelplane.structs import dict_to_struct
+from tests.holding import HOLD
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 COMPOSITE = {
@@ -133,6 +136,13 @@ def test_insecure_server_answers_an_unknown_kind_with_a_fatal_result(stop):
     assert rsp.results[0].message.startswith("no composer for Bucket")
 
 
+def log_lines(proc: subprocess.Popen[str]) -> list[dict]:
+    """Stop the server and read back every line it logged, each a JSON object."""
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
 def test_sigterm_stops_the_server_gracefully(stop):
     proc, _ = listening(stop, "--insecure")
     proc.send_signal(signal.SIGTERM)
@@ -148,6 +158,45 @@ def test_server_logs_are_json_lines_carrying_the_request_tag(stop):
     lines = [line for line in out.splitlines() if '"tag"' in line]
     assert lines, out
     assert '"tag": "loopback"' in lines[0] or '"tag":"loopback"' in lines[0]
+
+
+def test_each_request_is_logged_at_info_with_its_tag_kind_name_result_and_duration(stop):
+    proc, port = listening(stop, "--insecure")
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        grpcv1.FunctionRunnerServiceStub(channel).RunFunction(seed_request(), timeout=30)
+    lines = log_lines(proc)
+    [line] = [x for x in lines if x.get("tag") == "seed"]
+    assert line["level"] == "info"
+    assert (line["kind"], line["name"], line["result"]) == (
+        "ModelReplica",
+        "qwen3-8b-eks-l4-0",
+        "composed",
+    )
+    assert line["duration_ms"] > 0
+
+
+def test_logs_are_json_lines_at_debug_level_too(stop):
+    proc, port = listening(stop, "--insecure", "--debug")
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call(channel)
+    assert [x["msg"] for x in log_lines(proc) if x.get("tag") == "loopback"] == ["RunFunction"]
+
+
+def test_a_repeated_request_is_answered_from_the_cache_and_logged_so(stop):
+    proc, port = listening(stop, "--insecure")
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        first = stub.RunFunction(seed_request(), timeout=30)
+        again = stub.RunFunction(seed_request(), timeout=30)
+    assert again == first
+    results = [x["result"] for x in log_lines(proc) if x.get("tag") == "seed"]
+    assert results == ["composed", "cached"]
+
+
+def test_the_workers_option_starts_that_many_composing_processes(stop):
+    proc, _ = listening(stop, "--insecure", "--workers", "3")
+    [serving] = [x for x in log_lines(proc) if x.get("msg") == "serving"]
+    assert serving["workers"] == 3
 
 
 def test_server_refuses_to_start_without_certificates(stop):
@@ -276,3 +325,208 @@ def test_the_legacy_v1beta1_service_answers_too(stop):
         rsp = grpcv1beta1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=10)
     assert rsp.meta.tag == "seed"
     assert "inference-pool" in rsp.desired.resources
+
+
+# --- limits, concurrency and shutdown ----------------------------------------------------------
+
+
+def serving_held(
+    stop: list[subprocess.Popen[str]], workers: int
+) -> tuple[subprocess.Popen[str], int]:
+    """`serve` whose ModelReplica composer holds any replica annotated to wait
+    (``tests/holding.py``), on a free loopback port."""
+    port = free_port()
+    code = (
+        "from modelplane.serve import serve; "
+        f"serve(address='127.0.0.1:{port}', tls_certs_dir=None, insecure=True, debug=False, "
+        f"max_recv_message_size=64, max_send_message_size=None, workers={workers}, "
+        "registry='tests.holding:registry')"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    stop.append(proc)
+    wait_listening(proc, port, timeout=60)
+    return proc, port
+
+
+def held_request(hold: Path, tag: str) -> fnv1.RunFunctionRequest:
+    """The seed request, held by the composer until ``hold`` exists."""
+    req = seed_request()
+    req.meta.tag = tag
+    meta = req.observed.composite.resource.fields["metadata"].struct_value
+    meta.fields["annotations"].struct_value.update({HOLD: str(hold)})
+    return req
+
+
+def started(hold: Path) -> int:
+    """Wait until a worker holds the composition; its pid."""
+    marker = hold.with_name(hold.name + ".started")
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the held composition never started"
+        time.sleep(0.01)
+    return int(marker.read_text())
+
+
+def test_a_slow_composite_does_not_delay_a_fast_one(stop, tmp_path):
+    _, port = serving_held(stop, workers=2)
+    hold = tmp_path / "release"
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        slow = stub.RunFunction.future(held_request(hold, "slow"), timeout=120)
+        started(hold)
+        fast = stub.RunFunction(seed_request(), timeout=60)
+        assert fast.meta.tag == "seed"
+        assert not slow.done()  # the fast one was answered while the slow one still composed
+        hold.write_text("go")
+        assert slow.result().meta.tag == "slow"
+
+
+def test_sigterm_stops_the_server_within_its_grace_period_whatever_is_running(stop, tmp_path):
+    proc, port = serving_held(stop, workers=1)
+    hold = tmp_path / "never"
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        call = stub.RunFunction.future(held_request(hold, "held"), timeout=120)
+        worker = started(hold)
+        proc.send_signal(signal.SIGTERM)
+        # The grace period is 5 s; the margin is for a loaded machine, not for the server.
+        assert proc.wait(timeout=GRACE_SECONDS + 10) == 0
+        rsp = call.result()
+    assert [r.message for r in rsp.results] == [
+        "the function stopped (SIGTERM) before this composition finished"
+    ]
+    with pytest.raises(ProcessLookupError):
+        os.kill(worker, 0)
+
+
+def test_a_call_whose_caller_gives_up_frees_its_worker(stop, tmp_path):
+    _, port = serving_held(stop, workers=1)
+    hold = tmp_path / "never"
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as gave_up:
+            stub.RunFunction(held_request(hold, "held"), timeout=3)
+        assert gave_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        # The only worker was holding it: the next call is answered by its replacement.
+        assert stub.RunFunction(seed_request(), timeout=120).meta.tag == "seed"
+    with pytest.raises(ProcessLookupError):
+        os.kill(started(hold), 0)
+
+
+def fleet_request(clusters: int, per_cluster: int) -> fnv1.RunFunctionRequest:
+    """A ModelDeployment scaling up on a fleet of ``clusters`` one-pool clusters, each already
+    running ``per_cluster`` replicas of other deployments: every one of them required."""
+    from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
+    from tests.fleet.builders import (
+        deployment,
+        engine,
+        inference_class,
+        inference_cluster,
+        member,
+        placed_member,
+        placed_replica,
+        with_condition,
+    )
+
+    h100 = inference_class("h100")
+    fleet = [
+        inference_cluster(f"cluster-{i:04d}", {"h100": ("h100", 8)}, classes=[h100])
+        for i in range(clusters)
+    ]
+    engines = [engine("main", placed_member("h100", 4, member()["template"]))]
+    running = [
+        with_condition(
+            placed_replica(f"other-{k}", "team-b", c["metadata"]["name"], 0, engines),
+            "ModelServing",
+            "True",
+            "Serving",
+        )
+        for c in fleet
+        for k in range(per_cluster)
+    ]
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="fleet"))
+    md = deployment("qwen", engine("main", member(gpus=2)), replicas=3, namespace="team-a")
+    req.observed.composite.resource.CopyFrom(dict_to_struct(md))
+    for name, objs in ((CLUSTERS, fleet), (CLASSES, [h100]), (REPLICAS, running)):
+        items = req.required_resources[name].items
+        for obj in objs:
+            items.add().resource.CopyFrom(dict_to_struct(obj))
+    return req
+
+
+def test_a_fleet_sized_request_is_answered_over_loopback(stop):
+    req = fleet_request(clusters=1000, per_cluster=4)
+    assert req.ByteSize() > 4 * 1024 * 1024  # past gRPC's default limit, which refused it
+    _, port = listening(stop, "--insecure")
+    with grpc.insecure_channel(
+        f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", 64 * 1024 * 1024)]
+    ) as channel:
+        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=120)
+    assert not [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    assert sum(1 for k in rsp.desired.resources if k.startswith("replica-")) == 3
+
+
+def nested(depth: int) -> dict:
+    value: dict = {"leaf": True}
+    for _ in range(depth - 1):
+        value = {"deeper": value}
+    return value
+
+
+def test_a_composite_nested_past_protobufs_limit_gets_a_fatal_result_naming_it(stop):
+    req = seed_request()
+    req.meta.tag = "deep"
+    spec = req.observed.composite.resource.fields["spec"].struct_value
+    spec.fields["engines"].list_value.values[0].struct_value.update({"extra": nested(40)})
+    _, port = listening(stop, "--insecure")
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=60)
+    assert rsp.meta.tag == "deep"
+    assert [r.severity for r in rsp.results] == [fnv1.SEVERITY_FATAL]
+    assert "nests deeper than protobuf's limit of 100 messages" in rsp.results[0].message
+
+
+def test_many_large_requests_keep_the_servers_response_cache_within_its_bytes():
+    # Each request carries a megabyte argument into its response; the budget holds three.
+    import asyncio
+
+    import structlog
+
+    from modelplane.function import MIB
+    from modelplane.serve import REGISTRY, Handler, Pool
+
+    budget = 3 * MIB + MIB // 2
+
+    def big(i: int) -> bytes:
+        req = seed_request()
+        req.meta.tag = f"big-{i}"
+        spec = req.observed.composite.resource.fields["spec"].struct_value
+        member = spec.fields["engines"].list_value.values[0].struct_value.fields["members"]
+        template = member.list_value.values[0].struct_value.fields["template"].struct_value
+        engine = template.fields["spec"].struct_value.fields["containers"].list_value.values[0]
+        engine.struct_value.fields["args"].list_value.values.add().string_value = f"{i}" + (
+            "x" * MIB
+        )
+        return req.SerializeToString()
+
+    async def serve_many() -> Handler:
+        pool = Pool(1, REGISTRY, 4 * MIB, debug=False)
+        try:
+            await pool.start()
+            handler = Handler(pool, structlog.get_logger(), cache_bytes=budget)
+            for i in range(12):
+                rsp = fnv1.RunFunctionResponse.FromString(await handler.run(big(i), None))
+                assert not [r.message for r in rsp.results], rsp.results
+            return handler
+        finally:
+            pool.close()
+
+    handler = asyncio.run(serve_many())
+    assert handler.cache.size <= budget
+    assert 1 <= len(handler.cache) <= 3

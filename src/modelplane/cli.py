@@ -76,7 +76,50 @@ def _serve_command() -> click.Command:
         context_settings={"help_option_names": ["-h", "--help"]},
         epilog=exits.HELP,
     )
-    @sdkcli.standard_options
+    # The SDK's standard options (names and environment variables as Crossplane's runtime sets
+    # them), with message limits sized for fleets and the number of composing workers.
+    @click.option("--debug", "-d", is_flag=True, envvar="DEBUG", help="Emit debug logs.")
+    @click.option(
+        "--address",
+        default=sdkcli.DEFAULT_ADDRESS,
+        show_default=True,
+        envvar="ADDRESS",
+        help="Address at which to listen for gRPC connections.",
+    )
+    @click.option(
+        "--tls-server-certs-dir",
+        "--tls-certs-dir",
+        "tls_certs_dir",
+        envvar="TLS_SERVER_CERTS_DIR",
+        help="Serve using mTLS certificates (tls.crt, tls.key, ca.crt).",
+    )
+    @click.option(
+        "--insecure", is_flag=True, envvar="INSECURE", help="Run without mTLS credentials."
+    )
+    @click.option(
+        "--max-recv-message-size",
+        "--max-grpc-message-size",
+        type=click.IntRange(min=1),
+        default=64,
+        show_default=True,
+        envvar=["MAX_RECV_MESSAGE_SIZE", "MAX_GRPC_MESSAGE_SIZE"],
+        help="Largest request accepted, in MiB (a 1,000-cluster fleet's is about 12).",
+    )
+    @click.option(
+        "--max-send-message-size",
+        type=click.IntRange(min=1),
+        default=4,
+        show_default=True,
+        envvar="MAX_SEND_MESSAGE_SIZE",
+        help="Largest response sent, in MiB; larger is a Fatal result (Crossplane receives 4).",
+    )
+    @click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=None,
+        envvar="WORKERS",
+        help="Processes composing requests.  [default: the CPUs available]",
+    )
     def command(**options: Any) -> None:
         """Run the Crossplane composition function (gRPC, mTLS unless --insecure)."""
         from modelplane.serve import serve as run

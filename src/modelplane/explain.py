@@ -21,7 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane import exits
+from modelplane import exits, manifests
+from modelplane.compose.admission import Admission
 from modelplane.compose.modeldeployment.stamp import replica_name, stamp
 from modelplane.composer import namespace_of
 from modelplane.labels import DEPLOYMENT
@@ -224,7 +225,16 @@ def explain_command(
     except ManifestError as e:
         exits.error(COMMAND, str(e))
         return exits.INVALID
-    explanations = explain_all([m.obj for m in loaded])
+    # The same admission as render, validate and the function: explain what would be admitted.
+    admission = Admission.default()
+    admitted = [(m, admission.admit_input(m.obj)) for m in loaded]
+    refused = [(m, a.errors) for m, a in admitted if a.errors]
+    for m, errors in refused:
+        for error in errors:
+            exits.error(COMMAND, f"{m.where_is(error.path)}: {manifests.identity(m.obj)}: {error}")
+    if refused:
+        return exits.INVALID
+    explanations = explain_all([a.object for _, a in admitted])
     if not explanations:
         exits.error(COMMAND, "no ModelDeployment in the input")
         return exits.INVALID

@@ -9,27 +9,45 @@ drops desired resources: every fault becomes a Fatal result, which Crossplane do
 from __future__ import annotations
 
 import hashlib
+import time
 import traceback
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import grpc
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from google.protobuf import duration_pb2
+from google.protobuf import duration_pb2, struct_pb2
+from google.protobuf.message import DecodeError
 
+from modelplane.compose.admission import Admission, invalid
 from modelplane.composer import Inputs, Registry, Result, UnknownKindError
 from modelplane.structs import (
     LazyPaths,
+    Shape,
+    ShapeError,
     StructView,
+    check_field,
+    check_struct,
+    checked_view,
     fill_struct,
+    identity,
+    shape_of,
     struct_to_dict,
     struct_to_dict_lazily,
     to_value,
+    value_to_py,
 )
 
 RESPONSE_TTL_SECONDS = 60
+CACHE_BYTES = 64 * 1024 * 1024
+"""What the response cache may hold: a fleet's response runs to megabytes, a replica's to
+tens of kilobytes, so a count would bound nothing."""
+DECODE_DEPTH_LIMIT = 100
+"""upb's nesting limit for a message (``upb_DecodeOptions_MaxDepth``), which Python cannot
+raise: each level of a JSON object in a Struct costs three (Struct, map entry, Value)."""
 T = TypeVar("T")
 _READY = {"True": fnv1.READY_TRUE, "False": fnv1.READY_FALSE, "Unspecified": fnv1.READY_UNSPECIFIED}
 _SEVERITY = {
@@ -42,6 +60,21 @@ _STATUS = {
     "False": fnv1.STATUS_CONDITION_FALSE,
     "Unknown": fnv1.STATUS_CONDITION_UNKNOWN,
 }
+# What of a composite's metadata admission reads; the rest (resourceVersion, managedFields) is
+# the server's and changes on every status write, which must not make a spec look new.
+_ADMITTED_METADATA = ("name", "generateName", "namespace", "labels", "annotations")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call did, for its log line: the composite's kind and name, and the result."""
+
+    kind: str = ""
+    name: str = ""
+    result: str = "composed"
+    """composed, cached, fatal, or (the caller gave up) cancelled."""
+    message: str = ""
+    """The Fatal result's message."""
 
 
 class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
@@ -49,14 +82,27 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 
     Composers are pure, so a response is a function of the request alone. Crossplane
     re-sends identical requests on every reconcile of an unchanged composite; those are
-    answered from a small cache keyed by the request's content. A cached answer is the same
-    message object each time (gRPC only serializes it): callers must treat responses as
-    read-only.
+    answered from a cache bounded in bytes and keyed by the request's tag. A cached answer is
+    the same message object each time (gRPC only serializes it): callers must treat responses
+    as read-only.
+
+    With an ``admission``, each composite is admitted before it is composed (a refusal is a
+    Fatal result in the API server's words), and every required and observed resource is read
+    through views checked against its schema (``Admission.read_schema``).
     """
 
-    def __init__(self, registry: Registry, *, cache_size: int = 256) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        cache_size: int = CACHE_BYTES,
+        admission: Admission | None = None,
+    ) -> None:
+        """``cache_size``: bytes of responses kept (0 keeps none)."""
         self.registry = registry
-        self._responses: Lru[fnv1.RunFunctionResponse] = Lru(cache_size)
+        self.admission = admission
+        self.responses: Lru[fnv1.RunFunctionResponse] = Lru(cache_size)
+        self._admitted: Lru[tuple[str, ...]] = Lru(1024)
         self._log: Any = None
 
     @property
@@ -71,65 +117,258 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     async def RunFunction(  # noqa: N802  (the gRPC method name)
         self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
     ) -> fnv1.RunFunctionResponse:
-        return self.run(req)
-
-    def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
-        key = request_key(req)
-        cached = self._responses.get(key)
-        if cached is not None:
-            return cached  # the key is the tag (or the content), so the tag already matches
-        rsp = self._compose(req)
-        if not _is_fatal(rsp):
-            self._responses.put(key, rsp)
+        start = time.perf_counter()
+        rsp, outcome = self.handle(req)
+        log_request(self.log, req.meta.tag, outcome, time.perf_counter() - start)
         return rsp
 
-    def _compose(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+        return self.handle(req)[0]
+
+    def handle(self, req: fnv1.RunFunctionRequest) -> tuple[fnv1.RunFunctionResponse, Outcome]:
+        """The response, and what happened, for the caller's log line."""
+        key = request_key(req)
+        cached = self.responses.get(key)
+        if cached is not None:
+            # The key is the tag (or the content), so the tag already matches.
+            return cached, Outcome(*_identity_of(req), result="cached")
+        rsp, outcome = self._compose(req)
+        if outcome.result != "fatal" and self.responses.budget:
+            self.responses.put(key, rsp, rsp.ByteSize())
+        return rsp, outcome
+
+    def handle_bytes(self, raw: bytes, max_response: int) -> tuple[bytes, Outcome]:
+        """``handle`` on the wire: a serialized request in, a serialized response out, never
+        larger than ``max_response`` bytes (past it, a Fatal result naming the limit)."""
+        try:
+            req = fnv1.RunFunctionRequest.FromString(raw)
+        except DecodeError as e:
+            why = UNDECODABLE_DEPTH if "depth" in str(e).lower() else f"undecodable request: {e}"
+            return fatal_bytes(peek_tag(raw), why), Outcome(result="fatal", message=why)
+        rsp, outcome = self.handle(req)
+        out = rsp.SerializeToString()
+        if len(out) <= max_response:
+            return out, outcome
+        why = (
+            f"the response is {len(out) / MIB:.1f} MiB, more than the {max_response / MIB:g} MiB "
+            "this function may send (--max-send-message-size; Crossplane receives at most "
+            "4 MiB, gRPC's default, which it does not raise); spec.replicas and the template's "
+            "size bound a ModelDeployment's response"
+        )
+        return fatal_bytes(req.meta.tag, why), Outcome(
+            outcome.kind, outcome.name, "fatal", message=why
+        )
+
+    def _compose(self, req: fnv1.RunFunctionRequest) -> tuple[fnv1.RunFunctionResponse, Outcome]:
         # The tag goes on each line rather than through bind(): binding the SDK's lazy logger
         # costs more than a whole small composition.
         log, tag = self.log, req.meta.tag
+        identity = _identity_of(req)
         try:
             api_version, kind = read_identity(req)
             composer = self.registry.lookup(api_version, kind)
+            if self.admission is not None:
+                self._admit(req, api_version, kind)
             composite = read_composite(req, self.registry.lazy_composite(api_version, kind))
             lazy = self.registry.lazy_requirements(api_version, kind)
-            inputs = read_inputs(req, composite, lazy)
+            inputs = read_inputs(req, composite, lazy, self.admission)
             kind = f"{kind}.{api_version}"  # as users read it in messages
-        except (MalformedRequestError, UnknownKindError) as e:
-            log.info("rejected request", tag=tag, error=str(e))
-            return fatal_response(req, str(e))
+        except (MalformedRequestError, UnknownKindError, ShapeError) as e:
+            return _fatal(req, identity, str(e))
         try:
             result = composer(inputs)
+        except ShapeError as e:  # a required or observed resource its schema does not allow
+            return _fatal(req, identity, str(e))
         except Exception as e:  # a composer bug must not reach Crossplane as a traceback
             log.error(
                 "composer raised", tag=tag, kind=kind, error=repr(e), trace=traceback.format_exc()
             )
-            return fatal_response(req, f"composing {kind} failed: {type(e).__name__}: {e}")
-        log.debug(
-            "composed", tag=tag, kind=kind, resources=len(result.resources), fatal=result.fatal
-        )
+            return _fatal(req, identity, f"composing {kind} failed: {type(e).__name__}: {e}")
         try:
-            return write_response(req, result)
+            rsp = write_response(req, result)
         except (TypeError, ValueError) as e:
-            return fatal_response(req, f"composing {kind} produced an invalid result: {e}")
+            return _fatal(req, identity, f"composing {kind} produced an invalid result: {e}")
+        if result.fatal is not None:
+            return rsp, Outcome(*identity, result="fatal", message=result.fatal)
+        return rsp, Outcome(*identity)
+
+    def _admit(self, req: fnv1.RunFunctionRequest, api_version: str, kind: str) -> None:
+        """Admit the composite as the API server would, or raise naming what it refuses.
+
+        Memoised by the content admission reads, so a status update, Crossplane's common
+        reconcile, admits nothing again.
+        """
+        assert self.admission is not None
+        parts = admitted_parts(req.observed.composite.resource)
+        digest = hashlib.blake2b(digest_size=16)
+        for k, v in parts:
+            digest.update(k.encode() + b"\0" + v.SerializeToString(deterministic=True))
+        key = digest.digest()
+        errors = self._admitted.get(key)
+        if errors is None:
+            errors = admission_errors(self.admission, api_version, kind, parts)
+            self._admitted.put(key, errors, 1)
+        if errors:
+            raise MalformedRequestError(errors[0])
+        # The API server ignores a composite's status on create and update, so admission
+        # leaves it out; composers read it (the conditions they published), so check it here.
+        resource = req.observed.composite.resource
+        schema = self.admission.read_schema(api_version, kind).properties or {}
+        if "status" in schema:
+            check_field(resource, "status", schema["status"], None)
+
+
+def admitted_parts(resource: struct_pb2.Struct) -> list[tuple[str, struct_pb2.Value]]:
+    """What admission reads of a composite, in key order: all but its status, and of its
+    metadata (``metadata.<key>``) what a user sets; the rest changes on every status write."""
+    fields = resource.fields
+    parts = []
+    for key in sorted(fields):
+        value = fields[key]
+        if key == "status":
+            continue
+        if key == "metadata" and value.WhichOneof("kind") == "struct_value":
+            meta = value.struct_value.fields
+            parts += [(f"metadata.{k}", meta[k]) for k in _ADMITTED_METADATA if k in meta]
+        else:
+            parts.append((key, value))
+    return parts
+
+
+def admission_errors(
+    admission: Admission, api_version: str, kind: str, parts: list[tuple[str, struct_pb2.Value]]
+) -> tuple[str, ...]:
+    if not admission.knows(api_version, kind):
+        return (f'no matches for kind "{kind}" in version "{api_version}"',)
+    obj: dict[str, Any] = {}
+    for key, value in parts:
+        if key.startswith("metadata."):
+            obj.setdefault("metadata", {})[key.removeprefix("metadata.")] = value_to_py(value)
+        else:
+            obj[key] = value_to_py(value)
+    errors = admission.admit(obj).errors
+    if not errors:
+        return ()
+    meta = obj.get("metadata")
+    name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+    return (invalid(kind, api_version, name, errors),)
+
+
+MIB = 1024 * 1024
+UNDECODABLE_DEPTH = (
+    f"the request nests deeper than protobuf's limit of {DECODE_DEPTH_LIMIT} messages "
+    "(upb_DecodeOptions_MaxDepth, which the Python runtime cannot raise): each JSON object "
+    "of a resource costs 3 levels and each list 2, so a composite may nest about 30 objects, "
+    "or 20 objects within lists"
+)
+
+
+def peek_tag(raw: bytes) -> str:
+    """A serialized request's ``meta.tag``, read off the wire without decoding anything else
+    (the response cache answers by it before any worker decodes the request)."""
+    tag = ""
+    i, n = 0, len(raw)
+    try:
+        while i < n:
+            key, i = _varint(raw, i)
+            field, wire = key >> 3, key & 7
+            if wire == 2:
+                length, i = _varint(raw, i)
+                if field == 1:  # RunFunctionRequest.meta
+                    tag = fnv1.RequestMeta.FromString(raw[i : i + length]).tag
+                i += length
+            elif wire == 0:
+                _, i = _varint(raw, i)
+            elif wire == 1:
+                i += 8
+            elif wire == 5:
+                i += 4
+            else:
+                return tag
+    except (IndexError, DecodeError):
+        return tag
+    return tag
+
+
+def _varint(raw: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = raw[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def fatal_bytes(tag: str, message: str) -> bytes:
+    """A serialized Fatal response carrying only the tag: for a request that could not be
+    read, or a response too large to send (Crossplane applies nothing from a Fatal one)."""
+    rsp = fnv1.RunFunctionResponse(
+        meta=fnv1.ResponseMeta(tag=tag, ttl=duration_pb2.Duration(seconds=RESPONSE_TTL_SECONDS))
+    )
+    rsp.results.append(fnv1.Result(severity=fnv1.SEVERITY_FATAL, message=message))
+    return rsp.SerializeToString()
+
+
+def log_request(log: Any, tag: str, outcome: Outcome, seconds: float) -> None:
+    """One info line per request: its tag, the composite's kind and name, the result and how
+    long it took (and a Fatal result's message)."""
+    fields = {
+        "tag": tag,
+        "kind": outcome.kind,
+        "name": outcome.name,
+        "result": outcome.result,
+        "duration_ms": round(seconds * 1000, 3),
+    }
+    if outcome.message:
+        fields["message"] = outcome.message
+    log.info("RunFunction", **fields)
+
+
+def _fatal(
+    req: fnv1.RunFunctionRequest, identity: tuple[str, str], message: str
+) -> tuple[fnv1.RunFunctionResponse, Outcome]:
+    return fatal_response(req, message), Outcome(*identity, result="fatal", message=message)
+
+
+def _identity_of(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
+    """The composite's kind and name for a log line, whatever shape the request has."""
+    resource = req.observed.composite.resource
+    return identity(resource)[1], _name_of(resource)
 
 
 class Lru(Generic[T]):
-    """A bounded map that forgets the least recently used entry first."""
+    """A map bounded by the total size of its entries, forgetting the least recently used
+    first; an entry larger than the whole budget is not kept at all."""
 
-    def __init__(self, size: int) -> None:
-        self._items: OrderedDict[str | bytes, T] = OrderedDict()
-        self._size = size
+    def __init__(self, budget: int) -> None:
+        self._items: OrderedDict[str | bytes, tuple[T, int]] = OrderedDict()
+        self.budget = budget
+        self.size = 0
+        """The sizes of the entries held, summed."""
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def get(self, key: str | bytes) -> T | None:
-        item = self._items.get(key)
-        if item is not None:
-            self._items.move_to_end(key)
-        return item
+        entry = self._items.get(key)
+        if entry is None:
+            return None
+        self._items.move_to_end(key)
+        return entry[0]
 
-    def put(self, key: str | bytes, item: T) -> None:
-        self._items[key] = item
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
+    def put(self, key: str | bytes, item: T, size: int) -> None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.size -= old[1]
+        if size > self.budget:
+            return
+        self._items[key] = (item, size)
+        self.size += size
+        while self.size > self.budget:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.size -= dropped
 
 
 class MalformedRequestError(ValueError):
@@ -166,24 +405,68 @@ def read_composite(req: fnv1.RunFunctionRequest, lazy: LazyPaths | None = None) 
 
 
 def read_inputs(
-    req: fnv1.RunFunctionRequest, composite: dict[str, Any], lazy: frozenset[str] = frozenset()
+    req: fnv1.RunFunctionRequest,
+    composite: dict[str, Any],
+    lazy: frozenset[str] = frozenset(),
+    admission: Admission | None = None,
 ) -> Inputs:
+    """The composer's inputs. With an ``admission``, every required and observed resource is
+    read against its schema: views check each value read, and a requirement converted to
+    plain data is checked whole first; either raises ``ShapeError`` naming the field."""
     # Crossplane before v2 answers requirements in the deprecated extra_resources field.
     required_source = req.required_resources or req.extra_resources
     required: dict[str, list[Any]] = {}
+    shapes: dict[tuple[str, str], Shape] = {}
     for name, rs in required_source.items():
-        convert = StructView if name in lazy else struct_to_dict
-        required[name] = [convert(r.resource) for r in rs.items]
+        if admission is None:
+            convert = StructView if name in lazy else struct_to_dict
+            required[name] = [convert(r.resource) for r in rs.items]
+            continue
+        items: list[Any] = []
+        for i, r in enumerate(rs.items):
+            resource = r.resource
+            shape = _read_shape(admission, shapes, resource)
+            where = ("required resource", name, i)
+            if name in lazy:
+                items.append(checked_view(resource, shape, where))
+            else:
+                check_struct(resource, shape.schema, where)
+                items.append(struct_to_dict(resource))
+        required[name] = items
     # Typed as plain data: views are read-only Mappings, and composers only read observed state.
-    observed: dict[str, Any] = {
-        k: StructView(r.resource) for k, r in req.observed.resources.items()
-    }
+    observed: dict[str, Any]
+    if admission is None:
+        observed = {k: StructView(r.resource) for k, r in req.observed.resources.items()}
+    else:
+        observed = {}
+        for k, r in req.observed.resources.items():
+            shape = _read_shape(admission, shapes, r.resource)
+            observed[k] = checked_view(r.resource, shape, ("observed resource", repr(k), None))
     return Inputs(
         composite=composite,
         observed=observed,
         required=required,
         context=struct_to_dict(req.context) if req.HasField("context") else {},
     )
+
+
+def _read_shape(
+    admission: Admission, shapes: dict[tuple[str, str], Shape], resource: struct_pb2.Struct
+) -> Shape:
+    """What ``resource`` is read against, by its apiVersion and kind (looked up once a call)."""
+    key = identity(resource)
+    shape = shapes.get(key)
+    if shape is None:
+        shape = shapes[key] = shape_of(admission.read_schema(*key))
+    return shape
+
+
+def _name_of(resource: struct_pb2.Struct) -> str:
+    meta = resource.fields.get("metadata")
+    if meta is None or meta.WhichOneof("kind") != "struct_value":
+        return ""
+    name = meta.struct_value.fields.get("name")
+    return name.string_value if name is not None else ""
 
 
 def write_response(

@@ -402,22 +402,15 @@ def _identity(obj: Obj) -> tuple[str, str, str, str]:
 
 
 def api_server_admission() -> Admit:
-    """Admission as the API server applies it for the kinds under ``apis/``; others pass."""
-    from modelplane.kube.admission import Admission
+    """The one admission every command and the function apply (``compose.admission``): the
+    API server's for the kinds under ``apis/``, then the composers' own checks; others pass."""
+    from modelplane.compose.admission import Admission
 
     admission = Admission.default()
 
     def admit(obj: Obj) -> tuple[Obj, list[str]]:
-        if not admission.knows(str(obj.get("apiVersion")), str(obj.get("kind"))):
-            return copy.deepcopy(obj), []
-        # Composites have a status subresource: the API server ignores status on create and
-        # update, and compositions write it through the subresource, so only the rest is
-        # admitted here; a status given in the input is observed state and kept as is.
-        admitted = admission.admit({k: v for k, v in obj.items() if k != "status"})
-        out = admitted.object
-        if "status" in obj:
-            out["status"] = copy.deepcopy(obj["status"])
-        return out, [str(e) for e in admitted.errors]
+        admitted = admission.admit_input(obj)
+        return admitted.object, [str(e) for e in admitted.errors]
 
     return admit
 

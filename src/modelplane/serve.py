@@ -1,18 +1,75 @@
-"""`modelplane serve`: run the composition function as Crossplane calls it."""
+"""`modelplane serve`: run the composition function as Crossplane calls it.
+
+One process speaks gRPC; ``--workers`` processes (default: the CPUs available) compose. The
+server never decodes a request: it reads the tag off the wire, answers a repeat from its
+response cache, and otherwise hands the bytes to an idle worker, which decodes, admits,
+composes and encodes. So the event loop never composes: a slow composite holds one worker,
+never the server, and SIGTERM is heard whatever is running.
+
+Why processes behind one listener rather than a listener per process (``SO_REUSEPORT``, the
+pattern of gRPC Python's multiprocessing example): the kernel spreads *connections* across
+such listeners, and Crossplane sends every call to a Function pod over one HTTP/2 connection
+(grpc-go, round robin across the Service's endpoints, one subchannel per endpoint), so all of
+its traffic would reach one process. Threads would not help either: composing is Python code,
+one at a time under the GIL. Workers are spawned (fork after gRPC has started threads is
+unsafe), so a worker killed because its caller gave up (deadline or cancel) or because the
+server is stopping is replaced by a fresh one.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import hashlib
+import importlib
+import math
+import multiprocessing
 import os
+import pickle
+import signal
+import socket
 import ssl
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
+import grpc
+import structlog
 from crossplane.function import logging, runtime
+from grpc_reflection.v1alpha import reflection
 
-from modelplane.compose.registry import default_registry
-from modelplane.function import FunctionRunner
+from modelplane.compose.admission import Admission
+from modelplane.composer import Registry
+from modelplane.function import (
+    CACHE_BYTES,
+    MIB,
+    FunctionRunner,
+    Lru,
+    Outcome,
+    fatal_bytes,
+    log_request,
+    peek_tag,
+)
 
 _TLS_FILES = ("tls.crt", "tls.key", "ca.crt")
+REGISTRY = "modelplane.compose.registry:default_registry"
+"""Where workers find the registry of composers (``module:function``)."""
+GRACE_SECONDS = 5
+"""How long SIGTERM waits for calls in flight before stopping them (Kubernetes waits 30 s)."""
+DEFAULT_RECV_MIB = 64
+"""A 1,000-cluster fleet's ModelDeployment request (every cluster and its 4,000 replicas) is
+about 12 MiB; Crossplane sends up to 2 GiB (grpc-go's default client send limit)."""
+DEFAULT_SEND_MIB = 4
+"""Crossplane receives at most 4 MiB (grpc-go's default client receive limit, which its
+function runner does not raise): a larger response would fail there, so it is a Fatal here."""
+_STARTUP_SECONDS = 120
+_SERVICES = (
+    "apiextensions.fn.proto.v1.FunctionRunnerService",
+    "apiextensions.fn.proto.v1beta1.FunctionRunnerService",
+)
 
 
 def serve(
@@ -21,21 +78,331 @@ def serve(
     tls_certs_dir: str | None,
     insecure: bool,
     debug: bool,
-    max_recv_message_size: int,
-    max_send_message_size: int | None,
+    max_recv_message_size: int = DEFAULT_RECV_MIB,
+    max_send_message_size: int | None = DEFAULT_SEND_MIB,
+    workers: int | None = None,
+    registry: str = REGISTRY,
 ) -> None:
-    logging.configure(level=logging.Level.DEBUG if debug else logging.Level.INFO)
+    """Serve until SIGTERM; message sizes in MiB; ``workers`` defaults to the CPUs available;
+    ``registry`` names the function building the composers (``module:function``)."""
+    configure_logging(debug)
     creds = None if insecure else runtime.load_credentials(_checked_certs_dir(tls_certs_dir))
-    send = max_send_message_size or max_recv_message_size
+    send = max_send_message_size or DEFAULT_SEND_MIB
     options = [
-        ("grpc.max_receive_message_length", max_recv_message_size * 1024 * 1024),
-        ("grpc.max_send_message_length", send * 1024 * 1024),
+        ("grpc.max_receive_message_length", max_recv_message_size * MIB),
+        # The worker answers a response past the limit with a Fatal naming it; this only
+        # leaves room for that message's own framing.
+        ("grpc.max_send_message_length", send * MIB + MIB),
     ]
-    runner = FunctionRunner(default_registry())
-    logging.get_logger().info(
-        "serving", address=address, tls=not insecure, kinds=runner.registry.kinds()
+    # Compiled here, before the first workers are forked, so they start with it compiled (and
+    # a missing apis/ is reported once, here).
+    for definition in Admission.default().definitions():
+        definition.compile()
+    pool = Pool(workers or available_cpus(), registry, send * MIB, debug)
+    pool.fork()
+    try:
+        asyncio.run(_serve(pool, address, creds, insecure, options))
+    except WorkerError as e:
+        raise click.ClickException(str(e)) from None
+
+
+async def _serve(
+    pool: Pool,
+    address: str,
+    creds: grpc.ServerCredentials | None,
+    insecure: bool,
+    options: list[tuple[str, Any]],
+) -> None:
+    log = logging.get_logger().bind()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await pool.start()
+        server = grpc.aio.server(options=options)
+        handle = Handler(pool, log)
+        handlers = {
+            "RunFunction": grpc.unary_unary_rpc_method_handler(
+                handle.run, request_deserializer=None, response_serializer=None
+            )
+        }
+        for service in _SERVICES:
+            server.add_generic_rpc_handlers(
+                (grpc.method_handlers_generic_handler(service, handlers),)
+            )
+        reflection.enable_server_reflection(runtime.SERVICE_NAMES, server)
+        if creds is not None:
+            server.add_secure_port(address, creds)
+        if insecure:
+            server.add_insecure_port(address)
+        await server.start()
+        log.info("serving", address=address, tls=not insecure, workers=pool.size)
+        await stop.wait()
+        log.info("stopping", grace_seconds=GRACE_SECONDS)
+        stopping = asyncio.create_task(server.stop(GRACE_SECONDS))
+        # Calls still composing near the end of the grace period have their workers stopped,
+        # so each answers (Fatal: nothing is applied) before gRPC would cancel it.
+        await asyncio.wait({stopping}, timeout=GRACE_SECONDS - 1)
+        pool.close()
+        await stopping
+    finally:
+        pool.close()
+
+
+class Handler:
+    """RunFunction on the wire: a cached answer, or a worker's."""
+
+    def __init__(self, pool: Pool, log: Any, cache_bytes: int = CACHE_BYTES) -> None:
+        self.pool = pool
+        self.log = log
+        self.cache: Lru[tuple[bytes, str, str]] = Lru(cache_bytes)
+
+    async def run(self, raw: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        start = time.perf_counter()
+        tag = peek_tag(raw)
+        # Crossplane's tag is a hash of the request; without one, hash the bytes.
+        key = tag or hashlib.blake2b(raw, digest_size=16).digest()
+        hit = self.cache.get(key)
+        if hit is not None:
+            rsp, kind, name = hit
+            outcome = Outcome(kind, name, "cached")
+        else:
+            try:
+                rsp, outcome = await self.pool.run(raw, tag)
+            except asyncio.CancelledError:
+                # The caller gave up or the server is stopping: the pool has stopped the
+                # work. Returning ends the call quietly (its answer goes nowhere).
+                why = "cancelled: the caller gave up or the function is stopping"
+                outcome = Outcome(result="cancelled", message=why)
+                log_request(self.log, tag, outcome, time.perf_counter() - start)
+                return fatal_bytes(tag, why)
+            if outcome.result != "fatal":
+                self.cache.put(key, (rsp, outcome.kind, outcome.name), len(rsp))
+        log_request(self.log, tag, outcome, time.perf_counter() - start)
+        return rsp
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+# On the socket to a worker: a request is its length (8 bytes) then its bytes; an answer is the
+# response's length (8), the pickled Outcome's (4), the Outcome, then the response.
+_READY = b"ready"
+
+
+class Worker:
+    """One composing process and the socket to it, read and written by the event loop."""
+
+    def __init__(self, registry: str, max_response: int, debug: bool, method: str) -> None:
+        ctx: Any = multiprocessing.get_context(method)
+        self.sock, theirs = socket.socketpair()
+        self.process = ctx.Process(
+            target=work,
+            args=(theirs, registry, max_response, debug),
+            name="modelplane-worker",
+            daemon=True,
+        )
+        self.process.start()
+        theirs.close()
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def ready(self) -> None:
+        """Wait until the worker has loaded its composers and definitions."""
+        self._reader, self._writer = await asyncio.open_connection(sock=self.sock)
+        try:
+            said = await asyncio.wait_for(self._reader.readexactly(len(_READY)), _STARTUP_SECONDS)
+        except (TimeoutError, asyncio.IncompleteReadError, OSError):
+            said = b""
+        if said != _READY:
+            raise WorkerError(f"a worker did not start (exit code {self.process.exitcode})")
+
+    async def call(self, raw: bytes) -> tuple[bytes, Outcome]:
+        assert self._reader is not None and self._writer is not None
+        # One write, one wake-up of the worker.
+        self._writer.writelines((len(raw).to_bytes(8, "big"), raw))
+        await self._writer.drain()
+        head = await self._reader.readexactly(12)
+        size, meta = int.from_bytes(head[:8], "big"), int.from_bytes(head[8:], "big")
+        outcome: Outcome = pickle.loads(await self._reader.readexactly(meta))
+        return await self._reader.readexactly(size), outcome
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        if self._writer is not None:
+            self._writer.close()
+        else:
+            self.sock.close()
+
+
+class Pool:
+    """Worker processes, each composing one request at a time; callers wait for an idle one."""
+
+    def __init__(self, size: int, registry: str, max_response: int, debug: bool) -> None:
+        self.size = size
+        self._new = lambda method: Worker(registry, max_response, debug, method)
+        self._workers: set[Worker] = set()
+        self._idle: asyncio.Queue[Worker] = asyncio.Queue()
+        self._closed = False
+        self._replacing: set[asyncio.Task[None]] = set()
+        self._started: list[Worker] = []
+
+    def fork(self) -> None:
+        """Start the first workers as copies of this process, which has everything loaded:
+        only before any thread runs here (gRPC's), where forking is safe."""
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        self._started = [self._new(method) for _ in range(self.size)]
+        self._workers.update(self._started)
+
+    async def start(self) -> None:
+        started, self._started = self._started or [self._new("spawn") for _ in range(self.size)], []
+        self._workers.update(started)
+        await asyncio.gather(*(w.ready() for w in started))
+        for w in started:
+            self._idle.put_nowait(w)
+
+    async def run(self, raw: bytes, tag: str) -> tuple[bytes, Outcome]:
+        worker = await self._idle.get()
+        try:
+            answer = await worker.call(raw)
+        except asyncio.CancelledError:
+            # The caller gave up (its deadline passed, or the server is stopping): stop the
+            # work too, so no abandoned composition holds a worker.
+            self._replace(worker)
+            raise
+        except (asyncio.IncompleteReadError, OSError):
+            if self._closed:
+                why = "the function stopped (SIGTERM) before this composition finished"
+            else:
+                code = worker.process.exitcode
+                why = f"the worker composing this request exited (exit code {code}); replaced"
+            self._replace(worker)
+            return fatal_bytes(tag, why), Outcome(result="fatal", message=why)
+        self._idle.put_nowait(worker)
+        return answer
+
+    def _replace(self, worker: Worker) -> None:
+        worker.stop()
+        self._workers.discard(worker)
+        if not self._closed:
+            task = asyncio.get_running_loop().create_task(self._start_one())
+            self._replacing.add(task)
+            task.add_done_callback(self._replacing.discard)
+
+    async def _start_one(self) -> None:
+        while not self._closed:
+            # Threads run here now: a replacement starts a fresh interpreter.
+            worker = self._new("spawn")
+            self._workers.add(worker)
+            try:
+                await worker.ready()
+            except WorkerError:
+                worker.stop()
+                self._workers.discard(worker)
+                await asyncio.sleep(1)
+                continue
+            if self._closed:
+                worker.stop()
+            else:
+                self._idle.put_nowait(worker)
+            return
+
+    def close(self) -> None:
+        """Stop every worker, busy or not: calls in flight answer Fatal."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in self._replacing:
+            task.cancel()
+        for worker in list(self._workers):
+            worker.stop()
+        self._workers.clear()
+
+
+def work(sock: socket.socket, registry: str, max_response: int, debug: bool) -> None:
+    """A worker's life: load the composers and definitions, then answer requests until the
+    socket closes."""
+    # Ctrl-C reaches the whole process group; the server stops its workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    configure_logging(debug)
+    admission = Admission.default()
+    for definition in admission.definitions():
+        definition.compile()
+    runner = FunctionRunner(load_registry(registry)(), cache_size=0, admission=admission)
+    sock.sendall(_READY)
+    while True:
+        head = _receive(sock, 8)
+        raw = _receive(sock, int.from_bytes(head, "big")) if head is not None else None
+        if raw is None:
+            return
+        rsp, outcome = runner.handle_bytes(raw, max_response)
+        meta = pickle.dumps(outcome)
+        head = len(rsp).to_bytes(8, "big") + len(meta).to_bytes(4, "big")
+        sock.sendall(b"".join((head, meta, rsp)))  # one write, one wake-up of the server
+
+
+def _receive(sock: socket.socket, size: int) -> bytes | None:
+    """Exactly ``size`` bytes, or None when the socket closed first."""
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        n = sock.recv_into(view[got:])
+        if n == 0:
+            return None
+        got += n
+    return bytes(buf)
+
+
+def load_registry(path: str) -> Callable[[], Registry]:
+    """``module:function`` to the function that builds the registry."""
+    module, _, name = path.partition(":")
+    factory: Callable[[], Registry] = getattr(importlib.import_module(module), name)
+    return factory
+
+
+def available_cpus() -> int:
+    """The CPUs this process may use: its affinity, capped by a cgroup CPU quota (a
+    container's CPU limit, which the affinity does not show)."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    quota = _cgroup_quota()
+    return max(1, min(count or 1, math.ceil(quota) if quota else count or 1))
+
+
+def _cgroup_quota() -> float | None:
+    """CPUs' worth of time per period the cgroup allows (v2, else v1); None when unlimited."""
+    with contextlib.suppress(OSError, ValueError):
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        return None if quota == "max" else int(quota) / int(period)
+    with contextlib.suppress(OSError, ValueError):
+        v1 = Path("/sys/fs/cgroup/cpu")
+        quota_us = int((v1 / "cpu.cfs_quota_us").read_text())
+        return None if quota_us < 0 else quota_us / int((v1 / "cpu.cfs_period_us").read_text())
+    return None
+
+
+def configure_logging(debug: bool) -> None:
+    """JSON lines, at every level, unless standard output is a terminal (then text for a
+    person). The SDK's production format (``ts``, ``level``, ``msg``) without its call-site
+    fields, which inspect the stack on every line; loggers are resolved once."""
+    tty = sys.stdout.isatty()
+    renderer: Any = structlog.dev.ConsoleRenderer() if tty else structlog.processors.JSONRenderer()
+    structlog.configure(
+        processors=[
+            structlog.stdlib.add_log_level,
+            structlog.processors.dict_tracebacks,
+            structlog.processors.TimeStamper(key="ts"),
+            structlog.processors.EventRenamer(to="msg"),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(10 if debug else 20),
+        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+        cache_logger_on_first_use=True,
     )
-    runtime.serve(runner, address, creds=creds, insecure=insecure, options=options)
 
 
 def _checked_certs_dir(certs_dir: str | None) -> str:

@@ -23,7 +23,8 @@ import yaml
 
 from modelplane import exits
 from modelplane.apis import ApisNotFoundError
-from modelplane.kube.admission import Admission, Admitted
+from modelplane.compose.admission import Admission
+from modelplane.kube.admission import Admitted
 from modelplane.kube.cost import (
     STATIC_ESTIMATED_COST_LIMIT,
     STATIC_ESTIMATED_CRD_COST_LIMIT,

@@ -95,20 +95,31 @@ def schedule(
 def _fill(
     fill: Fill, kept: list[Replica], removed: list[pl.RemovedReplica], desired: int
 ) -> list[Replica]:
-    """New replicas at the lowest free indices, up to ``desired`` in all."""
-    free = (i for i in itertools.count() if i not in {k.index for k in kept})
+    """New replicas at the lowest free indices, up to ``desired`` in all.
+
+    The work is bounded by what the fleet holds, not by ``desired``: the wanted indices are
+    generated lazily and filling stops at the first replica that fits nowhere.
+    """
+    taken = {k.index for k in kept}
+    wanted = max(0, desired - len(kept))
+
+    def is_wanted(index: int) -> bool:  # among the first ``wanted`` free indices
+        below = sum(1 for k in taken if k < index)
+        return index >= 0 and index not in taken and index - below < wanted
+
     # A re-placed index first tries the cluster it was on (an in-place update, no churn). The
     # old replica may keep serving there until its replacement serves, uncharged: a replacement
     # swapped onto another cluster's old replica would wait on devices never freed.
     # All such homes are tried before any other placement, so no replica takes another's home.
     was_on = {r.index: r.cluster for r in removed if r.reason != "scale-down"}
-    wanted = [next(free) for _ in range(desired - len(kept))]
     placed: list[Replica] = []
-    for index in wanted:
-        if index in was_on and (home := fill.place_home(index, was_on[index])) is not None:
+    for index in sorted(i for i in was_on if is_wanted(i)):
+        if (home := fill.place_home(index, was_on[index])) is not None:
             placed.append(home)
-    for index in wanted:
-        if any(r.index == index for r in placed):
+    at_home = {r.index for r in placed}
+    free = (i for i in itertools.count() if i not in taken)
+    for index in itertools.islice(free, wanted):
+        if index in at_home:
             continue
         got = fill.place(index)
         if got is None:

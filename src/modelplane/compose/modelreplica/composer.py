@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modelreplica import picker, routing, status
+from modelplane.compose.modelreplica import picker, pools, routing, status
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import NAMESPACE_KEY
 from modelplane.compose.modelreplica.remote import wrap
@@ -48,6 +48,9 @@ def compose(inputs: Inputs) -> Result:
         return Result.failed(f"ModelReplica is invalid: {bad}")
     spec = replica["spec"]
     requirements = _requirements(replica)
+    unlabelable = pools.unlabelable(replica)
+    if unlabelable is not None:
+        return pools.refused(dict(inputs.observed), requirements, unlabelable, SERVING_CONDITION)
 
     cluster = _first(inputs.required.get(CLUSTER_REQUIREMENT))
     cache_name = (spec.get("modelCacheRef") or {}).get("name")

@@ -1,0 +1,284 @@
+"""One admission for every command and for the function: the API server's, then the composers'.
+
+``Admission`` runs the API server's admission of the shipped XRDs (``kube.admission``: pruning,
+defaults, the structural schema, every CEL rule), then, on an object the API server accepts,
+the checks a composer makes that no XRD rule can: Crossplane drops root-level XRD rules, so
+name lengths cannot be refused there; a Standalone ModelReplica member without
+``template.spec`` fits the schema but has nothing to run; a ModelDeployment is composable only
+if the ModelReplicas it stamps are. ``validate`` reports exactly what ``render`` and ``explain``
+refuse and what the function answers Fatal.
+
+It also gives the function the schema each required or observed resource is read against
+(``read_schema``): the XRD's for this project's kinds, and for anything else (the composed
+provider-kubernetes Objects) the few fields composers read of every object.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from modelplane import manifests
+from modelplane.compose.modelreplica.picker import serving_problem
+from modelplane.compose.modelreplica.shape import problem as replica_problem
+from modelplane.kube import admission as api
+from modelplane.kube.admission import Admitted
+from modelplane.kube.crd import Definition, Version, load_definitions
+from modelplane.kube.errors import OMIT, ErrorType, FieldError
+from modelplane.kube.schema import Schema
+
+Obj = dict[str, Any]
+Check = Callable[[Obj], list[FieldError]]
+
+GROUP = "modelplane.ai"
+LABEL_VALUE_MAX = 63
+UnknownKindError = api.UnknownKindError
+
+
+class Admission:
+    """The API server's admission of every loaded definition, then each kind's own checks."""
+
+    def __init__(
+        self,
+        definitions: Iterable[Definition] = (),
+        checks: Mapping[tuple[str, str], Check] | None = None,
+    ) -> None:
+        self.server = api.Admission(definitions)
+        self.checks = dict(CHECKS if checks is None else checks)
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[Path | str]) -> Admission:
+        return cls(load_definitions(Path(p) for p in paths))
+
+    @classmethod
+    def default(cls) -> Admission:
+        """The shipped XRDs (``apis/``), compiled once per process."""
+        return _default()
+
+    def add(self, definitions: Iterable[Definition]) -> Admission:
+        """A new Admission with these definitions too (they win on a clash)."""
+        return Admission([*self.definitions(), *definitions], self.checks)
+
+    def definitions(self) -> list[Definition]:
+        return self.server.definitions()
+
+    def version(self, api_version: str, kind: str) -> Version | None:
+        return self.server.version(api_version, kind)
+
+    def knows(self, api_version: str, kind: str) -> bool:
+        return self.server.knows(api_version, kind)
+
+    def knows_kind(self, api_version: str, kind: str) -> bool:
+        return self.server.knows_kind(api_version, kind)
+
+    def admit(self, obj: Obj) -> Admitted:
+        """The pruned, defaulted object and every error: the API server's, or, when it accepts
+        the object, the composer's. Raises ``UnknownKindError`` for kinds it does not serve."""
+        admitted = self.server.admit(obj)
+        if admitted.errors:
+            return admitted
+        check = self.checks.get((_group(obj), str(obj.get("kind"))))
+        if check is None:
+            return admitted
+        return Admitted(admitted.object, check(admitted.object))
+
+    def admit_input(self, obj: Obj) -> Admitted:
+        """An input as the commands read it: composites have a status subresource, which the
+        API server ignores on create and update (compositions write it), so only the rest is
+        admitted; a status given in the input is observed state, kept as it is. Objects of
+        kinds no definition serves pass unchanged."""
+        if not self.knows(str(obj.get("apiVersion")), str(obj.get("kind"))):
+            return Admitted(copy.deepcopy(obj))
+        admitted = self.admit({k: v for k, v in obj.items() if k != "status"})
+        if "status" in obj:
+            admitted.object["status"] = copy.deepcopy(obj["status"])
+        return admitted
+
+    def admit_inputs(self, docs: Iterable[Obj]) -> tuple[list[Obj], list[str]]:
+        """Each input admitted (``admit_input``), and one message per object refused."""
+        out, refused = [], []
+        for doc in docs:
+            admitted = self.admit_input(doc)
+            out.append(admitted.object)
+            if admitted.errors:
+                lines = "\n".join(f"  {e}" for e in admitted.errors)
+                refused.append(f"error: {manifests.identity(doc)} is invalid:\n{lines}")
+        return out, refused
+
+    def read_schema(self, api_version: str, kind: str) -> Schema:
+        """The schema a required or observed resource of this kind is read against."""
+        return _read_schema(self, api_version, kind)
+
+
+def invalid(kind: str, api_version: str, name: str, errors: list[FieldError]) -> str:
+    """The API server's message for an object it refuses (apimachinery's ``NewInvalid``)."""
+    group = api_version.rpartition("/")[0]
+    qualified = f"{kind}.{group}" if group else kind
+    listed = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(map(str, errors)) + "]"
+    return f'{qualified} "{name}" is invalid: {listed}'
+
+
+# --- each kind's own checks -------------------------------------------------------------------
+
+
+def _replica(replica: Obj) -> list[FieldError]:
+    found = replica_problem(replica) or serving_problem(replica["spec"].get("serving"))
+    return [field_error(found)] if found else []
+
+
+def _deployment(md: Obj) -> list[FieldError]:
+    errors = _label_value_name(md, "every ModelReplica it places carries it as a label value")
+    spec = md["spec"]["template"]["spec"]
+    # The replica the deployment would stamp, on placeholder pools: what the ModelReplica
+    # composer would refuse of it is refused here, at the template's own paths.
+    engines = [
+        {
+            **engine,
+            "members": [
+                {**{k: v for k, v in m.items() if k != "nodeSelector"}, "nodePoolName": "pool"}
+                for m in engine["members"]
+            ],
+        }
+        for engine in spec["engines"]
+    ]
+    stamped = {k: spec[k] for k in ("modelCacheRef", "serving") if k in spec}
+    replica = {
+        "metadata": md["metadata"],
+        "spec": {"clusterName": "cluster", **stamped, "engines": engines},
+    }
+    found = replica_problem(replica) or serving_problem(stamped.get("serving"))
+    if found:
+        errors.append(field_error("spec.template." + found))
+    return errors
+
+
+def _cluster(cluster: Obj) -> list[FieldError]:
+    return _label_value_name(cluster, "every replica placed on it carries it as a label value")
+
+
+def _label_value_name(obj: Obj, why: str) -> list[FieldError]:
+    name = str(obj["metadata"].get("name") or "")
+    if len(name) <= LABEL_VALUE_MAX:
+        return []
+    detail = f"must be no more than {LABEL_VALUE_MAX} characters: {why}"
+    return [FieldError("metadata.name", ErrorType.INVALID, name, detail)]
+
+
+CHECKS: dict[tuple[str, str], Check] = {
+    (GROUP, "ModelReplica"): _replica,
+    (GROUP, "ModelDeployment"): _deployment,
+    (GROUP, "InferenceCluster"): _cluster,
+}
+
+
+def field_error(problem: str) -> FieldError:
+    """A composer's ``path: Type: detail`` problem as the FieldError that prints the same."""
+    path, _, rest = problem.partition(": ")
+    for kind in (ErrorType.REQUIRED, ErrorType.INVALID, ErrorType.DUPLICATE, ErrorType.FORBIDDEN):
+        text = kind.text
+        if rest == text or rest.startswith(text + ": "):
+            return FieldError(path, kind, OMIT, rest[len(text) + 2 :])
+    return FieldError(path, ErrorType.INVALID, OMIT, rest)
+
+
+# --- what a required or observed resource is read against -------------------------------------
+
+_STRING = {"type": "string"}
+_STRINGS = {"type": "object", "additionalProperties": _STRING}
+_METADATA = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": _STRING,
+        "generateName": _STRING,
+        "namespace": _STRING,
+        "labels": _STRINGS,
+        "annotations": _STRINGS,
+        "creationTimestamp": _STRING,
+    },
+}
+_CONDITIONS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {k: _STRING for k in ("type", "status", "reason", "message")},
+    },
+}
+# What composers read of any composed object: its identity, its conditions, and, on a
+# provider-kubernetes Object, the remote object's status fields readiness is read from.
+_ANY_OBJECT = {
+    "type": "object",
+    "properties": {
+        "apiVersion": _STRING,
+        "kind": _STRING,
+        "metadata": _METADATA,
+        "spec": {"type": "object"},
+        "status": {
+            "type": "object",
+            "properties": {
+                "conditions": _CONDITIONS,
+                "atProvider": {
+                    "type": "object",
+                    "properties": {
+                        "manifest": {
+                            "type": "object",
+                            "properties": {
+                                "apiVersion": _STRING,
+                                "kind": _STRING,
+                                "metadata": {"type": "object"},
+                                "status": {
+                                    "type": "object",
+                                    "properties": {
+                                        "readyReplicas": {"type": "integer"},
+                                        "availableReplicas": {"type": "integer"},
+                                        "conditions": _CONDITIONS,
+                                        "addresses": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "object",
+                                                "properties": {"value": _STRING},
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        }
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+@functools.cache
+def _compiled(name: str) -> Schema:
+    return Schema.of({"metadata": _METADATA, "object": _ANY_OBJECT}[name])
+
+
+def _read_schema(admission: Admission, api_version: str, kind: str) -> Schema:
+    version = admission.version(api_version, kind)
+    if version is None:
+        return _compiled("object")
+    return _with_metadata(version.schema())
+
+
+@functools.cache
+def _with_metadata(root: Schema) -> Schema:
+    # An XRD's schema declares metadata as a bare object; read it as the API server stores it.
+    return dataclasses.replace(
+        root, properties={**(root.properties or {}), "metadata": _compiled("metadata")}
+    )
+
+
+def _group(obj: Obj) -> str:
+    return str(obj.get("apiVersion", "")).rpartition("/")[0]
+
+
+@functools.cache
+def _default() -> Admission:
+    return Admission(api.Admission.default().definitions())
