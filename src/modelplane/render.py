@@ -406,7 +406,7 @@ def render_command(
     ready_copies: int | None = None,
 ) -> int:
     from modelplane.compose.registry import default_registry
-    from modelplane.simulate import simulate_observed
+    from modelplane.simulate import simulate_observed, simulate_stack
 
     # The function's request logs belong to `serve`; here stdout is the rendered stream.
     logging.configure(logging.Level.DISABLED)
@@ -420,8 +420,10 @@ def render_command(
         print(f"modelplane render: {e}", file=sys.stderr)
         return 2
     try:
+        # Without a simulation the fleet's clusters are taken as prepared (their serving stacks
+        # installed), so the scheduler places on them; workloads are created, not yet observed.
         simulate = (
-            None
+            simulate_stack
             if ready_copies is None
             else functools.partial(simulate_observed, ready_copies=ready_copies)
         )
