@@ -16,6 +16,8 @@ class Cluster:
     taints: tuple[tuple[str, str, str], ...]
     pools: tuple[Pool, ...]
     source: str = "Existing"
+    unready: str = ""
+    """Why the cluster's serving stack is not ready ("" once it is): nothing new lands there."""
 
     def pool(self, name: str) -> Pool | None:
         return next((p for p in self.pools if p.name == name), None)
@@ -48,10 +50,21 @@ def parse_clusters(
         )
         labels = dict(cluster.get("metadata", {}).get("labels") or {})
         source = str((spec.get("cluster") or {}).get("source") or "")
-        parsed.append(Cluster(name, labels, taints, pools, source))
+        parsed.append(Cluster(name, labels, taints, pools, source, _stack_unready(cluster)))
     # Names are unique in the API; a duplicated input keeps its first entry.
     unique = {c.name: c for c in reversed(parsed)}
     return sorted(unique.values(), key=lambda c: c.name)
+
+
+def _stack_unready(cluster: dict[str, Any]) -> str:
+    # The cluster composition reports StackReady; a cluster it has not reported on yet (just
+    # created) is not known to be prepared either.
+    for c in (cluster.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "StackReady":
+            if c.get("status") == "True":
+                return ""
+            return str(c.get("message") or c.get("reason") or "not ready")
+    return "not reported ready yet"
 
 
 def tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, Any]]) -> bool:
