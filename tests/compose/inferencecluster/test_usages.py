@@ -160,3 +160,19 @@ def test_the_guard_is_composed_before_anything_else_can_fail() -> None:
     result = run(cluster(), replicas=[{"metadata": {"name": "r", "namespace": "t"}}])
     assert REPLICA_GUARD in result.resources
     assert condition(result, "StackReady").reason == "WaitingForProviderConfigs"
+
+
+def test_an_orphaning_cluster_deletes_nothing_on_the_cluster_and_waits_on_no_provider_config() -> (
+    None
+):
+    result = installing(cluster(servingStack={"deletionPolicy": "Orphan"}))
+    for key, obj in resources(result).items():
+        if obj["kind"] in ("Release", "Object"):
+            assert not deletes_on_cluster(obj), key
+    assert not any(k.endswith("-uses-provider") for k in resources(result))
+
+
+def test_by_default_every_managed_release_is_uninstalled_on_deletion() -> None:
+    for r in resources(installing(cluster())).values():
+        if r["kind"] == "Release":
+            assert deletes_on_cluster(r)

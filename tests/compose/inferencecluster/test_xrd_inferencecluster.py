@@ -45,7 +45,7 @@ def test_an_omitted_gateway_defaults_to_the_modelplane_inference_gateway() -> No
 
 def test_an_omitted_serving_stack_installs_every_component_and_a_managed_gateway() -> None:
     spec = admission("inferenceclusters").admit(base()).object["spec"]
-    assert spec["servingStack"] == {}
+    assert spec["servingStack"] == {"deletionPolicy": "Delete"}
     assert spec["gateway"]["mode"] == "Managed"
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
-from modelplane.compose.remote import remote_object
+from modelplane.compose.remote import NEVER_DELETE, remote_object
 from modelplane.labels import STACK_COMPONENT
 
 Obj = dict[str, Any]
@@ -49,7 +49,7 @@ class Chart:
 
 
 def release(t: Target, component: str, chart: Chart, version: str, values: Obj) -> Obj:
-    return {
+    out: Obj = {
         "apiVersion": RELEASE_API_VERSION,
         "kind": "Release",
         "metadata": {
@@ -70,6 +70,9 @@ def release(t: Target, component: str, chart: Chart, version: str, values: Obj) 
             "providerConfigRef": {"kind": "ClusterProviderConfig", "name": t.helm_config},
         },
     }
+    if t.orphan:
+        out["spec"]["managementPolicies"] = list(NEVER_DELETE)
+    return out
 
 
 def stack_object(
@@ -82,6 +85,8 @@ def stack_object(
     management_policies: list[str] | None = None,
 ) -> Obj:
     """A provider-kubernetes Object applying ``manifest`` to the cluster for ``component``."""
+    if management_policies is None and t.orphan:
+        management_policies = list(NEVER_DELETE)
     obj = remote_object(
         t.name(key),
         t.namespace,

@@ -60,6 +60,8 @@ class Target:
     stack: str
     gateway: Gateway
     settings: dict[str, Setting]
+    orphan: bool = False
+    """deletionPolicy Orphan: deleting the cluster leaves everything installed on it."""
 
     def setting(self, field: str, default_version: str) -> Setting:
         found = self.settings.get(field)
@@ -103,4 +105,5 @@ def target_of(cluster: Obj, provider_config: str) -> Target:
             fleet_hostname=f"{name}.{FLEET_DOMAIN}",
         ),
         settings=settings,
+        orphan=(spec.get("servingStack") or {}).get("deletionPolicy") == "Orphan",
     )
