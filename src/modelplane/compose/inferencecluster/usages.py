@@ -72,8 +72,8 @@ def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
                 "resourceRef": {"name": cluster},
             },
             "reason": (
-                f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}{more}): scale their "
-                "ModelDeployments away from it, or delete them, before deleting the cluster"
+                f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}{more}): drain it (a "
+                "NoExecute taint moves them elsewhere) or delete them before deleting the cluster"
             ),
         },
     }
