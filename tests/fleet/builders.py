@@ -1,9 +1,9 @@
 """The one set of builders for fleet objects, shared by the fleet tests and the fleet benches.
 
-Objects come in two shapes: as a platform or ML team declares them (``declared_cluster``, the
-spec the scheduler reads, plus the one status condition it reads: a ready serving stack) and as
-the API server stores them once reconciled (``inference_cluster`` with the status the deployment
-composer reads). ``fleetkit`` offers the scheduler tests' shorthands on top of these.
+Objects come in two shapes: as a platform or ML team declares them (``declared_cluster``,
+spec only, what the scheduler reads) and as the API server stores them once reconciled
+(``inference_cluster`` with the status the deployment composer reads). ``fleetkit`` offers the
+scheduler tests' shorthands on top of these.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from modelplane import labels
 Obj = dict[str, Any]
 API = "modelplane.ai/v1alpha1"
 GPU_SELECTOR = 'device.driver == "gpu.nvidia.com"'
-STACK_READY = {"type": "StackReady", "status": "True", "reason": "Installed"}
 
 
 def gpu_device(
@@ -59,8 +58,7 @@ def declared_cluster(
     labels: dict[str, str] | None = None,
     taints: list[Obj] | None = None,
 ) -> Obj:
-    """An Existing cluster as declared, its serving stack ready (the scheduler places only on
-    such clusters); ``pools`` lists (pool name, class name, nodes)."""
+    """An Existing cluster as declared; ``pools`` lists (pool name, class name, nodes)."""
     spec: Obj = {
         "cluster": {
             "source": "Existing",
@@ -76,7 +74,6 @@ def declared_cluster(
         "kind": "InferenceCluster",
         "metadata": {"name": name, "labels": labels or {}},
         "spec": spec,
-        "status": {"conditions": [dict(STACK_READY)]},
     }
 
 
@@ -105,10 +102,7 @@ def inference_cluster(
             "namespace": "modelplane-system",
         },
         "gpuPools": gpu_pools,
-        "conditions": [
-            {"type": "Ready", "status": "True", "reason": "Available"},
-            dict(STACK_READY),
-        ],
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
     }
     return ic
 

@@ -57,14 +57,13 @@ def parse_clusters(
 
 
 def _stack_unready(cluster: dict[str, Any]) -> str:
-    # The cluster composition reports StackReady; a cluster it has not reported on yet (just
-    # created) is not known to be prepared either.
+    # The cluster composition reports StackReady from its first reconcile on. A cluster that
+    # reports none is judged on its spec: a hand-written fleet (explain, render's first pass),
+    # or one created a moment ago, whose replicas cannot be composed before it reports anyway.
     for c in (cluster.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "StackReady":
-            if c.get("status") == "True":
-                return ""
+        if c.get("type") == "StackReady" and c.get("status") != "True":
             return str(c.get("message") or c.get("reason") or "not ready")
-    return "not reported ready yet"
+    return ""
 
 
 def tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, Any]]) -> bool:

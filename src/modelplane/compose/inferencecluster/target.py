@@ -7,6 +7,7 @@ its namespaced resources live in, the two ClusterProviderConfigs that reach it, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +88,7 @@ def target_of(cluster: Obj, provider_config: str) -> Target:
             str(block.get("mode") or MANAGED), str(block.get("version") or ""), dict(block)
         )
         for field, block in sorted((spec.get("servingStack") or {}).items())
-        if isinstance(block, dict)
+        if isinstance(block, Mapping)
     }
     return Target(
         cluster=name,
