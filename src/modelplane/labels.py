@@ -32,3 +32,9 @@ REPLICA_INDEX = "modelplane.ai/replica-index"
 
 CLUSTER = "modelplane.ai/cluster"
 """Label: the InferenceCluster the replica is pinned to (mirrors ``spec.clusterName``)."""
+
+
+# The serving stack: what an InferenceCluster composes on its cluster.
+STACK_COMPONENT = "modelplane.ai/stack-component"
+"""Label: the serving-stack component (cert-manager, grove, ...) a composed Release, Object or
+Usage belongs to, so each component's resources and readiness can be read together."""

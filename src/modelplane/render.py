@@ -423,7 +423,7 @@ def render_command(
 ) -> int:
     """``modelplane render``: exit codes as every command's (``modelplane.exits``)."""
     from modelplane.compose.registry import default_registry
-    from modelplane.simulate import simulate_observed
+    from modelplane.simulate import simulate_observed, simulate_stack
 
     # The function's request logs belong to `serve`; here stdout is the rendered stream.
     logging.configure(logging.Level.DISABLED)
@@ -442,8 +442,10 @@ def render_command(
         exits.error(COMMAND, str(e))
         return exits.INVALID
     where = {manifests.identity(m.obj): m for m in loaded}
+    # Without a simulation the fleet's clusters are taken as prepared (their serving stacks
+    # installed), so the scheduler places on them; workloads are created, not yet observed.
     simulate = (
-        None
+        simulate_stack
         if ready_copies is None
         else functools.partial(simulate_observed, ready_copies=ready_copies)
     )

@@ -7,11 +7,15 @@ and ``Ready``/``Synced`` conditions. ``Ready`` is derived from the Object's own 
 CEL queries included, exactly as provider-kubernetes does, so a wrong query shows up here.
 
 The simulated cluster has a gateway that accepts every route and a controller for every kind.
-``ready_copies=0`` means nothing that runs pods is ready. Anything that is not a
-provider-kubernetes Object (a nested composite) is returned as given.
+``ready_copies=0`` means nothing that runs pods is ready. provider-helm Releases are observed
+installed (deployed, their workloads ready), as every serving-stack component is: the stack's
+readiness never depends on ``ready_copies``. Anything else (a nested composite, a Usage) is
+returned as given.
 
 ``modelplane render`` takes it as its simulator:
-``functools.partial(simulate_observed, ready_copies=n)``.
+``functools.partial(simulate_observed, ready_copies=n)``; without ``--simulate-ready-copies`` it
+takes ``simulate_stack``, which observes only the serving stack (installed) and leaves every
+workload as created and not yet observed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from typing import Any
 
 from cel_expr_python import cel
 
+from modelplane.compose.inferencecluster.releases import RELEASE_API_VERSION
 from modelplane.compose.remote import OBJECT_API_VERSION
+from modelplane.labels import STACK_COMPONENT
 
 Obj = dict[str, Any]
 
@@ -39,6 +45,21 @@ def simulate_observed(desired: Mapping[str, Obj], ready_copies: int) -> dict[str
     return {key: observe(obj, ready_copies, created) for key, obj in desired.items()}
 
 
+def simulate_stack(desired: Mapping[str, Obj]) -> dict[str, Obj]:
+    """Observed composed resources for ``desired`` where only the serving stack has been seen:
+    every Release and every Object of a stack component installed and ready, everything else
+    (workloads, routes) returned as given, as render shows them without a simulation."""
+    return {
+        key: observe(obj, 0) if _in_stack(obj) else copy.deepcopy(obj)
+        for key, obj in desired.items()
+    }
+
+
+def _in_stack(obj: Obj) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return _is_release(obj) or (_is_object(obj) and STACK_COMPONENT in labels)
+
+
 Created = Mapping[tuple[str, str, str], Obj]
 
 
@@ -49,7 +70,10 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
     name); an Observe-only Object on one of them sees that object, not its own stub manifest.
     """
     observed = copy.deepcopy(obj)
-    if observed.get("kind") != "Object" or observed.get("apiVersion") != OBJECT_API_VERSION:
+    if _is_release(observed):
+        observed["status"] = _release_status()
+        return observed
+    if not _is_object(observed):
         return observed  # not a provider-kubernetes Object, e.g. a nested composite
     manifest = observed.get("spec", {}).get("forProvider", {}).get("manifest") or {}
     if observed.get("spec", {}).get("managementPolicies") == ["Observe"]:
@@ -66,6 +90,29 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
         ],
     }
     return observed
+
+
+def _is_object(obj: Obj) -> bool:
+    return obj.get("kind") == "Object" and obj.get("apiVersion") == OBJECT_API_VERSION
+
+
+def _is_release(obj: Obj) -> bool:
+    return obj.get("kind") == "Release" and obj.get("apiVersion") == RELEASE_API_VERSION
+
+
+def _release_status() -> Obj:
+    # As provider-helm reports a release Helm installed and, with wait, found ready.
+    return {
+        "atProvider": {
+            "state": "deployed",
+            "revision": 1,
+            "releaseDescription": "Install complete",
+        },
+        "conditions": [
+            _condition("Ready", True, "Available"),
+            _condition("Synced", True, "ReconcileSuccess"),
+        ],
+    }
 
 
 def readiness(policy: Obj, remote: Obj) -> bool:
@@ -278,6 +325,45 @@ def _persistent_volume_claim(pvc: Obj, _n: int) -> Obj:
     }
 
 
+def _accepted(_obj: Obj, _n: int) -> Obj:
+    # The simulated Envoy Gateway accepts every GatewayClass.
+    return {"conditions": [_condition("Accepted", True, "Accepted")]}
+
+
+def _established(_crd: Obj, _n: int) -> Obj:
+    return {
+        "conditions": [
+            _condition("NamesAccepted", True, "NoConflicts"),
+            _condition("Established", True, "InitialNamesAccepted"),
+        ]
+    }
+
+
+def _cert_manager_ready(_obj: Obj, _n: int) -> Obj:
+    # The simulated cert-manager issues every certificate from a ready issuer at once.
+    return {"conditions": [_condition("Ready", True, "Ready")]}
+
+
+def _policy(policy: Obj, _n: int) -> Obj:
+    # Envoy Gateway accepts the policy on each Gateway it targets.
+    ancestors = []
+    for ref in (policy.get("spec") or {}).get("targetRefs") or []:
+        ancestors.append(
+            {
+                "ancestorRef": {
+                    "group": ref.get("group"),
+                    "kind": ref.get("kind"),
+                    "name": ref.get("name"),
+                    "namespace": (policy.get("metadata") or {}).get("namespace", ""),
+                    **({"sectionName": ref["sectionName"]} if ref.get("sectionName") else {}),
+                },
+                "controllerName": "gateway.envoyproxy.io/gatewayclass-controller",
+                "conditions": [_condition("Accepted", True, "Accepted")],
+            }
+        )
+    return {"ancestors": ancestors}
+
+
 _STATUS = {
     "Deployment": _deployment,
     "Job": _job,
@@ -288,6 +374,11 @@ _STATUS = {
     "HTTPRoute": _http_route,
     "Gateway": _gateway,
     "InferencePool": _inference_pool,
+    "CustomResourceDefinition": _established,
+    "GatewayClass": _accepted,
+    "Issuer": _cert_manager_ready,
+    "Certificate": _cert_manager_ready,
+    "ClientTrafficPolicy": _policy,
 }
 
 

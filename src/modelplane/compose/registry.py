@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from modelplane.compose.inferenceclass.composer import compose_class
+from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
 from modelplane.compose.modelcache.composer import compose_model_cache
 from modelplane.compose.modeldeployment.composer import CLUSTERS, REPLICAS, compose_deployment
@@ -28,7 +29,8 @@ def default_registry() -> Registry:
         lazy=(CLUSTER_REQUIREMENT, CACHE_REQUIREMENT),
         lazy_composite=LAZY_COMPOSITE,
     )
-    registry.register(API_VERSION, "InferenceCluster", compose_cluster)
+    # A cluster names the replicas running on it (its deletion guard) and reads nothing else.
+    registry.register(API_VERSION, "InferenceCluster", compose_cluster, lazy=(CLUSTER_REPLICAS,))
     registry.register(API_VERSION, "InferenceClass", compose_class)
     registry.register(API_VERSION, "ModelCache", compose_model_cache)
     # The scheduler reads a few fields of every cluster and replica of the fleet: views spare

@@ -54,6 +54,9 @@ class Fill:
                     f"cluster.source {c.source or '(unset)'} is not supported: "
                     "only Existing clusters are reachable"
                 )
+            elif c.unready:
+                # Kept replicas stay (retention never reads this); a new one would only wait.
+                self.ineligible[c.name] = f"serving stack not ready: {c.unready}"
         self.heap = [
             (self.load.get(c.name, 0), c.name, c) for c in fleet if c.name not in self.ineligible
         ]

@@ -16,6 +16,8 @@ class Cluster:
     taints: tuple[tuple[str, str, str], ...]
     pools: tuple[Pool, ...]
     source: str = "Existing"
+    unready: str = ""
+    """Why the cluster's serving stack is not ready ("" once it is): nothing new lands there."""
 
     def pool(self, name: str) -> Pool | None:
         return next((p for p in self.pools if p.name == name), None)
@@ -48,10 +50,20 @@ def parse_clusters(
         )
         labels = dict(cluster.get("metadata", {}).get("labels") or {})
         source = str((spec.get("cluster") or {}).get("source") or "")
-        parsed.append(Cluster(name, labels, taints, pools, source))
+        parsed.append(Cluster(name, labels, taints, pools, source, _stack_unready(cluster)))
     # Names are unique in the API; a duplicated input keeps its first entry.
     unique = {c.name: c for c in reversed(parsed)}
     return sorted(unique.values(), key=lambda c: c.name)
+
+
+def _stack_unready(cluster: dict[str, Any]) -> str:
+    # The cluster composition reports StackReady from its first reconcile on. A cluster that
+    # reports none is judged on its spec: a hand-written fleet (explain, render's first pass),
+    # or one created a moment ago, whose replicas cannot be composed before it reports anyway.
+    for c in (cluster.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "StackReady" and c.get("status") != "True":
+            return str(c.get("message") or c.get("reason") or "not ready")
+    return ""
 
 
 def tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, Any]]) -> bool:

@@ -1,10 +1,14 @@
-"""The InferenceCluster composition: reach a brought-your-own cluster and publish what it offers.
+"""The InferenceCluster composition: reach a brought-your-own cluster, prepare it to serve, and
+publish what it offers.
 
-An ``Existing`` cluster gets a provider-kubernetes ClusterProviderConfig built from its kubeconfig
-Secret, and an observe-only Object that reads the cluster's Gateway so its address can be
-published. Status carries what ModelReplicas and the scheduler read: ``providerConfigRef``,
-``gateway`` and ``gpuPools`` (each pool with its InferenceClass's devices). Cloud sources are
-accepted by the schema but composed by nothing: they get a condition saying so.
+An ``Existing`` cluster gets two ClusterProviderConfigs built from its kubeconfig Secret
+(provider-kubernetes' and provider-helm's) and, once both exist, its serving stack
+(``stack.py``: Helm Releases and Objects, each component Managed or External), the Usages that
+order its deletion, and, while ModelReplicas run on it, a ClusterUsage that refuses the
+cluster's own deletion. Status carries what ModelReplicas, the front door and the scheduler
+read: ``providerConfigRef``, ``gateway``, ``gpuPools``, ``servingStack``, and the
+``StackReady`` condition the scheduler places new replicas by. Cloud sources are accepted by
+the schema but composed by nothing: they get a condition saying so.
 """
 
 from __future__ import annotations
@@ -12,28 +16,43 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.remote import remote_object
-from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+from modelplane.compose.inferencecluster.crds import BUNDLES
+from modelplane.compose.inferencecluster.gateway import (
+    GATEWAY,
+    gateway_address,
+    gateway_class_name,
+)
+from modelplane.compose.inferencecluster.pools import gpu_pools, pools_condition
+from modelplane.compose.inferencecluster.providers import (
+    helm_provider_config_for,
+    provider_config_for,
+)
+from modelplane.compose.inferencecluster.stack import stack_for
+from modelplane.compose.inferencecluster.status import (
+    component_state,
+    stack_condition,
+    waiting_condition,
+)
+from modelplane.compose.inferencecluster.target import MANAGED, Target, target_of
+from modelplane.compose.inferencecluster.usages import (
+    REPLICA_GUARD,
+    deletion_order,
+    replica_guard,
+)
+from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
 from modelplane.kube.names import dns_label
-from modelplane.observed import carried
+from modelplane.labels import CLUSTER
+from modelplane.observed import carried, ready_as_observed
 
 Obj = dict[str, Any]
 
 API_VERSION = "modelplane.ai/v1alpha1"
-PROVIDER_CONFIG_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 CLASSES = "inference-classes"
+REPLICAS = "model-replicas"
 PROVIDER_CONFIG = "provider-config"
-GATEWAY = "gateway"
+HELM_PROVIDER_CONFIG = "helm-provider-config"
 LABEL_VALUE_MAX = 63
-
-DEFAULT_SECRET_NAMESPACE = "crossplane-system"
-DEFAULT_SECRET_KEY = "kubeconfig"
-DEFAULT_IDENTITY_KEY = "private_key"
-DEFAULT_IDENTITY_TYPE = "GoogleApplicationCredentials"
-DEFAULT_GATEWAY_NAME = "inference-gateway"
-DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
-# A Gateway is reachable once it reports an address; that is what the Object's readiness waits for.
-GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
+__all__ = ["CLASSES", "GATEWAY", "HELM_PROVIDER_CONFIG", "PROVIDER_CONFIG", "REPLICAS"]
 
 
 def compose_cluster(inputs: Inputs) -> Result:
@@ -55,59 +74,52 @@ def compose_cluster(inputs: Inputs) -> Result:
         return Result.failed(
             "InferenceCluster spec.cluster.existing.secretRef.name is required for source Existing"
         )
+    t = target_of(cluster, dns_label(name))
+    bundle = t.setting("inferenceExtension", BUNDLES[0])
+    if bundle.managed and bundle.version not in BUNDLES:
+        return Result.failed(
+            f"InferenceCluster spec.servingStack.inferenceExtension.version {bundle.version!r} "
+            f"is not a bundle Modelplane ships; use one of {', '.join(BUNDLES)}"
+        )
     result = Result(
-        requirements={CLASSES: Requirement(API_VERSION, "InferenceClass")},
+        requirements={
+            CLASSES: Requirement(API_VERSION, "InferenceClass"),
+            REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={CLUSTER: name}),
+        },
         conditions=[Condition("SourceSupported", "True", "Existing", "a brought-your-own cluster")],
     )
-    provider_config = dns_label(name)
-    gateway = _gateway_ref(spec)
-    namespace = str(existing["secretRef"].get("namespace") or DEFAULT_SECRET_NAMESPACE)
-
+    # The guard first: no later fault may drop the protection of replicas running here.
+    _guard(inputs, name, result)
+    observed = inputs.observed
     result.resources[PROVIDER_CONFIG] = Desired(
-        provider_config_for(provider_config, existing),
-        ready="True" if PROVIDER_CONFIG in inputs.observed else "Unspecified",
+        provider_config_for(t.kubernetes_config, existing), _exists(observed, PROVIDER_CONFIG)
     )
-    observed_gateway = inputs.observed.get(GATEWAY)
-    if observed_gateway is None:
-        # Not observed yet (first reconcile, or a rendered fleet that states its status): keep
-        # the address last published rather than withdraw it on no evidence.
-        published = (cluster.get("status") or {}).get("gateway") or {}
-        address = str(published.get("address") or "")
+    result.resources[HELM_PROVIDER_CONFIG] = Desired(
+        helm_provider_config_for(t.helm_config, existing), _exists(observed, HELM_PROVIDER_CONFIG)
+    )
+    stack = stack_for(t)
+    states = [
+        component_state(p.name, p.mode, p.version, sorted(p.resources), observed)
+        for p in stack.parts
+    ]
+    resources = stack.resources()
+    if _may_install(observed, resources):
+        for key, obj in resources.items():
+            result.resources[key] = Desired(obj, ready_as_observed(observed.get(key)))
+        for key, obj in deletion_order(t, resources, stack.outlives).items():
+            result.resources[key] = Desired(obj, _exists(observed, key))
+        result.conditions.append(stack_condition(states))
     else:
-        address = observed_gateway_address(observed_gateway)
-    result.resources[GATEWAY] = Desired(
-        gateway_observer(name, namespace, provider_config, gateway),
-        ready="True" if address and observed_gateway is not None else "False",
-    )
+        # A release or Object naming a ProviderConfig that does not exist yet only errors until
+        # it does: compose them once both exist, and from then on always.
+        result.conditions.append(waiting_condition(states, t.kubernetes_config))
 
-    status: Obj = {
-        "providerConfigRef": {"name": provider_config},
-        "gateway": {**gateway, **({"address": address} if address else {})},
-    }
+    status: Obj = {"providerConfigRef": {"name": t.kubernetes_config}}
+    status["gateway"] = _gateway_status(cluster, t, observed.get(GATEWAY), result)
+    status["servingStack"] = {"components": [s.published() for s in states]}
     storage_class = (existing.get("cache") or {}).get("storageClassName")
     if storage_class:
         status["cache"] = {"storageClassName": storage_class}
-    if address:
-        result.conditions.append(
-            Condition(
-                "GatewayReady",
-                "True",
-                "AddressAssigned",
-                f"gateway address {address}"
-                + ("" if observed_gateway is not None else " (as published; not observed yet)"),
-            )
-        )
-    else:
-        result.conditions.append(
-            Condition(
-                "GatewayReady",
-                "False",
-                "WaitingForGateway",
-                f"Gateway {gateway['namespace']}/{gateway['name']} on the cluster has no address "
-                "yet; replicas placed here are not reachable until it has one",
-            )
-        )
-
     classes = inputs.required.get(CLASSES)
     if classes is None:
         result.conditions.append(
@@ -116,126 +128,81 @@ def compose_cluster(inputs: Inputs) -> Result:
     else:
         pools, missing = gpu_pools(spec.get("nodePools") or [], classes)
         status["gpuPools"] = pools
-        result.conditions.append(_pools_condition(pools, missing))
+        result.conditions.append(pools_condition(pools, missing))
     result.status = status
     return result
 
 
-def provider_config_for(name: str, existing: Obj) -> Obj:
-    """The ClusterProviderConfig that reaches the cluster through its kubeconfig Secret."""
-    secret = existing["secretRef"]
-    namespace = str(secret.get("namespace") or DEFAULT_SECRET_NAMESPACE)
-    spec: Obj = {
-        "credentials": {
-            "source": "Secret",
-            "secretRef": {
-                "name": secret["name"],
-                "namespace": namespace,
-                "key": secret.get("key") or DEFAULT_SECRET_KEY,
-            },
-        }
-    }
-    identity = existing.get("identitySecretRef")
-    if identity:
-        spec["identity"] = {
-            "source": "Secret",
-            "type": identity.get("type") or DEFAULT_IDENTITY_TYPE,
-            "secretRef": {
-                "name": identity["name"],
-                "namespace": namespace,
-                "key": identity.get("key") or DEFAULT_IDENTITY_KEY,
-            },
-        }
-    return {
-        "apiVersion": PROVIDER_CONFIG_API_VERSION,
-        "kind": "ClusterProviderConfig",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-
-
-def gateway_observer(cluster: str, namespace: str, provider_config: str, gateway: Obj) -> Obj:
-    """An observe-only Object that reads the cluster's Gateway: never creates nor deletes it."""
-    return remote_object(
-        dns_label(cluster, "gateway"),
-        namespace,
-        provider_config,
-        {
-            "apiVersion": "gateway.networking.k8s.io/v1",
-            "kind": "Gateway",
-            "metadata": {"name": gateway["name"], "namespace": gateway["namespace"]},
-        },
-        readiness={"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
-        management_policies=["Observe"],
+def _guard(inputs: Inputs, name: str, result: Result) -> None:
+    replicas = inputs.required.get(REPLICAS)
+    if replicas is None:
+        # Not read yet: keep the guard as it stands rather than lift it on no evidence.
+        held = inputs.observed.get(REPLICA_GUARD)
+        if held is not None:
+            result.resources[REPLICA_GUARD] = Desired(carried(held), "True")
+        return
+    if not replicas:
+        result.conditions.append(
+            Condition(
+                "InUse",
+                "False",
+                "NoReplicas",
+                f"no ModelReplica labelled {CLUSTER}={name} (as a ModelDeployment labels each it "
+                "places) runs on this cluster",
+            )
+        )
+        return
+    guard = replica_guard(name, replicas)
+    result.resources[REPLICA_GUARD] = Desired(guard, _exists(inputs.observed, REPLICA_GUARD))
+    result.conditions.append(
+        Condition("InUse", "True", "ReplicasRunning", str(guard["spec"]["reason"]))
     )
 
 
-def observed_gateway_address(observed: Obj | None) -> str:
-    """The first address the observed Gateway reports, or "" before it reports one."""
-    if not observed:
-        return ""
-    manifest = ((observed.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
-    for entry in (manifest.get("status") or {}).get("addresses") or []:
-        value = entry.get("value") if isinstance(entry, Mapping) else None
-        if value:
-            return str(value)
-    return ""
-
-
-def gpu_pools(node_pools: list[Obj], classes: list[Obj]) -> tuple[list[Obj], list[tuple[str, str]]]:
-    """Each node pool with its class's devices, and the (pool, class) pairs whose class is missing.
-
-    ``nodes`` is the pool's declared ``nodeCount``, never ``maxNodeCount``: capacity a cluster
-    autoscaler might add is not capacity the scheduler may promise.
-    """
-    by_name = {str(c.get("metadata", {}).get("name")): c for c in classes}
-    pools: list[Obj] = []
-    missing: list[tuple[str, str]] = []
-    for pool in node_pools:
-        cls = by_name.get(str(pool["className"]))
-        if cls is None:
-            missing.append((str(pool["name"]), str(pool["className"])))
-            continue
-        pools.append(
-            {
-                "name": pool["name"],
-                "nodes": int(pool.get("nodeCount", 1)),
-                "devices": [_device(d) for d in (cls.get("spec") or {}).get("devices") or []],
-            }
+def _gateway_status(
+    cluster: Obj, t: Target, observed: Mapping[str, Any] | None, result: Result
+) -> Obj:
+    published = (cluster.get("status") or {}).get("gateway") or {}
+    gw = t.gateway
+    # Not observed yet (first reconcile, or a rendered fleet that states its status): keep what
+    # was last published rather than withdraw it on no evidence.
+    address = (
+        gateway_address(observed) if observed is not None else str(published.get("address") or "")
+    )
+    if gw.mode == MANAGED:
+        class_name = gw.class_name
+    else:
+        class_name = gateway_class_name(observed) or str(published.get("className") or "")
+    status: Obj = {"name": gw.name, "namespace": gw.namespace}
+    if class_name:
+        status["className"] = class_name
+    status["fleetHostname"] = gw.fleet_hostname
+    if address:
+        status["address"] = address
+        note = "" if observed is not None else " (as published; not observed yet)"
+        result.conditions.append(
+            Condition("GatewayReady", "True", "AddressAssigned", f"gateway address {address}{note}")
         )
-    return pools, missing
-
-
-def _device(device: Obj) -> Obj:
-    out: Obj = {"name": device["name"], "claim": device.get("claim") or "DRA"}
-    out["driver"] = device["driver"]
-    if device.get("deviceClassName"):
-        out["deviceClassName"] = device["deviceClassName"]
-    out["count"] = int(device.get("count", 1))
-    for key in ("attributes", "capacity"):
-        if device.get(key):
-            out[key] = device[key]
-    return out
-
-
-def _gateway_ref(spec: Obj) -> Obj:
-    gateway = spec.get("gateway") or {}
-    return {
-        "name": gateway.get("name") or DEFAULT_GATEWAY_NAME,
-        "namespace": gateway.get("namespace") or DEFAULT_GATEWAY_NAMESPACE,
-    }
-
-
-def _pools_condition(pools: list[Obj], missing: list[tuple[str, str]]) -> Condition:
-    if missing:
-        detail = "; ".join(
-            f"pool {pool} names InferenceClass {cls}, which does not exist" for pool, cls in missing
+    else:
+        result.conditions.append(
+            Condition(
+                "GatewayReady",
+                "False",
+                "WaitingForGateway",
+                f"Gateway {gw.namespace}/{gw.name} on the cluster has no address yet; replicas "
+                "placed here are not reachable until it has one",
+            )
         )
-        return Condition(
-            "PoolsResolved", "False", "ClassNotFound", f"{detail}; no replica is placed there"
-        )
-    summary = ", ".join(f"{p['name']} ({p['nodes']} nodes)" for p in pools)
-    return Condition("PoolsResolved", "True", "ClassesFound", f"pools: {summary}")
+    return status
+
+
+def _may_install(observed: Mapping[str, Any], resources: Mapping[str, Obj]) -> bool:
+    configs = PROVIDER_CONFIG in observed and HELM_PROVIDER_CONFIG in observed
+    return configs or any(key in observed for key in resources)
+
+
+def _exists(observed: Mapping[str, Any], key: str) -> Ready:
+    return "True" if key in observed else "Unspecified"
 
 
 def _unsupported(inputs: Inputs, source: str) -> Result:

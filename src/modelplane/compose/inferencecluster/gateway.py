@@ -1,0 +1,288 @@
+"""The cluster's inference Gateway and the fleet listener's TLS (CONTRACT-gateway.md).
+
+Managed: the namespace, an EnvoyProxy (the Service's external traffic policy), a GatewayClass
+for Envoy Gateway's controller, and the Gateway with two listeners: ``http`` (port 80, where
+every replica's HTTPRoute attaches) and ``fleet`` (HTTPS 443, mutual TLS, where the front door
+reaches the cluster). The fleet listener's server certificate comes from a cert-manager CA
+Issuer over a copy of the fleet CA; the copy's key material is patched in by provider-kubernetes
+from the control-plane Secret, so no composed manifest ever carries a key. External: the
+Gateway named by spec.gateway is observed, never created, changed or deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.inferencecluster.components import (
+    CERT_MANAGER,
+    EG_CONTROLLER,
+    ENVOY_GATEWAY,
+)
+from modelplane.compose.inferencecluster.releases import stack_object
+from modelplane.compose.inferencecluster.target import Target
+from modelplane.compose.remote import NEVER_DELETE
+from modelplane.labels import MANAGED_BY
+
+Obj = dict[str, Any]
+
+GATEWAY_COMPONENT = "inference-gateway"
+FLEET_COMPONENT = "fleet-tls"
+
+GATEWAY_NAMESPACE = "gateway-namespace"
+ENVOY_PROXY = "envoy-proxy"
+GATEWAY_CLASS = "gateway-class"
+GATEWAY = "gateway"
+FLEET_CA = "fleet-ca"
+FLEET_ISSUER = "fleet-issuer"
+FLEET_CERTIFICATE = "fleet-certificate"
+FLEET_CLIENT_VALIDATION = "fleet-client-validation"
+
+HTTP_LISTENER = "http"
+FLEET_LISTENER = "fleet"
+FLEET_TLS_SECRET = "inference-gateway-fleet-tls"
+FLEET_CA_COPY = "modelplane-fleet-ca"
+FLEET_ISSUER_NAME = "modelplane-fleet"
+FLEET_CERTIFICATE_NAME = "inference-gateway-fleet"
+ENVOY_PROXY_NAME = "inference-gateway"
+
+# A Gateway is reachable once it reports an address; that is what the Object's readiness waits
+# for, and provider-kubernetes polls quickly until it holds.
+GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
+CLASS_ACCEPTED_QUERY = (
+    "has(object.status) && has(object.status.conditions)"
+    ' && object.status.conditions.exists(c, c.type == "Accepted" && c.status == "True")'
+)
+# Envoy Gateway reports a policy per ancestor (the Gateway); a policy it did not accept would
+# leave the fleet listener without client validation, so its acceptance is its readiness.
+POLICY_ACCEPTED_QUERY = (
+    "has(object.status) && has(object.status.ancestors)"
+    " && object.status.ancestors.exists(a, has(a.conditions)"
+    ' && a.conditions.exists(c, c.type == "Accepted" && c.status == "True"))'
+)
+_READY_CONDITION = {"policy": "DeriveFromObject"}
+_FROM_ALL = {"namespaces": {"from": "All"}}
+
+
+def gateway_resources(t: Target) -> dict[str, Obj]:
+    gw = t.gateway
+    if gw.mode != "Managed":
+        return {GATEWAY: observed_gateway(t)}
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": gw.namespace, "labels": {MANAGED_BY: "modelplane"}},
+    }
+    proxy = {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "EnvoyProxy",
+        "metadata": {"name": ENVOY_PROXY_NAME, "namespace": gw.namespace},
+        "spec": {
+            "provider": {
+                "type": "Kubernetes",
+                # Local drops traffic on nodes without a proxy pod on some load balancers
+                # (Nebius rejects it outright); Cluster works everywhere.
+                "kubernetes": {"envoyService": {"externalTrafficPolicy": "Cluster"}},
+            }
+        },
+    }
+    gateway_class = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": gw.class_name},
+        "spec": {
+            "controllerName": EG_CONTROLLER,
+            "parametersRef": {
+                "group": "gateway.envoyproxy.io",
+                "kind": "EnvoyProxy",
+                "name": ENVOY_PROXY_NAME,
+                "namespace": gw.namespace,
+            },
+        },
+    }
+    gateway = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": gw.name, "namespace": gw.namespace},
+        "spec": {
+            "gatewayClassName": gw.class_name,
+            "listeners": [
+                {
+                    "name": HTTP_LISTENER,
+                    "protocol": "HTTP",
+                    "port": 80,
+                    "allowedRoutes": _FROM_ALL,
+                },
+                {
+                    "name": FLEET_LISTENER,
+                    "protocol": "HTTPS",
+                    "port": 443,
+                    "tls": {
+                        "mode": "Terminate",
+                        "certificateRefs": [{"kind": "Secret", "name": FLEET_TLS_SECRET}],
+                    },
+                    "allowedRoutes": _FROM_ALL,
+                },
+            ],
+        },
+    }
+    name = GATEWAY_COMPONENT
+    return {
+        # Replicas' namespaces are never deleted either: the Gateway's may hold the user's too.
+        GATEWAY_NAMESPACE: stack_object(
+            t, name, GATEWAY_NAMESPACE, namespace, management_policies=list(NEVER_DELETE)
+        ),
+        ENVOY_PROXY: stack_object(t, name, ENVOY_PROXY, proxy),
+        GATEWAY_CLASS: stack_object(
+            t,
+            name,
+            GATEWAY_CLASS,
+            gateway_class,
+            readiness={"policy": "DeriveFromCelQuery", "celQuery": CLASS_ACCEPTED_QUERY},
+        ),
+        GATEWAY: stack_object(
+            t,
+            name,
+            GATEWAY,
+            gateway,
+            readiness={"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
+        ),
+    }
+
+
+def observed_gateway(t: Target) -> Obj:
+    """An observe-only Object on the cluster's own Gateway: never created nor deleted."""
+    return stack_object(
+        t,
+        GATEWAY_COMPONENT,
+        GATEWAY,
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "Gateway",
+            "metadata": {"name": t.gateway.name, "namespace": t.gateway.namespace},
+        },
+        readiness={"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
+        management_policies=["Observe"],
+    )
+
+
+def fleet_resources(t: Target) -> dict[str, Obj]:
+    """The fleet listener's certificate from the fleet CA, and its client validation."""
+    gw = t.gateway
+    if gw.mode != "Managed":
+        return {}
+    ca_copy = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": FLEET_CA_COPY,
+            "namespace": gw.namespace,
+            "labels": {MANAGED_BY: "modelplane"},
+        },
+        "type": "kubernetes.io/tls",
+    }
+    copy_object = stack_object(t, FLEET_COMPONENT, FLEET_CA, ca_copy)
+    # tls.crt and tls.key for the CA Issuer; the certificate again as ca.crt, the key Envoy
+    # Gateway reads a client-validation trust anchor from.
+    copy_object["spec"]["references"] = [
+        {
+            "patchesFrom": {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "name": gw.fleet_ca_name,
+                "namespace": gw.fleet_ca_namespace,
+                "fieldPath": f"data[{source}]",
+            },
+            "toFieldPath": f"data[{target}]",
+        }
+        for source, target in (
+            ("tls.crt", "tls.crt"),
+            ("tls.key", "tls.key"),
+            ("tls.crt", "ca.crt"),
+        )
+    ]
+    issuer = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Issuer",
+        "metadata": {"name": FLEET_ISSUER_NAME, "namespace": gw.namespace},
+        "spec": {"ca": {"secretName": FLEET_CA_COPY}},
+    }
+    certificate = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": FLEET_CERTIFICATE_NAME, "namespace": gw.namespace},
+        "spec": {
+            "secretName": FLEET_TLS_SECRET,
+            "dnsNames": [gw.fleet_hostname],
+            "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": FLEET_ISSUER_NAME},
+        },
+    }
+    policy = {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "ClientTrafficPolicy",
+        "metadata": {"name": FLEET_CERTIFICATE_NAME, "namespace": gw.namespace},
+        "spec": {
+            "targetRefs": [
+                {
+                    "group": "gateway.networking.k8s.io",
+                    "kind": "Gateway",
+                    "name": gw.name,
+                    "sectionName": FLEET_LISTENER,
+                }
+            ],
+            "tls": {
+                "clientValidation": {
+                    "caCertificateRefs": [{"group": "", "kind": "Secret", "name": FLEET_CA_COPY}]
+                }
+            },
+        },
+    }
+    name = FLEET_COMPONENT
+    return {
+        FLEET_CA: copy_object,
+        FLEET_ISSUER: stack_object(t, name, FLEET_ISSUER, issuer, readiness=_READY_CONDITION),
+        FLEET_CERTIFICATE: stack_object(
+            t, name, FLEET_CERTIFICATE, certificate, readiness=_READY_CONDITION
+        ),
+        FLEET_CLIENT_VALIDATION: stack_object(
+            t,
+            name,
+            FLEET_CLIENT_VALIDATION,
+            policy,
+            readiness={"policy": "DeriveFromCelQuery", "celQuery": POLICY_ACCEPTED_QUERY},
+        ),
+    }
+
+
+OUTLIVES = (
+    # Envoy Gateway's controller clears the finalizer it puts on the GatewayClass, and removes
+    # the proxies and load balancer it runs for the Gateway: it goes last.
+    (GATEWAY_CLASS, GATEWAY),
+    (ENVOY_GATEWAY, GATEWAY_CLASS),
+    (ENVOY_GATEWAY, ENVOY_PROXY),
+    (ENVOY_GATEWAY, FLEET_CLIENT_VALIDATION),
+    # cert-manager's CRDs and controller outlive its issuer and certificate.
+    (CERT_MANAGER, FLEET_ISSUER),
+    (CERT_MANAGER, FLEET_CERTIFICATE),
+)
+
+
+def gateway_address(observed: Mapping[str, Any] | None) -> str:
+    """The first address the observed Gateway reports, or "" before it reports one."""
+    manifest = _manifest(observed)
+    for entry in (manifest.get("status") or {}).get("addresses") or []:
+        value = entry.get("value") if isinstance(entry, Mapping) else None
+        if value:
+            return str(value)
+    return ""
+
+
+def gateway_class_name(observed: Mapping[str, Any] | None) -> str:
+    """The class an observed Gateway names, or "" before it is observed."""
+    return str((_manifest(observed).get("spec") or {}).get("gatewayClassName") or "")
+
+
+def _manifest(observed: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if not observed:
+        return {}
+    return ((observed.get("status") or {}).get("atProvider") or {}).get("manifest") or {}

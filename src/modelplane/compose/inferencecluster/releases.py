@@ -1,0 +1,116 @@
+"""Helm charts installed through provider-helm Releases, and remote objects through
+provider-kubernetes Objects, both reaching the cluster through its ClusterProviderConfigs.
+
+A release is named ``mp-<chart>`` on the cluster (the ``crossplane.io/external-name``
+annotation): short, the same on every reconcile, and never the name a user gives their own
+install, so a release the user already has is never adopted, upgraded or uninstalled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.compose.inferencecluster.target import Target
+from modelplane.compose.remote import NEVER_DELETE, remote_object
+from modelplane.labels import STACK_COMPONENT
+
+Obj = dict[str, Any]
+
+RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
+HELM_CONFIG_API_VERSION = "helm.m.crossplane.io/v1beta1"
+EXTERNAL_NAME = "crossplane.io/external-name"
+RELEASE_PREFIX = "mp-"
+# Helm waits for the release's workloads to be ready before reporting it deployed, so a Ready
+# Release means running controllers, not merely applied manifests.
+WAIT_TIMEOUT = "10m"
+# A release that failed (timed out waiting, a webhook refused it) is rolled back or, on a first
+# install, uninstalled and retried; after this many attempts it stays failed and says why.
+ROLLBACK_LIMIT = 3
+
+CRD_ESTABLISHED = (
+    "has(object.status) && has(object.status.conditions)"
+    ' && object.status.conditions.exists(c, c.type == "Established" && c.status == "True")'
+)
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    """The Release's composition resource name."""
+    repository: str
+    name: str
+    namespace: str
+    """The namespace on the cluster the chart is installed into (created when missing)."""
+
+    @property
+    def release_name(self) -> str:
+        return RELEASE_PREFIX + self.name
+
+
+def release(t: Target, component: str, chart: Chart, version: str, values: Obj) -> Obj:
+    out: Obj = {
+        "apiVersion": RELEASE_API_VERSION,
+        "kind": "Release",
+        "metadata": {
+            "name": t.name(chart.key),
+            "namespace": t.namespace,
+            "annotations": {EXTERNAL_NAME: chart.release_name},
+            "labels": {STACK_COMPONENT: component},
+        },
+        "spec": {
+            "forProvider": {
+                "chart": {"name": chart.name, "repository": chart.repository, "version": version},
+                "namespace": chart.namespace,
+                "values": values,
+                "wait": True,
+                "waitTimeout": WAIT_TIMEOUT,
+            },
+            "rollbackLimit": ROLLBACK_LIMIT,
+            "providerConfigRef": {"kind": "ClusterProviderConfig", "name": t.helm_config},
+        },
+    }
+    if t.orphan:
+        out["spec"]["managementPolicies"] = list(NEVER_DELETE)
+    return out
+
+
+def stack_object(
+    t: Target,
+    component: str,
+    key: str,
+    manifest: Obj,
+    *,
+    readiness: Obj | None = None,
+    management_policies: list[str] | None = None,
+) -> Obj:
+    """A provider-kubernetes Object applying ``manifest`` to the cluster for ``component``."""
+    if management_policies is None and t.orphan:
+        management_policies = list(NEVER_DELETE)
+    obj = remote_object(
+        t.name(key),
+        t.namespace,
+        t.kubernetes_config,
+        manifest,
+        readiness=readiness,
+        management_policies=management_policies,
+    )
+    obj["metadata"]["labels"] = {STACK_COMPONENT: component}
+    return obj
+
+
+def observed_crd(t: Target, component: str, key: str, crd: str) -> Obj:
+    """An observe-only Object on a CustomResourceDefinition an External component provides:
+    ready once the API server serves it."""
+    return stack_object(
+        t,
+        component,
+        key,
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": crd},
+        },
+        readiness={"policy": "DeriveFromCelQuery", "celQuery": CRD_ESTABLISHED},
+        management_policies=["Observe"],
+    )

@@ -1,0 +1,114 @@
+"""The serving stack's state, read only from observed composed resources.
+
+A component is Ready when every resource it composed is observed Ready (a Release once Helm
+reports it deployed with its workloads ready, an Object by its readiness policy). It Failed
+when Helm gave up on a release (state ``failed``, or the provider reports the release cannot
+be synced: a chart that does not exist at that version, values the chart refuses). Anything
+else is Installing; an Object the provider could not apply yet (its CRD is still being
+installed, a referenced Secret is missing) is Installing with the provider's message, since the
+provider retries it. ``StackReady`` names every component that is not Ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.composer import Condition
+from modelplane.kube.objects import condition
+from modelplane.observed import observed_ready
+
+Obj = dict[str, Any]
+
+READY = "Ready"
+INSTALLING = "Installing"
+FAILED = "Failed"
+STACK_READY = "StackReady"
+_MESSAGE_MAX = 200
+
+
+@dataclass(frozen=True)
+class ComponentState:
+    name: str
+    mode: str
+    version: str
+    state: str
+    message: str = ""
+
+    def published(self) -> Obj:
+        out: Obj = {"name": self.name, "mode": self.mode}
+        if self.version:
+            out["version"] = self.version
+        out["state"] = self.state
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+def component_state(
+    name: str, mode: str, version: str, keys: Sequence[str], observed: Mapping[str, Any]
+) -> ComponentState:
+    state, message = READY, ""
+    for key in keys:
+        obj = observed.get(key)
+        if obj is None:
+            state = _worse(state, INSTALLING)
+            continue
+        failure = _failure(obj)
+        if failure:
+            if obj.get("kind") == "Release":
+                state, message = FAILED, failure
+            elif state != FAILED:
+                state, message = INSTALLING, message or failure
+        elif not observed_ready(obj):
+            state = _worse(state, INSTALLING)
+    return ComponentState(name, mode, version, state, message[:_MESSAGE_MAX])
+
+
+def stack_condition(states: Sequence[ComponentState]) -> Condition:
+    total = len(states)
+    failed = [s for s in states if s.state == FAILED]
+    installing = [s for s in states if s.state == INSTALLING]
+    if not failed and not installing:
+        return Condition(STACK_READY, "True", "Installed", f"all {total} components ready")
+    parts = []
+    if failed:
+        parts.append(f"failed {len(failed)} of {total}: {_named(failed)}")
+    if installing:
+        parts.append(f"installing {len(installing)} of {total}: {_named(installing)}")
+    reason = "Failed" if failed else "Installing"
+    return Condition(STACK_READY, "False", reason, "; ".join(parts))
+
+
+def waiting_condition(states: Sequence[ComponentState], configs: str) -> Condition:
+    return Condition(
+        STACK_READY,
+        "False",
+        "WaitingForProviderConfigs",
+        f"installing {len(states)} of {len(states)} once the ClusterProviderConfigs {configs} "
+        "exist: " + _named(states),
+    )
+
+
+def _named(states: Sequence[ComponentState]) -> str:
+    out = []
+    for s in states:
+        label = s.name + (" (External)" if s.mode == "External" else "")
+        out.append(f"{label} ({s.message})" if s.message else label)
+    return ", ".join(out)
+
+
+def _failure(obj: Mapping[str, Any]) -> str:
+    synced = condition(obj, "Synced")
+    if synced is not None and synced.get("status") == "False":
+        return str(synced.get("message") or synced.get("reason") or "not synced")
+    at_provider = (obj.get("status") or {}).get("atProvider") or {}
+    if obj.get("kind") == "Release" and at_provider.get("state") == "failed":
+        return "the Helm release failed"
+    return ""
+
+
+def _worse(state: str, other: str) -> str:
+    order = (READY, INSTALLING, FAILED)
+    return max(state, other, key=order.index)

@@ -1,0 +1,110 @@
+"""What an InferenceCluster's spec says about the cluster its stack goes to, read once.
+
+Every builder of the stack takes a ``Target``: the cluster's name, the control-plane namespace
+its namespaced resources live in, the two ClusterProviderConfigs that reach it, the stack
+(Standard or Dynamo), the inference Gateway, and each component's mode and version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.kube.names import dns_label
+
+Obj = dict[str, Any]
+
+DEFAULT_SECRET_NAMESPACE = "crossplane-system"
+DEFAULT_GATEWAY_NAME = "inference-gateway"
+DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
+DEFAULT_GATEWAY_CLASS = "modelplane"
+DEFAULT_FLEET_CA = "modelplane-fleet-ca"
+FLEET_DOMAIN = "fleet.modelplane.internal"
+
+MANAGED = "Managed"
+EXTERNAL = "External"
+
+
+@dataclass(frozen=True)
+class Gateway:
+    name: str
+    namespace: str
+    class_name: str
+    mode: str
+    fleet_ca_name: str
+    fleet_ca_namespace: str
+    fleet_hostname: str
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One component as the spec sets it: Managed (installed) or External (observed)."""
+
+    mode: str
+    version: str
+    spec: Obj
+    """The component's whole block, for its own options (the DRA driver's driverRoot)."""
+
+    @property
+    def managed(self) -> bool:
+        return self.mode == MANAGED
+
+
+@dataclass(frozen=True)
+class Target:
+    cluster: str
+    namespace: str
+    """The control-plane namespace of every namespaced composed resource: the kubeconfig's."""
+    kubernetes_config: str
+    helm_config: str
+    stack: str
+    gateway: Gateway
+    settings: dict[str, Setting]
+    orphan: bool = False
+    """deletionPolicy Orphan: deleting the cluster leaves everything installed on it."""
+
+    def setting(self, field: str, default_version: str) -> Setting:
+        found = self.settings.get(field)
+        if found is None:
+            return Setting(MANAGED, default_version, {})
+        if found.managed and not found.version:
+            return Setting(MANAGED, default_version, found.spec)
+        return found
+
+    def name(self, key: str) -> str:
+        """The control-plane name of the composed resource ``key``: unique per cluster."""
+        return dns_label(self.cluster, key)
+
+
+def target_of(cluster: Obj, provider_config: str) -> Target:
+    spec = cluster.get("spec") or {}
+    name = str(cluster["metadata"]["name"])
+    secret = ((spec.get("cluster") or {}).get("existing") or {}).get("secretRef") or {}
+    gateway = spec.get("gateway") or {}
+    ca = gateway.get("fleetCASecretRef") or {}
+    settings = {
+        field: Setting(
+            str(block.get("mode") or MANAGED), str(block.get("version") or ""), dict(block)
+        )
+        for field, block in sorted((spec.get("servingStack") or {}).items())
+        if isinstance(block, Mapping)
+    }
+    return Target(
+        cluster=name,
+        namespace=str(secret.get("namespace") or DEFAULT_SECRET_NAMESPACE),
+        kubernetes_config=provider_config,
+        helm_config=provider_config,
+        stack=str(spec.get("stack") or "Standard"),
+        gateway=Gateway(
+            name=str(gateway.get("name") or DEFAULT_GATEWAY_NAME),
+            namespace=str(gateway.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),
+            class_name=str(gateway.get("className") or DEFAULT_GATEWAY_CLASS),
+            mode=str(gateway.get("mode") or MANAGED),
+            fleet_ca_name=str(ca.get("name") or DEFAULT_FLEET_CA),
+            fleet_ca_namespace=str(ca.get("namespace") or DEFAULT_SECRET_NAMESPACE),
+            fleet_hostname=f"{name}.{FLEET_DOMAIN}",
+        ),
+        settings=settings,
+        orphan=(spec.get("servingStack") or {}).get("deletionPolicy") == "Orphan",
+    )

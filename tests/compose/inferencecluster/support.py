@@ -1,0 +1,113 @@
+"""Builders and runners shared by the InferenceCluster composition tests."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+from typing import Any
+
+from modelplane.compose.inferencecluster.composer import CLASSES, REPLICAS, compose_cluster
+from modelplane.composer import Inputs, Result
+from modelplane.kube.admission import Admission
+from modelplane.simulate import simulate_observed
+from tests.fleet.builders import gpu_device, inference_class_of
+
+Obj = dict[str, Any]
+
+ROOT = Path(__file__).resolve().parents[3]
+UPSTREAM = ROOT / "tests" / "upstream" / "crds"
+XRD = ROOT / "apis" / "inferenceclusters" / "definition.yaml"
+
+H100 = inference_class_of(
+    "h100",
+    [
+        gpu_device(count=8, memory="81559Mi"),
+        {"name": "ib", "driver": "fabric.example.com", "claim": "Synthetic"},
+    ],
+)
+
+
+@functools.cache
+def upstream() -> Admission:
+    """The upstream CRDs (provider-helm, provider-kubernetes, Crossplane, Gateway API, Envoy
+    Gateway, cert-manager, KAI, Prometheus Operator) and the InferenceCluster XRD."""
+    return Admission.from_paths([UPSTREAM, XRD])
+
+
+def cluster(name: str = "east", **spec: Any) -> Obj:
+    """An Existing cluster as declared, defaulted as the API server would store it."""
+    base: Obj = {
+        "cluster": {"source": "Existing", "existing": {"secretRef": {"name": f"{name}-kc"}}},
+        "nodePools": [{"name": "h100", "className": "h100", "nodeCount": 4}],
+    }
+    base.update(spec)
+    declared = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceCluster",
+        "metadata": {"name": name},
+        "spec": base,
+    }
+    admitted = upstream().admit(declared)
+    assert [str(e) for e in admitted.errors] == []
+    return admitted.object
+
+
+def run(
+    ic: Obj,
+    observed: dict[str, Obj] | None = None,
+    *,
+    classes: list[Obj] | None = None,
+    replicas: list[Obj] | None = None,
+) -> Result:
+    required: dict[str, list[Obj]] = {CLASSES: classes if classes is not None else [H100]}
+    if replicas is not None:
+        required[REPLICAS] = replicas
+    result = compose_cluster(Inputs(composite=ic, required=required, observed=observed or {}))
+    assert result.fatal is None, result.fatal
+    return result
+
+
+def created(result: Result) -> dict[str, Obj]:
+    """Every composed resource as observed right after Crossplane created it (no status)."""
+    return {k: copy.deepcopy(d.resource) for k, d in result.resources.items()}
+
+
+def installing(ic: Obj, **kw: Any) -> Result:
+    """The reconcile after the ProviderConfigs exist: the whole stack composed, nothing ready."""
+    return run(ic, created(run(ic, **kw)), **kw)
+
+
+def installed(ic: Obj, **kw: Any) -> Result:
+    """The reconcile once every composed resource is observed as a working cluster reports it."""
+    composing = installing(ic, **kw)
+    return run(ic, observed_as_installed(composing), **kw)
+
+
+def observed_as_installed(result: Result) -> dict[str, Obj]:
+    return simulate_observed(created(result), ready_copies=1)
+
+
+def resources(result: Result) -> dict[str, Obj]:
+    return {k: d.resource for k, d in result.resources.items()}
+
+
+def manifest(obj: Obj) -> Obj:
+    return obj["spec"]["forProvider"]["manifest"]
+
+
+def condition(result: Result, type_: str) -> Any:
+    return next(c for c in result.conditions if c.type == type_)
+
+
+def releases(result: Result) -> dict[str, Obj]:
+    return {k: r for k, r in resources(result).items() if r["kind"] == "Release"}
+
+
+def by_component(result: Result, component: str) -> dict[str, Obj]:
+    return {
+        k: r
+        for k, r in resources(result).items()
+        if (r["metadata"].get("labels") or {}).get("modelplane.ai/stack-component") == component
+        and r["kind"] != "Usage"
+    }

@@ -1,0 +1,57 @@
+"""A cluster takes new replicas only once its serving stack is ready; those there stay."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.scheduling import placement as pl
+from modelplane.scheduling.scheduler import schedule
+from tests.fleet.fleetkit import cluster, deployment, gpu_class, stamp, where
+
+H100 = gpu_class("h100")
+
+Obj = dict[str, Any]
+
+
+def run(md: Obj, clusters: list[Obj], replicas: list[Obj] | None = None) -> pl.Schedule:
+    return schedule(md, clusters, [H100], replicas or [])
+
+
+def installing(name: str, message: str = "installing 2 of 10: nvidia-dra-driver, grove") -> Obj:
+    ic = cluster(name, [("p", "h100", 2)])
+    ic["status"] = {}
+    ic["status"]["conditions"] = [
+        {"type": "StackReady", "status": "False", "reason": "Installing", "message": message}
+    ]
+    return ic
+
+
+def test_a_cluster_whose_stack_is_installing_takes_no_new_replica_and_says_why() -> None:
+    result = run(deployment(), [installing("a"), cluster("b", [("p", "h100", 2)])])
+    assert where(result) == [(0, "b")]
+    a = next(t for t in result.trace if t.cluster == "a")
+    assert not a.eligible
+    assert a.reason == "serving stack not ready: installing 2 of 10: nvidia-dra-driver, grove"
+
+
+def test_a_cluster_that_reports_no_stack_readiness_is_judged_on_its_spec() -> None:
+    # A hand-written fleet (explain, render's first pass) states no status; a live cluster
+    # reports StackReady from its first reconcile, before which nothing placed on it composes.
+    declared = cluster("a", [("p", "h100", 2)])
+    assert "status" not in declared
+    assert where(run(deployment(), [declared])) == [(0, "a")]
+
+
+def test_a_replica_already_on_a_cluster_whose_stack_is_not_ready_stays() -> None:
+    md = deployment()
+    ready = cluster("a", [("p", "h100", 2)])
+    placed = [stamp(md, p) for p in run(md, [ready]).placements]
+    result = run(md, [installing("a")], placed)
+    assert where(result) == [(0, "a")]
+    assert result.removed == ()
+
+
+def test_a_cluster_becomes_eligible_once_its_stack_is_ready() -> None:
+    ready = installing("a")
+    ready["status"]["conditions"][0].update(status="True", reason="Installed", message="")
+    assert where(run(deployment(), [ready])) == [(0, "a")]
