@@ -1,0 +1,85 @@
+"""A ModelEndpoint per replica that can take traffic: observed Ready, on a cluster that publishes
+a gateway address. Withdrawn as soon as either stops holding (Crossplane deletes an endpoint left
+out of the desired state), so a ModelService never routes to a replica that is not serving yet.
+
+Each endpoint carries its replica's labels (the template's plus the deployment, cluster and
+replica index), the public ``url``/``rewritePath`` (the replica's own address on its cluster's
+gateway), and where the fleet reaches it: ``clusterName`` and its ``inferencePool``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.frontdoor import by_name, cluster_gateway, replica_pool_name
+from modelplane.compose.modeldeployment.stamp import API_VERSION
+from modelplane.composer import Desired, Inputs, Result, namespace_of
+from modelplane.observed import carry_forward, observed_ready, ready_as_observed
+
+Obj = dict[str, Any]
+
+CLUSTERS = "inference-clusters"
+"""The deployment's requirement on every InferenceCluster (the composer's ``CLUSTERS``)."""
+ENDPOINT_PREFIX = "endpoint-"
+REPLICA_PREFIX = "replica-"
+
+
+def endpoint_key(replica_key: str) -> str:
+    """``replica-<index>-<cluster>`` -> ``endpoint-<index>-<cluster>``."""
+    return ENDPOINT_PREFIX + replica_key.removeprefix(REPLICA_PREFIX)
+
+
+def with_endpoints(inputs: Inputs, result: Result) -> Result:
+    """``result`` with the endpoints of the replicas it composes added."""
+    if result.fatal is not None:
+        return result
+    observed = {
+        key: obj for key, obj in inputs.observed.items() if obj.get("kind") == "ModelEndpoint"
+    }
+    clusters = inputs.required.get(CLUSTERS)
+    if clusters is None:
+        # Whether a cluster still has its gateway is unknown yet: keep the endpoints as they are.
+        result.resources.update(carry_forward(observed))
+        return result
+    fleet = by_name(clusters)
+    for key, desired in list(result.resources.items()):
+        replica = desired.resource
+        if replica.get("kind") != "ModelReplica":
+            continue
+        endpoint = _endpoint(replica, inputs.observed.get(key), fleet)
+        if endpoint is not None:
+            ek = endpoint_key(key)
+            result.resources[ek] = Desired(endpoint, ready_as_observed(observed.get(ek)))
+    return result
+
+
+def _endpoint(replica: Obj, observed: Obj | None, fleet: Mapping[str, Obj]) -> Obj | None:
+    if not observed_ready(observed):
+        return None
+    cluster_name = str((replica.get("spec") or {}).get("clusterName") or "")
+    cluster = fleet.get(cluster_name)
+    if cluster is None:
+        return None
+    address = cluster_gateway(cluster).address
+    if not address:
+        return None
+    meta = replica["metadata"]
+    name = str(meta["name"])
+    namespace = namespace_of(replica)
+    host = f"[{address}]" if ":" in address else address
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ModelEndpoint",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(meta.get("labels") or {}),
+        },
+        "spec": {
+            "url": f"http://{host}/{namespace}/{name}/v1",
+            "rewritePath": f"/{namespace}/{name}/",
+            "clusterName": cluster_name,
+            "inferencePool": replica_pool_name(name),
+        },
+    }
