@@ -76,3 +76,20 @@ def explain(paths: tuple[str, ...]) -> None:
     from modelplane.explain import explain_command
 
     raise SystemExit(explain_command(paths))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option(
+    "--simulate-ready-copies",
+    "ready_copies",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Render as if every composed workload had N ready copies.",
+)
+def routes(paths: tuple[str, ...], ready_copies: int) -> None:
+    """Show each ModelService's routing table: gateway, endpoint, cluster, weight, share."""
+    from modelplane.routes import routes_command
+
+    raise SystemExit(routes_command(paths, ready_copies))

@@ -190,11 +190,10 @@ def _ready(
     reachable: list[ClusterGateway],
     unreachable: list[str],
 ) -> Condition:
-    fleet = (
-        f"reaches {len(reachable)} cluster{'s' if len(reachable) != 1 else ''}' fleet listener"
-        f"{'s' if len(reachable) != 1 else ''}"
-        + (f": {', '.join(t.cluster for t in reachable)}" if reachable else "")
-    )
+    plural = "s" if len(reachable) != 1 else ""
+    fleet = f"reaches the fleet listener of {len(reachable)} cluster{plural}"
+    if reachable:
+        fleet += f": {', '.join(t.cluster for t in reachable)}"
     if unreachable:
         fleet += f"; no gateway address published by {', '.join(unreachable)}"
     waiting = [
