@@ -188,3 +188,16 @@ def test_every_composed_object_passes_its_schema() -> None:
         external_endpoint("e" * 63, "https://" + "h" * 60 + ".example.com/v1", ready=False),
     ):
         assert invalid(compose_endpoint(external(endpoint))) == {}
+
+
+def test_a_gateways_cluster_that_stops_being_writable_keeps_what_was_composed_there() -> None:
+    inputs = external(external_endpoint("together", ready=False))
+    done = again(compose_endpoint, inputs, compose_endpoint(inputs))
+    fleet = [cluster("edge", provider=False), cluster("east"), cluster("west")]
+    later = Inputs(
+        composite=inputs.composite,
+        required={GATEWAYS: GATEWAYS_, CLUSTERS: fleet},
+        observed={k: d.resource for k, d in done.resources.items()},
+    )
+    result = compose_endpoint(later)
+    assert set(result.resources) == set(done.resources)

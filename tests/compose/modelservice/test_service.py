@@ -491,3 +491,20 @@ def test_long_names_still_give_dns_labels_that_pass_their_schemas() -> None:
 
 def test_the_same_inputs_compose_the_same_output() -> None:
     assert compose_service(overflow()) == compose_service(overflow())
+
+
+def test_a_gateway_whose_cluster_stops_being_writable_keeps_its_routes_as_they_are() -> None:
+    i = overflow()
+    done = settled(i)
+    fleet = [cluster("edge", provider=False), cluster("east"), cluster("west")]
+    later = inputs(i.composite, list(_selected(i).values()), fleet=fleet)
+    seen = {k: d.resource for k, d in done.resources.items()}
+    result = compose_service(
+        Inputs(composite=later.composite, required=later.required, observed=seen)
+    )
+    for key in ("front/main", "unavailable/main", "egress/edge/together"):
+        assert result.resources[key].resource["spec"] == done.resources[key].resource["spec"], key
+    assert condition(result, "RoutingReady").message == (
+        "no InferenceGateway can serve this service now: "
+        "main: its cluster edge publishes no providerConfigRef"
+    )

@@ -34,7 +34,7 @@ from modelplane.compose.modelendpoint import external
 from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_object
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
-from modelplane.observed import carry_forward, observed_ready, ready_as_observed
+from modelplane.observed import carried, carry_forward, observed_ready, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -119,8 +119,12 @@ def _external(inputs: Inputs) -> Result:
     if missing:
         return _hold(inputs, requirements, f"reading {', '.join(missing)}")
 
-    hosts = _hosts(inputs.required[GATEWAYS], inputs.required[CLUSTERS])
+    hosts, unwritable = _hosts(inputs.required[GATEWAYS], inputs.required[CLUSTERS])
     result = Result(requirements=requirements)
+    # A gateway's cluster that cannot be written to now keeps what was composed there.
+    for key, obj in sorted(inputs.observed.items()):
+        if key.partition("/")[2] in unwritable:
+            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
     if not hosts:
         result.conditions.append(
             Condition(
@@ -164,12 +168,15 @@ def _external(inputs: Inputs) -> Result:
     return result
 
 
-def _hosts(gateways: list[Obj], clusters: list[Obj]) -> list[ClusterGateway]:
-    """The distinct clusters InferenceGateways run on that can be written to, in name order."""
+def _hosts(gateways: list[Obj], clusters: list[Obj]) -> tuple[list[ClusterGateway], set[str]]:
+    """The distinct clusters InferenceGateways run on that can be written to, in name order,
+    and those that exist but cannot be written to now (no providerConfigRef)."""
     fleet = by_name(clusters)
     names = {str((g.get("spec") or {}).get("clusterName") or "") for g in gateways}
     hosts = [cluster_gateway(fleet[n]) for n in sorted(names) if n in fleet]
-    return [h for h in hosts if h.provider_config]
+    return [h for h in hosts if h.provider_config], {
+        h.cluster for h in hosts if not h.provider_config
+    }
 
 
 def _on_host(endpoint: Obj, url: EndpointURL, host: ClusterGateway) -> dict[str, Obj]:

@@ -32,7 +32,7 @@ from modelplane.compose.modelservice.plan import plan_service
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
-from modelplane.observed import carry_forward, ready_as_observed
+from modelplane.observed import carried, carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -104,6 +104,15 @@ def compose_service(inputs: Inputs) -> Result:
             )
 
     result = Result(requirements=requirements)
+    # A gateway that still selects the service but whose cluster cannot be written to now (a
+    # transient fault of the cluster or the gateway) keeps its routes as they are: deleting them
+    # would turn its clients' requests into 404s.
+    kept = [f"front/{s.name}" for s in skipped] + [f"unavailable/{s.name}" for s in skipped]
+    kept_hosts = {s.cluster for s in skipped} - set(hosts)
+    for key, obj in sorted(inputs.observed.items()):
+        egress_host = key.split("/")[1] if key.startswith("egress/") else None
+        if key in kept or egress_host in kept_hosts:
+            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
     for key, (provider_config, manifest, is_route) in wanted.items():
         obj = remote_object(
             dns_label(name, key),

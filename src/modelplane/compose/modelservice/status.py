@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.compose.modelservice.gateways import Serving
+from modelplane.compose.modelservice.gateways import Serving, Skipped
 from modelplane.compose.modelservice.plan import Plan
 from modelplane.composer import Condition, Event, namespace_of
 
@@ -39,7 +39,7 @@ def report(
     service: Mapping[str, Any],
     plan: Plan,
     serving: Sequence[Serving],
-    skipped: Sequence[str],
+    skipped: Sequence[Skipped],
     programmed: Mapping[str, bool],
 ) -> Report:
     """``programmed``: each composed route's key, and whether its gateway accepted it and
@@ -109,19 +109,18 @@ def _selector(entry: Mapping[str, Any]) -> str:
 def _routing(
     plan: Plan,
     serving: Sequence[Serving],
-    skipped: Sequence[str],
+    skipped: Sequence[Skipped],
     programmed: Mapping[str, bool],
 ) -> Condition:
     names = ", ".join(g.name for g in serving)
     if not serving:
-        why = f": {'; '.join(skipped)}" if skipped else ""
-        return Condition(
-            ROUTING,
-            "False",
-            "NoGateway",
-            "no InferenceGateway serves this service (none exists, or no serviceSelector matches "
-            f"its labels){why}",
+        message = (
+            f"no InferenceGateway can serve this service now: {'; '.join(map(str, skipped))}"
+            if skipped
+            else "no InferenceGateway serves this service (none exists, or no serviceSelector "
+            "matches its labels)"
         )
+        return Condition(ROUTING, "False", "NoGateway", message)
     if not plan.lanes:
         return Condition(
             ROUTING,
