@@ -17,6 +17,7 @@ service is not Ready. Nothing observed is dropped while the requirements are bei
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.frontdoor import (
@@ -27,8 +28,8 @@ from modelplane.compose.frontdoor import (
     parse_url,
 )
 from modelplane.compose.modelservice import routes, status
-from modelplane.compose.modelservice.gateways import gateways_serving
-from modelplane.compose.modelservice.plan import plan_service
+from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
+from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
@@ -61,58 +62,9 @@ def compose_service(inputs: Inputs) -> Result:
     selected = [inputs.required[endpoints_requirement(i)] for i in range(len(spec["endpoints"]))]
     plan = plan_service(ms, selected, fleet)
     serving, skipped = gateways_serving(ms, inputs.required[GATEWAYS], fleet)
-    timeout = str(spec.get("timeout") or routes.NO_TIMEOUT)
+    wanted = _wanted(ms, plan, serving, fleet)
 
-    wanted: dict[str, tuple[str, Obj, bool]] = {}  # key -> (provider config, manifest, routes?)
-    for g in serving:
-        wanted[f"front/{g.name}"] = (
-            g.host.provider_config,
-            routes.front_route(g.name, g.hostname, g.host, namespace, name, plan, timeout),
-            True,
-        )
-        wanted[f"unavailable/{g.name}"] = (
-            g.host.provider_config,
-            routes.unavailable_filter(g.name, g.host, namespace, name),
-            False,
-        )
-    for cluster, lanes in plan.clusters().items():
-        target = cluster_gateway(fleet[cluster])
-        wanted[f"fleet/{cluster}"] = (
-            target.provider_config,
-            routes.fleet_route(target, namespace, name, lanes, timeout),
-            True,
-        )
-    hosts = {g.host.cluster: g.host for g in serving}
-    members = {m.name: m for m in plan.members}
-    for host in (hosts[c] for c in sorted(hosts)):
-        for lane in plan.externals():
-            endpoint = members[lane.endpoint].endpoint
-            espec = endpoint.get("spec") or {}
-            wanted[f"egress/{host.cluster}/{lane.endpoint}"] = (
-                host.provider_config,
-                routes.egress_route(
-                    host,
-                    namespace,
-                    name,
-                    lane.endpoint,
-                    parse_url(str(espec["url"])),
-                    str(espec.get("rewritePath") or "/"),
-                    bool(espec.get("auth")),
-                    timeout,
-                ),
-                True,
-            )
-
-    result = Result(requirements=requirements)
-    # A gateway that still selects the service but whose cluster cannot be written to now (a
-    # transient fault of the cluster or the gateway) keeps its routes as they are: deleting them
-    # would turn its clients' requests into 404s.
-    kept = [f"front/{s.name}" for s in skipped] + [f"unavailable/{s.name}" for s in skipped]
-    kept_hosts = {s.cluster for s in skipped} - set(hosts)
-    for key, obj in sorted(inputs.observed.items()):
-        egress_host = key.split("/")[1] if key.startswith("egress/") else None
-        if key in kept or egress_host in kept_hosts:
-            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
+    result = Result(requirements=requirements, resources=_kept(inputs, serving, skipped))
     for key, (provider_config, manifest, is_route) in wanted.items():
         obj = remote_object(
             dns_label(name, key),
@@ -136,6 +88,68 @@ def compose_service(inputs: Inputs) -> Result:
     result.conditions.extend(report.conditions)
     result.events.extend(report.events)
     return result
+
+
+Wanted = dict[str, tuple[str, Obj, bool]]
+"""Composition resource name -> (ClusterProviderConfig, remote manifest, whether it is a route)."""
+
+
+def _wanted(ms: Obj, plan: Plan, serving: list[Serving], fleet: Mapping[str, Obj]) -> Wanted:
+    namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
+    timeout = str(ms["spec"].get("timeout") or routes.NO_TIMEOUT)
+    wanted: Wanted = {}
+    for g in serving:
+        wanted[f"front/{g.name}"] = (
+            g.host.provider_config,
+            routes.front_route(g.name, g.hostname, g.host, namespace, name, plan, timeout),
+            True,
+        )
+        wanted[f"unavailable/{g.name}"] = (
+            g.host.provider_config,
+            routes.unavailable_filter(g.name, g.host, namespace, name),
+            False,
+        )
+    for cluster, lanes in plan.clusters().items():
+        target = cluster_gateway(fleet[cluster])
+        wanted[f"fleet/{cluster}"] = (
+            target.provider_config,
+            routes.fleet_route(target, namespace, name, lanes, timeout),
+            True,
+        )
+    hosts = {g.host.cluster: g.host for g in serving}
+    members = {m.name: m for m in plan.members}
+    for host in (hosts[c] for c in sorted(hosts)):
+        for lane in plan.externals():
+            espec = members[lane.endpoint].endpoint.get("spec") or {}
+            wanted[f"egress/{host.cluster}/{lane.endpoint}"] = (
+                host.provider_config,
+                routes.egress_route(
+                    host,
+                    namespace,
+                    name,
+                    lane.endpoint,
+                    parse_url(str(espec["url"])),
+                    str(espec.get("rewritePath") or "/"),
+                    bool(espec.get("auth")),
+                    timeout,
+                ),
+                True,
+            )
+    return wanted
+
+
+def _kept(inputs: Inputs, serving: list[Serving], skipped: list[Skipped]) -> dict[str, Desired]:
+    """A gateway that still selects the service but whose cluster cannot be written to now (a
+    transient fault of the cluster or the gateway) keeps its routes as they are: deleting them
+    would turn its clients' requests into 404s."""
+    keys = {f"{what}/{s.name}" for s in skipped for what in ("front", "unavailable")}
+    hosts = {s.cluster for s in skipped} - {g.host.cluster for g in serving}
+    kept: dict[str, Desired] = {}
+    for key, obj in sorted(inputs.observed.items()):
+        what, _, rest = key.partition("/")
+        if key in keys or (what == "egress" and rest.partition("/")[0] in hosts):
+            kept[key] = Desired(carried(obj), ready_as_observed(obj))
+    return kept
 
 
 def _requirements(namespace: str, entries: list[Obj]) -> dict[str, Requirement]:
