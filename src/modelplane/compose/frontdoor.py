@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from modelplane.kube.names import DNS_LABEL_MAX, LETTER_PREFIX, dns_label
+from modelplane.structs import frozen
 
 Obj = dict[str, Any]
 
@@ -62,7 +63,7 @@ ROUTE_PROGRAMMED_QUERY = (
     ' && p.conditions.exists(c, c.type == "Accepted" && c.status == "True")'
     ' && p.conditions.exists(c, c.type == "ResolvedRefs" && c.status == "True"))'
 )
-ROUTE_READINESS = {"policy": "DeriveFromCelQuery", "celQuery": ROUTE_PROGRAMMED_QUERY}
+ROUTE_READINESS = frozen({"policy": "DeriveFromCelQuery", "celQuery": ROUTE_PROGRAMMED_QUERY})
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.observed import carry_forward, ready_as_observed
+from modelplane.structs import frozen
 
 Obj = dict[str, Any]
 
@@ -56,8 +57,8 @@ CERTIFICATE_READY_QUERY = (
     "has(object.status) && has(object.status.conditions)"
     ' && object.status.conditions.exists(c, c.type == "Ready" && c.status == "True")'
 )
-_GATEWAY_READY = {"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY}
-_CERTIFICATE_READY = {"policy": "DeriveFromCelQuery", "celQuery": CERTIFICATE_READY_QUERY}
+_GATEWAY_READY = frozen({"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY})
+_CERTIFICATE_READY = frozen({"policy": "DeriveFromCelQuery", "celQuery": CERTIFICATE_READY_QUERY})
 
 OLD_SHAPE = (
     "InferenceGateway spec.backend/spec.traefik is the v0.3.1 shape (Traefik installed on the "
