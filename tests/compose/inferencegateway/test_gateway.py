@@ -283,3 +283,13 @@ def test_two_gateways_on_one_cluster_never_share_an_object() -> None:
 
 def test_the_same_inputs_compose_the_same_output() -> None:
     assert compose(gateway()) == compose(gateway())
+
+
+def test_a_cluster_listed_before_its_status_was_written_keeps_the_hop_to_it() -> None:
+    done = settled(gateway())
+    stale = [c if c["metadata"]["name"] != "east" else {**c, "status": None} for c in FLEET]
+    stale = [{k: v for k, v in c.items() if v is not None} for c in stale]
+    observed = {k: d.resource for k, d in done.resources.items()}
+    result = compose(gateway(), stale, observed)
+    for key in (BACKEND + "east", BACKEND_TLS + "east"):
+        assert result.resources[key].resource == done.resources[key].resource

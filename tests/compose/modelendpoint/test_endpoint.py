@@ -201,3 +201,14 @@ def test_a_gateways_cluster_that_stops_being_writable_keeps_what_was_composed_th
     )
     result = compose_endpoint(later)
     assert set(result.resources) == set(done.resources)
+
+
+def test_with_no_gateway_listed_what_was_composed_is_kept() -> None:
+    inputs = external(external_endpoint("together", ready=False))
+    done = again(compose_endpoint, inputs, compose_endpoint(inputs))
+    later = Inputs(
+        composite=inputs.composite,
+        required={GATEWAYS: [], CLUSTERS: FLEET},
+        observed={k: d.resource for k, d in done.resources.items()},
+    )
+    assert set(compose_endpoint(later).resources) == set(done.resources)

@@ -139,3 +139,13 @@ def test_the_endpoints_read_the_deployments_own_cluster_requirement() -> None:
 )
 def test_the_pool_an_endpoint_names_is_the_one_the_replica_composes(replica: str) -> None:
     assert replica_pool_name(replica) == pool_name(replica)
+
+
+def test_a_cluster_not_listed_or_listed_without_status_keeps_the_endpoints_there() -> None:
+    md = deployment("qwen")
+    first = reconcile(md, fleet("east"))
+    observed = {**replicas(first), **endpoints(reconcile(md, fleet("east"), replicas(first)))}
+    [east] = fleet("east")
+    unwritten = {k: v for k, v in east.items() if k != "status"}
+    result = reconcile(md, [unwritten], observed)
+    assert endpoints(result) == {"endpoint-0-east": observed["endpoint-0-east"]}

@@ -508,3 +508,26 @@ def test_a_gateway_whose_cluster_stops_being_writable_keeps_its_routes_as_they_a
         "no InferenceGateway can serve this service now: "
         "main: its cluster edge publishes no providerConfigRef"
     )
+
+
+def test_a_clusters_route_goes_only_after_the_front_routes_stop_sending_it_traffic() -> None:
+    i = canary()
+    done = settled(i)
+    i.required[endpoints_requirement(1)].clear()  # the canary's endpoint withdrawn
+    seen = {k: d.resource for k, d in done.resources.items()}
+    first = compose_service(Inputs(composite=i.composite, required=i.required, observed=seen))
+    west = cluster_backend_name("main", "west")
+    assert west not in weights(rule(first, "front/main")["backendRefs"])
+    assert first.resources["fleet/west"].resource == done.resources["fleet/west"].resource
+    then = again(compose_service, i, first)
+    assert "fleet/west" not in then.resources
+
+
+def test_with_no_gateway_listed_the_routes_on_gateways_are_kept_as_they_are() -> None:
+    i = overflow()
+    done = settled(i)
+    i.required[GATEWAYS].clear()
+    seen = {k: d.resource for k, d in done.resources.items()}
+    result = compose_service(Inputs(composite=i.composite, required=i.required, observed=seen))
+    for key in ("front/main", "unavailable/main", "egress/edge/together"):
+        assert result.resources[key].resource == done.resources[key].resource, key

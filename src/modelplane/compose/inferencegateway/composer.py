@@ -33,7 +33,7 @@ from modelplane.compose.inferencegateway import objects
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
-from modelplane.observed import carry_forward, ready_as_observed
+from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -127,6 +127,12 @@ def compose_gateway(inputs: Inputs) -> Result:
         )
 
     result = Result(requirements=dict(REQUIREMENTS))
+    # A cluster listed before its status was written is no evidence its gateway went away: the
+    # hop to it stays as it is.
+    unwritten = {c for c, obj in fleet.items() if not obj.get("status")}
+    for key, obj in sorted(inputs.observed.items()):
+        if key.startswith((BACKEND, BACKEND_TLS)) and key.partition("/")[2] in unwritten:
+            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
     for key, (manifest, readiness) in wanted.items():
         obj = remote_object(
             dns_label("gw", name, key),

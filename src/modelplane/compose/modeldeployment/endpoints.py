@@ -1,6 +1,8 @@
 """A ModelEndpoint per replica that can take traffic: observed Ready, on a cluster that publishes
 a gateway address. Withdrawn as soon as either stops holding (Crossplane deletes an endpoint left
-out of the desired state), so a ModelService never routes to a replica that is not serving yet.
+out of the desired state), so a ModelService never routes to a replica that is not serving yet;
+but a cluster that is not listed, or listed without its status, is no evidence that its gateway
+went away, so an endpoint there is kept as it is.
 
 Each endpoint carries its replica's labels (the template's plus the deployment, cluster and
 replica index), the public ``url``/``rewritePath`` (the replica's own address on its cluster's
@@ -15,7 +17,7 @@ from typing import Any
 from modelplane.compose.frontdoor import by_name, cluster_gateway, replica_pool_name
 from modelplane.compose.modeldeployment.stamp import API_VERSION
 from modelplane.composer import Desired, Inputs, Result, namespace_of
-from modelplane.observed import carry_forward, observed_ready, ready_as_observed
+from modelplane.observed import carried, carry_forward, observed_ready, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -45,22 +47,26 @@ def with_endpoints(inputs: Inputs, result: Result) -> Result:
     fleet = by_name(clusters)
     for key, desired in list(result.resources.items()):
         replica = desired.resource
-        if replica.get("kind") != "ModelReplica":
+        if replica.get("kind") != "ModelReplica" or not observed_ready(inputs.observed.get(key)):
             continue
-        endpoint = _endpoint(replica, inputs.observed.get(key), fleet)
+        ek = endpoint_key(key)
+        cluster = fleet.get(str((replica.get("spec") or {}).get("clusterName") or ""))
+        if cluster is None or not cluster.get("status"):
+            # The cluster is not listed, or listed before its status was written: no evidence
+            # its gateway went away, so an endpoint it has stays as it is.
+            if ek in observed:
+                result.resources[ek] = Desired(
+                    carried(observed[ek]), ready_as_observed(observed[ek])
+                )
+            continue
+        endpoint = _endpoint(replica, cluster)
         if endpoint is not None:
-            ek = endpoint_key(key)
             result.resources[ek] = Desired(endpoint, ready_as_observed(observed.get(ek)))
     return result
 
 
-def _endpoint(replica: Obj, observed: Obj | None, fleet: Mapping[str, Obj]) -> Obj | None:
-    if not observed_ready(observed):
-        return None
-    cluster_name = str((replica.get("spec") or {}).get("clusterName") or "")
-    cluster = fleet.get(cluster_name)
-    if cluster is None:
-        return None
+def _endpoint(replica: Obj, cluster: Mapping[str, Any]) -> Obj | None:
+    cluster_name = str(replica["spec"]["clusterName"])
     address = cluster_gateway(cluster).address
     if not address:
         return None

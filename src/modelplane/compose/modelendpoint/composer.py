@@ -119,9 +119,13 @@ def _external(inputs: Inputs) -> Result:
     if missing:
         return _hold(inputs, requirements, f"reading {', '.join(missing)}")
 
+    if not inputs.required[GATEWAYS] and inputs.observed:
+        # A list that failed looks like every gateway deleted: keep what is composed.
+        return _hold(inputs, requirements, "no InferenceGateway is listed")
     hosts, unwritable = _hosts(inputs.required[GATEWAYS], inputs.required[CLUSTERS])
     result = Result(requirements=requirements)
-    # A gateway's cluster that cannot be written to now keeps what was composed there.
+    # A gateway's cluster that is not listed or cannot be written to now keeps what was
+    # composed there.
     for key, obj in sorted(inputs.observed.items()):
         if key.partition("/")[2] in unwritable:
             result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
@@ -170,13 +174,12 @@ def _external(inputs: Inputs) -> Result:
 
 def _hosts(gateways: list[Obj], clusters: list[Obj]) -> tuple[list[ClusterGateway], set[str]]:
     """The distinct clusters InferenceGateways run on that can be written to, in name order,
-    and those that exist but cannot be written to now (no providerConfigRef)."""
+    and those that are not listed or cannot be written to now (no providerConfigRef)."""
     fleet = by_name(clusters)
     names = {str((g.get("spec") or {}).get("clusterName") or "") for g in gateways}
     hosts = [cluster_gateway(fleet[n]) for n in sorted(names) if n in fleet]
-    return [h for h in hosts if h.provider_config], {
-        h.cluster for h in hosts if not h.provider_config
-    }
+    writable = [h for h in hosts if h.provider_config]
+    return writable, names - {h.cluster for h in writable}
 
 
 def _on_host(endpoint: Obj, url: EndpointURL, host: ClusterGateway) -> dict[str, Obj]:

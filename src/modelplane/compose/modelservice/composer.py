@@ -12,7 +12,9 @@ routes; this module places them:
 - per gateway cluster and ready external endpoint: ``egress/<cluster>/<endpoint>``.
 
 With no ready endpoint the front routes stay and answer 503, and are marked not ready, so the
-service is not Ready. Nothing observed is dropped while the requirements are being read.
+service is not Ready. Nothing observed is dropped on no evidence (``_kept``): while the
+requirements are being read, while no gateway is listed, for a cluster not listed or not
+writable, and a route behind the front routes until they stop sending it traffic.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from typing import Any
 
 from modelplane.compose.frontdoor import (
     API_VERSION,
+    ENDPOINT_HEADER,
     ROUTE_READINESS,
     by_name,
+    cluster_backend_name,
     cluster_gateway,
     parse_url,
 )
@@ -64,7 +68,7 @@ def compose_service(inputs: Inputs) -> Result:
     serving, skipped = gateways_serving(ms, inputs.required[GATEWAYS], fleet)
     wanted = _wanted(ms, plan, serving, fleet)
 
-    result = Result(requirements=requirements, resources=_kept(inputs, serving, skipped))
+    result = Result(requirements=requirements, resources=_kept(inputs, fleet, skipped))
     for key, (provider_config, manifest, is_route) in wanted.items():
         obj = remote_object(
             dns_label(name, key),
@@ -109,6 +113,8 @@ def _wanted(ms: Obj, plan: Plan, serving: list[Serving], fleet: Mapping[str, Obj
             routes.unavailable_filter(g.name, g.host, namespace, name),
             False,
         )
+    if not serving:
+        return wanted  # the routes behind a front door no gateway opens would carry nothing
     for cluster, lanes in plan.clusters().items():
         target = cluster_gateway(fleet[cluster])
         wanted[f"fleet/{cluster}"] = (
@@ -138,18 +144,61 @@ def _wanted(ms: Obj, plan: Plan, serving: list[Serving], fleet: Mapping[str, Obj
     return wanted
 
 
-def _kept(inputs: Inputs, serving: list[Serving], skipped: list[Skipped]) -> dict[str, Desired]:
-    """A gateway that still selects the service but whose cluster cannot be written to now (a
-    transient fault of the cluster or the gateway) keeps its routes as they are: deleting them
-    would turn its clients' requests into 404s."""
-    keys = {f"{what}/{s.name}" for s in skipped for what in ("front", "unavailable")}
-    hosts = {s.cluster for s in skipped} - {g.host.cluster for g in serving}
+def _kept(inputs: Inputs, fleet: Mapping[str, Obj], skipped: list[Skipped]) -> dict[str, Desired]:
+    """Observed objects these inputs no longer ask for that stay as they are, since their going
+    could cut requests that still arrive, or rest on no evidence:
+
+    - a gateway's route while that gateway's cluster is not listed or cannot be written to,
+      and every gateway's while no gateway is listed at all (a list that failed looks like
+      every gateway deleted);
+    - a cluster's fleet route (an endpoint's egress route) while an observed front route still
+      sends it traffic: the front routes change first and what is behind them goes on the next
+      reconcile; or while its cluster is not listed or cannot be written to.
+    """
+    gateways_listed = bool(inputs.required[GATEWAYS])
+    skipped_keys = {f"{what}/{s.name}" for s in skipped for what in ("front", "unavailable")}
+    unwritable = {c for c in fleet if not cluster_gateway(fleet[c]).provider_config}
+    routed_clusters, routed_endpoints = _still_routed(inputs.observed, fleet)
     kept: dict[str, Desired] = {}
     for key, obj in sorted(inputs.observed.items()):
         what, _, rest = key.partition("/")
-        if key in keys or (what == "egress" and rest.partition("/")[0] in hosts):
+        where, _, endpoint = rest.partition("/")
+        stuck = where not in fleet or where in unwritable
+        keep = {
+            "front": key in skipped_keys or not gateways_listed,
+            "unavailable": key in skipped_keys or not gateways_listed,
+            "fleet": stuck or where in routed_clusters,
+            "egress": stuck or endpoint in routed_endpoints or not gateways_listed,
+        }.get(what, False)
+        if keep:
             kept[key] = Desired(carried(obj), ready_as_observed(obj))
     return kept
+
+
+def _still_routed(
+    observed: Mapping[str, Obj], fleet: Mapping[str, Obj]
+) -> tuple[set[str], set[str]]:
+    """The clusters and external endpoints the observed front routes still send traffic to."""
+    clusters: set[str] = set()
+    endpoints: set[str] = set()
+    for key, obj in observed.items():
+        what, _, gateway = key.partition("/")
+        if what != "front":
+            continue
+        manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        refs = [
+            ref
+            for rule in (manifest.get("spec") or {}).get("rules") or []
+            for ref in rule.get("backendRefs") or []
+        ]
+        names = {ref.get("name") for ref in refs}
+        clusters |= {c for c in fleet if cluster_backend_name(gateway, c) in names}
+        for ref in refs:
+            for f in ref.get("filters") or []:
+                for header in (f.get("requestHeaderModifier") or {}).get("set") or []:
+                    if header.get("name") == ENDPOINT_HEADER:
+                        endpoints.add(str(header.get("value")))
+    return clusters, endpoints
 
 
 def _requirements(namespace: str, entries: list[Obj]) -> dict[str, Requirement]:
