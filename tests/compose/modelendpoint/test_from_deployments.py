@@ -18,6 +18,7 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
+from modelplane.compose.modeldeployment.endpoints import CLASSES as ENDPOINT_CLASSES
 from modelplane.compose.modeldeployment.endpoints import CLUSTERS as ENDPOINT_CLUSTERS
 from modelplane.compose.modelreplica.routing import pool_name
 from modelplane.composer import Inputs, Result
@@ -128,8 +129,19 @@ def test_until_the_fleet_is_read_endpoints_are_kept_as_they_are() -> None:
     assert sorted(endpoints(held)) == ["endpoint-0-east"]
 
 
-def test_the_endpoints_read_the_deployments_own_cluster_requirement() -> None:
+def test_the_endpoints_read_the_deployments_own_fleet_requirements() -> None:
     assert ENDPOINT_CLUSTERS == deployment_composer.CLUSTERS
+    assert ENDPOINT_CLASSES == deployment_composer.CLASSES
+
+
+def test_with_no_cluster_or_class_listed_endpoints_are_held_as_they_are() -> None:
+    md = deployment("qwen")
+    first = reconcile(md, fleet("east"))
+    observed = {**replicas(first), **endpoints(reconcile(md, fleet("east"), replicas(first)))}
+    for clusters, classes in (([], [H100]), (fleet("east"), [])):
+        required = {CLUSTERS: clusters, CLASSES: classes, REPLICAS: []}
+        held = compose_deployment(Inputs(composite=md, required=required, observed=observed))
+        assert endpoints(held) == {"endpoint-0-east": observed["endpoint-0-east"]}
 
 
 @given(

@@ -22,7 +22,8 @@ from modelplane.observed import carried, carry_forward, observed_ready, ready_as
 Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
-"""The deployment's requirement on every InferenceCluster (the composer's ``CLUSTERS``)."""
+CLASSES = "inference-classes"
+"""The deployment's requirements on every InferenceCluster and InferenceClass (the composer's)."""
 ENDPOINT_PREFIX = "endpoint-"
 REPLICA_PREFIX = "replica-"
 
@@ -39,12 +40,12 @@ def with_endpoints(inputs: Inputs, result: Result) -> Result:
     observed = {
         key: obj for key, obj in inputs.observed.items() if obj.get("kind") == "ModelEndpoint"
     }
-    clusters = inputs.required.get(CLUSTERS)
-    if clusters is None:
-        # Whether a cluster still has its gateway is unknown yet: keep the endpoints as they are.
+    if not inputs.required.get(CLUSTERS) or not inputs.required.get(CLASSES):
+        # The fleet is not read yet or not listed (a list that failed looks like every cluster
+        # deleted): the deployment holds what it composed, and its endpoints are held with it.
         result.resources.update(carry_forward(observed))
         return result
-    fleet = by_name(clusters)
+    fleet = by_name(inputs.required[CLUSTERS])
     for key, desired in list(result.resources.items()):
         replica = desired.resource
         if replica.get("kind") != "ModelReplica" or not observed_ready(inputs.observed.get(key)):
