@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "modelplane.validate",
         "modelplane.explain",
         "modelplane.simulate",
+        "modelplane.routes",
     ),
     ("modelplane.function",),
     ("modelplane.compose", "modelplane.composer", "modelplane.observed"),

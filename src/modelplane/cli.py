@@ -228,3 +228,20 @@ def explain(paths: tuple[str, ...], output: str, deployment: str | None) -> None
     from modelplane.explain import explain_command
 
     raise SystemExit(explain_command(paths, output, deployment))
+
+
+@main.command(short_help="Print each ModelService's routing table.", epilog=exits.HELP)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option(
+    "--simulate-ready-copies",
+    "ready_copies",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Render as if every composed workload had N ready copies.",
+)
+def routes(paths: tuple[str, ...], ready_copies: int) -> None:
+    """Show each ModelService's routing table: gateway, endpoint, cluster, weight, share."""
+    from modelplane.routes import routes_command
+
+    raise SystemExit(routes_command(paths, ready_copies))

@@ -300,7 +300,11 @@ def _annotation(obj: Obj, key: str) -> str | None:
     return (_meta(obj).get("annotations") or {}).get(key)
 
 
-MAX_PASSES = 5
+# A pass per level of the tree that waits on observed state: deployment -> replicas observed
+# Ready -> their endpoints -> services that select them -> routes observed programmed, plus what
+# clusters wait on; the loop stops at the fixed point, so the bound only caps a tree that never
+# settles.
+MAX_PASSES = 10
 
 Simulate = Callable[[Mapping[str, Obj]], dict[str, Obj]]
 """Given a composite's desired composed resources by key, what a cluster would report for them."""

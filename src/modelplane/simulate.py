@@ -400,3 +400,42 @@ def _condition(kind: str, ok: bool, reason: str) -> Obj:
         "reason": reason,
         "lastTransitionTime": _TIME,
     }
+
+
+# --- the front door's objects (InferenceGateway, ModelService, ModelEndpoint) -------------------
+
+
+def _certificate(certificate: Obj, _n: int) -> Obj:
+    # cert-manager issues every certificate at once: the simulated issuers are ready.
+    return {"conditions": [_condition("Ready", True, "Ready")]}
+
+
+def _backend(backend: Obj, _n: int) -> Obj:
+    # Envoy Gateway accepts the Backend (its Backend API enabled, as the serving stack installs it).
+    return {"conditions": [_condition("Accepted", True, "Accepted")]}
+
+
+def _backend_tls_policy(policy: Obj, _n: int) -> Obj:
+    # Accepted for the Gateway the route through each target attaches to.
+    return {
+        "ancestors": [
+            {
+                "ancestorRef": {
+                    "group": "gateway.networking.k8s.io",
+                    "kind": "Gateway",
+                    "name": "-",
+                },
+                "controllerName": "gateway.envoyproxy.io/gatewayclass-controller",
+                "conditions": [_condition("Accepted", True, "Accepted")],
+            }
+        ]
+    }
+
+
+_STATUS.update(
+    {
+        "Certificate": _certificate,
+        "Backend": _backend,
+        "BackendTLSPolicy": _backend_tls_policy,
+    }
+)

@@ -45,6 +45,11 @@ from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.simulate import simulate_observed
 from tests.compose.modelreplica import support
+from tests.compose.modelservice.test_faults import (
+    external_endpoint_world,
+    gateway_world,
+    service_world,
+)
 from tests.compose.through import run
 from tests.fleet.builders import (
     declared_cluster,
@@ -206,6 +211,10 @@ WORLDS: dict[str, Callable[[], st.SearchStrategy[World]]] = {
     "ModelReplica.modelplane.ai": replica_world,
     "InferenceCluster.modelplane.ai": cluster_world,
     "InferenceClass.modelplane.ai": class_world,
+    # The front door's worlds carry the same fields (composite, required, observed, partial, own).
+    "InferenceGateway.modelplane.ai": gateway_world,
+    "ModelService.modelplane.ai": service_world,
+    "ModelEndpoint.modelplane.ai": external_endpoint_world,
 }
 
 

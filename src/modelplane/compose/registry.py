@@ -5,8 +5,10 @@ from __future__ import annotations
 from modelplane.compose.inferenceclass.composer import compose_class
 from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
+from modelplane.compose.inferencegateway.composer import compose_gateway
 from modelplane.compose.modelcache.composer import compose_model_cache
 from modelplane.compose.modeldeployment.composer import CLUSTERS, REPLICAS, compose_deployment
+from modelplane.compose.modelendpoint.composer import compose_endpoint
 from modelplane.compose.modelreplica.composer import (
     API_VERSION,
     CACHE_REQUIREMENT,
@@ -14,6 +16,7 @@ from modelplane.compose.modelreplica.composer import (
     LAZY_COMPOSITE,
 )
 from modelplane.compose.modelreplica.composer import compose as compose_model_replica
+from modelplane.compose.modelservice.composer import compose_service
 from modelplane.composer import Registry
 
 
@@ -36,4 +39,8 @@ def default_registry() -> Registry:
     # The scheduler reads a few fields of every cluster and replica of the fleet: views spare
     # converting thousands of whole objects on every reconcile.
     registry.register(API_VERSION, "ModelDeployment", compose_deployment, lazy=(CLUSTERS, REPLICAS))
+    # The front door: gateways on clusters, services routed through them, their endpoints.
+    registry.register(API_VERSION, "InferenceGateway", compose_gateway)
+    registry.register(API_VERSION, "ModelService", compose_service)
+    registry.register(API_VERSION, "ModelEndpoint", compose_endpoint)
     return registry

@@ -28,6 +28,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
 from modelplane.kube.objects import condition
@@ -53,6 +54,11 @@ REQUIREMENTS = {
 
 
 def compose_deployment(inputs: Inputs) -> Result:
+    # Every path placement takes gets the endpoints of the replicas it composes (endpoints.py).
+    return with_endpoints(inputs, _place(inputs))
+
+
+def _place(inputs: Inputs) -> Result:
     md = inputs.composite
     problem = _malformed(md)
     if problem:

@@ -1,0 +1,251 @@
+"""The front door's contract: what the InferenceGateway, ModelService, ModelEndpoint and
+ModelDeployment compositions name alike, and what they rely on from every cluster's serving stack.
+
+The serving stack gives every InferenceCluster an inference Gateway (published in
+``status.gateway``) with a plain HTTP listener for the cluster's own replicas and an HTTPS listener
+``fleet`` that requires a client certificate from the fleet CA, a cert-manager ``Issuer``
+``modelplane-fleet`` over that CA in the Gateway's namespace, and a server certificate for
+``<cluster>.fleet.modelplane.internal`` on the fleet listener (docs/routing.md). Each composition
+reads the names below from here, so two of them can never disagree about an object one composes
+and the other refers to.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from modelplane.kube.names import DNS_LABEL_MAX, LETTER_PREFIX, dns_label
+from modelplane.structs import frozen
+
+Obj = dict[str, Any]
+
+API_VERSION = "modelplane.ai/v1alpha1"
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+GATEWAY_API_VERSION = f"{GATEWAY_GROUP}/v1"
+ENVOY_GROUP = "gateway.envoyproxy.io"
+ENVOY_API_VERSION = f"{ENVOY_GROUP}/v1alpha1"
+CERT_MANAGER_GROUP = "cert-manager.io"
+CERT_MANAGER_API_VERSION = f"{CERT_MANAGER_GROUP}/v1"
+POOL_GROUP = "inference.networking.k8s.io"
+
+# Where Objects of the cluster-scoped InferenceGateway live on the control plane.
+CONTROL_NAMESPACE = "crossplane-system"
+
+# The cluster's inference Gateway, when its InferenceCluster publishes no name (the stack's).
+DEFAULT_GATEWAY_NAME = "inference-gateway"
+DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
+FLEET_LISTENER = "fleet"
+FLEET_PORT = 443
+FLEET_DOMAIN = "fleet.modelplane.internal"
+FLEET_ISSUER = "modelplane-fleet"
+FRONT_LISTENER = "https"
+FRONT_PORT = 443
+
+# Set by the front gateway on the one backendRef that carries a request to an external
+# endpoint's egress route (and removed everywhere else), so a client cannot pick a lane itself.
+ENDPOINT_HEADER = "x-modelplane-endpoint"
+# Set per backendRef on a cluster whose replicas of one service need more than one route rule.
+SHARD_HEADER = "x-modelplane-shard"
+
+WEIGHT_MAX = 1_000_000
+"""The largest backendRef weight the Gateway API accepts."""
+BACKENDS_MAX = 16
+"""backendRefs per HTTPRoute rule, and rules per HTTPRoute, the Gateway API CRDs accept."""
+
+# A route serves once its gateway accepted it and resolved every backend it names.
+ROUTE_PROGRAMMED_QUERY = (
+    "has(object.status) && has(object.status.parents) && size(object.status.parents) > 0"
+    " && object.status.parents.all(p, has(p.conditions)"
+    ' && p.conditions.exists(c, c.type == "Accepted" && c.status == "True")'
+    ' && p.conditions.exists(c, c.type == "ResolvedRefs" && c.status == "True"))'
+)
+ROUTE_READINESS = frozen({"policy": "DeriveFromCelQuery", "celQuery": ROUTE_PROGRAMMED_QUERY})
+
+
+@dataclass(frozen=True)
+class ClusterGateway:
+    """What an InferenceCluster publishes about its inference Gateway."""
+
+    cluster: str
+    name: str
+    namespace: str
+    address: str
+    fleet_hostname: str
+    class_name: str
+    provider_config: str
+
+
+def cluster_gateway(cluster: Mapping[str, Any]) -> ClusterGateway:
+    """The cluster's inference Gateway as its status publishes it, defaults filled in.
+
+    ``fleetHostname`` is fixed by the contract, so a cluster that does not publish it yet is
+    still verified against the name its fleet certificate carries.
+    """
+    name = str((cluster.get("metadata") or {}).get("name") or "")
+    status = cluster.get("status") or {}
+    gateway = status.get("gateway") or {}
+    return ClusterGateway(
+        cluster=name,
+        name=str(gateway.get("name") or DEFAULT_GATEWAY_NAME),
+        namespace=str(gateway.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),
+        address=str(gateway.get("address") or ""),
+        fleet_hostname=str(gateway.get("fleetHostname") or fleet_hostname(name)),
+        class_name=str(gateway.get("className") or ""),
+        provider_config=str((status.get("providerConfigRef") or {}).get("name") or ""),
+    )
+
+
+def fleet_hostname(cluster: str) -> str:
+    """The name the cluster's fleet listener certificate carries."""
+    return f"{cluster}.{FLEET_DOMAIN}"
+
+
+def by_name(objs: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
+    """Objects by name (plain dicts or the read-only views the edge may deliver)."""
+    return {
+        str(o["metadata"]["name"]): o for o in objs or [] if isinstance(o.get("metadata"), Mapping)
+    }
+
+
+def suffixed(base: str, suffix: str) -> str:
+    """``<base>-<suffix>`` within 63 characters, starting with a letter (a Service-safe name)."""
+    max_len = DNS_LABEL_MAX - len(suffix) - 1
+    head = dns_label(base, max_len=max_len)
+    if not head[:1].isalpha():
+        head = dns_label(f"{LETTER_PREFIX}{base}", max_len=max_len)
+    return f"{head}-{suffix}"
+
+
+# --- names on a gateway's host cluster, in its inference Gateway's namespace --------------------
+
+
+def front_gateway_name(gateway: str) -> str:
+    """The InferenceGateway's own Gateway on its host cluster."""
+    return suffixed(gateway, "front")
+
+
+def front_tls_secret(gateway: str) -> str:
+    """The Secret holding the front listener's server certificate."""
+    return suffixed(gateway, "tls")
+
+
+def client_secret(gateway: str) -> str:
+    """The Secret holding the front gateway's fleet client certificate (and the fleet CA)."""
+    return suffixed(gateway, "fleet-client")
+
+
+# Several InferenceGateways may share a host cluster (and its gateway namespace): every name
+# there carries the gateway's.
+
+
+def cluster_backend_name(gateway: str, cluster: str) -> str:
+    """The Backend a front gateway dials a cluster's fleet listener through."""
+    return dns_label(gateway, cluster, "fleet")
+
+
+def front_route_name(gateway: str, namespace: str, service: str) -> str:
+    """A ModelService's route on a front gateway (one namespace holds every tenant's)."""
+    return dns_label(gateway, namespace, service)
+
+
+def unavailable_filter_name(gateway: str, namespace: str, service: str) -> str:
+    """The direct-response filter a front route answers 503 with while nothing is ready."""
+    return dns_label(gateway, namespace, service, "unavailable")
+
+
+# --- names in the tenant's namespace on a cluster ------------------------------------------------
+
+
+def fleet_route_name(service: str) -> str:
+    """A ModelService's route on a cluster's fleet listener, to the replicas' pools there."""
+    return suffixed(service, "fleet")
+
+
+def egress_route_name(service: str, endpoint: str) -> str:
+    """A ModelService's route from a gateway's host cluster out to one external endpoint."""
+    return dns_label(service, endpoint, "egress")
+
+
+def external_backend_name(endpoint: str) -> str:
+    """An external endpoint's Backend on every gateway's host cluster."""
+    return suffixed(endpoint, "external")
+
+
+def credential_name(endpoint: str) -> str:
+    """An external endpoint's credential Secret, and the filter that injects it."""
+    return suffixed(endpoint, "credential")
+
+
+def replica_pool_name(replica: str) -> str:
+    """The InferencePool the ModelReplica composition names ``<replica>-pool``.
+
+    It must stay equal to ``compose.modelreplica.routing.pool_name``
+    (tests/compose/modelendpoint/test_contract.py holds them together).
+    """
+    return suffixed(replica, "pool")
+
+
+def service_prefix(namespace: str, service: str) -> str:
+    """The path a ModelService answers under on every gateway that serves it."""
+    return f"/{namespace}/{service}/"
+
+
+# --- an endpoint's URL ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EndpointURL:
+    scheme: str
+    host: str
+    port: int
+    path: str
+
+    @property
+    def is_ip(self) -> bool:
+        try:
+            ipaddress.ip_address(self.host)
+        except ValueError:
+            return False
+        return True
+
+    @property
+    def tls(self) -> bool:
+        return self.scheme == "https"
+
+
+class InvalidURLError(ValueError):
+    pass
+
+
+def parse_url(url: str) -> EndpointURL:
+    """``scheme://host[:port][/path]`` with scheme http or https; the port defaults by scheme."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as e:
+        raise InvalidURLError(f"{url!r} is not a URL: {e}") from None
+    if parts.scheme not in ("http", "https"):
+        raise InvalidURLError(f"{url!r}: the scheme must be http or https")
+    if not parts.hostname:
+        raise InvalidURLError(f"{url!r} names no host")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise InvalidURLError(f"{url!r}: a query, fragment or user is not allowed")
+    return EndpointURL(
+        scheme=parts.scheme,
+        host=parts.hostname,
+        port=port or (443 if parts.scheme == "https" else 80),
+        path=parts.path or "/",
+    )
+
+
+def backend_endpoint(host: str, port: int) -> Obj:
+    """An Envoy Gateway Backend endpoint: an IP address, or a name resolved by DNS."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return {"fqdn": {"hostname": host, "port": port}}
+    return {"ip": {"address": host, "port": port}}

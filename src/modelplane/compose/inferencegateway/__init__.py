@@ -1,0 +1,1 @@
+"""The InferenceGateway composition: a fleet's front door on one of its clusters."""

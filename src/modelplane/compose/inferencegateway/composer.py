@@ -1,0 +1,263 @@
+"""The InferenceGateway composition: a fleet's front door, run on one of its clusters.
+
+Everything is composed on the host InferenceCluster (named by ``spec.clusterName``) through its
+ClusterProviderConfig, in the namespace of that cluster's inference Gateway; nothing on the
+control plane but the provider-kubernetes Objects themselves:
+
+- the front ``Gateway`` (the host's GatewayClass), one HTTPS listener for ``spec.hostname``;
+- its server certificate: the user's Secret copied over, or a cert-manager ``Certificate`` from
+  the user's issuer;
+- its fleet client ``Certificate`` from the serving stack's ``modelplane-fleet`` Issuer;
+- per cluster of the fleet that publishes a gateway address, a ``Backend`` and a
+  ``BackendTLSPolicy``: the mutually authenticated hop to that cluster's fleet listener, which
+  every ModelService's route on this gateway sends its traffic through.
+
+The routes themselves belong to the ModelServices (each reports whether it is programmed here).
+Keys come from cert-manager or the user's Secret, never from the function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from modelplane.compose.frontdoor import (
+    API_VERSION,
+    CONTROL_NAMESPACE,
+    ClusterGateway,
+    by_name,
+    cluster_gateway,
+    front_gateway_name,
+)
+from modelplane.compose.inferencegateway import objects
+from modelplane.compose.remote import remote_object
+from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
+from modelplane.kube.names import dns_label
+from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.structs import frozen
+
+Obj = dict[str, Any]
+
+CLUSTERS = "inference-clusters"
+GATEWAY = "gateway"
+TLS = "tls"
+CLIENT_CERTIFICATE = "client-certificate"
+# Per cluster: ``backend/<cluster>``; a name holds no ``/``, so no two keys meet.
+BACKEND = "backend/"
+BACKEND_TLS = "backend-tls/"
+READY = "GatewayReady"
+REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
+
+GATEWAY_READY_QUERY = (
+    "has(object.status) && has(object.status.addresses) && size(object.status.addresses) > 0"
+    " && has(object.status.conditions)"
+    ' && object.status.conditions.exists(c, c.type == "Programmed" && c.status == "True")'
+)
+CERTIFICATE_READY_QUERY = (
+    "has(object.status) && has(object.status.conditions)"
+    ' && object.status.conditions.exists(c, c.type == "Ready" && c.status == "True")'
+)
+_GATEWAY_READY = frozen({"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY})
+_CERTIFICATE_READY = frozen({"policy": "DeriveFromCelQuery", "celQuery": CERTIFICATE_READY_QUERY})
+
+OLD_SHAPE = (
+    "InferenceGateway spec.backend/spec.traefik is the v0.3.1 shape (Traefik installed on the "
+    "control plane), which Modelplane no longer composes: an InferenceGateway now runs on an "
+    "InferenceCluster. Remove backend and traefik and set spec.clusterName, spec.hostname and "
+    "spec.tls (secretRef or issuerRef), optionally spec.serviceSelector; nothing was changed"
+)
+
+
+def compose_gateway(inputs: Inputs) -> Result:
+    ig = inputs.composite
+    problem = _malformed(ig)
+    if problem:
+        return Result.failed(problem)
+    name = str(ig["metadata"]["name"])
+    spec = ig["spec"]
+    clusters = inputs.required.get(CLUSTERS)
+    if clusters is None:
+        return _hold(inputs, "Unknown", "WaitingForFleet", "reading InferenceClusters")
+    fleet = by_name(clusters)
+    host_name = str(spec["clusterName"])
+    if host_name not in fleet:
+        return _hold(
+            inputs,
+            "False",
+            "ClusterNotFound",
+            f"InferenceCluster {host_name} does not exist; the gateway runs nowhere until it does",
+        )
+    host = cluster_gateway(fleet[host_name])
+    if not host.provider_config:
+        return _hold(
+            inputs,
+            "False",
+            "WaitingForCluster",
+            f"InferenceCluster {host_name} publishes no providerConfigRef yet",
+        )
+    class_name = host.class_name or _observed_class(inputs.observed.get(GATEWAY))
+    if not class_name:
+        return _hold(
+            inputs,
+            "False",
+            "WaitingForCluster",
+            f"InferenceCluster {host_name} publishes no status.gateway.className: its serving "
+            "stack has not installed the gateway software yet",
+        )
+
+    hostname = str(spec["hostname"])
+    wanted: dict[str, tuple[Obj, Obj | None]] = {
+        GATEWAY: (objects.front_gateway(name, hostname, host, class_name), _GATEWAY_READY),
+        CLIENT_CERTIFICATE: (objects.client_certificate(name, host), _CERTIFICATE_READY),
+    }
+    tls = spec["tls"]
+    if tls.get("secretRef"):
+        wanted[TLS] = (objects.tls_secret_copy(name, host), None)
+    else:
+        wanted[TLS] = (
+            objects.tls_certificate(name, hostname, host, tls["issuerRef"]),
+            _CERTIFICATE_READY,
+        )
+    reachable, unreachable = _fleet(fleet)
+    for target in reachable:
+        wanted[BACKEND + target.cluster] = (objects.cluster_backend(name, host, target), None)
+        wanted[BACKEND_TLS + target.cluster] = (
+            objects.cluster_backend_tls(name, host, target),
+            None,
+        )
+
+    result = Result(requirements=dict(REQUIREMENTS))
+    # A cluster listed before its status was written is no evidence its gateway went away: the
+    # hop to it stays as it is.
+    unwritten = {c for c, obj in fleet.items() if not obj.get("status")}
+    for key, obj in sorted(inputs.observed.items()):
+        if key.startswith((BACKEND, BACKEND_TLS)) and key.partition("/")[2] in unwritten:
+            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
+    for key, (manifest, readiness) in wanted.items():
+        obj = remote_object(
+            dns_label("gw", name, key),
+            CONTROL_NAMESPACE,
+            host.provider_config,
+            manifest,
+            readiness=readiness,
+        )
+        if key == TLS and tls.get("secretRef"):
+            obj["spec"]["references"] = objects.tls_references(tls["secretRef"])
+        result.resources[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
+
+    address = _address(ig, inputs.observed.get(GATEWAY))
+    result.status = {
+        "url": f"https://{hostname}",
+        "gateway": {
+            "name": front_gateway_name(name),
+            "namespace": host.namespace,
+            "clusterName": host_name,
+        },
+        **({"address": address} if address else {}),
+    }
+    result.conditions.append(
+        _ready(inputs.observed, hostname, host, address, reachable, unreachable)
+    )
+    return result
+
+
+def _malformed(ig: Obj) -> str | None:
+    spec = ig.get("spec")
+    if not isinstance(spec, dict):
+        return "InferenceGateway spec is required"
+    if "backend" in spec or "traefik" in spec:
+        return OLD_SHAPE
+    for field in ("clusterName", "hostname"):
+        if not isinstance(spec.get(field), str) or not spec[field]:
+            return f"InferenceGateway spec.{field} is required"
+    tls = spec.get("tls")
+    if not isinstance(tls, dict) or bool(tls.get("secretRef")) == bool(tls.get("issuerRef")):
+        return "InferenceGateway spec.tls takes exactly one of secretRef or issuerRef"
+    return None
+
+
+def _fleet(fleet: Mapping[str, Obj]) -> tuple[list[ClusterGateway], list[str]]:
+    """Clusters this gateway can reach (they publish a gateway address), and those it cannot."""
+    reachable: list[ClusterGateway] = []
+    unreachable: list[str] = []
+    for name in sorted(fleet):
+        target = cluster_gateway(fleet[name])
+        if target.address:
+            reachable.append(target)
+        else:
+            unreachable.append(name)
+    return reachable, unreachable
+
+
+def _ready(
+    observed: Mapping[str, Obj],
+    hostname: str,
+    host: ClusterGateway,
+    address: str,
+    reachable: list[ClusterGateway],
+    unreachable: list[str],
+) -> Condition:
+    plural = "s" if len(reachable) != 1 else ""
+    fleet = f"reaches the fleet listener of {len(reachable)} cluster{plural}"
+    if reachable:
+        fleet += f": {', '.join(t.cluster for t in reachable)}"
+    if unreachable:
+        fleet += f"; no gateway address published by {', '.join(unreachable)}"
+    waiting = [
+        what
+        for key, what in (
+            (GATEWAY, "the Gateway is not programmed with an address"),
+            (TLS, "the server certificate"),
+            (CLIENT_CERTIFICATE, "the fleet client certificate"),
+        )
+        if ready_as_observed(observed.get(key)) != "True"
+    ]
+    where = f"https://{hostname} on cluster {host.cluster}"
+    if waiting or not address:
+        return Condition(
+            READY, "False", "Provisioning", f"{where}: waiting for {', '.join(waiting)}; {fleet}"
+        )
+    return Condition(READY, "True", "Programmed", f"{where} at {address}; {fleet}")
+
+
+def _address(ig: Obj, observed: Obj | None) -> str:
+    """The first address the observed Gateway reports; before it was ever observed, the one
+    already published (a rendered fleet that states its status) rather than none."""
+    if observed is None:
+        return str((ig.get("status") or {}).get("address") or "")
+    for entry in (_manifest(observed).get("status") or {}).get("addresses") or []:
+        if isinstance(entry, Mapping) and entry.get("value"):
+            return str(entry["value"])
+    return ""
+
+
+def _observed_class(observed: Obj | None) -> str:
+    """The class the Gateway was applied with: kept when the cluster stops publishing one."""
+    return str((_manifest(observed).get("spec") or {}).get("gatewayClassName") or "")
+
+
+def _manifest(observed: Obj | None) -> Mapping[str, Any]:
+    """The remote object as provider-kubernetes last saw it, else as it was applied."""
+    if not observed:
+        return {}
+    seen = ((observed.get("status") or {}).get("atProvider") or {}).get("manifest")
+    applied = ((observed.get("spec") or {}).get("forProvider") or {}).get("manifest")
+    return seen or applied or {}
+
+
+def _hold(inputs: Inputs, status: Literal["False", "Unknown"], reason: str, message: str) -> Result:
+    """Nothing can be decided: keep everything observed and what was published."""
+    published = inputs.composite.get("status") or {}
+    return Result(
+        resources=carry_forward(inputs.observed),
+        requirements=dict(REQUIREMENTS),
+        status={k: published[k] for k in ("address", "url", "gateway") if k in published},
+        conditions=[
+            Condition(
+                READY,
+                status,
+                reason,
+                f"{message}; what was composed is kept as it is",
+            )
+        ],
+    )

@@ -1,0 +1,179 @@
+"""The remote objects of a front door, all on the gateway's host cluster in the namespace of that
+cluster's inference Gateway (where the serving stack's ``modelplane-fleet`` Issuer lives)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.compose.frontdoor import (
+    CERT_MANAGER_API_VERSION,
+    CERT_MANAGER_GROUP,
+    ENVOY_API_VERSION,
+    ENVOY_GROUP,
+    FLEET_DOMAIN,
+    FLEET_ISSUER,
+    FLEET_PORT,
+    FRONT_LISTENER,
+    FRONT_PORT,
+    GATEWAY_API_VERSION,
+    GATEWAY_GROUP,
+    ClusterGateway,
+    backend_endpoint,
+    client_secret,
+    cluster_backend_name,
+    front_gateway_name,
+    front_tls_secret,
+)
+from modelplane.kube.names import dns_label
+from modelplane.labels import MANAGED_BY
+
+Obj = dict[str, Any]
+
+_LABELS = {MANAGED_BY: "modelplane"}
+# ECDSA P-256, a new key on every renewal: the fleet's own certificates.
+_PRIVATE_KEY = {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"}
+
+
+def _meta(name: str, namespace: str) -> Obj:
+    return {"name": name, "namespace": namespace, "labels": dict(_LABELS)}
+
+
+def front_gateway(gateway: str, hostname: str, host: ClusterGateway, class_name: str) -> Obj:
+    """One HTTPS listener for ``hostname``. Only routes in its own namespace attach (Modelplane
+    composes them there), so a tenant cannot put a route on the fleet's front door. The client
+    certificate it presents on the hop to every cluster is set here, the Gateway API's own place
+    for it (each Backend names it too, see ``cluster_backend``)."""
+    secret_ref = {"group": "", "kind": "Secret"}
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "Gateway",
+        "metadata": _meta(front_gateway_name(gateway), host.namespace),
+        "spec": {
+            "gatewayClassName": class_name,
+            "listeners": [
+                {
+                    "name": FRONT_LISTENER,
+                    "protocol": "HTTPS",
+                    "port": FRONT_PORT,
+                    "hostname": hostname,
+                    "tls": {
+                        "mode": "Terminate",
+                        "certificateRefs": [{**secret_ref, "name": front_tls_secret(gateway)}],
+                    },
+                    "allowedRoutes": {
+                        "namespaces": {"from": "Same"},
+                        "kinds": [{"group": GATEWAY_GROUP, "kind": "HTTPRoute"}],
+                    },
+                }
+            ],
+            "tls": {
+                "backend": {"clientCertificateRef": {**secret_ref, "name": client_secret(gateway)}}
+            },
+        },
+    }
+
+
+def tls_secret_copy(gateway: str, host: ClusterGateway) -> Obj:
+    """The front listener's certificate, copied from the user's Secret (data patched in by the
+    Object's references, never written into the manifest)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _meta(front_tls_secret(gateway), host.namespace),
+        "type": "kubernetes.io/tls",
+    }
+
+
+def tls_references(secret_ref: Obj) -> list[Obj]:
+    source = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "name": str(secret_ref["name"]),
+        "namespace": str(secret_ref.get("namespace") or "crossplane-system"),
+    }
+    return [
+        {"patchesFrom": {**source, "fieldPath": f"data[{key}]"}, "toFieldPath": f"data[{key}]"}
+        for key in ("tls.crt", "tls.key")
+    ]
+
+
+def tls_certificate(gateway: str, hostname: str, host: ClusterGateway, issuer: Obj) -> Obj:
+    """The front listener's certificate, issued by the user's cert-manager issuer."""
+    return {
+        "apiVersion": CERT_MANAGER_API_VERSION,
+        "kind": "Certificate",
+        "metadata": _meta(front_tls_secret(gateway), host.namespace),
+        "spec": {
+            "secretName": front_tls_secret(gateway),
+            "dnsNames": [hostname],
+            "issuerRef": {
+                "name": str(issuer["name"]),
+                "kind": str(issuer.get("kind") or "ClusterIssuer"),
+                "group": str(issuer.get("group") or CERT_MANAGER_GROUP),
+            },
+            "privateKey": dict(_PRIVATE_KEY),
+        },
+    }
+
+
+def client_identity(gateway: str) -> str:
+    """The name the front gateway's client certificate carries."""
+    return f"{dns_label(gateway)}.gateways.{FLEET_DOMAIN}"
+
+
+def client_certificate(gateway: str, host: ClusterGateway) -> Obj:
+    """The client certificate the front gateway presents to every cluster's fleet listener,
+    issued by the fleet CA on the host cluster. Its Secret carries the CA too (``ca.crt``), which
+    is what the hop verifies each cluster's server certificate against."""
+    return {
+        "apiVersion": CERT_MANAGER_API_VERSION,
+        "kind": "Certificate",
+        "metadata": _meta(client_secret(gateway), host.namespace),
+        "spec": {
+            "secretName": client_secret(gateway),
+            "dnsNames": [client_identity(gateway)],
+            "usages": ["client auth", "digital signature"],
+            "issuerRef": {"name": FLEET_ISSUER, "kind": "Issuer", "group": CERT_MANAGER_GROUP},
+            "privateKey": dict(_PRIVATE_KEY),
+        },
+    }
+
+
+def cluster_backend(gateway: str, host: ClusterGateway, target: ClusterGateway) -> Obj:
+    """The hop to ``target``'s fleet listener: TLS to its gateway address, the server verified as
+    ``<cluster>.fleet.modelplane.internal`` by the fleet CA, this gateway's client certificate
+    presented."""
+    secret = {"group": "", "kind": "Secret", "name": client_secret(gateway)}
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": "Backend",
+        "metadata": _meta(cluster_backend_name(gateway, target.cluster), host.namespace),
+        "spec": {
+            "endpoints": [backend_endpoint(target.address.lower(), FLEET_PORT)],
+            "tls": {
+                "sni": target.fleet_hostname,
+                "caCertificateRefs": [secret],
+                "clientCertificateRef": {"kind": "Secret", "name": client_secret(gateway)},
+            },
+        },
+    }
+
+
+def cluster_backend_tls(gateway: str, host: ClusterGateway, target: ClusterGateway) -> Obj:
+    """The Gateway API's own statement of the hop's server verification (hostname: SNI and the
+    name the certificate must carry; the fleet CA), attached to the Backend."""
+    name = cluster_backend_name(gateway, target.cluster)
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "BackendTLSPolicy",
+        "metadata": _meta(name, host.namespace),
+        "spec": {
+            "targetRefs": [{"group": ENVOY_GROUP, "kind": "Backend", "name": name}],
+            "validation": {
+                "caCertificateRefs": [
+                    {"group": "", "kind": "Secret", "name": client_secret(gateway)}
+                ],
+                "hostname": target.fleet_hostname,
+            },
+        },
+    }

@@ -1,0 +1,92 @@
+"""A ModelEndpoint per replica that can take traffic: observed Ready, on a cluster that publishes
+a gateway address. Withdrawn as soon as either stops holding (Crossplane deletes an endpoint left
+out of the desired state), so a ModelService never routes to a replica that is not serving yet;
+but a cluster that is not listed, or listed without its status, is no evidence that its gateway
+went away, so an endpoint there is kept as it is.
+
+Each endpoint carries its replica's labels (the template's plus the deployment, cluster and
+replica index), the public ``url``/``rewritePath`` (the replica's own address on its cluster's
+gateway), and where the fleet reaches it: ``clusterName`` and its ``inferencePool``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.frontdoor import by_name, cluster_gateway, replica_pool_name
+from modelplane.compose.modeldeployment.stamp import API_VERSION
+from modelplane.composer import Desired, Inputs, Result, namespace_of
+from modelplane.observed import carried, carry_forward, observed_ready, ready_as_observed
+
+Obj = dict[str, Any]
+
+CLUSTERS = "inference-clusters"
+CLASSES = "inference-classes"
+"""The deployment's requirements on every InferenceCluster and InferenceClass (the composer's)."""
+ENDPOINT_PREFIX = "endpoint-"
+REPLICA_PREFIX = "replica-"
+
+
+def endpoint_key(replica_key: str) -> str:
+    """``replica-<index>-<cluster>`` -> ``endpoint-<index>-<cluster>``."""
+    return ENDPOINT_PREFIX + replica_key.removeprefix(REPLICA_PREFIX)
+
+
+def with_endpoints(inputs: Inputs, result: Result) -> Result:
+    """``result`` with the endpoints of the replicas it composes added."""
+    if result.fatal is not None:
+        return result
+    observed = {
+        key: obj for key, obj in inputs.observed.items() if obj.get("kind") == "ModelEndpoint"
+    }
+    if not inputs.required.get(CLUSTERS) or not inputs.required.get(CLASSES):
+        # The fleet is not read yet or not listed (a list that failed looks like every cluster
+        # deleted): the deployment holds what it composed, and its endpoints are held with it.
+        result.resources.update(carry_forward(observed))
+        return result
+    fleet = by_name(inputs.required[CLUSTERS])
+    for key, desired in list(result.resources.items()):
+        replica = desired.resource
+        if replica.get("kind") != "ModelReplica" or not observed_ready(inputs.observed.get(key)):
+            continue
+        ek = endpoint_key(key)
+        cluster = fleet.get(str((replica.get("spec") or {}).get("clusterName") or ""))
+        if cluster is None or not cluster.get("status"):
+            # The cluster is not listed, or listed before its status was written: no evidence
+            # its gateway went away, so an endpoint it has stays as it is.
+            if ek in observed:
+                result.resources[ek] = Desired(
+                    carried(observed[ek]), ready_as_observed(observed[ek])
+                )
+            continue
+        endpoint = _endpoint(replica, cluster)
+        if endpoint is not None:
+            result.resources[ek] = Desired(endpoint, ready_as_observed(observed.get(ek)))
+    return result
+
+
+def _endpoint(replica: Obj, cluster: Mapping[str, Any]) -> Obj | None:
+    cluster_name = str(replica["spec"]["clusterName"])
+    address = cluster_gateway(cluster).address
+    if not address:
+        return None
+    meta = replica["metadata"]
+    name = str(meta["name"])
+    namespace = namespace_of(replica)
+    host = f"[{address}]" if ":" in address else address
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ModelEndpoint",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(meta.get("labels") or {}),
+        },
+        "spec": {
+            "url": f"http://{host}/{namespace}/{name}/v1",
+            "rewritePath": f"/{namespace}/{name}/",
+            "clusterName": cluster_name,
+            "inferencePool": replica_pool_name(name),
+        },
+    }

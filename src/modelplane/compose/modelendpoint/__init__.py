@@ -1,0 +1,1 @@
+"""The ModelEndpoint composition: one backend a ModelService can route to."""

@@ -1,0 +1,224 @@
+"""The ModelEndpoint composition: one backend a ModelService can route to.
+
+Two kinds of endpoint, told apart by ``spec.clusterName``:
+
+- A replica on a Modelplane cluster (composed by its ModelDeployment). It composes nothing: its
+  InferencePool is the replica's own, and the hop to its cluster is the InferenceGateways'. It
+  is routable once its cluster publishes a gateway address; ``status.routing.backendName`` is
+  then the pool's name.
+- An external endpoint (written by hand). Requests reach it from the cluster of every
+  InferenceGateway, through that cluster's inference Gateway, so on each such cluster it composes
+  its ``Backend`` (the URL's host and port), a ``BackendTLSPolicy`` for https (the host verified
+  with the system CAs), and with ``spec.auth`` a copy of the credential Secret and the
+  ``HTTPRouteFilter`` that injects it. ``backendName`` is published once all of them exist.
+
+Until then ``backendName`` is withheld, and ModelServices leave the endpoint out of their routes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.frontdoor import (
+    API_VERSION,
+    ClusterGateway,
+    EndpointURL,
+    InvalidURLError,
+    by_name,
+    cluster_gateway,
+    external_backend_name,
+    parse_url,
+)
+from modelplane.compose.modelendpoint import external
+from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_object
+from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
+from modelplane.kube.names import dns_label
+from modelplane.observed import carried, carry_forward, observed_ready, ready_as_observed
+
+Obj = dict[str, Any]
+
+CLUSTER = "cluster"
+CLUSTERS = "inference-clusters"
+GATEWAYS = "inference-gateways"
+ROUTING = "RoutingReady"
+
+
+def compose_endpoint(inputs: Inputs) -> Result:
+    endpoint = inputs.composite
+    spec = endpoint.get("spec")
+    if not isinstance(spec, dict) or not isinstance(spec.get("url"), str):
+        return Result.failed("ModelEndpoint spec.url is required")
+    if spec.get("clusterName"):
+        return _replica(inputs, str(spec["clusterName"]))
+    return _external(inputs)
+
+
+def _replica(inputs: Inputs, cluster_name: str) -> Result:
+    requirements = {CLUSTER: Requirement(API_VERSION, "InferenceCluster", match_name=cluster_name)}
+    found = inputs.required.get(CLUSTER)
+    if found is None:
+        return _hold(inputs, requirements, f"reading InferenceCluster {cluster_name}")
+    result = Result(requirements=requirements)
+    if not found:
+        result.conditions.append(
+            Condition(
+                ROUTING,
+                "False",
+                "ClusterNotFound",
+                f"InferenceCluster {cluster_name} does not exist",
+            )
+        )
+        return result
+    gateway = cluster_gateway(found[0])
+    if not gateway.address:
+        result.conditions.append(
+            Condition(
+                ROUTING,
+                "False",
+                "WaitingForGateway",
+                f"InferenceCluster {cluster_name} publishes no gateway address yet",
+            )
+        )
+        return result
+    pool = str(inputs.composite["spec"].get("inferencePool") or "")
+    result.status = {"routing": {"backendName": pool, "clusterName": cluster_name}}
+    result.conditions.append(
+        Condition(
+            ROUTING,
+            "True",
+            "ClusterReachable",
+            f"InferencePool {pool} on cluster {cluster_name}, reached through its gateway's "
+            f"fleet listener ({gateway.fleet_hostname})",
+        )
+    )
+    return result
+
+
+def _external(inputs: Inputs) -> Result:
+    endpoint = inputs.composite
+    requirements = {
+        GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
+        CLUSTERS: Requirement(API_VERSION, "InferenceCluster"),
+    }
+    try:
+        url = parse_url(str(endpoint["spec"]["url"]))
+        if url.tls and url.is_ip:
+            raise InvalidURLError(
+                f"{endpoint['spec']['url']!r}: an https endpoint must be named by a DNS name, "
+                "which its certificate is verified against"
+            )
+    except InvalidURLError as e:
+        message = f"spec.url {e}; nothing is composed"
+        return Result(
+            requirements=requirements,
+            conditions=[Condition(ROUTING, "False", "InvalidURL", message)],
+            events=[Event("Warning", message, "InvalidURL")],
+        )
+    missing = [n for n in requirements if n not in inputs.required]
+    if missing:
+        return _hold(inputs, requirements, f"reading {', '.join(missing)}")
+
+    if not inputs.required[GATEWAYS] and inputs.observed:
+        # A list that failed looks like every gateway deleted: keep what is composed.
+        return _hold(inputs, requirements, "no InferenceGateway is listed")
+    hosts, unwritable = _hosts(inputs.required[GATEWAYS], inputs.required[CLUSTERS])
+    result = Result(requirements=requirements)
+    # A gateway's cluster that is not listed or cannot be written to now keeps what was
+    # composed there.
+    for key, obj in sorted(inputs.observed.items()):
+        if key.partition("/")[2] in unwritable:
+            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
+    if not hosts:
+        result.conditions.append(
+            Condition(
+                ROUTING,
+                "False",
+                "NoGateway",
+                "no InferenceGateway runs on a cluster that publishes a providerConfigRef yet: "
+                "nothing can route to this endpoint",
+            )
+        )
+        return result
+    waiting: list[str] = []
+    for host in hosts:
+        composed = _on_host(endpoint, url, host)
+        for key, obj in composed.items():
+            result.resources[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
+        if not all(observed_ready(inputs.observed.get(key)) for key in composed):
+            waiting.append(host.cluster)
+    names = ", ".join(h.cluster for h in hosts)
+    if waiting:
+        result.conditions.append(
+            Condition(
+                ROUTING,
+                "False",
+                "WaitingForBackend",
+                f"waiting for the backend on cluster{'s' if len(waiting) > 1 else ''} "
+                f"{', '.join(waiting)} (gateways run on {names})",
+            )
+        )
+        return result
+    backend = external_backend_name(str(endpoint["metadata"]["name"]))
+    result.status = {"routing": {"backendName": backend}}
+    result.conditions.append(
+        Condition(
+            ROUTING,
+            "True",
+            "BackendConfigured",
+            f"{url.scheme}://{url.host}:{url.port} reachable from the gateways on {names}",
+        )
+    )
+    return result
+
+
+def _hosts(gateways: list[Obj], clusters: list[Obj]) -> tuple[list[ClusterGateway], set[str]]:
+    """The distinct clusters InferenceGateways run on that can be written to, in name order,
+    and those that are not listed or cannot be written to now (no providerConfigRef)."""
+    fleet = by_name(clusters)
+    names = {str((g.get("spec") or {}).get("clusterName") or "") for g in gateways}
+    hosts = [cluster_gateway(fleet[n]) for n in sorted(names) if n in fleet]
+    writable = [h for h in hosts if h.provider_config]
+    return writable, names - {h.cluster for h in writable}
+
+
+def _on_host(endpoint: Obj, url: EndpointURL, host: ClusterGateway) -> dict[str, Obj]:
+    """The endpoint's objects on one gateway's cluster, keyed ``<what>/<cluster>`` (a name
+    holds no ``/``, so no two keys meet)."""
+    name = str(endpoint["metadata"]["name"])
+    namespace = namespace_of(endpoint)
+    manifests: dict[str, tuple[Obj, list[str] | None]] = {
+        "namespace": (remote_namespace(namespace), list(NEVER_DELETE)),
+        "backend": (external.backend(name, namespace, url), None),
+    }
+    if url.tls:
+        manifests["backend-tls"] = (external.backend_tls(name, namespace, url), None)
+    auth = endpoint["spec"].get("auth")
+    if auth:
+        manifests["credential"] = (external.credential_secret(name, namespace), None)
+        manifests["credential-filter"] = (external.credential_filter(name, namespace, auth), None)
+    out: dict[str, Obj] = {}
+    for what, (manifest, policies) in manifests.items():
+        key = f"{what}/{host.cluster}"
+        obj = remote_object(
+            dns_label(name, key),
+            namespace,
+            host.provider_config,
+            manifest,
+            management_policies=policies,
+        )
+        if what == "credential":
+            obj["spec"]["references"] = [external.credential_reference(namespace, auth)]
+        out[key] = obj
+    return out
+
+
+def _hold(inputs: Inputs, requirements: Mapping[str, Requirement], message: str) -> Result:
+    """Nothing can be decided yet: keep what is composed and what was published."""
+    published = inputs.composite.get("status") or {}
+    return Result(
+        resources=carry_forward(inputs.observed),
+        requirements=dict(requirements),
+        status={"routing": published["routing"]} if published.get("routing") else {},
+        conditions=[Condition(ROUTING, "Unknown", "Waiting", f"{message}; kept as it is")],
+    )

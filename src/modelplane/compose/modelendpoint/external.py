@@ -1,0 +1,92 @@
+"""An external endpoint's objects on a gateway's cluster, in the endpoint's namespace there (where
+the ModelServices selecting it put their egress routes, so no reference crosses a namespace)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.compose.frontdoor import (
+    ENVOY_API_VERSION,
+    ENVOY_GROUP,
+    GATEWAY_API_VERSION,
+    EndpointURL,
+    backend_endpoint,
+    credential_name,
+    external_backend_name,
+)
+from modelplane.labels import MANAGED_BY
+
+Obj = dict[str, Any]
+
+CREDENTIAL_KEY = "credential"
+"""The key Envoy Gateway's credential injection reads the header value from."""
+
+
+def _meta(name: str, namespace: str) -> Obj:
+    return {"name": name, "namespace": namespace, "labels": {MANAGED_BY: "modelplane"}}
+
+
+def backend(endpoint: str, namespace: str, url: EndpointURL) -> Obj:
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": "Backend",
+        "metadata": _meta(external_backend_name(endpoint), namespace),
+        "spec": {"endpoints": [backend_endpoint(url.host, url.port)]},
+    }
+
+
+def backend_tls(endpoint: str, namespace: str, url: EndpointURL) -> Obj:
+    """TLS to the provider, its certificate verified against the URL's host by the system CAs."""
+    name = external_backend_name(endpoint)
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "BackendTLSPolicy",
+        "metadata": _meta(name, namespace),
+        "spec": {
+            "targetRefs": [{"group": ENVOY_GROUP, "kind": "Backend", "name": name}],
+            "validation": {"wellKnownCACertificates": "System", "hostname": url.host},
+        },
+    }
+
+
+def credential_secret(endpoint: str, namespace: str) -> Obj:
+    """The credential's copy; its data is patched in from the user's Secret by the Object."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _meta(credential_name(endpoint), namespace),
+        "type": "Opaque",
+    }
+
+
+def credential_reference(namespace: str, auth: Obj) -> Obj:
+    secret = auth["secretRef"]
+    return {
+        "patchesFrom": {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "name": str(secret["name"]),
+            "namespace": namespace,
+            "fieldPath": f"data[{secret.get('key') or CREDENTIAL_KEY}]",
+        },
+        "toFieldPath": f"data[{CREDENTIAL_KEY}]",
+    }
+
+
+def credential_filter(endpoint: str, namespace: str, auth: Obj) -> Obj:
+    """Envoy Gateway's credential injection: the Secret's value as the header, replacing any
+    the client sent (the client's own key never reaches the provider)."""
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": "HTTPRouteFilter",
+        "metadata": _meta(credential_name(endpoint), namespace),
+        "spec": {
+            "credentialInjection": {
+                "header": str(auth.get("header") or "Authorization"),
+                "overwrite": True,
+                "credential": {
+                    "valueRef": {"group": "", "kind": "Secret", "name": credential_name(endpoint)}
+                },
+            }
+        },
+    }

@@ -1,0 +1,1 @@
+"""The ModelService composition: one address for a model across the fleet."""

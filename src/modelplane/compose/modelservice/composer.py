@@ -1,0 +1,243 @@
+"""The ModelService composition: one address for a model on every gateway that serves it.
+
+Required: every InferenceGateway, every InferenceCluster, and per entry the ModelEndpoints its
+selector matches **in the service's own namespace** (two teams' same-labelled endpoints never
+share traffic). ``plan.plan_service`` decides the lanes and weights; ``routes`` builds the
+routes; this module places them:
+
+- per serving gateway (``spec.serviceSelector`` unset or matching the service's labels, on a
+  cluster that can be written to): ``front/<gateway>`` (the route) and ``unavailable/<gateway>``
+  (the 503 it answers with while nothing is ready), on that gateway's cluster;
+- per cluster holding ready replicas: ``fleet/<cluster>``;
+- per gateway cluster and ready external endpoint: ``egress/<cluster>/<endpoint>``.
+
+With no ready endpoint the front routes stay and answer 503, and are marked not ready, so the
+service is not Ready. Nothing observed is dropped on no evidence (``_kept``): while the
+requirements are being read, while no gateway is listed, for a cluster not listed or not
+writable, and a route behind the front routes until they stop sending it traffic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.frontdoor import (
+    API_VERSION,
+    ENDPOINT_HEADER,
+    ROUTE_READINESS,
+    by_name,
+    cluster_backend_name,
+    cluster_gateway,
+    parse_url,
+)
+from modelplane.compose.modelservice import routes, status
+from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
+from modelplane.compose.modelservice.plan import Plan, plan_service
+from modelplane.compose.remote import remote_object
+from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
+from modelplane.kube.names import dns_label
+from modelplane.observed import carried, carry_forward, ready_as_observed
+
+Obj = dict[str, Any]
+
+GATEWAYS = "inference-gateways"
+CLUSTERS = "inference-clusters"
+
+
+def endpoints_requirement(index: int) -> str:
+    return f"endpoints-{index}"
+
+
+def compose_service(inputs: Inputs) -> Result:
+    ms = inputs.composite
+    problem = _malformed(ms)
+    if problem:
+        return Result.failed(problem)
+    namespace = namespace_of(ms)
+    name = str(ms["metadata"]["name"])
+    spec = ms["spec"]
+    requirements = _requirements(namespace, spec["endpoints"])
+    missing = [r for r in requirements if r not in inputs.required]
+    if missing:
+        return _hold(inputs, requirements, missing)
+
+    fleet = by_name(inputs.required[CLUSTERS])
+    selected = [inputs.required[endpoints_requirement(i)] for i in range(len(spec["endpoints"]))]
+    plan = plan_service(ms, selected, fleet)
+    serving, skipped = gateways_serving(ms, inputs.required[GATEWAYS], fleet)
+    wanted = _wanted(ms, plan, serving, fleet)
+
+    result = Result(requirements=requirements, resources=_kept(inputs, fleet, skipped))
+    for key, (provider_config, manifest, is_route) in wanted.items():
+        obj = remote_object(
+            dns_label(name, key),
+            namespace,
+            provider_config,
+            manifest,
+            readiness=ROUTE_READINESS if is_route else None,
+        )
+        ready = ready_as_observed(inputs.observed.get(key))
+        if key.startswith("front/") and not plan.lanes:
+            ready = "False"  # it answers 503: the service is not Ready
+        result.resources[key] = Desired(obj, ready)
+
+    programmed = {
+        key: ready_as_observed(inputs.observed.get(key)) == "True"
+        for key, (_, _, is_route) in wanted.items()
+        if is_route
+    }
+    report = status.report(ms, plan, serving, skipped, programmed)
+    result.status = report.status
+    result.conditions.extend(report.conditions)
+    result.events.extend(report.events)
+    return result
+
+
+Wanted = dict[str, tuple[str, Obj, bool]]
+"""Composition resource name -> (ClusterProviderConfig, remote manifest, whether it is a route)."""
+
+
+def _wanted(ms: Obj, plan: Plan, serving: list[Serving], fleet: Mapping[str, Obj]) -> Wanted:
+    namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
+    timeout = str(ms["spec"].get("timeout") or routes.NO_TIMEOUT)
+    wanted: Wanted = {}
+    for g in serving:
+        wanted[f"front/{g.name}"] = (
+            g.host.provider_config,
+            routes.front_route(g.name, g.hostname, g.host, namespace, name, plan, timeout),
+            True,
+        )
+        wanted[f"unavailable/{g.name}"] = (
+            g.host.provider_config,
+            routes.unavailable_filter(g.name, g.host, namespace, name),
+            False,
+        )
+    if not serving:
+        return wanted  # the routes behind a front door no gateway opens would carry nothing
+    for cluster, lanes in plan.clusters().items():
+        target = cluster_gateway(fleet[cluster])
+        wanted[f"fleet/{cluster}"] = (
+            target.provider_config,
+            routes.fleet_route(target, namespace, name, lanes, timeout),
+            True,
+        )
+    hosts = {g.host.cluster: g.host for g in serving}
+    members = {m.name: m for m in plan.members}
+    for host in (hosts[c] for c in sorted(hosts)):
+        for lane in plan.externals():
+            espec = members[lane.endpoint].endpoint.get("spec") or {}
+            wanted[f"egress/{host.cluster}/{lane.endpoint}"] = (
+                host.provider_config,
+                routes.egress_route(
+                    host,
+                    namespace,
+                    name,
+                    lane.endpoint,
+                    parse_url(str(espec["url"])),
+                    str(espec.get("rewritePath") or "/"),
+                    bool(espec.get("auth")),
+                    timeout,
+                ),
+                True,
+            )
+    return wanted
+
+
+def _kept(inputs: Inputs, fleet: Mapping[str, Obj], skipped: list[Skipped]) -> dict[str, Desired]:
+    """Observed objects these inputs no longer ask for that stay as they are, since their going
+    could cut requests that still arrive, or rest on no evidence:
+
+    - a gateway's route while that gateway's cluster is not listed or cannot be written to,
+      and every gateway's while no gateway is listed at all (a list that failed looks like
+      every gateway deleted);
+    - a cluster's fleet route (an endpoint's egress route) while an observed front route still
+      sends it traffic: the front routes change first and what is behind them goes on the next
+      reconcile; or while its cluster is not listed or cannot be written to.
+    """
+    gateways_listed = bool(inputs.required[GATEWAYS])
+    skipped_keys = {f"{what}/{s.name}" for s in skipped for what in ("front", "unavailable")}
+    unwritable = {c for c in fleet if not cluster_gateway(fleet[c]).provider_config}
+    routed_clusters, routed_endpoints = _still_routed(inputs.observed, fleet)
+    kept: dict[str, Desired] = {}
+    for key, obj in sorted(inputs.observed.items()):
+        what, _, rest = key.partition("/")
+        where, _, endpoint = rest.partition("/")
+        stuck = where not in fleet or where in unwritable
+        keep = {
+            "front": key in skipped_keys or not gateways_listed,
+            "unavailable": key in skipped_keys or not gateways_listed,
+            "fleet": stuck or where in routed_clusters,
+            "egress": stuck or endpoint in routed_endpoints or not gateways_listed,
+        }.get(what, False)
+        if keep:
+            kept[key] = Desired(carried(obj), ready_as_observed(obj))
+    return kept
+
+
+def _still_routed(
+    observed: Mapping[str, Obj], fleet: Mapping[str, Obj]
+) -> tuple[set[str], set[str]]:
+    """The clusters and external endpoints the observed front routes still send traffic to."""
+    clusters: set[str] = set()
+    endpoints: set[str] = set()
+    for key, obj in observed.items():
+        what, _, gateway = key.partition("/")
+        if what != "front":
+            continue
+        manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        refs = [
+            ref
+            for rule in (manifest.get("spec") or {}).get("rules") or []
+            for ref in rule.get("backendRefs") or []
+        ]
+        names = {ref.get("name") for ref in refs}
+        clusters |= {c for c in fleet if cluster_backend_name(gateway, c) in names}
+        for ref in refs:
+            for f in ref.get("filters") or []:
+                for header in (f.get("requestHeaderModifier") or {}).get("set") or []:
+                    if header.get("name") == ENDPOINT_HEADER:
+                        endpoints.add(str(header.get("value")))
+    return clusters, endpoints
+
+
+def _requirements(namespace: str, entries: list[Obj]) -> dict[str, Requirement]:
+    out = {
+        GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
+        CLUSTERS: Requirement(API_VERSION, "InferenceCluster"),
+    }
+    for i, entry in enumerate(entries):
+        labels = dict((entry.get("selector") or {}).get("matchLabels") or {})
+        # The namespace is what keeps selection inside the tenant: without one, a label
+        # selector matches every namespace.
+        out[endpoints_requirement(i)] = Requirement(
+            API_VERSION, "ModelEndpoint", match_labels=labels, namespace=namespace
+        )
+    return out
+
+
+def _malformed(ms: Obj) -> str | None:
+    spec = ms.get("spec")
+    if not isinstance(spec, dict):
+        return "ModelService spec is required"
+    entries = spec.get("endpoints")
+    if not isinstance(entries, list) or not entries:
+        return "ModelService spec.endpoints must list at least one entry"
+    for i, entry in enumerate(entries):
+        selector = entry.get("selector") if isinstance(entry, dict) else None
+        if not isinstance(selector, dict) or not isinstance(selector.get("matchLabels"), dict):
+            return f"ModelService spec.endpoints[{i}].selector.matchLabels is required"
+        weight = entry.get("weight", 1)
+        if not isinstance(weight, int) or not 1 <= weight <= 1_000_000:
+            return f"ModelService spec.endpoints[{i}].weight must be an integer in 1..1000000"
+    return None
+
+
+def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[str]) -> Result:
+    published = inputs.composite.get("status") or {}
+    return Result(
+        resources=carry_forward(inputs.observed),
+        requirements=requirements,
+        status={k: published[k] for k in ("address", "gateways", "endpoints") if k in published},
+        conditions=status.waiting(missing),
+    )

@@ -1,0 +1,261 @@
+"""Which endpoints a ModelService routes to, and with what weights: a pure function of the
+service, the endpoints its entries select and the fleet.
+
+Every ready endpoint gets the exact share ``W_i / (sum of the weights of the entries with a ready
+endpoint) / n_i`` (``W_i`` its entry's weight, ``n_i`` that entry's ready endpoints). Traffic is
+carried in two hops, and the shares are composed across them:
+
+- the front route (on every gateway) has one *lane* per cluster holding ready replicas and one per
+  ready external endpoint, each weighted by the sum of its endpoints' shares;
+- a cluster's fleet route splits its lane over the replicas' InferencePools by their shares.
+
+A backendRef list holds at most 16 entries, so a cluster with more than 16 pools gets one lane
+per group of 16 (a *shard*, told apart by a header the front route sets); past 16 lanes the
+smallest are left out and named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from modelplane.compose.frontdoor import (
+    BACKENDS_MAX,
+    InvalidURLError,
+    cluster_gateway,
+    parse_url,
+)
+from modelplane.compose.modelservice.weights import integer_weights
+from modelplane.composer import namespace_of
+from modelplane.kube.objects import condition
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Member:
+    """An endpoint an entry selected (the first entry that selects it)."""
+
+    name: str
+    entry: int
+    cluster: str
+    """The InferenceCluster of a replica endpoint; empty for an external one."""
+    pool: str
+    why_not_ready: str
+    """Empty when the endpoint is ready."""
+    endpoint: Mapping[str, Any]
+
+    @property
+    def ready(self) -> bool:
+        return not self.why_not_ready
+
+    @property
+    def external(self) -> bool:
+        return not self.cluster
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A replica's InferencePool on a cluster's fleet route."""
+
+    name: str
+    endpoint: str
+    share: Fraction
+    weight: int
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One backendRef of the front route: a cluster (or one shard of it), or an external
+    endpoint."""
+
+    share: Fraction
+    weight: int
+    cluster: str = ""
+    shard: int | None = None
+    endpoint: str = ""
+    pools: tuple[Pool, ...] = ()
+
+    @property
+    def external(self) -> bool:
+        return bool(self.endpoint)
+
+    @property
+    def label(self) -> str:
+        if self.external:
+            return f"endpoint {self.endpoint}"
+        return f"cluster {self.cluster}" + (
+            f" shard {self.shard}" if self.shard is not None else ""
+        )
+
+
+@dataclass(frozen=True)
+class Entry:
+    index: int
+    weight: int
+    matched: tuple[str, ...]
+    ready: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    entries: tuple[Entry, ...]
+    members: tuple[Member, ...]
+    lanes: tuple[Lane, ...]
+    dropped: tuple[Lane, ...]
+    """Lanes past the 16 a route can hold, smallest shares first out."""
+
+    @property
+    def headers(self) -> bool:
+        """Whether the front route steers lanes by header (externals or shards present)."""
+        return any(lane.external or lane.shard is not None for lane in self.lanes)
+
+    def clusters(self) -> dict[str, list[Lane]]:
+        """The cluster lanes by cluster, shards in order."""
+        out: dict[str, list[Lane]] = {}
+        for lane in self.lanes:
+            if not lane.external:
+                out.setdefault(lane.cluster, []).append(lane)
+        return out
+
+    def externals(self) -> list[Lane]:
+        return [lane for lane in self.lanes if lane.external]
+
+    @property
+    def matched(self) -> int:
+        return len(self.members)
+
+    @property
+    def ready(self) -> int:
+        return sum(1 for m in self.members if m.ready)
+
+
+def plan_service(
+    service: Mapping[str, Any],
+    selected: Sequence[Sequence[Mapping[str, Any]]],
+    clusters: Mapping[str, Mapping[str, Any]],
+) -> Plan:
+    """``selected[i]``: the ModelEndpoints entry ``i``'s selector returned; only those in the
+    service's own namespace are taken, whatever the lookup returned."""
+    namespace = namespace_of(service)
+    entries_spec = (service.get("spec") or {}).get("endpoints") or []
+    taken: set[str] = set()
+    members: list[Member] = []
+    for index, found in enumerate(selected):
+        mine = sorted(
+            (e for e in found if namespace_of(e) == namespace),
+            key=lambda e: str(e["metadata"]["name"]),
+        )
+        for endpoint in mine:
+            name = str(endpoint["metadata"]["name"])
+            if name in taken:
+                continue
+            taken.add(name)
+            spec = endpoint.get("spec") or {}
+            members.append(
+                Member(
+                    name=name,
+                    entry=index,
+                    cluster=str(spec.get("clusterName") or ""),
+                    pool=str(spec.get("inferencePool") or ""),
+                    why_not_ready=_why_not_ready(endpoint, clusters),
+                    endpoint=endpoint,
+                )
+            )
+    weights = [int(e.get("weight") or 1) for e in entries_spec]
+    entries = tuple(
+        Entry(
+            index=i,
+            weight=weights[i] if i < len(weights) else 1,
+            matched=tuple(m.name for m in members if m.entry == i),
+            ready=tuple(m.name for m in members if m.entry == i and m.ready),
+        )
+        for i in range(len(selected))
+    )
+    shares = _shares(entries, members)
+    lanes, dropped = _lanes(members, shares)
+    return Plan(entries, tuple(members), lanes, dropped)
+
+
+def _why_not_ready(endpoint: Mapping[str, Any], clusters: Mapping[str, Mapping[str, Any]]) -> str:
+    spec = endpoint.get("spec") or {}
+    routed = ((endpoint.get("status") or {}).get("routing") or {}).get("backendName")
+    cluster_name = spec.get("clusterName")
+    if cluster_name:
+        if not spec.get("inferencePool"):
+            return "names no inferencePool"
+        cluster = clusters.get(str(cluster_name))
+        if cluster is None:
+            return f"its cluster {cluster_name} does not exist"
+        gateway = cluster_gateway(cluster)
+        if not gateway.provider_config:
+            return f"its cluster {cluster_name} publishes no providerConfigRef"
+        if not gateway.address:
+            return f"its cluster {cluster_name} publishes no gateway address"
+    else:
+        try:
+            url = parse_url(str(spec.get("url") or ""))
+        except InvalidURLError as e:
+            return f"spec.url {e}"
+        if url.tls and url.is_ip:
+            return "an https endpoint must be named by a DNS name"
+    if not routed:
+        routing = condition(endpoint, "RoutingReady")
+        if routing is not None and routing.get("status") != "True":
+            return f"{routing.get('reason')}: {routing.get('message') or ''}".rstrip(": ")
+        return "publishes no status.routing.backendName yet"
+    return ""
+
+
+def _shares(entries: Sequence[Entry], members: Sequence[Member]) -> dict[str, Fraction]:
+    active = [e for e in entries if e.ready]
+    total = sum(e.weight for e in active)
+    return {
+        name: Fraction(entry.weight, total * len(entry.ready))
+        for entry in active
+        for name in entry.ready
+    }
+
+
+def _lanes(
+    members: Sequence[Member], shares: Mapping[str, Fraction]
+) -> tuple[tuple[Lane, ...], tuple[Lane, ...]]:
+    by_cluster: dict[str, list[Member]] = {}
+    externals: list[Member] = []
+    for m in members:
+        if not m.ready:
+            continue
+        if m.external:
+            externals.append(m)
+        else:
+            by_cluster.setdefault(m.cluster, []).append(m)
+    # (share, cluster, shard, endpoint, pools) before integer weights are known
+    drafts: list[tuple[Fraction, str, int | None, str, list[Member]]] = []
+    for cluster in sorted(by_cluster):
+        pools = sorted(by_cluster[cluster], key=lambda m: (m.pool, m.name))
+        chunks = [pools[i : i + BACKENDS_MAX] for i in range(0, len(pools), BACKENDS_MAX)]
+        for k, chunk in enumerate(chunks):
+            share = sum((shares[m.name] for m in chunk), Fraction(0))
+            drafts.append((share, cluster, k if len(chunks) > 1 else None, "", chunk))
+    for m in sorted(externals, key=lambda m: m.name):
+        drafts.append((shares[m.name], "", None, m.name, []))
+
+    order = sorted(range(len(drafts)), key=lambda i: (-drafts[i][0], i))
+    kept_ids = sorted(order[:BACKENDS_MAX])
+    dropped_ids = sorted(order[BACKENDS_MAX:])
+    weights = integer_weights([drafts[i][0] for i in kept_ids])
+
+    def lane(i: int, weight: int) -> Lane:
+        share, cluster, shard, endpoint, chunk = drafts[i]
+        pool_weights = integer_weights([shares[m.name] for m in chunk])
+        pools = tuple(
+            Pool(m.pool, m.name, shares[m.name], w)
+            for m, w in zip(chunk, pool_weights, strict=True)
+        )
+        return Lane(share, weight, cluster, shard, endpoint, pools)
+
+    kept = tuple(lane(i, w) for i, w in zip(kept_ids, weights, strict=True))
+    dropped = tuple(lane(i, 0) for i in dropped_ids)
+    return kept, dropped

@@ -1,0 +1,260 @@
+"""A ModelService's routes, hop by hop (docs/routing.md):
+
+1. ``front_route`` on each gateway's host cluster: ``https://<hostname>/<ns>/<service>/`` to one
+   backendRef per lane, each an InferenceGateway ``Backend`` dialling a cluster's fleet listener
+   over mutual TLS; the path is kept. With nothing ready it answers 503 through
+   ``unavailable_filter``.
+2. ``fleet_route`` on each cluster holding ready replicas, on its inference Gateway's fleet
+   listener: the service prefix stripped (the engine sees ``/v1/...``), split over the replicas'
+   InferencePools.
+3. ``egress_route`` on each gateway's host cluster, for each external endpoint: the service
+   prefix rewritten to the endpoint's path, its host and credential set, out to its ``Backend``.
+
+Every rewrite is the Gateway API's core, rule-level one; per-backendRef filters only set or
+remove the two steering headers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from modelplane.compose.frontdoor import (
+    ENDPOINT_HEADER,
+    ENVOY_API_VERSION,
+    ENVOY_GROUP,
+    FLEET_LISTENER,
+    FRONT_LISTENER,
+    GATEWAY_API_VERSION,
+    GATEWAY_GROUP,
+    POOL_GROUP,
+    SHARD_HEADER,
+    ClusterGateway,
+    EndpointURL,
+    cluster_backend_name,
+    credential_name,
+    egress_route_name,
+    external_backend_name,
+    fleet_route_name,
+    front_gateway_name,
+    front_route_name,
+    service_prefix,
+    unavailable_filter_name,
+)
+from modelplane.compose.modelservice.plan import Lane, Plan
+from modelplane.labels import MANAGED_BY
+
+Obj = dict[str, Any]
+
+NO_TIMEOUT = "0s"
+"""Gateways default to a 15 s request timeout, which cuts token streams."""
+
+
+def _meta(name: str, namespace: str) -> Obj:
+    return {"name": name, "namespace": namespace, "labels": {MANAGED_BY: "modelplane"}}
+
+
+def _parent(gateway: str, namespace: str, section: str) -> Obj:
+    return {
+        "group": GATEWAY_GROUP,
+        "kind": "Gateway",
+        "name": gateway,
+        "namespace": namespace,
+        "sectionName": section,
+    }
+
+
+def _prefix(namespace: str, service: str, headers: list[Obj] | None = None) -> Obj:
+    match: Obj = {"path": {"type": "PathPrefix", "value": service_prefix(namespace, service)}}
+    if headers:
+        match["headers"] = headers
+    return match
+
+
+def _headers(set_: dict[str, str] | None = None, remove: list[str] | None = None) -> Obj:
+    modifier: Obj = {}
+    if set_:
+        modifier["set"] = [{"name": k, "value": v} for k, v in set_.items()]
+    if remove:
+        modifier["remove"] = list(remove)
+    return {"type": "RequestHeaderModifier", "requestHeaderModifier": modifier}
+
+
+def front_route(
+    gateway: str,
+    hostname: str,
+    host: ClusterGateway,
+    namespace: str,
+    service: str,
+    plan: Plan,
+    timeout: str,
+) -> Obj:
+    """The service on one front gateway: every lane, or the 503 filter while none is ready."""
+    rule: Obj = {"matches": [_prefix(namespace, service)]}
+    if plan.lanes:
+        rule["backendRefs"] = [_lane_ref(gateway, host, lane, plan.headers) for lane in plan.lanes]
+    else:
+        rule["filters"] = [
+            {
+                "type": "ExtensionRef",
+                "extensionRef": {
+                    "group": ENVOY_GROUP,
+                    "kind": "HTTPRouteFilter",
+                    "name": unavailable_filter_name(gateway, namespace, service),
+                },
+            }
+        ]
+    rule["timeouts"] = {"request": timeout}
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "HTTPRoute",
+        "metadata": _meta(front_route_name(gateway, namespace, service), host.namespace),
+        "spec": {
+            "parentRefs": [_parent(front_gateway_name(gateway), host.namespace, FRONT_LISTENER)],
+            "hostnames": [hostname],
+            "rules": [rule],
+        },
+    }
+
+
+def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane, headers: bool) -> Obj:
+    """A lane's backendRef. An external endpoint is reached through the gateway's own cluster's
+    fleet listener, where its egress route matches the endpoint header."""
+    target = host.cluster if lane.external else lane.cluster
+    ref: Obj = {
+        "group": ENVOY_GROUP,
+        "kind": "Backend",
+        "name": cluster_backend_name(gateway, target),
+        "weight": lane.weight,
+    }
+    if headers:
+        # Set on one lane, removed on every other: a client cannot steer its own request.
+        if lane.external:
+            ref["filters"] = [_headers({ENDPOINT_HEADER: lane.endpoint}, [SHARD_HEADER])]
+        elif lane.shard is not None:
+            ref["filters"] = [_headers({SHARD_HEADER: str(lane.shard)}, [ENDPOINT_HEADER])]
+        else:
+            ref["filters"] = [_headers(remove=[ENDPOINT_HEADER, SHARD_HEADER])]
+    return ref
+
+
+def unavailable_filter(gateway: str, host: ClusterGateway, namespace: str, service: str) -> Obj:
+    """A 503 with an OpenAI-style error body: the service exists, nothing behind it is ready."""
+    body = {
+        "error": {
+            "code": 503,
+            "message": f"ModelService {namespace}/{service} has no ready endpoint; retry later",
+            "type": "service_unavailable",
+        }
+    }
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": "HTTPRouteFilter",
+        "metadata": _meta(unavailable_filter_name(gateway, namespace, service), host.namespace),
+        "spec": {
+            "directResponse": {
+                "statusCode": 503,
+                "contentType": "application/json",
+                "body": {"type": "Inline", "inline": json.dumps(body, sort_keys=True)},
+            }
+        },
+    }
+
+
+def fleet_route(
+    cluster: ClusterGateway, namespace: str, service: str, lanes: list[Lane], timeout: str
+) -> Obj:
+    """The service on one cluster's fleet listener: the prefix stripped, the lane's share split
+    over the replicas' pools; one rule per shard when the cluster has more than one."""
+    rules = []
+    for lane in lanes:
+        headers = (
+            [{"type": "Exact", "name": SHARD_HEADER, "value": str(lane.shard)}]
+            if lane.shard is not None
+            else None
+        )
+        rules.append(
+            {
+                "matches": [_prefix(namespace, service, headers)],
+                "filters": [_rewrite("/")],
+                "backendRefs": [
+                    {
+                        "group": POOL_GROUP,
+                        "kind": "InferencePool",
+                        "name": p.name,
+                        "weight": p.weight,
+                    }
+                    for p in lane.pools
+                ],
+                "timeouts": {"request": timeout},
+            }
+        )
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "HTTPRoute",
+        "metadata": _meta(fleet_route_name(service), namespace),
+        "spec": {
+            "parentRefs": [_parent(cluster.name, cluster.namespace, FLEET_LISTENER)],
+            "rules": rules,
+        },
+    }
+
+
+def egress_route(
+    host: ClusterGateway,
+    namespace: str,
+    service: str,
+    endpoint: str,
+    url: EndpointURL,
+    rewrite_path: str,
+    credential: bool,
+    timeout: str,
+) -> Obj:
+    """From a gateway's host cluster out to one external endpoint: the steering headers dropped,
+    the prefix replaced by the endpoint's path, the Host set to the provider's, its credential
+    injected."""
+    rewrite = _rewrite(rewrite_path)
+    if ":" not in url.host:  # a Host header cannot be an IPv6 literal without its port
+        rewrite["urlRewrite"]["hostname"] = url.host
+    filters = [_headers(remove=[ENDPOINT_HEADER, SHARD_HEADER]), rewrite]
+    if credential:
+        filters.append(
+            {
+                "type": "ExtensionRef",
+                "extensionRef": {
+                    "group": ENVOY_GROUP,
+                    "kind": "HTTPRouteFilter",
+                    "name": credential_name(endpoint),
+                },
+            }
+        )
+    header = [{"type": "Exact", "name": ENDPOINT_HEADER, "value": endpoint}]
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "HTTPRoute",
+        "metadata": _meta(egress_route_name(service, endpoint), namespace),
+        "spec": {
+            "parentRefs": [_parent(host.name, host.namespace, FLEET_LISTENER)],
+            "rules": [
+                {
+                    "matches": [_prefix(namespace, service, header)],
+                    "filters": filters,
+                    "backendRefs": [
+                        {
+                            "group": ENVOY_GROUP,
+                            "kind": "Backend",
+                            "name": external_backend_name(endpoint),
+                        }
+                    ],
+                    "timeouts": {"request": timeout},
+                }
+            ],
+        },
+    }
+
+
+def _rewrite(path: str) -> Obj:
+    return {
+        "type": "URLRewrite",
+        "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": path}},
+    }

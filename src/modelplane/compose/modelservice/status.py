@@ -1,0 +1,168 @@
+"""What a ModelService reports: EndpointsResolved (matched and ready endpoints), RoutingReady
+(its routes programmed on every gateway that serves it, read from the observed route status),
+and its address on each gateway."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelplane.compose.modelservice.gateways import Serving, Skipped
+from modelplane.compose.modelservice.plan import Plan
+from modelplane.composer import Condition, Event, namespace_of
+
+Obj = dict[str, Any]
+
+ENDPOINTS = "EndpointsResolved"
+ROUTING = "RoutingReady"
+LISTED = 10
+"""Endpoints a message names before counting the rest."""
+
+
+@dataclass
+class Report:
+    status: Obj = field(default_factory=dict)
+    conditions: list[Condition] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+
+def waiting(missing: Sequence[str]) -> list[Condition]:
+    message = f"reading {', '.join(missing)}; what is composed is kept as it is"
+    return [
+        Condition(ENDPOINTS, "Unknown", "WaitingForEndpoints", message),
+        Condition(ROUTING, "Unknown", "WaitingForEndpoints", message),
+    ]
+
+
+def report(
+    service: Mapping[str, Any],
+    plan: Plan,
+    serving: Sequence[Serving],
+    skipped: Sequence[Skipped],
+    programmed: Mapping[str, bool],
+) -> Report:
+    """``programmed``: each composed route's key, and whether its gateway accepted it and
+    resolved every backend."""
+    namespace = namespace_of(service)
+    name = str(service["metadata"]["name"])
+    out = Report()
+    out.conditions.append(_endpoints(service, plan, out.events))
+
+    fleet_keys = [k for k in programmed if k.startswith("fleet/")]
+    gateways: list[Obj] = []
+    address = ""
+    for g in serving:
+        mine = [f"front/{g.name}", *fleet_keys]
+        mine += [k for k in programmed if k.startswith(f"egress/{g.host.cluster}/")]
+        entry: Obj = {
+            "name": g.name,
+            "routingReady": bool(plan.lanes) and all(programmed.get(k) for k in mine),
+        }
+        if g.address and programmed.get(f"front/{g.name}"):
+            entry["address"] = g.url(namespace, name)
+            address = address or entry["address"]
+        gateways.append(entry)
+    out.status = {
+        "endpoints": {"matched": plan.matched, "ready": plan.ready},
+        "gateways": gateways,
+        **({"address": address} if address else {}),
+    }
+    out.conditions.append(_routing(plan, serving, skipped, programmed))
+    return out
+
+
+def _endpoints(service: Mapping[str, Any], plan: Plan, events: list[Event]) -> Condition:
+    namespace = namespace_of(service)
+    entries = (service.get("spec") or {}).get("endpoints") or []
+    active = [e for e in plan.entries if e.ready]
+    lines = []
+    for e in plan.entries:
+        line = (
+            f"entry {e.index} (weight {e.weight}): {len(e.matched)} matched, {len(e.ready)} ready"
+        )
+        if e.matched and not e.ready and active:
+            line += " (its share goes to the other entries)"
+        lines.append(line)
+    unready = [f"{m.name}: {m.why_not_ready}" for m in plan.members if not m.ready]
+    if len(unready) > LISTED:
+        unready = [*unready[:LISTED], f"and {len(unready) - LISTED} more not ready"]
+    detail = "; ".join(lines + unready)
+    counts = f"{plan.matched} matched in namespace {namespace}, {plan.ready} ready"
+    if not plan.matched:
+        selectors = "; ".join(
+            f"entry {i}: {_selector(e)}" for i, e in enumerate(entries) if isinstance(e, dict)
+        )
+        message = f"no ModelEndpoint in namespace {namespace} matches any entry ({selectors})"
+        events.append(Event("Warning", message, "NoEndpoints"))
+        return Condition(ENDPOINTS, "False", "NoEndpoints", message)
+    if not plan.ready:
+        return Condition(ENDPOINTS, "False", "NoReadyEndpoints", f"{counts}: {detail}")
+    return Condition(ENDPOINTS, "True", "Resolved", f"{counts}: {detail}")
+
+
+def _selector(entry: Mapping[str, Any]) -> str:
+    labels = ((entry.get("selector") or {}).get("matchLabels")) or {}
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "(every endpoint)"
+
+
+def _routing(
+    plan: Plan,
+    serving: Sequence[Serving],
+    skipped: Sequence[Skipped],
+    programmed: Mapping[str, bool],
+) -> Condition:
+    names = ", ".join(g.name for g in serving)
+    if not serving:
+        message = (
+            f"no InferenceGateway can serve this service now: {'; '.join(map(str, skipped))}"
+            if skipped
+            else "no InferenceGateway serves this service (none exists, or no serviceSelector "
+            "matches its labels)"
+        )
+        return Condition(ROUTING, "False", "NoGateway", message)
+    if not plan.lanes:
+        return Condition(
+            ROUTING,
+            "False",
+            "NoReadyEndpoints",
+            f"the routes on {_plural('gateway', serving)} {names} answer 503 until an endpoint "
+            "is ready",
+        )
+    pending = [_describe(k) for k, ok in programmed.items() if not ok]
+    if skipped:
+        pending += [f"gateway {s}" for s in skipped]
+    if pending:
+        return Condition(
+            ROUTING, "False", "Configuring", f"not programmed yet: {'; '.join(pending)}"
+        )
+    if plan.dropped:
+        left = ", ".join(lane.label for lane in plan.dropped)
+        return Condition(
+            ROUTING,
+            "False",
+            "TooManyBackends",
+            f"a route holds 16 backends: left out, with the smallest shares, {left}; "
+            "select fewer clusters or endpoints",
+        )
+    through = sorted({lane.label for lane in plan.lanes})
+    return Condition(
+        ROUTING,
+        "True",
+        "Programmed",
+        f"programmed on {_plural('gateway', serving)} {names}, to {', '.join(through)}",
+    )
+
+
+def _describe(key: str) -> str:
+    kind, _, rest = key.partition("/")
+    if kind == "front":
+        return f"route on gateway {rest}"
+    if kind == "fleet":
+        return f"fleet route on cluster {rest}"
+    cluster, _, endpoint = rest.partition("/")
+    return f"egress route on cluster {cluster} to endpoint {endpoint}"
+
+
+def _plural(word: str, items: Sequence[object]) -> str:
+    return word if len(items) == 1 else f"{word}s"

@@ -1,0 +1,33 @@
+"""Integer backendRef weights for exact shares.
+
+A route carries shares as integer weights of 1..1,000,000 (the Gateway API's range; 0 would stop
+a ready backend's traffic). When the smallest integers proportional to the shares fit, they are
+used and the shares are exact, whatever the number of backends. When they do not fit, the largest
+share is put at 1,000,000 and every other weight rounded: each is then within one unit of its
+exact value at that scale (a share too small for one unit gets one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from functools import reduce
+from math import gcd, lcm
+
+from modelplane.compose.frontdoor import WEIGHT_MAX
+
+
+def integer_weights(shares: Sequence[Fraction], ceiling: int = WEIGHT_MAX) -> list[int]:
+    """Weights proportional to ``shares`` (each > 0), each in ``1..ceiling``."""
+    if not shares:
+        return []
+    if any(s <= 0 for s in shares):
+        raise ValueError(f"every share must be positive, got {[str(s) for s in shares]}")
+    scale = reduce(lcm, (s.denominator for s in shares), 1)
+    exact = [int(s * scale) for s in shares]
+    common = reduce(gcd, exact)
+    exact = [w // common for w in exact]
+    if max(exact) <= ceiling:
+        return exact
+    top = max(shares)
+    return [max(1, round(s * ceiling / top)) for s in shares]

@@ -1,0 +1,207 @@
+"""Builders and checks shared by the front door's tests (InferenceGateway, ModelService,
+ModelEndpoint): fleets as their statuses publish them, and validation of composed objects against
+the upstream CRDs in the repository or Kubernetes' own schemas."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+
+from modelplane.composer import Inputs, Result
+from modelplane.kube.admission import Admission
+from modelplane.simulate import simulate_observed
+
+Obj = dict[str, Any]
+
+ROOT = Path(__file__).resolve().parents[3]
+UPSTREAM_CRDS = ROOT / "tests" / "upstream" / "crds"
+APIS = ROOT / "apis"
+KUBERNETES = "1.34"
+API = "modelplane.ai/v1alpha1"
+
+
+def cluster(
+    name: str,
+    *,
+    address: str | None = None,
+    provider: bool = True,
+    class_name: str | None = "envoy",
+    labels: dict[str, str] | None = None,
+    pools: bool = True,
+) -> Obj:
+    """An InferenceCluster as its composition and serving stack publish it."""
+    gateway: Obj = {"name": "inference-gateway", "namespace": "modelplane-system"}
+    gateway["address"] = f"{name}.gw.example.net" if address is None else address
+    if not gateway["address"]:
+        del gateway["address"]
+    if class_name:
+        gateway["className"] = class_name
+        gateway["fleetHostname"] = f"{name}.fleet.modelplane.internal"
+    status: Obj = {"gateway": gateway}
+    if provider:
+        status["providerConfigRef"] = {"name": f"pc-{name}"}
+    spec: Obj = {"cluster": {"source": "Existing", "existing": {"secretRef": {"name": name}}}}
+    if pools:
+        spec["nodePools"] = [{"name": "gpu", "className": "h100", "nodeCount": 2}]
+    return {
+        "apiVersion": API,
+        "kind": "InferenceCluster",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def gateway(
+    name: str = "main",
+    cluster_name: str = "edge",
+    *,
+    hostname: str | None = None,
+    secret: str | None = None,
+    issuer: str | None = "letsencrypt",
+    selector: dict[str, str] | None = None,
+    address: str | None = None,
+) -> Obj:
+    tls: Obj = {"secretRef": {"name": secret}} if secret else {"issuerRef": {"name": issuer}}
+    spec: Obj = {
+        "clusterName": cluster_name,
+        "hostname": hostname or f"{name}.example.com",
+        "tls": tls,
+    }
+    if selector is not None:
+        spec["serviceSelector"] = {"matchLabels": selector}
+    obj: Obj = {"apiVersion": API, "kind": "InferenceGateway", "metadata": {"name": name}}
+    obj["spec"] = spec
+    if address:
+        obj["status"] = {"address": address}
+    return obj
+
+
+def service(
+    name: str = "qwen",
+    namespace: str = "ml",
+    *entries: tuple[int, dict[str, str]],
+    labels: dict[str, str] | None = None,
+    timeout: str | None = None,
+) -> Obj:
+    spec: Obj = {
+        "endpoints": [
+            {"weight": w, "selector": {"matchLabels": dict(sel)}}
+            for w, sel in (entries or [(1, {"modelplane.ai/deployment": name})])
+        ]
+    }
+    if timeout:
+        spec["timeout"] = timeout
+    return {
+        "apiVersion": API,
+        "kind": "ModelService",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": spec,
+    }
+
+
+def replica_endpoint(
+    name: str,
+    cluster_name: str,
+    *,
+    namespace: str = "ml",
+    labels: dict[str, str] | None = None,
+    ready: bool = True,
+) -> Obj:
+    obj: Obj = {
+        "apiVersion": API,
+        "kind": "ModelEndpoint",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": {
+            "url": f"http://{cluster_name}.gw.example.net/{namespace}/{name}/v1",
+            "rewritePath": f"/{namespace}/{name}/",
+            "clusterName": cluster_name,
+            "inferencePool": f"{name}-pool",
+        },
+    }
+    if ready:
+        obj["status"] = {"routing": {"backendName": f"{name}-pool", "clusterName": cluster_name}}
+    return obj
+
+
+def external_endpoint(
+    name: str,
+    url: str = "https://api.provider.example/v1",
+    *,
+    namespace: str = "ml",
+    labels: dict[str, str] | None = None,
+    rewrite: str | None = "/",
+    auth: Obj | None = None,
+    ready: bool = True,
+) -> Obj:
+    spec: Obj = {"url": url}
+    if rewrite is not None:
+        spec["rewritePath"] = rewrite
+    if auth is not None:
+        spec["auth"] = auth
+    obj: Obj = {
+        "apiVersion": API,
+        "kind": "ModelEndpoint",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": spec,
+    }
+    if ready:
+        obj["status"] = {"routing": {"backendName": f"{name}-external"}}
+    return obj
+
+
+def manifests(result: Result) -> dict[str, Obj]:
+    """Each composed Object's remote manifest, by composition resource name."""
+    return {
+        k: d.resource["spec"]["forProvider"]["manifest"]
+        for k, d in result.resources.items()
+        if d.resource.get("kind") == "Object"
+    }
+
+
+def observed(result: Result, keys: Iterable[str] | None = None) -> dict[str, Obj]:
+    """What the next reconcile observes: the composed Objects as the simulated cluster reports
+    them (routes accepted, Gateways programmed, certificates issued)."""
+    desired = {k: d.resource for k, d in result.resources.items()}
+    seen = simulate_observed(desired, ready_copies=1)
+    return {k: v for k, v in seen.items() if keys is None or k in keys}
+
+
+def again(compose: Any, inputs: Inputs, result: Result) -> Result:
+    """The next reconcile of the same inputs, with ``result``'s resources observed."""
+    return compose(
+        Inputs(composite=inputs.composite, required=inputs.required, observed=observed(result))
+    )
+
+
+@functools.cache
+def upstream() -> Admission:
+    return Admission.from_paths([UPSTREAM_CRDS])
+
+
+def invalid(result: Result) -> dict[str, list[str]]:
+    """Every composed object that fails its schema: the Object against provider-kubernetes'
+    CRD, its manifest against the upstream CRD of its kind or Kubernetes' built-in schema."""
+    problems: dict[str, list[str]] = {}
+    for key, desired in result.resources.items():
+        obj = desired.resource
+        errors = [str(e) for e in upstream().admit(obj).errors]
+        manifest = obj["spec"]["forProvider"]["manifest"]
+        if upstream().knows(manifest["apiVersion"], manifest["kind"]):
+            errors += [str(e) for e in upstream().admit(manifest).errors]
+        else:
+            try:
+                kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
+            except kubernetes_validate.ValidationError as e:
+                errors.append(str(e))
+        if errors:
+            problems[key] = errors
+    return problems
+
+
+def condition(result: Result, type_: str) -> Any:
+    return next(c for c in result.conditions if c.type == type_)

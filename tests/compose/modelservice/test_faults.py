@@ -1,0 +1,239 @@
+"""Property, over the front door's composers (InferenceGateway, ModelService, ModelEndpoint) and
+the endpoints a ModelDeployment composes: whatever required list is missing, empty, stale or
+lagging, the response through the real FunctionRunner (observed resources arriving as read-only
+views) is Fatal or keeps every observed resource the true inputs still want. Crossplane deletes
+whatever a non-fatal response leaves out, and a route deleted under a failed list turns clients'
+requests into 404s.
+
+The modes, per requirement: missing (not fetched yet), empty (nothing listed: every object
+deleted, or a list that failed), stale (items listed without their status), lagging (some items
+not listed, for the lists that may lag: ``World.partial``). A gateway missing from a list that
+holds others is deleted by design, and so is a cluster an InferenceGateway dials, so those lists
+do not lag here.
+
+The worlds carry the fields of the fleet-wide property's ``World`` (composite, required,
+observed, partial, own), so they can join its table of worlds as they are.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from modelplane.compose.inferencegateway.composer import compose_gateway
+from modelplane.compose.modeldeployment.composer import (
+    CLASSES,
+    CLUSTERS,
+    REPLICAS,
+    compose_deployment,
+)
+from modelplane.compose.modelendpoint.composer import compose_endpoint
+from modelplane.compose.modelservice.composer import compose_service, endpoints_requirement
+from modelplane.compose.registry import default_registry
+from modelplane.composer import Inputs, Result
+from modelplane.function import FunctionRunner
+from modelplane.simulate import simulate_observed
+from modelplane.structs import dict_to_struct
+from tests.compose.modelservice.kit import (
+    cluster,
+    external_endpoint,
+    gateway,
+    replica_endpoint,
+    service,
+)
+from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+
+Obj = dict[str, Any]
+H100 = inference_class("h100")
+
+
+@dataclass(frozen=True)
+class World:
+    composite: Obj
+    required: dict[str, list[Obj]]
+    observed: dict[str, Obj]
+    partial: frozenset[str] = frozenset()
+    own: str | None = None
+
+
+def run(composite: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj] | None]):
+    """The response's desired resource keys, or None when it is Fatal."""
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.CopyFrom(dict_to_struct(composite))
+    for key, obj in observed.items():
+        req.observed.resources[key].resource.CopyFrom(dict_to_struct(obj))
+    for name, items in required.items():
+        if items is None:
+            continue
+        listed = req.required_resources[name]  # present even when it matched nothing
+        for obj in items:
+            listed.items.add().resource.CopyFrom(dict_to_struct(obj))
+    rsp = FunctionRunner(default_registry()).run(req)
+    if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
+        return None
+    return set(rsp.desired.resources)
+
+
+def settled(compose: Callable[[Inputs], Result], composite: Obj, required: dict, copies: int):
+    """What a reconcile composed, as the next one observes it."""
+    result = compose(Inputs(composite=composite, required=required))
+    desired = {k: d.resource for k, d in result.resources.items()}
+    return simulate_observed(desired, copies)
+
+
+# --- worlds ---------------------------------------------------------------------------------------
+
+HOSTS = ["edge", "c0", "c1"]
+
+
+def fleet() -> list[Obj]:
+    return [cluster("edge", pools=False), cluster("c0"), cluster("c1"), cluster("c2")]
+
+
+@st.composite
+def service_world(draw: st.DrawFn) -> World:
+    clusters = fleet()
+    gateways = [
+        gateway(f"g{i}", draw(st.sampled_from(HOSTS))) for i in range(draw(st.integers(1, 2)))
+    ]
+    entries = draw(st.integers(1, 3))
+    ms = service(
+        "qwen", "ml", *[(draw(st.integers(1, 9)), {"entry": str(i)}) for i in range(entries)]
+    )
+    required: dict[str, list[Obj]] = {
+        "inference-gateways": gateways,
+        "inference-clusters": clusters,
+    }
+    for i in range(entries):
+        found: list[Obj] = []
+        for j in range(draw(st.integers(0, 3))):
+            labels = {"entry": str(i)}
+            if draw(st.booleans()):
+                where = draw(st.sampled_from(["c0", "c1", "c2"]))
+                found.append(
+                    replica_endpoint(f"r{i}{j}", where, labels=labels, ready=draw(st.booleans()))
+                )
+            else:
+                found.append(
+                    external_endpoint(f"x{i}{j}", labels=labels, ready=draw(st.booleans()))
+                )
+        required[endpoints_requirement(i)] = found
+    observed = settled(compose_service, ms, required, draw(st.integers(0, 1)))
+    partial = {"inference-clusters", *(endpoints_requirement(i) for i in range(entries))}
+    return World(ms, required, observed, frozenset(partial))
+
+
+@st.composite
+def external_endpoint_world(draw: st.DrawFn) -> World:
+    clusters = fleet()
+    gateways = [
+        gateway(f"g{i}", draw(st.sampled_from(HOSTS))) for i in range(draw(st.integers(1, 3)))
+    ]
+    auth = {"secretRef": {"name": "key"}} if draw(st.booleans()) else None
+    url = draw(st.sampled_from(["https://api.provider.example/v1", "http://10.1.2.3:8000/"]))
+    endpoint = external_endpoint("x", url, auth=auth, ready=False)
+    required = {"inference-gateways": gateways, "inference-clusters": clusters}
+    observed = settled(compose_endpoint, endpoint, required, 1)
+    return World(endpoint, required, observed, frozenset({"inference-clusters"}))
+
+
+def replica_endpoint_world() -> st.SearchStrategy[World]:
+    endpoint = replica_endpoint("r0", "c0", ready=False)
+    return st.just(World(endpoint, {"cluster": [cluster("c0")]}, {}))
+
+
+@st.composite
+def gateway_world(draw: st.DrawFn) -> World:
+    clusters = fleet()
+    tls = draw(st.sampled_from(["secret", "issuer"]))
+    ig = gateway("g", draw(st.sampled_from(HOSTS)), secret="tls" if tls == "secret" else None)
+    required = {"inference-clusters": clusters}
+    observed = settled(compose_gateway, ig, required, 1)
+    return World(ig, required, observed)
+
+
+@st.composite
+def deployment_world(draw: st.DrawFn) -> World:
+    """A deployment whose replicas, observed Ready or not, have endpoints composed."""
+    clusters = [inference_cluster(n, {"p": ("h100", 2)}, classes=[H100]) for n in ("a", "b")]
+    md = deployment("qwen", replicas=draw(st.integers(1, 3)))
+    required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: []}
+    observed: dict[str, Obj] = {}
+    for _ in range(2):
+        result = compose_deployment(Inputs(composite=md, required=required, observed=observed))
+        observed = {
+            k: with_condition(copy.deepcopy(d.resource), "Ready", "True")
+            for k, d in result.resources.items()
+        }
+        required = {
+            **required,
+            REPLICAS: [o for o in observed.values() if o["kind"] == "ModelReplica"],
+        }
+    for key in list(observed):
+        if observed[key]["kind"] == "ModelReplica" and not draw(st.booleans()):
+            observed[key] = with_condition(observed[key], "Ready", "False")
+    return World(md, required, observed, frozenset({CLUSTERS}), own=REPLICAS)
+
+
+WORLDS: dict[str, Callable[[], st.SearchStrategy[World]]] = {
+    "ModelService": service_world,
+    "ModelEndpoint (external)": external_endpoint_world,
+    "ModelEndpoint (replica)": replica_endpoint_world,
+    "InferenceGateway": gateway_world,
+    "ModelDeployment (endpoints)": deployment_world,
+}
+
+
+@st.composite
+def degraded(draw: st.DrawFn, world: World) -> dict[str, list[Obj] | None]:
+    required: dict[str, list[Obj] | None] = {}
+    for name, items in world.required.items():
+        modes = ["intact", "missing", "empty", "stale"]
+        mode = draw(st.sampled_from([*modes, "lagging"] if name in world.partial else modes))
+        if mode == "missing":
+            required[name] = None
+        elif mode == "empty":
+            required[name] = []
+        elif mode == "lagging":
+            keep = draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
+            required[name] = [copy.deepcopy(i) for i, k in zip(items, keep, strict=True) if k]
+        elif mode == "stale":
+            stale = draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
+            required[name] = [
+                {k: v for k, v in i.items() if not s or k != "status"}
+                for i, s in zip(copy.deepcopy(items), stale, strict=True)
+            ]
+        else:
+            required[name] = copy.deepcopy(items)
+    return required
+
+
+@pytest.mark.parametrize("kind", sorted(WORLDS))
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_missing_empty_stale_or_lagging_inputs_never_drop_what_is_still_wanted(
+    kind: str, data: st.DataObject
+) -> None:
+    world = data.draw(WORLDS[kind](), label="world")
+    truth = run(world.composite, world.observed, world.required)
+    assert truth is not None
+    wanted = truth & set(world.observed)
+    got = run(world.composite, world.observed, data.draw(degraded(world), label="inputs"))
+    if got is None:
+        return
+    if world.own is not None:
+        # A deployment's replicas are the fleet-wide property's; here, an endpoint goes only
+        # with its replica.
+        wanted = {k for k in wanted if k.startswith("endpoint-") and f"replica-{k[9:]}" in got}
+    assert not sorted(wanted - got), f"{kind} dropped {sorted(wanted - got)}"

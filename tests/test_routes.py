@@ -1,0 +1,69 @@
+"""`modelplane routes`: each ModelService's routing table (gateway, endpoint, cluster, declared
+weight, share of traffic), the shares read from the integer weights its routes carry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from modelplane import cli
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def routes(*args: str) -> str:
+    out = CliRunner().invoke(cli.main, ["routes", *args])
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+def rows(table: str) -> list[list[str]]:
+    return [
+        line.split()
+        for line in table.splitlines()
+        if line.startswith("  ") and "GATEWAY" not in line
+    ]
+
+
+def test_a_90_10_canary_gives_each_stable_replica_45_percent_and_the_canary_10() -> None:
+    table = routes(str(EXAMPLES / "service-canary"))
+    assert table.splitlines()[0] == "ModelService ml-team/qwen: 3 of 3 endpoints ready"
+    assert table.splitlines()[1].split() == ["GATEWAY", "ENDPOINT", "CLUSTER", "WEIGHT", "SHARE"]
+    assert sorted((r[2], r[3], r[4]) for r in rows(table)) == [
+        ("eu-west", "10", "10.00%"),
+        ("us-east", "90", "45.00%"),
+        ("us-east", "90", "45.00%"),
+    ]
+    assert {r[0] for r in rows(table)} == {"main"}
+
+
+def test_an_external_provider_is_shown_by_its_host() -> None:
+    table = routes(str(EXAMPLES / "service-overflow"))
+    assert ["public", "kimi-k2-together", "external", "api.together.xyz", "1", "10.00%"] in rows(
+        table
+    )
+
+
+def test_each_regional_service_is_routed_only_on_its_regions_gateway() -> None:
+    table = routes(str(EXAMPLES / "service-regional"))
+    blocks = table.strip().split("\n\n")
+    by_service = {b.splitlines()[0].split()[1].rstrip(":"): rows(b) for b in blocks}
+    assert {r[0] for r in by_service["ml-team/qwen-eu"]} == {"eu"}
+    assert {r[0] for r in by_service["ml-team/qwen-us"]} == {"us"}
+    assert [r[4] for r in by_service["ml-team/qwen-us"]] == ["50.00%", "50.00%"]
+
+
+def test_with_nothing_ready_the_table_says_the_service_answers_503() -> None:
+    table = routes(str(EXAMPLES / "service-canary"), "--simulate-ready-copies", "0")
+    [row] = rows(table)
+    assert " ".join(row) == "main (none ready: answers 503)"
+
+
+def test_an_input_without_a_service_says_so() -> None:
+    assert routes(str(EXAMPLES / "fleet-two-classes")) == "no ModelService in the input\n"
+
+
+def test_unreadable_input_is_refused() -> None:
+    out = CliRunner().invoke(cli.main, ["routes", "/nonexistent"])
+    assert out.exit_code == 2
