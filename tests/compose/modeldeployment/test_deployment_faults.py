@@ -126,6 +126,25 @@ def test_a_replica_whose_cluster_is_unlisted_and_that_has_nowhere_to_go_is_kept_
     assert f"removing {name}" not in message
 
 
+def test_a_replica_on_an_unlisted_class_is_not_scaled_down_on_no_evidence() -> None:
+    # Two serving replicas for one wanted: with every class listed the scale-down keeps h100's
+    # (same load, then the earlier cluster name). A list that lags h100 must not turn that
+    # into deleting it: it stays, said why, beside the one the scheduler keeps.
+    md = deployment("qwen", WHOLE_NODE, replicas=2)
+    fleet = [*clusters("c1"), *clusters("c2", class_name="a100")]
+    observed = settled(md, fleet, classes=[H100, A100])
+    md["spec"]["replicas"] = 1
+    full = reconcile(md, observed, fleet, classes=[H100, A100])
+    [wanted] = on(full, "c1")
+    rsp = reconcile(md, observed, fleet, classes=[A100])
+    assert set(rsp.resources) == set(observed)
+    name = observed[wanted]["metadata"]["name"]
+    assert (
+        f"{name} on c1 kept until its ground is listed again (nothing is scaled down on no "
+        "evidence) (InferenceClass h100 of pool p is not listed: deleted, or the list lags)"
+    ) in rsp.condition("ReplicasScheduled")[2]
+
+
 def test_a_replica_whose_cluster_is_unlisted_moves_make_before_break() -> None:
     md = deployment("qwen", WHOLE_NODE)
     observed = settled(md, clusters("east"))

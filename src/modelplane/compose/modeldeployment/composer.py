@@ -216,12 +216,14 @@ def _stranded(
 
     A deleted object and a list that failed or lags look alike, and such a replica may still
     be serving (its own status cannot tell: its composition waits for the same object). So
-    whether serving or not it stays while fewer than ``spec.replicas`` of the scheduled
-    replicas serve: with nowhere else to go it stays; placed elsewhere, it goes once the
-    replacement serves (make before break).
+    whether serving or not it stays unless its index is placed again and ``spec.replicas`` of
+    the scheduled replicas serve: placed elsewhere, it goes once the replacement serves (make
+    before break); with nowhere else to go, or not placed again because the others suffice, it
+    stays (nothing is removed on the evidence of a list that may lag).
     """
-    if not plan.removed or serving_placed >= plan.desired:
+    if not plan.removed:
         return {}
+    replaced = {p.index for p in plan.placements} if serving_placed >= plan.desired else set()
     listed = {str(c["metadata"]["name"]): c for c in clusters}
     class_names = {str(c["metadata"]["name"]) for c in classes}
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
@@ -229,7 +231,7 @@ def _stranded(
     out: dict[str, str] = {}
     for removed in sorted(plan.removed, key=lambda r: r.index):
         key = by_name.get(removed.name)
-        if key is None or key in skip:
+        if key is None or key in skip or removed.index in replaced:
             continue
         why = _unlisted(mine[key], listed, class_names)
         if why:
@@ -276,7 +278,7 @@ def _with_stranded(
         elif plan.scheduled < plan.desired:
             until = "as no listed cluster can take it"
         else:
-            until = "until the scheduled replicas serve"
+            until = "until its ground is listed again (nothing is scaled down on no evidence)"
         why = stranded[names[r.name]]
         lines.append(f"{r.name} on {r.cluster} kept {until} ({why}: deleted, or the list lags)")
     return dataclasses.replace(cond, message="; ".join([cond.message, *lines]))
