@@ -22,8 +22,8 @@ def test_the_gang_example_takes_the_big_pool_and_says_why_not_the_small_one() ->
     assert out.splitlines()[:4] == [
         "ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed",
         "  cluster train-east: taken (replicas 0): hosts replica 0",
-        "    pool h100-small: rejected: pool h100-small has 2 nodes, engine main needs 4",
         "    pool h100-big: taken: hosts replica 0 engine main",
+        "    pool h100-small: rejected: pool h100-small has 2 nodes, engine main needs 4",
     ]
 
 

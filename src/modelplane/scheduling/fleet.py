@@ -28,20 +28,29 @@ def parse_clusters(
     for cluster in clusters:
         name = str(cluster.get("metadata", {}).get("name", ""))
         spec = cluster.get("spec") or {}
+        # nodePools is a list-map keyed by name: its order means nothing, so pools are taken
+        # (and preferred, among equal fits) in name order, whatever order they are listed in.
         pools = tuple(
-            Pool(
-                name,
-                str(p.get("name", "")),
-                str(p.get("className", "")),
-                kinds.get(str(p.get("className", "")), ()),
-                max(0, int(p.get("nodeCount", 1))),
+            sorted(
+                (
+                    Pool(
+                        name,
+                        str(p.get("name", "")),
+                        str(p.get("className", "")),
+                        kinds.get(str(p.get("className", "")), ()),
+                        max(0, int(p.get("nodeCount", 1))),
+                    )
+                    for p in spec.get("nodePools") or ()
+                ),
+                key=lambda p: p.name,
             )
-            for p in spec.get("nodePools") or ()
         )
         taints = (
             tuple(
-                (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
-                for t in spec["taints"]
+                sorted(
+                    (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                    for t in spec["taints"]
+                )
             )
             if spec.get("taints")
             else ()

@@ -133,11 +133,40 @@ def _kept_as_stamped(
         placements=tuple(kept),
         selector_errors=errors,
         shortfall=tuple(f"selector {e}" for e in errors),
-        explain=lambda: tuple(
-            pl.ClusterTrace(c.name, False, "not considered: the deployment's selectors are invalid")
-            for c in fleet
-        ),
+        explain=lambda: _kept_trace(fleet, kept),
     )
+
+
+def _kept_trace(
+    fleet: list[Cluster], kept: list[pl.ReplicaPlacement]
+) -> tuple[pl.ClusterTrace, ...]:
+    """Broken selectors: no cluster is considered for anything new, but the clusters hosting
+    kept replicas still host them, and the trace says so."""
+    invalid = "the deployment's selectors are invalid"
+    out = []
+    for c in fleet:
+        mine = [p for p in kept if p.cluster == c.name]
+        if not mine:
+            out.append(pl.ClusterTrace(c.name, False, f"not considered: {invalid}"))
+            continue
+        uses: dict[str, list[str]] = {}
+        for p in mine:
+            for engine in p.engines:
+                for pool in dict.fromkeys(m.pool for m in engine.members):
+                    uses.setdefault(pool, []).append(f"replica {p.index} engine {engine.name}")
+        pools = tuple(
+            pl.PoolTrace(pool.name, True, "hosts " + ", ".join(uses[pool.name]))
+            if pool.name in uses
+            else pl.PoolTrace(pool.name, False, f"not considered: {invalid}")
+            for pool in c.pools
+        )
+        indices = tuple(p.index for p in mine)
+        reason = (
+            f"hosts replica{'s' if len(mine) > 1 else ''} {', '.join(map(str, indices))}, "
+            f"kept as stamped: {invalid}"
+        )
+        out.append(pl.ClusterTrace(c.name, False, reason, pools, indices))
+    return tuple(out)
 
 
 def placement_of(engines: tuple[Engine, ...], r: Replica) -> pl.ReplicaPlacement:

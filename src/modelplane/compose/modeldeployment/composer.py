@@ -70,8 +70,12 @@ def compose_deployment(inputs: Inputs) -> Result:
     names: dict[str, str] = {}
     for p in plan.placements:
         key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
-        names[key] = p.existing or replica_name(md, p)
         observed = mine.get(key)
+        # A replica re-placed where it was keeps the name it has: an in-place update, even of
+        # one named before names hashed the namespace.
+        names[key] = p.existing or (
+            str(observed["metadata"]["name"]) if observed else replica_name(md, p)
+        )
         result.resources[key] = Desired(stamp(md, p, names[key]), ready=ready_as_observed(observed))
         placed_keys.append(key)
 
