@@ -189,9 +189,11 @@ def _make_before_break(
 
 
 def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
+    # By key: the request's observed map has no order, and everything listed from these
+    # (waiting replicas, replicas carried forward) must come out the same on every call.
     return {
         key: obj
-        for key, obj in observed.items()
+        for key, obj in sorted(observed.items())
         if obj.get("kind") == "ModelReplica" and isinstance(obj.get("metadata"), Mapping)
     }
 

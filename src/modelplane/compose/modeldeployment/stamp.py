@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelplane.compose.modeldeployment.picker import replica_serving
 from modelplane.composer import namespace_of
 from modelplane.kube.names import dns_label
 from modelplane.labels import CLUSTER, DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA_INDEX
@@ -43,9 +44,10 @@ def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
         }
     )
     spec: Obj = {"clusterName": placement.cluster}
-    for key in ("modelCacheRef", "serving"):
-        if key in tspec:
-            spec[key] = tspec[key]
+    if "modelCacheRef" in tspec:
+        spec["modelCacheRef"] = tspec["modelCacheRef"]
+    if "serving" in tspec:
+        spec["serving"] = replica_serving(tspec["serving"])
     spec["engines"] = [_engine(e, placement) for e in tspec["engines"]]
     metadata: Obj = {"name": name, "namespace": namespace_of(md), "labels": labels}
     assignment = placement.device_assignment()
