@@ -271,8 +271,8 @@ class Load(NamedTuple):
 class Ledger:
     """Every pool of the fleet with the ModelReplicas charged to it."""
 
-    def __init__(self, pools: list[Pool]) -> None:
-        self.pools = {(p.cluster, p.name): p for p in pools}
+    def __init__(self, pools: Mapping[tuple[str, str], Pool]) -> None:
+        self.pools = pools
         self.loads: dict[tuple[str, str], Load] = {}
         self._vectors: dict[Any, Vector] = {}
 
@@ -391,7 +391,7 @@ def _request_key(
 
 
 def observed_units(
-    pools: dict[tuple[str, str], Pool], cluster: str, replica: dict[str, Any]
+    pools: Mapping[tuple[str, str], Pool], cluster: str, replica: dict[str, Any]
 ) -> dict[str, tuple[Unit, ...]]:
     """What a ModelReplica occupies, per pool of its cluster. A member pinned to a pool the
     cluster no longer has occupies nothing (its pods match no node)."""
@@ -403,7 +403,7 @@ def observed_units(
 
 def _observed_into(
     sink: dict[tuple[str, str], list[Unit]],
-    pools: dict[tuple[str, str], Pool],
+    pools: Mapping[tuple[str, str], Pool],
     cluster: str,
     spec: dict[str, Any],
     recorded: Assignment,

@@ -12,8 +12,7 @@ from modelplane.scheduling.options import Replica
 
 def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
     """Why the cluster cannot take one more replica: a summary and a reason per pool."""
-    if cluster.name in fill.ineligible:
-        why = fill.ineligible[cluster.name]
+    if why := fill.ineligible.why(cluster):
         return why, {p.name: f"cluster not eligible: {why}" for p in cluster.pools}
     if fill.full.get(cluster.name) == "searched out":
         return "search budget exhausted before a placement was found", {}
@@ -127,7 +126,7 @@ def trace(
         out.append(
             pl.ClusterTrace(
                 cluster.name,
-                cluster.name not in fill.ineligible,
+                not fill.ineligible.why(cluster),
                 reason,
                 pools,
                 tuple(r.index for r in mine),

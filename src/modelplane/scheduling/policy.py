@@ -151,13 +151,19 @@ def displaced(
     created before them. Two deployments reconciled at once can both take the same free
     devices; every deployment judges the cluster's replicas first come, first served (creation
     time, then namespace and name), so they agree on which replica moves and none stays
-    overcommitted. Nothing is read unless some pool of the cluster is overcommitted."""
+    overcommitted. The others are read one by one only when a pool of ours is overcommitted:
+    the ledger, already charged with every other replica, answers the common case."""
+    own = [observed_units(ledger.pools, cluster, r) for r in mine]
+    pools = {pool for us in own for pool in us}
+    # Removing units never makes a pool's packing fail, so when everything charged to our
+    # pools fits together, no replica of ours fails beside those created before it.
+    if all(
+        ledger.load((cluster, pool)).fits(tuple(u for us in own for u in us.get(pool, ())))
+        for pool in pools
+    ):
+        return []
     by_key = {replica_key(r): r for r in [*mine, *theirs]}
     units = {key: observed_units(ledger.pools, cluster, r) for key, r in by_key.items()}
-    pools = {pool for us in units.values() for pool in us}
-    total = {pool: tuple(u for us in units.values() for u in us.get(pool, ())) for pool in pools}
-    if all(_empty_load(ledger, cluster, pool).fits(total[pool]) for pool in pools):
-        return []
     accepted: dict[str, tuple[Unit, ...]] = {}
     ours = {replica_key(r) for r in mine}
     losers = []

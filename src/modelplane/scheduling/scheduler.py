@@ -28,7 +28,7 @@ from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
 from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.explain import trace
 from modelplane.scheduling.fill import Fill
-from modelplane.scheduling.fleet import Cluster, parse_clusters
+from modelplane.scheduling.fleet import Cluster, FleetPools, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
 from modelplane.scheduling.policy import replica_index, replica_key
 
@@ -56,8 +56,12 @@ def schedule(
     ours, others = policy.split_ours(replicas, namespace, name)
     ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
 
-    used_kinds = {c.class_name for cl in fleet for c in cl.pools}
-    errors = selector_errors(engines, [k for c in sorted(used_kinds) for k in kinds.get(c, ())])
+    # Judged against the devices of classes the fleet's pools use. Every class's devices first
+    # (few, and no cluster read): when no device of any class trips a selector, none used does.
+    errors = selector_errors(engines, [k for c in sorted(kinds) for k in kinds[c]])
+    if errors:
+        used = {name for cl in fleet for name in cl.class_names()}
+        errors = selector_errors(engines, [k for c in sorted(used) for k in kinds.get(c, ())])
     if errors:
         return _kept_as_stamped(desired, ours, fleet, errors)
 
@@ -68,7 +72,7 @@ def schedule(
     )
     load = policy.cluster_load(kept)
     removed += policy.scale_down(kept, load, desired, stamped)
-    ledger = Ledger([p for c in fleet for p in c.pools])
+    ledger = Ledger(FleetPools(fleet))
     removed += policy.charge_fleet(ledger, kept, load, others, stamped)
 
     fill = Fill(matcher, fleet, ledger, selector, tolerations, load)
