@@ -274,7 +274,9 @@ class Session:
         # A composite published with status shares its other fields with its admitted self.
         same = tuple(sorted((k, id(v)) for k, v in spec.items()))
         found = self._admitted_parts.get(same)
-        if found is not None and all(a is b for a, b in zip(found[0], spec.values(), strict=True)):
+        if found is not None and all(
+            a is spec[k] for a, (k, _) in zip(found[0], same, strict=True)
+        ):
             hit: Obj | None = found[1]
         else:
             key = _content(spec)
@@ -289,9 +291,12 @@ class Session:
                 hit = self._admitted.put(key, out)
             parts = tuple(sorted((k, id(v)) for k, v in hit.items()))
             self._admitted_parts.put(parts, ([hit[k] for k, _ in parts], hit))
+            self._admitted_parts.put(same, ([spec[k] for k, _ in same], hit))
         assert hit is not None
         if "status" not in obj:
             return hit
+        if len(hit) == len(spec) and all(hit.get(k) is v for k, v in spec.items()):
+            return obj  # already the admitted object with a status: nothing to rebuild
         out = {**hit, "status": obj["status"]}
         self.derived(hit, out, "status")
         return out

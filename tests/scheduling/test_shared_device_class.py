@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from modelplane.compose.modeldeployment.stamp import replica_name
 from modelplane.compose.modeldeployment.stamp import stamp as stamp_replica
 from modelplane.scheduling import placement as pl
@@ -111,3 +114,45 @@ def test_an_overcommitted_pool_is_called_overcommitted_not_counted_in_free_nodes
     assert result.shortfall == (
         "a: pool mix is overcommitted: the replicas already charged to it do not fit its 2 nodes",
     )
+
+
+SHARED_REQUESTS = {
+    "any": [GPU],
+    "big": [memory_at_least("79Gi")],
+    "small": ['device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("30Gi")) <= 0'],
+}
+
+
+@st.composite
+def shared_engine(draw: st.DrawFn) -> Obj:
+    wanted = draw(st.lists(st.sampled_from(sorted(SHARED_REQUESTS)), min_size=1, max_size=2))
+    devices = [
+        (f"r{i}", draw(st.sampled_from([1, 2, 4])), SHARED_REQUESTS[w])
+        for i, w in enumerate(wanted)
+    ]
+    return engine("main", [member(devices=devices)], copies=draw(st.integers(1, 2)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    nodes=st.integers(1, 3),
+    first=shared_engine(),
+    second=shared_engine(),
+    replicas=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+)
+def test_a_settled_fleet_on_a_shared_device_class_reconciles_to_itself(
+    nodes: int, first: Obj, second: Obj, replicas: tuple[int, int]
+) -> None:
+    # Two deployments placed one after the other on nodes of four H100s and four L4s sharing
+    # gpu.nvidia.com; each reconciled again keeps every replica where it is.
+    fleet = [cluster("a", [("mix", "mix", nodes)]), cluster("b", [("mix", "mix", nodes)])]
+    a = deployment("first", replicas=replicas[0], engines=[first])
+    b = deployment("second", namespace="team-b", replicas=replicas[1], engines=[second])
+    placed_a = placed(a, fleet)
+    placed_b = placed(b, fleet, placed_a)
+    for md, mine in ((a, placed_a), (b, placed_b)):
+        again = run(md, fleet, placed_a + placed_b)
+        assert again.removed == ()
+        assert sorted(p.existing or "" for p in again.placements) == sorted(
+            r["metadata"]["name"] for r in mine
+        )
