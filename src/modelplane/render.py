@@ -220,20 +220,21 @@ class Session:
         for key in sorted(observed):
             req.observed.resources[key].resource.CopyFrom(self.struct(observed[key]))
         for name in sorted(required):
-            req.required_resources[name].CopyFrom(self._resources(required[name]))
+            self._answer(req.required_resources[name], required[name])
         return self._calls.put(tag, _Call(xr, req, self.runner.run(req), self.composed))
 
-    def _resources(self, objs: list[Obj]) -> fnv1.Resources:
-        """The objects as a requirement's answer; built once per list (every deployment of a
-        pass is answered the same clusters)."""
+    def _answer(self, into: fnv1.Resources, objs: list[Obj]) -> None:
+        """Fill a requirement's answer with the objects. The same list answered before (every
+        deployment of a pass is answered the same clusters) is copied whole from that answer."""
         key = tuple(id(o) for o in objs)
         hit = self._answered.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
-            return hit[1]
-        message = fnv1.Resources()
+            into.CopyFrom(hit[1])
+            return
         for obj in objs:
-            message.items.add().resource.CopyFrom(self.struct(obj))
-        return self._answered.put(key, (list(objs), message))[1]
+            into.items.add().resource.CopyFrom(self.struct(obj))
+        # The request holding ``into`` is kept with its call, so the answer stays valid.
+        self._answered.put(key, (list(objs), into))
 
     def composed(self, key: str, resource: struct_pb2.Struct, xr: Obj) -> Obj:
         """A composed resource of a response as plain data: the same object as last time when
@@ -482,7 +483,8 @@ class Renderer:
                 self.session.requirements[ident] = call.requirements
                 self.session.learn(ident[:2], call.requirements)
                 rendered = _rendered(xr, call.answer, rounds, call.request)
-                self.session.derived(xr, rendered.composite, "status")
+                if rendered.composite is not xr:
+                    self.session.derived(xr, rendered.composite, "status")
                 return rendered
             asked = call.requirements
             required = {name: self._env.select(r) for name, r in asked.items()}
@@ -608,8 +610,11 @@ def _labelled(key: str, resource: struct_pb2.Struct, xr: Obj) -> tuple[Obj, stru
 def _rendered(xr: Obj, answer: _Answer, rounds: int, req: fnv1.RunFunctionRequest) -> Rendered:
     status = {**(xr.get("status") or {}), **answer.status}
     status["conditions"] = [_ready_condition(answer.ready), *answer.conditions]
+    # A composite that publishes the status it already has stays the same object, so what was
+    # derived from it (its Struct, its digest) is found again.
+    composite = xr if status == xr.get("status") else {**xr, "status": status}
     return Rendered(
-        composite={**xr, "status": status},
+        composite=composite,
         resources=dict(answer.resources),
         ready=dict(answer.ready),
         results=list(answer.results),
