@@ -389,7 +389,6 @@ class Renderer:
     ) -> None:
         self.registry = registry
         self.session = session or Session(registry)
-        self.runner = self.session.runner
         self.admit = admit
         self._env = _Environment(environment)
         present = self._env.objects()
@@ -661,10 +660,6 @@ def _result(r: fnv1.Result) -> Obj:
 
 def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
-
-
-def _label(obj: Obj, key: str) -> str | None:
-    return (_meta(obj).get("labels") or {}).get(key)
 
 
 def _annotation(obj: Obj, key: str) -> str | None:

@@ -28,7 +28,7 @@ from modelplane.scheduling.devices import DeviceKind, matches
 from modelplane.scheduling.placement import Assignment, read_device_assignment
 
 Vector = tuple[int, ...]
-"""Devices per claimable kind of a pool's class, in class order."""
+"""Devices per claimable kind of a pool's class, in device name order."""
 
 Unit = tuple[Vector, ...]
 """Pods that need distinct nodes: one gang copy's pods on one pool (a single pod is a unit)."""
