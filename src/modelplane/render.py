@@ -7,31 +7,44 @@ from the input manifests and calls again until the requirements stop changing. C
 resources that are themselves composites (a ModelDeployment's ModelReplicas) are rendered in
 turn. Output follows `crossplane render`: each composite with its status, its composed resources
 annotated with their composition resource name, then its results.
+
+A render is a series of passes, each one reconcile of every composite, until a pass changes
+nothing. Within a pass composites go in an order where what is required comes before what
+requires it (learned from the requirements composers return; kinds by name until then), then
+by namespace and name, and each sees what those before it published, as successive reconciles
+would. So the passes a render needs depend on how deep its composition trees are, not on how
+many composites there are. Each pass indexes the environment by kind and name, and observed
+resources by owner, once; a Session keeps across passes every Struct already converted, every
+composite already admitted and every response already converted, so a composite whose request
+did not change costs a lookup.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
+import hashlib
+import json
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
 
-from modelplane import exits, manifests
+from modelplane import exits, manifests, owners
 from modelplane import output as output_
 from modelplane.composer import Registry, Requirement
 from modelplane.function import FunctionRunner
 from modelplane.kube.names import dns_label
-from modelplane.structs import dict_to_struct, struct_to_dict
+from modelplane.owners import Identity, identity
+from modelplane.structs import dict_to_struct, struct_to_dict, to_value
 
 Obj = dict[str, Any]
 
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
-COMPOSITE_LABEL = "crossplane.io/composite"
+COMPOSITE_LABEL = owners.COMPOSITE_LABEL
 RESULT_API_VERSION = "render.crossplane.io/v1beta1"
 STEP = "modelplane"
 # Crossplane stops asking a function again after this many requirement rounds.
@@ -41,7 +54,6 @@ _CAPABILITIES = [
     fnv1.CAPABILITY_REQUIRED_RESOURCES,
     fnv1.CAPABILITY_CONDITIONS,
 ]
-
 Admit = Callable[[Obj], tuple[Obj, list[str]]]
 """Admission: returns the defaulted object and API-server-style errors (empty when valid)."""
 
@@ -81,7 +93,303 @@ class Rendered:
         return docs
 
 
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class _Generations(Generic[K, V]):
+    """A cache that forgets what neither this pass nor the one before used."""
+
+    def __init__(self) -> None:
+        self._now: dict[K, V] = {}
+        self._before: dict[K, V] = {}
+
+    def get(self, key: K) -> V | None:
+        hit = self._now.get(key)
+        if hit is None:
+            hit = self._before.pop(key, None)
+            if hit is not None:
+                self._now[key] = hit
+        return hit
+
+    def put(self, key: K, value: V) -> V:
+        self._now[key] = value
+        return value
+
+    def next_pass(self) -> None:
+        self._before, self._now = self._now, {}
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A response's desired state as plain data."""
+
+    resources: dict[str, Obj]
+    ready: dict[str, bool]
+    status: Obj
+    conditions: list[Obj]
+    results: list[Obj]
+
+
+class _Call:
+    """One call of the function: the request sent and its response, whose desired state is
+    converted to plain data only when used (a round whose requirements change is not)."""
+
+    def __init__(
+        self,
+        xr: Obj,
+        request: fnv1.RunFunctionRequest,
+        response: fnv1.RunFunctionResponse,
+        composed: Composed,
+    ) -> None:
+        self.xr = xr
+        self.request = request
+        self.response = response
+        self.fatal = [r.message for r in response.results if r.severity == fnv1.SEVERITY_FATAL]
+        self.requirements = _requirements(response)
+        self._composed = composed
+
+    @functools.cached_property
+    def answer(self) -> _Answer:
+        return _convert(self.xr, self.response, self._composed)
+
+
+class Session:
+    """What one render keeps from pass to pass. Objects are never changed once built, so what
+    was derived from one (its Struct and digest, its admission) is found again by its identity
+    or content; each entry holds the object, so an identity is never reused while cached. A
+    call is found again by its request's digest, built from its parts' digests: a composite
+    whose request did not change costs neither building the request nor the call."""
+
+    def __init__(self, registry: Registry) -> None:
+        # The session remembers calls itself (by digest), so the runner keeps none.
+        self.runner = FunctionRunner(registry, cache_size=0)
+        self._structs: _Generations[int, tuple[Any, struct_pb2.Struct, bytes]] = _Generations()
+        self._admitted: _Generations[str, Obj] = _Generations()
+        self._admitted_parts: _Generations[tuple[tuple[str, int], ...], tuple[list[Any], Obj]] = (
+            _Generations()
+        )
+        self._calls: _Generations[bytes, _Call] = _Generations()
+        self._composed: _Generations[bytes, Obj] = _Generations()
+        self._answered: _Generations[tuple[int, ...], tuple[list[Obj], fnv1.Resources]] = (
+            _Generations()
+        )
+        self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], list[Obj]]] = _Generations()
+        self.requirements: dict[Identity, dict[str, Requirement]] = {}
+        """Each composite's settled requirements: the next pass asks with them answered."""
+        self.requires: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        """Kinds each kind requires, as learned: what is required renders first."""
+        self.kind_requirements: dict[tuple[str, str], dict[str, Requirement]] = {}
+        """Per kind, settled requirements that name nothing of one composite: a first guess."""
+
+    def next_pass(self) -> None:
+        caches = (self._structs, self._admitted, self._admitted_parts, self._calls, self._composed)
+        for cache in (*caches, self._answered, self._simulated):
+            cache.next_pass()
+
+    def _converted(self, obj: Mapping[str, Any]) -> tuple[Any, struct_pb2.Struct, bytes]:
+        hit = self._structs.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit
+        struct = dict_to_struct(obj)
+        digest = hashlib.sha256(struct.SerializeToString(deterministic=True)).digest()
+        return self._structs.put(id(obj), (obj, struct, digest))
+
+    def struct(self, obj: Mapping[str, Any]) -> struct_pb2.Struct:
+        return self._converted(obj)[1]
+
+    def call(
+        self, xr: Obj, observed: Mapping[str, Any], required: Mapping[str, list[Obj]]
+    ) -> _Call:
+        """The function's answer for this composite, observed state and required resources."""
+        digest = hashlib.sha256(self._converted(xr)[2])
+        for key in sorted(observed):
+            digest.update(b"\x00o" + key.encode() + self._converted(observed[key])[2])
+        for name in sorted(required):
+            digest.update(b"\x00r" + name.encode())
+            for obj in required[name]:
+                digest.update(self._converted(obj)[2])
+        tag = digest.digest()
+        hit = self._calls.get(tag)
+        if hit is not None:
+            return hit
+        req = fnv1.RunFunctionRequest(
+            meta=fnv1.RequestMeta(tag=tag.hex(), capabilities=_CAPABILITIES)
+        )
+        req.observed.composite.resource.CopyFrom(self.struct(xr))
+        for key in sorted(observed):
+            req.observed.resources[key].resource.CopyFrom(self.struct(observed[key]))
+        for name in sorted(required):
+            self._answer(req.required_resources[name], required[name])
+        return self._calls.put(tag, _Call(xr, req, self.runner.run(req), self.composed))
+
+    def _answer(self, into: fnv1.Resources, objs: list[Obj]) -> None:
+        """Fill a requirement's answer with the objects. The same list answered before (every
+        deployment of a pass is answered the same clusters) is copied whole from that answer."""
+        key = tuple(id(o) for o in objs)
+        hit = self._answered.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
+            into.CopyFrom(hit[1])
+            return
+        for obj in objs:
+            into.items.add().resource.CopyFrom(self.struct(obj))
+        # The request holding ``into`` is kept with its call, so the answer stays valid.
+        self._answered.put(key, (list(objs), into))
+
+    def composed(self, key: str, resource: struct_pb2.Struct, xr: Obj) -> Obj:
+        """A composed resource of a response as plain data: the same object as last time when
+        the composer composed it unchanged (a status change elsewhere recomposes a composite
+        without changing most of what it composes), so nothing derived from it is redone."""
+        meta = _meta(xr)
+        raw = resource.SerializeToString(deterministic=True)
+        owner = (key, meta.get("name"), meta.get("namespace"), meta.get("uid"))
+        digest = hashlib.sha256(repr(owner).encode() + raw).digest()
+        hit = self._composed.get(digest)
+        if hit is None:
+            obj, struct = _labelled(key, resource, xr)
+            hit = self._composed.put(digest, obj)
+            self.register(obj, struct)
+        else:
+            self._converted(hit)  # kept with its Struct
+        return hit
+
+    def register(self, obj: Obj, struct: struct_pb2.Struct) -> None:
+        """``struct`` is ``obj`` as a Struct (built from another Struct rather than converted)."""
+        digest = hashlib.sha256(struct.SerializeToString(deterministic=True)).digest()
+        self._structs.put(id(obj), (obj, struct, digest))
+
+    def derived(self, base: Obj, obj: Obj, key: str) -> None:
+        """Register ``obj``, which is ``base`` with ``key`` replaced, from ``base``'s Struct."""
+        struct = struct_pb2.Struct()
+        struct.CopyFrom(self.struct(base))
+        struct.fields[key].CopyFrom(to_value(obj[key]))
+        self.register(obj, struct)
+
+    def admitted(self, obj: Obj, admit: Admit | None) -> Obj:
+        """``obj`` as admission defaults it, or RenderError with its errors. Admission ignores
+        status (a subresource), so a composite seen again with only its status changed, or
+        composed again unchanged, is admitted once."""
+        if admit is None:
+            return obj
+        spec = {k: v for k, v in obj.items() if k != "status"}
+        # A composite published with status shares its other fields with its admitted self.
+        same = tuple(sorted((k, id(v)) for k, v in spec.items()))
+        found = self._admitted_parts.get(same)
+        if found is not None and all(
+            a is spec[k] for a, (k, _) in zip(found[0], same, strict=True)
+        ):
+            hit: Obj | None = found[1]
+        else:
+            key = _content(spec)
+            hit = self._admitted.get(key)
+            if hit is None:
+                out, errors = admit(spec)
+                if errors:
+                    raise RenderError(
+                        f"{manifests.identity(obj)} is invalid:\n"
+                        + "\n".join(f"  {e}" for e in errors)
+                    )
+                hit = self._admitted.put(key, out)
+            parts = tuple(sorted((k, id(v)) for k, v in hit.items()))
+            self._admitted_parts.put(parts, ([hit[k] for k, _ in parts], hit))
+            self._admitted_parts.put(same, ([spec[k] for k, _ in same], hit))
+        assert hit is not None
+        if "status" not in obj:
+            return hit
+        if len(hit) == len(spec) and all(hit.get(k) is v for k, v in spec.items()):
+            return obj  # already the admitted object with a status: nothing to rebuild
+        out = {**hit, "status": obj["status"]}
+        self.derived(hit, out, "status")
+        return out
+
+    def learn(self, kind: tuple[str, str], requirements: Mapping[str, Requirement]) -> None:
+        self.requires.setdefault(kind, set()).update(
+            (r.api_version, r.kind) for r in requirements.values()
+        )
+        # Requirements that name nothing of one composite (every object of a kind, by labels)
+        # are a good first guess for the next composite of the kind: when the guess is what it
+        # asks for, one call answers it. A wrong guess costs the call an empty one would.
+        if all(r.match_name is None and r.namespace is None for r in requirements.values()):
+            self.kind_requirements[kind] = dict(requirements)
+
+    def observed(self, rendered: Rendered, simulate: Simulate | None) -> list[Obj]:
+        """What the next reconcile of ``rendered`` observes: its composed resources (nested
+        composites as rendered), as ``simulate`` reports them when given."""
+        children = {_annotation(c.composite, RESOURCE_NAME): c.composite for c in rendered.children}
+        resources = {k: children.get(k, r) for k, r in rendered.resources.items()}
+        key = tuple(id(o) for o in resources.values())
+        hit = self._simulated.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], resources.values(), strict=True)):
+            return hit[1]
+        composite = rendered.composite
+        meta = _meta(composite)
+        # Crossplane's controller reference names the owner's kind: a composite and another of
+        # another kind sharing its namespace and name (a ModelReplica and the ModelEndpoint its
+        # deployment composes for it) each observe their own. Observed state only: composers
+        # carry forward no owner references, so none reaches the output.
+        reference = {
+            "apiVersion": composite.get("apiVersion"),
+            "kind": composite.get("kind"),
+            "name": meta["name"],
+            "controller": True,
+            **({"uid": meta["uid"]} if meta.get("uid") else {}),
+        }
+        observed = resources if simulate is None else simulate(resources)
+        out = []
+        for k, obj in observed.items():
+            obj_meta = dict(obj.get("metadata") or {})
+            obj_meta["annotations"] = {**(obj_meta.get("annotations") or {}), RESOURCE_NAME: k}
+            obj_meta["labels"] = {**(obj_meta.get("labels") or {}), COMPOSITE_LABEL: meta["name"]}
+            obj_meta.setdefault("ownerReferences", [reference])
+            if meta.get("namespace") and "namespace" not in obj_meta:
+                obj_meta["namespace"] = meta["namespace"]
+            out.append({**obj, "metadata": obj_meta})
+        return self._simulated.put(key, (list(resources.values()), out))[1]
+
+
+class _Environment:
+    """The objects required resources are answered from, indexed by kind and by name; a
+    composite rendered in this pass replaces its previous version at once."""
+
+    def __init__(self, objects: Iterable[Obj]) -> None:
+        self._inputs: dict[Identity, Obj] = {}
+        self._by_kind: dict[tuple[str, str], dict[Identity, Obj]] = {}
+        self._by_name: dict[tuple[str, str, str], dict[Identity, Obj]] = {}
+        for obj in objects:
+            ident = identity(obj)
+            if ident not in self._inputs:  # an object given twice: the first stands
+                self._inputs[ident] = obj
+                self.put(obj)
+
+    def objects(self) -> list[Obj]:
+        return [o for bucket in self._by_kind.values() for o in bucket.values()]
+
+    def put(self, obj: Obj) -> None:
+        ident = identity(obj)
+        self._by_kind.setdefault(ident[:2], {})[ident] = obj
+        self._by_name.setdefault((*ident[:2], ident[3]), {})[ident] = obj
+
+    def restore(self, ident: Identity) -> None:
+        """Back to the input object of that identity, or gone when there is none."""
+        if ident in self._inputs:
+            self.put(self._inputs[ident])
+            return
+        self._by_kind.get(ident[:2], {}).pop(ident, None)
+        self._by_name.get((*ident[:2], ident[3]), {}).pop(ident, None)
+
+    def select(self, r: Requirement) -> list[Obj]:
+        """What a requirement selects, in namespace and name order (the API server's)."""
+        if r.match_name is not None:
+            bucket = self._by_name.get((r.api_version, r.kind, r.match_name), {})
+        else:
+            bucket = self._by_kind.get((r.api_version, r.kind), {})
+        return [bucket[i] for i in sorted(bucket) if _matches(bucket[i], r)]
+
+
 class Renderer:
+    """One pass: every composite of ``environment`` that no other composite there owns is
+    rendered once, with the composites it composes, in dependency order."""
+
     def __init__(
         self,
         registry: Registry,
@@ -89,36 +397,57 @@ class Renderer:
         observed: Sequence[Obj] = (),
         admit: Admit | None = None,
         on_render: Callable[[], None] | None = None,
+        *,
+        session: Session | None = None,
     ) -> None:
-        self.runner = FunctionRunner(registry)
         self.on_render = on_render
         self.registry = registry
-        self.environment = list(environment)
+        self.session = session or Session(registry)
+        self.admit = admit
+        self._env = _Environment(environment)
+        present = self._env.objects()
+        composables = [o for o in present if self._composable(o)]
+        self._owners = owners.Owners(composables)
+        # Which composite owns which (a deployment its replicas, from the previous pass): a
+        # composite rendered again takes the place of everything it composed before.
+        named: dict[str, list[Obj]] = {}
+        for c in composables:
+            named.setdefault(str(_meta(c).get("name") or ""), []).append(c)
+        self._owned: dict[Identity, list[Identity]] = {}
+        roots = []
+        for c in composables:
+            name = owners.owner_name(c)
+            candidates = [o for o in named.get(name or "", ()) if o is not c]
+            owner = self._owners.owner_of(c, candidates) if candidates else None
+            if owner is None:
+                roots.append(c)
+            else:
+                self._owned.setdefault(identity(owner), []).append(identity(c))
+        self._roots = self._ordered(roots)
         # An input that names its owner and its composition resource name is what Crossplane
         # would observe as that owner's composed resource (a replica placed before a drain).
-        owned = [
-            o
-            for o in self.environment
-            if _label(o, COMPOSITE_LABEL) and _annotation(o, RESOURCE_NAME)
-        ]
-        self.observed = [*observed, *owned]
-        self.admit = admit
+        owned = [o for o in present if owners.owner_name(o) and _annotation(o, RESOURCE_NAME)]
+        self._observed = owners.Composed([*observed, *owned], self._owners, RESOURCE_NAME)
 
     def composites(self) -> list[Obj]:
-        """Input objects this project composes and that no other input composite owns."""
-        xrs = [o for o in self.environment if self._composable(o)]
-        owners = {_meta(o).get("name") for o in xrs}
-        return [o for o in xrs if _label(o, COMPOSITE_LABEL) not in owners]
+        """Input objects this project composes and that no other input composite owns, in the
+        order they render."""
+        return list(self._roots)
 
     def render_all(self) -> list[Rendered]:
-        return [self.render(xr) for xr in self.composites()]
+        out = []
+        for xr in self._roots:
+            rendered = self.render(xr)
+            self._publish(identity(xr), rendered)
+            out.append(rendered)
+        return out
 
     def render(self, xr: Obj, depth: int = 0) -> Rendered:
         if depth > 8:
             raise RenderError(f"{manifests.identity(xr)}: composites nest deeper than 8 levels")
-        xr = self._admitted(xr)
-        observed = self._observed_for(xr)
-        rendered = self._run(xr, observed)
+        xr = self.session.admitted(xr, self.admit)
+        lone = depth == 0 and len(self._roots) == 1
+        rendered = self._run(xr, self._observed.of(xr, unowned=lone))
         if self.on_render is not None:
             self.on_render()
         for key, res in list(rendered.resources.items()):
@@ -127,77 +456,87 @@ class Renderer:
         return rendered
 
     def _render_child(self, parent: Obj, key: str, child: Obj, depth: int) -> Rendered:
-        child = copy.deepcopy(child)
-        meta = child.setdefault("metadata", {})
-        meta.setdefault("name", dns_label(_meta(parent).get("name", ""), key))
+        meta = _meta(child)
+        if "name" not in meta:
+            meta = {**meta, "name": dns_label(_meta(parent).get("name", ""), key)}
+            child = {**child, "metadata": meta}
         result = self.render(child, depth + 1)
+        merged = dict(_meta(result.composite))
         for k in ("annotations", "labels"):
-            result.composite["metadata"].setdefault(k, {}).update(meta.get(k) or {})
+            merged[k] = {**(merged.get(k) or {}), **(meta.get(k) or {})}
+        composite = {**result.composite, "metadata": merged}
+        self.session.derived(result.composite, composite, "metadata")
+        result.composite = composite
         return result
 
-    def _run(self, xr: Obj, observed: Mapping[str, Obj]) -> Rendered:
-        required: dict[str, list[Obj]] = {}
-        asked: dict[str, Requirement] | None = None
+    def _publish(self, root: Identity, rendered: Rendered) -> None:
+        """Later composites of this pass see ``rendered`` and its tree, as a reconcile after it
+        would; what it composed in the previous pass and no longer does is gone."""
+        tree = {identity(r.composite): r.composite for r in rendered.walk()}
+        stale, todo = [], list(self._owned.get(root, ()))
+        while todo:
+            ident = todo.pop()
+            stale.append(ident)
+            todo.extend(self._owned.get(ident, ()))
+        for ident in stale:
+            if ident not in tree:
+                self._env.restore(ident)
+        for obj in tree.values():
+            self._env.put(obj)
+
+    def _run(self, xr: Obj, observed: Mapping[str, Any]) -> Rendered:
+        ident = identity(xr)
+        asked = self.session.requirements.get(ident) or self.session.kind_requirements.get(
+            ident[:2]
+        )
+        required = {n: self._env.select(r) for n, r in asked.items()} if asked else {}
         for rounds in range(1, MAX_REQUIREMENT_ROUNDS + 1):
-            req = _request(xr, observed, required)
-            rsp = self.runner.run(req)
-            fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
-            if fatal:
-                raise RenderError(f"{manifests.identity(xr)}: {'; '.join(fatal)}")
-            wanted = _requirements(rsp)
-            if wanted == asked:
-                rendered = _rendered(xr, rsp, rounds)
-                rendered.request = req
+            call = self.session.call(xr, observed, required)
+            if call.fatal:
+                raise RenderError(f"{manifests.identity(xr)}: {'; '.join(call.fatal)}")
+            if call.requirements == asked:
+                self.session.requirements[ident] = call.requirements
+                self.session.learn(ident[:2], call.requirements)
+                rendered = _rendered(xr, call.answer, rounds, call.request)
+                if rendered.composite is not xr:
+                    self.session.derived(xr, rendered.composite, "status")
                 return rendered
-            asked = wanted
-            required = {name: self._resolve(r) for name, r in wanted.items()}
+            asked = call.requirements
+            required = {name: self._env.select(r) for name, r in asked.items()}
         raise RenderError(
             f"{manifests.identity(xr)}: requirements did not settle after "
             f"{MAX_REQUIREMENT_ROUNDS} calls"
         )
 
     def _resolve(self, r: Requirement) -> list[Obj]:
-        return [o for o in self.environment if _matches(o, r)]
+        return self._env.select(r)
 
-    def _observed_for(self, xr: Obj) -> dict[str, Obj]:
-        name = _meta(xr).get("name")
-        sole = len(self.composites()) == 1
-        out: dict[str, Obj] = {}
-        for o in self.observed:
-            key = _annotation(o, RESOURCE_NAME)
-            owner = _label(o, COMPOSITE_LABEL)
-            if key and (owner == name or (owner is None and sole)):
-                out.setdefault(key, o)  # the first supplier wins: user-supplied come first
-        return out
-
-    def _admitted(self, xr: Obj) -> Obj:
-        if self.admit is None:
-            return copy.deepcopy(xr)
-        obj, errors = self.admit(xr)
-        if errors:
-            raise RenderError(
-                f"{manifests.identity(xr)} is invalid:\n" + "\n".join(f"  {e}" for e in errors)
-            )
-        return obj
+    def _ordered(self, roots: list[Obj]) -> list[Obj]:
+        rank = _kind_order({identity(r)[:2] for r in roots}, self.session.requires)
+        return sorted(roots, key=lambda r: (rank[identity(r)[:2]], identity(r)))
 
     def _composable(self, obj: Obj) -> bool:
         return self.registry.handles(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
 
 
-def _request(
-    xr: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj]]
-) -> fnv1.RunFunctionRequest:
-    req = fnv1.RunFunctionRequest(
-        meta=fnv1.RequestMeta(capabilities=_CAPABILITIES),
-        observed=fnv1.State(composite=fnv1.Resource(resource=dict_to_struct(xr))),
-    )
-    for key, obj in observed.items():
-        req.observed.resources[key].resource.CopyFrom(dict_to_struct(obj))
-    for name, objs in required.items():
-        req.required_resources[name].items.extend(
-            fnv1.Resource(resource=dict_to_struct(o)) for o in objs
-        )
-    return req
+def _content(obj: Obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _kind_order(
+    kinds: set[tuple[str, str]], requires: Mapping[tuple[str, str], set[tuple[str, str]]]
+) -> dict[tuple[str, str], int]:
+    """Kinds ranked so that a kind comes after every kind it requires (by name among equals;
+    a cycle is broken at its first kind by name)."""
+    remaining = sorted(kinds)
+    order: list[tuple[str, str]] = []
+    while remaining:
+        waiting = set(remaining)
+        ready = [k for k in remaining if not (requires.get(k, set()) & waiting) - {k}]
+        pick = (ready or remaining)[0]
+        order.append(pick)
+        remaining.remove(pick)
+    return {k: i for i, k in enumerate(order)}
 
 
 def _requirements(rsp: fnv1.RunFunctionResponse) -> dict[str, Requirement]:
@@ -226,30 +565,77 @@ def _matches(obj: Obj, r: Requirement) -> bool:
     return all(labels.get(k) == v for k, v in (r.match_labels or {}).items())
 
 
-def _rendered(xr: Obj, rsp: fnv1.RunFunctionResponse, rounds: int) -> Rendered:
-    name = _meta(xr).get("name", "")
-    namespace = _meta(xr).get("namespace")
-    out = Rendered(composite=xr, rounds=rounds)
+Composed = Callable[[str, struct_pb2.Struct, Obj], Obj]
+"""Converts one composed resource of a response (key, Struct, composite) to plain data."""
+
+
+def _convert(xr: Obj, rsp: fnv1.RunFunctionResponse, composed: Composed) -> _Answer:
+    """The response's desired state as plain data."""
+    resources: dict[str, Obj] = {}
+    ready: dict[str, bool] = {}
     for key in sorted(rsp.desired.resources):
         res = rsp.desired.resources[key]
-        obj = struct_to_dict(res.resource)
-        meta = obj.setdefault("metadata", {})
-        meta.setdefault("annotations", {})[RESOURCE_NAME] = key
-        meta.setdefault("labels", {})[COMPOSITE_LABEL] = name
-        if "name" not in meta:
-            meta["generateName"] = f"{name}-"
-        if namespace and "namespace" not in meta:
-            meta["namespace"] = namespace
-        out.resources[key] = obj
-        out.ready[key] = res.ready == fnv1.READY_TRUE
+        resources[key] = composed(key, res.resource, xr)
+        ready[key] = res.ready == fnv1.READY_TRUE
     status = struct_to_dict(rsp.desired.composite.resource).get("status") or {}
-    xr_status = {**(xr.get("status") or {}), **status}
-    xr_status["conditions"] = [_ready_condition(out.ready)] + [
-        _condition(c) for c in rsp.conditions
-    ]
-    xr["status"] = xr_status
-    out.results = [_result(r) for r in rsp.results]
-    return out
+    return _Answer(
+        resources=resources,
+        ready=ready,
+        status=status,
+        conditions=[_condition(c) for c in rsp.conditions],
+        results=[_result(r) for r in rsp.results],
+    )
+
+
+def _labelled(key: str, resource: struct_pb2.Struct, xr: Obj) -> tuple[Obj, struct_pb2.Struct]:
+    """One composed resource, annotated with its composition resource name and labelled with
+    its owner as Crossplane does (with a controller reference when the owner has a uid), as
+    plain data and as a Struct built alongside (so observing it next pass converts nothing)."""
+    meta = _meta(xr)
+    name, namespace, uid = meta.get("name", ""), meta.get("namespace"), meta.get("uid")
+    obj = struct_to_dict(resource)
+    struct = struct_pb2.Struct()
+    struct.CopyFrom(resource)
+    fields = struct.fields["metadata"].struct_value.fields
+    obj_meta = obj.setdefault("metadata", {})
+    obj_meta.setdefault("annotations", {})[RESOURCE_NAME] = key
+    fields["annotations"].struct_value.fields[RESOURCE_NAME].string_value = key
+    obj_meta.setdefault("labels", {})[COMPOSITE_LABEL] = name
+    fields["labels"].struct_value.fields[COMPOSITE_LABEL].string_value = name
+    if "name" not in obj_meta:
+        obj_meta["generateName"] = f"{name}-"
+        fields["generateName"].string_value = f"{name}-"
+    if namespace and "namespace" not in obj_meta:
+        obj_meta["namespace"] = namespace
+        fields["namespace"].string_value = namespace
+    if uid and "ownerReferences" not in obj_meta:
+        reference = {
+            "apiVersion": xr.get("apiVersion"),
+            "kind": xr.get("kind"),
+            "name": name,
+            "uid": uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        obj_meta["ownerReferences"] = [reference]
+        fields["ownerReferences"].CopyFrom(to_value([reference]))
+    return obj, struct
+
+
+def _rendered(xr: Obj, answer: _Answer, rounds: int, req: fnv1.RunFunctionRequest) -> Rendered:
+    status = {**(xr.get("status") or {}), **answer.status}
+    status["conditions"] = [_ready_condition(answer.ready), *answer.conditions]
+    # A composite that publishes the status it already has stays the same object, so what was
+    # derived from it (its Struct, its digest) is found again.
+    composite = xr if status == xr.get("status") else {**xr, "status": status}
+    return Rendered(
+        composite=composite,
+        resources=dict(answer.resources),
+        ready=dict(answer.ready),
+        results=list(answer.results),
+        rounds=rounds,
+        request=req,
+    )
 
 
 def _ready_condition(ready: Mapping[str, bool]) -> Obj:
@@ -292,19 +678,15 @@ def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
 
-def _label(obj: Obj, key: str) -> str | None:
-    return (_meta(obj).get("labels") or {}).get(key)
-
-
 def _annotation(obj: Obj, key: str) -> str | None:
     return (_meta(obj).get("annotations") or {}).get(key)
 
 
-# A pass per level of the tree that waits on observed state: deployment -> replicas observed
-# Ready -> their endpoints -> services that select them -> routes observed programmed, plus what
-# clusters wait on; the loop stops at the fixed point, so the bound only caps a tree that never
-# settles.
 MAX_PASSES = 10
+"""Passes a render may take: one per level of the tree that waits on observed state, whatever
+the fleet's size (deployment -> replicas observed Ready -> their endpoints -> services that
+select them -> routes observed programmed, plus what clusters wait on). The loop stops at the
+fixed point, so the bound only caps a tree that never settles."""
 
 Simulate = Callable[[Mapping[str, Obj]], dict[str, Obj]]
 """Given a composite's desired composed resources by key, what a cluster would report for them."""
@@ -327,14 +709,30 @@ def render_documents(
     resources supplied by the user always win over those a pass produced. ``progress`` hears
     (pass, composites rendered so far) after each composite.
     """
+    return render_passes(registry, inputs, observed, admit, simulate, progress)[0]
+
+
+def render_passes(
+    registry: Registry,
+    inputs: Iterable[Obj],
+    observed: Iterable[Obj] = (),
+    admit: Admit | None = None,
+    simulate: Simulate | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[Obj], int]:
+    """``render_documents``, and how many passes it took (the last one changed nothing)."""
     inputs, supplied = list(inputs), list(observed)
+    session = Session(registry)
     environment, produced = inputs, list[Obj]()
     docs: list[Obj] = []
     tally = _Tally(progress)
-    for _ in range(MAX_PASSES):
-        tally.passes += 1
+    passes = 0
+    while passes < MAX_PASSES:
+        passes += 1
+        tally.passes = passes
         observed_now = [*supplied, *produced]
-        composites = Renderer(registry, environment, observed_now, admit, tally).render_all()
+        renderer = Renderer(registry, environment, observed_now, admit, tally, session=session)
+        composites = renderer.render_all()
         if not composites:
             raise RenderError(
                 "no composite resource in the input: this project composes "
@@ -346,8 +744,9 @@ def render_documents(
         docs = rendered
         tree = [r for c in composites for r in c.walk()]
         environment = _with_status(inputs, [r.composite for r in tree])
-        produced = _unsupplied([o for r in tree for o in _observed(r, simulate)], supplied)
-    return docs
+        produced = [o for r in tree for o in session.observed(r, simulate)]
+        session.next_pass()
+    return docs, passes
 
 
 @dataclass
@@ -366,43 +765,9 @@ class _Tally:
 
 def _with_status(inputs: list[Obj], composites: list[Obj]) -> list[Obj]:
     """The inputs with each rendered composite in place of its input, plus nested composites."""
-    by_id = {_identity(c): c for c in composites}
-    replaced = [by_id.pop(_identity(o), o) for o in inputs]
+    by_id = {identity(c): c for c in composites}
+    replaced = [by_id.pop(identity(o), o) for o in inputs]
     return replaced + list(by_id.values())
-
-
-def _observed(rendered: Rendered, simulate: Simulate | None) -> list[Obj]:
-    children = {_annotation(c.composite, RESOURCE_NAME): c.composite for c in rendered.children}
-    resources = {k: children.get(k, r) for k, r in rendered.resources.items()}
-    if simulate is None:
-        return list(resources.values())
-    owner = _meta(rendered.composite).get("name")
-    out = []
-    for key, obj in simulate(resources).items():
-        obj = copy.deepcopy(obj)
-        meta = obj.setdefault("metadata", {})
-        meta.setdefault("annotations", {})[RESOURCE_NAME] = key
-        meta.setdefault("labels", {})[COMPOSITE_LABEL] = owner
-        out.append(obj)
-    return out
-
-
-def _unsupplied(produced: list[Obj], supplied: list[Obj]) -> list[Obj]:
-    def key(o: Obj) -> tuple[str | None, str | None]:
-        return _label(o, COMPOSITE_LABEL), _annotation(o, RESOURCE_NAME)
-
-    taken = {key(o) for o in supplied}
-    return [o for o in produced if key(o) not in taken]
-
-
-def _identity(obj: Obj) -> tuple[str, str, str, str]:
-    meta = _meta(obj)
-    return (
-        str(obj.get("apiVersion")),
-        str(obj.get("kind")),
-        str(meta.get("namespace") or ""),
-        str(meta.get("name") or ""),
-    )
 
 
 def api_server_admission() -> Admit:

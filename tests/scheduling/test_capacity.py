@@ -97,6 +97,10 @@ def h100_pool(nodes: int, more: list[DeviceKind] | None = None) -> Pool:
     return Pool("a", "p", "h100", (gpu, *(more or [])), nodes)
 
 
+def by_key(*pools: Pool) -> dict[tuple[str, str], Pool]:
+    return {(p.cluster, p.name): p for p in pools}
+
+
 def replica_on(pool: str, requests: list[dict], copies: int = 1, workers: int = 0) -> dict:
     members = [
         {
@@ -131,7 +135,7 @@ GPU_REQUEST = {
 
 
 def test_the_ledger_charges_observed_replicas_from_their_own_spec() -> None:
-    ledger = Ledger([h100_pool(2)])
+    ledger = Ledger(by_key(h100_pool(2)))
     ledger.charge_observed(replica_on("p", [GPU_REQUEST], copies=3))
     load = ledger.load(("a", "p"))
     assert load.state().free_devices() == (4,)
@@ -140,19 +144,19 @@ def test_the_ledger_charges_observed_replicas_from_their_own_spec() -> None:
 
 
 def test_observed_gangs_need_distinct_nodes() -> None:
-    ledger = Ledger([h100_pool(3)])
+    ledger = Ledger(by_key(h100_pool(3)))
     ledger.charge_observed(replica_on("p", [GPU_REQUEST], workers=2))
     assert ledger.load(("a", "p")).state().free_nodes == 0
 
 
 def test_a_member_on_a_vanished_pool_charges_nothing() -> None:
-    ledger = Ledger([h100_pool(1)])
+    ledger = Ledger(by_key(h100_pool(1)))
     ledger.charge_observed(replica_on("gone", [GPU_REQUEST]))
     assert ledger.load(("a", "p")).fits(pods(8))
 
 
 def test_an_overcommitted_pool_takes_nothing_new() -> None:
-    ledger = Ledger([h100_pool(1)])
+    ledger = Ledger(by_key(h100_pool(1)))
     for _ in range(3):
         ledger.charge_observed(replica_on("p", [GPU_REQUEST]))
     load = ledger.load(("a", "p"))

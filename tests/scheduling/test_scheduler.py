@@ -325,7 +325,7 @@ def test_a_no_schedule_taint_keeps_existing_replicas() -> None:
 
 def test_a_replica_whose_pool_no_longer_fits_is_re_placed() -> None:
     fleet = [cluster("a", [("old", "h100", 1), ("new", "a100", 1)])]
-    existing = settle(deployment(), fleet)
+    existing = settle(deployment(engines=[standalone(selectors=[product("H100")])]), fleet)
     md = deployment(engines=[standalone(selectors=[product("A100")])])
     result = run(md, fleet, replicas=existing)
     assert [(p.cluster, p.engines[0].members[0].pool, p.existing) for p in result.placements] == [
@@ -610,6 +610,21 @@ def test_a_bad_selector_leaves_every_cluster_unconsidered_in_the_trace() -> None
     bad = deployment(engines=[standalone(selectors=["device.driver =="])])
     [t] = run(bad, [cluster("a", [("p", "h100", 1)])]).trace
     assert not t.eligible and "selectors are invalid" in t.reason
+
+
+def test_a_bad_selector_shows_clusters_hosting_kept_replicas_as_hosting_them() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
+    existing = settle(deployment(), fleet)
+    bad = deployment(engines=[standalone(selectors=["device.driver =="])])
+    a, b = run(bad, fleet, replicas=existing).trace
+    assert (a.indices, a.reason) == (
+        (0,),
+        "hosts replica 0, kept as stamped: the deployment's selectors are invalid",
+    )
+    assert [(p.pool, p.taken, p.reason) for p in a.pools] == [
+        ("p", True, "hosts replica 0 engine main")
+    ]
+    assert (b.indices, b.reason) == ((), "not considered: the deployment's selectors are invalid")
 
 
 def test_no_cluster_at_all_is_a_shortfall() -> None:

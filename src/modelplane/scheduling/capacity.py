@@ -19,14 +19,16 @@ shrank, copies grew) is overcommitted and takes nothing new until it drains.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from modelplane.scheduling.devices import DeviceKind, matches
+from modelplane.scheduling.placement import Assignment, read_device_assignment
 
 Vector = tuple[int, ...]
-"""Devices per claimable kind of a pool's class, in class order."""
+"""Devices per claimable kind of a pool's class, in device name order."""
 
 Unit = tuple[Vector, ...]
 """Pods that need distinct nodes: one gang copy's pods on one pool (a single pod is a unit)."""
@@ -269,13 +271,13 @@ class Load(NamedTuple):
 class Ledger:
     """Every pool of the fleet with the ModelReplicas charged to it."""
 
-    def __init__(self, pools: list[Pool]) -> None:
-        self.pools = {(p.cluster, p.name): p for p in pools}
+    def __init__(self, pools: Mapping[tuple[str, str], Pool]) -> None:
+        self.pools = pools
         self.loads: dict[tuple[str, str], Load] = {}
         self._vectors: dict[Any, Vector] = {}
 
         self._pending: dict[tuple[str, str], list[Unit]] = {}
-        self._observed: dict[str, list[dict[str, Any]]] = {}
+        self._observed: dict[str, list[tuple[dict[str, Any], Assignment]]] = {}
 
     def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
         for pool, units in units_by_pool.items():
@@ -287,8 +289,8 @@ class Ledger:
         """The pool's load with everything charged so far."""
         observed = self._observed.pop(key[0], None)
         if observed:
-            for spec in observed:
-                _observed_into(self._pending, self.pools, key[0], spec, self._vectors)
+            for spec, recorded in observed:
+                _observed_into(self._pending, self.pools, key[0], spec, recorded, self._vectors)
         if key not in self.loads:
             pool = self.pools[key]
             self.loads[key] = Load(PoolState.empty(pool.per_node, pool.node_count))
@@ -303,7 +305,8 @@ class Ledger:
         when one of its cluster's pools is first asked about: clusters a reconcile never
         considers cost one dict lookup per replica."""
         spec = replica.get("spec") or {}
-        self._observed.setdefault(str(spec.get("clusterName") or ""), []).append(spec)
+        recorded = read_device_assignment(replica.get("metadata"))
+        self._observed.setdefault(str(spec.get("clusterName") or ""), []).append((spec, recorded))
 
 
 def pod_count(member: dict[str, Any]) -> int:
@@ -313,69 +316,114 @@ def pod_count(member: dict[str, Any]) -> int:
     return 1
 
 
-def observed_vector(pool: Pool, requests: list[dict[str, Any]]) -> Vector:
-    """A stamped member's per-pod demand on its pool: each request on the first claimable device
-    with its DeviceClass whose selectors match (the stamp names no device)."""
+ASSIGNMENTS = 4096
+"""Request-to-device assignments :func:`observed_vector` tries before settling for the first
+(only conceivable with many requests on many devices of one DeviceClass)."""
+
+
+def observed_vector(
+    pool: Pool, requests: list[dict[str, Any]], recorded: Mapping[str, str] | None = None
+) -> Vector:
+    """A stamped member's per-pod demand on its pool.
+
+    A stamped request names a DeviceClass, not a device. Where one claimable device of the
+    pool's class has that DeviceClass it is that device; where several share it, the device
+    recorded at placement (``recorded``, by request name) when there is one, else the requests
+    are assigned jointly as the placement search assigns them: the first assignment, in device
+    order, in which each request's selectors match its device and the requests sharing a device
+    fit its per-node count. Assigning each request on its own would charge two requests that
+    the search put on two devices to the same one."""
     claimable = pool.claimable
-    demand = [0] * len(claimable)
+    choices: list[tuple[int, tuple[int, ...]]] = []
     for request in requests:
         dcn = request.get("deviceClassName")
-        selectors = tuple(str(s.get("cel")) for s in request.get("selectors") or [] if "cel" in s)
-        same_class = [j for j, i in enumerate(claimable) if pool.kinds[i].device_class_name == dcn]
-        chosen = next(
-            (j for j in same_class if matches(selectors, pool.kinds[claimable[j]]) is True),
-            same_class[0] if same_class else None,
+        count = max(0, int(request.get("count", 1)))
+        same_class = tuple(
+            j for j, i in enumerate(claimable) if pool.kinds[i].device_class_name == dcn
         )
-        if chosen is not None:
-            demand[chosen] += max(0, int(request.get("count", 1)))
-    return tuple(demand)
+        if len(same_class) <= 1:
+            if same_class:
+                choices.append((count, same_class))
+            continue
+        named = (recorded or {}).get(str(request.get("name", "")))
+        pinned = tuple(j for j in same_class if pool.kinds[claimable[j]].name == named)
+        if pinned:
+            choices.append((count, pinned[:1]))
+            continue
+        selectors = tuple(str(s.get("cel")) for s in request.get("selectors") or [] if "cel" in s)
+        matching = tuple(
+            j for j in same_class if matches(selectors, pool.kinds[claimable[j]]) is True
+        )
+        choices.append((count, matching or same_class[:1]))
+    return _assign(pool.per_node, tuple(choices))
 
 
-def _request_key(pool: Pool, requests: list[dict[str, Any]]) -> Any:
-    # Selectors only matter where two claimable kinds share a DeviceClass; elsewhere the class
-    # alone names the kind, so the key (and the cache) skips reading them.
+@lru_cache(maxsize=4096)
+def _assign(per_node: Vector, choices: tuple[tuple[int, tuple[int, ...]], ...]) -> Vector:
+    first: Vector | None = None
+    for combo in itertools.islice(itertools.product(*(js for _, js in choices)), ASSIGNMENTS):
+        demand = [0] * len(per_node)
+        for (count, _), j in zip(choices, combo, strict=True):
+            demand[j] += count
+        if all(d <= n for d, n in zip(demand, per_node, strict=True)):
+            return tuple(demand)
+        if first is None:
+            first = tuple(demand)
+    # Nothing fits one node: charge the first assignment (the pool reads as overcommitted).
+    return first if first is not None else tuple(0 for _ in per_node)
+
+
+def _request_key(
+    pool: Pool, requests: list[dict[str, Any]], recorded: Mapping[str, str] | None
+) -> Any:
+    # Selectors and recorded devices only matter where two claimable kinds share a DeviceClass;
+    # elsewhere the class alone names the kind, so the key (and the cache) skips reading them.
     key: list[Any] = [pool.class_name]
     for r in requests:
         dcn = r.get("deviceClassName")
         if dcn in pool.ambiguous:
             selectors = tuple(str(s.get("cel")) for s in r.get("selectors") or [])
-            key.append((dcn, r.get("count", 1), selectors))
+            device = (recorded or {}).get(str(r.get("name", "")), "")
+            key.append((dcn, r.get("count", 1), selectors, r.get("name"), device))
         else:
             key.append((dcn, r.get("count", 1)))
     return tuple(key)
 
 
 def observed_units(
-    pools: dict[tuple[str, str], Pool], cluster: str, spec: dict[str, Any]
+    pools: Mapping[tuple[str, str], Pool], cluster: str, replica: dict[str, Any]
 ) -> dict[str, tuple[Unit, ...]]:
-    """What a ModelReplica spec occupies, per pool of its cluster. A member pinned to a pool the
+    """What a ModelReplica occupies, per pool of its cluster. A member pinned to a pool the
     cluster no longer has occupies nothing (its pods match no node)."""
     sink: dict[tuple[str, str], list[Unit]] = {}
-    _observed_into(sink, pools, cluster, spec, {})
+    spec = replica.get("spec") or {}
+    _observed_into(sink, pools, cluster, spec, read_device_assignment(replica.get("metadata")), {})
     return {pool: tuple(units) for (_, pool), units in sink.items()}
 
 
 def _observed_into(
     sink: dict[tuple[str, str], list[Unit]],
-    pools: dict[tuple[str, str], Pool],
+    pools: Mapping[tuple[str, str], Pool],
     cluster: str,
     spec: dict[str, Any],
+    recorded: Assignment,
     cache: dict[Any, Vector],
 ) -> None:
     # The hot loop of a large fleet's worst case (every replica read): kept flat on purpose.
     for engine in spec.get("engines") or ():
         copies = max(0, int(engine.get("copies", 1)))
         gang: dict[tuple[str, str], list[Vector]] = {}
-        for member in engine.get("members") or ():
+        for m, member in enumerate(engine.get("members") or ()):
             key = (cluster, member.get("nodePoolName"))
             pool = pools.get(key)
             if pool is None:
                 continue
             requests = member.get("deviceRequests") or []
-            rkey = _request_key(pool, requests)
+            devices = recorded.get((str(engine.get("name", "")), m)) if recorded else None
+            rkey = _request_key(pool, requests, devices)
             vector = cache.get(rkey)
             if vector is None:
-                vector = cache[rkey] = observed_vector(pool, requests)
+                vector = cache[rkey] = observed_vector(pool, requests, devices)
             pods = pod_count(member) if member.get("role") == "Worker" else 1
             on_pool = gang.get(key)
             if on_pool is None:

@@ -56,7 +56,8 @@ class SelectorProblem:
 
 
 def device_kinds(inference_class: dict[str, Any]) -> tuple[DeviceKind, ...]:
-    """The device kinds of an InferenceClass, in class order."""
+    """The device kinds of an InferenceClass, in name order: ``spec.devices`` is a list-map
+    keyed by name, so the order it is written in decides nothing."""
     kinds = []
     for device in inference_class.get("spec", {}).get("devices") or []:
         content = {
@@ -74,7 +75,7 @@ def device_kinds(inference_class: dict[str, Any]) -> tuple[DeviceKind, ...]:
                 key=json.dumps(content, sort_keys=True, separators=(",", ":")),
             )
         )
-    return tuple(kinds)
+    return tuple(sorted(kinds, key=lambda k: k.name))
 
 
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")

@@ -12,8 +12,7 @@ from modelplane.scheduling.options import Replica
 
 def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
     """Why the cluster cannot take one more replica: a summary and a reason per pool."""
-    if cluster.name in fill.ineligible:
-        why = fill.ineligible[cluster.name]
+    if why := fill.ineligible.why(cluster):
         return why, {p.name: f"cluster not eligible: {why}" for p in cluster.pools}
     if fill.full.get(cluster.name) == "searched out":
         return "search budget exhausted before a placement was found", {}
@@ -46,17 +45,30 @@ def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
             pool_name = option.pools[0]
             pool = cluster.pool(pool_name)
             assert pool is not None
-            state = states[pool_name].state()
+            load = states[pool_name]
+            state = load.state()
             units = tuple(u for _, us in option.units for u in us)
             needed = nodes_needed(pool.per_node, units, max(pool.node_count, 1) + 64)
             need = f"{needed}" if needed is not None else "more"
             free = state.free_nodes
-            if needed is not None and needed > pool.node_count:
-                available = pool.node_count
+            nodes = f"{pool.node_count} node{'s' if pool.node_count != 1 else ''}"
+            if load.overcommitted:
+                # Counting its free nodes would read "has 1 free node, needs 1": the pool takes
+                # nothing new because what is already charged to it does not fit.
+                available = 0
                 why = (
-                    f"pool {pool_name} has {pool.node_count} node"
-                    f"{'s' if pool.node_count != 1 else ''}, engine {engine.name} needs {need}"
+                    f"pool {pool_name} is overcommitted: the replicas already charged to it "
+                    f"do not fit its {nodes}"
                 )
+            elif needed is not None and needed <= free:
+                available = free
+                why = (
+                    f"pool {pool_name} has {free} free node{'s' if free != 1 else ''} but "
+                    f"packing engine {engine.name} beside its replicas exceeded the search budget"
+                )
+            elif needed is not None and needed > pool.node_count:
+                available = pool.node_count
+                why = f"pool {pool_name} has {nodes}, engine {engine.name} needs {need}"
             else:
                 available = free
                 why = (
@@ -114,7 +126,7 @@ def trace(
         out.append(
             pl.ClusterTrace(
                 cluster.name,
-                cluster.name not in fill.ineligible,
+                not fill.ineligible.why(cluster),
                 reason,
                 pools,
                 tuple(r.index for r in mine),

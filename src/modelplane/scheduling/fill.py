@@ -16,6 +16,43 @@ from modelplane.scheduling.options import EngineOption, Matcher, Replica, engine
 from modelplane.scheduling.search import SearchedOutError, search
 
 
+class Ineligible:
+    """Why a cluster may take no new replica ("" when it may), read once per cluster and only
+    for the clusters a schedule comes to."""
+
+    def __init__(self, selector: dict[str, str], tolerations: list[dict[str, Any]]) -> None:
+        self.selector = selector
+        self.tolerations = tolerations
+        self._why: dict[str, str] = {}
+
+    def why(self, c: Cluster) -> str:
+        found = self._why.get(c.name)
+        if found is None:
+            found = self._why[c.name] = self._judge(c)
+        return found
+
+    def _judge(self, c: Cluster) -> str:
+        if any(c.labels.get(k) != v for k, v in self.selector.items()):
+            wanted = ", ".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
+            return f"labels do not match clusterSelector {wanted}"
+        if taint := untolerated(c, self.tolerations, {"NoSchedule", "NoExecute"}):
+            return f"{taint} not tolerated"
+        if not c.node_pools:
+            return "has no node pools"
+        if c.source != "Existing":
+            # The cluster composition builds nothing for a cloud source (see cluster.py): a
+            # replica placed there would never be reached. Kept replicas stay (nothing running
+            # is moved because the spec was edited).
+            return (
+                f"cluster.source {c.source or '(unset)'} is not supported: "
+                "only Existing clusters are reachable"
+            )
+        if c.unready:
+            # Kept replicas stay (retention never reads this); a new one would only wait.
+            return f"serving stack not ready: {c.unready}"
+        return ""
+
+
 class Fill:
     """Places new replicas one at a time, spreading before packing."""
 
@@ -32,34 +69,14 @@ class Fill:
         self.fleet = fleet
         self.ledger = ledger
         self.load = dict(load)
-        self.ineligible: dict[str, str] = {}
+        self.ineligible = Ineligible(selector, tolerations)
         self.full: dict[str, str] = {}
         self.before: dict[str, dict[str, Load]] = {}
         self.new: dict[str, list[Replica]] = {}
         self._options: dict[Any, tuple[list[list[EngineOption]], dict[str, str]]] = {}
         self._memo: dict[Any, Any] = {}
-        for c in fleet:
-            if any(c.labels.get(k) != v for k, v in selector.items()):
-                wanted = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
-                self.ineligible[c.name] = f"labels do not match clusterSelector {wanted}"
-            elif taint := untolerated(c, tolerations, {"NoSchedule", "NoExecute"}):
-                self.ineligible[c.name] = f"{taint} not tolerated"
-            elif not c.pools:
-                self.ineligible[c.name] = "has no node pools"
-            elif c.source != "Existing":
-                # The cluster composition builds nothing for a cloud source (see cluster.py):
-                # a replica placed there would never be reached. Kept replicas stay (nothing
-                # running is moved because the spec was edited).
-                self.ineligible[c.name] = (
-                    f"cluster.source {c.source or '(unset)'} is not supported: "
-                    "only Existing clusters are reachable"
-                )
-            elif c.unready:
-                # Kept replicas stay (retention never reads this); a new one would only wait.
-                self.ineligible[c.name] = f"serving stack not ready: {c.unready}"
-        self.heap = [
-            (self.load.get(c.name, 0), c.name, c) for c in fleet if c.name not in self.ineligible
-        ]
+        # Every cluster, keyed (load, name); eligibility is read when a cluster comes up.
+        self.heap = [(self.load.get(c.name, 0), c.name, c) for c in fleet]
         heapq.heapify(self.heap)
 
     def options(self, cluster: Cluster) -> tuple[list[list[EngineOption]], dict[str, str]]:
@@ -98,7 +115,7 @@ class Fill:
     def place_home(self, index: int, name: str) -> Replica | None:
         """The replica on cluster ``name`` if one more fits there, else None."""
         home = next((c for c in self.fleet if c.name == name), None)
-        if home is None or home.name in self.ineligible or home.name in self.full:
+        if home is None or self.ineligible.why(home) or home.name in self.full:
             return None
         states = self.states(home)
         found = self.attempt(home, states, 1)
@@ -114,6 +131,8 @@ class Fill:
         while self.heap:
             load, _, cluster = heapq.heappop(self.heap)
             if cluster.name in self.full or load != self.load.get(cluster.name, 0):
+                continue
+            if self.ineligible.why(cluster):
                 continue
             states = self.states(cluster)
             found = self.attempt(cluster, states, 1)

@@ -2,22 +2,89 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from modelplane.scheduling.capacity import Pool
 from modelplane.scheduling.devices import DeviceKind
 
 
-@dataclass(frozen=True, eq=False)
 class Cluster:
-    name: str
-    labels: dict[str, str]
-    taints: tuple[tuple[str, str, str], ...]
-    pools: tuple[Pool, ...]
-    source: str = "Existing"
-    unready: str = ""
-    """Why the cluster's serving stack is not ready ("" once it is): nothing new lands there."""
+    """One InferenceCluster as the scheduler reads it. A reconcile reads the whole fleet but
+    considers few clusters, so only the name is read up front; labels, taints, source and
+    pools are read when first asked for."""
+
+    def __init__(
+        self, name: str, raw: Mapping[str, Any], kinds: Mapping[str, tuple[DeviceKind, ...]]
+    ) -> None:
+        self.name = name
+        self._raw = raw
+        self._kinds = kinds
+
+    @functools.cached_property
+    def _spec(self) -> Mapping[str, Any]:
+        return self._raw.get("spec") or {}
+
+    @functools.cached_property
+    def labels(self) -> dict[str, str]:
+        labels = (self._raw.get("metadata") or {}).get("labels")
+        return dict(labels) if labels else {}
+
+    @functools.cached_property
+    def taints(self) -> tuple[tuple[str, str, str], ...]:
+        raw = self._spec.get("taints")
+        if not raw:
+            return ()
+        return tuple(
+            sorted(
+                (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                for t in raw
+            )
+        )
+
+    @functools.cached_property
+    def source(self) -> str:
+        return str((self._spec.get("cluster") or {}).get("source") or "")
+
+    @functools.cached_property
+    def node_pools(self) -> Sequence[Any]:
+        """``spec.nodePools`` as given."""
+        return self._spec.get("nodePools") or ()
+
+    @functools.cached_property
+    def pools(self) -> tuple[Pool, ...]:
+        # nodePools is a list-map keyed by name: its order means nothing, so pools are taken
+        # (and preferred, among equal fits) in name order, whatever order they are listed in.
+        pools = []
+        for p in self.node_pools:
+            class_name = str(p.get("className", ""))
+            pools.append(
+                Pool(
+                    self.name,
+                    str(p.get("name", "")),
+                    class_name,
+                    self._kinds.get(class_name, ()),
+                    max(0, int(p.get("nodeCount", 1))),
+                )
+            )
+        return tuple(sorted(pools, key=lambda p: p.name))
+
+    @functools.cached_property
+    def unready(self) -> str:
+        """Why the cluster's serving stack is not ready ("" once it is): nothing new lands there.
+
+        The cluster composition reports StackReady from its first reconcile on. A cluster that
+        reports none is judged on its spec: a hand-written fleet (explain, render's first pass),
+        or one created a moment ago, whose replicas cannot be composed before it reports anyway.
+        """
+        for c in (self._raw.get("status") or {}).get("conditions") or ():
+            if c.get("type") == "StackReady" and c.get("status") != "True":
+                return str(c.get("message") or c.get("reason") or "not ready")
+        return ""
+
+    def class_names(self) -> set[str]:
+        return {str(p.get("className", "")) for p in self.node_pools}
 
     def pool(self, name: str) -> Pool | None:
         return next((p for p in self.pools if p.name == name), None)
@@ -26,44 +93,30 @@ class Cluster:
 def parse_clusters(
     clusters: list[dict[str, Any]], kinds: dict[str, tuple[DeviceKind, ...]]
 ) -> list[Cluster]:
-    parsed = []
-    for cluster in clusters:
-        name = str(cluster.get("metadata", {}).get("name", ""))
-        spec = cluster.get("spec") or {}
-        pools = tuple(
-            Pool(
-                name,
-                str(p.get("name", "")),
-                str(p.get("className", "")),
-                kinds.get(str(p.get("className", "")), ()),
-                max(0, int(p.get("nodeCount", 1))),
-            )
-            for p in spec.get("nodePools") or ()
-        )
-        taints = (
-            tuple(
-                (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
-                for t in spec["taints"]
-            )
-            if spec.get("taints")
-            else ()
-        )
-        labels = dict(cluster.get("metadata", {}).get("labels") or {})
-        source = str((spec.get("cluster") or {}).get("source") or "")
-        parsed.append(Cluster(name, labels, taints, pools, source, _stack_unready(cluster)))
+    parsed = [Cluster(str((c.get("metadata") or {}).get("name", "")), c, kinds) for c in clusters]
     # Names are unique in the API; a duplicated input keeps its first entry.
     unique = {c.name: c for c in reversed(parsed)}
     return sorted(unique.values(), key=lambda c: c.name)
 
 
-def _stack_unready(cluster: dict[str, Any]) -> str:
-    # The cluster composition reports StackReady from its first reconcile on. A cluster that
-    # reports none is judged on its spec: a hand-written fleet (explain, render's first pass),
-    # or one created a moment ago, whose replicas cannot be composed before it reports anyway.
-    for c in (cluster.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "StackReady" and c.get("status") != "True":
-            return str(c.get("message") or c.get("reason") or "not ready")
-    return ""
+class FleetPools(Mapping[tuple[str, str], Pool]):
+    """Every pool of the fleet by (cluster, pool name), each cluster's parsed when first asked."""
+
+    def __init__(self, fleet: Iterable[Cluster]) -> None:
+        self._clusters = {c.name: c for c in fleet}
+
+    def __getitem__(self, key: tuple[str, str]) -> Pool:
+        cluster = self._clusters.get(key[0])
+        pool = cluster.pool(key[1]) if cluster is not None else None
+        if pool is None:
+            raise KeyError(key)
+        return pool
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return ((c.name, p.name) for c in self._clusters.values() for p in c.pools)
+
+    def __len__(self) -> int:
+        return sum(len(c.pools) for c in self._clusters.values())
 
 
 def tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, Any]]) -> bool:

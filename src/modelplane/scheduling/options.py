@@ -91,8 +91,16 @@ def _member_options(member: Member, pool: Pool) -> tuple[tuple[MemberOption, ...
         if any(used[i] > kinds[i].count for i in range(len(kinds))):
             continue
         demand = tuple(used[i] for i in pool.claimable)
+        # The device is recorded where the DeviceClass alone cannot tell it (the stamp names
+        # only the class), so the replica is read back exactly as placed.
         resolved = tuple(
-            pl.DeviceRequest(r.name, r.count, kinds[i].device_class_name, r.selectors)
+            pl.DeviceRequest(
+                r.name,
+                r.count,
+                kinds[i].device_class_name,
+                r.selectors,
+                kinds[i].name if kinds[i].device_class_name in pool.ambiguous else "",
+            )
             for r, i in zip(member.requests, assignment, strict=True)
             if i in position
         )

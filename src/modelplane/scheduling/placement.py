@@ -29,9 +29,16 @@ A re-placed replica changes ``clusterName``, so a ModelReplica name should hash 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+DEVICE_ASSIGNMENT = "modelplane.ai/device-assignment"
+"""Annotation on a ModelReplica: the InferenceClass device each request was assigned to, where
+the stamp alone cannot tell (several claimable devices of the pool's class share a
+DeviceClass). JSON, ``{"<engine>": [{"<request>": "<device>"}, ...one object per member]}``.
+The scheduler reads it back to charge the replica exactly as it was placed."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,10 @@ class DeviceRequest:
     device_class_name: str
     selectors: tuple[str, ...]
     """The request's CEL selector texts, verbatim, ANDed by DRA."""
+    device: str = ""
+    """The InferenceClass device (``spec.devices[].name``) the request was assigned to, set only
+    where its DeviceClass is shared by several claimable devices of the pool's class: the
+    ModelReplica records it in :data:`DEVICE_ASSIGNMENT`, never in the request itself."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``deviceRequests[]`` item of a ModelReplica member."""
@@ -100,6 +111,42 @@ class ReplicaPlacement:
             if e.name == name:
                 return e
         raise KeyError(name)
+
+    def device_assignment(self) -> str | None:
+        """The :data:`DEVICE_ASSIGNMENT` annotation's value, or None when no request needs it."""
+        recorded = {
+            e.name: [{r.name: r.device for r in m.device_requests if r.device} for m in e.members]
+            for e in self.engines
+        }
+        if not any(any(member) for members in recorded.values() for member in members):
+            return None
+        return json.dumps(recorded, sort_keys=True, separators=(",", ":"))
+
+
+Assignment = dict[tuple[str, int], dict[str, str]]
+"""Recorded devices by (engine name, member index), then by request name."""
+
+
+def read_device_assignment(metadata: Mapping[str, Any] | None) -> Assignment:
+    """The devices a ModelReplica's :data:`DEVICE_ASSIGNMENT` annotation records; empty when it
+    has none or it is malformed (the replica is then charged by its requests alone)."""
+    raw = ((metadata or {}).get("annotations") or {}).get(DEVICE_ASSIGNMENT)
+    if not raw:
+        return {}
+    try:
+        decoded = json.loads(str(raw))
+    except ValueError:
+        return {}
+    out: Assignment = {}
+    if not isinstance(decoded, dict):
+        return out
+    for engine, members in decoded.items():
+        if not isinstance(members, list):
+            continue
+        for m, member in enumerate(members):
+            if isinstance(member, dict) and member:
+                out[(str(engine), m)] = {str(k): str(v) for k, v in member.items()}
+    return out
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ def replica_namespace(replica: dict[str, Any]) -> str:
 def as_observed(index: int, replica: dict[str, Any]) -> pl.ReplicaPlacement:
     """A replica kept exactly as stamped (used when selectors are broken)."""
     spec = replica.get("spec") or {}
+    recorded = pl.read_device_assignment(replica.get("metadata"))
     return pl.ReplicaPlacement(
         index=index,
         cluster=str(spec.get("clusterName", "")),
@@ -76,11 +77,14 @@ def as_observed(index: int, replica: dict[str, Any]) -> pl.ReplicaPlacement:
                                 int(r.get("count", 1)),
                                 str(r.get("deviceClassName", "")),
                                 tuple(str(s.get("cel")) for s in r.get("selectors") or []),
+                                recorded.get((str(engine.get("name", "")), m), {}).get(
+                                    str(r.get("name", "")), ""
+                                ),
                             )
                             for r in member.get("deviceRequests") or []
                         ),
                     )
-                    for member in engine.get("members") or []
+                    for m, member in enumerate(engine.get("members") or [])
                 ),
             )
             for engine in spec.get("engines") or []
@@ -95,6 +99,7 @@ def retain(
     """Re-resolve an existing replica on its pinned pools, or say why it must move."""
     observed = {str(e.get("name", "")): e for e in (replica.get("spec") or {}).get("engines") or []}
     engines = matcher.engines
+    recorded = pl.read_device_assignment(replica.get("metadata"))
     if set(observed) != {e.name for e in engines}:
         return None, "its engines no longer match the deployment's"
     choice = []
@@ -112,7 +117,10 @@ def retain(
             options, reason = matcher.member(e, m, pool)
             if not options:
                 return None, f"pool {pool.name} no longer fits: {reason}"
-            stamped = observed_vector(pool, member.get("deviceRequests") or [])
+            # The option charged as stamped, so an edit elsewhere does not move its devices.
+            stamped = observed_vector(
+                pool, member.get("deviceRequests") or [], recorded.get((engine.name, m))
+            )
             picked.append(next((o for o in options if o.demand == stamped), options[0]))
             pools.append(pool.name)
         if not any(o.requests for o in picked):
@@ -145,13 +153,19 @@ def displaced(
     created before them. Two deployments reconciled at once can both take the same free
     devices; every deployment judges the cluster's replicas first come, first served (creation
     time, then namespace and name), so they agree on which replica moves and none stays
-    overcommitted. Nothing is read unless some pool of the cluster is overcommitted."""
-    specs = {replica_key(r): r.get("spec") or {} for r in [*mine, *theirs]}
-    units = {key: observed_units(ledger.pools, cluster, spec) for key, spec in specs.items()}
-    pools = {pool for us in units.values() for pool in us}
-    total = {pool: tuple(u for us in units.values() for u in us.get(pool, ())) for pool in pools}
-    if all(_empty_load(ledger, cluster, pool).fits(total[pool]) for pool in pools):
+    overcommitted. The others are read one by one only when a pool of ours is overcommitted:
+    the ledger, already charged with every other replica, answers the common case."""
+    own = [observed_units(ledger.pools, cluster, r) for r in mine]
+    pools = {pool for us in own for pool in us}
+    # Removing units never makes a pool's packing fail, so when everything charged to our
+    # pools fits together, no replica of ours fails beside those created before it.
+    if all(
+        ledger.load((cluster, pool)).fits(tuple(u for us in own for u in us.get(pool, ())))
+        for pool in pools
+    ):
         return []
+    by_key = {replica_key(r): r for r in [*mine, *theirs]}
+    units = {key: observed_units(ledger.pools, cluster, r) for key, r in by_key.items()}
     accepted: dict[str, tuple[Unit, ...]] = {}
     ours = {replica_key(r) for r in mine}
     losers = []
@@ -180,7 +194,7 @@ def overgrown(ledger: Ledger, kept: Replica, replica: dict[str, Any]) -> str:
     whose stamped size already did not fit (another deployment grew, a pool shrank) stays."""
     assert kept.choice is not None
     new = replica_units(kept.choice)
-    old = observed_units(ledger.pools, kept.cluster, replica.get("spec") or {})
+    old = observed_units(ledger.pools, kept.cluster, replica)
     for pool, units in sorted(new.items()):
         if sorted(units) == sorted(old.get(pool, ())):
             continue

@@ -29,7 +29,7 @@ from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
 from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.explain import trace
 from modelplane.scheduling.fill import Fill
-from modelplane.scheduling.fleet import Cluster, parse_clusters
+from modelplane.scheduling.fleet import Cluster, FleetPools, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
 from modelplane.scheduling.policy import replica_index, replica_key
 
@@ -59,8 +59,12 @@ def schedule(
     ours, others = policy.split_ours(replicas, namespace, name, composed)
     ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
 
-    used_kinds = {c.class_name for cl in fleet for c in cl.pools}
-    errors = selector_errors(engines, [k for c in sorted(used_kinds) for k in kinds.get(c, ())])
+    # Judged against the devices of classes the fleet's pools use. Every class's devices first
+    # (few, and no cluster read): when no device of any class trips a selector, none used does.
+    errors = selector_errors(engines, [k for c in sorted(kinds) for k in kinds[c]])
+    if errors:
+        used = {name for cl in fleet for name in cl.class_names()}
+        errors = selector_errors(engines, [k for c in sorted(used) for k in kinds.get(c, ())])
     if errors:
         return _kept_as_stamped(desired, ours, fleet, errors)
 
@@ -71,7 +75,7 @@ def schedule(
     )
     load = policy.cluster_load(kept)
     removed += policy.scale_down(kept, load, desired, stamped)
-    ledger = Ledger([p for c in fleet for p in c.pools])
+    ledger = Ledger(FleetPools(fleet))
     removed += policy.charge_fleet(ledger, kept, load, others, stamped)
 
     fill = Fill(matcher, fleet, ledger, selector, tolerations, load)
@@ -147,11 +151,40 @@ def _kept_as_stamped(
         placements=tuple(kept),
         selector_errors=errors,
         shortfall=tuple(f"selector {e}" for e in errors),
-        explain=lambda: tuple(
-            pl.ClusterTrace(c.name, False, "not considered: the deployment's selectors are invalid")
-            for c in fleet
-        ),
+        explain=lambda: _kept_trace(fleet, kept),
     )
+
+
+def _kept_trace(
+    fleet: list[Cluster], kept: list[pl.ReplicaPlacement]
+) -> tuple[pl.ClusterTrace, ...]:
+    """Broken selectors: no cluster is considered for anything new, but the clusters hosting
+    kept replicas still host them, and the trace says so."""
+    invalid = "the deployment's selectors are invalid"
+    out = []
+    for c in fleet:
+        mine = [p for p in kept if p.cluster == c.name]
+        if not mine:
+            out.append(pl.ClusterTrace(c.name, False, f"not considered: {invalid}"))
+            continue
+        uses: dict[str, list[str]] = {}
+        for p in mine:
+            for engine in p.engines:
+                for pool in dict.fromkeys(m.pool for m in engine.members):
+                    uses.setdefault(pool, []).append(f"replica {p.index} engine {engine.name}")
+        pools = tuple(
+            pl.PoolTrace(pool.name, True, "hosts " + ", ".join(uses[pool.name]))
+            if pool.name in uses
+            else pl.PoolTrace(pool.name, False, f"not considered: {invalid}")
+            for pool in c.pools
+        )
+        indices = tuple(p.index for p in mine)
+        reason = (
+            f"hosts replica{'s' if len(mine) > 1 else ''} {', '.join(map(str, indices))}, "
+            f"kept as stamped: {invalid}"
+        )
+        out.append(pl.ClusterTrace(c.name, False, reason, pools, indices))
+    return tuple(out)
 
 
 def placement_of(engines: tuple[Engine, ...], r: Replica) -> pl.ReplicaPlacement:

@@ -364,3 +364,18 @@ def test_a_cluster_whose_name_cannot_be_a_label_value_hosts_nothing() -> None:
     long = inference_cluster("c" * 64, {"h100": ("h100", 2)}, classes=[H100])
     mrs = replicas_of(reconcile(deployment(replicas=2), [long, *fleet("east")]))
     assert {mr["spec"]["clusterName"] for mr in mrs.values()} == {"east"}
+
+
+def test_a_replica_re_placed_where_it_was_keeps_its_name() -> None:
+    # Renaming the engine re-places the replica; it fits where it was, so the same
+    # ModelReplica is updated in place, whatever its name was derived from when created.
+    md = deployment()
+    observed = existing(reconcile(md, fleet("east")))
+    (key,) = observed
+    observed[key]["metadata"]["name"] = "named-by-an-older-version"
+    renamed = copy.deepcopy(md)
+    renamed["spec"]["template"]["spec"]["engines"][0]["name"] = "serve"
+    result = reconcile(renamed, fleet("east"), list(observed.values()), observed)
+    assert {k: mr["metadata"]["name"] for k, mr in replicas_of(result).items()} == {
+        key: "named-by-an-older-version"
+    }

@@ -112,3 +112,9 @@ def test_names_and_keys_differ_by_cluster_and_index_and_fit_a_dns_label() -> Non
     assert len(names) == 4
     assert all(len(n) <= 63 for n in names)
     assert replica_key(0, "a") != replica_key(0, "b")
+
+
+def test_same_named_deployments_in_two_namespaces_get_distinct_replica_names() -> None:
+    spot = placed(standalone(), cluster="east", index=0)
+    names = {replica_name(deployment("qwen", namespace=ns), spot) for ns in ("a", "b")}
+    assert len(names) == 2

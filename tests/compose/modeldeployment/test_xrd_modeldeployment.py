@@ -349,16 +349,6 @@ CASES: list[tuple[str, Any, Any, Any, str, str]] = [
         "serving.router EndpointPicker requires serving.endpointPicker with its template",
     ),
     (
-        "PrefillDecode needs the EndpointPicker router",
-        prefill_decode,
-        lambda md: None,
-        lambda md: (
-            tspec(md)["serving"].pop("router") and tspec(md)["serving"].pop("endpointPicker")
-        ),
-        f"{TSPEC}.serving",
-        "PrefillDecode serving requires serving.router EndpointPicker and serving.endpointPicker",
-    ),
-    (
         "the endpoint picker container is epp",
         prefill_decode,
         lambda md: None,
@@ -432,13 +422,29 @@ def _without_descriptions(node: Any) -> Any:
     return node
 
 
+PD_NEEDS_A_PICKER = (
+    "self.mode != 'PrefillDecode' || (has(self.router) && self.router == 'EndpointPicker')"
+)
+
+
 def test_template_spec_keeps_the_model_replica_spec_shape_and_rules() -> None:
     replica = _without_descriptions(_schema("modelreplicas"))
     template = _without_descriptions(_schema("modeldeployments")["properties"]["template"])
     tspec_schema = template["properties"]["spec"]
     assert tspec_schema["x-kubernetes-validations"] == replica["x-kubernetes-validations"]
-    for field in ("serving", "modelCacheRef"):
-        assert tspec_schema["properties"][field] == replica["properties"][field]
+    assert tspec_schema["properties"]["modelCacheRef"] == replica["properties"]["modelCacheRef"]
+    # All but one rule: a deployment may leave PrefillDecode's picker to the default it stamps.
+    replica_serving = copy.deepcopy(replica["properties"]["serving"])
+    rules = replica_serving["x-kubernetes-validations"]
+    rules[:] = [r for r in rules if r["rule"] != PD_NEEDS_A_PICKER]
+    assert len(rules) == 2
+    assert tspec_schema["properties"]["serving"] == replica_serving
+
+
+def test_the_public_prefill_decode_shape_is_admitted_without_a_picker() -> None:
+    md = prefill_decode()
+    tspec(md)["serving"] = {"mode": "PrefillDecode"}
+    assert errors("modeldeployments", md) == []
 
 
 def test_template_members_are_replica_members_with_a_node_selector_for_the_placement() -> None:

@@ -87,8 +87,12 @@ def _place(inputs: Inputs) -> Result:
     names: dict[str, str] = {}
     for p in plan.placements:
         key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
-        names[key] = p.existing or replica_name(md, p)
         observed = mine.get(key)
+        # A replica re-placed where it was keeps the name it has: an in-place update, even of
+        # one named before names hashed the namespace.
+        names[key] = p.existing or (
+            str(observed["metadata"]["name"]) if observed else replica_name(md, p)
+        )
         result.resources[key] = Desired(stamp(md, p, names[key]), ready=ready_as_observed(observed))
         placed_keys.append(key)
 
@@ -309,9 +313,11 @@ def _fleet_unlisted(
 
 
 def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
+    # By key: the request's observed map has no order, and everything listed from these
+    # (waiting replicas, replicas carried forward) must come out the same on every call.
     return {
         key: obj
-        for key, obj in observed.items()
+        for key, obj in sorted(observed.items())
         if obj.get("kind") == "ModelReplica" and isinstance(obj.get("metadata"), Mapping)
     }
 

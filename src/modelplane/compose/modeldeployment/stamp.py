@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelplane.compose.modeldeployment.picker import replica_serving
 from modelplane.composer import namespace_of
 from modelplane.kube.names import dns_label
 from modelplane.labels import CLUSTER, DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA_INDEX
-from modelplane.scheduling.placement import ReplicaPlacement
+from modelplane.scheduling.placement import DEVICE_ASSIGNMENT, ReplicaPlacement
 
 Obj = dict[str, Any]
 
@@ -20,7 +21,11 @@ def replica_key(index: int, cluster: str) -> str:
 
 
 def replica_name(md: Obj, placement: ReplicaPlacement) -> str:
-    return dns_label(str(md["metadata"]["name"]), placement.cluster, str(placement.index))
+    """Hashes the deployment's namespace too: same-named deployments in two namespaces compose
+    distinct names, which logs and a cluster's view of several namespaces tell apart."""
+    return dns_label(
+        str(md["metadata"]["name"]), namespace_of(md), placement.cluster, str(placement.index)
+    )
 
 
 def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
@@ -39,16 +44,16 @@ def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
         }
     )
     spec: Obj = {"clusterName": placement.cluster}
-    for key in ("modelCacheRef", "serving"):
-        if key in tspec:
-            spec[key] = tspec[key]
+    if "modelCacheRef" in tspec:
+        spec["modelCacheRef"] = tspec["modelCacheRef"]
+    if "serving" in tspec:
+        spec["serving"] = replica_serving(tspec["serving"])
     spec["engines"] = [_engine(e, placement) for e in tspec["engines"]]
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ModelReplica",
-        "metadata": {"name": name, "namespace": namespace_of(md), "labels": labels},
-        "spec": spec,
-    }
+    metadata: Obj = {"name": name, "namespace": namespace_of(md), "labels": labels}
+    assignment = placement.device_assignment()
+    if assignment is not None:
+        metadata["annotations"] = {DEVICE_ASSIGNMENT: assignment}
+    return {"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": metadata, "spec": spec}
 
 
 def _engine(engine: Obj, placement: ReplicaPlacement) -> Obj:

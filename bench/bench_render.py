@@ -1,0 +1,172 @@
+"""Time `modelplane render` on a fleet, against the code before issue 13, in the same run.
+
+The fleet: N clusters (one 4-node pool of 8-GPU H100 nodes each, in four regions), N/10
+ModelDeployments of 5 replicas each (2 GPUs per replica, in three namespaces), rendered to a
+fixed point with admission, as `modelplane render DIR` does. Sizes 20, 50 and 100 clusters
+(the last is 100 clusters x 10 deployments x 5 replicas, 160 composites).
+
+The baseline is the code of a git revision (default: 4839986, main before this work),
+extracted with `git archive` into a temporary directory, not a worktree. Each render runs in a
+fresh process (one small warm-up render first, so imports and process-wide caches are paid
+alike), old and new taken in turn, so a drift in the machine's speed hits both alike; medians
+are compared. Prints seconds, passes to settle, the ratio old/new, and growth per size step
+against the growth in composites.
+
+    uv run python bench/bench_render.py [--repeat 5] [--baseline REV] [--sizes 20 50 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = "4839986"
+REPLICAS = 5
+
+Obj = dict[str, Any]
+
+
+def fleet(clusters: int) -> list[Obj]:
+    """The fleet of ``clusters`` clusters and clusters/10 deployments, as the fleet tests build
+    its objects."""
+    sys.path.insert(0, str(ROOT))
+    from tests.fleet.builders import declared_cluster, deployment, engine, inference_class, member
+
+    docs = [inference_class("h100")]
+    docs += [
+        declared_cluster(f"c{i:03d}", [("h100", "h100", 4)], {"region": f"r{i % 4}"})
+        for i in range(clusters)
+    ]
+    docs += [
+        deployment(
+            f"m{j:02d}", engine("main", member(gpus=2)), replicas=REPLICAS, namespace=f"ns{j % 3}"
+        )
+        for j in range(max(1, clusters // 10))
+    ]
+    return docs
+
+
+def composites(clusters: int) -> int:
+    deployments = max(1, clusters // 10)
+    return 1 + clusters + deployments * (1 + REPLICAS)
+
+
+def extract(rev: str, into: Path) -> Path:
+    """The baseline's ``src`` and ``apis`` trees, from ``git archive`` (no worktree)."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "src", "apis"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def worker(src: str, fleet_path: str) -> None:
+    """One render in this process of the ``modelplane`` under ``src``; prints JSON."""
+    sys.path.insert(0, src)
+    import yaml
+    from crossplane.function import logging
+
+    import modelplane
+    from modelplane import render
+    from modelplane.compose.registry import default_registry
+
+    assert str(Path(modelplane.__file__).resolve()).startswith(str(Path(src).resolve()))
+    logging.configure(logging.Level.DISABLED)
+    passes = [0]
+    original = render.Renderer.render_all
+
+    def counted(self: Any) -> Any:
+        passes[0] += 1
+        return original(self)
+
+    render.Renderer.render_all = counted  # type: ignore[method-assign]
+    admit = render.api_server_admission()
+    render.render_documents(default_registry(), fleet(10), admit=admit)  # warm-up
+    docs = list(yaml.safe_load_all(Path(fleet_path).read_text()))
+    passes[0] = 0
+    # CPU time of this process: on a shared machine, other load moves it far less than the
+    # wall clock (the render is single-threaded, so the two agree on an idle machine).
+    start = time.process_time()
+    out = render.render_documents(default_registry(), docs, admit=admit)
+    seconds = time.process_time() - start
+    print(json.dumps({"seconds": seconds, "passes": passes[0], "documents": len(out)}))
+
+
+def run(src: Path, fleet_path: Path) -> Obj:
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", str(src), str(fleet_path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: Obj = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--baseline", default=BASELINE)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 50, 100])
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return
+    import yaml
+
+    with tempfile.TemporaryDirectory() as tmp:
+        old_src = extract(args.baseline, Path(tmp) / "baseline")
+        new_src = ROOT / "src"
+        medians: dict[str, dict[int, float]] = {"old": {}, "new": {}}
+        fastest: dict[str, dict[int, float]] = {"old": {}, "new": {}}
+        for n in args.sizes:
+            path = Path(tmp) / f"fleet-{n}.yaml"
+            path.write_text(yaml.safe_dump_all(fleet(n)))
+            samples: dict[str, list[Obj]] = {"old": [], "new": []}
+            for _ in range(args.repeat):
+                for label, src in (("old", old_src), ("new", new_src)):
+                    samples[label].append(run(src, path))
+            for label in ("old", "new"):
+                seconds = [s["seconds"] for s in samples[label]]
+                medians[label][n] = statistics.median(seconds)
+                fastest[label][n] = min(seconds)
+            print(
+                f"{n:>4} clusters, {max(1, n // 10):>2} deployments x {REPLICAS} replicas "
+                f"({composites(n)} composites), CPU seconds median (fastest):"
+            )
+            for label in ("old", "new"):
+                print(
+                    f"     {label}: {medians[label][n]:5.2f} ({fastest[label][n]:5.2f}) in "
+                    f"{samples[label][0]['passes']} passes, {samples[label][0]['documents']} docs"
+                )
+            print(
+                f"     new is {medians['old'][n] / medians['new'][n]:.1f}x faster "
+                f"({fastest['old'][n] / fastest['new'][n]:.1f}x fastest to fastest)"
+            )
+        for label in ("old", "new"):
+            steps = []
+            for a, b in itertools.pairwise(args.sizes):
+                growth = fastest[label][b] / fastest[label][a]
+                steps.append(
+                    f"{a}->{b}: x{growth:.2f} (composites x{composites(b) / composites(a):.2f})"
+                )
+            print(f"{label} growth, fastest: " + "; ".join(steps))
+
+
+if __name__ == "__main__":
+    main()
