@@ -26,8 +26,14 @@ static limits above.)
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
+import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from modelplane.kube.celast import ParseError, parse
@@ -301,9 +307,80 @@ _ESTIMATES: dict[int, tuple[Definition, DefinitionCost]] = {}
 
 
 def estimate_cached(definition: Definition) -> DefinitionCost:
-    """``estimate_definition``, once per loaded definition."""
+    """``estimate_definition``, once per loaded definition, and across processes once per
+    definition content and estimator (``_stored``)."""
     found = _ESTIMATES.get(id(definition))
     if found is None or found[0] is not definition:
-        found = (definition, estimate_definition(definition))
+        found = (definition, _stored(definition))
         _ESTIMATES[id(definition)] = found
     return found[1]
+
+
+# Estimating the shipped XRDs takes longer than all the rest of `modelplane validate`, and gives
+# the same answer every run: keep answers on disk, keyed by the definition's content and the
+# estimator's own source, so an edited definition or estimator is estimated afresh.
+_ESTIMATOR = ("cost.py", "celcost.py", "celcheck.py", "celdecl.py", "celast.py")
+
+
+def _stored(definition: Definition) -> DefinitionCost:
+    folder = _cache_dir()
+    if folder is None:
+        return estimate_definition(definition)
+    path = folder / f"{_content_key(definition)}.json"
+    try:
+        return _from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    cost = estimate_definition(definition)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(dataclasses.asdict(cost)))
+        partial.replace(path)
+    except OSError:
+        pass  # a read-only home still validates, only slower
+    return cost
+
+
+def _cache_dir() -> Path | None:
+    """``$MODELPLANE_CACHE_DIR``, else ``$XDG_CACHE_HOME/modelplane``, else
+    ``~/.cache/modelplane``; ``MODELPLANE_CACHE_DIR=`` (empty) turns the cache off."""
+    explicit = os.environ.get("MODELPLANE_CACHE_DIR")
+    if explicit is not None:
+        return Path(explicit) / "cel-cost" if explicit else None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "modelplane" / "cel-cost"
+
+
+@functools.lru_cache(maxsize=1)
+def _estimator_digest() -> str:
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in _ESTIMATOR:
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()
+
+
+def _content_key(definition: Definition) -> str:
+    content = {
+        "estimator": _estimator_digest(),
+        "name": f"{definition.plural}.{definition.group}",
+        "kind": definition.kind_of_definition,
+        "source": definition.source,
+        "versions": [(v.name, v.raw_schema) for v in definition.versions.values()],
+    }
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def _from_json(data: dict[str, Any]) -> DefinitionCost:
+    schemas = [
+        SchemaCost(
+            s["path"],
+            s["version"],
+            [ExpressionCost(**{**x, "unbounded": tuple(x["unbounded"])}) for x in s["expressions"]],
+            s["total"],
+            list(s["errors"]),
+        )
+        for s in data["schemas"]
+    ]
+    return DefinitionCost(data["name"], data["kind"], data["source"], schemas)
