@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest
@@ -16,46 +15,59 @@ DEPLOYMENTS = APIS / "modeldeployments" / "definition.yaml"
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MODELPLANE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MODELPLANE_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "cel-cost"
+
+
+@pytest.fixture
+def xrd(tmp_path: Path) -> Path:
+    path = tmp_path / "definition.yaml"
+    path.write_text(DEPLOYMENTS.read_text())
+    return path
+
+
+def estimate(path: Path) -> cost.DefinitionCost:
+    """As a new process would: nothing remembered in memory, only what is on disk."""
     cost._ESTIMATES.clear()
-    return tmp_path / "cel-cost"
+    [found] = load_definitions([path])
+    return cost.estimate_cached(found)
 
 
-def definition():  # a fresh object each time: the in-process memo is keyed by identity
-    [found] = load_definitions([DEPLOYMENTS])
-    return copy.deepcopy(found)
+def afresh(path: Path) -> cost.DefinitionCost:
+    [found] = load_definitions([path])
+    return cost.estimate_definition(found)
 
 
-def test_an_estimate_read_back_from_disk_equals_one_made_afresh(cache: Path) -> None:
-    first = cost.estimate_cached(definition())
+def test_an_estimate_read_back_from_disk_equals_one_made_afresh(cache: Path, xrd: Path) -> None:
+    first = estimate(xrd)
     assert len(list(cache.iterdir())) == 1
-    again = cost.estimate_cached(definition())
-    assert again == first == cost.estimate_definition(definition())
+    assert estimate(xrd) == first == afresh(xrd)
 
 
-def test_an_edited_definition_is_estimated_afresh(cache: Path) -> None:
-    before = cost.estimate_cached(definition())
-    edited = definition()
-    spec = next(iter(edited.versions.values())).raw_schema["properties"]["spec"]
-    spec["x-kubernetes-validations"] = [{"rule": "self.replicas >= 0", "message": "m"}]
-    after = cost.estimate_cached(edited)
+def test_an_edited_definition_is_estimated_afresh(cache: Path, xrd: Path) -> None:
+    before = estimate(xrd)
+    text = xrd.read_text()
+    # Tolerations unbounded: their rules may run once per toleration a request can hold.
+    bounded = "                        maxItems: 32\n                        x-kubernetes-list-type"
+    assert bounded in text
+    xrd.write_text(text.replace(bounded, "                        x-kubernetes-list-type", 1))
+    after = estimate(xrd)
     assert len(list(cache.iterdir())) == 2
     assert after != before
-    assert after == cost.estimate_definition(edited)
+    assert after == afresh(xrd)
 
 
-def test_a_corrupt_entry_is_estimated_again(cache: Path) -> None:
-    first = cost.estimate_cached(definition())
+def test_a_corrupt_entry_is_estimated_again(cache: Path, xrd: Path) -> None:
+    first = estimate(xrd)
     [entry] = cache.iterdir()
     entry.write_text("{not json")
-    cost._ESTIMATES.clear()
-    assert cost.estimate_cached(definition()) == first
+    assert estimate(xrd) == first
 
 
 def test_an_empty_cache_setting_keeps_nothing_on_disk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, xrd: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MODELPLANE_CACHE_DIR", "")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cost.estimate_cached(definition())
-    assert not any(tmp_path.iterdir())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    estimate(xrd)
+    assert not (tmp_path / "xdg").exists()
