@@ -49,10 +49,7 @@ def simulate_stack(desired: Mapping[str, Obj]) -> dict[str, Obj]:
     """Observed composed resources for ``desired`` where only the serving stack has been seen:
     every Release and every Object of a stack component installed and ready, everything else
     (workloads, routes) returned as given, as render shows them without a simulation."""
-    return {
-        key: observe(obj, 0) if _in_stack(obj) else copy.deepcopy(obj)
-        for key, obj in desired.items()
-    }
+    return {key: observe(obj, 0) if _in_stack(obj) else dict(obj) for key, obj in desired.items()}
 
 
 def _in_stack(obj: Obj) -> bool:
@@ -68,8 +65,10 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
 
     ``created`` holds objects that controllers on the cluster create (by kind, namespace and
     name); an Observe-only Object on one of them sees that object, not its own stub manifest.
+    Observed objects share what they do not change with ``obj`` (a fleet's render observes tens
+    of thousands): readers treat them as read-only.
     """
-    observed = copy.deepcopy(obj)
+    observed = dict(obj)
     if _is_release(observed):
         observed["status"] = _release_status()
         return observed
@@ -81,6 +80,9 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
         key = (str(manifest.get("kind")), meta.get("namespace", ""), meta.get("name", ""))
         manifest = (created or {}).get(key, manifest)
     remote = _remote(manifest, ready_copies)
+    if remote.get("kind") == "Gateway" and "status" in remote:
+        cluster = str((observed.get("spec", {}).get("providerConfigRef") or {}).get("name") or "")
+        remote["status"] = _gateway(remote, ready_copies, cluster)
     ready = readiness(observed.get("spec", {}).get("readiness") or {}, remote)
     observed["status"] = {
         "atProvider": {"manifest": remote},
@@ -170,6 +172,8 @@ def _created_by_controllers(desired: Mapping[str, Obj]) -> dict[tuple[str, str, 
 
 
 def _remote(manifest: Obj, n: int) -> Obj:
+    # A copy of its own, as plain data (a composer's frozen constants become dicts and lists):
+    # the readiness query's CEL reads it.
     remote = copy.deepcopy(manifest)
     meta = remote.setdefault("metadata", {})
     meta.setdefault("generation", 1)
@@ -275,10 +279,17 @@ def _http_route(route: Obj, _n: int) -> Obj:
     return {"parents": parents}
 
 
-def _gateway(gateway: Obj, _n: int) -> Obj:
-    # The simulated cluster's gateway is programmed and reachable at its in-cluster hostname.
+def _gateway(gateway: Obj, _n: int, cluster: str = "") -> Obj:
+    # The simulated gateway is programmed, at a load balancer hostname of its own per cluster
+    # (under .test, reserved for testing: it resolves nowhere), so what dials it from another
+    # cluster names where it goes; seen from no cluster, at its in-cluster Service name.
     meta = gateway.get("metadata") or {}
-    host = f"{meta.get('name', 'gateway')}.{meta.get('namespace', 'default')}.svc.cluster.local"
+    name, namespace = meta.get("name", "gateway"), meta.get("namespace", "default")
+    host = (
+        f"{name}.{namespace}.{cluster}.gateways.modelplane.test"
+        if cluster
+        else f"{name}.{namespace}.svc.cluster.local"
+    )
     return {
         "addresses": [{"type": "Hostname", "value": host}],
         "conditions": [

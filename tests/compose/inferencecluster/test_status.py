@@ -128,5 +128,5 @@ def test_the_gateway_address_comes_from_the_gateway_observed_on_the_cluster() ->
     result = installed(cluster())
     assert (
         result.status["gateway"]["address"]
-        == "inference-gateway.modelplane-system.svc.cluster.local"
+        == "inference-gateway.modelplane-system.east.gateways.modelplane.test"
     )

@@ -200,9 +200,12 @@ def test_ready_once_programmed_with_an_address_and_both_certificates_issued() ->
     result = settled(gateway())
     ready = condition(result, "GatewayReady")
     assert (ready.status, ready.reason) == ("True", "Programmed")
-    assert result.status["address"] == "main-front.modelplane-system.svc.cluster.local"
+    assert (
+        result.status["address"] == "main-front.modelplane-system.pc-edge.gateways.modelplane.test"
+    )
     assert ready.message.startswith(
-        "https://main.example.com on cluster edge at main-front.modelplane-system.svc.cluster.local"
+        "https://main.example.com on cluster edge at "
+        "main-front.modelplane-system.pc-edge.gateways.modelplane.test"
     )
     assert result.status["gateway"] == {
         "name": front_gateway_name("main"),
