@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from modelplane.kube.names import DNS_LABEL_MAX, LETTER_PREFIX, dns_label
+from modelplane.kube.names import dns_label, suffixed
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -111,15 +111,6 @@ def by_name(objs: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
     }
 
 
-def suffixed(base: str, suffix: str) -> str:
-    """``<base>-<suffix>`` within 63 characters, starting with a letter (a Service-safe name)."""
-    max_len = DNS_LABEL_MAX - len(suffix) - 1
-    head = dns_label(base, max_len=max_len)
-    if not head[:1].isalpha():
-        head = dns_label(f"{LETTER_PREFIX}{base}", max_len=max_len)
-    return f"{head}-{suffix}"
-
-
 # --- names on a gateway's host cluster, in its inference Gateway's namespace --------------------
 
 
@@ -178,15 +169,6 @@ def external_backend_name(endpoint: str) -> str:
 def credential_name(endpoint: str) -> str:
     """An external endpoint's credential Secret, and the filter that injects it."""
     return suffixed(endpoint, "credential")
-
-
-def replica_pool_name(replica: str) -> str:
-    """The InferencePool the ModelReplica composition names ``<replica>-pool``.
-
-    It must stay equal to ``compose.modelreplica.routing.pool_name``
-    (tests/compose/modelendpoint/test_contract.py holds them together).
-    """
-    return suffixed(replica, "pool")
 
 
 def service_prefix(namespace: str, service: str) -> str:

@@ -56,3 +56,13 @@ def child_name(
     head = clean[: max_len - _HASH_LEN - 1].rstrip("-")
     suffix = short_hash(kind, *parts, length=_HASH_LEN)
     return f"{head}-{suffix}" if head else suffix
+
+
+def suffixed(base: str, suffix: str) -> str:
+    """``<base>-<suffix>`` within 63 characters (``base`` hashed when it must shrink), starting
+    with a letter, so it is a valid Service name too (DNS-1035)."""
+    max_len = DNS_LABEL_MAX - len(suffix) - 1
+    head = dns_label(base, max_len=max_len)
+    if not head[:1].isalpha():
+        head = dns_label(f"{LETTER_PREFIX}{base}", max_len=max_len)
+    return f"{head}-{suffix}"

@@ -10,7 +10,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelplane.compose.frontdoor import replica_pool_name
 from modelplane.compose.modeldeployment import composer as deployment_composer
 from modelplane.compose.modeldeployment.composer import (
     CLASSES,
@@ -21,6 +20,7 @@ from modelplane.compose.modeldeployment.composer import (
 from modelplane.compose.modeldeployment.endpoints import CLASSES as ENDPOINT_CLASSES
 from modelplane.compose.modeldeployment.endpoints import CLUSTERS as ENDPOINT_CLUSTERS
 from modelplane.compose.modelreplica.routing import pool_name
+from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
 from tests.fleet.builders import (
     deployment,

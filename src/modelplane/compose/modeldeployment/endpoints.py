@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import by_name, cluster_gateway, replica_pool_name
+from modelplane.compose.frontdoor import by_name, cluster_gateway
 from modelplane.compose.modeldeployment.stamp import API_VERSION
+from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Desired, Inputs, Result, namespace_of
 from modelplane.observed import carried, carry_forward, observed_ready, ready_as_observed
 

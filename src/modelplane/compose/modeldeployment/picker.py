@@ -6,12 +6,12 @@ ModelReplica under PrefillDecode requires ``router: EndpointPicker`` and an ``en
 stamps this default into every replica:
 
 - ``router: EndpointPicker``;
-- ``endpointPicker.template``: one ``epp`` container running :data:`DEFAULT_IMAGE`, the llm-d
-  endpoint picker the ModelReplica composition runs by default, with no args (the composition
-  adds the wiring: pool, namespace, config file, ports);
-- ``endpointPicker.config``: :data:`PREFILL_DECODE_CONFIG`, the ModelReplica composition's own
-  prefill/decode default: prefix-cache and queue scoring in a prefill and a decode profile, and
-  a decider that sends a request through prefill only when enough of its prompt is uncached.
+- ``endpointPicker.template``: one ``epp`` container running the llm-d endpoint picker the
+  ModelReplica composition runs by default (``compose.endpointpicker``), with no args (the
+  composition adds the wiring: pool, namespace, config file, ports);
+- ``endpointPicker.config``: the same module's prefill/decode default, as data: prefix-cache
+  and queue scoring in a prefill and a decode profile, and a decider that sends a request
+  through prefill only when enough of its prompt is uncached.
 
 A deployment that sets ``router`` and ``endpointPicker`` has them stamped verbatim; Unified
 serving is stamped verbatim (the replica composition defaults its picker itself).
@@ -25,52 +25,10 @@ from typing import Any
 
 import yaml
 
+from modelplane.compose.endpointpicker import DEFAULT_IMAGE
+from modelplane.compose.endpointpicker import PREFILL_DECODE_CONFIG as PREFILL_DECODE_CONFIG_TEXT
+
 Obj = dict[str, Any]
-
-DEFAULT_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
-"""The ModelReplica composition's default picker image (the first tag whose config API is
-llm-d.ai/v1alpha1 with the disagg-* plugins below)."""
-
-PREFILL_DECODE_CONFIG_TEXT = """\
-apiVersion: llm-d.ai/v1alpha1
-kind: EndpointPickerConfig
-plugins:
-- type: approx-prefix-cache-producer
-  parameters:
-    autoTune: false
-    blockSizeTokens: 64
-    maxPrefixTokensToMatch: 16384
-    lruCapacityPerServer: 31250
-- type: prefix-cache-scorer
-- type: queue-scorer
-- type: prefill-filter
-- type: decode-filter
-- type: max-score-picker
-- type: prefix-based-pd-decider
-  parameters:
-    nonCachedTokens: 16
-- type: disagg-profile-handler
-  parameters:
-    deciders:
-      prefill: prefix-based-pd-decider
-schedulingProfiles:
-- name: prefill
-  plugins:
-  - pluginRef: prefill-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-- name: decode
-  plugins:
-  - pluginRef: decode-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-"""
 
 PREFILL_DECODE_CONFIG: Obj = yaml.safe_load(PREFILL_DECODE_CONFIG_TEXT)
 """The default EndpointPickerConfig for PrefillDecode, as stamped (``endpointPicker.config``)."""

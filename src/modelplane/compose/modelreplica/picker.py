@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from google.protobuf import struct_pb2
 
+from modelplane.compose.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONFIG, UNIFIED_CONFIG
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import component, owned
 from modelplane.compose.modelreplica.remote import wrap
@@ -25,8 +26,6 @@ from modelplane.structs import ListView, StructView, frozen, struct_to_dict
 
 Obj = dict[str, Any]
 
-# The first tag whose config API is llm-d.ai/v1alpha1 with the disagg-* plugin names used below.
-DEFAULT_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
 CONTAINER = "epp"
 COMPONENT = "endpoint-picker"
 
@@ -82,74 +81,6 @@ AVAILABLE_QUERY = (
     " && has(object.status.conditions)"
     ' && object.status.conditions.exists(c, c.type == "Available" && c.status == "True")'
 )
-
-# Prefix-cache affinity first, queue depth to break ties and shed load. The producer floors the
-# block size at 64 tokens, so 64 is exact for every engine without peeking at engine flags.
-UNIFIED_CONFIG = """\
-apiVersion: llm-d.ai/v1alpha1
-kind: EndpointPickerConfig
-plugins:
-- type: approx-prefix-cache-producer
-  parameters:
-    autoTune: false
-    blockSizeTokens: 64
-    maxPrefixTokensToMatch: 16384
-    lruCapacityPerServer: 31250
-- type: prefix-cache-scorer
-- type: queue-scorer
-- type: max-score-picker
-schedulingProfiles:
-- name: default
-  plugins:
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-"""
-
-# Two profiles over the role-labelled pods: the decider sends a request through prefill only
-# when enough of its prompt is uncached to be worth the KV transfer.
-PREFILL_DECODE_CONFIG = """\
-apiVersion: llm-d.ai/v1alpha1
-kind: EndpointPickerConfig
-plugins:
-- type: approx-prefix-cache-producer
-  parameters:
-    autoTune: false
-    blockSizeTokens: 64
-    maxPrefixTokensToMatch: 16384
-    lruCapacityPerServer: 31250
-- type: prefix-cache-scorer
-- type: queue-scorer
-- type: prefill-filter
-- type: decode-filter
-- type: max-score-picker
-- type: prefix-based-pd-decider
-  parameters:
-    nonCachedTokens: 16
-- type: disagg-profile-handler
-  parameters:
-    deciders:
-      prefill: prefix-based-pd-decider
-schedulingProfiles:
-- name: prefill
-  plugins:
-  - pluginRef: prefill-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-- name: decode
-  plugins:
-  - pluginRef: decode-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-"""
 
 
 def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Obj]:

@@ -15,7 +15,8 @@ from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned, serving_selector
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.kube.names import DNS_LABEL_MAX, LETTER_PREFIX, dns_label
+from modelplane.compose.replicapool import replica_pool_name
+from modelplane.kube.names import suffixed
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -43,30 +44,16 @@ ROUTE_ACCEPTED_QUERY = (
 )
 
 
-def routing_name(replica: str, suffix: str) -> str:
-    """``<replica>-<suffix>`` within 63 characters (the replica part hashed when it must shrink).
-
-    Every workload name ends in a hex hash, so a name ending in a fixed word such as ``epp``
-    never equals one; that matters because a LeaderWorkerSet creates a Service named like itself.
-    """
-    max_len = DNS_LABEL_MAX - len(suffix) - 1
-    base = dns_label(replica, max_len=max_len)
-    if not base[:1].isalpha():
-        # The picker's Service takes this name, and a Service name must start with a letter.
-        base = dns_label(f"{LETTER_PREFIX}{replica}", max_len=max_len)
-    return f"{base}-{suffix}"
-
-
 def pool_name(replica: str) -> str:
-    return routing_name(replica, "pool")
+    return replica_pool_name(replica)
 
 
 def picker_name(replica: str) -> str:
-    return routing_name(replica, "epp")
+    return suffixed(replica, "epp")
 
 
 def route_name(replica: str) -> str:
-    return routing_name(replica, "route")
+    return suffixed(replica, "route")
 
 
 def path_prefix(ctx: ReplicaContext) -> str:
