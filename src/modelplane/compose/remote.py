@@ -47,13 +47,23 @@ def remote_object(
     }
 
 
+def managed_metadata(name: str, namespace: str | None = None) -> Obj:
+    """Metadata of an object Modelplane owns on a workload cluster: its name, its namespace
+    (none for a cluster-scoped object) and the managed-by label ``kubectl`` shows."""
+    meta: Obj = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = {MANAGED_BY: "modelplane"}
+    return meta
+
+
 def remote_namespace(name: str) -> Obj:
     """A tenant's namespace on a workload cluster. Its replicas and model caches each compose
     it, so it names none of them: they would otherwise fight over its labels."""
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": name, "labels": {MANAGED_BY: "modelplane"}},
+        "metadata": managed_metadata(name),
     }
 
 

@@ -24,18 +24,13 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
     front_tls_secret,
 )
+from modelplane.compose.remote import managed_metadata
 from modelplane.kube.names import dns_label
-from modelplane.labels import MANAGED_BY
 
 Obj = dict[str, Any]
 
-_LABELS = {MANAGED_BY: "modelplane"}
 # ECDSA P-256, a new key on every renewal: the fleet's own certificates.
 _PRIVATE_KEY = {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"}
-
-
-def _meta(name: str, namespace: str) -> Obj:
-    return {"name": name, "namespace": namespace, "labels": dict(_LABELS)}
 
 
 def front_gateway(gateway: str, hostname: str, host: ClusterGateway, class_name: str) -> Obj:
@@ -47,7 +42,7 @@ def front_gateway(gateway: str, hostname: str, host: ClusterGateway, class_name:
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "Gateway",
-        "metadata": _meta(front_gateway_name(gateway), host.namespace),
+        "metadata": managed_metadata(front_gateway_name(gateway), host.namespace),
         "spec": {
             "gatewayClassName": class_name,
             "listeners": [
@@ -79,7 +74,7 @@ def tls_secret_copy(gateway: str, host: ClusterGateway) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": _meta(front_tls_secret(gateway), host.namespace),
+        "metadata": managed_metadata(front_tls_secret(gateway), host.namespace),
         "type": "kubernetes.io/tls",
     }
 
@@ -102,7 +97,7 @@ def tls_certificate(gateway: str, hostname: str, host: ClusterGateway, issuer: O
     return {
         "apiVersion": CERT_MANAGER_API_VERSION,
         "kind": "Certificate",
-        "metadata": _meta(front_tls_secret(gateway), host.namespace),
+        "metadata": managed_metadata(front_tls_secret(gateway), host.namespace),
         "spec": {
             "secretName": front_tls_secret(gateway),
             "dnsNames": [hostname],
@@ -128,7 +123,7 @@ def client_certificate(gateway: str, host: ClusterGateway) -> Obj:
     return {
         "apiVersion": CERT_MANAGER_API_VERSION,
         "kind": "Certificate",
-        "metadata": _meta(client_secret(gateway), host.namespace),
+        "metadata": managed_metadata(client_secret(gateway), host.namespace),
         "spec": {
             "secretName": client_secret(gateway),
             "dnsNames": [client_identity(gateway)],
@@ -147,7 +142,7 @@ def cluster_backend(gateway: str, host: ClusterGateway, target: ClusterGateway) 
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "Backend",
-        "metadata": _meta(cluster_backend_name(gateway, target.cluster), host.namespace),
+        "metadata": managed_metadata(cluster_backend_name(gateway, target.cluster), host.namespace),
         "spec": {
             "endpoints": [backend_endpoint(target.address.lower(), FLEET_PORT)],
             "tls": {
@@ -166,7 +161,7 @@ def cluster_backend_tls(gateway: str, host: ClusterGateway, target: ClusterGatew
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "BackendTLSPolicy",
-        "metadata": _meta(name, host.namespace),
+        "metadata": managed_metadata(name, host.namespace),
         "spec": {
             "targetRefs": [{"group": ENVOY_GROUP, "kind": "Backend", "name": name}],
             "validation": {

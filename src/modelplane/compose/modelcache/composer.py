@@ -26,7 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.cache import CACHE_MOUNT_PATH, CACHE_VOLUME, cache_claim_name
-from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_object
+from modelplane.compose.remote import (
+    NEVER_DELETE,
+    managed_metadata,
+    remote_namespace,
+    remote_object,
+)
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
@@ -418,7 +423,7 @@ def _provider_config(cluster: Obj) -> str | None:
 
 def _metadata(mc: Obj, name: str) -> Obj:
     """A remote object's metadata: in the cache's namespace, managed by Modelplane."""
-    return {"name": name, "namespace": namespace_of(mc), "labels": {MANAGED_BY: "modelplane"}}
+    return managed_metadata(name, namespace_of(mc))
 
 
 def _name(mc: Obj) -> str:

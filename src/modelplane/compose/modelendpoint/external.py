@@ -14,7 +14,7 @@ from modelplane.compose.frontdoor import (
     credential_name,
     external_backend_name,
 )
-from modelplane.labels import MANAGED_BY
+from modelplane.compose.remote import managed_metadata
 
 Obj = dict[str, Any]
 
@@ -22,15 +22,11 @@ CREDENTIAL_KEY = "credential"
 """The key Envoy Gateway's credential injection reads the header value from."""
 
 
-def _meta(name: str, namespace: str) -> Obj:
-    return {"name": name, "namespace": namespace, "labels": {MANAGED_BY: "modelplane"}}
-
-
 def backend(endpoint: str, namespace: str, url: EndpointURL) -> Obj:
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "Backend",
-        "metadata": _meta(external_backend_name(endpoint), namespace),
+        "metadata": managed_metadata(external_backend_name(endpoint), namespace),
         "spec": {"endpoints": [backend_endpoint(url.host, url.port)]},
     }
 
@@ -41,7 +37,7 @@ def backend_tls(endpoint: str, namespace: str, url: EndpointURL) -> Obj:
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "BackendTLSPolicy",
-        "metadata": _meta(name, namespace),
+        "metadata": managed_metadata(name, namespace),
         "spec": {
             "targetRefs": [{"group": ENVOY_GROUP, "kind": "Backend", "name": name}],
             "validation": {"wellKnownCACertificates": "System", "hostname": url.host},
@@ -54,7 +50,7 @@ def credential_secret(endpoint: str, namespace: str) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": _meta(credential_name(endpoint), namespace),
+        "metadata": managed_metadata(credential_name(endpoint), namespace),
         "type": "Opaque",
     }
 
@@ -79,7 +75,7 @@ def credential_filter(endpoint: str, namespace: str, auth: Obj) -> Obj:
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "HTTPRouteFilter",
-        "metadata": _meta(credential_name(endpoint), namespace),
+        "metadata": managed_metadata(credential_name(endpoint), namespace),
         "spec": {
             "credentialInjection": {
                 "header": str(auth.get("header") or "Authorization"),

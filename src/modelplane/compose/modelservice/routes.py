@@ -42,16 +42,12 @@ from modelplane.compose.frontdoor import (
     unavailable_filter_name,
 )
 from modelplane.compose.modelservice.plan import Lane, Plan
-from modelplane.labels import MANAGED_BY
+from modelplane.compose.remote import managed_metadata
 
 Obj = dict[str, Any]
 
 NO_TIMEOUT = "0s"
 """Gateways default to a 15 s request timeout, which cuts token streams."""
-
-
-def _meta(name: str, namespace: str) -> Obj:
-    return {"name": name, "namespace": namespace, "labels": {MANAGED_BY: "modelplane"}}
 
 
 def _parent(gateway: str, namespace: str, section: str) -> Obj:
@@ -108,7 +104,7 @@ def front_route(
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
-        "metadata": _meta(front_route_name(gateway, namespace, service), host.namespace),
+        "metadata": managed_metadata(front_route_name(gateway, namespace, service), host.namespace),
         "spec": {
             "parentRefs": [_parent(front_gateway_name(gateway), host.namespace, FRONT_LISTENER)],
             "hostnames": [hostname],
@@ -150,7 +146,9 @@ def unavailable_filter(gateway: str, host: ClusterGateway, namespace: str, servi
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "HTTPRouteFilter",
-        "metadata": _meta(unavailable_filter_name(gateway, namespace, service), host.namespace),
+        "metadata": managed_metadata(
+            unavailable_filter_name(gateway, namespace, service), host.namespace
+        ),
         "spec": {
             "directResponse": {
                 "statusCode": 503,
@@ -192,7 +190,7 @@ def fleet_route(
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
-        "metadata": _meta(fleet_route_name(service), namespace),
+        "metadata": managed_metadata(fleet_route_name(service), namespace),
         "spec": {
             "parentRefs": [_parent(cluster.name, cluster.namespace, FLEET_LISTENER)],
             "rules": rules,
@@ -232,7 +230,7 @@ def egress_route(
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
-        "metadata": _meta(egress_route_name(service, endpoint), namespace),
+        "metadata": managed_metadata(egress_route_name(service, endpoint), namespace),
         "spec": {
             "parentRefs": [_parent(host.name, host.namespace, FLEET_LISTENER)],
             "rules": [
