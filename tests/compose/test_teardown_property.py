@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -51,6 +50,7 @@ from tests.compose.modelservice.test_faults import (
     service_world,
 )
 from tests.compose.through import run
+from tests.compose.worlds import World, degraded_required
 from tests.fleet.builders import (
     declared_cluster,
     deployment,
@@ -65,18 +65,6 @@ Obj = dict[str, Any]
 H100 = inference_class("h100")
 A100 = inference_class("a100")
 API = "modelplane.ai/v1alpha1"
-
-
-@dataclass(frozen=True)
-class World:
-    composite: Obj
-    required: dict[str, list[Obj]]
-    observed: dict[str, Obj]
-    partial: frozenset[str] = frozenset()
-    """Requirements whose list may lag: lack some of its items."""
-    own: str | None = None
-    """The requirement listing the composite's own composed objects (a deployment's replicas)."""
-    notes: list[str] = field(default_factory=list)
 
 
 def resources(result: Result) -> dict[str, Obj]:
@@ -227,25 +215,7 @@ def degraded(
 ) -> tuple[Obj, dict[str, Obj], dict[str, list[Obj] | None]]:
     """The composite, observed and required resources as the function is handed them."""
     observed = copy.deepcopy(world.observed)
-    required: dict[str, list[Obj] | None] = {}
-    modes = ["intact", "missing", "empty", "stale"]
-    for name, items in world.required.items():
-        mode = draw(st.sampled_from([*modes, "lagging"] if name in world.partial else modes))
-        if mode == "missing":
-            required[name] = None
-        elif mode == "empty":
-            required[name] = []
-        elif mode == "lagging":
-            keep = draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
-            required[name] = [copy.deepcopy(i) for i, k in zip(items, keep, strict=True) if k]
-        elif mode == "stale":
-            stale = draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
-            required[name] = [
-                {k: v for k, v in i.items() if not s or k != "status"}
-                for i, s in zip(copy.deepcopy(items), stale, strict=True)
-            ]
-        else:
-            required[name] = copy.deepcopy(items)
+    required = draw(degraded_required(world))
     if world.own is not None and observed and draw(st.booleans()):
         edited = draw(st.sets(st.sampled_from(sorted(observed)), min_size=1))
         names = {observed[k]["metadata"]["name"] for k in edited}

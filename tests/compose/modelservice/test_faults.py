@@ -5,25 +5,21 @@ views) is Fatal or keeps every observed resource the true inputs still want. Cro
 whatever a non-fatal response leaves out, and a route deleted under a failed list turns clients'
 requests into 404s.
 
-The modes, per requirement: missing (not fetched yet), empty (nothing listed: every object
-deleted, or a list that failed), stale (items listed without their status), lagging (some items
-not listed, for the lists that may lag: ``World.partial``). A gateway missing from a list that
-holds others is deleted by design, and so is a cluster an InferenceGateway dials, so those lists
-do not lag here.
+The ways a list departs from the truth are ``tests.compose.worlds``'s. A gateway missing from a
+list that holds others is deleted by design, and so is a cluster an InferenceGateway dials, so
+those lists do not lag here.
 
-The worlds carry the fields of the fleet-wide property's ``World`` (composite, required,
-observed, partial, own), so they can join its table of worlds as they are.
+The worlds are ``tests.compose.worlds.World``s, so they join the fleet-wide property's table of
+worlds as they are.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,11 +32,9 @@ from modelplane.compose.modeldeployment.composer import (
 )
 from modelplane.compose.modelendpoint.composer import compose_endpoint
 from modelplane.compose.modelservice.composer import compose_service, endpoints_requirement
-from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
-from modelplane.function import FunctionRunner
 from modelplane.simulate import simulate_observed
-from modelplane.structs import dict_to_struct
+from tests.compose import through
 from tests.compose.modelservice.kit import (
     cluster,
     external_endpoint,
@@ -48,37 +42,17 @@ from tests.compose.modelservice.kit import (
     replica_endpoint,
     service,
 )
+from tests.compose.worlds import World, degraded_required
 from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
 
 Obj = dict[str, Any]
 H100 = inference_class("h100")
 
 
-@dataclass(frozen=True)
-class World:
-    composite: Obj
-    required: dict[str, list[Obj]]
-    observed: dict[str, Obj]
-    partial: frozenset[str] = frozenset()
-    own: str | None = None
-
-
 def run(composite: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj] | None]):
     """The response's desired resource keys, or None when it is Fatal."""
-    req = fnv1.RunFunctionRequest()
-    req.observed.composite.resource.CopyFrom(dict_to_struct(composite))
-    for key, obj in observed.items():
-        req.observed.resources[key].resource.CopyFrom(dict_to_struct(obj))
-    for name, items in required.items():
-        if items is None:
-            continue
-        listed = req.required_resources[name]  # present even when it matched nothing
-        for obj in items:
-            listed.items.add().resource.CopyFrom(dict_to_struct(obj))
-    rsp = FunctionRunner(default_registry()).run(req)
-    if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
-        return None
-    return set(rsp.desired.resources)
+    rsp = through.run(composite, observed, required)
+    return None if rsp.fatal is not None else set(rsp.resources)
 
 
 def settled(compose: Callable[[Inputs], Result], composite: Obj, required: dict, copies: int):
@@ -191,30 +165,6 @@ WORLDS: dict[str, Callable[[], st.SearchStrategy[World]]] = {
 }
 
 
-@st.composite
-def degraded(draw: st.DrawFn, world: World) -> dict[str, list[Obj] | None]:
-    required: dict[str, list[Obj] | None] = {}
-    for name, items in world.required.items():
-        modes = ["intact", "missing", "empty", "stale"]
-        mode = draw(st.sampled_from([*modes, "lagging"] if name in world.partial else modes))
-        if mode == "missing":
-            required[name] = None
-        elif mode == "empty":
-            required[name] = []
-        elif mode == "lagging":
-            keep = draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
-            required[name] = [copy.deepcopy(i) for i, k in zip(items, keep, strict=True) if k]
-        elif mode == "stale":
-            stale = draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
-            required[name] = [
-                {k: v for k, v in i.items() if not s or k != "status"}
-                for i, s in zip(copy.deepcopy(items), stale, strict=True)
-            ]
-        else:
-            required[name] = copy.deepcopy(items)
-    return required
-
-
 @pytest.mark.parametrize("kind", sorted(WORLDS))
 @settings(
     max_examples=100,
@@ -229,7 +179,7 @@ def test_missing_empty_stale_or_lagging_inputs_never_drop_what_is_still_wanted(
     truth = run(world.composite, world.observed, world.required)
     assert truth is not None
     wanted = truth & set(world.observed)
-    got = run(world.composite, world.observed, data.draw(degraded(world), label="inputs"))
+    got = run(world.composite, world.observed, data.draw(degraded_required(world), label="inputs"))
     if got is None:
         return
     if world.own is not None:
