@@ -364,3 +364,43 @@ def test_many_large_requests_keep_the_response_cache_within_its_bytes():
         assert not fatal_messages(runner.run(req))
     assert runner.responses.size <= budget
     assert 1 <= len(runner.responses) <= 5
+
+
+def test_a_response_reads_back_as_the_result_it_was_written_from():
+    from modelplane.composer import Condition, Desired, Event, Requirement
+    from modelplane.function import read_response, write_response
+
+    result = Result(
+        resources={
+            "a": Desired({"apiVersion": "v1", "kind": "ConfigMap", "data": {"n": 2.0}}, "True"),
+            "b": Desired({"apiVersion": "v1", "kind": "Secret"}, "False"),
+            "c": Desired({"apiVersion": "v1", "kind": "Service"}),
+        },
+        status={"engines": 2, "ratio": 0.5},
+        conditions=[Condition("Placed", "True", "Placed", "on c1"), Condition("X", "Unknown", "Y")],
+        events=[Event("Warning", "slow", "Slow"), Event("Normal", "done")],
+        requirements={
+            "by-name": Requirement("v1", "Secret", match_name="s", namespace="ml"),
+            "every": Requirement("v1", "Secret"),
+            "by-labels": Requirement("v1", "Secret", match_labels={"team": "ml"}),
+        },
+    )
+    back = read_response(write_response(fnv1.RunFunctionRequest(), result))
+    assert back.resources["a"] == Desired(
+        {"apiVersion": "v1", "kind": "ConfigMap", "data": {"n": 2}}, "True"
+    )
+    assert [back.resources[k].ready for k in "abc"] == ["True", "False", "Unspecified"]
+    assert back.status == result.status
+    assert back.conditions == result.conditions
+    assert back.events == result.events
+    assert back.requirements == {k: r.canonical() for k, r in result.requirements.items()}
+    assert back.requirements["every"].match_labels == {}
+    assert back.fatal is None
+
+
+def test_a_fatal_response_reads_back_as_one_fatal_message():
+    from modelplane.function import fatal_response, read_response
+
+    rsp = fatal_response(fnv1.RunFunctionRequest(), "first")
+    rsp.results.append(fnv1.Result(severity=fnv1.SEVERITY_FATAL, message="second"))
+    assert read_response(rsp).fatal == "first; second"

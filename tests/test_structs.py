@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from google.protobuf import struct_pb2
+from hypothesis import given
+from hypothesis import strategies as st
 
 from modelplane.structs import (
     ListView,
@@ -12,6 +14,7 @@ from modelplane.structs import (
     frozen,
     lazy_paths,
     materialize,
+    plain,
     struct_to_dict,
     struct_to_dict_lazily,
 )
@@ -117,3 +120,55 @@ def test_lazy_paths_leave_exactly_the_named_sub_trees_as_views():
     assert type(out["a"][0]["d"]) is list and type(out["a"]) is list and out["i"] == 3
     assert materialize(out) == obj
     assert dict_to_struct(out) == dict_to_struct(obj)  # views are written back unchanged
+
+
+# Plain data as a Struct round trip gives it, without the round trip (`render` in process).
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**53), 2**53),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.text(max_size=5),
+)
+json_like = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(st.text(max_size=4), inner, max_size=4),
+        st.dictionaries(st.text(max_size=4), inner, max_size=4).map(frozen),
+        st.lists(inner, max_size=4).map(frozen),
+        st.dictionaries(st.text(max_size=4), inner, max_size=4).map(
+            lambda d: StructView(dict_to_struct(d))
+        ),
+    ),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.text(max_size=4), json_like, max_size=5))
+def test_plain_data_is_what_a_struct_round_trip_gives(obj):
+    assert plain(obj) == struct_to_dict(dict_to_struct(obj))
+    assert _types(plain(obj)) == _types(struct_to_dict(dict_to_struct(obj)))
+
+
+def _types(v):
+    if isinstance(v, dict):
+        return {k: _types(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_types(x) for x in v]
+    return type(v)
+
+
+def test_plain_data_refuses_what_a_struct_cannot_hold():
+    for bad in ({"bad": {1, 2}}, {"bad": {1: "x"}}, {"bad": [object()]}):
+        with pytest.raises(TypeError):
+            dict_to_struct(bad)
+        with pytest.raises(TypeError):
+            plain(bad)
+
+
+def test_plain_data_of_a_frozen_subtree_is_plain_dicts_and_lists():
+    out = plain({"f": frozen(OBJ)})
+    assert out == {"f": OBJ}
+    assert type(out["f"]) is dict and type(out["f"]["spec"]["list"]) is list

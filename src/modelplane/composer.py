@@ -8,7 +8,7 @@ convert at their boundary and call the same composer.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from modelplane.structs import LazyPaths, lazy_paths
@@ -16,6 +16,7 @@ from modelplane.structs import LazyPaths, lazy_paths
 Obj = dict[str, Any]
 Ready = Literal["True", "False", "Unspecified"]
 Severity = Literal["Normal", "Warning", "Fatal"]
+ConditionStatus = Literal["True", "False", "Unknown"]
 
 
 def namespace_of(obj: Mapping[str, Any]) -> str:
@@ -36,6 +37,12 @@ class Requirement:
     match_name: str | None = None
     match_labels: Mapping[str, str] | None = None
     namespace: str | None = None
+
+    def canonical(self) -> Requirement:
+        """This requirement as it reads back from the wire: selecting by labels (none: every
+        object of the kind) unless by name, and no empty namespace."""
+        labels = None if self.match_name is not None else dict(self.match_labels or {})
+        return replace(self, match_labels=labels, namespace=self.namespace or None)
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ class Desired:
 @dataclass(frozen=True)
 class Condition:
     type: str
-    status: Literal["True", "False", "Unknown"]
+    status: ConditionStatus
     reason: str
     message: str = ""
 

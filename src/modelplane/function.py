@@ -12,6 +12,7 @@ import hashlib
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -23,7 +24,20 @@ from google.protobuf import duration_pb2, struct_pb2
 from google.protobuf.message import DecodeError
 
 from modelplane.compose.admission import Admission, invalid
-from modelplane.composer import Inputs, Registry, Result, UnknownKindError
+from modelplane.composer import (
+    Composer,
+    Condition,
+    ConditionStatus,
+    Desired,
+    Event,
+    Inputs,
+    Ready,
+    Registry,
+    Requirement,
+    Result,
+    Severity,
+    UnknownKindError,
+)
 from modelplane.structs import (
     LazyPaths,
     Shape,
@@ -60,6 +74,9 @@ _STATUS = {
     "False": fnv1.STATUS_CONDITION_FALSE,
     "Unknown": fnv1.STATUS_CONDITION_UNKNOWN,
 }
+_READY_NAME: dict[int, Ready] = {v: k for k, v in _READY.items()}  # type: ignore[misc]
+_SEVERITY_NAME: dict[int, Severity] = {v: k for k, v in _SEVERITY.items()}  # type: ignore[misc]
+_STATUS_NAME: dict[int, ConditionStatus] = {v: k for k, v in _STATUS.items()}  # type: ignore[misc]
 # What of a composite's metadata admission reads; the rest (resourceVersion, managedFields) is
 # the server's and changes on every status write, which must not make a spec look new.
 _ADMITTED_METADATA = ("name", "generateName", "namespace", "labels", "annotations")
@@ -175,15 +192,9 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             kind = f"{kind}.{api_version}"  # as users read it in messages
         except (MalformedRequestError, UnknownKindError, ShapeError) as e:
             return _fatal(req, identity, str(e))
-        try:
-            result = composer(inputs)
-        except ShapeError as e:  # a required or observed resource its schema does not allow
-            return _fatal(req, identity, str(e))
-        except Exception as e:  # a composer bug must not reach Crossplane as a traceback
-            log.error(
-                "composer raised", tag=tag, kind=kind, error=repr(e), trace=traceback.format_exc()
-            )
-            return _fatal(req, identity, f"composing {kind} failed: {type(e).__name__}: {e}")
+        result = run_composer(
+            composer, inputs, kind, lambda event, **f: log.error(event, tag=tag, **f)
+        )
         try:
             rsp = write_response(req, result)
         except (TypeError, ValueError) as e:
@@ -216,6 +227,22 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         schema = self.admission.read_schema(api_version, kind).properties or {}
         if "status" in schema:
             check_field(resource, "status", schema["status"], None)
+
+
+def run_composer(
+    composer: Composer, inputs: Inputs, kind: str, log: Callable[..., Any] | None = None
+) -> Result:
+    """The composer's result, every fault in it a Fatal result: the function and `render`
+    alike. ``kind`` is the composite's as users read it (``Kind.group/version``); ``log``
+    hears a composer's crash, with its trace."""
+    try:
+        return composer(inputs)
+    except ShapeError as e:  # a required or observed resource its schema does not allow
+        return Result.failed(str(e))
+    except Exception as e:  # a composer bug must not reach Crossplane as a traceback
+        if log is not None:
+            log("composer raised", kind=kind, error=repr(e), trace=traceback.format_exc())
+        return Result.failed(f"composing {kind} failed: {type(e).__name__}: {e}")
 
 
 def admitted_parts(resource: struct_pb2.Struct) -> list[tuple[str, struct_pb2.Value]]:
@@ -516,6 +543,42 @@ def write_response(
             selector.namespace = r.namespace
         rsp.requirements.resources[name].CopyFrom(selector)
     return rsp
+
+
+def read_response(rsp: fnv1.RunFunctionResponse) -> Result:
+    """A response as the Result it was written from (``write_response`` undone, values as
+    ``structs.plain`` gives them); Fatal results become one ``fatal`` message."""
+    fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    if fatal:
+        return Result.failed("; ".join(fatal))
+    return Result(
+        resources={
+            k: Desired(struct_to_dict(r.resource), _READY_NAME[r.ready])
+            for k, r in rsp.desired.resources.items()
+        },
+        status=struct_to_dict(rsp.desired.composite.resource).get("status") or {},
+        conditions=[
+            Condition(c.type, _STATUS_NAME[c.status], c.reason, c.message) for c in rsp.conditions
+        ],
+        events=[Event(_SEVERITY_NAME[r.severity], r.message, r.reason) for r in rsp.results],
+        requirements={
+            name: read_requirement(selector)
+            for name, selector in rsp.requirements.resources.items()
+        },
+    )
+
+
+def read_requirement(selector: fnv1.ResourceSelector) -> Requirement:
+    """A requirement as ``write_response`` sends it: "every object of the kind" is an empty
+    label selector, so it reads back with empty ``match_labels`` (``Requirement.canonical``)."""
+    match = selector.WhichOneof("match")
+    return Requirement(
+        api_version=selector.api_version,
+        kind=selector.kind,
+        match_name=selector.match_name if match == "match_name" else None,
+        match_labels=dict(selector.match_labels.labels) if match != "match_name" else None,
+        namespace=selector.namespace or None,
+    )
 
 
 def fatal_response(req: fnv1.RunFunctionRequest, message: str) -> fnv1.RunFunctionResponse:

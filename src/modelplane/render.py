@@ -1,7 +1,8 @@
 """`modelplane render`: run composition trees in process, as Crossplane would.
 
-Each composite is sent through the real FunctionRunner as a RunFunctionRequest, so what renders
-here is exactly what the function returns under Crossplane. Crossplane's required-resources
+Each composite is composed by the composer the function dispatches it to, with the function's
+fault handling, and its result is what the function's response carries once read back (the
+Session says how, and how the tests hold the two equal). Crossplane's required-resources
 round trip is reproduced: a composer asks for objects by kind and name or labels, render answers
 from the input manifests and calls again until the requirements stop changing. Composed
 resources that are themselves composites (a ModelDeployment's ModelReplicas) are rendered in
@@ -14,9 +15,8 @@ requires it (learned from the requirements composers return; kinds by name until
 by namespace and name, and each sees what those before it published, as successive reconciles
 would. So the passes a render needs depend on how deep its composition trees are, not on how
 many composites there are. Each pass indexes the environment by kind and name, and observed
-resources by owner, once; a Session keeps across passes every Struct already converted, every
-composite already admitted and every response already converted, so a composite whose request
-did not change costs a lookup.
+resources by owner, once; a Session keeps across passes every composite already admitted and
+every call already made, so a composite whose inputs did not change costs a lookup.
 """
 
 from __future__ import annotations
@@ -31,15 +31,14 @@ from typing import Any, Generic, TypeVar
 
 from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from google.protobuf import struct_pb2
 
 from modelplane import exits, manifests, owners
 from modelplane import output as output_
-from modelplane.composer import Registry, Requirement
-from modelplane.function import FunctionRunner
+from modelplane.composer import Condition, Event, Inputs, Registry, Requirement, Result
+from modelplane.function import FunctionRunner, read_response, run_composer
 from modelplane.kube.names import dns_label
 from modelplane.owners import Identity, identity
-from modelplane.structs import dict_to_struct, struct_to_dict, to_value
+from modelplane.structs import fill_struct, plain
 
 Obj = dict[str, Any]
 
@@ -73,8 +72,13 @@ class Rendered:
     children: list[Rendered] = field(default_factory=list)
     rounds: int = 0
     """How many times the function was called before its requirements were stable."""
-    request: fnv1.RunFunctionRequest | None = None
-    """The last request sent: the one a steady-state reconcile repeats."""
+    call: _Call | None = None
+    """The last call: the one a steady-state reconcile repeats."""
+
+    @functools.cached_property
+    def request(self) -> fnv1.RunFunctionRequest | None:
+        """The last call's RunFunctionRequest, as Crossplane would send it."""
+        return self.call.request() if self.call is not None else None
 
     def walk(self) -> Iterator[Rendered]:
         """This composite and every nested one, depth first."""
@@ -122,7 +126,7 @@ class _Generations(Generic[K, V]):
 
 @dataclass(frozen=True)
 class _Answer:
-    """A response's desired state as plain data."""
+    """A result's desired state as the documents render prints."""
 
     resources: dict[str, Obj]
     ready: dict[str, bool]
@@ -132,48 +136,52 @@ class _Answer:
 
 
 class _Call:
-    """One call of the function: the request sent and its response, whose desired state is
-    converted to plain data only when used (a round whose requirements change is not)."""
+    """One call of a composer: what it read, what it returned, and that as documents."""
 
     def __init__(
         self,
         xr: Obj,
-        request: fnv1.RunFunctionRequest,
-        response: fnv1.RunFunctionResponse,
-        composed: Composed,
+        observed: Mapping[str, Obj],
+        required: Mapping[str, list[Obj]],
+        result: Result,
+        answer: _Answer | None,
     ) -> None:
         self.xr = xr
-        self.request = request
-        self.response = response
-        self.fatal = [r.message for r in response.results if r.severity == fnv1.SEVERITY_FATAL]
-        self.requirements = _requirements(response)
-        self._composed = composed
+        self.observed = observed
+        self.required = required
+        self.fatal = result.fatal
+        self.requirements = {n: r.canonical() for n, r in result.requirements.items()}
+        self.answer = answer
 
-    @functools.cached_property
-    def answer(self) -> _Answer:
-        return _convert(self.xr, self.response, self._composed)
+    def request(self) -> fnv1.RunFunctionRequest:
+        """The RunFunctionRequest Crossplane would send for this call."""
+        return request_for(self.xr, self.observed, self.required)
 
 
 class Session:
-    """What one render keeps from pass to pass. Objects are never changed once built, so what
-    was derived from one (its Struct and digest, its admission) is found again by its identity
-    or content; each entry holds the object, so an identity is never reused while cached. A
-    call is found again by its request's digest, built from its parts' digests: a composite
-    whose request did not change costs neither building the request nor the call."""
+    """What one render keeps from pass to pass. Objects are never changed once built, and a
+    composite, observed or composed object that did not change is the same object next pass
+    (a composed resource equal to its previous version is that version), so a call is found
+    again by the identities of what it reads: a composite whose inputs did not change costs a
+    lookup. Each entry holds the objects its key names, so an identity is never reused while
+    cached.
 
-    def __init__(self, registry: Registry) -> None:
-        # The session remembers calls itself (by digest), so the runner keeps none.
-        self.runner = FunctionRunner(registry, cache_size=0)
-        self._structs: _Generations[int, tuple[Any, struct_pb2.Struct, bytes]] = _Generations()
+    Composers run in process on plain data, as ``modelplane.composer`` defines them, with the
+    function's fault handling (``function.run_composer``) and its output as a Struct round trip
+    gives it (``structs.plain``). ``through_function`` sends each call through the real
+    FunctionRunner as a RunFunctionRequest instead: the same documents, proven by the tests,
+    at the cost of protobuf both ways."""
+
+    def __init__(self, registry: Registry, *, through_function: bool = False) -> None:
+        self.registry = registry
+        # The session remembers calls itself, so the runner keeps none.
+        self._runner = FunctionRunner(registry, cache_size=0) if through_function else None
         self._admitted: _Generations[str, Obj] = _Generations()
         self._admitted_parts: _Generations[tuple[tuple[str, int], ...], tuple[list[Any], Obj]] = (
             _Generations()
         )
-        self._calls: _Generations[bytes, _Call] = _Generations()
-        self._composed: _Generations[bytes, Obj] = _Generations()
-        self._answered: _Generations[tuple[int, ...], tuple[list[Obj], fnv1.Resources]] = (
-            _Generations()
-        )
+        self._calls: _Generations[tuple[Any, ...], _Call] = _Generations()
+        self._composed: _Generations[tuple[Any, ...], Obj] = _Generations()
         self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], list[Obj]]] = _Generations()
         self.requirements: dict[Identity, dict[str, Requirement]] = {}
         """Each composite's settled requirements: the next pass asks with them answered."""
@@ -183,87 +191,68 @@ class Session:
         """Per kind, settled requirements that name nothing of one composite: a first guess."""
 
     def next_pass(self) -> None:
-        caches = (self._structs, self._admitted, self._admitted_parts, self._calls, self._composed)
-        for cache in (*caches, self._answered, self._simulated):
+        caches = (self._admitted, self._admitted_parts, self._calls, self._composed)
+        for cache in (*caches, self._simulated):
             cache.next_pass()
 
-    def _converted(self, obj: Mapping[str, Any]) -> tuple[Any, struct_pb2.Struct, bytes]:
-        hit = self._structs.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit
-        struct = dict_to_struct(obj)
-        digest = hashlib.sha256(struct.SerializeToString(deterministic=True)).digest()
-        return self._structs.put(id(obj), (obj, struct, digest))
-
-    def struct(self, obj: Mapping[str, Any]) -> struct_pb2.Struct:
-        return self._converted(obj)[1]
-
     def call(
-        self, xr: Obj, observed: Mapping[str, Any], required: Mapping[str, list[Obj]]
+        self, xr: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj]]
     ) -> _Call:
-        """The function's answer for this composite, observed state and required resources."""
-        digest = hashlib.sha256(self._converted(xr)[2])
-        for key in sorted(observed):
-            digest.update(b"\x00o" + key.encode() + self._converted(observed[key])[2])
-        for name in sorted(required):
-            digest.update(b"\x00r" + name.encode())
-            for obj in required[name]:
-                digest.update(self._converted(obj)[2])
-        tag = digest.digest()
-        hit = self._calls.get(tag)
+        """The composer's answer for this composite, observed state and required resources."""
+        key = (
+            id(xr),
+            tuple((k, id(observed[k])) for k in sorted(observed)),
+            tuple((n, tuple(id(o) for o in required[n])) for n in sorted(required)),
+        )
+        hit = self._calls.get(key)
         if hit is not None:
             return hit
-        req = fnv1.RunFunctionRequest(
-            meta=fnv1.RequestMeta(tag=tag.hex(), capabilities=_CAPABILITIES)
+        result = self._compose(xr, observed, required)
+        answer = None
+        if result.fatal is None:
+            try:
+                answer = self._answer(xr, result)
+            except (TypeError, ValueError) as e:
+                kind = f"{xr.get('kind')}.{xr.get('apiVersion')}"
+                result = Result.failed(f"composing {kind} produced an invalid result: {e}")
+        return self._calls.put(key, _Call(xr, observed, required, result, answer))
+
+    def _compose(
+        self, xr: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj]]
+    ) -> Result:
+        if self._runner is not None:
+            return read_response(self._runner.run(request_for(xr, observed, required)))
+        api_version, kind = str(xr.get("apiVersion", "")), str(xr.get("kind", ""))
+        composer = self.registry.lookup(api_version, kind)
+        inputs = Inputs(composite=xr, observed=observed, required=required)
+        return run_composer(composer, inputs, f"{kind}.{api_version}")
+
+    def _answer(self, xr: Obj, result: Result) -> _Answer:
+        resources: dict[str, Obj] = {}
+        ready: dict[str, bool] = {}
+        for key in sorted(result.resources):
+            desired = result.resources[key]
+            resources[key] = self.composed(key, desired.resource, xr)
+            ready[key] = desired.ready == "True"
+        return _Answer(
+            resources=resources,
+            ready=ready,
+            status=plain(result.status),
+            conditions=[_condition(c) for c in result.conditions],
+            results=[_result(e) for e in result.events],
         )
-        req.observed.composite.resource.CopyFrom(self.struct(xr))
-        for key in sorted(observed):
-            req.observed.resources[key].resource.CopyFrom(self.struct(observed[key]))
-        for name in sorted(required):
-            self._answer(req.required_resources[name], required[name])
-        return self._calls.put(tag, _Call(xr, req, self.runner.run(req), self.composed))
 
-    def _answer(self, into: fnv1.Resources, objs: list[Obj]) -> None:
-        """Fill a requirement's answer with the objects. The same list answered before (every
-        deployment of a pass is answered the same clusters) is copied whole from that answer."""
-        key = tuple(id(o) for o in objs)
-        hit = self._answered.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
-            into.CopyFrom(hit[1])
-            return
-        for obj in objs:
-            into.items.add().resource.CopyFrom(self.struct(obj))
-        # The request holding ``into`` is kept with its call, so the answer stays valid.
-        self._answered.put(key, (list(objs), into))
-
-    def composed(self, key: str, resource: struct_pb2.Struct, xr: Obj) -> Obj:
-        """A composed resource of a response as plain data: the same object as last time when
-        the composer composed it unchanged (a status change elsewhere recomposes a composite
+    def composed(self, key: str, resource: Obj, xr: Obj) -> Obj:
+        """A composed resource as a document, labelled for its owner: the same object as last
+        time when it is composed unchanged (a status change elsewhere recomposes a composite
         without changing most of what it composes), so nothing derived from it is redone."""
         meta = _meta(xr)
-        raw = resource.SerializeToString(deterministic=True)
-        owner = (key, meta.get("name"), meta.get("namespace"), meta.get("uid"))
-        digest = hashlib.sha256(repr(owner).encode() + raw).digest()
-        hit = self._composed.get(digest)
-        if hit is None:
-            obj, struct = _labelled(key, resource, xr)
-            hit = self._composed.put(digest, obj)
-            self.register(obj, struct)
-        else:
-            self._converted(hit)  # kept with its Struct
-        return hit
-
-    def register(self, obj: Obj, struct: struct_pb2.Struct) -> None:
-        """``struct`` is ``obj`` as a Struct (built from another Struct rather than converted)."""
-        digest = hashlib.sha256(struct.SerializeToString(deterministic=True)).digest()
-        self._structs.put(id(obj), (obj, struct, digest))
-
-    def derived(self, base: Obj, obj: Obj, key: str) -> None:
-        """Register ``obj``, which is ``base`` with ``key`` replaced, from ``base``'s Struct."""
-        struct = struct_pb2.Struct()
-        struct.CopyFrom(self.struct(base))
-        struct.fields[key].CopyFrom(to_value(obj[key]))
-        self.register(obj, struct)
+        owner = (key, xr.get("kind"), meta.get("name"), meta.get("namespace"), meta.get("uid"))
+        obj = _labelled(key, plain(resource), xr)
+        last = self._composed.get(owner)
+        if last is not None and last == obj:
+            return last
+        return self._composed.put(owner, obj)
 
     def admitted(self, obj: Obj, admit: Admit | None) -> Obj:
         """``obj`` as admission defaults it, or RenderError with its errors. Admission ignores
@@ -289,7 +278,7 @@ class Session:
                         f"{manifests.identity(obj)} is invalid:\n"
                         + "\n".join(f"  {e}" for e in errors)
                     )
-                hit = self._admitted.put(key, out)
+                hit = self._admitted.put(key, plain(out))
             parts = tuple(sorted((k, id(v)) for k, v in hit.items()))
             self._admitted_parts.put(parts, ([hit[k] for k, _ in parts], hit))
             self._admitted_parts.put(same, ([spec[k] for k, _ in same], hit))
@@ -298,9 +287,7 @@ class Session:
             return hit
         if len(hit) == len(spec) and all(hit.get(k) is v for k, v in spec.items()):
             return obj  # already the admitted object with a status: nothing to rebuild
-        out = {**hit, "status": obj["status"]}
-        self.derived(hit, out, "status")
-        return out
+        return {**hit, "status": obj["status"]}
 
     def learn(self, kind: tuple[str, str], requirements: Mapping[str, Requirement]) -> None:
         self.requires.setdefault(kind, set()).update(
@@ -464,9 +451,7 @@ class Renderer:
         merged = dict(_meta(result.composite))
         for k in ("annotations", "labels"):
             merged[k] = {**(merged.get(k) or {}), **(meta.get(k) or {})}
-        composite = {**result.composite, "metadata": merged}
-        self.session.derived(result.composite, composite, "metadata")
-        result.composite = composite
+        result.composite = {**result.composite, "metadata": merged}
         return result
 
     def _publish(self, root: Identity, rendered: Rendered) -> None:
@@ -492,15 +477,12 @@ class Renderer:
         required = {n: self._env.select(r) for n, r in asked.items()} if asked else {}
         for rounds in range(1, MAX_REQUIREMENT_ROUNDS + 1):
             call = self.session.call(xr, observed, required)
-            if call.fatal:
-                raise RenderError(f"{manifests.identity(xr)}: {'; '.join(call.fatal)}")
+            if call.fatal is not None:
+                raise RenderError(f"{manifests.identity(xr)}: {call.fatal}")
             if call.requirements == asked:
                 self.session.requirements[ident] = call.requirements
                 self.session.learn(ident[:2], call.requirements)
-                rendered = _rendered(xr, call.answer, rounds, call.request)
-                if rendered.composite is not xr:
-                    self.session.derived(xr, rendered.composite, "status")
-                return rendered
+                return _rendered(call, rounds)
             asked = call.requirements
             required = {name: self._env.select(r) for name, r in asked.items()}
         raise RenderError(
@@ -539,20 +521,6 @@ def _kind_order(
     return {k: i for i, k in enumerate(order)}
 
 
-def _requirements(rsp: fnv1.RunFunctionResponse) -> dict[str, Requirement]:
-    out = {}
-    for name, s in rsp.requirements.resources.items():
-        selector = s.WhichOneof("match")
-        out[name] = Requirement(
-            api_version=s.api_version,
-            kind=s.kind,
-            match_name=s.match_name if selector == "match_name" else None,
-            match_labels=dict(s.match_labels.labels) if selector == "match_labels" else None,
-            namespace=s.namespace or None,
-        )
-    return out
-
-
 def _matches(obj: Obj, r: Requirement) -> bool:
     meta = _meta(obj)
     if obj.get("apiVersion") != r.api_version or obj.get("kind") != r.kind:
@@ -565,68 +533,57 @@ def _matches(obj: Obj, r: Requirement) -> bool:
     return all(labels.get(k) == v for k, v in (r.match_labels or {}).items())
 
 
-Composed = Callable[[str, struct_pb2.Struct, Obj], Obj]
-"""Converts one composed resource of a response (key, Struct, composite) to plain data."""
+def request_for(
+    xr: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj]]
+) -> fnv1.RunFunctionRequest:
+    """The RunFunctionRequest Crossplane would send with this composite, observed state and
+    required resources, tagged with a hash of its content as Crossplane tags requests."""
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(capabilities=_CAPABILITIES))
+    fill_struct(req.observed.composite.resource, xr)
+    for key in sorted(observed):
+        fill_struct(req.observed.resources[key].resource, observed[key])
+    for name in sorted(required):
+        answer = req.required_resources[name]
+        answer.SetInParent()  # answered, if with nothing
+        for obj in required[name]:
+            fill_struct(answer.items.add().resource, obj)
+    req.meta.tag = hashlib.sha256(req.SerializeToString(deterministic=True)).hexdigest()
+    return req
 
 
-def _convert(xr: Obj, rsp: fnv1.RunFunctionResponse, composed: Composed) -> _Answer:
-    """The response's desired state as plain data."""
-    resources: dict[str, Obj] = {}
-    ready: dict[str, bool] = {}
-    for key in sorted(rsp.desired.resources):
-        res = rsp.desired.resources[key]
-        resources[key] = composed(key, res.resource, xr)
-        ready[key] = res.ready == fnv1.READY_TRUE
-    status = struct_to_dict(rsp.desired.composite.resource).get("status") or {}
-    return _Answer(
-        resources=resources,
-        ready=ready,
-        status=status,
-        conditions=[_condition(c) for c in rsp.conditions],
-        results=[_result(r) for r in rsp.results],
-    )
-
-
-def _labelled(key: str, resource: struct_pb2.Struct, xr: Obj) -> tuple[Obj, struct_pb2.Struct]:
-    """One composed resource, annotated with its composition resource name and labelled with
-    its owner as Crossplane does (with a controller reference when the owner has a uid), as
-    plain data and as a Struct built alongside (so observing it next pass converts nothing)."""
+def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
+    """One composed resource annotated with its composition resource name and labelled with
+    its owner as Crossplane does (with a controller reference when the owner has a uid)."""
     meta = _meta(xr)
     name, namespace, uid = meta.get("name", ""), meta.get("namespace"), meta.get("uid")
-    obj = struct_to_dict(resource)
-    struct = struct_pb2.Struct()
-    struct.CopyFrom(resource)
-    fields = struct.fields["metadata"].struct_value.fields
-    obj_meta = obj.setdefault("metadata", {})
-    obj_meta.setdefault("annotations", {})[RESOURCE_NAME] = key
-    fields["annotations"].struct_value.fields[RESOURCE_NAME].string_value = key
-    obj_meta.setdefault("labels", {})[COMPOSITE_LABEL] = name
-    fields["labels"].struct_value.fields[COMPOSITE_LABEL].string_value = name
+    obj_meta = dict(obj.get("metadata") or {})
+    obj_meta["annotations"] = {**(obj_meta.get("annotations") or {}), RESOURCE_NAME: key}
+    obj_meta["labels"] = {**(obj_meta.get("labels") or {}), COMPOSITE_LABEL: name}
     if "name" not in obj_meta:
         obj_meta["generateName"] = f"{name}-"
-        fields["generateName"].string_value = f"{name}-"
     if namespace and "namespace" not in obj_meta:
         obj_meta["namespace"] = namespace
-        fields["namespace"].string_value = namespace
     if uid and "ownerReferences" not in obj_meta:
-        reference = {
-            "apiVersion": xr.get("apiVersion"),
-            "kind": xr.get("kind"),
-            "name": name,
-            "uid": uid,
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
-        obj_meta["ownerReferences"] = [reference]
-        fields["ownerReferences"].CopyFrom(to_value([reference]))
-    return obj, struct
+        obj_meta["ownerReferences"] = [
+            {
+                "apiVersion": xr.get("apiVersion"),
+                "kind": xr.get("kind"),
+                "name": name,
+                "uid": uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+    return {**obj, "metadata": obj_meta}
 
 
-def _rendered(xr: Obj, answer: _Answer, rounds: int, req: fnv1.RunFunctionRequest) -> Rendered:
+def _rendered(call: _Call, rounds: int) -> Rendered:
+    xr, answer = call.xr, call.answer
+    assert answer is not None
     status = {**(xr.get("status") or {}), **answer.status}
     status["conditions"] = [_ready_condition(answer.ready), *answer.conditions]
     # A composite that publishes the status it already has stays the same object, so what was
-    # derived from it (its Struct, its digest) is found again.
+    # derived from it (its calls, its admission) is found again.
     composite = xr if status == xr.get("status") else {**xr, "status": status}
     return Rendered(
         composite=composite,
@@ -634,7 +591,7 @@ def _rendered(xr: Obj, answer: _Answer, rounds: int, req: fnv1.RunFunctionReques
         ready=dict(answer.ready),
         results=list(answer.results),
         rounds=rounds,
-        request=req,
+        call=call,
     )
 
 
@@ -650,27 +607,23 @@ def _ready_condition(ready: Mapping[str, bool]) -> Obj:
     }
 
 
-def _condition(c: fnv1.Condition) -> Obj:
-    out = {
-        "type": c.type,
-        "status": fnv1.Status.Name(c.status).removeprefix("STATUS_CONDITION_").title(),
-        "reason": c.reason,
-    }
+def _condition(c: Condition) -> Obj:
+    out = {"type": c.type, "status": c.status, "reason": c.reason}
     if c.message:
         out["message"] = c.message
     return out
 
 
-def _result(r: fnv1.Result) -> Obj:
+def _result(e: Event) -> Obj:
     out = {
         "apiVersion": RESULT_API_VERSION,
         "kind": "Result",
         "step": STEP,
-        "severity": fnv1.Severity.Name(r.severity),
-        "message": r.message,
+        "severity": f"SEVERITY_{e.severity.upper()}",
+        "message": e.message,
     }
-    if r.reason:
-        out["reason"] = r.reason
+    if e.reason:
+        out["reason"] = e.reason
     return out
 
 
@@ -719,10 +672,14 @@ def render_passes(
     admit: Admit | None = None,
     simulate: Simulate | None = None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    through_function: bool = False,
 ) -> tuple[list[Obj], int]:
-    """``render_documents``, and how many passes it took (the last one changed nothing)."""
-    inputs, supplied = list(inputs), list(observed)
-    session = Session(registry)
+    """``render_documents``, and how many passes it took (the last one changed nothing).
+    ``through_function``: every call goes through the FunctionRunner (``Session``)."""
+    # As the function reads them off the wire: integral numbers are ints.
+    inputs, supplied = [plain(o) for o in inputs], [plain(o) for o in observed]
+    session = Session(registry, through_function=through_function)
     environment, produced = inputs, list[Obj]()
     docs: list[Obj] = []
     tally = _Tally(progress)

@@ -270,6 +270,88 @@ def _number(n: float) -> int | float:
     return int(n) if n.is_integer() else n
 
 
+# --- Plain data without a Struct ------------------------------------------------------------
+
+
+def plain(v: Any) -> Any:
+    """``v`` exactly as writing it into a Struct and reading it back gives it (integral numbers
+    as ints, frozen and viewed parts as plain dicts and lists), without protobuf: for `render`,
+    which composes in process. Raises TypeError where writing would. Frozen parts come back as
+    one shared copy (``FrozenDict.plain``): the result is read, never changed in place."""
+    t = type(v)
+    if t is dict:
+        return _plain_fields(v)
+    if t is list:
+        return _plain_values(v)
+    if t is str or t is bool or v is None:
+        return v
+    if t is int:
+        return v
+    if t is float:
+        return int(v) if v.is_integer() else v
+    return _plain_other(v)
+
+
+# Scalars in line and a call per container, as for writing: this walks all a render composes.
+def _plain_fields(d: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, x in d.items():
+        if type(k) is not str:
+            raise TypeError(f"a Struct's keys are strings, not {type(k).__name__}: {k!r}")
+        t = type(x)
+        if t is str or t is int or t is bool or x is None:
+            out[k] = x
+        elif t is dict:
+            out[k] = _plain_fields(x)
+        elif t is list:
+            out[k] = _plain_values(x)
+        elif t is FrozenDict or t is FrozenList:
+            out[k] = x.plain
+        else:
+            out[k] = plain(x)
+    return out
+
+
+def _plain_values(items: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    add = out.append
+    for x in items:
+        t = type(x)
+        if t is str or t is int or t is bool or x is None:
+            add(x)
+        elif t is dict:
+            add(_plain_fields(x))
+        elif t is list:
+            add(_plain_values(x))
+        elif t is FrozenDict or t is FrozenList:
+            add(x.plain)
+        else:
+            add(plain(x))
+    return out
+
+
+def _plain_other(v: Any) -> Any:
+    t = type(v)
+    if t is FrozenDict or t is FrozenList:
+        return v.plain
+    if isinstance(v, StructView):
+        return v.to_dict()
+    if isinstance(v, ListView):
+        return _values_to_list(v.list.values)
+    if isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, str):
+        return str(v)
+    if isinstance(v, (int, float)):
+        n = float(v)
+        return int(n) if n.is_integer() else n
+    if isinstance(v, Mapping):
+        return _plain_fields(v)
+    if isinstance(v, (list, tuple)):
+        return _plain_values(v)
+    raise TypeError(f"cannot encode a {type(v).__name__} in a protobuf Struct: {v!r}")
+
+
 def _view(v: struct_pb2.Value) -> Any:
     kind = v.WhichOneof("kind")
     if kind == "string_value":
@@ -395,12 +477,14 @@ def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
 class FrozenDict(dict[str, Any]):
     """A read-only dict carrying its own Struct; build one with ``frozen``."""
 
-    __slots__ = ("struct",)
+    __slots__ = ("plain", "struct")
 
     def __init__(self, items: Mapping[str, Any]) -> None:
         super().__init__(items)
         self.struct = struct_pb2.Struct()
         _fill_fields(self.struct.fields, items)
+        self.plain = _fields_to_dict(self.struct.fields)
+        """What it holds as plain data (as read back from its Struct), for ``plain``."""
 
     # copy, deepcopy and pickle give the plain dict it holds: a copy is the caller's to change.
     def __reduce__(self) -> tuple[Any, ...]:
@@ -413,12 +497,14 @@ class FrozenDict(dict[str, Any]):
 class FrozenList(list[Any]):
     """A read-only list carrying its own ListValue; build one with ``frozen``."""
 
-    __slots__ = ("list",)
+    __slots__ = ("list", "plain")
 
     def __init__(self, items: list[Any]) -> None:
         super().__init__(items)
         self.list = struct_pb2.ListValue()
         _fill_values(self.list.values, items)
+        self.plain = _values_to_list(self.list.values)
+        """What it holds as plain data (as read back from its ListValue), for ``plain``."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (list, (list(self),))
