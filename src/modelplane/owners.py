@@ -21,6 +21,7 @@ a resource naming such a pair without a reference belongs to neither.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 Obj = Mapping[str, Any]
@@ -58,36 +59,57 @@ def owner_name(obj: Obj) -> str | None:
     return str(ref["name"]) if ref and ref.get("name") else None
 
 
+@dataclass(frozen=True)
+class Claim:
+    """What a resource says of its owner, read once: the name its label (or reference) gives,
+    its controller reference's uid and kind, and its own namespace."""
+
+    name: str | None
+    uid: str | None
+    kind: str | None
+    referenced: bool
+    namespace: str
+
+    @classmethod
+    def of(cls, obj: Obj) -> Claim:
+        ref = controller_reference(obj)
+        return cls(
+            name=owner_name(obj),
+            uid=str(ref["uid"]) if ref is not None and ref.get("uid") else None,
+            kind=str(ref["kind"]) if ref is not None and ref.get("kind") else None,
+            referenced=ref is not None,
+            namespace=str((obj.get("metadata") or {}).get("namespace") or ""),
+        )
+
+
 class Owners:
     """The composites a resource may belong to (every composite of one render pass)."""
 
     def __init__(self, composites: Iterable[Obj]) -> None:
         self._by_name: dict[str, list[Identity]] = {}
-        self._by_uid: dict[str, Identity] = {}
         self._kinds: dict[tuple[str, str], set[str]] = {}
         for c in composites:
             ident = identity(c)
             self._by_name.setdefault(ident[3], []).append(ident)
             self._kinds.setdefault((ident[2], ident[3]), set()).add(ident[1])
-            uid = (c.get("metadata") or {}).get("uid")
-            if uid:
-                self._by_uid[str(uid)] = ident
 
     def owns(self, owner: Obj, obj: Obj) -> bool:
         """Whether ``obj`` is a resource composed by ``owner``."""
-        _, kind, namespace, name = identity(owner)
-        ref = controller_reference(obj)
-        uid = (owner.get("metadata") or {}).get("uid")
-        if ref is not None and ref.get("uid") and uid:
-            return str(ref["uid"]) == str(uid)
-        if owner_name(obj) != name:
+        return self.claimed(identity(owner), _uid(owner), Claim.of(obj))
+
+    def claimed(self, owner: Identity, uid: str | None, claim: Claim) -> bool:
+        """``owns`` for an owner's identity and uid and what a resource claims."""
+        _, kind, namespace, name = owner
+        if claim.uid and uid:
+            return claim.uid == uid
+        if claim.name != name:
             return False
-        if ref is not None:
-            if ref.get("kind") and ref["kind"] != kind:
+        if claim.referenced:
+            if claim.kind and claim.kind != kind:
                 return False
         elif len(self._kinds.get((namespace, name), ())) > 1:
             return False  # two kinds share this namespace and name: a label cannot choose
-        where = str((obj.get("metadata") or {}).get("namespace") or "")
+        where = claim.namespace
         if namespace:
             if where:
                 return where == namespace
@@ -96,8 +118,18 @@ class Owners:
 
     def owner_of(self, obj: Obj, candidates: Iterable[Obj]) -> Obj | None:
         """The one of ``candidates`` (composites) that owns ``obj``, if exactly one does."""
-        found = [c for c in candidates if self.owns(c, obj)]
+        claim = Claim.of(obj)
+        found = [c for c in candidates if self.claimed(identity(c), _uid(c), claim)]
         return found[0] if len(found) == 1 else None
+
+
+def _uid(obj: Obj) -> str | None:
+    uid = (obj.get("metadata") or {}).get("uid")
+    return str(uid) if uid else None
+
+
+_Entry = tuple[int, str, Obj, Claim]
+"""A composed resource: its precedence, composition resource name, itself, and its claim."""
 
 
 class Composed:
@@ -110,34 +142,34 @@ class Composed:
 
     def __init__(self, resources: Iterable[Obj], owners: Owners, resource_name: str) -> None:
         self._owners = owners
-        self._key = resource_name
-        self._by_name: dict[str, list[tuple[int, Obj]]] = {}
-        self._by_uid: dict[str, list[tuple[int, Obj]]] = {}
-        self._unowned: list[tuple[int, Obj]] = []
+        self._by_name: dict[str, list[_Entry]] = {}
+        self._by_uid: dict[str, list[_Entry]] = {}
+        self._unowned: list[_Entry] = []
         for seq, obj in enumerate(resources):
-            if not ((obj.get("metadata") or {}).get("annotations") or {}).get(resource_name):
+            key = ((obj.get("metadata") or {}).get("annotations") or {}).get(resource_name)
+            if not key:
                 continue
-            name = owner_name(obj)
-            ref = controller_reference(obj)
-            if name:
-                self._by_name.setdefault(name, []).append((seq, obj))
-            if ref is not None and ref.get("uid"):
-                self._by_uid.setdefault(str(ref["uid"]), []).append((seq, obj))
-            if not name and ref is None:
-                self._unowned.append((seq, obj))
+            claim = Claim.of(obj)
+            entry = (seq, str(key), obj, claim)
+            if claim.name:
+                self._by_name.setdefault(claim.name, []).append(entry)
+            if claim.uid:
+                self._by_uid.setdefault(claim.uid, []).append(entry)
+            if not claim.name and not claim.referenced:
+                self._unowned.append(entry)
 
     def of(self, owner: Obj, *, unowned: bool = False) -> dict[str, Obj]:
         """``owner``'s composed resources by composition resource name; with ``unowned``, also
         those that name no owner at all (a hand-written observed file for a lone composite)."""
-        meta = owner.get("metadata") or {}
-        candidates = dict(self._by_name.get(str(meta.get("name") or ""), ()))
-        if meta.get("uid"):
-            candidates.update(self._by_uid.get(str(meta["uid"]), ()))
-        mine = [(seq, obj) for seq, obj in candidates.items() if self._owners.owns(owner, obj)]
+        ident, uid = identity(owner), _uid(owner)
+        candidates = {e[0]: e for e in self._by_name.get(ident[3], ())}
+        if uid:
+            candidates.update((e[0], e) for e in self._by_uid.get(uid, ()))
+        claimed = self._owners.claimed
+        mine = [e for e in candidates.values() if claimed(ident, uid, e[3])]
         if unowned:
             mine += self._unowned
         out: dict[str, Obj] = {}
-        for _, obj in sorted(mine, key=lambda pair: pair[0]):
-            key = str(obj["metadata"]["annotations"][self._key])
+        for _, key, obj, _ in sorted(mine, key=lambda e: e[0]):
             out.setdefault(key, obj)
         return out

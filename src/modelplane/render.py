@@ -21,7 +21,9 @@ every call already made, so a composite whose inputs did not change costs a look
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import hashlib
 import json
 import sys
@@ -181,7 +183,7 @@ class Session:
             _Generations()
         )
         self._calls: _Generations[tuple[Any, ...], _Call] = _Generations()
-        self._composed: _Generations[tuple[Any, ...], Obj] = _Generations()
+        self._composed: _Generations[tuple[Any, ...], tuple[Obj, Obj]] = _Generations()
         self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], list[Obj]]] = _Generations()
         self.requirements: dict[Identity, dict[str, Requirement]] = {}
         """Each composite's settled requirements: the next pass asks with them answered."""
@@ -248,11 +250,17 @@ class Session:
         without changing most of what it composes), so nothing derived from it is redone."""
         meta = _meta(xr)
         owner = (key, xr.get("kind"), meta.get("name"), meta.get("namespace"), meta.get("uid"))
-        obj = _labelled(key, plain(resource), xr)
         last = self._composed.get(owner)
-        if last is not None and last == obj:
-            return last
-        return self._composed.put(owner, obj)
+        # Composers build afresh on every call but never change what they returned, so the
+        # previous output is there to compare with: equal (a comparison in C), the document is
+        # the one made from it. Equality is Python's, which holds True equal to 1 where a Struct
+        # would not; a schema gives each field one type, so no composer changes one so.
+        if last is not None and last[0] == resource:
+            return last[1]
+        obj = _labelled(key, plain(resource), xr)
+        if last is not None and last[1] == obj:
+            obj = last[1]
+        return self._composed.put(owner, (resource, obj))[1]
 
     def admitted(self, obj: Obj, admit: Admit | None) -> Obj:
         """``obj`` as admission defaults it, or RenderError with its errors. Admission ignores
@@ -677,6 +685,38 @@ def render_passes(
 ) -> tuple[list[Obj], int]:
     """``render_documents``, and how many passes it took (the last one changed nothing).
     ``through_function``: every call goes through the FunctionRunner (``Session``)."""
+    with _rare_collections():
+        return _render_passes(
+            registry, inputs, observed, admit, simulate, progress, through_function
+        )
+
+
+@contextlib.contextmanager
+def _rare_collections() -> Iterator[None]:
+    """A render allocates millions of dicts and lists and keeps most until it ends, and none
+    form cycles (reference counting frees what it drops). At its default thresholds the cyclic
+    collector walks that growing heap again and again for nothing: a third of a fleet's render.
+    It runs rarely meanwhile (as mypy's build runs it), and as it did afterwards."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(_GEN0_THRESHOLD, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+_GEN0_THRESHOLD = 200_000
+
+
+def _render_passes(
+    registry: Registry,
+    inputs: Iterable[Obj],
+    observed: Iterable[Obj],
+    admit: Admit | None,
+    simulate: Simulate | None,
+    progress: Callable[[int, int], None] | None,
+    through_function: bool,
+) -> tuple[list[Obj], int]:
     # As the function reads them off the wire: integral numbers are ints.
     inputs, supplied = [plain(o) for o in inputs], [plain(o) for o in observed]
     session = Session(registry, through_function=through_function)

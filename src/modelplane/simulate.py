@@ -20,7 +20,6 @@ workload as created and not yet observed.
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -172,10 +171,10 @@ def _created_by_controllers(desired: Mapping[str, Obj]) -> dict[tuple[str, str, 
 
 
 def _remote(manifest: Obj, n: int) -> Obj:
-    # A copy of its own, as plain data (a composer's frozen constants become dicts and lists):
-    # the readiness query's CEL reads it.
-    remote = copy.deepcopy(manifest)
-    meta = remote.setdefault("metadata", {})
+    # Render's documents are plain data, read and never changed: the remote object shares all
+    # but the parts it adds to.
+    remote = dict(manifest)
+    meta = remote["metadata"] = dict(remote.get("metadata") or {})
     meta.setdefault("generation", 1)
     status = _STATUS.get(str(remote.get("kind")), lambda _m, _n: None)(remote, n)
     if status is not None:
