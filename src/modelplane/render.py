@@ -185,6 +185,7 @@ class Session:
         self._calls: _Generations[tuple[Any, ...], _Call] = _Generations()
         self._composed: _Generations[tuple[Any, ...], tuple[Obj, Obj]] = _Generations()
         self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], list[Obj]]] = _Generations()
+        self._claims: _Generations[int, tuple[Mapping[str, Any], owners.Claim]] = _Generations()
         self.requirements: dict[Identity, dict[str, Requirement]] = {}
         """Each composite's settled requirements: the next pass asks with them answered."""
         self.requires: dict[tuple[str, str], set[tuple[str, str]]] = {}
@@ -194,8 +195,15 @@ class Session:
 
     def next_pass(self) -> None:
         caches = (self._admitted, self._admitted_parts, self._calls, self._composed)
-        for cache in (*caches, self._simulated):
+        for cache in (*caches, self._simulated, self._claims):
             cache.next_pass()
+
+    def claim(self, obj: Mapping[str, Any]) -> owners.Claim:
+        """What ``obj`` says of its owner (``owners.Claim``), read once while it is in use."""
+        hit = self._claims.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        return self._claims.put(id(obj), (obj, owners.Claim.of(obj)))[1]
 
     def call(
         self, xr: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj]]
@@ -343,13 +351,18 @@ class Session:
 
 
 class _Environment:
-    """The objects required resources are answered from, indexed by kind and by name; a
-    composite rendered in this pass replaces its previous version at once."""
+    """The objects required resources are answered from, indexed by kind and by name, and by
+    label once a requirement selects by it; a composite rendered in this pass replaces its
+    previous version at once."""
 
     def __init__(self, objects: Iterable[Obj]) -> None:
         self._inputs: dict[Identity, Obj] = {}
         self._by_kind: dict[tuple[str, str], dict[Identity, Obj]] = {}
         self._by_name: dict[tuple[str, str, str], dict[Identity, Obj]] = {}
+        self._versions: dict[tuple[str, str], int] = {}
+        """Changes to each kind: what was derived from its objects at another version is stale."""
+        self._ordered: dict[tuple[str, str], tuple[int, list[Identity]]] = {}
+        self._by_label: dict[tuple[str, str, str], tuple[int, dict[str, list[Identity]]]] = {}
         for obj in objects:
             ident = identity(obj)
             if ident not in self._inputs:  # an object given twice: the first stands
@@ -363,6 +376,7 @@ class _Environment:
         ident = identity(obj)
         self._by_kind.setdefault(ident[:2], {})[ident] = obj
         self._by_name.setdefault((*ident[:2], ident[3]), {})[ident] = obj
+        self._versions[ident[:2]] = self._versions.get(ident[:2], 0) + 1
 
     def restore(self, ident: Identity) -> None:
         """Back to the input object of that identity, or gone when there is none."""
@@ -371,14 +385,43 @@ class _Environment:
             return
         self._by_kind.get(ident[:2], {}).pop(ident, None)
         self._by_name.get((*ident[:2], ident[3]), {}).pop(ident, None)
+        self._versions[ident[:2]] = self._versions.get(ident[:2], 0) + 1
 
     def select(self, r: Requirement) -> list[Obj]:
         """What a requirement selects, in namespace and name order (the API server's)."""
+        kind = (r.api_version, r.kind)
         if r.match_name is not None:
-            bucket = self._by_name.get((r.api_version, r.kind, r.match_name), {})
+            bucket = self._by_name.get((*kind, r.match_name), {})
+            candidates: Iterable[Identity] = sorted(bucket)
         else:
-            bucket = self._by_kind.get((r.api_version, r.kind), {})
-        return [bucket[i] for i in sorted(bucket) if _matches(bucket[i], r)]
+            bucket = self._by_kind.get(kind, {})
+            if r.match_labels:
+                key, value = min(r.match_labels.items())
+                candidates = self._labelled(kind, key).get(value, ())
+            else:
+                candidates = self._order(kind)
+        return [bucket[i] for i in candidates if _matches(bucket[i], r)]
+
+    def _order(self, kind: tuple[str, str]) -> list[Identity]:
+        version = self._versions.get(kind, 0)
+        cached = self._ordered.get(kind)
+        if cached is None or cached[0] != version:
+            cached = self._ordered[kind] = (version, sorted(self._by_kind.get(kind, {})))
+        return cached[1]
+
+    def _labelled(self, kind: tuple[str, str], key: str) -> dict[str, list[Identity]]:
+        """The objects of a kind by their value of label ``key``, each list in order."""
+        version = self._versions.get(kind, 0)
+        cached = self._by_label.get((*kind, key))
+        if cached is None or cached[0] != version:
+            index: dict[str, list[Identity]] = {}
+            bucket = self._by_kind.get(kind, {})
+            for ident in self._order(kind):
+                value = (_meta(bucket[ident]).get("labels") or {}).get(key)
+                if value is not None:
+                    index.setdefault(value, []).append(ident)
+            cached = self._by_label[(*kind, key)] = (version, index)
+        return cached[1]
 
 
 class Renderer:
@@ -422,7 +465,9 @@ class Renderer:
         # An input that names its owner and its composition resource name is what Crossplane
         # would observe as that owner's composed resource (a replica placed before a drain).
         owned = [o for o in present if owners.owner_name(o) and _annotation(o, RESOURCE_NAME)]
-        self._observed = owners.Composed([*observed, *owned], self._owners, RESOURCE_NAME)
+        self._observed = owners.Composed(
+            [*observed, *owned], self._owners, RESOURCE_NAME, self.session.claim
+        )
 
     def composites(self) -> list[Obj]:
         """Input objects this project composes and that no other input composite owns, in the
