@@ -96,6 +96,9 @@ class Result:
     ``resources`` is the complete desired state of composed resources: anything observed
     but absent here is garbage-collected by Crossplane, so a composer that cannot decide
     must carry observed resources forward or set ``fatal``.
+
+    A result is read, never changed: a composer may hand out the same objects on another call
+    (a cluster's serving stack is built once per spec).
     """
 
     resources: dict[str, Desired] = field(default_factory=dict)

@@ -29,6 +29,7 @@ from cel_expr_python import cel
 from modelplane.compose.inferencecluster.releases import RELEASE_API_VERSION
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.labels import STACK_COMPONENT
+from modelplane.structs import plain
 
 Obj = dict[str, Any]
 
@@ -133,7 +134,8 @@ def readiness(policy: Obj, remote: Obj) -> bool:
 
 def evaluate(query: str, remote: Obj) -> bool:
     """A readiness query's verdict; an evaluation error is not-ready, as in provider-kubernetes."""
-    value = _compiled(query).eval(data={"object": remote})
+    # CEL reads plain dicts and lists only: a composer's frozen constants become plain data.
+    value = _compiled(query).eval(data={"object": plain(remote)})
     return value.value() is True
 
 

@@ -404,3 +404,35 @@ def test_the_gateway_has_an_http_listener_and_a_mutual_tls_fleet_listener() -> N
     assert policy["tls"]["clientValidation"]["caCertificateRefs"] == [
         {"group": "", "kind": "Secret", "name": "modelplane-fleet-ca"}
     ]
+
+
+def test_a_clusters_stack_is_built_once_for_its_spec_and_anew_when_the_spec_changes() -> None:
+    east = cluster("east")
+    first, again = installing(east), installing(copy.deepcopy(east))
+    assert all(
+        again.resources[k].resource is first.resources[k].resource
+        for k in by_component(first, "cert-manager")
+    )
+    pinned = cluster("east", servingStack={"certManager": {"version": "v1.20.0"}})
+    changed = installing(pinned)
+    [key] = [k for k, r in releases(changed).items() if k == "cert-manager"]
+    assert changed.resources[key].resource is not first.resources[key].resource
+    assert manifest_version(changed.resources[key].resource) == "v1.20.0"
+    assert manifest_version(installing(east).resources[key].resource) == "v1.21.1"
+
+
+def manifest_version(release: Obj) -> str:
+    return str(release["spec"]["forProvider"]["chart"]["version"])
+
+
+def test_the_stacks_kept_are_bounded_and_the_least_recently_used_go_first() -> None:
+    from modelplane.compose.inferencecluster import stack
+    from modelplane.compose.inferencecluster.target import target_of
+
+    targets = [target_of(cluster(f"c{i}"), f"c{i}") for i in range(stack.MEMO_SIZE + 1)]
+    first = stack.built_for(targets[0])
+    for t in targets[1:]:
+        stack.built_for(t)
+    assert len(stack._built) == stack.MEMO_SIZE
+    assert stack.built_for(targets[0]) is not first  # forgotten, built again
+    assert stack.built_for(targets[-1]) is stack.built_for(targets[-1])

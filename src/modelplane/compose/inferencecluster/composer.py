@@ -27,18 +27,14 @@ from modelplane.compose.inferencecluster.providers import (
     helm_provider_config_for,
     provider_config_for,
 )
-from modelplane.compose.inferencecluster.stack import stack_for
+from modelplane.compose.inferencecluster.stack import built_for
 from modelplane.compose.inferencecluster.status import (
     component_state,
     stack_condition,
     waiting_condition,
 )
 from modelplane.compose.inferencecluster.target import MANAGED, Target, target_of
-from modelplane.compose.inferencecluster.usages import (
-    REPLICA_GUARD,
-    deletion_order,
-    replica_guard,
-)
+from modelplane.compose.inferencecluster.usages import REPLICA_GUARD, replica_guard
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.labels import CLUSTER
@@ -97,16 +93,15 @@ def compose_cluster(inputs: Inputs) -> Result:
     result.resources[HELM_PROVIDER_CONFIG] = Desired(
         helm_provider_config_for(t.helm_config, existing), _exists(observed, HELM_PROVIDER_CONFIG)
     )
-    stack = stack_for(t)
+    built = built_for(t)
     states = [
         component_state(p.name, p.mode, p.version, sorted(p.resources), observed)
-        for p in stack.parts
+        for p in built.stack.parts
     ]
-    resources = stack.resources()
-    if _may_install(observed, resources):
-        for key, obj in resources.items():
+    if _may_install(observed, built.resources):
+        for key, obj in built.resources.items():
             result.resources[key] = Desired(obj, ready_as_observed(observed.get(key)))
-        for key, obj in deletion_order(t, resources, stack.outlives).items():
+        for key, obj in built.usages.items():
             result.resources[key] = Desired(obj, _exists(observed, key))
         result.conditions.append(stack_condition(states))
     else:

@@ -3,6 +3,7 @@ component each belongs to, and the order they must be deleted in."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from modelplane.compose.inferencecluster.gateway import (
     gateway_resources,
 )
 from modelplane.compose.inferencecluster.target import MANAGED, Target
+from modelplane.compose.inferencecluster.usages import deletion_order
 
 Obj = dict[str, Any]
 
@@ -50,3 +52,36 @@ def stack_for(t: Target) -> Stack:
     if t.gateway.mode == MANAGED:
         parts.append(Part(FLEET_COMPONENT, MANAGED, "", fleet_resources(t)))
     return Stack(parts, outlives)
+
+
+@dataclass(frozen=True)
+class Built:
+    """A cluster's stack with its resources and the Usages ordering their deletion: all that
+    depends on the cluster's spec alone."""
+
+    stack: Stack
+    resources: dict[str, Obj]
+    usages: dict[str, Obj]
+
+
+MEMO_SIZE = 256
+"""Clusters whose stacks are kept: a cluster is recomposed on every reconcile (its status,
+observed stack and replicas change; its spec rarely), and its stack is about 1,600 values."""
+_built: OrderedDict[str, Built] = OrderedDict()
+
+
+def built_for(t: Target) -> Built:
+    """``t``'s stack, built once while it is among the last ``MEMO_SIZE`` used. Shared between
+    calls: what it holds is read, never changed (the function writes it into its response,
+    render copies it)."""
+    key = repr(t)
+    hit = _built.get(key)
+    if hit is not None:
+        _built.move_to_end(key)
+        return hit
+    stack = stack_for(t)
+    resources = stack.resources()
+    built = _built[key] = Built(stack, resources, deletion_order(t, resources, stack.outlives))
+    if len(_built) > MEMO_SIZE:
+        _built.popitem(last=False)
+    return built
