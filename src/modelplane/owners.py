@@ -20,7 +20,7 @@ a resource naming such a pair without a reference belongs to neither.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,14 +140,7 @@ class Composed:
     first given wins.
     """
 
-    def __init__(
-        self,
-        resources: Iterable[Obj],
-        owners: Owners,
-        resource_name: str,
-        read_claim: Callable[[Obj], Claim] = Claim.of,
-    ) -> None:
-        """``read_claim`` reads what a resource says of its owner (a caller may remember it)."""
+    def __init__(self, resources: Iterable[Obj], owners: Owners, resource_name: str) -> None:
         self._owners = owners
         self._by_name: dict[str, list[_Entry]] = {}
         self._by_uid: dict[str, list[_Entry]] = {}
@@ -156,7 +149,7 @@ class Composed:
             key = ((obj.get("metadata") or {}).get("annotations") or {}).get(resource_name)
             if not key:
                 continue
-            claim = read_claim(obj)
+            claim = Claim.of(obj)
             entry = (seq, str(key), obj, claim)
             if claim.name:
                 self._by_name.setdefault(claim.name, []).append(entry)

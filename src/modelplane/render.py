@@ -184,8 +184,9 @@ class Session:
         )
         self._calls: _Generations[tuple[Any, ...], _Call] = _Generations()
         self._composed: _Generations[tuple[Any, ...], tuple[Obj, Obj]] = _Generations()
-        self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], list[Obj]]] = _Generations()
-        self._claims: _Generations[int, tuple[Mapping[str, Any], owners.Claim]] = _Generations()
+        self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], dict[str, Obj]]] = (
+            _Generations()
+        )
         self.requirements: dict[Identity, dict[str, Requirement]] = {}
         """Each composite's settled requirements: the next pass asks with them answered."""
         self.requires: dict[tuple[str, str], set[tuple[str, str]]] = {}
@@ -195,15 +196,8 @@ class Session:
 
     def next_pass(self) -> None:
         caches = (self._admitted, self._admitted_parts, self._calls, self._composed)
-        for cache in (*caches, self._simulated, self._claims):
+        for cache in (*caches, self._simulated):
             cache.next_pass()
-
-    def claim(self, obj: Mapping[str, Any]) -> owners.Claim:
-        """What ``obj`` says of its owner (``owners.Claim``), read once while it is in use."""
-        hit = self._claims.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        return self._claims.put(id(obj), (obj, owners.Claim.of(obj)))[1]
 
     def call(
         self, xr: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj]]
@@ -315,7 +309,7 @@ class Session:
         if all(r.match_name is None and r.namespace is None for r in requirements.values()):
             self.kind_requirements[kind] = dict(requirements)
 
-    def observed(self, rendered: Rendered, simulate: Simulate | None) -> list[Obj]:
+    def observed(self, rendered: Rendered, simulate: Simulate | None) -> dict[str, Obj]:
         """What the next reconcile of ``rendered`` observes: its composed resources (nested
         composites as rendered), as ``simulate`` reports them when given."""
         children = {_annotation(c.composite, RESOURCE_NAME): c.composite for c in rendered.children}
@@ -338,7 +332,7 @@ class Session:
             **({"uid": meta["uid"]} if meta.get("uid") else {}),
         }
         observed = resources if simulate is None else simulate(resources)
-        out = []
+        out = {}
         for k, obj in observed.items():
             obj_meta = dict(obj.get("metadata") or {})
             obj_meta["annotations"] = {**(obj_meta.get("annotations") or {}), RESOURCE_NAME: k}
@@ -346,7 +340,7 @@ class Session:
             obj_meta.setdefault("ownerReferences", [reference])
             if meta.get("namespace") and "namespace" not in obj_meta:
                 obj_meta["namespace"] = meta["namespace"]
-            out.append({**obj, "metadata": obj_meta})
+            out[k] = {**obj, "metadata": obj_meta}
         return self._simulated.put(key, (list(resources.values()), out))[1]
 
 
@@ -437,8 +431,13 @@ class Renderer:
         on_render: Callable[[], None] | None = None,
         *,
         session: Session | None = None,
+        produced: Mapping[Owner, Mapping[str, Obj]] | None = None,
     ) -> None:
+        """``observed``: composed resources as supplied, each belonging to whichever composite
+        it names (``owners``); ``produced``: those the previous pass composed, by the owner that
+        composed them (``owner_of``). Supplied ones win."""
         self.on_render = on_render
+        self._produced = produced or {}
         self.registry = registry
         self.session = session or Session(registry)
         self.admit = admit
@@ -465,9 +464,8 @@ class Renderer:
         # An input that names its owner and its composition resource name is what Crossplane
         # would observe as that owner's composed resource (a replica placed before a drain).
         owned = [o for o in present if owners.owner_name(o) and _annotation(o, RESOURCE_NAME)]
-        self._observed = owners.Composed(
-            [*observed, *owned], self._owners, RESOURCE_NAME, self.session.claim
-        )
+        self._supplied = owners.Composed(observed, self._owners, RESOURCE_NAME)
+        self._owned_inputs = owners.Composed(owned, self._owners, RESOURCE_NAME)
 
     def composites(self) -> list[Obj]:
         """Input objects this project composes and that no other input composite owns, in the
@@ -487,13 +485,22 @@ class Renderer:
             raise RenderError(f"{manifests.identity(xr)}: composites nest deeper than 8 levels")
         xr = self.session.admitted(xr, self.admit)
         lone = depth == 0 and len(self._roots) == 1
-        rendered = self._run(xr, self._observed.of(xr, unowned=lone))
+        rendered = self._run(xr, self._observed(xr, lone))
         if self.on_render is not None:
             self.on_render()
         for key, res in list(rendered.resources.items()):
             if self._composable(res):
                 rendered.children.append(self._render_child(rendered.composite, key, res, depth))
         return rendered
+
+    def _observed(self, xr: Obj, lone: bool) -> Mapping[str, Any]:
+        """What the next reconcile of ``xr`` observes: supplied over produced over inputs."""
+        produced = self._produced.get(owner_of(xr), {})
+        owned, supplied = self._owned_inputs.of(xr), self._supplied.of(xr, unowned=lone)
+        if not owned and not supplied:
+            return produced
+        merged: dict[str, Any] = {**owned, **produced, **supplied}
+        return merged
 
     def _render_child(self, parent: Obj, key: str, child: Obj, depth: int) -> Rendered:
         meta = _meta(child)
@@ -552,6 +559,15 @@ class Renderer:
 
     def _composable(self, obj: Obj) -> bool:
         return self.registry.handles(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+
+
+Owner = tuple[Identity, str]
+"""A composite as the owner of what it composed: its identity and uid ("" without one); a
+composite recreated under its name (a new uid) owns nothing its predecessor composed."""
+
+
+def owner_of(composite: Obj) -> Owner:
+    return identity(composite), str(_meta(composite).get("uid") or "")
 
 
 def _content(obj: Obj) -> str:
@@ -765,15 +781,17 @@ def _render_passes(
     # As the function reads them off the wire: integral numbers are ints.
     inputs, supplied = [plain(o) for o in inputs], [plain(o) for o in observed]
     session = Session(registry, through_function=through_function)
-    environment, produced = inputs, list[Obj]()
+    environment: list[Obj] = inputs
+    produced: dict[Owner, Mapping[str, Obj]] = {}
     docs: list[Obj] = []
     tally = _Tally(progress)
     passes = 0
     while passes < MAX_PASSES:
         passes += 1
         tally.passes = passes
-        observed_now = [*supplied, *produced]
-        renderer = Renderer(registry, environment, observed_now, admit, tally, session=session)
+        renderer = Renderer(
+            registry, environment, supplied, admit, tally, session=session, produced=produced
+        )
         composites = renderer.render_all()
         if not composites:
             raise RenderError(
@@ -786,7 +804,7 @@ def _render_passes(
         docs = rendered
         tree = [r for c in composites for r in c.walk()]
         environment = _with_status(inputs, [r.composite for r in tree])
-        produced = [o for r in tree for o in session.observed(r, simulate)]
+        produced = {owner_of(r.composite): session.observed(r, simulate) for r in tree}
         session.next_pass()
     return docs, passes
 
