@@ -184,6 +184,7 @@ class Session:
         )
         self._calls: _Generations[tuple[Any, ...], _Call] = _Generations()
         self._composed: _Generations[tuple[Any, ...], tuple[Obj, Obj]] = _Generations()
+        self._published: _Generations[Owner, Obj] = _Generations()
         self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], dict[str, Obj]]] = (
             _Generations()
         )
@@ -196,7 +197,7 @@ class Session:
 
     def next_pass(self) -> None:
         caches = (self._admitted, self._admitted_parts, self._calls, self._composed)
-        for cache in (*caches, self._simulated):
+        for cache in (*caches, self._published, self._simulated):
             cache.next_pass()
 
     def call(
@@ -263,6 +264,14 @@ class Session:
         if last is not None and last[1] == obj:
             obj = last[1]
         return self._composed.put(owner, (resource, obj))[1]
+
+    def unchanged(self, owner: Owner, composite: Obj) -> Obj:
+        """``composite`` as last published when it is equal to it: whoever requires it (a
+        deployment its replicas) then sees the same object, and its call is found again."""
+        last = self._published.get(owner)
+        if last is not None and last == composite:
+            return last
+        return self._published.put(owner, composite)
 
     def admitted(self, obj: Obj, admit: Admit | None) -> Obj:
         """``obj`` as admission defaults it, or RenderError with its errors. Admission ignores
@@ -511,7 +520,8 @@ class Renderer:
         merged = dict(_meta(result.composite))
         for k in ("annotations", "labels"):
             merged[k] = {**(merged.get(k) or {}), **(meta.get(k) or {})}
-        result.composite = {**result.composite, "metadata": merged}
+        composite = {**result.composite, "metadata": merged}
+        result.composite = self.session.unchanged(owner_of(composite), composite)
         return result
 
     def _publish(self, root: Identity, rendered: Rendered) -> None:
