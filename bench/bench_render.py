@@ -38,20 +38,24 @@ REPLICAS = 5
 Obj = dict[str, Any]
 
 
-def fleet(clusters: int) -> list[Obj]:
+def fleet(clusters: int, prefix: str = "") -> list[Obj]:
     """The fleet of ``clusters`` clusters and clusters/10 deployments, as the fleet tests build
-    its objects."""
+    its objects; ``prefix`` starts every name (the warm-up's fleet shares none with the
+    measured one, so no process-wide memo of either code is warm for it)."""
     sys.path.insert(0, str(ROOT))
     from tests.fleet.builders import declared_cluster, deployment, engine, inference_class, member
 
     docs = [inference_class("h100")]
     docs += [
-        declared_cluster(f"c{i:03d}", [("h100", "h100", 4)], {"region": f"r{i % 4}"})
+        declared_cluster(f"{prefix}c{i:03d}", [("h100", "h100", 4)], {"region": f"r{i % 4}"})
         for i in range(clusters)
     ]
     docs += [
         deployment(
-            f"m{j:02d}", engine("main", member(gpus=2)), replicas=REPLICAS, namespace=f"ns{j % 3}"
+            f"{prefix}m{j:02d}",
+            engine("main", member(gpus=2)),
+            replicas=REPLICAS,
+            namespace=f"ns{j % 3}",
         )
         for j in range(max(1, clusters // 10))
     ]
@@ -99,7 +103,7 @@ def worker(src: str, fleet_path: str) -> None:
     # As `modelplane render DIR` runs: since clusters compose serving stacks, it observes them
     # installed (else nothing is placed); the baseline has no stacks and places on spec.
     simulate = getattr(importlib.import_module("modelplane.simulate"), "simulate_stack", None)
-    render.render_documents(default_registry(), fleet(10), admit=admit, simulate=simulate)
+    render.render_documents(default_registry(), fleet(10, "warm-"), admit=admit, simulate=simulate)
     docs = list(yaml.safe_load_all(Path(fleet_path).read_text()))
     passes[0] = 0
     # CPU time of this process: on a shared machine, other load moves it far less than the

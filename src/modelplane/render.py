@@ -183,11 +183,13 @@ class Session:
             _Generations()
         )
         self._calls: _Generations[tuple[Any, ...], _Call] = _Generations()
-        self._composed: _Generations[tuple[Any, ...], tuple[Obj, Obj]] = _Generations()
+        self._composed: _Generations[tuple[Owner, str], tuple[Obj, Obj]] = _Generations()
         self._published: _Generations[Owner, Obj] = _Generations()
         self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], dict[str, Obj]]] = (
             _Generations()
         )
+        self.composable: dict[tuple[Any, Any], bool] = {}
+        """Whether the registry composes an apiVersion and kind."""
         self.requirements: dict[Identity, dict[str, Requirement]] = {}
         """Each composite's settled requirements: the next pass asks with them answered."""
         self.requires: dict[tuple[str, str], set[tuple[str, str]]] = {}
@@ -235,9 +237,10 @@ class Session:
     def _answer(self, xr: Obj, result: Result) -> _Answer:
         resources: dict[str, Obj] = {}
         ready: dict[str, bool] = {}
+        owner = owner_of(xr)
         for key in sorted(result.resources):
             desired = result.resources[key]
-            resources[key] = self.composed(key, desired.resource, xr)
+            resources[key] = self.composed(owner, key, desired.resource, xr)
             ready[key] = desired.ready == "True"
         return _Answer(
             resources=resources,
@@ -247,13 +250,12 @@ class Session:
             results=[_result(e) for e in result.events],
         )
 
-    def composed(self, key: str, resource: Obj, xr: Obj) -> Obj:
-        """A composed resource as a document, labelled for its owner: the same object as last
-        time when it is composed unchanged (a status change elsewhere recomposes a composite
-        without changing most of what it composes), so nothing derived from it is redone."""
-        meta = _meta(xr)
-        owner = (key, xr.get("kind"), meta.get("name"), meta.get("namespace"), meta.get("uid"))
-        last = self._composed.get(owner)
+    def composed(self, owner: Owner, key: str, resource: Obj, xr: Obj) -> Obj:
+        """A composed resource of ``xr`` (``owner``) as a document, labelled for its owner: the
+        same object as last time when it is composed unchanged (a status change elsewhere
+        recomposes a composite without changing most of what it composes), so nothing derived
+        from it is redone."""
+        last = self._composed.get((owner, key))
         # Composers build afresh on every call but never change what they returned, so the
         # previous output is there to compare with: equal (a comparison in C), the document is
         # the one made from it. Equality is Python's, which holds True equal to 1 where a Struct
@@ -263,7 +265,7 @@ class Session:
         obj = _labelled(key, plain(resource), xr)
         if last is not None and last[1] == obj:
             obj = last[1]
-        return self._composed.put(owner, (resource, obj))[1]
+        return self._composed.put((owner, key), (resource, obj))[1]
 
     def unchanged(self, owner: Owner, composite: Obj) -> Obj:
         """``composite`` as last published when it is equal to it: whoever requires it (a
@@ -568,7 +570,14 @@ class Renderer:
         return sorted(roots, key=lambda r: (rank[identity(r)[:2]], identity(r)))
 
     def _composable(self, obj: Obj) -> bool:
-        return self.registry.handles(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        # Asked of every composed resource of every pass: answered once per apiVersion and kind.
+        key = (obj.get("apiVersion"), obj.get("kind"))
+        known = self.session.composable.get(key)
+        if known is None:
+            known = self.session.composable[key] = self.registry.handles(
+                str(key[0] or ""), str(key[1] or "")
+            )
+        return known
 
 
 Owner = tuple[Identity, str]
