@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar, overload
 
 from modelplane.scheduling.capacity import Pool
 from modelplane.scheduling.devices import DeviceKind
+
+T = TypeVar("T")
+
+
+class read_once(Generic[T]):  # noqa: N801  (reads as the decorator it replaces)
+    """``functools.cached_property`` without its lock: Python 3.11 takes one on every first
+    read, and a schedule reads several properties of every cluster of the fleet once."""
+
+    def __init__(self, func: Callable[[Any], T]) -> None:
+        self._func = func
+        self._name = func.__name__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> read_once[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> T | read_once[T]:
+        if obj is None:
+            return self
+        # Stored on the instance, the value hides this (non-data) descriptor from then on.
+        value = obj.__dict__[self._name] = self._func(obj)
+        return value
 
 
 class Cluster:
@@ -22,16 +46,16 @@ class Cluster:
         self._raw = raw
         self._kinds = kinds
 
-    @functools.cached_property
+    @read_once
     def _spec(self) -> Mapping[str, Any]:
         return self._raw.get("spec") or {}
 
-    @functools.cached_property
+    @read_once
     def labels(self) -> dict[str, str]:
         labels = (self._raw.get("metadata") or {}).get("labels")
         return dict(labels) if labels else {}
 
-    @functools.cached_property
+    @read_once
     def taints(self) -> tuple[tuple[str, str, str], ...]:
         raw = self._spec.get("taints")
         if not raw:
@@ -43,16 +67,16 @@ class Cluster:
             )
         )
 
-    @functools.cached_property
+    @read_once
     def source(self) -> str:
         return str((self._spec.get("cluster") or {}).get("source") or "")
 
-    @functools.cached_property
+    @read_once
     def node_pools(self) -> Sequence[Any]:
         """``spec.nodePools`` as given."""
         return self._spec.get("nodePools") or ()
 
-    @functools.cached_property
+    @read_once
     def pools(self) -> tuple[Pool, ...]:
         # nodePools is a list-map keyed by name: its order means nothing, so pools are taken
         # (and preferred, among equal fits) in name order, whatever order they are listed in.
@@ -70,7 +94,7 @@ class Cluster:
             )
         return tuple(sorted(pools, key=lambda p: p.name))
 
-    @functools.cached_property
+    @read_once
     def unready(self) -> str:
         """Why the cluster's serving stack is not ready ("" once it is): nothing new lands there.
 
