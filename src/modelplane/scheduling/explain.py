@@ -13,7 +13,7 @@ from modelplane.scheduling.options import Replica
 def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
     """Why the cluster cannot take one more replica: a summary and a reason per pool."""
     if why := fill.ineligible.why(cluster):
-        return why, {p.name: f"cluster not eligible: {why}" for p in cluster.pools}
+        return why, {name: f"cluster not eligible: {why}" for name in cluster.pool_names}
     if fill.full.get(cluster.name) == "searched out":
         return "search budget exhausted before a placement was found", {}
     options, reasons = fill.options(cluster)
@@ -112,10 +112,10 @@ def trace(
         if summary != pl.ROOM:
             full.append(f"{cluster.name}: {summary}")
         pools = tuple(
-            pl.PoolTrace(p.name, True, "hosts " + ", ".join(uses[p.name]))
-            if p.name in uses
-            else pl.PoolTrace(p.name, False, pool_reasons.get(p.name, "not needed"))
-            for p in cluster.pools
+            pl.PoolTrace(name, True, "hosts " + ", ".join(uses[name]))
+            if name in uses
+            else pl.PoolTrace(name, False, pool_reasons.get(name, "not needed"))
+            for name in cluster.pool_names
         )
         if mine:
             reason = f"hosts replica{'s' if len(mine) > 1 else ''} " + ", ".join(

@@ -77,6 +77,12 @@ class Cluster:
         return self._spec.get("nodePools") or ()
 
     @read_once
+    def pool_names(self) -> tuple[str, ...]:
+        """The pools' names in order (``pools``), without reading the pools themselves: all an
+        ineligible cluster's explanation needs of them."""
+        return tuple(sorted(str(p.get("name", "")) for p in self.node_pools))
+
+    @read_once
     def pools(self) -> tuple[Pool, ...]:
         # nodePools is a list-map keyed by name: its order means nothing, so pools are taken
         # (and preferred, among equal fits) in name order, whatever order they are listed in.
