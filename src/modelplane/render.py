@@ -208,8 +208,8 @@ class Session:
         """The composer's answer for this composite, observed state and required resources."""
         key = (
             id(xr),
-            tuple((k, id(observed[k])) for k in sorted(observed)),
-            tuple((n, tuple(id(o) for o in required[n])) for n in sorted(required)),
+            tuple(sorted(zip(observed, map(id, observed.values()), strict=True))),
+            tuple(sorted((n, tuple(map(id, objs))) for n, objs in required.items())),
         )
         hit = self._calls.get(key)
         if hit is not None:
@@ -238,9 +238,14 @@ class Session:
         resources: dict[str, Obj] = {}
         ready: dict[str, bool] = {}
         owner = owner_of(xr)
+        composed = self._composed
         for key in sorted(result.resources):
             desired = result.resources[key]
-            resources[key] = self.composed(owner, key, desired.resource, xr)
+            last = composed.get((owner, key))
+            if last is not None and last[0] is desired.resource:
+                resources[key] = last[1]  # composed from the very same object: unchanged
+            else:
+                resources[key] = self.composed(owner, key, desired.resource, xr)
             ready[key] = desired.ready == "True"
         return _Answer(
             resources=resources,
