@@ -530,3 +530,33 @@ def test_many_large_requests_keep_the_servers_response_cache_within_its_bytes():
     handler = asyncio.run(serve_many())
     assert handler.cache.size <= budget
     assert 1 <= len(handler.cache) <= 3
+
+
+def exited(pid: int) -> bool:
+    """Whether the process is gone (or a zombie no one reaps: it runs nothing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_workers_exit_when_the_server_is_killed(stop, tmp_path):
+    proc, port = serving_held(stop, workers=2)
+    holds = [tmp_path / "first", tmp_path / "second"]
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        calls = [stub.RunFunction.future(held_request(h, h.name), timeout=120) for h in holds]
+        workers = [started(h) for h in holds]
+        proc.kill()  # as the kernel's OOM killer would: no chance to stop its workers
+        proc.wait(timeout=10)
+        for hold in holds:
+            hold.write_text("go")
+        for call in calls:
+            with pytest.raises(grpc.RpcError):
+                call.result()
+    deadline = time.monotonic() + 30
+    while not all(exited(pid) for pid in workers):
+        assert time.monotonic() < deadline, "a worker outlived its server"
+        time.sleep(0.05)

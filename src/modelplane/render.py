@@ -783,13 +783,16 @@ def _no_cycle_collection() -> Iterator[None]:
     threshold, walks every young survivor for nothing (a fleet's render spent a third of its
     time there at the defaults, and 70 ms in one collection at a raised threshold). It is off
     while rendering, as it was before afterwards; what a render drops in cycles, if anything,
-    is collected then."""
+    is collected later. What survives joins the oldest generation untraversed (freezing and
+    unfreezing splices the generations' lists), where it would end up anyway."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 

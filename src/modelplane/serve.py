@@ -195,12 +195,25 @@ _READY = b"ready"
 class Worker:
     """One composing process and the socket to it, read and written by the event loop."""
 
-    def __init__(self, registry: str, max_response: int, debug: bool, method: str) -> None:
+    def __init__(
+        self,
+        registry: str,
+        max_response: int,
+        debug: bool,
+        method: str,
+        siblings: tuple[int, ...] = (),
+    ) -> None:
+        """``siblings``: the server's ends of the other workers' sockets, which a forked
+        worker inherits."""
         ctx: Any = multiprocessing.get_context(method)
         self.sock, theirs = socket.socketpair()
+        # A forked worker inherits every descriptor of the server, this socket's server end and
+        # its siblings' among them: held open there, none would ever read end-of-file, and a
+        # worker whose server was killed would wait for requests forever.
+        inherited = (*siblings, self.sock.fileno()) if method == "fork" else ()
         self.process = ctx.Process(
             target=work,
-            args=(theirs, registry, max_response, debug),
+            args=(theirs, registry, max_response, debug, inherited),
             name="modelplane-worker",
             daemon=True,
         )
@@ -244,7 +257,9 @@ class Pool:
 
     def __init__(self, size: int, registry: str, max_response: int, debug: bool) -> None:
         self.size = size
-        self._new = lambda method: Worker(registry, max_response, debug, method)
+        self._new = lambda method: Worker(
+            registry, max_response, debug, method, tuple(w.sock.fileno() for w in self._workers)
+        )
         self._workers: set[Worker] = set()
         self._idle: asyncio.Queue[Worker] = asyncio.Queue()
         self._closed = False
@@ -255,8 +270,10 @@ class Pool:
         """Start the first workers as copies of this process, which has everything loaded:
         only before any thread runs here (gRPC's), where forking is safe."""
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        self._started = [self._new(method) for _ in range(self.size)]
-        self._workers.update(self._started)
+        for _ in range(self.size):
+            worker = self._new(method)
+            self._started.append(worker)
+            self._workers.add(worker)
 
     async def start(self) -> None:
         started, self._started = self._started or [self._new("spawn") for _ in range(self.size)], []
@@ -323,9 +340,19 @@ class Pool:
         self._workers.clear()
 
 
-def work(sock: socket.socket, registry: str, max_response: int, debug: bool) -> None:
+def work(
+    sock: socket.socket,
+    registry: str,
+    max_response: int,
+    debug: bool,
+    inherited: tuple[int, ...] = (),
+) -> None:
     """A worker's life: load the composers and definitions, then answer requests until the
-    socket closes."""
+    socket closes (the server stopped it, or died). ``inherited``: the server's descriptors a
+    forked worker must not hold."""
+    for fd in inherited:
+        with contextlib.suppress(OSError):
+            os.close(fd)
     # Ctrl-C reaches the whole process group; the server stops its workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     configure_logging(debug)
