@@ -179,6 +179,7 @@ class Session:
         # The session remembers calls itself, so the runner keeps none.
         self._runner = FunctionRunner(registry, cache_size=0) if through_function else None
         self._admitted: _Generations[str, Obj] = _Generations()
+        self._admitted_objects: _Generations[int, tuple[Obj, Obj]] = _Generations()
         self._admitted_parts: _Generations[tuple[tuple[str, int], ...], tuple[list[Any], Obj]] = (
             _Generations()
         )
@@ -198,8 +199,8 @@ class Session:
         """Per kind, settled requirements that name nothing of one composite: a first guess."""
 
     def next_pass(self) -> None:
-        caches = (self._admitted, self._admitted_parts, self._calls, self._composed)
-        for cache in (*caches, self._published, self._simulated):
+        caches = (self._admitted, self._admitted_objects, self._admitted_parts, self._calls)
+        for cache in (*caches, self._composed, self._published, self._simulated):
             cache.next_pass()
 
     def call(
@@ -208,8 +209,10 @@ class Session:
         """The composer's answer for this composite, observed state and required resources."""
         key = (
             id(xr),
-            tuple(sorted(zip(observed, map(id, observed.values()), strict=True))),
-            tuple(sorted((n, tuple(map(id, objs))) for n, objs in required.items())),
+            # In the mappings' own order: render builds them in one order for a composite, so
+            # another order costs at most a call, never a wrong answer.
+            tuple(zip(observed, map(id, observed.values()), strict=True)),
+            tuple((n, tuple(map(id, objs))) for n, objs in required.items()),
         )
         hit = self._calls.get(key)
         if hit is not None:
@@ -286,6 +289,14 @@ class Session:
         composed again unchanged, is admitted once."""
         if admit is None:
             return obj
+        seen = self._admitted_objects.get(id(obj))
+        if seen is not None and seen[0] is obj:
+            return seen[1]
+        out = self._admit(obj, admit)
+        self._admitted_objects.put(id(obj), (obj, out))
+        return out
+
+    def _admit(self, obj: Obj, admit: Admit) -> Obj:
         spec = {k: v for k, v in obj.items() if k != "status"}
         # A composite published with status shares its other fields with its admitted self.
         same = tuple(sorted((k, id(v)) for k, v in spec.items()))
