@@ -7,10 +7,12 @@ fixed point with admission, as `modelplane render DIR` does. Sizes 20, 50 and 10
 
 The baseline is the code of a git revision (default: 4839986, main before this work),
 extracted with `git archive` into a temporary directory, not a worktree. Each render runs in a
-fresh process (one small warm-up render first, so imports and process-wide caches are paid
-alike), old and new taken in turn, so a drift in the machine's speed hits both alike; medians
-are compared. Prints seconds, passes to settle, the ratio old/new, and growth per size step
-against the growth in composites.
+fresh process (one small warm-up render of a fleet sharing no names first, so imports and
+process-wide caches are paid alike), old and new taken in turn, so a drift in the machine's
+speed hits both alike. Prints seconds, passes to settle, the ratio old/new (the median of
+paired runs, and medians and fastest compared), the ratio per document rendered, where each
+code's time goes (composers, admission, render's own engine), and growth per size step against
+the growth in composites.
 
     uv run python bench/bench_render.py [--repeat 5] [--baseline REV] [--sizes 20 50 100]
 """
