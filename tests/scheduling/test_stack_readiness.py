@@ -55,3 +55,30 @@ def test_a_cluster_becomes_eligible_once_its_stack_is_ready() -> None:
     ready = installing("a")
     ready["status"]["conditions"][0].update(status="True", reason="Installed", message="")
     assert where(run(deployment(), [ready])) == [(0, "a")]
+
+
+def test_a_fleet_whose_stacks_are_all_installing_has_no_eligible_cluster() -> None:
+    result = run(deployment(replicas=2), [installing("a"), installing("b")])
+    assert not result.eligible
+    assert result.shortfall == (
+        "a: serving stack not ready: installing 2 of 10: nvidia-dra-driver, grove",
+        "b: serving stack not ready: installing 2 of 10: nvidia-dra-driver, grove",
+    )
+    assert run(deployment(replicas=9), [installing("a"), cluster("b", [("p", "h100", 2)])]).eligible
+
+
+def test_the_shortfall_names_every_cluster_that_cannot_take_one_more_replica_and_why() -> None:
+    fleet = [installing("a"), cluster("b", [("p", "h100", 1)]), cluster("c", [("p", "a100", 4)])]
+    result = run(deployment(replicas=4), fleet)
+    assert where(result) == [(0, "b")]
+    assert result.eligible
+    assert result.shortfall == (
+        "a: serving stack not ready: installing 2 of 10: nvidia-dra-driver, grove",
+        "b: pool p has 0 free nodes, engine main needs 1",
+        "c: pool p: engine main member 0: class a100 not found or has no devices",
+    )
+    rejected = {t.cluster: t.reason for t in result.trace if not t.indices}
+    assert rejected == {
+        "a": "serving stack not ready: installing 2 of 10: nvidia-dra-driver, grove",
+        "c": "pool p: engine main member 0: class a100 not found or has no devices",
+    }

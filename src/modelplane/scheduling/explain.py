@@ -3,6 +3,9 @@ the shortfall lines a deployment's condition prints."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Iterable
+
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.capacity import PoolState, nodes_needed
 from modelplane.scheduling.fill import Fill
@@ -92,14 +95,30 @@ def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
     return "; ".join(lines), pool_reasons
 
 
-def trace(
-    fill: Fill, replicas: list[Replica]
-) -> tuple[tuple[pl.ClusterTrace, ...], tuple[str, ...]]:
+Judged = Callable[[Cluster], tuple[str, dict[str, str]]]
+"""``why_not`` of one fill, remembered per cluster: the shortfall and the trace ask alike."""
+
+
+def judged(fill: Fill) -> Judged:
+    return functools.cache(lambda cluster: why_not(fill, cluster))
+
+
+def shortfall(fleet: Iterable[Cluster], judge: Judged) -> tuple[str, ...]:
+    """One line per cluster that cannot take one more replica, and why (what a deployment's
+    condition prints): the trace's verdicts without the trace."""
+    out = []
+    for cluster in fleet:
+        summary = judge(cluster)[0]
+        if summary != pl.ROOM:
+            out.append(f"{cluster.name}: {summary}")
+    return tuple(out)
+
+
+def trace(fill: Fill, replicas: list[Replica], judge: Judged) -> tuple[pl.ClusterTrace, ...]:
     hosted: dict[str, list[Replica]] = {}
     for r in replicas:
         hosted.setdefault(r.cluster, []).append(r)
     out = []
-    full = []
     for cluster in fill.fleet:
         mine = hosted.get(cluster.name, [])
         uses: dict[str, list[str]] = {}
@@ -108,9 +127,7 @@ def trace(
             for engine, option in zip(fill.matcher.engines, r.choice, strict=True):
                 for pool in dict.fromkeys(option.pools):
                     uses.setdefault(pool, []).append(f"replica {r.index} engine {engine.name}")
-        summary, pool_reasons = why_not(fill, cluster)
-        if summary != pl.ROOM:
-            full.append(f"{cluster.name}: {summary}")
+        summary, pool_reasons = judge(cluster)
         pools = tuple(
             pl.PoolTrace(name, True, "hosts " + ", ".join(uses[name]))
             if name in uses
@@ -132,7 +149,7 @@ def trace(
                 tuple(r.index for r in mine),
             )
         )
-    return tuple(out), tuple(full)
+    return tuple(out)
 
 
 def _partly_free(state: PoolState) -> str:

@@ -210,6 +210,9 @@ class Schedule:
     removed: tuple[RemovedReplica, ...] = ()
     shortfall: tuple[str, ...] = ()
     selector_errors: tuple[SelectorError, ...] = ()
+    eligible: bool = True
+    """Whether any cluster may take a new replica (its labels, taints, source and serving stack
+    allow it): a shortfall with none is not a capacity problem."""
     explain: Callable[[], tuple[ClusterTrace, ...]] | None = field(
         default=None, compare=False, repr=False
     )

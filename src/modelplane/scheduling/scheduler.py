@@ -17,7 +17,6 @@ A pure, deterministic function of observed state (see ``placement`` for what it 
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Iterable
 from typing import Any
@@ -27,7 +26,7 @@ from modelplane.scheduling import policy
 from modelplane.scheduling.capacity import Ledger
 from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
 from modelplane.scheduling.devices import device_kinds
-from modelplane.scheduling.explain import trace
+from modelplane.scheduling.explain import judged, shortfall, trace
 from modelplane.scheduling.fill import Fill
 from modelplane.scheduling.fleet import Cluster, FleetPools, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
@@ -82,17 +81,18 @@ def schedule(
     placed = _fill(fill, kept, removed, desired)
 
     all_replicas = sorted(kept + placed, key=lambda r: r.index)
-    traced = functools.cache(lambda: trace(fill, all_replicas))
+    judge = judged(fill)
     short = len(all_replicas) < desired
-    shortfall = traced()[1] if short else ()
+    lines = shortfall(fleet, judge) if short else ()
     if short and not fleet:
-        shortfall = ("no InferenceCluster exists",)
+        lines = ("no InferenceCluster exists",)
     return pl.Schedule(
         desired=desired,
         placements=tuple(placement_of(engines, r) for r in all_replicas),
         removed=tuple(sorted(removed, key=lambda x: (x.index, x.name))),
-        shortfall=shortfall,
-        explain=lambda: traced()[0],
+        shortfall=lines,
+        eligible=any(not fill.ineligible.why(c) for c in fleet),
+        explain=lambda: trace(fill, all_replicas, judge),
     )
 
 

@@ -128,7 +128,7 @@ def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, 
     message = "; ".join([placed, *_grouped(plan.shortfall), *moving])
     # Capacity is not the problem when no cluster may take a replica at all (selector labels,
     # taints, sources): say so, so a typo is not read as a full fleet.
-    if not any(c.eligible for c in plan.trace):
+    if not plan.eligible:
         return Condition(SCHEDULED, "False", "NoEligibleCluster", message)
     return Condition(SCHEDULED, "False", "InsufficientCapacity", message)
 
