@@ -76,6 +76,8 @@ class Rendered:
     """How many times the function was called before its requirements were stable."""
     call: _Call | None = None
     """The last call: the one a steady-state reconcile repeats."""
+    nested: tuple[str, ...] = ()
+    """The keys of the composed resources that are composites, rendered as ``children``."""
 
     @functools.cached_property
     def request(self) -> fnv1.RunFunctionRequest | None:
@@ -135,6 +137,8 @@ class _Answer:
     status: Obj
     conditions: list[Obj]
     results: list[Obj]
+    nested: tuple[str, ...]
+    """The keys of the resources that are composites themselves, rendered in turn."""
 
 
 class _Call:
@@ -189,7 +193,7 @@ class Session:
         self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], dict[str, Obj]]] = (
             _Generations()
         )
-        self.composable: dict[tuple[Any, Any], bool] = {}
+        self._composes: dict[tuple[Any, Any], bool] = {}
         """Whether the registry composes an apiVersion and kind."""
         self.requirements: dict[Identity, dict[str, Requirement]] = {}
         """Each composite's settled requirements: the next pass asks with them answered."""
@@ -256,6 +260,7 @@ class Session:
             status=plain(result.status),
             conditions=[_condition(c) for c in result.conditions],
             results=[_result(e) for e in result.events],
+            nested=tuple(k for k, r in resources.items() if self.composes(r)),
         )
 
     def composed(self, owner: Owner, key: str, resource: Obj, xr: Obj) -> Obj:
@@ -274,6 +279,17 @@ class Session:
         if last is not None and last[1] == obj:
             obj = last[1]
         return self._composed.put((owner, key), (resource, obj))[1]
+
+    def composes(self, obj: Obj) -> bool:
+        """Whether ``obj`` is a composite this registry composes (asked of every composed
+        resource: answered once per apiVersion and kind)."""
+        key = (obj.get("apiVersion"), obj.get("kind"))
+        known = self._composes.get(key)
+        if known is None:
+            known = self._composes[key] = self.registry.handles(
+                str(key[0] or ""), str(key[1] or "")
+            )
+        return known
 
     def unchanged(self, owner: Owner, composite: Obj) -> Obj:
         """``composite`` as last published when it is equal to it: whoever requires it (a
@@ -419,6 +435,8 @@ class _Environment:
             if r.match_labels:
                 key, value = min(r.match_labels.items())
                 candidates = self._labelled(kind, key).get(value, ())
+                if len(r.match_labels) == 1 and not r.namespace:
+                    return [bucket[i] for i in candidates]  # the index matched all it asks
             else:
                 candidates = self._order(kind)
         return [bucket[i] for i in candidates if _matches(bucket[i], r)]
@@ -515,9 +533,9 @@ class Renderer:
         rendered = self._run(xr, self._observed(xr, lone))
         if self.on_render is not None:
             self.on_render()
-        for key, res in list(rendered.resources.items()):
-            if self._composable(res):
-                rendered.children.append(self._render_child(rendered.composite, key, res, depth))
+        for key in rendered.nested:
+            res = rendered.resources[key]
+            rendered.children.append(self._render_child(rendered.composite, key, res, depth))
         return rendered
 
     def _observed(self, xr: Obj, lone: bool) -> Mapping[str, Any]:
@@ -586,14 +604,7 @@ class Renderer:
         return sorted(roots, key=lambda r: (rank[identity(r)[:2]], identity(r)))
 
     def _composable(self, obj: Obj) -> bool:
-        # Asked of every composed resource of every pass: answered once per apiVersion and kind.
-        key = (obj.get("apiVersion"), obj.get("kind"))
-        known = self.session.composable.get(key)
-        if known is None:
-            known = self.session.composable[key] = self.registry.handles(
-                str(key[0] or ""), str(key[1] or "")
-            )
-        return known
+        return self.session.composes(obj)
 
 
 Owner = tuple[Identity, str]
@@ -696,6 +707,7 @@ def _rendered(call: _Call, rounds: int) -> Rendered:
         results=list(answer.results),
         rounds=rounds,
         call=call,
+        nested=answer.nested,
     )
 
 

@@ -38,7 +38,7 @@ from modelplane.compose.inferencecluster.usages import REPLICA_GUARD, replica_gu
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.labels import CLUSTER
-from modelplane.observed import carried, ready_as_observed
+from modelplane.observed import carried, observed_ready
 
 Obj = dict[str, Any]
 
@@ -94,13 +94,14 @@ def compose_cluster(inputs: Inputs) -> Result:
         helm_provider_config_for(t.helm_config, existing), _exists(observed, HELM_PROVIDER_CONFIG)
     )
     built = built_for(t)
+    ready = {key: observed_ready(obj) for key, obj in observed.items()}
     states = [
-        component_state(p.name, p.mode, p.version, sorted(p.resources), observed)
-        for p in built.stack.parts
+        component_state(p.name, p.mode, p.version, keys, observed, ready)
+        for p, keys in zip(built.stack.parts, built.keys, strict=True)
     ]
     if _may_install(observed, built.resources):
         for key, obj in built.resources.items():
-            result.resources[key] = Desired(obj, ready_as_observed(observed.get(key)))
+            result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
         for key, obj in built.usages.items():
             result.resources[key] = Desired(obj, _exists(observed, key))
         result.conditions.append(stack_condition(states))

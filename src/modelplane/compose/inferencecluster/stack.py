@@ -62,6 +62,8 @@ class Built:
     stack: Stack
     resources: dict[str, Obj]
     usages: dict[str, Obj]
+    keys: list[tuple[str, ...]]
+    """Each part's resource keys, in order."""
 
 
 MEMO_SIZE = 256
@@ -81,7 +83,9 @@ def built_for(t: Target) -> Built:
         return hit
     stack = stack_for(t)
     resources = stack.resources()
-    built = _built[key] = Built(stack, resources, deletion_order(t, resources, stack.outlives))
+    usages = deletion_order(t, resources, stack.outlives)
+    keys = [tuple(sorted(p.resources)) for p in stack.parts]
+    built = _built[key] = Built(stack, resources, usages, keys)
     if len(_built) > MEMO_SIZE:
         _built.popitem(last=False)
     return built

@@ -47,8 +47,14 @@ class ComponentState:
 
 
 def component_state(
-    name: str, mode: str, version: str, keys: Sequence[str], observed: Mapping[str, Any]
+    name: str,
+    mode: str,
+    version: str,
+    keys: Sequence[str],
+    observed: Mapping[str, Any],
+    ready: Mapping[str, bool] | None = None,
 ) -> ComponentState:
+    """``ready``: whether each observed resource is ready, when the caller has read it."""
     state, message = READY, ""
     for key in keys:
         obj = observed.get(key)
@@ -61,7 +67,7 @@ def component_state(
                 state, message = FAILED, failure
             elif state != FAILED:
                 state, message = INSTALLING, message or failure
-        elif not observed_ready(obj):
+        elif not (ready[key] if ready is not None else observed_ready(obj)):
             state = _worse(state, INSTALLING)
     return ComponentState(name, mode, version, state, message[:_MESSAGE_MAX])
 
