@@ -25,12 +25,14 @@ import importlib
 import io
 import itertools
 import json
+import re
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +84,9 @@ def extract(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-def worker(src: str, fleet_path: str) -> None:
-    """One render in this process of the ``modelplane`` under ``src``; prints JSON."""
+def worker(src: str, fleet_path: str, skip: bool = False) -> None:
+    """One render in this process of the ``modelplane`` under ``src``; prints JSON. ``skip``:
+    everything but the measured render (what an instruction count subtracts)."""
     sys.path.insert(0, src)
     import yaml
     from crossplane.function import logging
@@ -101,7 +104,7 @@ def worker(src: str, fleet_path: str) -> None:
         passes[0] += 1
         return original(self)
 
-    render.Renderer.render_all = counted  # type: ignore[method-assign]
+    render.Renderer.render_all = counted
     admit = render.api_server_admission()
     registry = default_registry()
     # Where the time goes, alike in both codes: composers, admission, and the rest (render's
@@ -118,6 +121,8 @@ def worker(src: str, fleet_path: str) -> None:
     docs = list(yaml.safe_load_all(Path(fleet_path).read_text()))
     passes[0] = 0
     spent.update(composers=0.0, admission=0.0)
+    if skip:
+        return
     # CPU time of this process: on a shared machine, other load moves it far less than the
     # wall clock (the render is single-threaded, so the two agree on an idle machine).
     start = time.process_time()
@@ -158,6 +163,25 @@ def run(src: Path, fleet_path: Path) -> Obj:
     return result
 
 
+def instructions(src: Path, fleet_path: Path) -> int:
+    """Instructions the render of ``fleet_path`` executes, counted by valgrind's callgrind: a
+    worker's run with the render less one without it (start-up and warm-up cancel out)."""
+    counts = []
+    for skip in (False, True):
+        command = [sys.executable, __file__, "--worker", str(src), str(fleet_path)]
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command]
+            + (["--skip"] if skip else []),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        assert found, done.stderr[-2000:]
+        counts.append(int(found.group(1)))
+    return counts[0] - counts[1]
+
+
 def parts(samples: list[Obj]) -> dict[str, float]:
     """Median seconds in composers, in admission, and in the rest: render's own engine."""
     return {
@@ -174,12 +198,23 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--baseline", default=BASELINE)
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 50, 100])
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under valgrind's callgrind instead (drift-proof; minutes)",
+    )
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--skip", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(*args.worker)
+        src, fleet_path = args.worker
+        worker(src, fleet_path, skip=args.skip)
         return
     import yaml
+
+    if args.instructions:
+        count_instructions(args.baseline, args.sizes)
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         old_src = extract(args.baseline, Path(tmp) / "baseline")
@@ -243,6 +278,24 @@ def main() -> None:
                     f"{a}->{b}: x{growth:.2f} (composites x{composites(b) / composites(a):.2f})"
                 )
             print(f"{label} growth, fastest: " + "; ".join(steps))
+
+
+def count_instructions(baseline: str, sizes: list[int]) -> None:
+    """Old and new renders of each size counted under callgrind, both codes at once (one
+    per core), and their ratio."""
+    import yaml
+
+    with tempfile.TemporaryDirectory() as tmp:
+        old_src = extract(baseline, Path(tmp) / "baseline")
+        for n in sizes:
+            path = Path(tmp) / f"fleet-{n}.yaml"
+            path.write_text(yaml.safe_dump_all(fleet(n)))
+            with ThreadPoolExecutor(2) as pool:
+                old, new = pool.map(instructions, [old_src, ROOT / "src"], [path, path])
+            print(
+                f"{n:>4} clusters: old {old / 1e9:.2f} G instructions, new {new / 1e9:.2f} G: "
+                f"new is {old / new:.1f}x fewer"
+            )
 
 
 if __name__ == "__main__":
