@@ -21,6 +21,7 @@ workload as created and not yet observed.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -134,9 +135,46 @@ def readiness(policy: Obj, remote: Obj) -> bool:
 
 def evaluate(query: str, remote: Obj) -> bool:
     """A readiness query's verdict; an evaluation error is not-ready, as in provider-kubernetes."""
-    # CEL reads plain dicts and lists only: a composer's frozen constants become plain data.
-    value = _compiled(query).eval(data={"object": plain(remote)})
+    # CEL converts all it is given, and a CustomResourceDefinition's manifest runs to thousands
+    # of values: it is given only the fields the query selects (all of them when it may read
+    # the object otherwise), as plain dicts and lists (a composer's frozen constants too).
+    fields = _fields_read(query)
+    read = remote if fields is None else {k: remote[k] for k in fields if k in remote}
+    value = _compiled(query).eval(data={"object": plain(read)})
     return value.value() is True
+
+
+# ``object`` and what follows it: a field selected (``object.status``), or anything else.
+_OBJECT = re.compile(r"\bobject\b(?:\s*\.\s*([A-Za-z_][A-Za-z0-9_]*))?")
+# Names after ``object.`` that are not fields: macros and receiver-style functions, which read
+# the object whole.
+_NOT_FIELDS = frozenset(
+    {
+        "all",
+        "exists",
+        "exists_one",
+        "map",
+        "filter",
+        "size",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "matches",
+    }
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _fields_read(query: str) -> frozenset[str] | None:
+    """The top-level fields of ``object`` a query reads, or None when it may read more (the
+    object whole, an index, a macro over it, or the word in a string)."""
+    fields = set()
+    for found in _OBJECT.finditer(query):
+        name = found.group(1)
+        if name is None or name in _NOT_FIELDS:
+            return None
+        fields.add(name)
+    return frozenset(fields)
 
 
 @functools.lru_cache(maxsize=64)
