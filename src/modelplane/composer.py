@@ -8,7 +8,7 @@ convert at their boundary and call the same composer.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from modelplane.structs import LazyPaths, lazy_paths
@@ -42,7 +42,10 @@ class Requirement:
         """This requirement as it reads back from the wire: selecting by labels (none: every
         object of the kind) unless by name, and no empty namespace."""
         labels = None if self.match_name is not None else dict(self.match_labels or {})
-        return replace(self, match_labels=labels, namespace=self.namespace or None)
+        if labels == self.match_labels and (self.namespace or None) == self.namespace:
+            return self
+        namespace = self.namespace or None
+        return Requirement(self.api_version, self.kind, self.match_name, labels, namespace)
 
 
 @dataclass(frozen=True)

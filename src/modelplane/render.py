@@ -435,10 +435,11 @@ class _Environment:
             if r.match_labels:
                 key, value = min(r.match_labels.items())
                 candidates = self._labelled(kind, key).get(value, ())
-                if len(r.match_labels) == 1 and not r.namespace:
-                    return [bucket[i] for i in candidates]  # the index matched all it asks
+                whole = len(r.match_labels) == 1
             else:
-                candidates = self._order(kind)
+                candidates, whole = self._order(kind), True
+            if whole and not r.namespace:
+                return [bucket[i] for i in candidates]  # the index selected all it asks
         return [bucket[i] for i in candidates if _matches(bucket[i], r)]
 
     def _order(self, kind: tuple[str, str]) -> list[Identity]:
