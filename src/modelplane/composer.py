@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from modelplane.structs import LazyPaths, lazy_paths
 
@@ -69,8 +69,10 @@ class Inputs:
     context: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Desired:
+class Desired(NamedTuple):
+    """One composed resource and whether it is ready. A named tuple: composers make tens of
+    thousands a fleet's render, and a frozen dataclass costs three times as much to make."""
+
     resource: Obj
     ready: Ready = "Unspecified"
 

@@ -141,6 +141,11 @@ class _Answer:
     """The keys of the resources that are composites themselves, rendered in turn."""
 
 
+_Composed = tuple[Obj, Obj, bool]
+"""A composed resource as the composer returned it, as a document, and whether it is a
+composite rendered in turn."""
+
+
 class _Call:
     """One call of a composer: what it read, what it returned, and that as documents."""
 
@@ -188,7 +193,7 @@ class Session:
             _Generations()
         )
         self._calls: _Generations[tuple[Any, ...], _Call] = _Generations()
-        self._composed: _Generations[tuple[Owner, str], tuple[Obj, Obj]] = _Generations()
+        self._composed: _Generations[tuple[Owner, str], _Composed] = _Generations()
         self._published: _Generations[Owner, Obj] = _Generations()
         self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], dict[str, Obj]]] = (
             _Generations()
@@ -244,15 +249,18 @@ class Session:
     def _answer(self, xr: Obj, result: Result) -> _Answer:
         resources: dict[str, Obj] = {}
         ready: dict[str, bool] = {}
+        nested: list[str] = []
         owner = owner_of(xr)
         composed = self._composed
         for key in sorted(result.resources):
             desired = result.resources[key]
             last = composed.get((owner, key))
-            if last is not None and last[0] is desired.resource:
-                resources[key] = last[1]  # composed from the very same object: unchanged
-            else:
-                resources[key] = self.composed(owner, key, desired.resource, xr)
+            if last is None or last[0] is not desired.resource:
+                last = self.composed(owner, key, desired.resource, xr)
+            # else composed from the very same object: unchanged
+            resources[key] = last[1]
+            if last[2]:
+                nested.append(key)
             ready[key] = desired.ready == "True"
         return _Answer(
             resources=resources,
@@ -260,10 +268,10 @@ class Session:
             status=plain(result.status),
             conditions=[_condition(c) for c in result.conditions],
             results=[_result(e) for e in result.events],
-            nested=tuple(k for k, r in resources.items() if self.composes(r)),
+            nested=tuple(nested),
         )
 
-    def composed(self, owner: Owner, key: str, resource: Obj, xr: Obj) -> Obj:
+    def composed(self, owner: Owner, key: str, resource: Obj, xr: Obj) -> _Composed:
         """A composed resource of ``xr`` (``owner``) as a document, labelled for its owner: the
         same object as last time when it is composed unchanged (a status change elsewhere
         recomposes a composite without changing most of what it composes), so nothing derived
@@ -274,11 +282,11 @@ class Session:
         # the one made from it. Equality is Python's, which holds True equal to 1 where a Struct
         # would not; a schema gives each field one type, so no composer changes one so.
         if last is not None and last[0] == resource:
-            return last[1]
+            return last
         obj = _labelled(key, plain(resource), xr)
         if last is not None and last[1] == obj:
             obj = last[1]
-        return self._composed.put((owner, key), (resource, obj))[1]
+        return self._composed.put((owner, key), (resource, obj, self.composes(obj)))
 
     def composes(self, obj: Obj) -> bool:
         """Whether ``obj`` is a composite this registry composes (asked of every composed
