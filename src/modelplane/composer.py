@@ -77,16 +77,14 @@ class Desired(NamedTuple):
     ready: Ready = "Unspecified"
 
 
-@dataclass(frozen=True)
-class Condition:
+class Condition(NamedTuple):
     type: str
     status: ConditionStatus
     reason: str
     message: str = ""
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """A result Crossplane records as an event on the composite."""
 
     severity: Severity

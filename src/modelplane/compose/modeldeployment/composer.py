@@ -285,7 +285,7 @@ def _with_stranded(
             until = "until its ground is listed again (nothing is scaled down on no evidence)"
         why = stranded[names[r.name]]
         lines.append(f"{r.name} on {r.cluster} kept {until} ({why}: deleted, or the list lags)")
-    return dataclasses.replace(cond, message="; ".join([cond.message, *lines]))
+    return cond._replace(message="; ".join([cond.message, *lines]))
 
 
 def _fleet_unlisted(
