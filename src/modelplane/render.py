@@ -255,9 +255,8 @@ class Session:
         for key in sorted(result.resources):
             desired = result.resources[key]
             last = composed.get((owner, key))
-            if last is None or last[0] is not desired.resource:
-                last = self.composed(owner, key, desired.resource, xr)
-            # else composed from the very same object: unchanged
+            if last is None or last[0] is not desired.resource:  # else the very same object
+                last = self._document(owner, key, desired.resource, xr, last)
             resources[key] = last[1]
             if last[2]:
                 nested.append(key)
@@ -271,12 +270,13 @@ class Session:
             nested=tuple(nested),
         )
 
-    def composed(self, owner: Owner, key: str, resource: Obj, xr: Obj) -> _Composed:
+    def _document(
+        self, owner: Owner, key: str, resource: Obj, xr: Obj, last: _Composed | None
+    ) -> _Composed:
         """A composed resource of ``xr`` (``owner``) as a document, labelled for its owner: the
-        same object as last time when it is composed unchanged (a status change elsewhere
-        recomposes a composite without changing most of what it composes), so nothing derived
-        from it is redone."""
-        last = self._composed.get((owner, key))
+        same object as last time (``last``) when it is composed unchanged (a status change
+        elsewhere recomposes a composite without changing most of what it composes), so
+        nothing derived from it is redone."""
         # Composers build afresh on every call but never change what they returned, so the
         # previous output is there to compare with: equal (a comparison in C), the document is
         # the one made from it. Equality is Python's, which holds True equal to 1 where a Struct
@@ -497,7 +497,7 @@ class Renderer:
         self.admit = admit
         self._env = _Environment(environment)
         present = self._env.objects()
-        composables = [o for o in present if self._composable(o)]
+        composables = [o for o in present if self.session.composes(o)]
         self._owners = owners.Owners(composables)
         # Which composite owns which (a deployment its replicas, from the previous pass): a
         # composite rendered again takes the place of everything it composed before.
@@ -611,9 +611,6 @@ class Renderer:
     def _ordered(self, roots: list[Obj]) -> list[Obj]:
         rank = _kind_order({identity(r)[:2] for r in roots}, self.session.requires)
         return sorted(roots, key=lambda r: (rank[identity(r)[:2]], identity(r)))
-
-    def _composable(self, obj: Obj) -> bool:
-        return self.session.composes(obj)
 
 
 Owner = tuple[Identity, str]
