@@ -198,7 +198,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         try:
             rsp = write_response(req, result)
         except (TypeError, ValueError) as e:
-            return _fatal(req, identity, f"composing {kind} produced an invalid result: {e}")
+            return _fatal(req, identity, invalid_result(kind, e))
         if result.fatal is not None:
             return rsp, Outcome(*identity, result="fatal", message=result.fatal)
         return rsp, Outcome(*identity)
@@ -243,6 +243,11 @@ def run_composer(
         if log is not None:
             log("composer raised", kind=kind, error=repr(e), trace=traceback.format_exc())
         return Result.failed(f"composing {kind} failed: {type(e).__name__}: {e}")
+
+
+def invalid_result(kind: str, error: Exception) -> str:
+    """Why a result that cannot be written (a value no Struct holds) is refused."""
+    return f"composing {kind} produced an invalid result: {error}"
 
 
 def admitted_parts(resource: struct_pb2.Struct) -> list[tuple[str, struct_pb2.Value]]:

@@ -37,7 +37,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import exits, manifests, owners
 from modelplane import output as output_
 from modelplane.composer import Condition, Event, Inputs, Registry, Requirement, Result
-from modelplane.function import FunctionRunner, read_response, run_composer
+from modelplane.function import FunctionRunner, invalid_result, read_response, run_composer
 from modelplane.kube.names import dns_label
 from modelplane.owners import Identity, identity
 from modelplane.structs import fill_struct, plain
@@ -233,7 +233,7 @@ class Session:
                 answer = self._answer(xr, result)
             except (TypeError, ValueError) as e:
                 kind = f"{xr.get('kind')}.{xr.get('apiVersion')}"
-                result = Result.failed(f"composing {kind} produced an invalid result: {e}")
+                result = Result.failed(invalid_result(kind, e))
         return self._calls.put(key, _Call(xr, observed, required, result, answer))
 
     def _compose(
