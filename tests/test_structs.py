@@ -13,7 +13,6 @@ from modelplane.structs import (
     dict_to_struct,
     frozen,
     lazy_paths,
-    materialize,
     plain,
     struct_to_dict,
     struct_to_dict_lazily,
@@ -53,8 +52,8 @@ def test_looking_up_a_missing_key_in_a_view_does_not_add_it():
     assert "status" not in s.fields
 
 
-def test_a_view_materializes_to_a_plain_dict():
-    out = materialize({"wrapped": StructView(dict_to_struct(OBJ))})
+def test_a_view_reads_back_as_a_plain_dict():
+    out = plain({"wrapped": StructView(dict_to_struct(OBJ))})
     assert out == {"wrapped": OBJ}
     assert type(out["wrapped"]) is dict
     assert type(out["wrapped"]["spec"]["list"]) is list
@@ -118,7 +117,7 @@ def test_lazy_paths_leave_exactly_the_named_sub_trees_as_views():
     out = struct_to_dict_lazily(dict_to_struct(obj), lazy_paths("a[].b", "e.f", "missing.x"))
     assert isinstance(out["a"][0]["b"], StructView) and isinstance(out["e"]["f"], StructView)
     assert type(out["a"][0]["d"]) is list and type(out["a"]) is list and out["i"] == 3
-    assert materialize(out) == obj
+    assert plain(out) == obj
     assert dict_to_struct(out) == dict_to_struct(obj)  # views are written back unchanged
 
 

@@ -64,7 +64,7 @@ class Inputs:
 
     Names the composer was registered with as ``lazy`` arrive as read-only
     ``modelplane.structs.StructView`` mappings that convert only the fields read: for
-    requirements that return the whole fleet. Use ``structs.materialize`` for a plain dict.
+    requirements that return the whole fleet. Use ``structs.plain`` for a plain dict.
     """
     context: Mapping[str, Any] = field(default_factory=dict)
 

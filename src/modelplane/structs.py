@@ -437,19 +437,6 @@ class ListView(Sequence[Any]):
         return f"ListView({[value_to_py(v) for v in self._values]!r})"
 
 
-def materialize(obj: Any) -> Any:
-    """A plain (deep) dict/list copy of a view, or of any structure containing views."""
-    if isinstance(obj, StructView):
-        return obj.to_dict()
-    if isinstance(obj, ListView):
-        return _values_to_list(obj.list.values)
-    if isinstance(obj, Mapping):
-        return {k: materialize(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [materialize(v) for v in obj]
-    return obj
-
-
 def frozen(obj: T) -> T:
     """A constant sub-tree of composed output, encoded once for the life of the process.
 

@@ -202,7 +202,7 @@ def test_through_run_function_views_compose_what_plain_data_does(replica, stack)
 
     from modelplane.compose.registry import default_registry
     from modelplane.function import FunctionRunner, response_to_dict
-    from modelplane.structs import dict_to_struct, materialize
+    from modelplane.structs import dict_to_struct, plain
 
     admitted = ADMISSION.admit(replica)
     assume(admitted.ok)
@@ -215,6 +215,6 @@ def test_through_run_function_views_compose_what_plain_data_does(replica, stack)
             req.required_resources[name].items.add().resource.CopyFrom(dict_to_struct(obj))
     answered = response_to_dict(FunctionRunner(default_registry()).run(req))
     assert answered["desired"]["resources"] == {
-        k: {"resource": materialize(d.resource), "ready": f"READY_{d.ready.upper()}"}
+        k: {"resource": plain(d.resource), "ready": f"READY_{d.ready.upper()}"}
         for k, d in direct.resources.items()
     }
