@@ -128,6 +128,15 @@ def _uid(obj: Obj) -> str | None:
     return str(uid) if uid else None
 
 
+Owner = tuple[Identity, str]
+"""A composite as the owner of what it composed: its identity and uid ("" without one); a
+composite recreated under its name (a new uid) owns nothing its predecessor composed."""
+
+
+def owner_of(composite: Obj) -> Owner:
+    return identity(composite), _uid(composite) or ""
+
+
 _Entry = tuple[int, str, Obj, Claim]
 """A composed resource: its precedence, composition resource name, itself, and its claim."""
 

@@ -39,7 +39,7 @@ from modelplane import output as output_
 from modelplane.composer import Condition, Event, Inputs, Registry, Requirement, Result
 from modelplane.function import FunctionRunner, invalid_result, read_response, run_composer
 from modelplane.kube.names import dns_label
-from modelplane.owners import Identity, identity
+from modelplane.owners import Identity, Owner, identity, owner_of
 from modelplane.structs import fill_struct, plain
 
 Obj = dict[str, Any]
@@ -611,15 +611,6 @@ class Renderer:
     def _ordered(self, roots: list[Obj]) -> list[Obj]:
         rank = _kind_order({identity(r)[:2] for r in roots}, self.session.requires)
         return sorted(roots, key=lambda r: (rank[identity(r)[:2]], identity(r)))
-
-
-Owner = tuple[Identity, str]
-"""A composite as the owner of what it composed: its identity and uid ("" without one); a
-composite recreated under its name (a new uid) owns nothing its predecessor composed."""
-
-
-def owner_of(composite: Obj) -> Owner:
-    return identity(composite), str(_meta(composite).get("uid") or "")
 
 
 def _content(obj: Obj) -> str:

@@ -17,7 +17,6 @@ from typing import Any
 
 from modelplane.composer import Condition
 from modelplane.kube.objects import condition
-from modelplane.observed import observed_ready
 
 Obj = dict[str, Any]
 
@@ -52,9 +51,10 @@ def component_state(
     version: str,
     keys: Sequence[str],
     observed: Mapping[str, Any],
-    ready: Mapping[str, bool] | None = None,
+    ready: Mapping[str, bool],
 ) -> ComponentState:
-    """``ready``: whether each observed resource is ready, when the caller has read it."""
+    """``ready``: whether each observed resource is ready (``observed.observed_ready``), read
+    once by the caller for every component."""
     state, message = READY, ""
     for key in keys:
         obj = observed.get(key)
@@ -67,7 +67,7 @@ def component_state(
                 state, message = FAILED, failure
             elif state != FAILED:
                 state, message = INSTALLING, message or failure
-        elif not (ready[key] if ready is not None else observed_ready(obj)):
+        elif not ready[key]:
             state = _worse(state, INSTALLING)
     return ComponentState(name, mode, version, state, message[:_MESSAGE_MAX])
 
