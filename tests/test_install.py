@@ -153,7 +153,7 @@ def test_the_crossplane_releases_on_record_start_at_the_first_v2_release():
 )
 def test_each_provider_is_pinned_to_a_real_release(repository_name, floor):
     # provider-helm v1.4.0 is the release tests/upstream/crds holds; provider-kubernetes v1.2.1 is
-    # its newest release, a subset of the main-branch CRDs held there (docs/install.md).
+    # its newest release, a subset of the main-branch CRDs held there (docs/design/install.md).
     dep = dependency("Provider", repository_name)
     assert dep["package"] == f"xpkg.crossplane.io/crossplane-contrib/{repository_name}"
     assert dep["version"] == f">={floor}"

@@ -16,8 +16,8 @@ truth, per requirement, in one of these ways:
 - relabelled: the deployment label edited away on some replicas the deployment composed.
 
 A ModelCache's clusters never lag partially here: a cluster missing from a list that holds
-others loses its cache objects by design (docs/fleet.md: the remote PersistentVolumeClaim stays
-while a pod mounts it, and the Namespace is never deleted, so nothing running is lost).
+others loses its cache objects by design (docs/design/fleet.md: the remote PersistentVolumeClaim
+stays while a pod mounts it, and the Namespace is never deleted, so nothing running is lost).
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ The serving stack gives every InferenceCluster an inference Gateway (published i
 ``status.gateway``) with a plain HTTP listener for the cluster's own replicas and an HTTPS listener
 ``fleet`` that requires a client certificate from the fleet CA, a cert-manager ``Issuer``
 ``modelplane-fleet`` over that CA in the Gateway's namespace, and a server certificate for
-``<cluster>.fleet.modelplane.internal`` on the fleet listener (docs/routing.md). Each composition
-reads the names below from here, so two of them can never disagree about an object one composes
-and the other refers to.
+``<cluster>.fleet.modelplane.internal`` on the fleet listener (docs/design/routing.md). Each
+composition reads the names below from here, so two of them can never disagree about an object one
+composes and the other refers to.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ multi-document streams welcome) and returns one ``Definition`` per CRD (``apiext
 or XRD (``apiextensions.crossplane.io/v1`` or ``v2``); other documents are ignored.
 
 An XRD is turned into the CRD Crossplane would generate for its composite resource: the XRD's
-schema with Crossplane's own fields added (see docs/validation.md). Schemas are compiled on
+schema with Crossplane's own fields added (see docs/design/validation.md). Schemas are compiled on
 first use of a version; ``Definition.compile()`` compiles every served version and every CEL rule
 now, raising ``DefinitionError`` for a bad pattern or a rule that does not compile.
 """

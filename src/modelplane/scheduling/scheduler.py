@@ -1,7 +1,7 @@
 """The fleet scheduler: places every replica of a ModelDeployment that can be placed.
 
 A pure, deterministic function of observed state (see ``placement`` for what it answers and
-``docs/scheduling.md`` for the rules). In order:
+``docs/design/scheduling.md`` for the rules). In order:
 
 1. Compile the deployment's device selectors; any that does not compile or yields a non-bool
    stops scheduling: existing replicas are kept exactly as they are and nothing new is placed.

@@ -3,7 +3,7 @@ default values (tests/upstream/values), with a value of the same shape.
 
 A value under a default that is an empty map is the chart passing a free-form map through, and
 Envoy Gateway's ``config.envoyGateway`` is rendered verbatim as its configuration file (the
-EnvoyGateway API, whose extension-manager fields docs/serving-stack.md traces to Envoy AI
+EnvoyGateway API, whose extension-manager fields docs/design/serving-stack.md traces to Envoy AI
 Gateway's own values for it): below those, keys are not the chart's to know.
 """
 

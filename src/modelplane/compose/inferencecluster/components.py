@@ -5,7 +5,7 @@ observed: an observe-only Object on the API it provides, never created, changed 
 Some objects are Modelplane's own configuration of a component and are composed in both modes:
 the KAI queue the replicas' gangs are labelled into, the PodMonitors that scrape the pickers
 and engines. Chart values are checked against each chart's published ``values.yaml`` at the
-pinned version; docs/serving-stack.md records why each is set.
+pinned version; docs/design/serving-stack.md records why each is set.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A ModelService's routes, hop by hop (docs/routing.md):
+"""A ModelService's routes, hop by hop (docs/design/routing.md):
 
 1. ``front_route`` on each gateway's host cluster: ``https://<hostname>/<ns>/<service>/`` to one
    backendRef per lane, each an InferenceGateway ``Backend`` dialling a cluster's fleet listener
