@@ -67,15 +67,15 @@ def big_fleet(tmp_path: Path, replicas: int = 8) -> Path:
 def test_each_deployment_opens_with_how_many_replicas_were_placed_of_those_asked() -> None:
     headlines = [line for line in run(TWO_CLASSES).splitlines() if not line.startswith(" ")]
     assert headlines == [
-        "ModelDeployment ml-team/llama-70b: 1 of 1 replicas placed",
-        "ModelDeployment ml-team/qwen3-8b: 2 of 2 replicas placed",
+        "ModelDeployment/ml-team/llama-70b: 1 of 1 replicas placed",
+        "ModelDeployment/ml-team/qwen3-8b: 2 of 2 replicas placed",
     ]
 
 
 def test_a_taken_cluster_says_in_plain_words_which_replica_went_to_which_pool() -> None:
     out = run(EXAMPLES / "fleet-gang").splitlines()
     assert out == [
-        "ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed",
+        "ModelDeployment/ml-team/deepseek-r1: 1 of 1 replicas placed",
         "  train-east: replica 0 placed on pool h100-big",
         "    pool h100-small: has 2 nodes, engine main needs 4",
     ]
@@ -113,8 +113,8 @@ def test_a_cluster_reason_is_said_once_not_again_on_its_pool_line() -> None:
 def test_deployments_are_explained_in_order_each_charged_for_the_ones_before() -> None:
     out = run(TWO_CLASSES)
     first, second = (line for line in out.splitlines() if line.startswith("ModelDeployment"))
-    assert first.startswith("ModelDeployment ml-team/llama-70b")
-    assert second.startswith("ModelDeployment ml-team/qwen3-8b")
+    assert first.startswith("ModelDeployment/ml-team/llama-70b")
+    assert second.startswith("ModelDeployment/ml-team/qwen3-8b")
 
 
 def test_clusters_come_in_natural_order() -> None:
@@ -133,7 +133,7 @@ def test_clusters_sharing_a_rejection_are_counted_once_not_listed_one_by_one(
 ) -> None:
     out = run(big_fleet(tmp_path)).splitlines()
     assert out == [
-        "ModelDeployment ml-team/llama-70b: 6 of 8 replicas placed, 2 short",
+        "ModelDeployment/ml-team/llama-70b: 6 of 8 replicas placed, 2 short",
         "  48 clusters: rejected: pool l40s: engine main member 0: no device of class l40s "
         f"matches request gpu (selector `{SELECTOR_79GI}`)",
         "    eu-west-0, eu-west-1, eu-west-2, eu-west-3, eu-west-4 and 43 more",
@@ -227,7 +227,7 @@ def test_json_carries_the_same_facts_structured_for_a_fleet_with_a_shortfall(
 def test_the_command_exits_zero_when_every_replica_is_placed() -> None:
     result = invoke(EXAMPLES / "fleet-gang")
     assert result.exit_code == 0
-    assert result.stdout.startswith("ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed")
+    assert result.stdout.startswith("ModelDeployment/ml-team/deepseek-r1: 1 of 1 replicas placed")
 
 
 def test_the_command_exits_three_when_a_deployment_is_short(tmp_path: Path) -> None:
@@ -277,7 +277,7 @@ def test_deployment_focuses_on_one_of_several() -> None:
     result = invoke("--deployment", "ml-team/qwen3-8b", TWO_CLASSES)
     assert result.exit_code == 0
     assert [line for line in result.stdout.splitlines() if not line.startswith(" ")] == [
-        "ModelDeployment ml-team/qwen3-8b: 2 of 2 replicas placed"
+        "ModelDeployment/ml-team/qwen3-8b: 2 of 2 replicas placed"
     ]
 
 
@@ -291,7 +291,7 @@ def test_deployment_by_name_alone_matches_any_namespace() -> None:
 def test_a_deployment_not_in_the_input_exits_one_naming_it() -> None:
     result = invoke("--deployment", "ml-team/nope", TWO_CLASSES)
     assert result.exit_code == 1
-    assert result.stderr == "modelplane explain: no ModelDeployment ml-team/nope in the input\n"
+    assert result.stderr == "modelplane explain: no ModelDeployment/ml-team/nope in the input\n"
 
 
 def test_the_exit_code_follows_the_focused_deployment_only(tmp_path: Path) -> None:
@@ -308,4 +308,4 @@ def test_manifests_can_come_on_standard_input() -> None:
     text = "\n---\n".join(p.read_text() for p in sorted((EXAMPLES / "fleet-gang").glob("*.yaml")))
     result = invoke("-", stdin=text)
     assert result.exit_code == 0
-    assert result.stdout.startswith("ModelDeployment ml-team/deepseek-r1: 1 of 1 replicas placed")
+    assert result.stdout.startswith("ModelDeployment/ml-team/deepseek-r1: 1 of 1 replicas placed")

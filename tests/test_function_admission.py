@@ -289,7 +289,7 @@ def test_validate_reports_what_the_composer_refuses(empty_template):
     [line] = result.stdout.splitlines()
     where, _, rest = line.partition(": ")
     assert where.rsplit(":", 1)[0] == str(empty_template)
-    assert rest == f"ModelReplica ml-team/qwen3-8b-eks-l4-0: {EMPTY_TEMPLATE}"
+    assert rest == f"ModelReplica/ml-team/qwen3-8b-eks-l4-0: {EMPTY_TEMPLATE}"
 
 
 def test_render_refuses_it_with_the_same_error(empty_template):

@@ -28,7 +28,7 @@ def rows(table: str) -> list[list[str]]:
 
 def test_a_90_10_canary_gives_each_stable_replica_45_percent_and_the_canary_10() -> None:
     table = routes(str(EXAMPLES / "service-canary"))
-    assert table.splitlines()[0] == "ModelService ml-team/qwen: 3 of 3 endpoints ready"
+    assert table.splitlines()[0] == "ModelService/ml-team/qwen: 3 of 3 endpoints ready"
     assert table.splitlines()[1].split() == ["GATEWAY", "ENDPOINT", "CLUSTER", "WEIGHT", "SHARE"]
     assert sorted((r[2], r[3], r[4]) for r in rows(table)) == [
         ("eu-west", "10", "10.00%"),
@@ -48,10 +48,10 @@ def test_an_external_provider_is_shown_by_its_host() -> None:
 def test_each_regional_service_is_routed_only_on_its_regions_gateway() -> None:
     table = routes(str(EXAMPLES / "service-regional"))
     blocks = table.strip().split("\n\n")
-    by_service = {b.splitlines()[0].split()[1].rstrip(":"): rows(b) for b in blocks}
-    assert {r[0] for r in by_service["ml-team/qwen-eu"]} == {"eu"}
-    assert {r[0] for r in by_service["ml-team/qwen-us"]} == {"us"}
-    assert [r[4] for r in by_service["ml-team/qwen-us"]] == ["50.00%", "50.00%"]
+    by_service = {b.splitlines()[0].split()[0].rstrip(":"): rows(b) for b in blocks}
+    assert {r[0] for r in by_service["ModelService/ml-team/qwen-eu"]} == {"eu"}
+    assert {r[0] for r in by_service["ModelService/ml-team/qwen-us"]} == {"us"}
+    assert [r[4] for r in by_service["ModelService/ml-team/qwen-us"]] == ["50.00%", "50.00%"]
 
 
 def test_with_nothing_ready_the_table_says_the_service_answers_503() -> None:
@@ -60,8 +60,11 @@ def test_with_nothing_ready_the_table_says_the_service_answers_503() -> None:
     assert " ".join(row) == "main (none ready: answers 503)"
 
 
-def test_an_input_without_a_service_says_so() -> None:
-    assert routes(str(EXAMPLES / "fleet-two-classes")) == "no ModelService in the input\n"
+def test_an_input_without_a_service_exits_one_saying_so() -> None:
+    out = CliRunner().invoke(cli.main, ["routes", str(EXAMPLES / "fleet-two-classes")])
+    assert out.exit_code == 1
+    assert out.stderr == "modelplane routes: no ModelService in the input: nothing to route\n"
+    assert out.stdout == ""
 
 
 def test_unreadable_input_is_refused() -> None:

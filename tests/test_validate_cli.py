@@ -42,7 +42,7 @@ def test_an_invalid_replica_prints_one_line_per_error_and_exits_one(tmp_path: Pa
     # The line is the field's: spec.engines[0] starts on line 9 of the dumped file.
     assert path.read_text().splitlines()[8].strip() == "- members:"
     assert result.stdout.splitlines() == [
-        f'{path}:9: ModelReplica ml-team/qwen-0: spec.engines[0]: Invalid value: "object": '
+        f'{path}:9: ModelReplica/ml-team/qwen-0: spec.engines[0]: Invalid value: "object": '
         "at least one member of an engine must carry deviceRequests"
     ]
 
@@ -56,7 +56,7 @@ def test_every_document_of_a_stream_is_checked(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "2 checked, 1 invalid" in result.stderr
     assert [line.split(": ")[1] for line in result.stdout.splitlines()] == [
-        "ModelReplica ml-team/bad"
+        "ModelReplica/ml-team/bad"
     ]
 
 
@@ -146,7 +146,7 @@ def test_an_unserved_version_of_a_known_kind_is_invalid(tmp_path: Path) -> None:
     result = invoke(str(path))
     assert result.exit_code == 1
     assert result.stdout.strip() == (
-        f'{path}:1: ModelReplica ml-team/qwen-0: no matches for kind "ModelReplica" in version '
+        f'{path}:1: ModelReplica/ml-team/qwen-0: no matches for kind "ModelReplica" in version '
         '"modelplane.ai/v9"'
     )
 
@@ -214,4 +214,4 @@ def test_each_document_of_a_stream_is_named_by_the_line_it_starts_on(tmp_path: P
     result = invoke(str(path))
     second = len(good.splitlines()) + 2
     [line] = result.stdout.splitlines()
-    assert line.startswith(f"{path}:{second + 8}: ModelReplica ml-team/bad: spec.engines[0]: ")
+    assert line.startswith(f"{path}:{second + 8}: ModelReplica/ml-team/bad: spec.engines[0]: ")

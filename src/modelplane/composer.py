@@ -112,6 +112,10 @@ class Result:
     requirements: dict[str, Requirement] = field(default_factory=dict)
     fatal: str | None = None
     """When set, Crossplane applies nothing from this call and reports the message."""
+    ready: Ready = "Unspecified"
+    """The composite's own readiness. ``False`` when it does not do its job whatever its composed
+    resources say (nothing placed, no endpoint selected): Crossplane then writes ``Ready False``
+    (reason ``Creating``) instead of deriving ``Available`` from the composed resources."""
 
     @classmethod
     def failed(cls, message: str) -> Result:

@@ -135,7 +135,7 @@ class Explanation:
 
     def headline(self) -> str:
         line = (
-            f"ModelDeployment {self.deployment}: {self.plan.scheduled} of {self.plan.desired} "
+            f"ModelDeployment/{self.deployment}: {self.plan.scheduled} of {self.plan.desired} "
             "replicas placed"
         )
         if self.plan.selector_errors:
@@ -241,7 +241,7 @@ def explain_command(
     if deployment is not None:
         explanations = [e for e in explanations if _named(e, deployment)]
         if not explanations:
-            exits.error(COMMAND, f"no ModelDeployment {deployment} in the input")
+            exits.error(COMMAND, f"no ModelDeployment/{deployment} in the input")
             return exits.INVALID
     if output == "json":
         print(json.dumps({"deployments": [e.to_dict() for e in explanations]}, indent=2))

@@ -516,6 +516,8 @@ def write_response(
         target.ready = _READY[desired.ready]
     if result.status:
         rsp.desired.composite.resource.fields["status"].CopyFrom(to_value(result.status))
+    if result.ready != "Unspecified":  # else an earlier step's readiness stands
+        rsp.desired.composite.ready = _READY[result.ready]
     for c in result.conditions:
         rsp.conditions.append(
             fnv1.Condition(
@@ -570,6 +572,7 @@ def read_response(rsp: fnv1.RunFunctionResponse) -> Result:
             name: read_requirement(selector)
             for name, selector in rsp.requirements.resources.items()
         },
+        ready=_READY_NAME[rsp.desired.composite.ready],
     )
 
 

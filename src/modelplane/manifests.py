@@ -281,10 +281,16 @@ def _children(node: Any) -> list[Any]:
 
 
 def _child(node: Any, key: str) -> Any:
+    entry = _entry(node, key)
+    return entry[1] if entry else None
+
+
+def _entry(node: Any, key: str) -> tuple[Any, Any] | None:
+    """The key node and value node of ``key`` in a mapping node."""
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return v
+                return k, v
     return None
 
 
@@ -298,17 +304,19 @@ def _line_of(node: Any, path: str) -> int:
     line = node.start_mark.line + 1
     for m in _PATH_STEP.finditer(path):
         key, index = m.group(1), m.group(2)
-        nxt = None
+        entry = None
         if key is not None:
-            nxt = _child(node, key)
+            entry = _entry(node, key)
         elif isinstance(node, yaml.SequenceNode) and index.isdigit():
-            nxt = node.value[int(index)] if int(index) < len(node.value) else None
+            item = node.value[int(index)] if int(index) < len(node.value) else None
+            entry = (item, item) if item is not None else None
         elif index is not None:
-            nxt = _child(node, index)
-        if nxt is None:
+            entry = _entry(node, index)
+        if entry is None:
             break
-        node = nxt
-        line = node.start_mark.line + 1
+        # The key's line: a block mapping or sequence value starts on the line after it.
+        line = entry[0].start_mark.line + 1
+        node = entry[1]
     return line
 
 

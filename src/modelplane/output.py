@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from modelplane import manifests
+from modelplane import manifests, owners
 
 Obj = dict[str, Any]
 
@@ -89,7 +89,7 @@ def tree(docs: Sequence[Obj], is_composite: Callable[[Obj], bool]) -> list[Node]
         owner = _labels(doc).get(COMPOSITE_LABEL)
         if owner is None:
             open_ = []
-        while open_ and _meta(open_[-1].doc).get("name") != owner:
+        while open_ and not _owned_by(doc, owner, open_[-1].doc):
             open_.pop()
         (open_[-1].children if open_ else roots).append(node)
         if node.composite:
@@ -98,6 +98,21 @@ def tree(docs: Sequence[Obj], is_composite: Callable[[Obj], bool]) -> list[Node]
     for root in roots:
         _annotate(root, None, clusters)
     return roots
+
+
+def _owned_by(doc: Obj, owner: str | None, composite: Obj) -> bool:
+    """Whether ``doc``, labelled for composite ``owner``, is ``composite``'s: by its controller
+    reference's uid or kind when it has one, as a name is shared across kinds (a ModelService
+    named after its ModelDeployment)."""
+    meta = _meta(composite)
+    if meta.get("name") != owner:
+        return False
+    ref = owners.controller_reference(doc)
+    if ref is None:
+        return True
+    if ref.get("uid") and meta.get("uid"):
+        return bool(ref["uid"] == meta["uid"])
+    return ref.get("kind") in (None, composite.get("kind"))
 
 
 def _annotate(node: Node, parent: Node | None, clusters: dict[str, str]) -> None:
@@ -143,7 +158,9 @@ def summary(roots: Sequence[Node]) -> str:
     nodes = [n for r in roots for n in _all(r)]
     composites = [n for n in nodes if n.composite]
     composed = [n for n in nodes if not n.composite]
-    clusters = sorted({n.cluster for n in nodes if n.cluster})
+    # Only clusters that exist: a gateway naming a cluster that is not there runs on none.
+    known = {_meta(n.doc).get("name") for n in nodes if n.doc.get("kind") == "InferenceCluster"}
+    clusters = sorted({n.cluster for n in nodes if n.cluster and n.cluster in known})
     warnings = sum(
         1 for n in composites for r in n.results if r.get("severity") == "SEVERITY_WARNING"
     )
@@ -185,13 +202,15 @@ def _label(node: Node, depth: int) -> str:
 
 
 def _status(node: Node) -> str:
-    """A composite's first condition that is not True (else its Ready reason); warnings."""
+    """A composite's Ready reason when it is ready, else its first condition that is not True
+    (what keeps it from being ready: Crossplane's own ``Creating`` names nothing); warnings."""
     if not node.composite:
         return ""
     conditions = (node.doc.get("status") or {}).get("conditions") or []
     ready = _condition(node.doc, "Ready")
     failing = [c for c in conditions if c.get("type") != "Ready" and c.get("status") != "True"]
-    status = str((failing[0] if failing else ready).get("reason", ""))
+    shown = failing[0] if failing and ready.get("status") != "True" else ready
+    status = str(shown.get("reason", ""))
     warnings = [r for r in node.results if r.get("severity") == "SEVERITY_WARNING"]
     if warnings:
         status += f" ({_count(len(warnings), 'warning')})"

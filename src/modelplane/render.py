@@ -36,6 +36,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import exits, manifests, owners
 from modelplane import output as output_
+from modelplane.compose.modelservice.status import ENDPOINTS, ENTRY_MATCHES_NOTHING
 from modelplane.composer import Condition, Event, Inputs, Registry, Requirement, Result
 from modelplane.function import FunctionRunner, invalid_result, read_response, run_composer
 from modelplane.kube.names import dns_label
@@ -134,6 +135,8 @@ class _Answer:
 
     resources: dict[str, Obj]
     ready: dict[str, bool]
+    composite_ready: str
+    """The composite's own readiness (``Result.ready``), which supersedes ``ready``."""
     status: Obj
     conditions: list[Obj]
     results: list[Obj]
@@ -264,6 +267,7 @@ class Session:
         return _Answer(
             resources=resources,
             ready=ready,
+            composite_ready=result.ready,
             status=plain(result.status),
             conditions=[_condition(c) for c in result.conditions],
             results=[_result(e) for e in result.events],
@@ -664,8 +668,11 @@ def request_for(
 
 
 def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
-    """One composed resource annotated with its composition resource name and labelled with
-    its owner as Crossplane does (with a controller reference when the owner has a uid)."""
+    """One composed resource annotated with its composition resource name, labelled with its
+    owner and given a controller reference to it, as Crossplane does (v2.3.0 internal/controller/
+    apiextensions/composite/composition_render.go): the reference's kind tells a deployment's
+    replicas from those of a ModelService of the same name. Its uid is the owner's, when it has
+    one."""
     meta = _meta(xr)
     name, namespace, uid = meta.get("name", ""), meta.get("namespace"), meta.get("uid")
     obj_meta = dict(obj.get("metadata") or {})
@@ -675,16 +682,12 @@ def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
         obj_meta["generateName"] = f"{name}-"
     if namespace and "namespace" not in obj_meta:
         obj_meta["namespace"] = namespace
-    if uid and "ownerReferences" not in obj_meta:
+    if "ownerReferences" not in obj_meta:
+        reference = {"apiVersion": xr.get("apiVersion"), "kind": xr.get("kind"), "name": name}
+        if uid:
+            reference["uid"] = uid
         obj_meta["ownerReferences"] = [
-            {
-                "apiVersion": xr.get("apiVersion"),
-                "kind": xr.get("kind"),
-                "name": name,
-                "uid": uid,
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
+            {**reference, "controller": True, "blockOwnerDeletion": True}
         ]
     return {**obj, "metadata": obj_meta}
 
@@ -693,7 +696,10 @@ def _rendered(call: _Call, rounds: int) -> Rendered:
     xr, answer = call.xr, call.answer
     assert answer is not None
     status = {**(xr.get("status") or {}), **answer.status}
-    status["conditions"] = [_ready_condition(answer.ready), *answer.conditions]
+    status["conditions"] = [
+        _ready_condition(answer.ready, answer.composite_ready),
+        *answer.conditions,
+    ]
     # A composite that publishes the status it already has stays the same object, so what was
     # derived from it (its calls, its admission) is found again.
     composite = xr if status == xr.get("status") else {**xr, "status": status}
@@ -708,9 +714,16 @@ def _rendered(call: _Call, rounds: int) -> Rendered:
     )
 
 
-def _ready_condition(ready: Mapping[str, bool]) -> Obj:
+def _ready_condition(ready: Mapping[str, bool], composite: str) -> Obj:
+    """The Ready condition Crossplane writes (v2.3.0 internal/controller/apiextensions/composite/
+    reconciler.go): the composite's own readiness, when the function gives it, supersedes its
+    composed resources', and a composite marked not ready reads ``Creating`` (its own conditions
+    say why). Crossplane then writes no message; render still names the unready resources, which
+    is how the tree tells which they are."""
     unready = sorted(k for k, ok in ready.items() if not ok)
-    if not unready:
+    if composite == "False" and not unready:
+        return {"type": "Ready", "status": "False", "reason": "Creating"}
+    if not unready or composite == "True":
         return {"type": "Ready", "status": "True", "reason": "Available"}
     return {
         "type": "Ready",
@@ -931,7 +944,7 @@ def render_command(
             registry, [m.obj for m in loaded], observed, api_server_admission(), simulate, progress
         )
     except RenderError as e:
-        for line in _located(str(e), where):
+        for line in located(str(e), where):
             exits.error(COMMAND, line)
         return exits.INVALID
     finally:
@@ -958,7 +971,16 @@ def _composable(registry: Registry) -> Callable[[Obj], bool]:
 _INVALID = " is invalid:"
 
 
-def _located(message: str, where: Mapping[str, manifests.Manifest]) -> list[str]:
+def empty_entries(service: Obj) -> str:
+    """The message of a rendered ModelService whose entries (some, not all) select no endpoint:
+    a misspelled selector, not a deployment that is not serving yet; else ""."""
+    for c in (service.get("status") or {}).get("conditions") or []:
+        if c.get("type") == ENDPOINTS and c.get("reason") == ENTRY_MATCHES_NOTHING:
+            return str(c.get("message") or "")
+    return ""
+
+
+def located(message: str, where: Mapping[str, manifests.Manifest]) -> list[str]:
     """The message after the file and line of the input it is about (when it names one); an
     invalid composite's errors one line each, at the line of the field at fault."""
     subject = next((k for k in where if message.startswith((f"{k}:", f"{k} "))), None)
@@ -975,10 +997,17 @@ def _located(message: str, where: Mapping[str, manifests.Manifest]) -> list[str]
 
 
 def _verdict(docs: Sequence[Obj], where: Mapping[str, manifests.Manifest]) -> int:
-    """1 when a deployment's selectors are invalid, 3 when one could not place every replica
-    it asks for (each named on stderr), else 0."""
+    """1 when a deployment's selectors are invalid or a service's entry selects nothing, 3 when
+    a deployment could not place every replica it asks for (each named on stderr), else 0."""
     invalid = short = False
     for doc in docs:
+        if doc.get("kind") == "ModelService":
+            problem = empty_entries(doc)
+            if problem:
+                for line in located(f"{manifests.identity(doc)}: {problem}", where):
+                    exits.error(COMMAND, line)
+                invalid = True
+            continue
         if doc.get("kind") != "ModelDeployment":
             continue
         scheduled = next(
@@ -992,7 +1021,7 @@ def _verdict(docs: Sequence[Obj], where: Mapping[str, manifests.Manifest]) -> in
         if scheduled is None or scheduled.get("status") != "False":
             continue
         identity = manifests.identity(doc)
-        for line in _located(f"{identity}: {scheduled.get('message', '')}", where):
+        for line in located(f"{identity}: {scheduled.get('message', '')}", where):
             exits.error(COMMAND, line)
         if scheduled.get("reason") == "InvalidSelector":
             invalid = True

@@ -35,7 +35,7 @@ def tables(docs: Sequence[Obj]) -> str:
         kinds.get("ModelService", []), key=lambda s: (namespace_of(s), s["metadata"]["name"])
     )
     if not services:
-        return "no ModelService in the input\n"
+        return ""
     clusters = by_name(kinds.get("InferenceCluster", []))
     endpoints = kinds.get("ModelEndpoint", [])
     gateways = kinds.get("InferenceGateway", [])
@@ -55,7 +55,7 @@ def table(
     plan = plan_service(ms, selected, clusters)
     serving, skipped = gateways_serving(ms, gateways, clusters)
     name = f"{namespace}/{ms['metadata']['name']}"
-    lines = [f"ModelService {name}: {plan.ready} of {plan.matched} endpoints ready"]
+    lines = [f"ModelService/{name}: {plan.ready} of {plan.matched} endpoints ready"]
     rows: list[tuple[str, ...]] = []
     for g in serving:
         if not plan.lanes:
@@ -117,7 +117,13 @@ def routes_command(paths: Sequence[str], ready_copies: int) -> int:
     from crossplane.function import logging
 
     from modelplane.compose.registry import default_registry
-    from modelplane.render import RenderError, api_server_admission, render_documents
+    from modelplane.render import (
+        RenderError,
+        api_server_admission,
+        empty_entries,
+        located,
+        render_documents,
+    )
     from modelplane.simulate import simulate_observed
 
     logging.configure(logging.Level.DISABLED)
@@ -128,6 +134,7 @@ def routes_command(paths: Sequence[str], ready_copies: int) -> int:
     except manifests.ManifestError as e:
         exits.error(COMMAND, str(e))
         return exits.UNREADABLE
+    where = {manifests.identity(m.obj): m for m in loaded}
     try:
         docs = render_documents(
             default_registry(),
@@ -136,7 +143,20 @@ def routes_command(paths: Sequence[str], ready_copies: int) -> int:
             simulate=functools.partial(simulate_observed, ready_copies=ready_copies),
         )
     except RenderError as e:
-        exits.error(COMMAND, str(e))
+        for line in located(str(e), where):
+            exits.error(COMMAND, line)
+        return exits.INVALID
+    if not any(d.get("kind") == "ModelService" for d in docs):
+        exits.error(COMMAND, "no ModelService in the input: nothing to route")
         return exits.INVALID
     sys.stdout.write(tables(docs))
-    return exits.OK
+    # Every workload is taken as serving here, so an entry selecting nothing is a selector
+    # that matches no deployment's endpoints: a typo the table alone would hide.
+    status = exits.OK
+    for doc in docs:
+        problem = empty_entries(doc) if doc.get("kind") == "ModelService" else ""
+        if problem:
+            for line in located(f"{manifests.identity(doc)}: {problem}", where):
+                exits.error(COMMAND, line)
+            status = exits.INVALID
+    return status

@@ -73,7 +73,7 @@ def _label(doc: Manifest) -> str:
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
     namespace = meta.get("namespace")
     named = f"{namespace}/{name}" if namespace else str(name)
-    return f"{body.get('kind')} {named}"
+    return f"{body.get('kind')}/{named}"  # as every command names an object
 
 
 def run(

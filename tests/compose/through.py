@@ -25,6 +25,8 @@ class Response:
     """(status, reason, message) by condition type."""
     events: list[tuple[str, str]] = field(default_factory=list)
     """(severity, message) of every non-fatal result."""
+    composite_ready: str = "READY_UNSPECIFIED"
+    """The composite's own readiness, which Crossplane puts before its composed resources'."""
 
     def condition(self, type_: str) -> tuple[str, str, str]:
         return self.conditions[type_]
@@ -73,4 +75,5 @@ def run(
             for r in rsp.results
             if r.severity != fnv1.SEVERITY_FATAL
         ],
+        composite_ready=fnv1.Ready.Name(rsp.desired.composite.ready),
     )

@@ -126,7 +126,22 @@ def compose_cluster(inputs: Inputs) -> Result:
         status["gpuPools"] = pools
         result.conditions.append(pools_condition(pools, missing))
     result.status = status
+    # InUse is a fact, not a fault: last, so the first condition not True is what keeps the
+    # cluster from serving (what `render -o tree` and a reader of `describe` look at first).
+    result.conditions.sort(key=lambda c: c.type == "InUse")
+    result.ready = _readiness(result.conditions)
     return result
+
+
+SERVES = ("SourceSupported", "StackReady", "GatewayReady", "PoolsResolved")
+"""The conditions that must all be True for the cluster to take replicas and serve them."""
+
+
+def _readiness(conditions: list[Condition]) -> Ready:
+    """Not ready while any condition it serves by is not True (a pool whose class is missing
+    takes no replica, whatever the stack's resources report); else as its composed resources."""
+    held = [c for c in conditions if c.type in SERVES]
+    return "False" if any(c.status != "True" for c in held) else "Unspecified"
 
 
 def _guard(inputs: Inputs, name: str, result: Result) -> None:
@@ -209,9 +224,9 @@ def _unsupported(inputs: Inputs, source: str) -> Result:
         "clusters. "
         "Bring the cluster and use source Existing with a kubeconfig secretRef; nothing is composed"
     )
-    # Readiness stays unspecified: an unsupported source never makes the cluster Ready.
     return Result(
         resources={k: Desired(carried(o)) for k, o in sorted(inputs.observed.items())},
         conditions=[Condition("SourceSupported", "False", "UnsupportedSource", message)],
         events=[Event("Warning", message, "UnsupportedSource")],
+        ready="False",
     )

@@ -260,4 +260,7 @@ def _hold(inputs: Inputs, status: Literal["False", "Unknown"], reason: str, mess
                 f"{message}; what was composed is kept as it is",
             )
         ],
+        # A gateway whose host is missing or unprepared serves nothing (nothing composed would
+        # read Available).
+        ready="False" if status == "False" else "Unspecified",
     )

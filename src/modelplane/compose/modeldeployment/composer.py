@@ -105,9 +105,29 @@ def _place(inputs: Inputs) -> Result:
 
     ready = serving_placed + len(kept)
     result.status = {"replicas": {"total": plan.scheduled, "ready": ready}}
-    result.conditions.append(_with_stranded(plan, kept, mine, stranded))
+    scheduled = _with_stranded(plan, kept, mine, stranded)
+    result.conditions.append(scheduled)
     result.conditions.append(serving_condition(plan.desired, names, kept, mine))
+    if scheduled.status != "True":
+        # Fewer replicas placed than asked: the deployment does not do its job, whatever the
+        # replicas it did place report (none at all would read Available).
+        result.ready = "False"
+    if not inputs.required[CLUSTERS]:
+        result.events.append(_no_clusters())
     return result
+
+
+NO_CLUSTERS = "No InferenceClusters found"
+
+
+def _no_clusters() -> Event:
+    """Said on every reconcile that lists no InferenceCluster: a fleet of none is a setup
+    mistake (or every cluster deleted), not a full fleet."""
+    return Event(
+        "Warning",
+        f"{NO_CLUSTERS}: nothing can be placed until one exists (kubectl get inferenceclusters)",
+        "NoInferenceClusters",
+    )
 
 
 def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, Obj]) -> Condition:
@@ -300,6 +320,9 @@ def _fleet_unlisted(
     )
     names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
     desired = int(md["spec"]["replicas"])
+    events = [Event("Warning", message, "FleetNotListed")]
+    if CLUSTERS in unlisted:
+        events.append(_no_clusters())
     return Result(
         resources=carry_forward(observed),
         requirements=dict(REQUIREMENTS),
@@ -308,7 +331,8 @@ def _fleet_unlisted(
             Condition(SCHEDULED, "False", "FleetNotListed", message),
             serving_condition(desired, names, [], mine),
         ],
-        events=[Event("Warning", message, "FleetNotListed")],
+        events=events,
+        ready="False",
     )
 
 
@@ -350,6 +374,7 @@ def _invalid_selectors(mine: Mapping[str, Obj], plan: Schedule) -> Result:
             serving_condition(plan.desired, names, [], mine),
         ],
         events=[Event("Warning", message, "InvalidSelector")],
+        ready="False",
     )
 
 

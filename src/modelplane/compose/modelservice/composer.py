@@ -49,6 +49,13 @@ def endpoints_requirement(index: int) -> str:
     return f"endpoints-{index}"
 
 
+def replicas_requirement(index: int) -> str:
+    """The ModelReplicas entry ``index``'s selector matches: a replica's endpoint carries its
+    labels, so an entry matching neither selects nothing (a misspelled label), where one
+    matching a replica only waits for it to serve."""
+    return f"replicas-{index}"
+
+
 def compose_service(inputs: Inputs) -> Result:
     ms = inputs.composite
     problem = _malformed(ms)
@@ -58,7 +65,11 @@ def compose_service(inputs: Inputs) -> Result:
     name = str(ms["metadata"]["name"])
     spec = ms["spec"]
     requirements = _requirements(namespace, spec["endpoints"])
-    missing = [r for r in requirements if r not in inputs.required]
+    # The replicas only tell a typo from a deployment not serving yet: not read, nothing is
+    # called a typo, and nothing waits for them.
+    missing = [
+        r for r in requirements if r not in inputs.required and not r.startswith("replicas-")
+    ]
     if missing:
         return _hold(inputs, requirements, missing)
 
@@ -87,10 +98,19 @@ def compose_service(inputs: Inputs) -> Result:
         for key, (_, _, is_route) in wanted.items()
         if is_route
     }
-    report = status.report(ms, plan, serving, skipped, programmed)
+    unselected = [
+        i
+        for i in range(len(spec["endpoints"]))
+        if inputs.required.get(replicas_requirement(i)) == []
+    ]
+    report = status.report(ms, plan, serving, skipped, programmed, unselected)
     result.status = report.status
     result.conditions.extend(report.conditions)
     result.events.extend(report.events)
+    # Serving by every entry on every gateway, or not ready: with no gateway (or one on a
+    # missing cluster) nothing is composed that would say so.
+    if any(c.status != "True" for c in report.conditions):
+        result.ready = "False"
     return result
 
 
@@ -212,6 +232,9 @@ def _requirements(namespace: str, entries: list[Obj]) -> dict[str, Requirement]:
         # selector matches every namespace.
         out[endpoints_requirement(i)] = Requirement(
             API_VERSION, "ModelEndpoint", match_labels=labels, namespace=namespace
+        )
+        out[replicas_requirement(i)] = Requirement(
+            API_VERSION, "ModelReplica", match_labels=labels, namespace=namespace
         )
     return out
 

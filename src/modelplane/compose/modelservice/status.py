@@ -16,6 +16,7 @@ Obj = dict[str, Any]
 
 ENDPOINTS = "EndpointsResolved"
 ROUTING = "RoutingReady"
+ENTRY_MATCHES_NOTHING = "EntryMatchesNothing"
 LISTED = 10
 """Endpoints a message names before counting the rest."""
 
@@ -41,13 +42,14 @@ def report(
     serving: Sequence[Serving],
     skipped: Sequence[Skipped],
     programmed: Mapping[str, bool],
+    unselected: Sequence[int] = (),
 ) -> Report:
     """``programmed``: each composed route's key, and whether its gateway accepted it and
-    resolved every backend."""
+    resolved every backend; ``unselected``: the entries known to select no ModelReplica."""
     namespace = namespace_of(service)
     name = str(service["metadata"]["name"])
     out = Report()
-    out.conditions.append(_endpoints(service, plan, out.events))
+    out.conditions.append(_endpoints(service, plan, out.events, unselected))
 
     fleet_keys = [k for k in programmed if k.startswith("fleet/")]
     gateways: list[Obj] = []
@@ -72,7 +74,9 @@ def report(
     return out
 
 
-def _endpoints(service: Mapping[str, Any], plan: Plan, events: list[Event]) -> Condition:
+def _endpoints(
+    service: Mapping[str, Any], plan: Plan, events: list[Event], unselected: Sequence[int]
+) -> Condition:
     namespace = namespace_of(service)
     entries = (service.get("spec") or {}).get("endpoints") or []
     active = [e for e in plan.entries if e.ready]
@@ -89,6 +93,21 @@ def _endpoints(service: Mapping[str, Any], plan: Plan, events: list[Event]) -> C
         unready = [*unready[:LISTED], f"and {len(unready) - LISTED} more not ready"]
     detail = "; ".join(lines + unready)
     counts = f"{plan.matched} matched in namespace {namespace}, {plan.ready} ready"
+    empty = [e for e in plan.entries if not e.matched and e.index in unselected]
+    if empty and len(empty) < len(plan.entries):
+        # A misspelled label in one entry (a canary's) would silently send its share to the
+        # others: say which entry selects nothing. (When none selects anything, NoEndpoints
+        # below says so for all of them.)
+        named = "; ".join(
+            f"entry {e.index} (weight {e.weight}, {_selector(entries[e.index])})" for e in empty
+        )
+        message = (
+            f"no ModelEndpoint or ModelReplica in namespace {namespace} matches {named}: "
+            "its share goes to the other entries; check the selector's labels "
+            f"({counts}: {detail})"
+        )
+        events.append(Event("Warning", message, ENTRY_MATCHES_NOTHING))
+        return Condition(ENDPOINTS, "False", ENTRY_MATCHES_NOTHING, message)
     if not plan.matched:
         selectors = "; ".join(
             f"entry {i}: {_selector(e)}" for i, e in enumerate(entries) if isinstance(e, dict)

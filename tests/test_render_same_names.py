@@ -1,0 +1,59 @@
+"""A ModelService (or ModelCache) named after its ModelDeployment, the public project's own
+convention: every composite appears once, under its owner, because owners are told apart by the
+controller reference's kind (or uid), never by the name a label carries."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from modelplane import cli
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def renamed(tmp_path: Path) -> Path:
+    """service-canary with its ModelService named as the stable deployment."""
+    root = tmp_path / "same"
+    shutil.copytree(EXAMPLES / "service-canary", root)
+    path = root / "service.yaml"
+    path.write_text(path.read_text().replace("  name: qwen\n", "  name: qwen-stable\n"))
+    return root
+
+
+def render(*args: str) -> str:
+    out = CliRunner().invoke(cli.main, ["render", *args])
+    assert out.exit_code == 0, out.stderr
+    return out.stdout
+
+
+def test_no_object_is_listed_twice(tmp_path: Path) -> None:
+    names = render(str(renamed(tmp_path)), "-o", "name").splitlines()
+    assert [n for n, count in Counter(names).items() if count > 1] == []
+
+
+def test_the_tree_counts_each_composite_once_under_its_owner(tmp_path: Path) -> None:
+    tree = render(str(renamed(tmp_path)), "-o", "tree").splitlines()
+    # 1 class, 3 clusters, 1 gateway, 2 deployments with 3 replicas between them, 1 service
+    assert tree[-1].startswith("11 composites")
+    roots = [line.split()[0] for line in tree[1:-1] if not line.startswith(("├", "└", "│", " "))]
+    assert not [r for r in roots if r.startswith("ModelReplica/")]
+
+
+def test_the_deployment_owns_its_replicas_and_the_service_its_routes(tmp_path: Path) -> None:
+    tree = render(str(renamed(tmp_path)), "-o", "tree").splitlines()
+    nested = ("├", "└", "│", " ")
+    start = next(
+        i for i, t in enumerate(tree) if t.startswith("ModelDeployment/ml-team/qwen-stable")
+    )
+    below = []
+    for line in tree[start + 1 : -1]:
+        if not line.startswith(nested):
+            break
+        below.append(line)
+    assert sum("ModelReplica/" in line for line in below) == 2
+    # The service's 503 filter is its own, not the deployment's.
+    assert not any("HTTPRouteFilter/" in line for line in below)
