@@ -56,7 +56,9 @@ INELIGIBLE = "ineligible"
 NOT_CONSIDERED = "not-considered"
 
 _MEMBER_REASON = re.compile(r"^engine (?P<engine>\S+) member (?P<member>\d+): (?P<rest>.*)$")
-_NO_MATCH = re.compile(r"^no device of class (?P<cls>\S+) matches request (?P<request>\S+)$")
+_NO_MATCH = re.compile(
+    r"^no device of class (?P<cls>\S+) matches request (?P<request>[^\s:]+)(?::|$)"
+)
 _REQUEST = re.compile(r"\brequest (?P<request>[^\s,;]+)")
 _ENGINE = re.compile(r"\bengine (?P<engine>[^\s,;]+)")
 _USES = re.compile(r"replica (?P<replica>\d+) engine (?P<engine>[^\s,;]+)")

@@ -26,7 +26,7 @@ from modelplane import manifests
 from modelplane.compose.modelreplica.picker import serving_problem
 from modelplane.compose.modelreplica.shape import problem as replica_problem
 from modelplane.kube import admission as api
-from modelplane.kube.admission import Admitted
+from modelplane.kube.admission import Admitted, subdomain_errors
 from modelplane.kube.crd import Definition, Version, load_definitions
 from modelplane.kube.errors import OMIT, ErrorType, FieldError
 from modelplane.kube.schema import Schema
@@ -127,7 +127,26 @@ def invalid(kind: str, api_version: str, name: str, errors: list[FieldError]) ->
 
 def _replica(replica: Obj) -> list[FieldError]:
     found = replica_problem(replica) or serving_problem(replica["spec"].get("serving"))
-    return [field_error(found)] if found else []
+    if found:
+        return [field_error(found)]
+    errors: list[FieldError] = []
+    for e, engine in enumerate(replica["spec"]["engines"]):
+        for m, member in enumerate(engine["members"]):
+            for r, request in enumerate(member.get("deviceRequests") or ()):
+                path = f"spec.engines[{e}].members[{m}].deviceRequests[{r}].deviceClassName"
+                errors += subdomain_errors(path, str(request["deviceClassName"]))
+    return errors
+
+
+def _class(inference_class: Obj) -> list[FieldError]:
+    # The name is stamped into every ResourceClaimTemplate of a replica placed on the class,
+    # which the API server would refuse: a DeviceClass is named by a DNS subdomain.
+    errors: list[FieldError] = []
+    for d, device in enumerate(inference_class["spec"].get("devices") or ()):
+        if device.get("deviceClassName"):
+            path = f"spec.devices[{d}].deviceClassName"
+            errors += subdomain_errors(path, str(device["deviceClassName"]))
+    return errors
 
 
 def _deployment(md: Obj) -> list[FieldError]:
@@ -172,6 +191,7 @@ CHECKS: dict[tuple[str, str], Check] = {
     (GROUP, "ModelReplica"): _replica,
     (GROUP, "ModelDeployment"): _deployment,
     (GROUP, "InferenceCluster"): _cluster,
+    (GROUP, "InferenceClass"): _class,
 }
 
 

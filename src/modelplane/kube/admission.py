@@ -197,6 +197,16 @@ _SUBDOMAIN_MESSAGE = (
 )
 
 
+def subdomain_errors(path: str, value: str) -> list[FieldError]:
+    """The API server's errors for a name that must be a DNS subdomain (an object's name, so
+    anything naming one: a DeviceClass a DRA request names, say)."""
+    if len(value) > 253:
+        return [FieldError(path, ErrorType.INVALID, value, "must be no more than 253 characters")]
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
+        return [FieldError(path, ErrorType.INVALID, value, _SUBDOMAIN_MESSAGE)]
+    return []
+
+
 def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
     errors: list[FieldError] = []
     if not isinstance(meta, dict):

@@ -133,6 +133,39 @@ def evaluate(text: str, device_key: str) -> bool | SelectorProblem:
     return result
 
 
+# ``device.capacity["domain"].name`` and ``device.attributes["domain"].name`` in a selector.
+_QUALIFIED = re.compile(
+    r"(?<![\w.])device\s*\.\s*(capacity|attributes)\s*\[\s*(?:\"([^\"]*)\"|'([^']*)')\s*\]"
+    r"\s*\.\s*([A-Za-z_]\w*)"
+)
+
+
+def undeclared(selectors: tuple[str, ...], kinds: tuple[DeviceKind, ...]) -> str:
+    """The capacity and attribute names the selectors read that no device kind declares, with
+    the names they do declare, or "": a misspelt name (``memroy``) only ever fails to match."""
+    declared: dict[str, set[str]] = {"capacity": set(), "attributes": set()}
+    for kind in kinds:
+        content = json.loads(kind.key)
+        for field in declared:
+            for key in content[field]:
+                declared[field].add(key if "/" in key else f"{kind.driver}/{key}")
+    missing = sorted(
+        {
+            (field, f"{dq or sq}/{name}")
+            for text in selectors
+            for field, dq, sq, name in _QUALIFIED.findall(text)
+            if f"{dq or sq}/{name}" not in declared[field]
+        }
+    )
+    if not missing:
+        return ""
+    read = ", ".join(f"{field} {name}" for field, name in missing)
+    known = "; ".join(
+        f"{field}: {', '.join(sorted(names)) or '(none)'}" for field, names in declared.items()
+    )
+    return f"the selector reads {read}, which no device of the class declares ({known})"
+
+
 def matches(selectors: tuple[str, ...], kind: DeviceKind) -> bool | SelectorProblem:
     """All selectors (ANDed) against one device kind; the first problem wins."""
     for text in selectors:

@@ -15,6 +15,7 @@ from modelplane.scheduling import placement as pl
 from modelplane.scheduling.capacity import Pool, Unit, Vector
 from modelplane.scheduling.demand import Engine, Member
 from modelplane.scheduling.devices import matches as selector_matches
+from modelplane.scheduling.devices import undeclared
 from modelplane.scheduling.fleet import Cluster
 
 MAX_OPTIONS = 64
@@ -73,7 +74,9 @@ def _member_options(member: Member, pool: Pool) -> tuple[tuple[MemberOption, ...
             and selector_matches(request.selectors, k) is True
         ]
         if not matching:
-            return (), f"no device of class {pool.class_name} matches request {request.name}"
+            why = f"no device of class {pool.class_name} matches request {request.name}"
+            typo = undeclared(request.selectors, kinds)
+            return (), f"{why}: {typo}" if typo else why
         sized = [i for i in matching if kinds[i].count >= request.count]
         if not sized:
             best = max(kinds[i].count for i in matching)

@@ -1,0 +1,66 @@
+"""Device names as the API server and the DRA scheduler read them: a deviceClassName that is no
+DNS subdomain is refused where it is written (it would be stamped into ResourceClaimTemplates the
+API server refuses), and a selector reading a capacity or attribute the class does not declare
+says so, listing the names it does declare."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from modelplane import cli
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_an_inference_class_naming_an_invalid_device_class_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLES / "fleet-two-classes", root)
+    path = root / "classes.yaml"
+    path.write_text(
+        path.read_text().replace(
+            "deviceClassName: gpu.nvidia.com", "deviceClassName: nvidia.com/gpu", 1
+        )
+    )
+    for command in ("validate", "render", "explain"):
+        out = CliRunner().invoke(cli.main, [command, str(root)])
+        assert out.exit_code == 1, (command, out.output)
+        assert 'spec.devices[0].deviceClassName: Invalid value: "nvidia.com/gpu"' in out.output
+
+
+def test_a_replica_requesting_an_invalid_device_class_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "replica.yaml"
+    text = (EXAMPLES / "replica-seed" / "replica.yaml").read_text()
+    path.write_text(
+        text.replace("deviceClassName: gpu.nvidia.com", "deviceClassName: nvidia.com/gpu")
+    )
+    out = CliRunner().invoke(cli.main, ["validate", str(path)])
+    assert out.exit_code == 1
+    assert "deviceRequests[0].deviceClassName: Invalid value" in out.stdout
+
+
+def test_a_misspelt_capacity_name_is_named_with_the_names_the_class_declares(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLES / "fleet-two-classes", root)
+    path = root / "deployments.yaml"
+    path.write_text(path.read_text().replace(".memory.compareTo", ".memroy.compareTo"))
+    out = CliRunner().invoke(cli.main, ["explain", str(root)])
+    assert out.exit_code == 3
+    assert (
+        "the selector reads capacity gpu.nvidia.com/memroy, which no device of the class "
+        "declares (capacity: gpu.nvidia.com/memory;"
+    ) in out.stdout
+
+
+def test_a_selector_on_declared_names_that_matches_nothing_says_only_that(tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLES / "fleet-two-classes", root)
+    path = root / "deployments.yaml"
+    path.write_text(path.read_text().replace('quantity("79Gi")', 'quantity("790Gi")'))
+    out = CliRunner().invoke(cli.main, ["explain", str(root)])
+    assert "no device of class h100 matches request gpu (selector" in out.stdout
+    assert "which no device of the class declares" not in out.stdout
