@@ -1,0 +1,38 @@
+"""The README's first screen shows the composition tree, not thousands of lines of YAML, and
+says plainly which cluster sources work today."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from modelplane import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+FIRST_SCREEN = 60
+
+
+def first_screen() -> str:
+    return "\n".join((ROOT / "README.md").read_text().splitlines()[:FIRST_SCREEN])
+
+
+def test_the_first_command_shown_renders_the_tree_and_its_last_line_is_shown() -> None:
+    screen = first_screen()
+    command = next(line for line in screen.splitlines() if "uv run modelplane render" in line)
+    args = shlex.split(command.partition("uv run modelplane ")[2])
+    assert "-o" in args and args[args.index("-o") + 1] == "tree"
+    out = CliRunner().invoke(cli.main, args)
+    assert out.exit_code == 0
+    assert out.stdout.splitlines()[-1] in screen
+
+
+def test_the_first_screen_says_which_cluster_sources_work() -> None:
+    assert "Cluster sources today:** `Existing` only" in first_screen()
+
+
+def test_the_first_screen_points_to_the_user_docs() -> None:
+    screen = first_screen()
+    for doc in ("docs/getting-started.md", "docs/reference.md", "docs/troubleshooting.md"):
+        assert f"({doc})" in screen
