@@ -4,12 +4,12 @@ key at fault, even when its value is a block mapping or sequence."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from modelplane import cli, manifests
+from tests.edited import edited_example
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -21,13 +21,9 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 def short_fleet(tmp_path: Path) -> Path:
     """fleet-two-classes with llama-70b asking for more replicas than the fleet holds."""
-    root = tmp_path / "short"
-    shutil.copytree(EXAMPLES / "fleet-two-classes", root)
-    path = root / "deployments.yaml"
-    text = path.read_text()
-    head, _, rest = text.partition("name: llama-70b")
-    path.write_text(head + "name: llama-70b" + rest.replace("replicas: 1", "replicas: 40", 1))
-    return root
+    return edited_example(
+        tmp_path, "fleet-two-classes", "deployments.yaml", "replicas: 1", "replicas: 40", 1
+    )
 
 
 def test_validate_names_the_object_kind_slash_namespace_slash_name(tmp_path: Path) -> None:
@@ -42,7 +38,7 @@ def test_validate_names_the_object_kind_slash_namespace_slash_name(tmp_path: Pat
 def test_render_names_a_short_deployment_kind_slash_namespace_slash_name(tmp_path: Path) -> None:
     code, _, stderr = invoke("render", str(short_fleet(tmp_path)), "-o", "name")
     assert code == 3
-    assert f"{tmp_path}/short/deployments.yaml:" in stderr
+    assert f"{tmp_path}/fleet-two-classes/deployments.yaml:" in stderr
     assert ": ModelDeployment/ml-team/llama-70b: " in stderr
 
 
@@ -69,10 +65,10 @@ def test_routes_heads_each_service_kind_slash_namespace_slash_name() -> None:
 def test_routes_reports_an_invalid_input_one_line_each_at_its_file_and_line(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "bad"
-    shutil.copytree(EXAMPLES / "service-canary", root)
+    root = edited_example(
+        tmp_path, "service-canary", "deployments.yaml", "replicas: 2", "replicas: 0", 1
+    )
     path = root / "deployments.yaml"
-    path.write_text(path.read_text().replace("replicas: 2", "replicas: 0", 1))
     code, _, stderr = invoke("routes", str(root))
     assert code == 1
     lines = stderr.splitlines()

@@ -5,24 +5,24 @@ says so, listing the names it does declare."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from modelplane import cli
+from tests.edited import edited_example
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def test_an_inference_class_naming_an_invalid_device_class_is_refused(tmp_path: Path) -> None:
-    root = tmp_path / "fleet"
-    shutil.copytree(EXAMPLES / "fleet-two-classes", root)
-    path = root / "classes.yaml"
-    path.write_text(
-        path.read_text().replace(
-            "deviceClassName: gpu.nvidia.com", "deviceClassName: nvidia.com/gpu", 1
-        )
+    root = edited_example(
+        tmp_path,
+        "fleet-two-classes",
+        "classes.yaml",
+        "deviceClassName: gpu.nvidia.com",
+        "deviceClassName: nvidia.com/gpu",
+        1,
     )
     for command in ("validate", "render", "explain"):
         out = CliRunner().invoke(cli.main, [command, str(root)])
@@ -44,10 +44,9 @@ def test_a_replica_requesting_an_invalid_device_class_is_refused(tmp_path: Path)
 def test_a_misspelt_capacity_name_is_named_with_the_names_the_class_declares(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "fleet"
-    shutil.copytree(EXAMPLES / "fleet-two-classes", root)
-    path = root / "deployments.yaml"
-    path.write_text(path.read_text().replace(".memory.compareTo", ".memroy.compareTo"))
+    root = edited_example(
+        tmp_path, "fleet-two-classes", "deployments.yaml", ".memory.compareTo", ".memroy.compareTo"
+    )
     out = CliRunner().invoke(cli.main, ["explain", str(root)])
     assert out.exit_code == 3
     assert (
@@ -57,10 +56,9 @@ def test_a_misspelt_capacity_name_is_named_with_the_names_the_class_declares(
 
 
 def test_a_selector_on_declared_names_that_matches_nothing_says_only_that(tmp_path: Path) -> None:
-    root = tmp_path / "fleet"
-    shutil.copytree(EXAMPLES / "fleet-two-classes", root)
-    path = root / "deployments.yaml"
-    path.write_text(path.read_text().replace('quantity("79Gi")', 'quantity("790Gi")'))
+    root = edited_example(
+        tmp_path, "fleet-two-classes", "deployments.yaml", 'quantity("79Gi")', 'quantity("790Gi")'
+    )
     out = CliRunner().invoke(cli.main, ["explain", str(root)])
     assert "no device of class h100 matches request gpu (selector" in out.stdout
     assert "which no device of the class declares" not in out.stdout

@@ -4,7 +4,6 @@ names the entry, a Warning result says so, and `routes` and `render` exit 1 nami
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import yaml
@@ -14,6 +13,7 @@ from modelplane import cli
 from modelplane.compose.modelservice.composer import endpoints_requirement, replicas_requirement
 from tests.compose.modelservice import kit
 from tests.compose.through import run
+from tests.edited import edited_example
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TYPO = "qwen-canray"
@@ -21,18 +21,16 @@ TYPO = "qwen-canray"
 
 def misspelled(tmp_path: Path) -> Path:
     """service-canary with the canary entry's deployment label misspelled."""
-    root = tmp_path / "canary"
-    shutil.copytree(EXAMPLES / "service-canary", root)
-    path = root / "service.yaml"
-    path.write_text(path.read_text().replace("deployment: qwen-canary", f"deployment: {TYPO}"))
-    return root
+    return edited_example(
+        tmp_path, "service-canary", "service.yaml", "deployment: qwen-canary", f"deployment: {TYPO}"
+    )
 
 
 def test_routes_exits_one_naming_the_file_line_and_the_entry(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli.main, ["routes", str(misspelled(tmp_path))])
     assert out.exit_code == 1
     [line] = out.stderr.splitlines()
-    assert line.startswith(f"modelplane routes: {tmp_path}/canary/service.yaml:3: ")
+    assert line.startswith(f"modelplane routes: {tmp_path}/service-canary/service.yaml:3: ")
     assert "ModelService/ml-team/qwen: " in line
     assert f"entry 1 (weight 10, modelplane.ai/deployment={TYPO})" in line
 
@@ -42,7 +40,9 @@ def test_render_exits_one_with_the_condition_and_a_warning(tmp_path: Path) -> No
         cli.main, ["render", str(misspelled(tmp_path)), "--simulate-ready-copies", "1"]
     )
     assert out.exit_code == 1
-    assert f"modelplane render: {tmp_path}/canary/service.yaml:3: ModelService/" in out.stderr
+    assert (
+        f"modelplane render: {tmp_path}/service-canary/service.yaml:3: ModelService/" in out.stderr
+    )
     docs = [d for d in yaml.safe_load_all(out.stdout) if d]
     [service] = [d for d in docs if d["kind"] == "ModelService"]
     conditions = {c["type"]: c for c in service["status"]["conditions"]}

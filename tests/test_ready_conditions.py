@@ -212,3 +212,31 @@ def test_a_service_whose_only_gateway_is_on_a_missing_cluster_is_not_ready() -> 
 def test_a_service_routed_on_every_gateway_to_every_entry_is_ready() -> None:
     service = find(render(example("service-canary"), ready_copies=1), "ModelService", "qwen")
     assert condition(service, "Ready")["status"] == "True"
+
+
+def test_a_cache_no_cluster_is_selected_for_is_not_ready() -> None:
+    docs = example("replica-cache")
+    cache = named(docs, "ModelCache", "qwen3-8b")
+    cache["spec"]["clusterSelector"] = {"matchLabels": {"region": "nowhere"}}
+    found = find(render(docs), "ModelCache", "qwen3-8b")
+    assert condition(found, "Hydrated")["reason"] == "NoMatchingCluster"
+    assert condition(found, "Ready")["status"] == "False"
+
+
+def test_an_endpoint_on_a_missing_cluster_is_not_ready() -> None:
+    endpoint = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelEndpoint",
+        "metadata": {"name": "e", "namespace": "ml"},
+        "spec": {"url": "http://x/ml/e/v1", "clusterName": "nowhere", "inferencePool": "p"},
+    }
+    rsp = run(endpoint, required={"cluster": []})
+    assert rsp.condition("RoutingReady")[:2] == ("False", "ClusterNotFound")
+    assert rsp.composite_ready == "READY_FALSE"
+
+
+def test_a_replica_whose_cluster_is_missing_composes_nothing_and_is_not_ready() -> None:
+    docs = [d for d in example("replica-seed") if d["kind"] != "InferenceCluster"]
+    replica = find(render(docs), "ModelReplica", "qwen3-8b-eks-l4-0")
+    assert condition(replica, "ModelServing")["status"] == "False"
+    assert condition(replica, "Ready")["status"] == "False"

@@ -11,17 +11,16 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from modelplane import cli
+from tests.edited import edited_example
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def renamed(tmp_path: Path) -> Path:
     """service-canary with its ModelService named as the stable deployment."""
-    root = tmp_path / "same"
-    shutil.copytree(EXAMPLES / "service-canary", root)
-    path = root / "service.yaml"
-    path.write_text(path.read_text().replace("  name: qwen\n", "  name: qwen-stable\n"))
-    return root
+    return edited_example(
+        tmp_path, "service-canary", "service.yaml", "  name: qwen\n", "  name: qwen-stable\n"
+    )
 
 
 def render(*args: str) -> str:
@@ -57,3 +56,28 @@ def test_the_deployment_owns_its_replicas_and_the_service_its_routes(tmp_path: P
     assert sum("ModelReplica/" in line for line in below) == 2
     # The service's 503 filter is its own, not the deployment's.
     assert not any("HTTPRouteFilter/" in line for line in below)
+
+
+CACHE = """\
+apiVersion: modelplane.ai/v1alpha1
+kind: ModelCache
+metadata:
+  name: qwen3-8b
+  namespace: ml-team
+spec:
+  source: HuggingFace
+  huggingFace:
+    repo: Qwen/Qwen3-8B
+    sizeGiB: 20
+"""
+
+
+def test_a_cache_named_as_its_deployment_lists_each_object_once(tmp_path: Path) -> None:
+    root = tmp_path / "cached"
+    shutil.copytree(EXAMPLES / "fleet-two-classes", root)
+    (root / "cache.yaml").write_text(CACHE)  # a file of its own: nothing in the example changes
+    names = render(str(root), "-o", "name").splitlines()
+    assert [n for n, count in Counter(names).items() if count > 1] == []
+    tree = render(str(root), "-o", "tree").splitlines()
+    plain = render(str(EXAMPLES / "fleet-two-classes"), "-o", "tree").splitlines()
+    assert int(tree[-1].split()[0]) == int(plain[-1].split()[0]) + 1

@@ -117,7 +117,11 @@ def compose_model_cache(inputs: Inputs) -> Result:
         "clusters": [p.as_status() for p in phases],
         "summary": {"ready": f"{ready}/{len(phases)}"},
     }
-    result.conditions.append(hydrated_condition(phases))
+    hydrated = hydrated_condition(phases)
+    result.conditions.append(hydrated)
+    if hydrated.status != "True":
+        # Staged nowhere yet (no cluster selected, or none writable): nothing composed says so.
+        result.ready = "False"
     return result
 
 

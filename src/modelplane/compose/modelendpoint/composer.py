@@ -50,8 +50,13 @@ def compose_endpoint(inputs: Inputs) -> Result:
     if not isinstance(spec, dict) or not isinstance(spec.get("url"), str):
         return Result.failed("ModelEndpoint spec.url is required")
     if spec.get("clusterName"):
-        return _replica(inputs, str(spec["clusterName"]))
-    return _external(inputs)
+        result = _replica(inputs, str(spec["clusterName"]))
+    else:
+        result = _external(inputs)
+    # Routable or not ready: an endpoint on a missing cluster composes nothing that would say so.
+    if any(c.type == ROUTING and c.status == "False" for c in result.conditions):
+        result.ready = "False"
+    return result
 
 
 def _replica(inputs: Inputs, cluster_name: str) -> Result:

@@ -138,6 +138,7 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], reason: str, why
                 Condition(SERVING_CONDITION, "False", reason, f"{why}; nothing composed yet")
             ],
             events=[Event("Normal", f"{why}; waiting before composing", reason)],
+            ready="False",  # nothing composed, so nothing runs: not Available
         )
     message = (
         f"{why}; keeping the {len(observed)} composed resources exactly as last observed "
