@@ -159,7 +159,7 @@ def _nothing_to_validate(found: int, skipped: dict[str, int]) -> str:
 
 
 def _definition_label(cost: DefinitionCost) -> str:
-    return f"{cost.source}: {cost.kind} {cost.name}"
+    return f"{cost.source}: {cost.kind}/{cost.name}"  # as every command names an object
 
 
 def _print_refused(costs: Iterable[DefinitionCost], to: TextIO) -> int:

@@ -54,7 +54,7 @@ def test_a_crd_over_the_budget_is_reported_as_the_api_server_refuses_it(tmp_path
     result = invoke("--crd", str(over_budget_crd(tmp_path)), str(EXAMPLE))
     assert result.exit_code == 1
     assert (
-        f"CustomResourceDefinition things.example.com: {RULE}: Forbidden: estimated rule cost "
+        f"CustomResourceDefinition/things.example.com: {RULE}: Forbidden: estimated rule cost "
         "exceeds budget by factor of more than 100x"
     ) in result.stdout
     assert "1 definitions over the CEL cost budget" in result.stderr
@@ -70,7 +70,7 @@ def test_definitions_mode_prints_every_shipped_definitions_total() -> None:
     result = invoke("--definitions")
     assert result.exit_code == 0, result.output
     for plural in SHIPPED:
-        assert f"CompositeResourceDefinition {plural}.modelplane.ai" in result.stdout
+        assert f"CompositeResourceDefinition/{plural}.modelplane.ai" in result.stdout
     assert result.stdout.count("estimated total") == len(SHIPPED)
     assert f"{len(SHIPPED)} definitions, 0 over the CEL cost budget" in result.stderr
 
