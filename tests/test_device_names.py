@@ -10,7 +10,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from modelplane import cli
+from modelplane.scheduling.devices import device_kinds, undeclared
 from tests.edited import edited_example
+from tests.fleet.builders import inference_class
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -51,7 +53,7 @@ def test_a_misspelt_capacity_name_is_named_with_the_names_the_class_declares(
     assert out.exit_code == 3
     assert (
         "the selector reads capacity gpu.nvidia.com/memroy, which no device of the class "
-        "declares (capacity: gpu.nvidia.com/memory;"
+        "declares (it declares capacity gpu.nvidia.com/memory and attributes "
     ) in out.stdout
 
 
@@ -62,3 +64,18 @@ def test_a_selector_on_declared_names_that_matches_nothing_says_only_that(tmp_pa
     out = CliRunner().invoke(cli.main, ["explain", str(root)])
     assert "no device of class h100 matches request gpu (selector" in out.stdout
     assert "which no device of the class declares" not in out.stdout
+
+
+def test_each_cluster_names_the_misspelt_name_once(tmp_path: Path) -> None:
+    root = edited_example(
+        tmp_path, "fleet-two-classes", "deployments.yaml", ".memory.compareTo", ".memroy.compareTo"
+    )
+    out = CliRunner().invoke(cli.main, ["explain", str(root), "--deployment", "ml-team/llama-70b"])
+    assert out.stdout.count("memroy, which no device") == 2  # eu-west and us-east, a line each
+
+
+def test_an_undeclared_attribute_is_named_and_a_declared_one_is_not() -> None:
+    [kind] = device_kinds(inference_class("h100"))
+    assert undeclared(('device.attributes["gpu.nvidia.com"].model == "h100"',), (kind,)) == ""
+    found = undeclared(("device.attributes['gpu.nvidia.com'].modle == 'h100'",), (kind,))
+    assert found.startswith("the selector reads attributes gpu.nvidia.com/modle, which")

@@ -60,19 +60,23 @@ def test_every_manifest_the_guide_applies_exists_and_is_admitted() -> None:
     assert out.exit_code == 0, out.output
 
 
-def rendered() -> dict[tuple[str, str], dict]:
+def rendered_docs() -> list[dict]:
+    """The guide's manifests rendered as if every workload had one ready copy."""
     inputs = [
         d for p in sorted(MANIFESTS.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text()) if d
     ]
-    docs = render_documents(
+    return render_documents(
         default_registry(),
         inputs,
         admit=api_server_admission(),
         simulate=lambda r: simulate_observed(r, ready_copies=1),
     )
+
+
+def rendered() -> dict[tuple[str, str], dict]:
     return {
         (d["kind"].lower(), d["metadata"]["name"]): d
-        for d in docs
+        for d in rendered_docs()
         if "status" in d and d.get("apiVersion", "").startswith("modelplane.ai/")
     }
 
@@ -109,3 +113,19 @@ def test_the_install_manifest_installs_the_configuration_the_guide_pushes() -> N
     [configuration] = [d for d in docs if d["kind"] == "Configuration"]
     pushed = next(c for c in commands() if c.startswith("crossplane xpkg push -f configuration"))
     assert configuration["spec"]["package"] == shlex.split(pushed)[-1]
+
+
+def test_the_final_curl_asks_the_path_the_front_route_matches_on_its_hostname() -> None:
+    docs = rendered_docs()
+    [front] = [
+        d["spec"]["forProvider"]["manifest"]
+        for d in docs
+        if d.get("kind") == "Object"
+        and d["metadata"]["annotations"].get("crossplane.io/composition-resource-name")
+        == "front/main"
+    ]
+    [hostname] = front["spec"]["hostnames"]
+    [prefix] = [m["path"]["value"] for r in front["spec"]["rules"] for m in r["matches"]]
+    curl = next(c for c in commands() if c.startswith("curl "))
+    url = next(w for w in shlex.split(curl) if w.startswith("https://"))
+    assert url.startswith(f"https://{hostname}{prefix}")

@@ -160,10 +160,11 @@ def undeclared(selectors: tuple[str, ...], kinds: tuple[DeviceKind, ...]) -> str
     if not missing:
         return ""
     read = ", ".join(f"{field} {name}" for field, name in missing)
-    known = "; ".join(
-        f"{field}: {', '.join(sorted(names)) or '(none)'}" for field, names in declared.items()
+    # No "; " inside: reasons are joined with it, and explain splits them again.
+    known = " and ".join(
+        f"{field} {', '.join(sorted(names)) or '(none)'}" for field, names in declared.items()
     )
-    return f"the selector reads {read}, which no device of the class declares ({known})"
+    return f"the selector reads {read}, which no device of the class declares (it declares {known})"
 
 
 def matches(selectors: tuple[str, ...], kind: DeviceKind) -> bool | SelectorProblem:
