@@ -108,7 +108,8 @@ def _row(field: str, node: Obj, required: bool) -> str:
         constraints.append(f"pattern `{node['pattern']}`")
     if node.get("format"):
         constraints.append(f"format {node['format']}")
-    items = node.get("items") if isinstance(node.get("items"), dict) else {}
+    raw = node.get("items")
+    items: Obj = raw if isinstance(raw, dict) else {}
     if items.get("enum"):
         constraints.append("each one of " + ", ".join(f"`{v}`" for v in items["enum"]))
     # Rules on an array's items are the array's entries' rules: shown on the array's row.

@@ -66,3 +66,16 @@ def test_every_repository_path_named_exists(doc: Path) -> None:
 @pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_user_docs_name_no_issue_numbers(doc: Path) -> None:
     assert re.findall(r"\bissue\s*#?\d+|#\d{2,}\b", doc.read_text(), re.I) == []
+
+
+@pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_user_docs_name_no_module_internals_or_benchmark_figures(doc: Path) -> None:
+    text = doc.read_text()
+    internals = [
+        m
+        for m in re.findall(r"\bsrc/modelplane\S*|\b[\w/]+\.py\b", text)
+        if not m.startswith("tools/")  # the generator a reader may run
+    ]
+    assert internals == []
+    assert "## Benchmarks" not in text
+    assert "callgrind" not in text
