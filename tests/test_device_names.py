@@ -1,7 +1,11 @@
 """Device names as the API server and the DRA scheduler read them: a deviceClassName that is no
 DNS subdomain is refused where it is written (it would be stamped into ResourceClaimTemplates the
 API server refuses), and a selector reading a capacity or attribute the class does not declare
-says so, listing the names it does declare."""
+says so, listing the names it does declare.
+
+The rule is the API server's: kubernetes pkg/apis/resource/validation/validation.go validates a
+request's deviceClassName with ``validateDeviceClassName = corevalidation.ValidateDNS1123Subdomain``
+(read in the stored copy of the file; the v1.34 tree was too large to fetch here)."""
 
 from __future__ import annotations
 
