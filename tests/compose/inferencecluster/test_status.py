@@ -111,7 +111,7 @@ def test_status_lists_each_component_with_its_mode_version_and_state() -> None:
             "state": "Installing",
         },
         {"name": "nvidia-dra-driver", "mode": "Managed", "version": "0.4.1", "state": "Ready"},
-        {"name": "leaderworkerset", "mode": "Managed", "version": "0.10.0", "state": "Ready"},
+        {"name": "leaderworkerset", "mode": "Managed", "version": "v0.10.0", "state": "Ready"},
         {"name": "prometheus", "mode": "External", "state": "Ready"},
         {"name": "inference-gateway", "mode": "Managed", "state": "Ready"},
         {"name": "fleet-tls", "mode": "Managed", "state": "Ready"},

@@ -189,12 +189,38 @@ def _nfd_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
     return {"worker": {"tolerations": [{"key": GPU_TAINT, "operator": "Exists"}]}}
 
 
+# Node Feature Discovery (v0.19.0, source/pci/pci.go) labels every device of a class under "03"
+# by class and vendor: pci-<class>_10de.present. The chart's kubelet-plugin affinity (v0.4.1)
+# names 0300 and 0302 only, so a GPU presenting as 0301 (XGA) or 0380 (other display controller)
+# would get no plugin; this names every display class, and keeps the chart's other terms.
+_NVIDIA_DISPLAY_CLASSES = ("0300", "0301", "0302", "0380")
+_DRA_PLUGIN_NODES = [
+    ("feature.node.kubernetes.io/pci-10de.present", "true"),
+    *(
+        (f"feature.node.kubernetes.io/pci-{c}_10de.present", "true")
+        for c in _NVIDIA_DISPLAY_CLASSES
+    ),
+    ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),  # Tegra
+    ("nvidia.com/gpu.present", "true"),  # labelled by the GPU Operator
+]
+
+
 def _dra_values(_t: Target, s: Setting, _c: Chart) -> Obj:
     # GPU allocation is off in the chart until overridden; ComputeDomains (multi-node NVLink
     # through IMEX) need hardware and daemons Modelplane does not manage.
+    terms = [
+        {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+        for key, value in _DRA_PLUGIN_NODES
+    ]
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+        }
+    }
     values: Obj = {
         "gpuResourcesEnabledOverride": True,
         "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+        "kubeletPlugin": {"affinity": affinity},
     }
     root = str(s.spec.get("driverRoot") or "/")
     if root != "/":
@@ -406,7 +432,9 @@ NVIDIA_DRA_DRIVER = Component(
 LEADER_WORKER_SET = Component(
     name="leaderworkerset",
     field="leaderWorkerSet",
-    version="0.10.0",
+    # LeaderWorkerSet publishes its chart under the release tag, v included
+    # (hack/push-chart.sh at v0.10.0); provider-helm compares the strings.
+    version="v0.10.0",
     charts=(Chart(LWS, "oci://registry.k8s.io/lws/charts", "lws", "lws-system"),),
     stacks=(STANDARD,),
     probe=_crd_probe("leaderworkersets.leaderworkerset.x-k8s.io"),
