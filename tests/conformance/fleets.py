@@ -6,7 +6,9 @@ The interface, for every test module of this package:
 
 - ``NAMES``: every fleet's name (``example/<dir>``, ``generated/<what>``), for
   ``pytest.mark.parametrize("name", NAMES)``;
-- ``fleet(name) -> Fleet``: the fleet, rendered once per test session;
+- ``SERVED``: the names of the fleets with a ModelService;
+- ``fleet(name) -> Fleet``: the fleet, rendered once per test session (``inputs(name)``: as
+  written);
 - ``Fleet.composites(kind)``: the composites of a kind, with the status their composition
   published;
 - ``Fleet.composed(kind)``: the composed resources of a kind (``Release``, ``Object``, ``Usage``,
@@ -204,11 +206,22 @@ NAMES: tuple[str, ...] = (
 )
 
 
+def inputs(name: str) -> list[Obj]:
+    """The fleet as written, before rendering (cheap: for choosing fleets at collection)."""
+    kind, _, what = name.partition("/")
+    return example(what) if kind == "example" else GENERATED[name]()
+
+
 @functools.cache
 def fleet(name: str) -> Fleet:
-    kind, _, what = name.partition("/")
-    inputs = example(what) if kind == "example" else GENERATED[name]()
-    return Fleet(name, tuple(inputs), _objects(render(inputs)))
+    objs = inputs(name)
+    return Fleet(name, tuple(objs), _objects(render(objs)))
+
+
+SERVED: tuple[str, ...] = tuple(
+    n for n in NAMES if any(o.get("kind") == "ModelService" for o in inputs(n))
+)
+"""The fleets with a ModelService."""
 
 
 def fleets() -> Iterator[Fleet]:

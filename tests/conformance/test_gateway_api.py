@@ -7,7 +7,7 @@ import pytest
 
 from modelplane.compose.frontdoor import ENDPOINT_HEADER, POOL_HEADER
 from modelplane.dataplane import Fabric, Listener, Request
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, SERVED, fleet
 
 FLEET_CA_COPY = "modelplane-fleet-ca"
 """The stack's copy of the fleet CA on each cluster (inferencecluster/gateway.py)."""
@@ -106,7 +106,7 @@ def _front_listener(f: Fabric, name: str, gateway: str) -> Listener:
     )
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if "service" in n])
+@pytest.mark.parametrize("name", SERVED)
 def test_a_client_cannot_steer_its_request_with_the_steering_headers(name: str) -> None:
     """Per-backendRef RequestHeaderModifier (Gateway API v1.5.1, HTTPBackendRef.filters; Envoy
     Gateway v1.8.1 supports it there) sets or removes both steering headers on every lane, so a
@@ -125,7 +125,7 @@ def test_a_client_cannot_steer_its_request_with_the_steering_headers(name: str) 
         ]
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if "service" in n])
+@pytest.mark.parametrize("name", SERVED)
 def test_every_request_through_the_front_door_reaches_a_pool_only_over_client_certificates(
     name: str,
 ) -> None:
@@ -138,3 +138,40 @@ def test_every_request_through_the_front_door_reaches_a_pool_only_over_client_ce
             if d.kind == "InferencePool":
                 assert d.client_certificate[1:] and all(d.client_certificate[1:]), d
                 assert d.path == "/v1/completions"
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_the_walked_routes_carry_exactly_the_shares_the_plan_decided(name: str) -> None:
+    """``modelplane routes`` walks the composed objects; on every fleet the shares it finds are
+    the plan's integer weights, endpoint by endpoint."""
+    from fractions import Fraction
+
+    from modelplane.compose.frontdoor import by_name
+    from modelplane.compose.modelservice.plan import plan_service
+    from modelplane.routes import _endpoint_of, _entries, _selects, carried
+
+    f = fleet(name)
+    endpoints = f.composites("ModelEndpoint")
+    clusters = by_name(f.composites("InferenceCluster"))
+    gateways = {g["metadata"]["name"]: g for g in f.composites("InferenceGateway")}
+    fab = fabric(name)
+    checked = 0
+    for ms in f.composites("ModelService"):
+        entries = ms["spec"]["endpoints"]
+        selected = [[e for e in endpoints if _selects(entry, ms, e)] for entry in entries]
+        plan = plan_service(ms, selected, clusters)
+        total = sum(lane.weight for lane in plan.lanes)
+        planned = {lane.endpoint: Fraction(lane.weight, total) for lane in plan.lanes}
+        mine = _entries(selected)
+        for g in ms["status"].get("gateways") or []:
+            walked: dict[str, Fraction] = {}
+            for d in carried(ms, gateways[g["name"]], fab) or []:
+                found = _endpoint_of(d, mine)
+                key = found[1]["metadata"]["name"] if found else f"{d.kind} {d.name}"
+                walked[key] = walked.get(key, Fraction(0)) + d.share
+            if not plan.lanes:
+                assert set(walked) <= {k for k in walked if k.startswith("DirectResponse")}
+            else:
+                assert walked == planned
+            checked += 1
+    assert checked
