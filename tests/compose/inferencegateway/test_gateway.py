@@ -116,7 +116,7 @@ def test_a_tls_secret_is_copied_to_the_cluster_without_its_keys_in_any_manifest(
     ]
 
 
-def test_an_issuers_http01_challenge_is_served_on_a_port_80_listener_that_carries_nothing_else() -> (
+def test_an_issuers_http01_challenge_is_served_on_a_port_80_listener_carrying_nothing_else() -> (
     None
 ):
     result = compose(gateway(issuer="letsencrypt", hostname="api.example.com"))
