@@ -153,3 +153,49 @@ def test_by_default_every_managed_release_is_uninstalled_on_deletion() -> None:
     for r in resources(installing(cluster())).values():
         if r["kind"] == "Release":
             assert deletes_on_cluster(r)
+
+
+def _inference_gateway(name: str, cluster_name: str) -> Obj:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceGateway",
+        "metadata": {"name": name},
+        "spec": {"clusterName": cluster_name, "hostname": f"{name}.example.com"},
+    }
+
+
+def test_a_cluster_hosting_a_gateway_is_deleted_only_after_it_and_says_so() -> None:
+    gateways = [_inference_gateway("main", "east"), _inference_gateway("other", "west")]
+    result = run(cluster(), gateways=gateways, replicas=[])
+    guards = [r for r in resources(result).values() if r["kind"] == "ClusterUsage"]
+    assert [g["spec"] for g in guards] == [
+        {
+            "of": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "InferenceCluster",
+                "resourceRef": {"name": "east"},
+            },
+            "by": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "InferenceGateway",
+                "resourceRef": {"name": "main"},
+            },
+            "replayDeletion": True,
+        }
+    ]
+    in_use = condition(result, "InUse")
+    assert (in_use.status, in_use.reason) == ("True", "GatewaysHosted")
+    assert in_use.message.startswith("InferenceGateway main on this cluster: a front Gateway holds")
+
+
+def test_the_gateway_guard_stays_while_the_gateways_are_not_read_yet() -> None:
+    ic = cluster()
+    first = run(ic, gateways=[_inference_gateway("main", "east")], replicas=[])
+    held = created(first)
+    result = run(ic, held, replicas=[])
+    assert "gateway-guard/main" in result.resources
+
+
+def test_a_cluster_hosting_no_gateway_has_no_gateway_guard() -> None:
+    result = run(cluster(), gateways=[_inference_gateway("main", "west")], replicas=[])
+    assert not any(k.startswith("gateway-guard/") for k in result.resources)

@@ -66,6 +66,8 @@ KAI = "kai-scheduler"
 KAI_ROOT_QUEUE_KEY = "kai-queue-root"
 KAI_QUEUE_KEY = "kai-queue"
 PROMETHEUS = "prometheus"
+GATEWAY_API_BUNDLE = "gateway-api-bundle"
+GATEWAY_API_CRD = "gateways.gateway.networking.k8s.io"
 PICKER_MONITOR = "podmonitor-endpoint-pickers"
 ENGINE_MONITOR = "podmonitor-engines"
 GATEWAY_MONITOR = "podmonitor-gateway"
@@ -366,6 +368,17 @@ CERT_MANAGER_COMPONENT = Component(
     values=_cert_manager_values,
     probe=_crd_probe("certificates.cert-manager.io"),
 )
+
+
+def _gateway_api_bundle(t: Target, _s: Setting) -> dict[str, Obj]:
+    # Helm installs a chart's crds/ only where they do not exist yet, so a cluster that already
+    # has Gateway API CRDs keeps its bundle under any Envoy Gateway: observed, Managed or External,
+    # and reported when older than what the composed objects need (status.outdated_gateway_api).
+    return {
+        GATEWAY_API_BUNDLE: observed_crd(t, "envoy-gateway", GATEWAY_API_BUNDLE, GATEWAY_API_CRD)
+    }
+
+
 ENVOY_GATEWAY_COMPONENT = Component(
     name="envoy-gateway",
     field="envoyGateway",
@@ -373,6 +386,7 @@ ENVOY_GATEWAY_COMPONENT = Component(
     version="v1.8.1",
     charts=(Chart(ENVOY_GATEWAY, "oci://docker.io/envoyproxy", "gateway-helm", EG_NAMESPACE),),
     values=_envoy_gateway_values,
+    config=_gateway_api_bundle,
     probe=_crd_probe("envoyproxies.gateway.envoyproxy.io"),
 )
 ENVOY_AI_GATEWAY = Component(

@@ -68,6 +68,31 @@ def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
     }
 
 
+def gateway_guard(cluster: str, gateway: str) -> Obj:
+    """A ClusterUsage keeping the cluster until an InferenceGateway running on it is gone: its
+    front Gateway holds Envoy Gateway's finalizer on the cluster's GatewayClass, so deleting the
+    cluster first would stall with nothing saying why. Both are cluster-scoped, so Crossplane
+    resolves ``by`` and replays the cluster's deletion once the gateway is gone."""
+    return {
+        "apiVersion": USAGE_API_VERSION,
+        "kind": "ClusterUsage",
+        "metadata": {"name": dns_label(cluster, "gateway", gateway)},
+        "spec": {
+            "of": {
+                "apiVersion": CLUSTER_API_VERSION,
+                "kind": "InferenceCluster",
+                "resourceRef": {"name": cluster},
+            },
+            "by": {
+                "apiVersion": CLUSTER_API_VERSION,
+                "kind": "InferenceGateway",
+                "resourceRef": {"name": gateway},
+            },
+            "replayDeletion": True,
+        },
+    }
+
+
 def replica_names(replicas: Sequence[Mapping[str, Any]]) -> list[str]:
     """``namespace/name`` of each replica, sorted."""
     out = []
