@@ -3,9 +3,14 @@ which listeners a request can reach a replica through (walked with ``modelplane.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from modelplane.compose.frontdoor import ENDPOINT_HEADER, POOL_HEADER
+from modelplane.compose.inferencecluster.components import ENVOY_GATEWAY_COMPONENT
+from modelplane.compose.inferencecluster.status import GATEWAY_API_MINIMUM
 from modelplane.dataplane import Fabric, Listener, Request
 from tests.conformance.fleets import NAMES, SERVED, fleet
 
@@ -175,3 +180,29 @@ def test_the_walked_routes_carry_exactly_the_shares_the_plan_decided(name: str) 
                 assert walked == planned
             checked += 1
     assert checked
+
+
+UPSTREAM_CRDS = Path(__file__).resolve().parents[1] / "upstream" / "crds"
+GATEWAY_API_KINDS = ("gatewayclasses", "gateways", "httproutes", "backendtlspolicies")
+
+
+@pytest.mark.parametrize("plural", GATEWAY_API_KINDS)
+def test_the_tests_validate_against_the_gateway_api_bundle_the_pinned_chart_installs(
+    plural: str,
+) -> None:
+    """envoyproxy/gateway v1.8.1, charts/gateway-helm/charts/crds/crds/gatewayapi-crds.yaml: the
+    chart installs Gateway API v1.5.1, experimental channel. The composed objects are validated
+    against those CRDs (tests/upstream/crds), and an InferenceCluster refuses a cluster whose
+    bundle is older (status.GATEWAY_API_MINIMUM), so the three agree."""
+    crd = yaml.safe_load((UPSTREAM_CRDS / f"gateway.networking.k8s.io_{plural}.yaml").read_text())
+    annotations = crd["metadata"]["annotations"]
+    minimum = "v" + ".".join(map(str, GATEWAY_API_MINIMUM))
+    assert annotations["gateway.networking.k8s.io/bundle-version"] == minimum
+    assert annotations["gateway.networking.k8s.io/channel"] == "experimental"
+
+
+def test_the_pinned_envoy_gateway_is_the_one_whose_crds_the_tests_hold() -> None:
+    """The Envoy Gateway CRDs under tests/upstream/crds are v1.8.1's, the default pin."""
+    readme = (UPSTREAM_CRDS.parent / "README.md").read_text()
+    rows = [r for r in readme.splitlines() if r.startswith("| `gateway.envoyproxy.io_")]
+    assert rows and all(f"| {ENVOY_GATEWAY_COMPONENT.version} (" in r for r in rows)
