@@ -36,7 +36,7 @@ class Request:
     path: str
     headers: Mapping[str, str] = field(default_factory=dict)
     client_certificate: str = ""
-    """The Secret (``namespace/name`` on the sending cluster) whose certificate is presented."""
+    """The Secret (``cluster/namespace/name``) whose certificate the sender presents."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,9 @@ class Destination:
     outside the fleet."""
 
     kind: str
-    """``InferencePool``, ``DirectResponse``, ``External``, or ``Unrouted`` (404)."""
+    """``InferencePool``, ``DirectResponse``, ``External``, ``Unrouted`` (404), or ``Refused``
+    (the listener's TLS handshake fails: no client certificate, or one the listener's CA did not
+    sign)."""
     cluster: str
     name: str
     """The pool (``namespace/name``), the HTTPRouteFilter, the external host, or why unrouted."""
@@ -80,6 +82,9 @@ class Fabric:
     def __init__(self, docs: Iterable[Obj]) -> None:
         self.objects: dict[str, list[Obj]] = {}
         self.addresses: dict[str, str] = {}
+        self.copied_from: dict[tuple[str, str], str] = {}
+        """(cluster, namespace/name) of a Secret -> the control-plane Secret provider-kubernetes
+        patches its data from."""
         for doc in docs:
             if (doc.get("apiVersion"), doc.get("kind")) == OBJECT:
                 spec = doc.get("spec") or {}
@@ -87,10 +92,46 @@ class Fabric:
                 cluster = str((spec.get("providerConfigRef") or {}).get("name") or "")
                 if manifest:
                     self.objects.setdefault(cluster, []).append(manifest)
+                    self._note_copy(cluster, manifest, spec.get("references") or [])
             elif doc.get("kind") == "InferenceCluster":
                 gateway = (doc.get("status") or {}).get("gateway") or {}
                 if gateway.get("address"):
                     self.addresses[str(gateway["address"]).lower()] = doc["metadata"]["name"]
+
+    def _note_copy(self, cluster: str, manifest: Obj, references: list[Obj]) -> None:
+        if manifest.get("kind") != "Secret":
+            return
+        for ref in references:
+            source = ref.get("patchesFrom") or {}
+            if source.get("kind") == "Secret":
+                meta = manifest["metadata"]
+                key = (cluster, f"{meta.get('namespace', '')}/{meta['name']}")
+                self.copied_from[key] = f"{source.get('namespace', '')}/{source.get('name')}"
+
+    def issuing_ca(self, cluster: str, secret: str) -> str:
+        """The control-plane Secret whose CA signed the certificate cert-manager writes into
+        ``secret`` (``namespace/name`` on ``cluster``): its Certificate, that Certificate's CA
+        Issuer, and the Secret the Issuer signs with, copied from the control plane; "" when a
+        link is missing."""
+        namespace, _, name = secret.partition("/")
+        certificate = next(
+            (
+                c
+                for c in self.of_kind(cluster, "Certificate", namespace)
+                if (c.get("spec") or {}).get("secretName") == name
+            ),
+            None,
+        )
+        if certificate is None:
+            return ""
+        issuer_ref = certificate["spec"].get("issuerRef") or {}
+        if issuer_ref.get("kind", "Issuer") != "Issuer":
+            return ""
+        issuer = self._named(cluster, "Issuer", namespace, str(issuer_ref.get("name")))
+        ca_secret = ((issuer or {}).get("spec") or {}).get("ca", {}).get("secretName")
+        if not ca_secret:
+            return ""
+        return self.copied_from.get((cluster, f"{namespace}/{ca_secret}"), "")
 
     def of_kind(self, cluster: str, kind: str, namespace: str | None = None) -> list[Obj]:
         return [
@@ -187,13 +228,20 @@ class Fabric:
         hops: tuple[str, ...],
         certs: tuple[bool, ...],
     ) -> list[Destination]:
+        required = self.requires_client_certificate(listener)
         hops = (*hops, listener.label)
-        certs = (*certs, bool(self.requires_client_certificate(listener)))
+        certs = (*certs, bool(required))
         cluster = listener.cluster
 
         def end(kind: str, name: str, path: str = request.path) -> list[Destination]:
             return [Destination(kind, cluster, name, share, path, hops, certs)]
 
+        if required:
+            trusted = {self.copied_from.get((cluster, ca), "") for ca in required} - {""}
+            sender, _, secret = request.client_certificate.partition("/")
+            presented = self.issuing_ca(sender, secret) if secret else ""
+            if not presented or presented not in trusted:
+                return end("Refused", f"{listener.label} requires a client certificate")
         if len(hops) > HOPS_MAX:
             return end("Unrouted", "a loop between gateways")
         if not _host_matches(listener.spec.get("hostname"), request.host):
@@ -266,7 +314,8 @@ class Fabric:
             if listener.spec.get("port") == port and _host_matches(
                 listener.spec.get("hostname"), sni
             ):
-                request = Request(sni, path, headers, f"{namespace}/{cert}" if cert else "")
+                presented = f"{cluster}/{namespace}/{cert}" if cert else ""
+                request = Request(sni, path, headers, presented)
                 return self._walk(listener, request, share, hops, certs)
         return [
             Destination("Unrouted", target, f"no listener on port {port}", share, path, hops, certs)

@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modelplane.compose.frontdoor import ENDPOINT_HEADER, POOL_HEADER
+from modelplane.compose.frontdoor import (
+    ENDPOINT_HEADER,
+    POOL_HEADER,
+    client_secret,
+    front_tls_secret,
+)
 from modelplane.compose.inferencecluster.components import ENVOY_GATEWAY_COMPONENT
 from modelplane.compose.inferencecluster.status import GATEWAY_API_MINIMUM
 from modelplane.dataplane import Fabric, Listener, Request
@@ -206,3 +211,34 @@ def test_the_pinned_envoy_gateway_is_the_one_whose_crds_the_tests_hold() -> None
     readme = (UPSTREAM_CRDS.parent / "README.md").read_text()
     rows = [r for r in readme.splitlines() if r.startswith("| `gateway.envoyproxy.io_")]
     assert rows and all(f"| {ENVOY_GATEWAY_COMPONENT.version} (" in r for r in rows)
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_a_replica_called_directly_is_refused_without_a_certificate_the_fleet_ca_signed(
+    name: str,
+) -> None:
+    """A request straight to a cluster's fleet listener, for a replica's own path: refused with no
+    client certificate, or with one no fleet CA signed (the front door's server certificate);
+    carried to the replica's pool with the certificate a front gateway presents."""
+    f = fleet(name)
+    fab = fabric(name)
+    [ig, *_] = f.composites("InferenceGateway")
+    host = ig["status"]["gateway"]
+    on_host = f"{host['clusterName']}/{host['namespace']}"
+    client = f"{on_host}/{client_secret(ig['metadata']['name'])}"
+    server = f"{on_host}/{front_tls_secret(ig['metadata']['name'])}"
+    for replica in f.composites("ModelReplica"):
+        cluster = replica["spec"]["clusterName"]
+        [listener] = [li for li in fab.listeners(cluster) if li.name == "fleet"]
+        meta = replica["metadata"]
+        path = f"/{meta['namespace']}/{meta['name']}/v1/completions"
+        hostname = f"{cluster}.fleet.modelplane.internal"
+        for presented in ("", server):
+            [refused] = fab.send(listener, Request(hostname, path, {}, presented))
+            assert refused.kind == "Refused", presented
+        [reached] = fab.send(listener, Request(hostname, path, {}, client))
+        assert (reached.kind, reached.cluster, reached.path) == (
+            "InferencePool",
+            cluster,
+            "/v1/completions",
+        )
