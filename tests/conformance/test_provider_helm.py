@@ -10,7 +10,7 @@ import pytest
 from modelplane.compose.inferencecluster.components import INSTALLED
 from tests.conformance.fleets import NAMES, fleet
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "serving-stack.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "design" / "serving-stack.md"
 
 
 def published_forms() -> dict[str, str]:

@@ -11,7 +11,7 @@ finder.go) indexes a namespaced Usage under its own namespace, so one whose ``of
 cluster-scoped object never matches that object's deletion, and a ClusterUsage cannot name a
 namespaced ``by``. What keeps each ClusterProviderConfig until the Releases and Objects using it
 are gone is the providers' own accounting: each records a ProviderConfigUsage per managed
-resource, and a provider config is not released while any remains (docs/serving-stack.md).
+resource, and a provider config is not released while any remains (docs/design/serving-stack.md).
 """
 
 from __future__ import annotations
