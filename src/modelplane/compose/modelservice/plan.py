@@ -10,7 +10,8 @@ carried in two hops:
 - a cluster's fleet route has one rule per pool, matching that header, naming that pool alone.
 
 One pool per rule is Envoy AI Gateway's rule (v1.1.0 refuses a rule naming more than one
-InferencePool, and Envoy Gateway then publishes nothing for the whole gateway; docs/design/routing.md).
+InferencePool, and Envoy Gateway then publishes nothing for the whole gateway;
+docs/design/routing.md).
 A backendRef list holds at most 16 entries: past 16 lanes the smallest are left out and named.
 """
 
