@@ -71,6 +71,6 @@ def test_a_service_shows_its_endpoints_and_routing_state() -> None:
     shown = row(service, "modelservices")
     assert (shown["ENDPOINTS"], shown["ROUTING"], shown["READY-ENDPOINTS"]) == (
         "Resolved",
-        "Programmed",
+        "Accepted",
         3,
     )

@@ -1,10 +1,13 @@
-"""`modelplane routes`: each ModelService's routing table.
+"""`modelplane routes`: each ModelService's routing table, as the data plane would carry it.
 
 Renders the inputs as ``modelplane render`` does (by default as if every workload had one ready
-copy), then prints, per ModelService in namespace/name order, one row per gateway that serves it
-and endpoint it routes to: the gateway, the endpoint, the cluster it runs on (or the external
-host), its entry's declared weight, and the share of the service's requests it receives, computed
-from the integer weights the routes actually carry (front route, then fleet route).
+copy), then, per ModelService in namespace/name order and per InferenceGateway that selects it,
+sends a request for ``https://<hostname>/<namespace>/<service>/v1/chat/completions`` through the
+composed objects (``dataplane.Fabric``: listener, attached routes, matching rule, filters,
+weighted backends, the next cluster's listener) and prints where it ends: the endpoint, the
+cluster it runs on (or the external host), its entry's declared weight, and the share of the
+service's requests that reach it. Nothing of the composer's plan is read for the table; the plan
+only explains the endpoints that are not routed.
 """
 
 from __future__ import annotations
@@ -12,18 +15,19 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 from typing import Any
 
 from modelplane import exits, manifests
-from modelplane.compose.frontdoor import by_name, parse_url
+from modelplane.compose.frontdoor import by_name, external_backend_name
 from modelplane.compose.modelservice.gateways import gateways_serving
-from modelplane.compose.modelservice.plan import Lane, Plan, plan_service
+from modelplane.compose.modelservice.plan import plan_service
 from modelplane.composer import namespace_of
+from modelplane.dataplane import Destination, Fabric, Request
 
 COMMAND = "routes"
 Obj = dict[str, Any]
 HEADER = ("GATEWAY", "ENDPOINT", "CLUSTER", "WEIGHT", "SHARE")
+PROBE_PATH = "v1/chat/completions"
 
 
 def tables(docs: Sequence[Obj]) -> str:
@@ -35,34 +39,58 @@ def tables(docs: Sequence[Obj]) -> str:
         kinds.get("ModelService", []), key=lambda s: (namespace_of(s), s["metadata"]["name"])
     )
     if not services:
-        return ""
+        return "no ModelService in the input\n"
+    fabric = Fabric(docs)
     clusters = by_name(kinds.get("InferenceCluster", []))
     endpoints = kinds.get("ModelEndpoint", [])
     gateways = kinds.get("InferenceGateway", [])
     out: list[str] = []
     for ms in services:
-        out.extend(table(ms, endpoints, gateways, clusters))
+        out.extend(table(ms, endpoints, gateways, clusters, fabric))
         out.append("")
     return "\n".join(out)
 
 
+def carried(ms: Obj, gateway: Obj, fabric: Fabric) -> list[Destination] | None:
+    """Where the gateway's front listener sends the service's requests; None when the gateway
+    has published no front Gateway the composed objects hold."""
+    published = (gateway.get("status") or {}).get("gateway") or {}
+    listener = next(
+        (
+            li
+            for li in fabric.listeners(str(published.get("clusterName") or ""))
+            if li.gateway["metadata"]["name"] == published.get("name")
+            and li.gateway["metadata"].get("namespace") == published.get("namespace")
+            and li.spec.get("protocol") == "HTTPS"
+        ),
+        None,
+    )
+    if listener is None:
+        return None
+    path = f"/{namespace_of(ms)}/{ms['metadata']['name']}/{PROBE_PATH}"
+    return fabric.send(listener, Request(str(gateway["spec"]["hostname"]), path))
+
+
 def table(
-    ms: Obj, endpoints: Sequence[Obj], gateways: list[Obj], clusters: Mapping[str, Obj]
+    ms: Obj,
+    endpoints: Sequence[Obj],
+    gateways: list[Obj],
+    clusters: Mapping[str, Obj],
+    fabric: Fabric,
 ) -> list[str]:
     namespace = namespace_of(ms)
     entries = (ms.get("spec") or {}).get("endpoints") or []
     selected = [[e for e in endpoints if _selects(entry, ms, e)] for entry in entries]
     plan = plan_service(ms, selected, clusters)
     serving, skipped = gateways_serving(ms, gateways, clusters)
+    mine = _entries(selected)
     name = f"{namespace}/{ms['metadata']['name']}"
     lines = [f"ModelService/{name}: {plan.ready} of {plan.matched} endpoints ready"]
     rows: list[tuple[str, ...]] = []
+    by_gateway = {str(g["metadata"]["name"]): g for g in gateways}
     for g in serving:
-        if not plan.lanes:
-            rows.append((g.name, "(none ready: answers 503)", "", "", ""))
-        for endpoint, where, share in _shares(plan):
-            weight = plan.entries[_entry(plan, endpoint)].weight
-            rows.append((g.name, endpoint, where, str(weight), f"{float(share) * 100:.2f}%"))
+        destinations = carried(ms, by_gateway[g.name], fabric) or []
+        rows.extend(_rows(g.name, destinations, mine, entries))
     if rows:
         lines.extend(_columns([HEADER, *rows]))
     elif not serving:
@@ -73,28 +101,61 @@ def table(
     return lines
 
 
-def _shares(plan: Plan) -> list[tuple[str, str, Fraction]]:
-    """Each routed endpoint, where it runs, and its share from the routes' integer weights."""
-    total = sum(lane.weight for lane in plan.lanes)
-    out = []
-    for lane in plan.lanes:
-        lane_share = Fraction(lane.weight, total)
-        if lane.external:
-            out.append((lane.endpoint, _external_host(plan, lane), lane_share))
+def _rows(
+    gateway: str,
+    destinations: Sequence[Destination],
+    mine: Mapping[str, tuple[int, Obj]],
+    entries: Sequence[Obj],
+) -> list[tuple[str, ...]]:
+    if not destinations:
+        return [(gateway, "(no route on the front gateway)", "", "", "")]
+    rows = []
+    for d in destinations:
+        if d.kind == "DirectResponse":
+            rows.append((gateway, "(none ready: answers 503)", "", "", ""))
             continue
-        pools = sum(p.weight for p in lane.pools)
-        for pool in lane.pools:
-            out.append((pool.endpoint, lane.cluster, lane_share * Fraction(pool.weight, pools)))
-    return sorted(out)
+        found = _endpoint_of(d, mine)
+        if found is None:
+            what = "(unrouted: " + d.name + ")" if d.kind == "Unrouted" else f"{d.kind} {d.name}"
+            rows.append((gateway, what, d.cluster, "", _percent(d)))
+            continue
+        index, endpoint = found
+        where = f"external {d.name}" if d.kind == "External" else d.cluster
+        weight = str(int(entries[index].get("weight") or 1))
+        rows.append((gateway, endpoint["metadata"]["name"], where, weight, _percent(d)))
+    return sorted(rows, key=lambda r: (r[0], r[1]))
 
 
-def _external_host(plan: Plan, lane: Lane) -> str:
-    member = next(m for m in plan.members if m.name == lane.endpoint)
-    return f"external {parse_url(str(member.endpoint['spec']['url'])).host}"
+def _percent(d: Destination) -> str:
+    return f"{float(d.share) * 100:.2f}%"
 
 
-def _entry(plan: Plan, endpoint: str) -> int:
-    return next(m.entry for m in plan.members if m.name == endpoint)
+def _endpoint_of(d: Destination, mine: Mapping[str, tuple[int, Obj]]) -> tuple[int, Obj] | None:
+    """The service's endpoint a destination is: the replica whose pool it is on that cluster, or
+    the external endpoint whose Backend dials it."""
+    for index, endpoint in mine.values():
+        spec = endpoint.get("spec") or {}
+        ns = namespace_of(endpoint)
+        if d.kind == "InferencePool":
+            if (spec.get("clusterName"), f"{ns}/{spec.get('inferencePool')}") == (
+                d.cluster,
+                d.name,
+            ):
+                return index, endpoint
+        elif d.kind == "External" and not spec.get("clusterName"):
+            backend = external_backend_name(str(endpoint["metadata"]["name"]))
+            if d.backend == f"{ns}/{backend}":
+                return index, endpoint
+    return None
+
+
+def _entries(selected: Sequence[Sequence[Obj]]) -> dict[str, tuple[int, Obj]]:
+    """Each selected endpoint with the first entry that selects it."""
+    out: dict[str, tuple[int, Obj]] = {}
+    for index, found in enumerate(selected):
+        for endpoint in found:
+            out.setdefault(str(endpoint["metadata"]["name"]), (index, endpoint))
+    return out
 
 
 def _selects(entry: Obj, ms: Obj, endpoint: Obj) -> bool:

@@ -48,8 +48,10 @@ FRONT_PORT = 443
 # Set by the front gateway on the one backendRef that carries a request to an external
 # endpoint's egress route (and removed everywhere else), so a client cannot pick a lane itself.
 ENDPOINT_HEADER = "x-modelplane-endpoint"
-# Set per backendRef on a cluster whose replicas of one service need more than one route rule.
-SHARD_HEADER = "x-modelplane-shard"
+# Set by the front gateway on the backendRef of each replica lane, naming the replica's
+# InferencePool: the cluster's fleet route has one rule per pool matching it (one InferencePool
+# per rule, as Envoy AI Gateway requires).
+POOL_HEADER = "x-modelplane-pool"
 
 WEIGHT_MAX = 1_000_000
 """The largest backendRef weight the Gateway API accepts."""

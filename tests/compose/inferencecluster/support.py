@@ -7,7 +7,12 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from modelplane.compose.inferencecluster.composer import CLASSES, REPLICAS, compose_cluster
+from modelplane.compose.inferencecluster.composer import (
+    CLASSES,
+    GATEWAYS,
+    REPLICAS,
+    compose_cluster,
+)
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
@@ -59,10 +64,13 @@ def run(
     *,
     classes: list[Obj] | None = None,
     replicas: list[Obj] | None = None,
+    gateways: list[Obj] | None = None,
 ) -> Result:
     required: dict[str, list[Obj]] = {CLASSES: classes if classes is not None else [H100]}
     if replicas is not None:
         required[REPLICAS] = replicas
+    if gateways is not None:
+        required[GATEWAYS] = gateways
     result = compose_cluster(Inputs(composite=ic, required=required, observed=observed or {}))
     assert result.fatal is None, result.fatal
     return result

@@ -76,7 +76,7 @@ STANDARD_RELEASES = {
 }
 GANG_RELEASES = {
     "Standard": {
-        "leaderworkerset": ("oci://registry.k8s.io/lws/charts", "lws", "0.10.0", "lws-system")
+        "leaderworkerset": ("oci://registry.k8s.io/lws/charts", "lws", "v0.10.0", "lws-system")
     },
     "Dynamo": {
         "grove": (
@@ -323,10 +323,8 @@ def test_a_failing_component_keeps_every_other_component_composed() -> None:
 
 def test_the_dra_driver_allocates_gpus_without_compute_domains() -> None:
     values = releases(installing(cluster()))["nvidia-dra-driver"]["spec"]["forProvider"]["values"]
-    assert values == {
-        "gpuResourcesEnabledOverride": True,
-        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
-    }
+    assert values["gpuResourcesEnabledOverride"] is True
+    assert values["resources"] == {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}
 
 
 def test_a_driver_root_set_on_the_cluster_is_passed_to_the_dra_driver() -> None:
@@ -376,15 +374,14 @@ def test_the_fleet_ca_defaults_to_modelplane_fleet_ca_in_crossplane_system() -> 
     )
 
 
-def test_the_gateway_has_an_http_listener_and_a_mutual_tls_fleet_listener() -> None:
+def test_the_gateway_has_only_the_mutual_tls_fleet_listener() -> None:
     composed = resources(installing(cluster()))
     listeners = manifest(composed["gateway"])["spec"]["listeners"]
     assert [(lst["name"], lst["protocol"], lst["port"]) for lst in listeners] == [
-        ("http", "HTTP", 80),
         ("fleet", "HTTPS", 443),
     ]
     assert all(lst["allowedRoutes"] == {"namespaces": {"from": "All"}} for lst in listeners)
-    assert listeners[1]["tls"] == {
+    assert listeners[0]["tls"] == {
         "mode": "Terminate",
         "certificateRefs": [{"kind": "Secret", "name": "inference-gateway-fleet-tls"}],
     }

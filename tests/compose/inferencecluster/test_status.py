@@ -111,7 +111,7 @@ def test_status_lists_each_component_with_its_mode_version_and_state() -> None:
             "state": "Installing",
         },
         {"name": "nvidia-dra-driver", "mode": "Managed", "version": "0.4.1", "state": "Ready"},
-        {"name": "leaderworkerset", "mode": "Managed", "version": "0.10.0", "state": "Ready"},
+        {"name": "leaderworkerset", "mode": "Managed", "version": "v0.10.0", "state": "Ready"},
         {"name": "prometheus", "mode": "External", "state": "Ready"},
         {"name": "inference-gateway", "mode": "Managed", "state": "Ready"},
         {"name": "fleet-tls", "mode": "Managed", "state": "Ready"},
@@ -130,3 +130,46 @@ def test_the_gateway_address_comes_from_the_gateway_observed_on_the_cluster() ->
         result.status["gateway"]["address"]
         == "inference-gateway.modelplane-system.east.gateways.modelplane.test"
     )
+
+
+def _bundle(version: str | None) -> Obj:
+    """The observed Gateway API CRD, stating ``version`` as its bundle (None: no annotation)."""
+    meta: Obj = {"name": "gateways.gateway.networking.k8s.io"}
+    if version is not None:
+        meta["annotations"] = {"gateway.networking.k8s.io/bundle-version": version}
+    return {
+        "atProvider": {
+            "manifest": {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": meta,
+                "status": {"conditions": [{"type": "Established", "status": "True"}]},
+            }
+        },
+        "conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "True"}],
+    }
+
+
+def test_gateway_api_crds_older_than_the_tested_bundle_fail_the_stack_saying_what_to_upgrade() -> (
+    None
+):
+    cond = condition(partly(cluster(), {"gateway-api-bundle": _bundle("v1.2.1")}), "StackReady")
+    assert (cond.status, cond.reason) == ("False", "Failed")
+    assert cond.message == (
+        "failed 1 of 10: envoy-gateway (the cluster's Gateway API CRDs are bundle v1.2.1, older "
+        "than v1.5.1 (Helm keeps CRDs that exist): apply the Gateway API v1.5.1 CRDs or later)"
+    )
+
+
+def test_gateway_api_crds_of_the_tested_bundle_or_newer_or_unstated_are_accepted() -> None:
+    for version in ("v1.5.1", "v1.6.1", None):
+        cond = condition(partly(cluster(), {"gateway-api-bundle": _bundle(version)}), "StackReady")
+        assert cond.status == "True", version
+
+
+def test_the_gateway_api_bundle_is_observed_for_an_external_envoy_gateway_too() -> None:
+    ic = cluster(servingStack={"envoyGateway": {"mode": "External"}})
+    bundle = created(installing(ic))["gateway-api-bundle"]
+    assert bundle["spec"]["managementPolicies"] == ["Observe"]
+    cond = condition(partly(ic, {"gateway-api-bundle": _bundle("v1.0.0")}), "StackReady")
+    assert (cond.status, cond.reason) == ("False", "Failed")

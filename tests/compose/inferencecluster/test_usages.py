@@ -1,5 +1,5 @@
-"""Deletion order: ProviderConfigs outlive their users, controllers outlive the objects they
-finalize, and a cluster with replicas on it cannot be deleted."""
+"""Deletion order: controllers outlive the objects they finalize, and a cluster with replicas on it
+cannot be deleted."""
 
 from __future__ import annotations
 
@@ -38,38 +38,15 @@ def deletes_on_cluster(obj: Obj) -> bool:
 
 
 @pytest.mark.parametrize("stack", ["Standard", "Dynamo"])
-def test_each_provider_config_outlives_every_release_and_object_that_deletes_through_it(
+def test_no_usage_names_a_provider_config_which_no_namespaced_usage_can_protect(
     stack: str,
 ) -> None:
+    # A namespaced Usage of a cluster-scoped object never matches its deletion (Crossplane's
+    # usage finder); the providers' own ProviderConfigUsages hold the configs instead
+    # (tests/conformance/test_crossplane_usages.py).
     result = installing(cluster(stack=stack))
-    found = {
-        (
-            u["spec"]["of"]["apiVersion"],
-            u["spec"]["of"]["kind"],
-            u["spec"]["of"]["resourceRef"]["name"],
-            u["spec"]["by"]["resourceRef"]["name"],
-        )
-        for u in usages(result)
-    }
-    for obj in resources(result).values():
-        if obj["kind"] not in ("Release", "Object") or not deletes_on_cluster(obj):
-            continue
-        config = "helm" if obj["kind"] == "Release" else "kubernetes"
-        version = "v1beta1" if config == "helm" else "v1alpha1"
-        expected = (
-            f"{config}.m.crossplane.io/{version}",
-            "ClusterProviderConfig",
-            "east",
-            obj["metadata"]["name"],
-        )
-        assert expected in found, obj["metadata"]["name"]
-
-
-def test_what_is_never_deleted_on_the_cluster_waits_for_no_provider_config() -> None:
-    result = installing(cluster(gateway={"mode": "External"}))
-    users = {by for _, by in pairs(result)}
-    for key in ("inference-pool-crd", "gateway"):  # the CRD is kept; the Gateway only observed
-        assert name(result, key) not in users, key
+    assert {u["spec"]["of"]["kind"] for u in usages(result)} <= {"Release", "Object"}
+    assert {u["spec"]["by"]["kind"] for u in usages(result)} <= {"Release", "Object"}
 
 
 @pytest.mark.parametrize(
@@ -176,3 +153,49 @@ def test_by_default_every_managed_release_is_uninstalled_on_deletion() -> None:
     for r in resources(installing(cluster())).values():
         if r["kind"] == "Release":
             assert deletes_on_cluster(r)
+
+
+def _inference_gateway(name: str, cluster_name: str) -> Obj:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceGateway",
+        "metadata": {"name": name},
+        "spec": {"clusterName": cluster_name, "hostname": f"{name}.example.com"},
+    }
+
+
+def test_a_cluster_hosting_a_gateway_is_deleted_only_after_it_and_says_so() -> None:
+    gateways = [_inference_gateway("main", "east"), _inference_gateway("other", "west")]
+    result = run(cluster(), gateways=gateways, replicas=[])
+    guards = [r for r in resources(result).values() if r["kind"] == "ClusterUsage"]
+    assert [g["spec"] for g in guards] == [
+        {
+            "of": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "InferenceCluster",
+                "resourceRef": {"name": "east"},
+            },
+            "by": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "InferenceGateway",
+                "resourceRef": {"name": "main"},
+            },
+            "replayDeletion": True,
+        }
+    ]
+    in_use = condition(result, "InUse")
+    assert (in_use.status, in_use.reason) == ("True", "GatewaysHosted")
+    assert in_use.message.startswith("InferenceGateway main on this cluster: a front Gateway holds")
+
+
+def test_the_gateway_guard_stays_while_the_gateways_are_not_read_yet() -> None:
+    ic = cluster()
+    first = run(ic, gateways=[_inference_gateway("main", "east")], replicas=[])
+    held = created(first)
+    result = run(ic, held, replicas=[])
+    assert "gateway-guard/main" in result.resources
+
+
+def test_a_cluster_hosting_no_gateway_has_no_gateway_guard() -> None:
+    result = run(cluster(), gateways=[_inference_gateway("main", "west")], replicas=[])
+    assert not any(k.startswith("gateway-guard/") for k in result.resources)

@@ -114,17 +114,23 @@ def test_the_cluster_and_the_replica_render_and_the_replica_serves(both: Rendere
     ] == "True"
 
 
-def test_the_route_attaches_to_the_gateway_the_stack_composes(both: Rendered) -> None:
+def test_the_route_attaches_to_the_mutual_tls_listener_of_the_gateway_the_stack_composes(
+    both: Rendered,
+) -> None:
     [route] = both.remote("HTTPRoute")
     gateway = both.stack_manifest("gateway")
     [parent] = route["spec"]["parentRefs"]
     assert (parent["name"], parent["namespace"]) == (GATEWAY["name"], GATEWAY["namespace"])
     assert gateway["metadata"] == {"name": GATEWAY["name"], "namespace": GATEWAY["namespace"]}
-    # No sectionName: the route attaches to every listener that admits its namespace.
-    assert "sectionName" not in parent
-    assert all(
-        lst["allowedRoutes"]["namespaces"]["from"] == "All" for lst in gateway["spec"]["listeners"]
+    [listener] = [
+        lst for lst in gateway["spec"]["listeners"] if lst["name"] == parent["sectionName"]
+    ]
+    assert (listener["protocol"], listener["allowedRoutes"]["namespaces"]["from"]) == (
+        "HTTPS",
+        "All",
     )
+    policy = both.stack_manifest("fleet-client-validation")
+    assert policy["spec"]["targetRefs"][0]["sectionName"] == listener["name"]
 
 
 def test_the_gateway_class_is_the_one_envoy_gateway_runs_and_the_cluster_publishes(

@@ -67,7 +67,7 @@ def test_a_gateway_only_cluster_without_node_pools_hosts_a_gateway() -> None:
 
 
 def test_the_front_gateway_serves_https_for_its_hostname_and_only_modelplanes_routes() -> None:
-    gw = manifests(compose(gateway(hostname="api.example.com")))[GATEWAY]
+    gw = manifests(compose(gateway(secret="api-tls", hostname="api.example.com")))[GATEWAY]
     assert gw["metadata"] == {
         "name": "main-front",
         "namespace": "modelplane-system",
@@ -114,6 +114,21 @@ def test_a_tls_secret_is_copied_to_the_cluster_without_its_keys_in_any_manifest(
         }
         for key in ("tls.crt", "tls.key")
     ]
+
+
+def test_an_issuers_http01_challenge_is_served_on_a_port_80_listener_carrying_nothing_else() -> (
+    None
+):
+    result = compose(gateway(issuer="letsencrypt", hostname="api.example.com"))
+    listeners = manifests(result)[GATEWAY]["spec"]["listeners"]
+    [acme] = [lst for lst in listeners if lst["name"] == "acme"]
+    assert (acme["protocol"], acme["port"], acme["hostname"]) == ("HTTP", 80, "api.example.com")
+    assert acme["allowedRoutes"]["namespaces"] == {"from": "Same"}
+
+
+def test_a_tls_secret_needs_no_port_80_listener() -> None:
+    listeners = manifests(compose(gateway(secret="api-tls")))[GATEWAY]["spec"]["listeners"]
+    assert [lst["name"] for lst in listeners] == ["https"]
 
 
 def test_an_issuer_gets_a_certificate_for_the_hostname() -> None:

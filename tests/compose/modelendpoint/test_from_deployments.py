@@ -86,7 +86,7 @@ def test_a_ready_replica_on_a_cluster_with_a_gateway_address_gets_an_endpoint() 
         },
     }
     assert endpoint["spec"] == {
-        "url": f"http://10.0.0.4/ml/{name}/v1",
+        "url": f"https://10.0.0.4/ml/{name}/v1",
         "rewritePath": f"/ml/{name}/",
         "clusterName": "east",
         "inferencePool": pool_name(name),

@@ -11,7 +11,7 @@ import pytest
 
 from modelplane.compose.frontdoor import (
     ENDPOINT_HEADER,
-    SHARD_HEADER,
+    POOL_HEADER,
     cluster_backend_name,
     unavailable_filter_name,
 )
@@ -109,7 +109,27 @@ def test_an_endpoint_two_entries_select_belongs_to_the_first() -> None:
 # --- the routes ---------------------------------------------------------------------------------
 
 
-def test_the_front_route_keeps_the_path_and_sends_each_cluster_its_share_over_the_fleet_hop() -> (
+def lanes(refs: list[Obj]) -> list[tuple[str, int, str]]:
+    """(Backend, weight, pool header set) per backendRef."""
+    return [
+        (
+            r["name"],
+            r["weight"],
+            next(
+                (
+                    h["value"]
+                    for f in r.get("filters") or []
+                    for h in f["requestHeaderModifier"].get("set") or []
+                    if h["name"] == POOL_HEADER
+                ),
+                "",
+            ),
+        )
+        for r in refs
+    ]
+
+
+def test_the_front_route_keeps_the_path_and_sends_each_replica_its_share_over_the_fleet_hop() -> (
     None
 ):
     result = compose_service(canary())
@@ -128,17 +148,19 @@ def test_the_front_route_keeps_the_path_and_sends_each_cluster_its_share_over_th
     r = rule(result, "front/main")
     assert r["matches"] == [{"path": {"type": "PathPrefix", "value": "/ml/qwen/"}}]
     assert "filters" not in r  # the path reaches the cluster as the client sent it
-    assert weights(r["backendRefs"]) == {
-        cluster_backend_name("main", "east"): 9,
-        cluster_backend_name("main", "west"): 1,
-    }
+    east, west = cluster_backend_name("main", "east"), cluster_backend_name("main", "west")
+    assert lanes(r["backendRefs"]) == [
+        (east, 9, "stable-0-pool"),
+        (east, 9, "stable-1-pool"),
+        (west, 2, "canary-0-pool"),
+    ]
     assert {(b["group"], b["kind"]) for b in r["backendRefs"]} == {
         ("gateway.envoyproxy.io", "Backend")
     }
     assert r["timeouts"] == {"request": "0s"}
 
 
-def test_the_fleet_route_strips_the_prefix_so_the_engine_sees_v1_and_splits_over_pools() -> None:
+def test_the_fleet_route_strips_the_prefix_and_names_one_pool_per_rule_chosen_by_header() -> None:
     result = compose_service(canary())
     east = manifests(result)["fleet/east"]
     assert result.resources["fleet/east"].resource["spec"]["providerConfigRef"]["name"] == "pc-east"
@@ -156,15 +178,26 @@ def test_the_fleet_route_strips_the_prefix_so_the_engine_sees_v1_and_splits_over
             "sectionName": "fleet",
         }
     ]
-    r = rule(result, "fleet/east")
-    assert r["filters"] == [
-        {
-            "type": "URLRewrite",
-            "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}},
-        }
+    rules = east["spec"]["rules"]
+    for r in rules:
+        assert r["filters"] == [
+            {
+                "type": "URLRewrite",
+                "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}},
+            }
+        ]
+    assert [(r["matches"], r["backendRefs"]) for r in rules] == [
+        (
+            [
+                {
+                    "path": {"type": "PathPrefix", "value": "/ml/qwen/"},
+                    "headers": [{"type": "Exact", "name": POOL_HEADER, "value": pool}],
+                }
+            ],
+            [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": pool}],
+        )
+        for pool in ("stable-0-pool", "stable-1-pool")
     ]
-    assert weights(r["backendRefs"]) == {"stable-0-pool": 1, "stable-1-pool": 1}
-    assert {b["kind"] for b in r["backendRefs"]} == {"InferencePool"}
 
 
 def test_a_timeout_applies_to_every_hop() -> None:
@@ -177,27 +210,22 @@ def test_an_entry_with_nothing_ready_gives_its_share_to_the_others() -> None:
     i = canary()
     i.required[endpoints_requirement(1)][0].pop("status")
     result = compose_service(i)
-    assert weights(rule(result, "front/main")["backendRefs"]) == {
-        cluster_backend_name("main", "east"): 1
+    assert {r["name"] for r in rule(result, "front/main")["backendRefs"]} == {
+        cluster_backend_name("main", "east")
     }
     assert "fleet/west" not in result.resources
     assert "its share goes to the other entries" in condition(result, "EndpointsResolved").message
 
 
-def test_a_cluster_with_more_than_16_pools_is_split_into_shards_the_front_steers_by_header() -> (
-    None
-):
-    many = [replica_endpoint(f"s{i:02}", "east", labels=STABLE) for i in range(20)]
+def test_sixteen_replicas_on_one_cluster_get_sixteen_lanes_and_sixteen_single_pool_rules() -> None:
+    many = [replica_endpoint(f"s{i:02}", "east", labels=STABLE) for i in range(16)]
     result = compose_service(inputs(service("qwen", "ml", (1, STABLE)), [many]))
-    front = rule(result, "front/main")["backendRefs"]
-    assert [b["weight"] for b in front] == [4, 1]  # 16 pools, then 4
-    assert [b["filters"][0]["requestHeaderModifier"]["set"] for b in front] == [
-        [{"name": SHARD_HEADER, "value": "0"}],
-        [{"name": SHARD_HEADER, "value": "1"}],
-    ]
+    front = lanes(rule(result, "front/main")["backendRefs"])
+    assert [(w, pool) for _, w, pool in front] == [(1, f"s{i:02}-pool") for i in range(16)]
     rules = manifests(result)["fleet/east"]["spec"]["rules"]
-    assert [r["matches"][0]["headers"][0]["value"] for r in rules] == ["0", "1"]
-    assert [len(r["backendRefs"]) for r in rules] == [16, 4]
+    assert [[b["name"] for b in r["backendRefs"]] for r in rules] == [
+        [f"s{i:02}-pool"] for i in range(16)
+    ]
     assert invalid(result) == {}
 
 
@@ -284,14 +312,15 @@ def test_an_external_endpoints_lane_goes_through_the_gateways_own_cluster_by_hea
             "type": "RequestHeaderModifier",
             "requestHeaderModifier": {
                 "set": [{"name": ENDPOINT_HEADER, "value": "together"}],
-                "remove": [SHARD_HEADER],
+                "remove": [POOL_HEADER],
             },
         }
     ]
     east = by_name[cluster_backend_name("main", "east")]
     assert east["weight"] == 9
     assert east["filters"][0]["requestHeaderModifier"] == {
-        "remove": [ENDPOINT_HEADER, SHARD_HEADER]
+        "set": [{"name": POOL_HEADER, "value": "s0-pool"}],
+        "remove": [ENDPOINT_HEADER],
     }
 
 
@@ -313,7 +342,7 @@ def test_the_egress_route_rewrites_to_the_providers_path_and_host_with_its_crede
     assert r["filters"] == [
         {
             "type": "RequestHeaderModifier",
-            "requestHeaderModifier": {"remove": [ENDPOINT_HEADER, SHARD_HEADER]},
+            "requestHeaderModifier": {"remove": [ENDPOINT_HEADER, POOL_HEADER]},
         },
         {
             "type": "URLRewrite",
@@ -406,7 +435,7 @@ def test_routing_is_configuring_until_every_route_is_observed_programmed() -> No
     routing = condition(first, "RoutingReady")
     assert (routing.status, routing.reason) == ("False", "Configuring")
     assert routing.message == (
-        "not programmed yet: route on gateway main; fleet route on cluster east; "
+        "not accepted yet: route on gateway main; fleet route on cluster east; "
         "fleet route on cluster west"
     )
     assert "address" not in first.status
@@ -423,8 +452,11 @@ def test_once_programmed_on_every_gateway_the_service_is_ready_with_an_address_p
     i = inputs(i.composite, list(_selected(i).values()), gateways)
     result = settled(i)
     routing = condition(result, "RoutingReady")
-    assert (routing.status, routing.reason) == ("True", "Programmed")
-    assert routing.message == "programmed on gateways a, b, to cluster east, cluster west"
+    assert (routing.status, routing.reason) == ("True", "Accepted")
+    assert routing.message == (
+        "accepted, every backend resolved, on gateways a, b, to cluster east, cluster west "
+        "(the gateways do not report their proxies' configuration)"
+    )
     assert result.status == {
         "endpoints": {"matched": 3, "ready": 3},
         "gateways": [
@@ -456,7 +488,7 @@ def test_a_route_whose_gateway_did_not_resolve_its_backends_is_named() -> None:
     routing = condition(result, "RoutingReady")
     assert (routing.status, routing.message) == (
         "False",
-        "not programmed yet: fleet route on cluster west",
+        "not accepted yet: fleet route on cluster west",
     )
     assert result.status["gateways"][0]["routingReady"] is False
 

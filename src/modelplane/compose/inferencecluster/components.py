@@ -66,6 +66,8 @@ KAI = "kai-scheduler"
 KAI_ROOT_QUEUE_KEY = "kai-queue-root"
 KAI_QUEUE_KEY = "kai-queue"
 PROMETHEUS = "prometheus"
+GATEWAY_API_BUNDLE = "gateway-api-bundle"
+GATEWAY_API_CRD = "gateways.gateway.networking.k8s.io"
 PICKER_MONITOR = "podmonitor-endpoint-pickers"
 ENGINE_MONITOR = "podmonitor-engines"
 GATEWAY_MONITOR = "podmonitor-gateway"
@@ -189,12 +191,38 @@ def _nfd_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
     return {"worker": {"tolerations": [{"key": GPU_TAINT, "operator": "Exists"}]}}
 
 
+# Node Feature Discovery (v0.19.0, source/pci/pci.go) labels every device of a class under "03"
+# by class and vendor: pci-<class>_10de.present. The chart's kubelet-plugin affinity (v0.4.1)
+# names 0300 and 0302 only, so a GPU presenting as 0301 (XGA) or 0380 (other display controller)
+# would get no plugin; this names every display class, and keeps the chart's other terms.
+_NVIDIA_DISPLAY_CLASSES = ("0300", "0301", "0302", "0380")
+_DRA_PLUGIN_NODES = [
+    ("feature.node.kubernetes.io/pci-10de.present", "true"),
+    *(
+        (f"feature.node.kubernetes.io/pci-{c}_10de.present", "true")
+        for c in _NVIDIA_DISPLAY_CLASSES
+    ),
+    ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),  # Tegra
+    ("nvidia.com/gpu.present", "true"),  # labelled by the GPU Operator
+]
+
+
 def _dra_values(_t: Target, s: Setting, _c: Chart) -> Obj:
     # GPU allocation is off in the chart until overridden; ComputeDomains (multi-node NVLink
     # through IMEX) need hardware and daemons Modelplane does not manage.
+    terms = [
+        {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+        for key, value in _DRA_PLUGIN_NODES
+    ]
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+        }
+    }
     values: Obj = {
         "gpuResourcesEnabledOverride": True,
         "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+        "kubeletPlugin": {"affinity": affinity},
     }
     root = str(s.spec.get("driverRoot") or "/")
     if root != "/":
@@ -340,6 +368,17 @@ CERT_MANAGER_COMPONENT = Component(
     values=_cert_manager_values,
     probe=_crd_probe("certificates.cert-manager.io"),
 )
+
+
+def _gateway_api_bundle(t: Target, _s: Setting) -> dict[str, Obj]:
+    # Helm installs a chart's crds/ only where they do not exist yet, so a cluster that already
+    # has Gateway API CRDs keeps its bundle under any Envoy Gateway: observed, Managed or External,
+    # and reported when older than what the composed objects need (status.outdated_gateway_api).
+    return {
+        GATEWAY_API_BUNDLE: observed_crd(t, "envoy-gateway", GATEWAY_API_BUNDLE, GATEWAY_API_CRD)
+    }
+
+
 ENVOY_GATEWAY_COMPONENT = Component(
     name="envoy-gateway",
     field="envoyGateway",
@@ -347,6 +386,7 @@ ENVOY_GATEWAY_COMPONENT = Component(
     version="v1.8.1",
     charts=(Chart(ENVOY_GATEWAY, "oci://docker.io/envoyproxy", "gateway-helm", EG_NAMESPACE),),
     values=_envoy_gateway_values,
+    config=_gateway_api_bundle,
     probe=_crd_probe("envoyproxies.gateway.envoyproxy.io"),
 )
 ENVOY_AI_GATEWAY = Component(
@@ -406,7 +446,9 @@ NVIDIA_DRA_DRIVER = Component(
 LEADER_WORKER_SET = Component(
     name="leaderworkerset",
     field="leaderWorkerSet",
-    version="0.10.0",
+    # LeaderWorkerSet publishes its chart under the release tag, v included
+    # (hack/push-chart.sh at v0.10.0); provider-helm compares the strings.
+    version="v0.10.0",
     charts=(Chart(LWS, "oci://registry.k8s.io/lws/charts", "lws", "lws-system"),),
     stacks=(STANDARD,),
     probe=_crd_probe("leaderworkersets.leaderworkerset.x-k8s.io"),

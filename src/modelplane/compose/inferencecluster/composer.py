@@ -34,7 +34,7 @@ from modelplane.compose.inferencecluster.status import (
     waiting_condition,
 )
 from modelplane.compose.inferencecluster.target import MANAGED, Target, target_of
-from modelplane.compose.inferencecluster.usages import REPLICA_GUARD, replica_guard
+from modelplane.compose.inferencecluster.usages import REPLICA_GUARD, gateway_guard, replica_guard
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.labels import CLUSTER
@@ -45,10 +45,12 @@ Obj = dict[str, Any]
 API_VERSION = "modelplane.ai/v1alpha1"
 CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
+GATEWAYS = "inference-gateways"
+GATEWAY_GUARD = "gateway-guard/"
 PROVIDER_CONFIG = "provider-config"
 HELM_PROVIDER_CONFIG = "helm-provider-config"
 LABEL_VALUE_MAX = 63
-__all__ = ["CLASSES", "GATEWAY", "HELM_PROVIDER_CONFIG", "PROVIDER_CONFIG", "REPLICAS"]
+__all__ = ["CLASSES", "GATEWAY", "GATEWAYS", "HELM_PROVIDER_CONFIG", "PROVIDER_CONFIG", "REPLICAS"]
 
 
 def compose_cluster(inputs: Inputs) -> Result:
@@ -81,11 +83,12 @@ def compose_cluster(inputs: Inputs) -> Result:
         requirements={
             CLASSES: Requirement(API_VERSION, "InferenceClass"),
             REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={CLUSTER: name}),
+            GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
         },
         conditions=[Condition("SourceSupported", "True", "Existing", "a brought-your-own cluster")],
     )
     # The guard first: no later fault may drop the protection of replicas running here.
-    _guard(inputs, name, result)
+    _guard(inputs, name, result, _gateway_guards(inputs, name, result))
     observed = inputs.observed
     result.resources[PROVIDER_CONFIG] = Desired(
         provider_config_for(t.kubernetes_config, existing), _exists(observed, PROVIDER_CONFIG)
@@ -144,7 +147,9 @@ def _readiness(conditions: list[Condition]) -> Ready:
     return "False" if any(c.status != "True" for c in held) else "Unspecified"
 
 
-def _guard(inputs: Inputs, name: str, result: Result) -> None:
+def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
+    """The replica guard, and the InUse condition saying what holds the cluster (``gateways``:
+    the gateways' part of it, or "")."""
     replicas = inputs.required.get(REPLICAS)
     if replicas is None:
         # Not read yet: keep the guard as it stands rather than lift it on no evidence.
@@ -153,6 +158,9 @@ def _guard(inputs: Inputs, name: str, result: Result) -> None:
             result.resources[REPLICA_GUARD] = Desired(carried(held), "True")
         return
     if not replicas:
+        if gateways:
+            result.conditions.append(Condition("InUse", "True", "GatewaysHosted", gateways))
+            return
         result.conditions.append(
             Condition(
                 "InUse",
@@ -165,8 +173,33 @@ def _guard(inputs: Inputs, name: str, result: Result) -> None:
         return
     guard = replica_guard(name, replicas)
     result.resources[REPLICA_GUARD] = Desired(guard, _exists(inputs.observed, REPLICA_GUARD))
-    result.conditions.append(
-        Condition("InUse", "True", "ReplicasRunning", str(guard["spec"]["reason"]))
+    message = "; ".join(m for m in (str(guard["spec"]["reason"]), gateways) if m)
+    result.conditions.append(Condition("InUse", "True", "ReplicasRunning", message))
+
+
+def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
+    """A ClusterUsage per InferenceGateway running on the cluster; what InUse says of them."""
+    gateways = inputs.required.get(GATEWAYS)
+    if gateways is None:
+        # Not read yet: keep every guard as it stands rather than lift one on no evidence.
+        for key, held in inputs.observed.items():
+            if key.startswith(GATEWAY_GUARD):
+                result.resources[key] = Desired(carried(held), "True")
+        return ""
+    hosted = sorted(
+        str(g["metadata"]["name"])
+        for g in gateways
+        if (g.get("spec") or {}).get("clusterName") == name
+    )
+    for gateway in hosted:
+        key = GATEWAY_GUARD + gateway
+        result.resources[key] = Desired(gateway_guard(name, gateway), _exists(inputs.observed, key))
+    if not hosted:
+        return ""
+    noun = "InferenceGateway" if len(hosted) == 1 else "InferenceGateways"
+    return (
+        f"{noun} {', '.join(hosted)} on this cluster: a front Gateway holds Envoy Gateway's "
+        "GatewayClass finalizer, so the cluster is deleted only once they are; delete them first"
     )
 
 

@@ -1,11 +1,12 @@
 """The cluster's inference Gateway and the fleet listener's TLS (CONTRACT-gateway.md).
 
 Managed: the namespace, an EnvoyProxy (the Service's external traffic policy), a GatewayClass
-for Envoy Gateway's controller, and the Gateway with two listeners: ``http`` (port 80, where
-every replica's HTTPRoute attaches) and ``fleet`` (HTTPS 443, mutual TLS, where the front door
-reaches the cluster). The fleet listener's server certificate comes from a cert-manager CA
-Issuer over a copy of the fleet CA; the copy's key material is patched in by provider-kubernetes
-from the control-plane Secret, so no composed manifest ever carries a key. External: the
+for Envoy Gateway's controller, and the Gateway with one listener, ``fleet`` (HTTPS 443, mutual
+TLS: a client certificate from the fleet CA required), where every replica's HTTPRoute and the
+front door's fleet routes attach; nothing on the cluster is reachable without that certificate.
+The fleet listener's server certificate comes from a cert-manager CA Issuer over a copy of the
+fleet CA; the copy's key material is patched in by provider-kubernetes from the control-plane
+Secret, so no composed manifest ever carries a key. External: the
 Gateway named by spec.gateway is observed, never created, changed or deleted.
 """
 
@@ -38,7 +39,6 @@ FLEET_ISSUER = "fleet-issuer"
 FLEET_CERTIFICATE = "fleet-certificate"
 FLEET_CLIENT_VALIDATION = "fleet-client-validation"
 
-HTTP_LISTENER = "http"
 FLEET_LISTENER = "fleet"
 FLEET_TLS_SECRET = "inference-gateway-fleet-tls"
 FLEET_CA_COPY = "modelplane-fleet-ca"
@@ -107,12 +107,6 @@ def gateway_resources(t: Target) -> dict[str, Obj]:
         "spec": {
             "gatewayClassName": gw.class_name,
             "listeners": [
-                {
-                    "name": HTTP_LISTENER,
-                    "protocol": "HTTP",
-                    "port": 80,
-                    "allowedRoutes": _FROM_ALL,
-                },
                 {
                     "name": FLEET_LISTENER,
                     "protocol": "HTTPS",

@@ -7,10 +7,15 @@ be synced: a chart that does not exist at that version, values the chart refuses
 else is Installing; an Object the provider could not apply yet (its CRD is still being
 installed, a referenced Secret is missing) is Installing with the provider's message, since the
 provider retries it. ``StackReady`` names every component that is not Ready.
+
+A cluster whose Gateway API CRDs are older than the bundle the composed objects are tested
+against fails its envoy-gateway component, naming what to upgrade: Helm never replaces CRDs that
+exist, so installing Envoy Gateway does not fix them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +30,12 @@ INSTALLING = "Installing"
 FAILED = "Failed"
 STACK_READY = "StackReady"
 _MESSAGE_MAX = 200
+
+GATEWAY_API_MINIMUM = (1, 5, 1)
+"""The Gateway API bundle the pinned gateway-helm (v1.8.1) installs: BackendTLSPolicy v1 and
+``Gateway.spec.tls.backend``, which the front door composes, are in it."""
+BUNDLE_VERSION = "gateway.networking.k8s.io/bundle-version"
+_SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,10 @@ def component_state(
         obj = observed.get(key)
         if obj is None:
             state = _worse(state, INSTALLING)
+            continue
+        outdated = outdated_gateway_api(obj)
+        if outdated:
+            state, message = FAILED, outdated
             continue
         failure = _failure(obj)
         if failure:
@@ -103,6 +118,26 @@ def _named(states: Sequence[ComponentState]) -> str:
         label = s.name + (" (External)" if s.mode == "External" else "")
         out.append(f"{label} ({s.message})" if s.message else label)
     return ", ".join(out)
+
+
+def outdated_gateway_api(obj: Mapping[str, Any]) -> str:
+    """Why the observed Gateway API CRD is too old, or "" (not that CRD, its bundle version not
+    stated, or recent enough: only a stated older version is evidence)."""
+    manifest = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+    meta = manifest.get("metadata") or {}
+    if manifest.get("kind") != "CustomResourceDefinition" or meta.get("name") != (
+        "gateways.gateway.networking.k8s.io"
+    ):
+        return ""
+    version = str((meta.get("annotations") or {}).get(BUNDLE_VERSION) or "")
+    found = _SEMVER.match(version)
+    if found is None or tuple(int(g) for g in found.groups()) >= GATEWAY_API_MINIMUM:
+        return ""
+    minimum = "v" + ".".join(map(str, GATEWAY_API_MINIMUM))
+    return (
+        f"the cluster's Gateway API CRDs are bundle {version}, older than {minimum} (Helm keeps "
+        f"CRDs that exist): apply the Gateway API {minimum} CRDs or later"
+    )
 
 
 def _failure(obj: Mapping[str, Any]) -> str:

@@ -1,15 +1,17 @@
 """Deletion order, as Crossplane Usages (protection.crossplane.io): nothing is stranded.
 
-- Each ProviderConfig outlives every Release and Object that needs it to delete something on
-  the cluster (one Usage per user: a Usage's ``by`` names one resource).
 - A controller outlives the objects whose finalizers it clears or whose CRDs it owns:
   Envoy Gateway the GatewayClass (and that the Gateway), KAI its queues, and so on, as each
   component declares.
 - The InferenceCluster itself cannot be deleted while ModelReplicas run on it: a ClusterUsage
   of the cluster, with the replicas named as its reason, composed while any exists.
 
-Objects that are never deleted on the cluster (observe-only ones, the Namespace, the CRDs) need
-no ProviderConfig to go away, so they take no Usage: their deletion never waits on the cluster.
+No Usage orders the ClusterProviderConfigs: Crossplane (v2.3.4, internal/protection/usage/
+finder.go) indexes a namespaced Usage under its own namespace, so one whose ``of`` is a
+cluster-scoped object never matches that object's deletion, and a ClusterUsage cannot name a
+namespaced ``by``. What keeps each ClusterProviderConfig until the Releases and Objects using it
+are gone is the providers' own accounting: each records a ProviderConfigUsage per managed
+resource, and a provider config is not released while any remains (docs/design/serving-stack.md).
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from modelplane.compose.inferencecluster.providers import KUBERNETES_CONFIG_API_VERSION
-from modelplane.compose.inferencecluster.releases import HELM_CONFIG_API_VERSION
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.kube.names import dns_label
 from modelplane.labels import STACK_COMPONENT
@@ -36,17 +36,6 @@ def deletion_order(
 ) -> dict[str, Obj]:
     """The Usages ordering the deletion of ``resources`` (composition resource name -> object)."""
     out: dict[str, Obj] = {}
-    for key, obj in sorted(resources.items()):
-        if not _deletes_on_cluster(obj):
-            continue
-        config = obj["spec"]["providerConfigRef"]
-        of = {
-            "apiVersion": _provider_config_api_version(obj),
-            "kind": config["kind"],
-            "resourceRef": {"name": config["name"]},
-        }
-        usage_key = f"{key}-uses-provider"
-        out[usage_key] = _usage(t, usage_key, of, _ref(obj), _component(obj))
     for of_key, by_key in outlives:
         if of_key in resources and by_key in resources:
             usage_key = f"{by_key}-uses-{of_key}"
@@ -75,6 +64,31 @@ def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
                 f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}{more}): drain it (a "
                 "NoExecute taint moves them elsewhere) or delete them before deleting the cluster"
             ),
+        },
+    }
+
+
+def gateway_guard(cluster: str, gateway: str) -> Obj:
+    """A ClusterUsage keeping the cluster until an InferenceGateway running on it is gone: its
+    front Gateway holds Envoy Gateway's finalizer on the cluster's GatewayClass, so deleting the
+    cluster first would stall with nothing saying why. Both are cluster-scoped, so Crossplane
+    resolves ``by`` and replays the cluster's deletion once the gateway is gone."""
+    return {
+        "apiVersion": USAGE_API_VERSION,
+        "kind": "ClusterUsage",
+        "metadata": {"name": dns_label(cluster, "gateway", gateway)},
+        "spec": {
+            "of": {
+                "apiVersion": CLUSTER_API_VERSION,
+                "kind": "InferenceCluster",
+                "resourceRef": {"name": cluster},
+            },
+            "by": {
+                "apiVersion": CLUSTER_API_VERSION,
+                "kind": "InferenceGateway",
+                "resourceRef": {"name": gateway},
+            },
+            "replayDeletion": True,
         },
     }
 
@@ -112,16 +126,3 @@ def _ref(obj: Obj) -> Obj:
 
 def _component(obj: Obj) -> str:
     return str(((obj.get("metadata") or {}).get("labels") or {}).get(STACK_COMPONENT) or "")
-
-
-def _provider_config_api_version(obj: Obj) -> str:
-    if obj["apiVersion"].startswith("helm."):
-        return HELM_CONFIG_API_VERSION
-    return KUBERNETES_CONFIG_API_VERSION
-
-
-def _deletes_on_cluster(obj: Obj) -> bool:
-    if obj.get("kind") not in ("Release", "Object"):
-        return False
-    policies = (obj.get("spec") or {}).get("managementPolicies")
-    return policies is None or "*" in policies or "Delete" in policies

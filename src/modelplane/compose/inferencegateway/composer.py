@@ -106,8 +106,9 @@ def compose_gateway(inputs: Inputs) -> Result:
         )
 
     hostname = str(spec["hostname"])
+    acme = "issuerRef" in spec["tls"]
     wanted: dict[str, tuple[Obj, Obj | None]] = {
-        GATEWAY: (objects.front_gateway(name, hostname, host, class_name), _GATEWAY_READY),
+        GATEWAY: (objects.front_gateway(name, hostname, host, class_name, acme), _GATEWAY_READY),
         CLIENT_CERTIFICATE: (objects.client_certificate(name, host), _CERTIFICATE_READY),
     }
     tls = spec["tls"]

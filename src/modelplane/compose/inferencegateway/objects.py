@@ -33,34 +33,57 @@ Obj = dict[str, Any]
 _PRIVATE_KEY = {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"}
 
 
-def front_gateway(gateway: str, hostname: str, host: ClusterGateway, class_name: str) -> Obj:
+ACME_LISTENER = "acme"
+"""Port 80 for the hostname, only for an ACME HTTP-01 solver's route: nothing else attaches."""
+
+
+def front_gateway(
+    gateway: str, hostname: str, host: ClusterGateway, class_name: str, acme: bool = False
+) -> Obj:
     """One HTTPS listener for ``hostname``. Only routes in its own namespace attach (Modelplane
     composes them there), so a tenant cannot put a route on the fleet's front door. The client
     certificate it presents on the hop to every cluster is set here, the Gateway API's own place
-    for it (each Backend names it too, see ``cluster_backend``)."""
+    for it (each Backend names it too, see ``cluster_backend``).
+
+    With ``acme`` (a certificate from an issuer), an HTTP listener ``acme`` on port 80 too: an
+    HTTP-01 solver's route (cert-manager v1.21.1 creates it in the Certificate's namespace, this
+    Gateway's, with the parentRefs the issuer's ``gatewayHTTPRoute`` names) answers the challenge
+    there. Every Modelplane route names the ``https`` section, so nothing else is served on it."""
     secret_ref = {"group": "", "kind": "Secret"}
+    same_namespace = {
+        "namespaces": {"from": "Same"},
+        "kinds": [{"group": GATEWAY_GROUP, "kind": "HTTPRoute"}],
+    }
+    listeners: list[Obj] = [
+        {
+            "name": FRONT_LISTENER,
+            "protocol": "HTTPS",
+            "port": FRONT_PORT,
+            "hostname": hostname,
+            "tls": {
+                "mode": "Terminate",
+                "certificateRefs": [{**secret_ref, "name": front_tls_secret(gateway)}],
+            },
+            "allowedRoutes": same_namespace,
+        }
+    ]
+    if acme:
+        listeners.append(
+            {
+                "name": ACME_LISTENER,
+                "protocol": "HTTP",
+                "port": 80,
+                "hostname": hostname,
+                "allowedRoutes": same_namespace,
+            }
+        )
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "Gateway",
         "metadata": managed_metadata(front_gateway_name(gateway), host.namespace),
         "spec": {
             "gatewayClassName": class_name,
-            "listeners": [
-                {
-                    "name": FRONT_LISTENER,
-                    "protocol": "HTTPS",
-                    "port": FRONT_PORT,
-                    "hostname": hostname,
-                    "tls": {
-                        "mode": "Terminate",
-                        "certificateRefs": [{**secret_ref, "name": front_tls_secret(gateway)}],
-                    },
-                    "allowedRoutes": {
-                        "namespaces": {"from": "Same"},
-                        "kinds": [{"group": GATEWAY_GROUP, "kind": "HTTPRoute"}],
-                    },
-                }
-            ],
+            "listeners": listeners,
             "tls": {
                 "backend": {"clientCertificateRef": {**secret_ref, "name": client_secret(gateway)}}
             },

@@ -85,7 +85,7 @@ def _endpoint(replica: Obj, cluster: Mapping[str, Any]) -> Obj | None:
             "labels": dict(meta.get("labels") or {}),
         },
         "spec": {
-            "url": f"http://{host}/{namespace}/{name}/v1",
+            "url": f"https://{host}/{namespace}/{name}/v1",
             "rewritePath": f"/{namespace}/{name}/",
             "clusterName": cluster_name,
             "inferencePool": replica_pool_name(name),

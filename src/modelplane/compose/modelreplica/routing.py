@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from modelplane.compose.frontdoor import FLEET_LISTENER
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned, serving_selector
@@ -152,6 +153,9 @@ def _parent_refs(name: str, namespace: str) -> list[Obj]:
                 "kind": "Gateway",
                 "name": name,
                 "namespace": namespace,
+                # Only the fleet listener, whose clients present a certificate from the fleet
+                # CA: no replica is reachable without one.
+                "sectionName": FLEET_LISTENER,
             }
         ]
     )

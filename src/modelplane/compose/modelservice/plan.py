@@ -3,15 +3,16 @@ service, the endpoints its entries select and the fleet.
 
 Every ready endpoint gets the exact share ``W_i / (sum of the weights of the entries with a ready
 endpoint) / n_i`` (``W_i`` its entry's weight, ``n_i`` that entry's ready endpoints). Traffic is
-carried in two hops, and the shares are composed across them:
+carried in two hops:
 
-- the front route (on every gateway) has one *lane* per cluster holding ready replicas and one per
-  ready external endpoint, each weighted by the sum of its endpoints' shares;
-- a cluster's fleet route splits its lane over the replicas' InferencePools by their shares.
+- the front route (on every gateway) has one *lane* per ready replica and one per ready external
+  endpoint, each weighted by its share; a replica's lane sets a header naming its InferencePool;
+- a cluster's fleet route has one rule per pool, matching that header, naming that pool alone.
 
-A backendRef list holds at most 16 entries, so a cluster with more than 16 pools gets one lane
-per group of 16 (a *shard*, told apart by a header the front route sets); past 16 lanes the
-smallest are left out and named.
+One pool per rule is Envoy AI Gateway's rule (v1.1.0 refuses a rule naming more than one
+InferencePool, and Envoy Gateway then publishes nothing for the whole gateway;
+docs/design/routing.md).
+A backendRef list holds at most 16 entries: past 16 lanes the smallest are left out and named.
 """
 
 from __future__ import annotations
@@ -57,38 +58,26 @@ class Member:
 
 
 @dataclass(frozen=True)
-class Pool:
-    """A replica's InferencePool on a cluster's fleet route."""
-
-    name: str
-    endpoint: str
-    share: Fraction
-    weight: int
-
-
-@dataclass(frozen=True)
 class Lane:
-    """One backendRef of the front route: a cluster (or one shard of it), or an external
-    endpoint."""
+    """One backendRef of the front route: a replica's InferencePool on its cluster, or an
+    external endpoint."""
 
     share: Fraction
     weight: int
+    endpoint: str
     cluster: str = ""
-    shard: int | None = None
-    endpoint: str = ""
-    pools: tuple[Pool, ...] = ()
+    pool: str = ""
+    """The replica's InferencePool; empty for an external endpoint."""
 
     @property
     def external(self) -> bool:
-        return bool(self.endpoint)
+        return not self.cluster
 
     @property
     def label(self) -> str:
         if self.external:
             return f"endpoint {self.endpoint}"
-        return f"cluster {self.cluster}" + (
-            f" shard {self.shard}" if self.shard is not None else ""
-        )
+        return f"cluster {self.cluster} pool {self.pool}"
 
 
 @dataclass(frozen=True)
@@ -107,13 +96,8 @@ class Plan:
     dropped: tuple[Lane, ...]
     """Lanes past the 16 a route can hold, smallest shares first out."""
 
-    @property
-    def headers(self) -> bool:
-        """Whether the front route steers lanes by header (externals or shards present)."""
-        return any(lane.external or lane.shard is not None for lane in self.lanes)
-
     def clusters(self) -> dict[str, list[Lane]]:
-        """The cluster lanes by cluster, shards in order."""
+        """The replica lanes by cluster, in pool order."""
         out: dict[str, list[Lane]] = {}
         for lane in self.lanes:
             if not lane.external:
@@ -222,39 +206,20 @@ def _shares(entries: Sequence[Entry], members: Sequence[Member]) -> dict[str, Fr
 def _lanes(
     members: Sequence[Member], shares: Mapping[str, Fraction]
 ) -> tuple[tuple[Lane, ...], tuple[Lane, ...]]:
-    by_cluster: dict[str, list[Member]] = {}
-    externals: list[Member] = []
-    for m in members:
-        if not m.ready:
-            continue
-        if m.external:
-            externals.append(m)
-        else:
-            by_cluster.setdefault(m.cluster, []).append(m)
-    # (share, cluster, shard, endpoint, pools) before integer weights are known
-    drafts: list[tuple[Fraction, str, int | None, str, list[Member]]] = []
-    for cluster in sorted(by_cluster):
-        pools = sorted(by_cluster[cluster], key=lambda m: (m.pool, m.name))
-        chunks = [pools[i : i + BACKENDS_MAX] for i in range(0, len(pools), BACKENDS_MAX)]
-        for k, chunk in enumerate(chunks):
-            share = sum((shares[m.name] for m in chunk), Fraction(0))
-            drafts.append((share, cluster, k if len(chunks) > 1 else None, "", chunk))
-    for m in sorted(externals, key=lambda m: m.name):
-        drafts.append((shares[m.name], "", None, m.name, []))
-
-    order = sorted(range(len(drafts)), key=lambda i: (-drafts[i][0], i))
+    ready = [m for m in members if m.ready]
+    replicas = sorted(
+        (m for m in ready if not m.external), key=lambda m: (m.cluster, m.pool, m.name)
+    )
+    externals = sorted((m for m in ready if m.external), key=lambda m: m.name)
+    drafts = [*replicas, *externals]
+    order = sorted(range(len(drafts)), key=lambda i: (-shares[drafts[i].name], i))
     kept_ids = sorted(order[:BACKENDS_MAX])
     dropped_ids = sorted(order[BACKENDS_MAX:])
-    weights = integer_weights([drafts[i][0] for i in kept_ids])
+    weights = integer_weights([shares[drafts[i].name] for i in kept_ids])
 
     def lane(i: int, weight: int) -> Lane:
-        share, cluster, shard, endpoint, chunk = drafts[i]
-        pool_weights = integer_weights([shares[m.name] for m in chunk])
-        pools = tuple(
-            Pool(m.pool, m.name, shares[m.name], w)
-            for m, w in zip(chunk, pool_weights, strict=True)
-        )
-        return Lane(share, weight, cluster, shard, endpoint, pools)
+        m = drafts[i]
+        return Lane(shares[m.name], weight, m.name, m.cluster, m.pool)
 
     kept = tuple(lane(i, w) for i, w in zip(kept_ids, weights, strict=True))
     dropped = tuple(lane(i, 0) for i in dropped_ids)

@@ -5,8 +5,8 @@
    over mutual TLS; the path is kept. With nothing ready it answers 503 through
    ``unavailable_filter``.
 2. ``fleet_route`` on each cluster holding ready replicas, on its inference Gateway's fleet
-   listener: the service prefix stripped (the engine sees ``/v1/...``), split over the replicas'
-   InferencePools.
+   listener: the service prefix stripped (the engine sees ``/v1/...``), one rule per replica's
+   InferencePool, chosen by the pool header the front route set.
 3. ``egress_route`` on each gateway's host cluster, for each external endpoint: the service
    prefix rewritten to the endpoint's path, its host and credential set, out to its ``Backend``.
 
@@ -28,7 +28,7 @@ from modelplane.compose.frontdoor import (
     GATEWAY_API_VERSION,
     GATEWAY_GROUP,
     POOL_GROUP,
-    SHARD_HEADER,
+    POOL_HEADER,
     ClusterGateway,
     EndpointURL,
     cluster_backend_name,
@@ -88,7 +88,7 @@ def front_route(
     """The service on one front gateway: every lane, or the 503 filter while none is ready."""
     rule: Obj = {"matches": [_prefix(namespace, service)]}
     if plan.lanes:
-        rule["backendRefs"] = [_lane_ref(gateway, host, lane, plan.headers) for lane in plan.lanes]
+        rule["backendRefs"] = [_lane_ref(gateway, host, lane) for lane in plan.lanes]
     else:
         rule["filters"] = [
             {
@@ -113,9 +113,10 @@ def front_route(
     }
 
 
-def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane, headers: bool) -> Obj:
+def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane) -> Obj:
     """A lane's backendRef. An external endpoint is reached through the gateway's own cluster's
-    fleet listener, where its egress route matches the endpoint header."""
+    fleet listener, where its egress route matches the endpoint header; a replica through its
+    cluster's, where the fleet rule of its pool matches the pool header."""
     target = host.cluster if lane.external else lane.cluster
     ref: Obj = {
         "group": ENVOY_GROUP,
@@ -123,14 +124,12 @@ def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane, headers: bool) -> 
         "name": cluster_backend_name(gateway, target),
         "weight": lane.weight,
     }
-    if headers:
-        # Set on one lane, removed on every other: a client cannot steer its own request.
-        if lane.external:
-            ref["filters"] = [_headers({ENDPOINT_HEADER: lane.endpoint}, [SHARD_HEADER])]
-        elif lane.shard is not None:
-            ref["filters"] = [_headers({SHARD_HEADER: str(lane.shard)}, [ENDPOINT_HEADER])]
-        else:
-            ref["filters"] = [_headers(remove=[ENDPOINT_HEADER, SHARD_HEADER])]
+    # Each header is set (replacing whatever the client sent) or removed on every lane: a client
+    # cannot steer its own request.
+    if lane.external:
+        ref["filters"] = [_headers({ENDPOINT_HEADER: lane.endpoint}, [POOL_HEADER])]
+    else:
+        ref["filters"] = [_headers({POOL_HEADER: lane.pool}, [ENDPOINT_HEADER])]
     return ref
 
 
@@ -162,31 +161,21 @@ def unavailable_filter(gateway: str, host: ClusterGateway, namespace: str, servi
 def fleet_route(
     cluster: ClusterGateway, namespace: str, service: str, lanes: list[Lane], timeout: str
 ) -> Obj:
-    """The service on one cluster's fleet listener: the prefix stripped, the lane's share split
-    over the replicas' pools; one rule per shard when the cluster has more than one."""
-    rules = []
-    for lane in lanes:
-        headers = (
-            [{"type": "Exact", "name": SHARD_HEADER, "value": str(lane.shard)}]
-            if lane.shard is not None
-            else None
-        )
-        rules.append(
-            {
-                "matches": [_prefix(namespace, service, headers)],
-                "filters": [_rewrite("/")],
-                "backendRefs": [
-                    {
-                        "group": POOL_GROUP,
-                        "kind": "InferencePool",
-                        "name": p.name,
-                        "weight": p.weight,
-                    }
-                    for p in lane.pools
-                ],
-                "timeouts": {"request": timeout},
-            }
-        )
+    """The service on one cluster's fleet listener: the prefix stripped, one rule per replica's
+    pool, matching the pool header the front route set for it."""
+    rules = [
+        {
+            "matches": [
+                _prefix(
+                    namespace, service, [{"type": "Exact", "name": POOL_HEADER, "value": lane.pool}]
+                )
+            ],
+            "filters": [_rewrite("/")],
+            "backendRefs": [{"group": POOL_GROUP, "kind": "InferencePool", "name": lane.pool}],
+            "timeouts": {"request": timeout},
+        }
+        for lane in lanes
+    ]
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
@@ -214,7 +203,7 @@ def egress_route(
     rewrite = _rewrite(rewrite_path)
     if ":" not in url.host:  # a Host header cannot be an IPv6 literal without its port
         rewrite["urlRewrite"]["hostname"] = url.host
-    filters = [_headers(remove=[ENDPOINT_HEADER, SHARD_HEADER]), rewrite]
+    filters = [_headers(remove=[ENDPOINT_HEADER, POOL_HEADER]), rewrite]
     if credential:
         filters.append(
             {

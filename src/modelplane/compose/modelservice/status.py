@@ -152,9 +152,7 @@ def _routing(
     if skipped:
         pending += [f"gateway {s}" for s in skipped]
     if pending:
-        return Condition(
-            ROUTING, "False", "Configuring", f"not programmed yet: {'; '.join(pending)}"
-        )
+        return Condition(ROUTING, "False", "Configuring", f"not accepted yet: {'; '.join(pending)}")
     if plan.dropped:
         left = ", ".join(lane.label for lane in plan.dropped)
         return Condition(
@@ -164,12 +162,18 @@ def _routing(
             f"a route holds 16 backends: left out, with the smallest shares, {left}; "
             "select fewer clusters or endpoints",
         )
-    through = sorted({lane.label for lane in plan.lanes})
+    through = sorted(
+        {lane.label if lane.external else f"cluster {lane.cluster}" for lane in plan.lanes}
+    )
+    # Envoy Gateway writes Accepted and ResolvedRefs when it translates a route, and reports
+    # nothing about the proxies' configuration after that (a failed xDS translation leaves them
+    # on their last good one: internal/xds/runner/runner.go, v1.8.1): accepted is all we can know.
     return Condition(
         ROUTING,
         "True",
-        "Programmed",
-        f"programmed on {_plural('gateway', serving)} {names}, to {', '.join(through)}",
+        "Accepted",
+        f"accepted, every backend resolved, on {_plural('gateway', serving)} {names}, to "
+        f"{', '.join(through)} (the gateways do not report their proxies' configuration)",
     )
 
 

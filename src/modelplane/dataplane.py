@@ -1,0 +1,397 @@
+"""What traffic would do, read from the composed objects as the gateways read them.
+
+``Fabric`` holds every object provider-kubernetes Objects carry to each workload cluster (and the
+InferenceClusters' published gateway addresses). ``Fabric.send`` follows one request the way the
+data plane would: the listener it arrives at, the HTTPRoutes attached there (parentRef and
+sectionName, the listener's allowedRoutes and hostname), the rule that matches (longest path
+prefix, then most header matches), the rule's filters, then each weighted backendRef with its own
+filters: a Backend that is another cluster's gateway address is followed onto that cluster's
+listener of the port dialled; an InferencePool, a 503 direct response or an address outside the
+fleet ends the walk. The weights along the way multiply into each destination's share.
+
+``modelplane routes`` prints these destinations, so its table shows what the objects say, not
+what the composer meant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+Obj = dict[str, Any]
+
+OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+ENVOY_GROUP = "gateway.envoyproxy.io"
+POOL_GROUP = "inference.networking.k8s.io"
+HOPS_MAX = 8
+"""A walk longer than this is a loop between gateways."""
+
+
+@dataclass(frozen=True)
+class Request:
+    host: str
+    path: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    client_certificate: str = ""
+    """The Secret (``cluster/namespace/name``) whose certificate the sender presents."""
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a share of the requests ends: an InferencePool, a direct response, or an address
+    outside the fleet."""
+
+    kind: str
+    """``InferencePool``, ``DirectResponse``, ``External``, ``Unrouted`` (404), or ``Refused``
+    (the listener's TLS handshake fails: no client certificate, or one the listener's CA did not
+    sign)."""
+    cluster: str
+    name: str
+    """The pool (``namespace/name``), the HTTPRouteFilter, the external host, or why unrouted."""
+    share: Fraction
+    path: str
+    """The path as it arrives there."""
+    hops: tuple[str, ...]
+    """``cluster/gateway/listener`` per gateway crossed."""
+    client_certificate: tuple[bool, ...]
+    """Per gateway crossed, whether its listener required a client certificate."""
+    backend: str = ""
+    """For an external address, the Backend (``namespace/name``) that dials it."""
+
+
+@dataclass(frozen=True)
+class Listener:
+    cluster: str
+    gateway: Obj
+    spec: Obj
+
+    @property
+    def name(self) -> str:
+        return str(self.spec.get("name"))
+
+    @property
+    def label(self) -> str:
+        meta = self.gateway["metadata"]
+        return f"{self.cluster}/{meta.get('namespace')}/{meta['name']}/{self.name}"
+
+
+class Fabric:
+    def __init__(self, docs: Iterable[Obj]) -> None:
+        self.objects: dict[str, list[Obj]] = {}
+        self.addresses: dict[str, str] = {}
+        self.copied_from: dict[tuple[str, str], str] = {}
+        """(cluster, namespace/name) of a Secret -> the control-plane Secret provider-kubernetes
+        patches its data from."""
+        for doc in docs:
+            if (doc.get("apiVersion"), doc.get("kind")) == OBJECT:
+                spec = doc.get("spec") or {}
+                manifest = (spec.get("forProvider") or {}).get("manifest")
+                cluster = str((spec.get("providerConfigRef") or {}).get("name") or "")
+                if manifest:
+                    self.objects.setdefault(cluster, []).append(manifest)
+                    self._note_copy(cluster, manifest, spec.get("references") or [])
+            elif doc.get("kind") == "InferenceCluster":
+                gateway = (doc.get("status") or {}).get("gateway") or {}
+                if gateway.get("address"):
+                    self.addresses[str(gateway["address"]).lower()] = doc["metadata"]["name"]
+
+    def _note_copy(self, cluster: str, manifest: Obj, references: list[Obj]) -> None:
+        if manifest.get("kind") != "Secret":
+            return
+        for ref in references:
+            source = ref.get("patchesFrom") or {}
+            if source.get("kind") == "Secret":
+                meta = manifest["metadata"]
+                key = (cluster, f"{meta.get('namespace', '')}/{meta['name']}")
+                self.copied_from[key] = f"{source.get('namespace', '')}/{source.get('name')}"
+
+    def issuing_ca(self, cluster: str, secret: str) -> str:
+        """The control-plane Secret whose CA signed the certificate cert-manager writes into
+        ``secret`` (``namespace/name`` on ``cluster``): its Certificate, that Certificate's CA
+        Issuer, and the Secret the Issuer signs with, copied from the control plane; "" when a
+        link is missing."""
+        namespace, _, name = secret.partition("/")
+        certificate = next(
+            (
+                c
+                for c in self.of_kind(cluster, "Certificate", namespace)
+                if (c.get("spec") or {}).get("secretName") == name
+            ),
+            None,
+        )
+        if certificate is None:
+            return ""
+        issuer_ref = certificate["spec"].get("issuerRef") or {}
+        if issuer_ref.get("kind", "Issuer") != "Issuer":
+            return ""
+        issuer = self._named(cluster, "Issuer", namespace, str(issuer_ref.get("name")))
+        ca_secret = ((issuer or {}).get("spec") or {}).get("ca", {}).get("secretName")
+        if not ca_secret:
+            return ""
+        return self.copied_from.get((cluster, f"{namespace}/{ca_secret}"), "")
+
+    def of_kind(self, cluster: str, kind: str, namespace: str | None = None) -> list[Obj]:
+        return [
+            o
+            for o in self.objects.get(cluster, [])
+            if o.get("kind") == kind
+            and namespace in (None, (o.get("metadata") or {}).get("namespace", ""))
+        ]
+
+    def _named(self, cluster: str, kind: str, namespace: str, name: str) -> Obj | None:
+        return next(
+            (o for o in self.of_kind(cluster, kind, namespace) if o["metadata"]["name"] == name),
+            None,
+        )
+
+    def listeners(self, cluster: str) -> list[Listener]:
+        return [
+            Listener(cluster, gw, listener)
+            for gw in self.of_kind(cluster, "Gateway")
+            for listener in (gw.get("spec") or {}).get("listeners") or []
+        ]
+
+    def listener(self, cluster: str, gateway: str, namespace: str, name: str) -> Listener | None:
+        return next(
+            (
+                li
+                for li in self.listeners(cluster)
+                if li.gateway["metadata"]["name"] == gateway
+                and li.gateway["metadata"].get("namespace") == namespace
+                and li.name == name
+            ),
+            None,
+        )
+
+    def attached(self, listener: Listener) -> list[Obj]:
+        """The HTTPRoutes the listener admits: a parentRef naming its Gateway (and its section,
+        when the parentRef names one), from a namespace its allowedRoutes admit."""
+        gw = listener.gateway["metadata"]
+        allowed = ((listener.spec.get("allowedRoutes") or {}).get("namespaces") or {}).get(
+            "from", "Same"
+        )
+        out = []
+        for route in self.of_kind(listener.cluster, "HTTPRoute"):
+            namespace = route["metadata"].get("namespace", "")
+            if allowed == "Same" and namespace != gw.get("namespace"):
+                continue
+            for ref in (route.get("spec") or {}).get("parentRefs") or []:
+                if (
+                    ref.get("kind", "Gateway") == "Gateway"
+                    and ref.get("group", GATEWAY_GROUP) == GATEWAY_GROUP
+                    and ref.get("name") == gw["name"]
+                    and ref.get("namespace", namespace) == gw.get("namespace")
+                    and ref.get("sectionName") in (None, listener.name)
+                    and ref.get("port") in (None, listener.spec.get("port"))
+                ):
+                    out.append(route)
+                    break
+        return out
+
+    def requires_client_certificate(self, listener: Listener) -> list[str]:
+        """The Secrets (``namespace/name``) of the CA certificates a client must present a
+        certificate signed by on this listener: Envoy Gateway's ClientTrafficPolicy
+        ``tls.clientValidation`` targeting the listener's section or its whole Gateway."""
+        gw = listener.gateway["metadata"]
+        namespace = gw.get("namespace", "")
+        out: list[str] = []
+        for policy in self.of_kind(listener.cluster, "ClientTrafficPolicy", namespace):
+            spec = policy.get("spec") or {}
+            targets = spec.get("targetRefs") or []
+            if not any(
+                t.get("kind") == "Gateway"
+                and t.get("name") == gw["name"]
+                and t.get("sectionName") in (None, listener.name)
+                for t in targets
+            ):
+                continue
+            validation = (spec.get("tls") or {}).get("clientValidation") or {}
+            if validation.get("optional"):
+                continue
+            out.extend(
+                f"{namespace}/{ref['name']}" for ref in validation.get("caCertificateRefs") or []
+            )
+        return out
+
+    def send(self, listener: Listener, request: Request) -> list[Destination]:
+        """Where requests like ``request`` arriving at ``listener`` end, with their shares."""
+        return self._walk(listener, request, Fraction(1), (), ())
+
+    def _walk(
+        self,
+        listener: Listener,
+        request: Request,
+        share: Fraction,
+        hops: tuple[str, ...],
+        certs: tuple[bool, ...],
+    ) -> list[Destination]:
+        required = self.requires_client_certificate(listener)
+        hops = (*hops, listener.label)
+        certs = (*certs, bool(required))
+        cluster = listener.cluster
+
+        def end(kind: str, name: str, path: str = request.path) -> list[Destination]:
+            return [Destination(kind, cluster, name, share, path, hops, certs)]
+
+        if required:
+            trusted = {self.copied_from.get((cluster, ca), "") for ca in required} - {""}
+            sender, _, secret = request.client_certificate.partition("/")
+            presented = self.issuing_ca(sender, secret) if secret else ""
+            if not presented or presented not in trusted:
+                return end("Refused", f"{listener.label} requires a client certificate")
+        if len(hops) > HOPS_MAX:
+            return end("Unrouted", "a loop between gateways")
+        if not _host_matches(listener.spec.get("hostname"), request.host):
+            return end("Unrouted", f"listener {listener.label} does not serve {request.host}")
+        found = self._rule(listener, request)
+        if found is None:
+            return end("Unrouted", f"no rule on {listener.label} matches {request.path}")
+        route, rule, prefix = found
+        namespace = route["metadata"].get("namespace", "")
+        headers = dict(request.headers)
+        path = request.path
+        for f in rule.get("filters") or []:
+            if f.get("type") == "ExtensionRef":
+                ref = f["extensionRef"]
+                flt = self._named(cluster, ref["kind"], namespace, ref["name"])
+                if flt is not None and (flt.get("spec") or {}).get("directResponse"):
+                    return end("DirectResponse", f"{namespace}/{ref['name']}")
+            headers = _modify(headers, f)
+            path = _rewrite(path, prefix, f)
+        refs = rule.get("backendRefs") or []
+        total = sum(int(r.get("weight", 1)) for r in refs)
+        out: list[Destination] = []
+        for ref in refs:
+            weight = int(ref.get("weight", 1))
+            if not weight:
+                continue
+            part = share * Fraction(weight, total)
+            sent = dict(headers)
+            for f in ref.get("filters") or []:
+                sent = _modify(sent, f)
+            kind, group = ref.get("kind", "Service"), ref.get("group", "")
+            name = f"{ref.get('namespace', namespace)}/{ref['name']}"
+            if kind == "InferencePool" and group == POOL_GROUP:
+                out.append(Destination(kind, cluster, name, part, path, hops, certs))
+            elif kind == "Backend" and group == ENVOY_GROUP:
+                backend = self._named(cluster, "Backend", namespace, ref["name"])
+                out.extend(
+                    self._backend(cluster, backend, namespace, sent, path, part, hops, certs)
+                )
+            else:
+                out.append(Destination(kind, cluster, name, part, path, hops, certs))
+        return out
+
+    def _backend(
+        self,
+        cluster: str,
+        backend: Obj | None,
+        namespace: str,
+        headers: dict[str, str],
+        path: str,
+        share: Fraction,
+        hops: tuple[str, ...],
+        certs: tuple[bool, ...],
+    ) -> list[Destination]:
+        if backend is None:
+            return [Destination("Unrouted", cluster, "a missing Backend", share, path, hops, certs)]
+        spec = backend.get("spec") or {}
+        [endpoint] = (spec.get("endpoints") or [{}])[:1] or [{}]
+        address = endpoint.get("ip") or endpoint.get("fqdn") or {}
+        host = str(address.get("address") or address.get("hostname") or "").lower()
+        port = address.get("port")
+        target = self.addresses.get(host)
+        tls = spec.get("tls") or {}
+        if target is None:
+            name = f"{namespace}/{backend['metadata']['name']}"
+            return [Destination("External", cluster, host, share, path, hops, certs, name)]
+        sni = str(tls.get("sni") or host)
+        cert = (tls.get("clientCertificateRef") or {}).get("name", "")
+        for listener in self.listeners(target):
+            if listener.spec.get("port") == port and _host_matches(
+                listener.spec.get("hostname"), sni
+            ):
+                presented = f"{cluster}/{namespace}/{cert}" if cert else ""
+                request = Request(sni, path, headers, presented)
+                return self._walk(listener, request, share, hops, certs)
+        return [
+            Destination("Unrouted", target, f"no listener on port {port}", share, path, hops, certs)
+        ]
+
+    def _rule(self, listener: Listener, request: Request) -> tuple[Obj, Obj, str] | None:
+        """The matching rule of highest precedence (Gateway API: longest path prefix, then most
+        header matches, then the oldest route, approximated by namespace/name, then rule order)."""
+        best: tuple[tuple[int, int], Obj, Obj, str] | None = None
+        routes = sorted(
+            self.attached(listener),
+            key=lambda r: (r["metadata"].get("namespace", ""), r["metadata"]["name"]),
+        )
+        for route in routes:
+            hostnames = (route.get("spec") or {}).get("hostnames") or []
+            if hostnames and not any(_host_matches(h, request.host) for h in hostnames):
+                continue
+            for rule in (route.get("spec") or {}).get("rules") or []:
+                for match in rule.get("matches") or [{"path": {"value": "/"}}]:
+                    prefix = _matches(match, request)
+                    if prefix is None:
+                        continue
+                    rank = (len(prefix), len(match.get("headers") or []))
+                    if best is None or rank > best[0]:
+                        best = (rank, route, rule, prefix)
+        return None if best is None else best[1:]
+
+
+def _host_matches(pattern: str | None, host: str) -> bool:
+    if not pattern:
+        return True
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return pattern.lower() == host.lower()
+
+
+def _matches(match: Obj, request: Request) -> str | None:
+    """The matched path prefix, or None when the match does not hold."""
+    path = match.get("path") or {"type": "PathPrefix", "value": "/"}
+    value = str(path.get("value", "/"))
+    if path.get("type", "PathPrefix") == "Exact":
+        if request.path != value:
+            return None
+    elif not _under(request.path, value):
+        return None
+    for header in match.get("headers") or []:
+        if request.headers.get(str(header["name"]).lower()) != header.get("value"):
+            return None
+    return value
+
+
+def _under(path: str, prefix: str) -> bool:
+    """Gateway API PathPrefix: element-wise, a trailing slash ignored."""
+    stem = prefix.rstrip("/")
+    return path == stem or path.startswith(stem + "/") or not stem
+
+
+def _modify(headers: dict[str, str], f: Obj) -> dict[str, str]:
+    if f.get("type") != "RequestHeaderModifier":
+        return headers
+    spec = f.get("requestHeaderModifier") or {}
+    out = dict(headers)
+    for name in spec.get("remove") or []:
+        out.pop(str(name).lower(), None)
+    for h in [*(spec.get("set") or []), *(spec.get("add") or [])]:
+        out[str(h["name"]).lower()] = str(h["value"])
+    return out
+
+
+def _rewrite(path: str, prefix: str, f: Obj) -> str:
+    if f.get("type") != "URLRewrite":
+        return path
+    rewrite = ((f.get("urlRewrite") or {}).get("path")) or {}
+    if rewrite.get("type") == "ReplacePrefixMatch":
+        rest = path[len(prefix.rstrip("/")) :].lstrip("/")
+        return str(rewrite["replacePrefixMatch"]).rstrip("/") + "/" + rest
+    if rewrite.get("type") == "ReplaceFullPath":
+        return str(rewrite["replaceFullPath"])
+    return path
