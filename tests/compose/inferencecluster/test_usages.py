@@ -79,8 +79,6 @@ def test_what_is_never_deleted_on_the_cluster_waits_for_no_provider_config() -> 
         ("envoy-gateway", "gateway-class"),
         ("envoy-gateway", "envoy-proxy"),
         ("envoy-gateway", "fleet-client-validation"),
-        ("cert-manager", "fleet-issuer"),
-        ("cert-manager", "fleet-certificate"),
         ("kai-scheduler", "kai-queue"),
         ("kai-scheduler", "kai-queue-root"),
         ("prometheus", "podmonitor-endpoint-pickers"),
