@@ -3,11 +3,11 @@ ModelDeployment compositions name alike, and what they rely on from every cluste
 
 The serving stack gives every InferenceCluster an inference Gateway (published in
 ``status.gateway``) with a plain HTTP listener for the cluster's own replicas and an HTTPS listener
-``fleet`` that requires a client certificate from the fleet CA, a cert-manager ``Issuer``
-``modelplane-fleet`` over that CA in the Gateway's namespace, and a server certificate for
-``<cluster>.fleet.modelplane.internal`` on the fleet listener (docs/design/routing.md). Each
-composition reads the names below from here, so two of them can never disagree about an object one
-composes and the other refers to.
+``fleet`` that requires a client certificate from the fleet CA, and a server certificate for
+``<cluster>.fleet.modelplane.internal`` on the fleet listener; the fleet CA's key stays on the
+control plane, where a cert-manager ``Issuer`` per cluster issues every leaf (``FleetPKI``,
+docs/design/routing.md "Security model"). Each composition reads the names below from here, so two
+of them can never disagree about an object one composes and the other refers to.
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
 FLEET_LISTENER = "fleet"
 FLEET_PORT = 443
 FLEET_DOMAIN = "fleet.modelplane.internal"
+# Front gateways' client certificates carry names under their own domain, outside FLEET_DOMAIN,
+# so no cluster's server certificate (``<cluster>.fleet.modelplane.internal``) is ever accepted
+# as a client, and no gateway's as a cluster.
+CLIENT_DOMAIN = "gateways.modelplane.internal"
 FLEET_CA_SECRET = "modelplane-fleet-ca"
 # ECDSA P-256, a new key on every renewal: the fleet's own certificates.
 FLEET_PRIVATE_KEY = frozen({"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"})
@@ -116,7 +120,7 @@ class FleetPKI:
     trust_key: str
     """The key of ``trust_secret`` holding the CA certificates a cluster and its front gateways
     trust: the CA Secret's own ``tls.crt`` unless ``fleetTrustSecretRef`` names a bundle (how a
-    CA is rotated: docs/routing.md)."""
+    CA is rotated: docs/design/routing.md)."""
 
 
 def fleet_pki(cluster: Mapping[str, Any]) -> FleetPKI:
@@ -150,6 +154,11 @@ def secret_copy_references(namespace: str, copies: Sequence[tuple[str, str, str]
         }
         for secret, key, to in copies
     ]
+
+
+def client_identity(gateway: str) -> str:
+    """The name a front gateway's client certificate carries."""
+    return f"{dns_label(gateway)}.{CLIENT_DOMAIN}"
 
 
 def fleet_hostname(cluster: str) -> str:

@@ -90,7 +90,9 @@ def test_composed_namespaced_resources_live_in_the_kubeconfig_secrets_namespace(
 def test_the_fleet_issuer_and_certificate_live_beside_the_fleet_ca_on_the_control_plane() -> None:
     existing = {"secretRef": {"name": "kc", "namespace": "fleet"}}
     ca = {"name": "ca", "namespace": "pki"}
-    ic = cluster(cluster={"source": "Existing", "existing": existing}, gateway={"fleetCASecretRef": ca})
+    ic = cluster(
+        cluster={"source": "Existing", "existing": existing}, gateway={"fleetCASecretRef": ca}
+    )
     composed = resources(installing(ic))
     assert {
         (r["kind"], r["metadata"]["namespace"])

@@ -154,7 +154,10 @@ def test_the_host_receives_the_client_certificate_and_the_fleet_cas_certificate_
     leaf = result.resources[CLIENT_CERTIFICATE].resource["spec"]["secretName"]
     copy = result.resources[CLIENT_SECRET].resource
     secret = copy["spec"]["forProvider"]["manifest"]
-    assert (secret["metadata"]["name"], secret["type"]) == ("main-fleet-client", "kubernetes.io/tls")
+    assert (secret["metadata"]["name"], secret["type"]) == (
+        "main-fleet-client",
+        "kubernetes.io/tls",
+    )
     assert "data" not in secret and "stringData" not in secret
     assert [
         (r["patchesFrom"]["name"], r["patchesFrom"]["fieldPath"], r["toFieldPath"])
@@ -317,3 +320,20 @@ def test_a_cluster_listed_before_its_status_was_written_keeps_the_hop_to_it() ->
     result = compose(gateway(), stale, observed)
     for key in (BACKEND + "east", BACKEND_TLS + "east"):
         assert result.resources[key].resource == done.resources[key].resource
+
+
+def test_a_tls_secret_outside_crossplane_system_is_never_copied() -> None:
+    ig = gateway(secret="admin")
+    ig["spec"]["tls"]["secretRef"]["namespace"] = "kube-system"
+    result = compose(ig)
+    assert result.fatal is not None
+    assert "spec.tls.secretRef.namespace 'kube-system'" in result.fatal
+    assert result.resources == {}
+
+
+def test_a_tls_secret_is_read_from_crossplane_system() -> None:
+    result = compose(gateway(secret="api-tls"))
+    [source] = {
+        r["patchesFrom"]["namespace"] for r in result.resources[TLS].resource["spec"]["references"]
+    }
+    assert source == "crossplane-system"

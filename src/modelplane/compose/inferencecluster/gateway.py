@@ -15,7 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import FLEET_PRIVATE_KEY, secret_copy_references
+from modelplane.compose.frontdoor import (
+    CLIENT_DOMAIN,
+    FLEET_PRIVATE_KEY,
+    secret_copy_references,
+)
 from modelplane.compose.inferencecluster.components import (
     EG_CONTROLLER,
     ENVOY_GATEWAY,
@@ -23,7 +27,7 @@ from modelplane.compose.inferencecluster.components import (
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.remote import NEVER_DELETE
-from modelplane.kube.names import dns_label
+from modelplane.kube.names import suffixed
 from modelplane.labels import MANAGED_BY, STACK_COMPONENT
 
 Obj = dict[str, Any]
@@ -63,7 +67,8 @@ POLICY_ACCEPTED_QUERY = (
     " && object.status.ancestors.exists(a, has(a.conditions)"
     ' && a.conditions.exists(c, c.type == "Accepted" && c.status == "True"))'
 )
-_COMPONENT = {STACK_COMPONENT: FLEET_COMPONENT}
+# What a platform team renews the fleet's certificates by (docs/design/routing.md, "Rotation").
+_COMPONENT = {STACK_COMPONENT: FLEET_COMPONENT, MANAGED_BY: "modelplane"}
 _FROM_ALL = {"namespaces": {"from": "All"}}
 
 
@@ -177,7 +182,7 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
     if gw.mode != "Managed":
         return {}
     pki = gw.pki
-    leaf = dns_label(t.cluster, "fleet-server")
+    leaf = suffixed(t.cluster, "fleet-server")
     issuer = {
         "apiVersion": "cert-manager.io/v1",
         "kind": "Issuer",
@@ -224,7 +229,12 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
             ],
             "tls": {
                 "clientValidation": {
-                    "caCertificateRefs": [{"group": "", "kind": "Secret", "name": FLEET_CA_COPY}]
+                    "caCertificateRefs": [{"group": "", "kind": "Secret", "name": FLEET_CA_COPY}],
+                    # Only front gateways' certificates: a cluster's own server certificate, from
+                    # the same CA, is never a client of another cluster.
+                    "subjectAltNames": {
+                        "dnsNames": [{"type": "Suffix", "value": f".{CLIENT_DOMAIN}"}]
+                    },
                 }
             },
         },

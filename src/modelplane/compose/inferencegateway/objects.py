@@ -12,7 +12,6 @@ from modelplane.compose.frontdoor import (
     CONTROL_NAMESPACE,
     ENVOY_API_VERSION,
     ENVOY_GROUP,
-    FLEET_DOMAIN,
     FLEET_PORT,
     FLEET_PRIVATE_KEY,
     FRONT_LISTENER,
@@ -22,6 +21,7 @@ from modelplane.compose.frontdoor import (
     ClusterGateway,
     FleetPKI,
     backend_endpoint,
+    client_identity,
     client_secret,
     cluster_backend_name,
     front_gateway_name,
@@ -29,7 +29,6 @@ from modelplane.compose.frontdoor import (
     secret_copy_references,
 )
 from modelplane.compose.remote import managed_metadata
-from modelplane.kube.names import dns_label
 
 Obj = dict[str, Any]
 
@@ -106,24 +105,15 @@ def tls_certificate(gateway: str, hostname: str, host: ClusterGateway, issuer: O
     }
 
 
-def client_identity(gateway: str) -> str:
-    """The name the front gateway's client certificate carries."""
-    return f"{dns_label(gateway)}.gateways.{FLEET_DOMAIN}"
-
-
-def client_leaf_name(gateway: str) -> str:
-    """The control-plane Certificate (and Secret) of the front gateway's client certificate."""
-    return dns_label("gw", gateway, "fleet-client")
-
-
 def client_certificate(gateway: str, pki: FleetPKI) -> Obj:
     """The client certificate the front gateway presents to every cluster's fleet listener,
-    issued on the control plane by its host cluster's fleet Issuer: the CA key stays there."""
-    leaf = client_leaf_name(gateway)
+    issued on the control plane by its host cluster's fleet Issuer (the CA key stays there), under
+    the name of its copy on the host."""
+    leaf = client_secret(gateway)
     return {
         "apiVersion": CERT_MANAGER_API_VERSION,
         "kind": "Certificate",
-        "metadata": {"name": leaf, "namespace": pki.namespace},
+        "metadata": managed_metadata(leaf, pki.namespace),
         "spec": {
             "secretName": leaf,
             "dnsNames": [client_identity(gateway)],
@@ -147,7 +137,7 @@ def client_secret_copy(gateway: str, host: ClusterGateway) -> Obj:
 
 
 def client_references(gateway: str, pki: FleetPKI) -> list[Obj]:
-    leaf = client_leaf_name(gateway)
+    leaf = client_secret(gateway)
     return secret_copy_references(
         pki.namespace,
         [
