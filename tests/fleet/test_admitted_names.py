@@ -4,57 +4,28 @@ the field; and every list that drives requirements or composed objects is bounde
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.fleet.builders import deployment, inference_cluster
+from tests.compose.inferencecluster.test_xrd_inferencecluster import base as inference_cluster_base
+from tests.compose.inferencegateway.test_xrd_inferencegateway import GATEWAY
+from tests.compose.modelendpoint.test_xrd_modelendpoint import EXTERNAL
+from tests.compose.modelservice.test_xrd_modelservice import SERVICE
+from tests.fleet.builders import deployment
 from tests.fleet.xrd import errors, mutated
 
 Obj = dict[str, Any]
 
 
 def cluster() -> Obj:
-    ic = inference_cluster("east", {"h100": ("h100", 2)})
-    del ic["status"]
-    return ic
+    return inference_cluster_base()
 
 
-def gateway() -> Obj:
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "InferenceGateway",
-        "metadata": {"name": "eu"},
-        "spec": {
-            "clusterName": "gw-eu",
-            "hostname": "eu.example.com",
-            "tls": {"secretRef": {"name": "eu-tls"}},
-            "serviceSelector": {"matchLabels": {"region": "eu"}},
-        },
-    }
-
-
-def service() -> Obj:
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "ModelService",
-        "metadata": {"name": "qwen", "namespace": "ml"},
-        "spec": {"endpoints": [{"weight": 1, "selector": {"matchLabels": {"app": "qwen"}}}]},
-    }
-
-
-def endpoint() -> Obj:
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "ModelEndpoint",
-        "metadata": {"name": "together", "namespace": "ml"},
-        "spec": {
-            "url": "https://api.together.xyz/v1",
-            "rewritePath": "/",
-            "auth": {"secretRef": {"name": "together-key", "key": "token"}},
-        },
-    }
+def copied(obj: Obj) -> Callable[[], Obj]:
+    return lambda: copy.deepcopy(obj)
 
 
 def model_deployment() -> Obj:
@@ -67,9 +38,9 @@ def existing(ic: Obj) -> Obj:
 
 KINDS: dict[str, tuple[str, Callable[[], Obj]]] = {
     "InferenceCluster": ("inferenceclusters", cluster),
-    "InferenceGateway": ("inferencegateways", gateway),
-    "ModelService": ("modelservices", service),
-    "ModelEndpoint": ("modelendpoints", endpoint),
+    "InferenceGateway": ("inferencegateways", copied(GATEWAY)),
+    "ModelService": ("modelservices", copied(SERVICE)),
+    "ModelEndpoint": ("modelendpoints", copied(EXTERNAL)),
     "ModelDeployment": ("modeldeployments", model_deployment),
 }
 
@@ -160,7 +131,7 @@ REFUSED: list[tuple[str, str, Mutation, str]] = [
     (
         "InferenceGateway",
         "spec.tls.secretRef.name",
-        lambda o: o["spec"]["tls"]["secretRef"].update(name="EU_TLS"),
+        lambda o: o["spec"].update(tls={"secretRef": {"name": "EU_TLS"}}),
         "tls.secretRef.name must be a lower-case DNS subdomain",
     ),
     (
@@ -263,10 +234,10 @@ def test_the_largest_valid_names_are_admitted() -> None:
     )
     assert errors("inferenceclusters", ic) == []
     assert (
-        errors("modelservices", mutated(service(), lambda o: o["metadata"].update(name="s" * 63)))
+        errors("modelservices", mutated(SERVICE, lambda o: o["metadata"].update(name="s" * 63)))
         == []
     )
-    port = mutated(endpoint(), lambda o: o["spec"].update(url="https://api.together.xyz:65535/v1"))
+    port = mutated(EXTERNAL, lambda o: o["spec"].update(url="https://api.together.xyz:65535/v1"))
     assert errors("modelendpoints", port) == []
 
 
@@ -280,8 +251,8 @@ def schema_errors(plural: str, obj: Obj) -> list[str]:
 
 def test_a_service_holds_at_most_16_entries() -> None:
     entry = {"weight": 1, "selector": {"matchLabels": {"app": "qwen"}}}
-    sixteen = mutated(service(), lambda o: o["spec"].update(endpoints=[entry] * 16))
-    seventeen = mutated(service(), lambda o: o["spec"].update(endpoints=[entry] * 17))
+    sixteen = mutated(SERVICE, lambda o: o["spec"].update(endpoints=[entry] * 16))
+    seventeen = mutated(SERVICE, lambda o: o["spec"].update(endpoints=[entry] * 17))
     assert errors("modelservices", sixteen) == []
     assert schema_errors("modelservices", seventeen) == [
         "spec.endpoints: Too many: 17: must have at most 16 items"
@@ -298,7 +269,7 @@ def test_a_cluster_holds_at_most_32_taints() -> None:
 
 def test_a_gateways_allow_lists_hold_at_most_32_entries() -> None:
     hosts = [f"h{i}.example.com" for i in range(33)]
-    gw = mutated(gateway(), lambda o: o["spec"].update(egress={"allowedHosts": hosts}))
+    gw = mutated(GATEWAY, lambda o: o["spec"].update(egress={"allowedHosts": hosts}))
     assert schema_errors("inferencegateways", gw) == [
         "spec.egress.allowedHosts: Too many: 33: must have at most 32 items"
     ]
