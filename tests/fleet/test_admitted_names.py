@@ -12,6 +12,7 @@ import pytest
 
 from tests.compose.inferencecluster.test_xrd_inferencecluster import base as inference_cluster_base
 from tests.compose.inferencegateway.test_xrd_inferencegateway import GATEWAY
+from tests.compose.modelcache.test_modelcache import cache
 from tests.compose.modelendpoint.test_xrd_modelendpoint import EXTERNAL
 from tests.compose.modelservice.test_xrd_modelservice import SERVICE
 from tests.fleet.builders import deployment
@@ -42,10 +43,23 @@ KINDS: dict[str, tuple[str, Callable[[], Obj]]] = {
     "ModelService": ("modelservices", copied(SERVICE)),
     "ModelEndpoint": ("modelendpoints", copied(EXTERNAL)),
     "ModelDeployment": ("modeldeployments", model_deployment),
+    "ModelCache": ("modelcaches", lambda: cache(auth={"name": "hf-token"})),
 }
 
 Mutation = Callable[[Obj], object]
 REFUSED: list[tuple[str, str, Mutation, str]] = [
+    (
+        "ModelCache",
+        "spec.huggingFace.authSecret.key",
+        lambda o: o["spec"]["huggingFace"]["authSecret"].update(key="a]b[c"),
+        "huggingFace.authSecret.key must be a Secret key",
+    ),
+    (
+        "ModelCache",
+        "spec.clusterSelector.matchLabels",
+        lambda o: o["spec"].update(clusterSelector={"matchLabels": {"gpu": "h100 80g"}}),
+        "clusterSelector.matchLabels values must be label values",
+    ),
     (
         "InferenceCluster",
         "spec.gateway.namespace",

@@ -167,7 +167,15 @@ def test_with_no_gateway_nothing_is_composed_and_it_says_so() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["ftp://x/", "https://", "https://203.0.113.9/v1", "https://host/?q=1"]
+    "url",
+    [
+        "ftp://x/",
+        "https://",
+        "https://203.0.113.9/v1",
+        "https://host/?q=1",
+        "https://host.example:0/v1",
+        "https://host.example:99999/v1",
+    ],
 )
 def test_a_url_that_cannot_be_routed_composes_nothing_and_warns(url: str) -> None:
     result = compose_endpoint(external(external_endpoint("bad", url, ready=False)))
