@@ -56,6 +56,7 @@ LOCAL_SUFFIXES = ("svc", "cluster.local", "internal", "local", "localdomain", "h
 """Names a cluster's or a network's own resolver answers, never the public DNS."""
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
 
 
 @dataclass(frozen=True)
@@ -101,13 +102,12 @@ def refusal(host: str, allowances: Sequence[Allowance] | None = None) -> str:
         reason = _address_refusal(address)
         if reason.startswith("never:"):
             return f"{host!r} is {reason.removeprefix('never: ')}, which no gateway may reach"
-        if reason and allowances is not None:
-            closed = [a for a in allowances if not a.allows_address(address)]
-            if closed:
-                return (
-                    f"{host!r} is {reason}; only the platform team opens it, "
-                    "in every InferenceGateway's spec.egress.allowedCIDRs"
-                )
+        opened = allowances is None or all(a.allows_address(address) for a in allowances)
+        if reason and not opened:
+            return (
+                f"{host!r} is {reason}; only the platform team opens it, "
+                "in every InferenceGateway's spec.egress.allowedCIDRs"
+            )
         return ""
     if name == "localhost" or name.endswith(".localhost"):
         return f"{host!r} is the gateway itself, which no gateway may reach"
@@ -152,9 +152,6 @@ def _address_refusal(address: IP) -> str:
     if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
         return "a carrier-grade NAT address"
     return "a private address"
-
-
-_CGNAT = ipaddress.ip_network("100.64.0.0/10")
 
 
 def _unwrapped(address: IP) -> IP:
