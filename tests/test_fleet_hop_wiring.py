@@ -4,8 +4,9 @@ compose relies on exactly what every InferenceCluster's stack installs.
 Both sides are rendered together from examples/service-canary (a gateway on the gateway-only
 cluster ``edge``, a service over replicas on ``us-east`` and ``eu-west``), then each wiring
 point of the fleet hop is followed from one side to the object it names on the other: the
-listener the service's routes attach to, the issuer of the front gateway's client certificate,
-the name each cluster's server certificate carries, the CA that validates client certificates,
+listener the service's routes attach to, the issuer of the front gateway's client certificate
+(on the control plane), the name each cluster's server certificate carries, the CA that
+validates client certificates,
 the GatewayClass, and the address each backend dials.
 """
 
@@ -74,6 +75,44 @@ def test_the_services_routes_attach_to_each_clusters_fleet_listener(rendered: li
         assert listener["allowedRoutes"]["namespaces"]["from"] == "All"
 
 
+def copied(docs: list[Obj], cluster: str, secret: str) -> dict[str, tuple[str, str, str]]:
+    """Where each key of the Secret ``secret`` on ``cluster`` is patched in from on the control
+    plane: key -> (namespace, Secret, key)."""
+    [obj] = [
+        d
+        for d in docs
+        if d.get("kind") == "Object"
+        and d["spec"]["providerConfigRef"]["name"] == cluster
+        and d["spec"]["forProvider"]["manifest"]["kind"] == "Secret"
+        and d["spec"]["forProvider"]["manifest"]["metadata"]["name"] == secret
+    ]
+    out = {}
+    for ref in obj["spec"]["references"]:
+        source = ref["patchesFrom"]
+        key = ref["toFieldPath"].removeprefix("data[").removesuffix("]")
+        read = source["fieldPath"].removeprefix("data[").removesuffix("]")
+        out[key] = (source["namespace"], source["name"], read)
+    return out
+
+
+def issued(docs: list[Obj], kind: str) -> dict[tuple[str, str], Obj]:
+    """cert-manager objects composed on the control plane, by namespace and name."""
+    return {
+        (d["metadata"]["namespace"], d["metadata"]["name"]): d
+        for d in docs
+        if d.get("kind") == kind and d.get("apiVersion") == "cert-manager.io/v1"
+    }
+
+
+def certificate_of(docs: list[Obj], namespace: str, secret: str) -> Obj:
+    [found] = [
+        c
+        for (ns, _), c in issued(docs, "Certificate").items()
+        if ns == namespace and c["spec"]["secretName"] == secret
+    ]
+    return found
+
+
 def test_each_fleet_listener_serves_the_certificate_for_the_name_the_front_verifies(
     rendered: list[Obj],
 ) -> None:
@@ -82,11 +121,10 @@ def test_each_fleet_listener_serves_the_certificate_for_the_name_the_front_verif
         gateway = one(rendered, cluster, "Gateway", cluster)
         [fleet] = [x for x in gateway["spec"]["listeners"] if x["name"] == "fleet"]
         [secret] = fleet["tls"]["certificateRefs"]
-        [certificate] = [
-            c
-            for c in on(rendered, cluster, "Certificate", cluster)
-            if c["spec"]["secretName"] == secret["name"]
-        ]
+        keys = copied(rendered, cluster, secret["name"])
+        namespace, leaf, _ = keys["tls.crt"]
+        assert keys["tls.key"] == (namespace, leaf, "tls.key")
+        certificate = certificate_of(rendered, namespace, leaf)
         hostname = cluster_status(rendered, cluster)["gateway"]["fleetHostname"]
         assert certificate["spec"]["dnsNames"] == [hostname]
         assert hostname in backends
@@ -98,32 +136,25 @@ def test_each_fleet_listener_serves_the_certificate_for_the_name_the_front_verif
         assert policy["spec"]["validation"]["hostname"] == hostname
 
 
-def test_the_front_presents_a_client_certificate_from_the_issuer_the_clusters_trust(
+def test_the_front_presents_a_client_certificate_from_the_ca_the_clusters_trust(
     rendered: list[Obj],
 ) -> None:
-    issuers = {i["metadata"]["name"]: i for i in on(rendered, "edge", "Issuer", "edge")}
-    [client] = [
-        c
-        for c in on(rendered, "edge", "Certificate", "main")
-        if "client auth" in c["spec"].get("usages", [])
-    ]
-    issuer = issuers[client["spec"]["issuerRef"]["name"]]
-    assert client["spec"]["issuerRef"]["kind"] == "Issuer"
-    assert client["metadata"]["namespace"] == issuer["metadata"]["namespace"]
-    for backend in on(rendered, "edge", "Backend", "main"):
-        assert (
-            backend["spec"]["tls"]["clientCertificateRef"]["name"] == client["spec"]["secretName"]
-        )
+    backends = on(rendered, "edge", "Backend", "main")
+    [secret] = {b["spec"]["tls"]["clientCertificateRef"]["name"] for b in backends}
+    keys = copied(rendered, "edge", secret)
+    namespace, leaf, _ = keys["tls.crt"]
+    client = certificate_of(rendered, namespace, leaf)
+    assert "client auth" in client["spec"]["usages"]
+    issuer = issued(rendered, "Issuer")[(namespace, client["spec"]["issuerRef"]["name"])]
+    ca = issuer["spec"]["ca"]["secretName"]
+    # The front verifies clusters by the fleet CA's certificate, never holding its key.
+    assert keys["ca.crt"] == (namespace, ca, "tls.crt")
     for cluster in WORKLOAD_CLUSTERS:
-        # Every cluster's fleet issuer, and the CA its listener validates clients against, are
-        # the same fleet CA the edge's issuer signs with.
-        their = one(rendered, cluster, "Issuer", cluster)
-        assert their["spec"]["ca"]["secretName"] == issuer["spec"]["ca"]["secretName"]
         policy = one(rendered, cluster, "ClientTrafficPolicy", cluster)
         [target] = policy["spec"]["targetRefs"]
         assert target["sectionName"] == "fleet"
-        [ca] = policy["spec"]["tls"]["clientValidation"]["caCertificateRefs"]
-        assert ca["name"] == issuer["spec"]["ca"]["secretName"]
+        [trust] = policy["spec"]["tls"]["clientValidation"]["caCertificateRefs"]
+        assert copied(rendered, cluster, trust["name"]) == {"ca.crt": (namespace, ca, "tls.crt")}
 
 
 def test_the_front_gateway_uses_the_class_its_hosts_stack_installs(rendered: list[Obj]) -> None:
@@ -143,3 +174,23 @@ def test_each_backend_dials_its_own_clusters_gateway_address(rendered: list[Obj]
         status = cluster_status(rendered, cluster)["gateway"]
         assert dialled[status["fleetHostname"]] == status["address"]
     assert len(set(dialled.values())) == len(dialled)
+
+
+def test_a_fleet_listener_accepts_only_front_gateways_client_certificates(
+    rendered: list[Obj],
+) -> None:
+    # Envoy Gateway v1.9.0 internal/gatewayapi/clienttrafficpolicy.go: subjectAltNames.dnsNames
+    # become the listener's match_typed_subject_alt_names (helpers.go irStringMatch: Suffix).
+    client = next(
+        c for c in issued(rendered, "Certificate").values() if "client auth" in c["spec"]["usages"]
+    )
+    servers = [
+        c for c in issued(rendered, "Certificate").values() if "server auth" in c["spec"]["usages"]
+    ]
+    for cluster in WORKLOAD_CLUSTERS:
+        policy = one(rendered, cluster, "ClientTrafficPolicy", cluster)
+        [match] = policy["spec"]["tls"]["clientValidation"]["subjectAltNames"]["dnsNames"]
+        assert match["type"] == "Suffix"
+        assert all(name.endswith(match["value"]) for name in client["spec"]["dnsNames"])
+        for server in servers:
+            assert not any(name.endswith(match["value"]) for name in server["spec"]["dnsNames"])

@@ -70,3 +70,12 @@ def test_an_input_without_a_service_exits_one_saying_so() -> None:
 def test_unreadable_input_is_refused() -> None:
     out = CliRunner().invoke(cli.main, ["routes", "/nonexistent"])
     assert out.exit_code == 2
+
+
+def test_an_endpoint_inside_the_fleet_gets_no_share_and_says_why(tmp_path: Path) -> None:
+    for doc in (EXAMPLES / "service-overflow").glob("*.yaml"):
+        text = doc.read_text().replace("https://api.together.xyz/v1", "http://10.96.0.1:443/")
+        (tmp_path / doc.name).write_text(text)
+    table = routes(str(tmp_path))
+    assert not [r for r in rows(table) if "kimi-k2-together" in r]
+    assert "kimi-k2-together" in table and "EgressRefused" in table

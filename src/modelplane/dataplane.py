@@ -78,13 +78,20 @@ class Listener:
         return f"{self.cluster}/{meta.get('namespace')}/{meta['name']}/{self.name}"
 
 
+CONTROL_PLANE = ""
+"""The cluster name under which the control plane's own objects (cert-manager's Issuers and
+Certificates there, composed directly rather than through an Object) are kept."""
+
+CERT_MANAGER = "cert-manager.io"
+
+
 class Fabric:
     def __init__(self, docs: Iterable[Obj]) -> None:
         self.objects: dict[str, list[Obj]] = {}
         self.addresses: dict[str, str] = {}
-        self.copied_from: dict[tuple[str, str], str] = {}
-        """(cluster, namespace/name) of a Secret -> the control-plane Secret provider-kubernetes
-        patches its data from."""
+        self.copied_from: dict[tuple[str, str], dict[str, str]] = {}
+        """(cluster, namespace/name) of a Secret -> per data key, the control-plane Secret
+        (``namespace/name``) provider-kubernetes patches that key from."""
         for doc in docs:
             if (doc.get("apiVersion"), doc.get("kind")) == OBJECT:
                 spec = doc.get("spec") or {}
@@ -93,6 +100,8 @@ class Fabric:
                 if manifest:
                     self.objects.setdefault(cluster, []).append(manifest)
                     self._note_copy(cluster, manifest, spec.get("references") or [])
+            elif str(doc.get("apiVersion", "")).startswith(f"{CERT_MANAGER}/"):
+                self.objects.setdefault(CONTROL_PLANE, []).append(doc)
             elif doc.get("kind") == "InferenceCluster":
                 gateway = (doc.get("status") or {}).get("gateway") or {}
                 if gateway.get("address"):
@@ -101,18 +110,26 @@ class Fabric:
     def _note_copy(self, cluster: str, manifest: Obj, references: list[Obj]) -> None:
         if manifest.get("kind") != "Secret":
             return
+        meta = manifest["metadata"]
+        keys = self.copied_from.setdefault(
+            (cluster, f"{meta.get('namespace', '')}/{meta['name']}"), {}
+        )
         for ref in references:
             source = ref.get("patchesFrom") or {}
             if source.get("kind") == "Secret":
-                meta = manifest["metadata"]
-                key = (cluster, f"{meta.get('namespace', '')}/{meta['name']}")
-                self.copied_from[key] = f"{source.get('namespace', '')}/{source.get('name')}"
+                key = _data_key(str(ref.get("toFieldPath") or source.get("fieldPath") or ""))
+                keys[key] = f"{source.get('namespace', '')}/{source.get('name')}"
+
+    def copy_source(self, cluster: str, secret: str, key: str) -> str:
+        """The control-plane Secret that ``key`` of ``secret`` on ``cluster`` is copied from."""
+        return self.copied_from.get((cluster, secret), {}).get(key, "")
 
     def issuing_ca(self, cluster: str, secret: str) -> str:
-        """The control-plane Secret whose CA signed the certificate cert-manager writes into
-        ``secret`` (``namespace/name`` on ``cluster``): its Certificate, that Certificate's CA
-        Issuer, and the Secret the Issuer signs with, copied from the control plane; "" when a
-        link is missing."""
+        """The control-plane Secret whose CA signed the certificate in ``secret``
+        (``namespace/name`` on ``cluster``): the Certificate cert-manager writes it from (on the
+        cluster, or on the control plane when the Secret is a copy of one there), that
+        Certificate's CA Issuer, and the Secret the Issuer signs with; "" when a link is
+        missing."""
         namespace, _, name = secret.partition("/")
         certificate = next(
             (
@@ -123,7 +140,10 @@ class Fabric:
             None,
         )
         if certificate is None:
-            return ""
+            source = self.copy_source(cluster, secret, "tls.crt")
+            if cluster == CONTROL_PLANE or not source:
+                return ""
+            return self.issuing_ca(CONTROL_PLANE, source)
         issuer_ref = certificate["spec"].get("issuerRef") or {}
         if issuer_ref.get("kind", "Issuer") != "Issuer":
             return ""
@@ -131,7 +151,9 @@ class Fabric:
         ca_secret = ((issuer or {}).get("spec") or {}).get("ca", {}).get("secretName")
         if not ca_secret:
             return ""
-        return self.copied_from.get((cluster, f"{namespace}/{ca_secret}"), "")
+        if cluster == CONTROL_PLANE:
+            return f"{namespace}/{ca_secret}"
+        return self.copy_source(cluster, f"{namespace}/{ca_secret}", "tls.crt")
 
     def of_kind(self, cluster: str, kind: str, namespace: str | None = None) -> list[Obj]:
         return [
@@ -237,7 +259,8 @@ class Fabric:
             return [Destination(kind, cluster, name, share, path, hops, certs)]
 
         if required:
-            trusted = {self.copied_from.get((cluster, ca), "") for ca in required} - {""}
+            # Envoy Gateway reads a caCertificateRef's ``ca.crt``.
+            trusted = {self.copy_source(cluster, ca, "ca.crt") for ca in required} - {""}
             sender, _, secret = request.client_certificate.partition("/")
             presented = self.issuing_ca(sender, secret) if secret else ""
             if not presented or presented not in trusted:
@@ -395,3 +418,9 @@ def _rewrite(path: str, prefix: str, f: Obj) -> str:
     if rewrite.get("type") == "ReplaceFullPath":
         return str(rewrite["replaceFullPath"])
     return path
+
+
+def _data_key(field_path: str) -> str:
+    """``data[tls.crt]`` -> ``tls.crt``; a path naming no key -> ""."""
+    head, _, rest = field_path.partition("[")
+    return rest.rstrip("]") if head == "data" and rest else ""

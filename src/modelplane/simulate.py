@@ -27,6 +27,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
+from modelplane.compose.frontdoor import CERT_MANAGER_API_VERSION
 from modelplane.compose.inferencecluster.releases import RELEASE_API_VERSION
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.labels import STACK_COMPONENT
@@ -55,7 +56,8 @@ def simulate_stack(desired: Mapping[str, Obj]) -> dict[str, Obj]:
 
 def _in_stack(obj: Obj) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
-    return _is_release(obj) or (_is_object(obj) and STACK_COMPONENT in labels)
+    stacked = STACK_COMPONENT in labels and (_is_object(obj) or _is_issued(obj))
+    return _is_release(obj) or stacked
 
 
 Created = Mapping[tuple[str, str, str], Obj]
@@ -72,6 +74,10 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
     observed = dict(obj)
     if _is_release(observed):
         observed["status"] = _release_status()
+        return observed
+    if _is_issued(observed):
+        # As cert-manager reports an Issuer whose CA Secret it read, a Certificate it issued.
+        observed["status"] = {"conditions": [_condition("Ready", True, "Ready")]}
         return observed
     if not _is_object(observed):
         return observed  # not a provider-kubernetes Object, e.g. a nested composite
@@ -97,6 +103,14 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
 
 def _is_object(obj: Obj) -> bool:
     return obj.get("kind") == "Object" and obj.get("apiVersion") == OBJECT_API_VERSION
+
+
+def _is_issued(obj: Obj) -> bool:
+    """A cert-manager Issuer or Certificate composed on the control plane (the fleet's)."""
+    return obj.get("apiVersion") == CERT_MANAGER_API_VERSION and obj.get("kind") in (
+        "Issuer",
+        "Certificate",
+    )
 
 
 def _is_release(obj: Obj) -> bool:

@@ -189,3 +189,31 @@ def test_a_message_expression_must_yield_a_string() -> None:
     definition = with_spec_rule({"rule": "self.size > 1", "messageExpression": "self.size"})
     with pytest.raises(DefinitionError, match="must evaluate to string, not INT"):
         definition.compile()
+
+
+def test_a_composites_name_is_capped_at_63_characters_as_crossplane_generates_it() -> None:
+    # crossplane-runtime v2.3.4 pkg/xcrd/crd.go: maxCompositeNameLength, lowered (never raised)
+    # by the XRD's own metadata.name maxLength.
+    from modelplane.kube.crd import composite_schema
+
+    plain = composite_schema(
+        {"type": "object", "properties": {"spec": {"type": "object"}}}, "Namespaced"
+    )
+    assert plain["properties"]["metadata"]["properties"]["name"]["maxLength"] == 63
+    for declared, capped in ((40, 40), (100, 63)):
+        xr = {
+            "type": "object",
+            "properties": {
+                "metadata": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "maxLength": declared}},
+                },
+                "spec": {"type": "object"},
+            },
+        }
+        assert (
+            composite_schema(xr, "Cluster")["properties"]["metadata"]["properties"]["name"][
+                "maxLength"
+            ]
+            == capped
+        )

@@ -3,11 +3,11 @@ ModelDeployment compositions name alike, and what they rely on from every cluste
 
 The serving stack gives every InferenceCluster an inference Gateway (published in
 ``status.gateway``) with a plain HTTP listener for the cluster's own replicas and an HTTPS listener
-``fleet`` that requires a client certificate from the fleet CA, a cert-manager ``Issuer``
-``modelplane-fleet`` over that CA in the Gateway's namespace, and a server certificate for
-``<cluster>.fleet.modelplane.internal`` on the fleet listener (docs/design/routing.md). Each
-composition reads the names below from here, so two of them can never disagree about an object one
-composes and the other refers to.
+``fleet`` that requires a client certificate from the fleet CA, and a server certificate for
+``<cluster>.fleet.modelplane.internal`` on the fleet listener; the fleet CA's key stays on the
+control plane, where a cert-manager ``Issuer`` per cluster issues every leaf (``FleetPKI``,
+docs/design/routing.md "Security model"). Each composition reads the names below from here, so two
+of them can never disagree about an object one composes and the other refers to.
 """
 
 from __future__ import annotations
@@ -41,7 +41,13 @@ DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
 FLEET_LISTENER = "fleet"
 FLEET_PORT = 443
 FLEET_DOMAIN = "fleet.modelplane.internal"
-FLEET_ISSUER = "modelplane-fleet"
+# Front gateways' client certificates carry names under their own domain, outside FLEET_DOMAIN,
+# so no cluster's server certificate (``<cluster>.fleet.modelplane.internal``) is ever accepted
+# as a client, and no gateway's as a cluster.
+CLIENT_DOMAIN = "gateways.modelplane.internal"
+FLEET_CA_SECRET = "modelplane-fleet-ca"
+# ECDSA P-256, a new key on every renewal: the fleet's own certificates.
+FLEET_PRIVATE_KEY = frozen({"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"})
 FRONT_LISTENER = "https"
 FRONT_PORT = 443
 
@@ -99,6 +105,62 @@ def cluster_gateway(cluster: Mapping[str, Any]) -> ClusterGateway:
         class_name=str(gateway.get("className") or ""),
         provider_config=str((status.get("providerConfigRef") or {}).get("name") or ""),
     )
+
+
+@dataclass(frozen=True)
+class FleetPKI:
+    """Where a cluster's fleet certificates are issued: on the control plane, by a cert-manager
+    CA Issuer in the fleet CA Secret's namespace. The CA's key never leaves it; each cluster and
+    each front gateway receives only its own leaf (copied by provider-kubernetes from the
+    Secret cert-manager writes there) and the trust bundle."""
+
+    namespace: str
+    ca_secret: str
+    issuer: str
+    """The control-plane Issuer this cluster's leaves (and its front gateways') come from."""
+    trust_secret: str
+    trust_key: str
+    """The key of ``trust_secret`` holding the CA certificates a cluster and its front gateways
+    trust: the CA Secret's own ``tls.crt`` unless ``fleetTrustSecretRef`` names a bundle (how a
+    CA is rotated: docs/design/routing.md)."""
+
+
+def fleet_pki(cluster: Mapping[str, Any]) -> FleetPKI:
+    name = str((cluster.get("metadata") or {}).get("name") or "")
+    gateway = (cluster.get("spec") or {}).get("gateway") or {}
+    ca = gateway.get("fleetCASecretRef") or {}
+    trust = gateway.get("fleetTrustSecretRef") or {}
+    ca_secret = str(ca.get("name") or FLEET_CA_SECRET)
+    return FleetPKI(
+        namespace=str(ca.get("namespace") or CONTROL_NAMESPACE),
+        ca_secret=ca_secret,
+        issuer=suffixed(name, "fleet-issuer"),
+        trust_secret=str(trust.get("name") or ca_secret),
+        trust_key=str(trust.get("key") or "ca.crt") if trust else "tls.crt",
+    )
+
+
+def secret_copy_references(namespace: str, copies: Sequence[tuple[str, str, str]]) -> list[Obj]:
+    """provider-kubernetes references patching a copied Secret's data from control-plane Secrets,
+    each ``(secret, key, key on the copy)``: the copy's manifest never holds the data."""
+    return [
+        {
+            "patchesFrom": {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "name": secret,
+                "namespace": namespace,
+                "fieldPath": f"data[{key}]",
+            },
+            "toFieldPath": f"data[{to}]",
+        }
+        for secret, key, to in copies
+    ]
+
+
+def client_identity(gateway: str) -> str:
+    """The name a front gateway's client certificate carries."""
+    return f"{dns_label(gateway)}.{CLIENT_DOMAIN}"
 
 
 def fleet_hostname(cluster: str) -> str:
@@ -218,10 +280,12 @@ def parse_url(url: str) -> EndpointURL:
         raise InvalidURLError(f"{url!r} names no host")
     if parts.query or parts.fragment or parts.username or parts.password:
         raise InvalidURLError(f"{url!r}: a query, fragment or user is not allowed")
+    if port == 0:
+        raise InvalidURLError(f"{url!r}: the port must be 1 to 65535")
     return EndpointURL(
         scheme=parts.scheme,
         host=parts.hostname,
-        port=port or (443 if parts.scheme == "https" else 80),
+        port=(443 if parts.scheme == "https" else 80) if port is None else port,
         path=parts.path or "/",
     )
 

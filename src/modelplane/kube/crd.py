@@ -287,7 +287,10 @@ def composite_schema(xr: dict[str, Any], scope: str) -> dict[str, Any]:
         "properties": {
             "apiVersion": _STRING,
             "kind": _STRING,
-            "metadata": {"type": "object"},
+            "metadata": {
+                "type": "object",
+                "properties": {"name": {"type": "string", "maxLength": _name_length(props)}},
+            },
             "spec": spec,
             "status": status,
         },
@@ -295,3 +298,15 @@ def composite_schema(xr: dict[str, Any], scope: str) -> dict[str, Any]:
     if "description" in xr:
         root["description"] = xr["description"]
     return root
+
+
+COMPOSITE_NAME_LENGTH = 63
+"""Crossplane caps a composite's name at 63 characters, so that it fits the
+``crossplane.io/composite`` label every composed resource carries (crossplane-runtime v2.3.4
+``pkg/xcrd/crd.go``: ``maxCompositeNameLength``); an XRD may only lower it."""
+
+
+def _name_length(props: dict[str, Any]) -> int:
+    declared = ((props.get("metadata") or {}).get("properties") or {}).get("name") or {}
+    length = declared.get("maxLength")
+    return min(length, COMPOSITE_NAME_LENGTH) if isinstance(length, int) else COMPOSITE_NAME_LENGTH

@@ -82,9 +82,23 @@ def test_composed_namespaced_resources_live_in_the_kubeconfig_secrets_namespace(
     namespaces = {
         r["metadata"].get("namespace")
         for r in resources(result).values()
-        if r["kind"] not in ("ClusterProviderConfig", "ClusterUsage")
+        if r["kind"] not in ("ClusterProviderConfig", "ClusterUsage", "Issuer", "Certificate")
     }
     assert namespaces == {"fleet"}
+
+
+def test_the_fleet_issuer_and_certificate_live_beside_the_fleet_ca_on_the_control_plane() -> None:
+    existing = {"secretRef": {"name": "kc", "namespace": "fleet"}}
+    ca = {"name": "ca", "namespace": "pki"}
+    ic = cluster(
+        cluster={"source": "Existing", "existing": existing}, gateway={"fleetCASecretRef": ca}
+    )
+    composed = resources(installing(ic))
+    assert {
+        (r["kind"], r["metadata"]["namespace"])
+        for r in composed.values()
+        if r["kind"] in ("Issuer", "Certificate")
+    } == {("Issuer", "pki"), ("Certificate", "pki")}
 
 
 def test_publishes_the_provider_config_name() -> None:

@@ -341,29 +341,62 @@ def test_the_dra_driver_namespace_admits_its_critical_priority_pods() -> None:
     assert set(scope["values"]) == {"system-node-critical", "system-cluster-critical"}
 
 
-def test_the_fleet_ca_copy_carries_no_key_material_and_patches_it_from_the_control_plane() -> None:
-    ic = cluster(gateway={"fleetCASecretRef": {"name": "ca", "namespace": "pki"}})
-    copy_object = resources(installing(ic))["fleet-ca"]
-    secret = manifest(copy_object)
-    assert "data" not in secret and "stringData" not in secret
-    assert (secret["metadata"]["name"], secret["metadata"]["namespace"]) == (
-        "modelplane-fleet-ca",
-        "modelplane-system",
-    )
-    patches = [
+def patched(obj: dict) -> list[tuple[str, str, str, str]]:
+    """What a copied Secret's references patch in: (namespace, Secret, from, to)."""
+    return [
         (
             r["patchesFrom"]["namespace"],
             r["patchesFrom"]["name"],
             r["patchesFrom"]["fieldPath"],
             r["toFieldPath"],
         )
-        for r in copy_object["spec"]["references"]
+        for r in obj["spec"]["references"]
     ]
-    assert patches == [
-        ("pki", "ca", "data[tls.crt]", "data[tls.crt]"),
-        ("pki", "ca", "data[tls.key]", "data[tls.key]"),
-        ("pki", "ca", "data[tls.crt]", "data[ca.crt]"),
+
+
+def test_the_cluster_receives_the_fleet_cas_certificate_and_never_its_key() -> None:
+    ic = cluster(gateway={"fleetCASecretRef": {"name": "ca", "namespace": "pki"}})
+    trust = resources(installing(ic))["fleet-ca"]
+    secret = manifest(trust)
+    assert "data" not in secret and "stringData" not in secret
+    assert (secret["metadata"]["name"], secret["metadata"]["namespace"]) == (
+        "modelplane-fleet-ca",
+        "modelplane-system",
+    )
+    assert patched(trust) == [("pki", "ca", "data[tls.crt]", "data[ca.crt]")]
+
+
+def test_the_fleet_listener_certificate_is_issued_on_the_control_plane_and_only_it_is_copied() -> (
+    None
+):
+    composed = resources(installing(cluster("east")))
+    issuer, certificate = composed["fleet-issuer"], composed["fleet-certificate"]
+    assert (issuer["kind"], issuer["metadata"]["namespace"]) == ("Issuer", "crossplane-system")
+    assert issuer["spec"] == {"ca": {"secretName": "modelplane-fleet-ca"}}
+    assert certificate["kind"] == "Certificate"
+    assert certificate["spec"]["issuerRef"]["name"] == issuer["metadata"]["name"]
+    assert certificate["spec"]["dnsNames"] == ["east.fleet.modelplane.internal"]
+    leaf = certificate["spec"]["secretName"]
+    copied = composed["fleet-tls"]
+    assert manifest(copied)["metadata"]["name"] == "inference-gateway-fleet-tls"
+    assert patched(copied) == [
+        ("crossplane-system", leaf, "data[tls.crt]", "data[tls.crt]"),
+        ("crossplane-system", leaf, "data[tls.key]", "data[tls.key]"),
     ]
+
+
+def test_each_cluster_has_its_own_leaf_so_a_renewal_reaches_one_cluster() -> None:
+    leaves = {
+        name: resources(installing(cluster(name)))["fleet-certificate"]["spec"]["secretName"]
+        for name in ("east", "west")
+    }
+    assert leaves["east"] != leaves["west"]
+
+
+def test_a_trust_bundle_replaces_the_ca_certificate_as_what_the_cluster_trusts() -> None:
+    ic = cluster(gateway={"fleetTrustSecretRef": {"name": "fleet-trust"}})
+    trust = resources(installing(ic))["fleet-ca"]
+    assert patched(trust) == [("crossplane-system", "fleet-trust", "data[ca.crt]", "data[ca.crt]")]
 
 
 def test_the_fleet_ca_defaults_to_modelplane_fleet_ca_in_crossplane_system() -> None:
@@ -385,10 +418,6 @@ def test_the_gateway_has_only_the_mutual_tls_fleet_listener() -> None:
         "mode": "Terminate",
         "certificateRefs": [{"kind": "Secret", "name": "inference-gateway-fleet-tls"}],
     }
-    certificate = manifest(composed["fleet-certificate"])["spec"]
-    assert certificate["secretName"] == "inference-gateway-fleet-tls"
-    assert certificate["dnsNames"] == ["east.fleet.modelplane.internal"]
-    assert certificate["issuerRef"]["name"] == "modelplane-fleet"
     policy = manifest(composed["fleet-client-validation"])["spec"]
     assert policy["targetRefs"] == [
         {

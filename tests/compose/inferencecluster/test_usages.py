@@ -56,8 +56,6 @@ def test_no_usage_names_a_provider_config_which_no_namespaced_usage_can_protect(
         ("envoy-gateway", "gateway-class"),
         ("envoy-gateway", "envoy-proxy"),
         ("envoy-gateway", "fleet-client-validation"),
-        ("cert-manager", "fleet-issuer"),
-        ("cert-manager", "fleet-certificate"),
         ("kai-scheduler", "kai-queue"),
         ("kai-scheduler", "kai-queue-root"),
         ("prometheus", "podmonitor-endpoint-pickers"),

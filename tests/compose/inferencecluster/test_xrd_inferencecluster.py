@@ -146,8 +146,8 @@ CASES = [
         lambda ic: ic["spec"].update(gateway={"mode": "External"}),
         lambda ic: ic["spec"].update(gateway={"mode": "External", "className": "eg"}),
         "spec.gateway",
-        "an External gateway is observed, not composed: className and fleetCASecretRef belong to "
-        "a Managed one",
+        "an External gateway is observed, not composed: className, fleetCASecretRef and "
+        "fleetTrustSecretRef belong to a Managed one",
     ),
     (
         "an autoscaling floor may not exceed its ceiling",

@@ -8,12 +8,14 @@ import pytest
 from modelplane.compose.frontdoor import (
     CONTROL_NAMESPACE,
     cluster_backend_name,
+    fleet_pki,
     front_gateway_name,
 )
 from modelplane.compose.inferencegateway.composer import (
     BACKEND,
     BACKEND_TLS,
     CLIENT_CERTIFICATE,
+    CLIENT_SECRET,
     CLUSTERS,
     GATEWAY,
     OLD_SHAPE,
@@ -48,10 +50,12 @@ def settled(ig: dict, fleet: list[dict] | None = None) -> Result:
     return again(compose_gateway, inputs, compose_gateway(inputs))
 
 
-def test_everything_is_composed_on_the_gateways_cluster_and_nothing_on_the_control_plane() -> None:
+def test_everything_but_the_client_certificate_is_composed_on_the_gateways_cluster() -> None:
     result = compose(gateway())
     for key, desired in result.resources.items():
         obj = desired.resource
+        if key == CLIENT_CERTIFICATE:
+            continue
         assert obj["kind"] == "Object", key
         assert obj["spec"]["providerConfigRef"] == {
             "kind": "ClusterProviderConfig",
@@ -143,21 +147,41 @@ def test_an_issuer_gets_a_certificate_for_the_hostname() -> None:
     }
 
 
-def test_the_hop_client_certificate_comes_from_the_fleet_issuer_on_the_cluster() -> None:
+def test_the_hop_client_certificate_is_issued_on_the_control_plane_by_the_hosts_issuer() -> None:
     result = compose(gateway())
-    cert = manifests(result)[CLIENT_CERTIFICATE]
+    cert = result.resources[CLIENT_CERTIFICATE].resource
+    assert (cert["kind"], cert["metadata"]["namespace"]) == ("Certificate", "crossplane-system")
     assert cert["spec"]["issuerRef"] == {
-        "name": "modelplane-fleet",
+        "name": fleet_pki(FLEET[0]).issuer,
         "kind": "Issuer",
         "group": "cert-manager.io",
     }
-    assert cert["metadata"]["namespace"] == "modelplane-system"
     assert "client auth" in cert["spec"]["usages"]
     assert manifests(result)[GATEWAY]["spec"]["tls"] == {
         "backend": {
             "clientCertificateRef": {"group": "", "kind": "Secret", "name": "main-fleet-client"}
         }
     }
+
+
+def test_the_host_receives_the_client_certificate_and_the_fleet_cas_certificate_only() -> None:
+    result = compose(gateway())
+    leaf = result.resources[CLIENT_CERTIFICATE].resource["spec"]["secretName"]
+    copy = result.resources[CLIENT_SECRET].resource
+    secret = copy["spec"]["forProvider"]["manifest"]
+    assert (secret["metadata"]["name"], secret["type"]) == (
+        "main-fleet-client",
+        "kubernetes.io/tls",
+    )
+    assert "data" not in secret and "stringData" not in secret
+    assert [
+        (r["patchesFrom"]["name"], r["patchesFrom"]["fieldPath"], r["toFieldPath"])
+        for r in copy["spec"]["references"]
+    ] == [
+        (leaf, "data[tls.crt]", "data[tls.crt]"),
+        (leaf, "data[tls.key]", "data[tls.key]"),
+        ("modelplane-fleet-ca", "data[tls.crt]", "data[ca.crt]"),
+    ]
 
 
 def test_every_cluster_with_a_gateway_address_is_reached_over_mutual_tls() -> None:
@@ -311,3 +335,20 @@ def test_a_cluster_listed_before_its_status_was_written_keeps_the_hop_to_it() ->
     result = compose(gateway(), stale, observed)
     for key in (BACKEND + "east", BACKEND_TLS + "east"):
         assert result.resources[key].resource == done.resources[key].resource
+
+
+def test_a_tls_secret_outside_crossplane_system_is_never_copied() -> None:
+    ig = gateway(secret="admin")
+    ig["spec"]["tls"]["secretRef"]["namespace"] = "kube-system"
+    result = compose(ig)
+    assert result.fatal is not None
+    assert "spec.tls.secretRef.namespace 'kube-system'" in result.fatal
+    assert result.resources == {}
+
+
+def test_a_tls_secret_is_read_from_crossplane_system() -> None:
+    result = compose(gateway(secret="api-tls"))
+    [source] = {
+        r["patchesFrom"]["namespace"] for r in result.resources[TLS].resource["spec"]["references"]
+    }
+    assert source == "crossplane-system"

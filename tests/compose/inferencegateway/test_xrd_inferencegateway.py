@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.fleet.xrd import errors, mutated, rule_error
@@ -102,4 +103,65 @@ def test_the_cluster_a_gateway_runs_on_cannot_change() -> None:
     )
     schema = xrd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     rules = schema["properties"]["spec"]["properties"]["clusterName"]["x-kubernetes-validations"]
-    assert [r["rule"] for r in rules] == ["self == oldSelf"]
+    assert "self == oldSelf" in [r["rule"] for r in rules]
+
+
+def test_a_tls_secret_is_read_only_from_crossplane_system() -> None:
+    stolen = mutated(
+        GATEWAY,
+        lambda g: g["spec"].update(
+            tls={"secretRef": {"name": "admin", "namespace": "kube-system"}}
+        ),
+    )
+    [error] = errors("inferencegateways", stolen)
+    assert error.startswith("spec.tls.secretRef.namespace: Invalid value:")
+    assert "must be crossplane-system" in error
+
+
+def test_a_tls_secret_in_crossplane_system_is_admitted_and_is_the_default() -> None:
+    from tests.fleet.xrd import admission
+
+    gw = mutated(GATEWAY, lambda g: g["spec"].update(tls={"secretRef": {"name": "eu-tls"}}))
+    admitted = admission("inferencegateways").admit(gw).object
+    assert admitted["spec"]["tls"]["secretRef"]["namespace"] == "crossplane-system"
+    explicit = mutated(
+        gw, lambda g: g["spec"]["tls"]["secretRef"].update(namespace="crossplane-system")
+    )
+    assert errors("inferencegateways", explicit) == []
+
+
+def test_an_allow_list_of_hosts_and_cidrs_is_admitted() -> None:
+    egress = {
+        "allowedHosts": ["vllm.models.svc.cluster.local", "*.corp.internal", "llm"],
+        "allowedCIDRs": ["10.20.0.0/16", "192.168.1.7/32", "fd12:3456::/48"],
+    }
+    assert (
+        errors("inferencegateways", mutated(GATEWAY, lambda g: g["spec"].update(egress=egress)))
+        == []
+    )
+
+
+@pytest.mark.parametrize("host", ["*", "*.", "Upper.example.com", "a..b", "10.0.0.0/8", "a_b.svc"])
+def test_an_allowed_host_must_be_a_dns_name_or_a_wildcard_over_one(host: str) -> None:
+    gw = mutated(GATEWAY, lambda g: g["spec"].update(egress={"allowedHosts": [host]}))
+    assert errors("inferencegateways", gw) == [
+        rule_error(
+            "spec.egress.allowedHosts[0]",
+            "egress.allowedHosts entries must be lower-case DNS names, optionally *. followed by "
+            "one",
+            "string",
+        )
+    ]
+
+
+@pytest.mark.parametrize("cidr", ["10.0.0.0", "10.0.0.0/33", "256.0.0.0/8", "fd12::/129", "vllm/8"])
+def test_an_allowed_cidr_must_be_an_address_and_a_prefix_length(cidr: str) -> None:
+    gw = mutated(GATEWAY, lambda g: g["spec"].update(egress={"allowedCIDRs": [cidr]}))
+    assert errors("inferencegateways", gw) == [
+        rule_error(
+            "spec.egress.allowedCIDRs[0]",
+            "egress.allowedCIDRs entries must be CIDRs: an IPv4 address and a prefix length 0-32, "
+            "or an IPv6 address and 0-128",
+            "string",
+        )
+    ]

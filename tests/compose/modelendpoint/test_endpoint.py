@@ -100,9 +100,15 @@ def test_its_backend_dials_the_url_host_and_port_verifying_https_with_the_system
     }
 
 
+def allowing(cidrs: list[str] | None = None, hosts: list[str] | None = None) -> list[dict]:
+    """The fleet's gateways, each letting endpoints reach what the platform team listed."""
+    egress = {"allowedCIDRs": cidrs or [], "allowedHosts": hosts or []}
+    return [{**g, "spec": {**g["spec"], "egress": egress}} for g in GATEWAYS_]
+
+
 def test_a_plain_http_endpoint_gets_no_tls() -> None:
     endpoint = external_endpoint("onprem", "http://10.1.2.3:8000/", ready=False)
-    objects = manifests(compose_endpoint(external(endpoint)))
+    objects = manifests(compose_endpoint(external(endpoint, allowing(["10.0.0.0/8"]))))
     assert objects["backend/edge"]["spec"] == {
         "endpoints": [{"ip": {"address": "10.1.2.3", "port": 8000}}]
     }
@@ -161,7 +167,15 @@ def test_with_no_gateway_nothing_is_composed_and_it_says_so() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["ftp://x/", "https://", "https://203.0.113.9/v1", "https://host/?q=1"]
+    "url",
+    [
+        "ftp://x/",
+        "https://",
+        "https://203.0.113.9/v1",
+        "https://host/?q=1",
+        "https://host.example:0/v1",
+        "https://host.example:99999/v1",
+    ],
 )
 def test_a_url_that_cannot_be_routed_composes_nothing_and_warns(url: str) -> None:
     result = compose_endpoint(external(external_endpoint("bad", url, ready=False)))

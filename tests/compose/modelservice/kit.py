@@ -184,23 +184,29 @@ def upstream() -> Admission:
 
 
 def invalid(result: Result) -> dict[str, list[str]]:
-    """Every composed object that fails its schema: the Object against provider-kubernetes'
-    CRD, its manifest against the upstream CRD of its kind or Kubernetes' built-in schema."""
+    """Every composed object that fails its schema: an Object against provider-kubernetes' CRD
+    and its manifest against the upstream CRD of its kind or Kubernetes' built-in schema; what is
+    composed on the control plane itself (the fleet's certificates) against its upstream CRD."""
     problems: dict[str, list[str]] = {}
     for key, desired in result.resources.items():
         obj = desired.resource
+        assert upstream().knows(obj["apiVersion"], obj["kind"]), obj["kind"]
         errors = [str(e) for e in upstream().admit(obj).errors]
-        manifest = obj["spec"]["forProvider"]["manifest"]
-        if upstream().knows(manifest["apiVersion"], manifest["kind"]):
-            errors += [str(e) for e in upstream().admit(manifest).errors]
-        else:
-            try:
-                kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
-            except kubernetes_validate.ValidationError as e:
-                errors.append(str(e))
+        if obj["kind"] == "Object":
+            errors += manifest_errors(obj["spec"]["forProvider"]["manifest"])
         if errors:
             problems[key] = errors
     return problems
+
+
+def manifest_errors(manifest: Obj) -> list[str]:
+    if upstream().knows(manifest["apiVersion"], manifest["kind"]):
+        return [str(e) for e in upstream().admit(manifest).errors]
+    try:
+        kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
+    except kubernetes_validate.ValidationError as e:
+        return [str(e)]
+    return []
 
 
 def condition(result: Result, type_: str) -> Any:

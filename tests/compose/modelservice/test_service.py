@@ -388,6 +388,15 @@ def test_an_external_endpoint_without_a_backend_yet_is_left_out() -> None:
     assert len(rule(result, "front/main")["backendRefs"]) == 1
 
 
+def test_an_endpoint_naming_what_no_gateway_may_reach_is_left_out_whatever_it_publishes() -> None:
+    # An endpoint admitted under an older definition may still publish a backend.
+    i = overflow()
+    i.required[endpoints_requirement(1)][0]["spec"]["url"] = "http://169.254.169.254/latest/"
+    result = compose_service(i)
+    assert not [k for k in result.resources if k.startswith("egress/")]
+    assert len(rule(result, "front/main")["backendRefs"]) == 1
+
+
 # --- gateways -----------------------------------------------------------------------------------
 
 

@@ -4,9 +4,10 @@ Managed: the namespace, an EnvoyProxy (the Service's external traffic policy), a
 for Envoy Gateway's controller, and the Gateway with one listener, ``fleet`` (HTTPS 443, mutual
 TLS: a client certificate from the fleet CA required), where every replica's HTTPRoute and the
 front door's fleet routes attach; nothing on the cluster is reachable without that certificate.
-The fleet listener's server certificate comes from a cert-manager CA Issuer over a copy of the
-fleet CA; the copy's key material is patched in by provider-kubernetes from the control-plane
-Secret, so no composed manifest ever carries a key. External: the
+The fleet listener's server certificate is issued on the control plane by a cert-manager CA
+Issuer over the fleet CA, and only that leaf and the CA's certificate are copied to the cluster
+(patched in by provider-kubernetes, so no composed manifest ever carries a key); the CA's private
+key never leaves the control plane. External: the
 Gateway named by spec.gateway is observed, never created, changed or deleted.
 """
 
@@ -15,15 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.frontdoor import (
+    CLIENT_DOMAIN,
+    FLEET_PRIVATE_KEY,
+    secret_copy_references,
+)
 from modelplane.compose.inferencecluster.components import (
-    CERT_MANAGER,
     EG_CONTROLLER,
     ENVOY_GATEWAY,
 )
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.remote import NEVER_DELETE
-from modelplane.labels import MANAGED_BY
+from modelplane.kube.names import suffixed
+from modelplane.labels import MANAGED_BY, STACK_COMPONENT
 
 Obj = dict[str, Any]
 
@@ -37,13 +43,14 @@ GATEWAY = "gateway"
 FLEET_CA = "fleet-ca"
 FLEET_ISSUER = "fleet-issuer"
 FLEET_CERTIFICATE = "fleet-certificate"
+FLEET_TLS = "fleet-tls"
 FLEET_CLIENT_VALIDATION = "fleet-client-validation"
 
 FLEET_LISTENER = "fleet"
 FLEET_TLS_SECRET = "inference-gateway-fleet-tls"
 FLEET_CA_COPY = "modelplane-fleet-ca"
-FLEET_ISSUER_NAME = "modelplane-fleet"
 FLEET_CERTIFICATE_NAME = "inference-gateway-fleet"
+TLS_TYPE = "kubernetes.io/tls"
 ENVOY_PROXY_NAME = "inference-gateway"
 
 # A Gateway is reachable once it reports an address; that is what the Object's readiness waits
@@ -60,7 +67,8 @@ POLICY_ACCEPTED_QUERY = (
     " && object.status.ancestors.exists(a, has(a.conditions)"
     ' && a.conditions.exists(c, c.type == "Accepted" && c.status == "True"))'
 )
-_READY_CONDITION = {"policy": "DeriveFromObject"}
+# What a platform team renews the fleet's certificates by (docs/design/routing.md, "Rotation").
+_COMPONENT = {STACK_COMPONENT: FLEET_COMPONENT, MANAGED_BY: "modelplane"}
 _FROM_ALL = {"namespaces": {"from": "All"}}
 
 
@@ -161,56 +169,45 @@ def observed_gateway(t: Target) -> Obj:
 
 
 def fleet_resources(t: Target) -> dict[str, Obj]:
-    """The fleet listener's certificate from the fleet CA, and its client validation."""
+    """The fleet listener's certificate and its client validation. The certificate is issued on
+    the control plane (the fleet CA's key never leaves it) and copied here with the trust bundle;
+    each cluster holds only its own leaf, so one cluster's Secrets mint nothing another accepts."""
     gw = t.gateway
     if gw.mode != "Managed":
         return {}
-    ca_copy = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {
-            "name": FLEET_CA_COPY,
-            "namespace": gw.namespace,
-            "labels": {MANAGED_BY: "modelplane"},
-        },
-        "type": "kubernetes.io/tls",
-    }
-    copy_object = stack_object(t, FLEET_COMPONENT, FLEET_CA, ca_copy)
-    # tls.crt and tls.key for the CA Issuer; the certificate again as ca.crt, the key Envoy
-    # Gateway reads a client-validation trust anchor from.
-    copy_object["spec"]["references"] = [
-        {
-            "patchesFrom": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": gw.fleet_ca_name,
-                "namespace": gw.fleet_ca_namespace,
-                "fieldPath": f"data[{source}]",
-            },
-            "toFieldPath": f"data[{target}]",
-        }
-        for source, target in (
-            ("tls.crt", "tls.crt"),
-            ("tls.key", "tls.key"),
-            ("tls.crt", "ca.crt"),
-        )
-    ]
+    pki = gw.pki
+    leaf = suffixed(t.cluster, "fleet-server")
     issuer = {
         "apiVersion": "cert-manager.io/v1",
         "kind": "Issuer",
-        "metadata": {"name": FLEET_ISSUER_NAME, "namespace": gw.namespace},
-        "spec": {"ca": {"secretName": FLEET_CA_COPY}},
+        "metadata": {"name": pki.issuer, "namespace": pki.namespace, "labels": _COMPONENT},
+        "spec": {"ca": {"secretName": pki.ca_secret}},
     }
     certificate = {
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
-        "metadata": {"name": FLEET_CERTIFICATE_NAME, "namespace": gw.namespace},
+        "metadata": {"name": leaf, "namespace": pki.namespace, "labels": _COMPONENT},
         "spec": {
-            "secretName": FLEET_TLS_SECRET,
+            "secretName": leaf,
             "dnsNames": [gw.fleet_hostname],
-            "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": FLEET_ISSUER_NAME},
+            "usages": ["server auth", "digital signature"],
+            "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": pki.issuer},
+            "privateKey": dict(FLEET_PRIVATE_KEY),
         },
     }
+    tls_copy = stack_object(
+        t, FLEET_COMPONENT, FLEET_TLS, _secret_copy(FLEET_TLS_SECRET, gw.namespace, TLS_TYPE)
+    )
+    tls_copy["spec"]["references"] = secret_copy_references(
+        pki.namespace, [(leaf, "tls.crt", "tls.crt"), (leaf, "tls.key", "tls.key")]
+    )
+    # ca.crt, the key Envoy Gateway reads a client-validation trust anchor from; no key at all.
+    trust_copy = stack_object(
+        t, FLEET_COMPONENT, FLEET_CA, _secret_copy(FLEET_CA_COPY, gw.namespace, "Opaque")
+    )
+    trust_copy["spec"]["references"] = secret_copy_references(
+        pki.namespace, [(pki.trust_secret, pki.trust_key, "ca.crt")]
+    )
     policy = {
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
         "kind": "ClientTrafficPolicy",
@@ -226,25 +223,38 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
             ],
             "tls": {
                 "clientValidation": {
-                    "caCertificateRefs": [{"group": "", "kind": "Secret", "name": FLEET_CA_COPY}]
+                    "caCertificateRefs": [{"group": "", "kind": "Secret", "name": FLEET_CA_COPY}],
+                    # Only front gateways' certificates: a cluster's own server certificate, from
+                    # the same CA, is never a client of another cluster.
+                    "subjectAltNames": {
+                        "dnsNames": [{"type": "Suffix", "value": f".{CLIENT_DOMAIN}"}]
+                    },
                 }
             },
         },
     }
-    name = FLEET_COMPONENT
     return {
-        FLEET_CA: copy_object,
-        FLEET_ISSUER: stack_object(t, name, FLEET_ISSUER, issuer, readiness=_READY_CONDITION),
-        FLEET_CERTIFICATE: stack_object(
-            t, name, FLEET_CERTIFICATE, certificate, readiness=_READY_CONDITION
-        ),
+        FLEET_ISSUER: issuer,
+        FLEET_CERTIFICATE: certificate,
+        FLEET_TLS: tls_copy,
+        FLEET_CA: trust_copy,
         FLEET_CLIENT_VALIDATION: stack_object(
             t,
-            name,
+            FLEET_COMPONENT,
             FLEET_CLIENT_VALIDATION,
             policy,
             readiness={"policy": "DeriveFromCelQuery", "celQuery": POLICY_ACCEPTED_QUERY},
         ),
+    }
+
+
+def _secret_copy(name: str, namespace: str, type_: str) -> Obj:
+    """A Secret on the cluster whose data provider-kubernetes patches in from the control plane."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace, "labels": {MANAGED_BY: "modelplane"}},
+        "type": type_,
     }
 
 
@@ -255,9 +265,6 @@ OUTLIVES = (
     (ENVOY_GATEWAY, GATEWAY_CLASS),
     (ENVOY_GATEWAY, ENVOY_PROXY),
     (ENVOY_GATEWAY, FLEET_CLIENT_VALIDATION),
-    # cert-manager's CRDs and controller outlive its issuer and certificate.
-    (CERT_MANAGER, FLEET_ISSUER),
-    (CERT_MANAGER, FLEET_CERTIFICATE),
 )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.compose.frontdoor import FleetPKI, fleet_pki
 from modelplane.kube.names import dns_label
 
 Obj = dict[str, Any]
@@ -19,7 +20,6 @@ DEFAULT_SECRET_NAMESPACE = "crossplane-system"
 DEFAULT_GATEWAY_NAME = "inference-gateway"
 DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
 DEFAULT_GATEWAY_CLASS = "modelplane"
-DEFAULT_FLEET_CA = "modelplane-fleet-ca"
 FLEET_DOMAIN = "fleet.modelplane.internal"
 
 MANAGED = "Managed"
@@ -32,8 +32,7 @@ class Gateway:
     namespace: str
     class_name: str
     mode: str
-    fleet_ca_name: str
-    fleet_ca_namespace: str
+    pki: FleetPKI
     fleet_hostname: str
 
 
@@ -82,7 +81,6 @@ def target_of(cluster: Obj, provider_config: str) -> Target:
     name = str(cluster["metadata"]["name"])
     secret = ((spec.get("cluster") or {}).get("existing") or {}).get("secretRef") or {}
     gateway = spec.get("gateway") or {}
-    ca = gateway.get("fleetCASecretRef") or {}
     settings = {
         field: Setting(
             str(block.get("mode") or MANAGED), str(block.get("version") or ""), dict(block)
@@ -101,8 +99,7 @@ def target_of(cluster: Obj, provider_config: str) -> Target:
             namespace=str(gateway.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),
             class_name=str(gateway.get("className") or DEFAULT_GATEWAY_CLASS),
             mode=str(gateway.get("mode") or MANAGED),
-            fleet_ca_name=str(ca.get("name") or DEFAULT_FLEET_CA),
-            fleet_ca_namespace=str(ca.get("namespace") or DEFAULT_SECRET_NAMESPACE),
+            pki=fleet_pki(cluster),
             fleet_hostname=f"{name}.{FLEET_DOMAIN}",
         ),
         settings=settings,

@@ -1,13 +1,15 @@
 """The InferenceGateway composition: a fleet's front door, run on one of its clusters.
 
 Everything is composed on the host InferenceCluster (named by ``spec.clusterName``) through its
-ClusterProviderConfig, in the namespace of that cluster's inference Gateway; nothing on the
-control plane but the provider-kubernetes Objects themselves:
+ClusterProviderConfig, in the namespace of that cluster's inference Gateway; on the control plane
+only the provider-kubernetes Objects and the client certificate:
 
 - the front ``Gateway`` (the host's GatewayClass), one HTTPS listener for ``spec.hostname``;
 - its server certificate: the user's Secret copied over, or a cert-manager ``Certificate`` from
   the user's issuer;
-- its fleet client ``Certificate`` from the serving stack's ``modelplane-fleet`` Issuer;
+- its fleet client certificate: a ``Certificate`` on the control plane from the host cluster's
+  fleet Issuer there (the fleet CA's key stays on the control plane), copied to the host with
+  the fleet's trust bundle;
 - per cluster of the fleet that publishes a gateway address, a ``Backend`` and a
   ``BackendTLSPolicy``: the mutually authenticated hop to that cluster's fleet listener, which
   every ModelService's route on this gateway sends its traffic through.
@@ -27,6 +29,7 @@ from modelplane.compose.frontdoor import (
     ClusterGateway,
     by_name,
     cluster_gateway,
+    fleet_pki,
     front_gateway_name,
 )
 from modelplane.compose.inferencegateway import objects
@@ -42,6 +45,7 @@ CLUSTERS = "inference-clusters"
 GATEWAY = "gateway"
 TLS = "tls"
 CLIENT_CERTIFICATE = "client-certificate"
+CLIENT_SECRET = "client-secret"
 # Per cluster: ``backend/<cluster>``; a name holds no ``/``, so no two keys meet.
 BACKEND = "backend/"
 BACKEND_TLS = "backend-tls/"
@@ -107,9 +111,10 @@ def compose_gateway(inputs: Inputs) -> Result:
 
     hostname = str(spec["hostname"])
     acme = "issuerRef" in spec["tls"]
+    pki = fleet_pki(fleet[host_name])
     wanted: dict[str, tuple[Obj, Obj | None]] = {
         GATEWAY: (objects.front_gateway(name, hostname, host, class_name, acme), _GATEWAY_READY),
-        CLIENT_CERTIFICATE: (objects.client_certificate(name, host), _CERTIFICATE_READY),
+        CLIENT_SECRET: (objects.client_secret_copy(name, host), None),
     }
     tls = spec["tls"]
     if tls.get("secretRef"):
@@ -143,8 +148,15 @@ def compose_gateway(inputs: Inputs) -> Result:
             readiness=readiness,
         )
         if key == TLS and tls.get("secretRef"):
-            obj["spec"]["references"] = objects.tls_references(tls["secretRef"])
+            obj["spec"]["references"] = objects.tls_references(str(tls["secretRef"]["name"]))
+        if key == CLIENT_SECRET:
+            obj["spec"]["references"] = objects.client_references(name, pki)
         result.resources[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
+    # Issued on the control plane, beside the fleet CA; only its Secret is copied to the host.
+    result.resources[CLIENT_CERTIFICATE] = Desired(
+        objects.client_certificate(name, pki),
+        ready_as_observed(inputs.observed.get(CLIENT_CERTIFICATE)),
+    )
 
     address = _address(ig, inputs.observed.get(GATEWAY))
     result.status = {
@@ -174,6 +186,13 @@ def _malformed(ig: Obj) -> str | None:
     tls = spec.get("tls")
     if not isinstance(tls, dict) or bool(tls.get("secretRef")) == bool(tls.get("issuerRef")):
         return "InferenceGateway spec.tls takes exactly one of secretRef or issuerRef"
+    namespace = (tls.get("secretRef") or {}).get("namespace") or CONTROL_NAMESPACE
+    if namespace != CONTROL_NAMESPACE:
+        return (
+            f"InferenceGateway spec.tls.secretRef.namespace {namespace!r}: a gateway copies its "
+            f"certificate only from {CONTROL_NAMESPACE}, the namespace of its own Objects; "
+            "nothing was changed"
+        )
     return None
 
 
@@ -210,6 +229,7 @@ def _ready(
             (GATEWAY, "the Gateway is not programmed with an address"),
             (TLS, "the server certificate"),
             (CLIENT_CERTIFICATE, "the fleet client certificate"),
+            (CLIENT_SECRET, "the fleet client certificate's copy"),
         )
         if ready_as_observed(observed.get(key)) != "True"
     ]

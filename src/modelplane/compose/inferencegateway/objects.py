@@ -1,5 +1,6 @@
-"""The remote objects of a front door, all on the gateway's host cluster in the namespace of that
-cluster's inference Gateway (where the serving stack's ``modelplane-fleet`` Issuer lives)."""
+"""The objects of a front door: on the gateway's host cluster, in the namespace of that cluster's
+inference Gateway; and on the control plane, its fleet client certificate (issued there, so the
+fleet CA's key never reaches a workload cluster)."""
 
 from __future__ import annotations
 
@@ -8,29 +9,28 @@ from typing import Any
 from modelplane.compose.frontdoor import (
     CERT_MANAGER_API_VERSION,
     CERT_MANAGER_GROUP,
+    CONTROL_NAMESPACE,
     ENVOY_API_VERSION,
     ENVOY_GROUP,
-    FLEET_DOMAIN,
-    FLEET_ISSUER,
     FLEET_PORT,
+    FLEET_PRIVATE_KEY,
     FRONT_LISTENER,
     FRONT_PORT,
     GATEWAY_API_VERSION,
     GATEWAY_GROUP,
     ClusterGateway,
+    FleetPKI,
     backend_endpoint,
+    client_identity,
     client_secret,
     cluster_backend_name,
     front_gateway_name,
     front_tls_secret,
+    secret_copy_references,
 )
 from modelplane.compose.remote import managed_metadata
-from modelplane.kube.names import dns_label
 
 Obj = dict[str, Any]
-
-# ECDSA P-256, a new key on every renewal: the fleet's own certificates.
-_PRIVATE_KEY = {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"}
 
 
 ACME_LISTENER = "acme"
@@ -102,17 +102,11 @@ def tls_secret_copy(gateway: str, host: ClusterGateway) -> Obj:
     }
 
 
-def tls_references(secret_ref: Obj) -> list[Obj]:
-    source = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "name": str(secret_ref["name"]),
-        "namespace": str(secret_ref.get("namespace") or "crossplane-system"),
-    }
-    return [
-        {"patchesFrom": {**source, "fieldPath": f"data[{key}]"}, "toFieldPath": f"data[{key}]"}
-        for key in ("tls.crt", "tls.key")
-    ]
+def tls_references(secret: str) -> list[Obj]:
+    """The user's certificate, read from the gateway's own control-plane namespace only."""
+    return secret_copy_references(
+        CONTROL_NAMESPACE, [(secret, "tls.crt", "tls.crt"), (secret, "tls.key", "tls.key")]
+    )
 
 
 def tls_certificate(gateway: str, hostname: str, host: ClusterGateway, issuer: Obj) -> Obj:
@@ -129,32 +123,52 @@ def tls_certificate(gateway: str, hostname: str, host: ClusterGateway, issuer: O
                 "kind": str(issuer.get("kind") or "ClusterIssuer"),
                 "group": str(issuer.get("group") or CERT_MANAGER_GROUP),
             },
-            "privateKey": dict(_PRIVATE_KEY),
+            "privateKey": dict(FLEET_PRIVATE_KEY),
         },
     }
 
 
-def client_identity(gateway: str) -> str:
-    """The name the front gateway's client certificate carries."""
-    return f"{dns_label(gateway)}.gateways.{FLEET_DOMAIN}"
-
-
-def client_certificate(gateway: str, host: ClusterGateway) -> Obj:
+def client_certificate(gateway: str, pki: FleetPKI) -> Obj:
     """The client certificate the front gateway presents to every cluster's fleet listener,
-    issued by the fleet CA on the host cluster. Its Secret carries the CA too (``ca.crt``), which
-    is what the hop verifies each cluster's server certificate against."""
+    issued on the control plane by its host cluster's fleet Issuer (the CA key stays there), under
+    the name of its copy on the host."""
+    leaf = client_secret(gateway)
     return {
         "apiVersion": CERT_MANAGER_API_VERSION,
         "kind": "Certificate",
-        "metadata": managed_metadata(client_secret(gateway), host.namespace),
+        "metadata": managed_metadata(leaf, pki.namespace),
         "spec": {
-            "secretName": client_secret(gateway),
+            "secretName": leaf,
             "dnsNames": [client_identity(gateway)],
             "usages": ["client auth", "digital signature"],
-            "issuerRef": {"name": FLEET_ISSUER, "kind": "Issuer", "group": CERT_MANAGER_GROUP},
-            "privateKey": dict(_PRIVATE_KEY),
+            "issuerRef": {"name": pki.issuer, "kind": "Issuer", "group": CERT_MANAGER_GROUP},
+            "privateKey": dict(FLEET_PRIVATE_KEY),
         },
     }
+
+
+def client_secret_copy(gateway: str, host: ClusterGateway) -> Obj:
+    """The client certificate on the host cluster, with the fleet's trust bundle as ``ca.crt``
+    (what the hop verifies each cluster's server certificate against); data patched in by the
+    Object's references (``client_references``), never written into the manifest."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": managed_metadata(client_secret(gateway), host.namespace),
+        "type": "kubernetes.io/tls",
+    }
+
+
+def client_references(gateway: str, pki: FleetPKI) -> list[Obj]:
+    leaf = client_secret(gateway)
+    return secret_copy_references(
+        pki.namespace,
+        [
+            (leaf, "tls.crt", "tls.crt"),
+            (leaf, "tls.key", "tls.key"),
+            (pki.trust_secret, pki.trust_key, "ca.crt"),
+        ],
+    )
 
 
 def cluster_backend(gateway: str, host: ClusterGateway, target: ClusterGateway) -> Obj:

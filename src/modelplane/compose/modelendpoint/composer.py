@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.egress import allowance_of, refusal
 from modelplane.compose.frontdoor import (
     API_VERSION,
     ClusterGateway,
@@ -114,15 +115,19 @@ def _external(inputs: Inputs) -> Result:
                 "which its certificate is verified against"
             )
     except InvalidURLError as e:
-        message = f"spec.url {e}; nothing is composed"
-        return Result(
-            requirements=requirements,
-            conditions=[Condition(ROUTING, "False", "InvalidURL", message)],
-            events=[Event("Warning", message, "InvalidURL")],
-        )
+        return _refused(requirements, "InvalidURL", f"spec.url {e}")
+    # What no gateway may reach is refused before anything is read; what only the platform
+    # team may open, once the gateways (and what they allow) are read.
+    never = refusal(url.host)
+    if never:
+        return _refused(requirements, "EgressRefused", f"spec.url: {never}")
     missing = [n for n in requirements if n not in inputs.required]
     if missing:
         return _hold(inputs, requirements, f"reading {', '.join(missing)}")
+    gateways = inputs.required[GATEWAYS]
+    private = refusal(url.host, [allowance_of(g) for g in gateways]) if gateways else ""
+    if private:
+        return _refused(requirements, "EgressRefused", f"spec.url: {private}")
 
     if not inputs.required[GATEWAYS] and inputs.observed:
         # A list that failed looks like every gateway deleted: keep what is composed.
@@ -216,6 +221,16 @@ def _on_host(endpoint: Obj, url: EndpointURL, host: ClusterGateway) -> dict[str,
             obj["spec"]["references"] = [external.credential_reference(namespace, auth)]
         out[key] = obj
     return out
+
+
+def _refused(requirements: Mapping[str, Requirement], reason: str, why: str) -> Result:
+    """Not routable, and nothing composed: whatever was composed for it goes."""
+    message = f"{why}; nothing is composed"
+    return Result(
+        requirements=dict(requirements),
+        conditions=[Condition(ROUTING, "False", reason, message)],
+        events=[Event("Warning", message, reason)],
+    )
 
 
 def _hold(inputs: Inputs, requirements: Mapping[str, Requirement], message: str) -> Result:

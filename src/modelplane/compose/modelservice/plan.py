@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from modelplane.compose.egress import refusal
 from modelplane.compose.frontdoor import (
     BACKENDS_MAX,
     InvalidURLError,
@@ -185,6 +186,9 @@ def _why_not_ready(endpoint: Mapping[str, Any], clusters: Mapping[str, Mapping[s
             return f"spec.url {e}"
         if url.tls and url.is_ip:
             return "an https endpoint must be named by a DNS name"
+        never = refusal(url.host)
+        if never:
+            return f"spec.url: {never}"
     if not routed:
         routing = condition(endpoint, "RoutingReady")
         if routing is not None and routing.get("status") != "True":

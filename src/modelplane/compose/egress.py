@@ -1,0 +1,218 @@
+"""Where the fleet's gateways may send a tenant's requests: the server-side request forgery guard.
+
+An external ModelEndpoint names a host the gateways' clusters dial (an Envoy Gateway ``Backend``,
+which Kubernetes RBAC does not guard: Envoy Gateway's docs warn that a Backend reaches whatever
+its proxy can). A tenant may therefore only name the public Internet. Every spelling of an
+address is read as a resolver would read it (``127.1``, ``0x7f.0.0.1``, ``2130706433``,
+``0177.0.0.1``, ``[::ffff:127.0.0.1]``), so no spelling slips past a check that a canonical form
+would fail.
+
+Two classes of host are refused:
+
+- *never*: the gateway itself and the clouds' metadata services (loopback, unspecified,
+  link-local, multicast, reserved and broadcast addresses, ``localhost``, the metadata names and
+  addresses). No allow list opens them: nothing a provider serves lives there.
+- *private*: non-public addresses (RFC 1918, CGNAT, unique-local IPv6, ...) and names only a
+  cluster's own resolver answers (single labels, ``*.svc``, ``*.cluster.local``, ``*.internal``,
+  ...). The platform team opens one on the InferenceGateway (``spec.egress``), never a tenant.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+METADATA_NAMES = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+        "metadata.azure.com",
+        "metadata.tencentyun.com",
+        "metadata.platformequinix.com",
+    }
+)
+"""Names the clouds resolve to their instance metadata services."""
+
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, ... (also link-local)
+        "169.254.170.2",  # AWS ECS task metadata
+        "fd00:ec2::254",  # AWS IMDS over IPv6 (a unique-local address)
+        "100.100.100.200",  # Alibaba Cloud (a CGNAT address)
+        "168.63.129.16",  # Azure's WireServer (a public address)
+    )
+)
+
+LOCAL_SUFFIXES = ("svc", "cluster.local", "internal", "local", "localdomain", "home.arpa")
+"""Names a cluster's or a network's own resolver answers, never the public DNS."""
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What the platform team lets a gateway reach beyond the public Internet."""
+
+    hosts: tuple[str, ...] = ()
+    """Exact names, or ``*.<suffix>`` for every name under the suffix."""
+    networks: tuple[Network, ...] = ()
+
+    def allows_name(self, name: str) -> bool:
+        return any(
+            name.endswith(entry[1:]) if entry.startswith("*.") else name == entry
+            for entry in self.hosts
+        )
+
+    def allows_address(self, address: IP) -> bool:
+        return any(address.version == n.version and address in n for n in self.networks)
+
+
+def allowance_of(gateway: Mapping[str, Any]) -> Allowance:
+    """The InferenceGateway's ``spec.egress``; an entry that does not parse opens nothing."""
+    egress = (gateway.get("spec") or {}).get("egress") or {}
+    hosts = tuple(_name(str(h)) for h in egress.get("allowedHosts") or [])
+    networks: list[Network] = []
+    for cidr in egress.get("allowedCIDRs") or []:
+        try:
+            networks.append(ipaddress.ip_network(str(cidr), strict=False))
+        except ValueError:
+            continue
+    return Allowance(hosts=hosts, networks=tuple(networks))
+
+
+def refusal(host: str, allowances: Sequence[Allowance] | None = None) -> str:
+    """Why a gateway may not dial ``host`` (empty when it may). With ``allowances`` (one per
+    gateway that would carry the traffic), a private host is refused unless every one of them
+    allows it; without, only what no allowance could open is refused."""
+    name = _name(host)
+    address = parse_address(name)
+    if address is None and _numeric(name):
+        return f"{host!r} is neither an IP address nor a DNS name"
+    if address is not None:
+        reason = _address_refusal(address)
+        if reason.startswith("never:"):
+            return f"{host!r} is {reason.removeprefix('never: ')}, which no gateway may reach"
+        opened = allowances is None or all(a.allows_address(address) for a in allowances)
+        if reason and not opened:
+            return (
+                f"{host!r} is {reason}; only the platform team opens it, "
+                "in every InferenceGateway's spec.egress.allowedCIDRs"
+            )
+        return ""
+    if name == "localhost" or name.endswith(".localhost"):
+        return f"{host!r} is the gateway itself, which no gateway may reach"
+    if name in METADATA_NAMES:
+        return f"{host!r} is a cloud metadata service, which no gateway may reach"
+    local = _local_name(name)
+    if local and allowances is not None and not all(a.allows_name(name) for a in allowances):
+        return (
+            f"{host!r} is {local}; only the platform team opens it, "
+            "in every InferenceGateway's spec.egress.allowedHosts"
+        )
+    return ""
+
+
+def parse_address(host: str) -> IP | None:
+    """``host`` as an IP address in any spelling a resolver accepts, else None."""
+    text = host.strip("[]")
+    try:
+        return _unwrapped(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    if ":" in text:
+        return None
+    return _inet_aton(text)
+
+
+def _address_refusal(address: IP) -> str:
+    """``never: <what>``, the private class the address is in, or empty for a public one."""
+    if address in METADATA_ADDRESSES:
+        return "never: a cloud metadata service"
+    for what, test in (
+        ("a loopback address", address.is_loopback),
+        ("the unspecified address", address.is_unspecified),
+        ("a link-local address", address.is_link_local),
+        ("a multicast address", address.is_multicast),
+        ("a reserved address", address.is_reserved),
+    ):
+        if test:
+            return f"never: {what}"
+    if address.is_global:
+        return ""
+    if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
+        return "a carrier-grade NAT address"
+    return "a private address"
+
+
+def _unwrapped(address: IP) -> IP:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, NAT64): what the packet reaches."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return address.ipv4_mapped
+        if address.sixtofour is not None:
+            return address.sixtofour
+        if address in _NAT64:
+            return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return address
+
+
+def _inet_aton(text: str) -> ipaddress.IPv4Address | None:
+    """IPv4 as ``inet_aton`` reads it: one to four parts, each decimal, octal (leading 0) or hex
+    (0x), the last filling the remaining bytes."""
+    parts = text.split(".")
+    if not 1 <= len(parts) <= 4:
+        return None
+    values: list[int] = []
+    for part in parts:
+        value = _number(part)
+        if value is None:
+            return None
+        values.append(value)
+    *head, last = values
+    if any(v > 255 for v in head) or last >= 256 ** (4 - len(head)):
+        return None
+    number = last
+    for i, v in enumerate(head):
+        number |= v << (8 * (3 - i))
+    return ipaddress.IPv4Address(number)
+
+
+def _number(part: str) -> int | None:
+    try:
+        if part[:2] in ("0x", "0X"):
+            return int(part[2:] or "0", 16)
+        if len(part) > 1 and part.startswith("0"):
+            return int(part[1:], 8)
+        return int(part, 10) if part.isdigit() else None
+    except ValueError:
+        return None
+
+
+def _numeric(name: str) -> bool:
+    """A name whose last label is a number in some base: no DNS name ends so, and resolvers
+    read such a name as an address."""
+    last = name.rsplit(".", 1)[-1]
+    return last.isdigit() or (last[:2] == "0x" and all(c in "0123456789abcdef" for c in last[2:]))
+
+
+def _local_name(name: str) -> str:
+    if "." not in name:
+        return "a single-label name, which only a cluster's resolver answers"
+    for suffix in LOCAL_SUFFIXES:
+        if name.endswith(f".{suffix}"):
+            return f"a name under .{suffix}, which only a cluster's resolver answers"
+    return ""
+
+
+def _name(host: str) -> str:
+    return host.strip().lower().rstrip(".")
