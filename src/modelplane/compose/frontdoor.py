@@ -163,6 +163,16 @@ def client_identity(gateway: str) -> str:
     return f"{dns_label(gateway)}.{CLIENT_DOMAIN}"
 
 
+def gateway_withdrawn(cluster: Mapping[str, Any]) -> bool:
+    """Whether the cluster says its gateway has no address (``GatewayReady`` False, written by
+    its composition from the Gateway's own report). A cluster listed without status, or with
+    only Crossplane's own conditions, says nothing about its gateway: no evidence it went away."""
+    for c in (cluster.get("status") or {}).get("conditions") or ():
+        if isinstance(c, Mapping) and c.get("type") == "GatewayReady":
+            return c.get("status") == "False"
+    return False
+
+
 def fleet_hostname(cluster: str) -> str:
     """The name the cluster's fleet listener certificate carries."""
     return f"{cluster}.{FLEET_DOMAIN}"

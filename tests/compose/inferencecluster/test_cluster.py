@@ -149,9 +149,18 @@ def test_until_the_gateway_is_observed_the_published_address_stands() -> None:
     )
 
 
-def test_an_observed_gateway_without_an_address_withdraws_the_published_one() -> None:
+def test_an_observed_gateway_that_is_not_programmed_withdraws_the_published_address() -> None:
     ic = {**cluster(), "status": {"gateway": {"address": "203.0.113.10"}}}
-    assert "address" not in with_gateway(ic, None).status["gateway"]
+    observed = created(installing(ic))
+    observed[GATEWAY] = gateway_observed(None)
+    manifest = observed[GATEWAY]["status"]["atProvider"]["manifest"]
+    manifest["status"] = {
+        "conditions": [{"type": "Programmed", "status": "False", "reason": "AddressNotAssigned"}]
+    }
+    result = run(ic, observed)
+    assert "address" not in result.status["gateway"]
+    cond = condition(result, "GatewayReady")
+    assert (cond.status, cond.reason) == ("False", "GatewayNotProgrammed")
 
 
 def test_gpu_pools_carry_the_class_devices_with_defaults_filled() -> None:

@@ -1,6 +1,7 @@
-"""A ModelDeployment composes one ModelEndpoint per replica that is Ready on a cluster that
-publishes a gateway address, labelled as the public API labels them, and withdraws it as soon as
-either stops holding; the endpoint names the pool the ModelReplica composition composes."""
+"""A ModelDeployment composes one ModelEndpoint per replica that is serving (ModelServing) on a
+cluster that publishes a gateway address, labelled as the public API labels them, and withdraws
+it on evidence that either stopped holding; the endpoint names the pool the ModelReplica
+composition composes."""
 
 from __future__ import annotations
 
@@ -50,9 +51,9 @@ def labelled(md: Obj) -> Obj:
 
 
 def replicas(result: Result, ready: str = "True") -> dict[str, Obj]:
-    """The composed replicas as observed next time, Ready or not."""
+    """The composed replicas as observed next time, Ready (and serving) or not."""
     return {
-        k: with_condition(d.resource, "Ready", ready)
+        k: with_condition(with_condition(d.resource, "Ready", ready), "ModelServing", ready)
         for k, d in result.resources.items()
         if d.resource["kind"] == "ModelReplica"
     }
@@ -113,11 +114,12 @@ def test_a_replica_not_ready_gets_no_endpoint_and_loses_the_one_it_had() -> None
     assert endpoints(reconcile(md, fleet("east"), observed)) == {}
 
 
-def test_a_cluster_that_loses_its_gateway_address_loses_its_endpoints() -> None:
+def test_a_cluster_whose_gateway_is_not_ready_loses_its_endpoints() -> None:
     md = deployment("qwen")
     observed = replicas(reconcile(md, fleet("east")))
     [east] = fleet("east")
     del east["status"]["gateway"]["address"]
+    east = with_condition(east, "GatewayReady", "False")
     assert endpoints(reconcile(md, [east], observed)) == {}
 
 

@@ -143,7 +143,9 @@ def deployment_world(draw: st.DrawFn) -> World:
     for _ in range(2):
         result = compose_deployment(Inputs(composite=md, required=required, observed=observed))
         observed = {
-            k: with_condition(copy.deepcopy(d.resource), "Ready", "True")
+            k: with_condition(
+                with_condition(copy.deepcopy(d.resource), "Ready", "True"), "ModelServing", "True"
+            )
             for k, d in result.resources.items()
         }
         required = {
@@ -152,7 +154,9 @@ def deployment_world(draw: st.DrawFn) -> World:
         }
     for key in list(observed):
         if observed[key]["kind"] == "ModelReplica" and not draw(st.booleans()):
-            observed[key] = with_condition(observed[key], "Ready", "False")
+            observed[key] = with_condition(
+                with_condition(observed[key], "Ready", "False"), "ModelServing", "False"
+            )
     return World(md, required, observed, frozenset({CLUSTERS}), own=REPLICAS)
 
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.evidence import look_up
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
     GATEWAY,
     gateway_address,
     gateway_class_name,
+    gateway_not_programmed,
 )
+from modelplane.compose.inferencecluster.handover import handover
 from modelplane.compose.inferencecluster.pools import gpu_pools, pools_condition
 from modelplane.compose.inferencecluster.providers import (
     helm_provider_config_for,
@@ -34,7 +37,12 @@ from modelplane.compose.inferencecluster.status import (
     waiting_condition,
 )
 from modelplane.compose.inferencecluster.target import MANAGED, Target, target_of
-from modelplane.compose.inferencecluster.usages import REPLICA_GUARD, gateway_guard, replica_guard
+from modelplane.compose.inferencecluster.usages import (
+    REPLICA_GUARD,
+    gateway_guard,
+    guarded_replicas,
+    replica_guard,
+)
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.labels import CLUSTER
@@ -49,6 +57,8 @@ GATEWAYS = "inference-gateways"
 GATEWAY_GUARD = "gateway-guard/"
 PROVIDER_CONFIG = "provider-config"
 HELM_PROVIDER_CONFIG = "helm-provider-config"
+GUARDED_REPLICA = "guarded-replica"
+"""Requirements asking for a guarded replica by name: ``guarded-replica/<namespace>/<name>``."""
 LABEL_VALUE_MAX = 63
 __all__ = ["CLASSES", "GATEWAY", "GATEWAYS", "HELM_PROVIDER_CONFIG", "PROVIDER_CONFIG", "REPLICAS"]
 
@@ -107,7 +117,13 @@ def compose_cluster(inputs: Inputs) -> Result:
             result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
         for key, obj in built.usages.items():
             result.resources[key] = Desired(obj, _exists(observed, key))
+        handed = handover(built.stack.parts, result.resources, observed)
+        for key, obj in handed.resources.items():
+            result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
         result.conditions.append(stack_condition(states))
+        handed_over = handed.condition()
+        if handed_over is not None:
+            result.conditions.append(handed_over)
     else:
         # A release or Object naming a ProviderConfig that does not exist yet only errors until
         # it does: compose them once both exist, and from then on always.
@@ -151,13 +167,30 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
     """The replica guard, and the InUse condition saying what holds the cluster (``gateways``:
     the gateways' part of it, or "")."""
     replicas = inputs.required.get(REPLICAS)
+    held = inputs.observed.get(REPLICA_GUARD)
     if replicas is None:
         # Not read yet: keep the guard as it stands rather than lift it on no evidence.
-        held = inputs.observed.get(REPLICA_GUARD)
         if held is not None:
             result.resources[REPLICA_GUARD] = Desired(carried(held), "True")
         return
-    if not replicas:
+    running: list[Mapping[str, Any]] = list(replicas)
+    if not running and held is not None:
+        # An empty list is no evidence the replicas went: ask for each guarded one by name.
+        still, pending = _guarded_still_here(inputs, name, held, result)
+        if pending:
+            result.resources[REPLICA_GUARD] = Desired(carried(held), "True")
+            result.conditions.append(
+                Condition(
+                    "InUse",
+                    "True",
+                    "ReplicasRunning",
+                    f"no ModelReplica is listed on this cluster; the guard stays until the "
+                    f"{pending} replicas it was composed for are read by name",
+                )
+            )
+            return
+        running = still
+    if not running:
         if gateways:
             result.conditions.append(Condition("InUse", "True", "GatewaysHosted", gateways))
             return
@@ -171,7 +204,7 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
             )
         )
         return
-    guard = replica_guard(name, replicas)
+    guard = replica_guard(name, running)
     result.resources[REPLICA_GUARD] = Desired(guard, _exists(inputs.observed, REPLICA_GUARD))
     message = "; ".join(m for m in (str(guard["spec"]["reason"]), gateways) if m)
     result.conditions.append(Condition("InUse", "True", "ReplicasRunning", message))
@@ -203,16 +236,39 @@ def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
     )
 
 
+def _guarded_still_here(
+    inputs: Inputs, name: str, guard: Mapping[str, Any], result: Result
+) -> tuple[list[Mapping[str, Any]], int]:
+    """The replicas the observed guard names that are, read by name, still on this cluster, and
+    how many are not read yet. Their requirements go into ``result``."""
+    by_namespace: dict[str, list[str]] = {}
+    for namespace, replica in guarded_replicas(guard):
+        by_namespace.setdefault(namespace, []).append(replica)
+    still: list[Mapping[str, Any]] = []
+    pending = 0
+    for namespace, names in sorted(by_namespace.items()):
+        lookup = look_up(
+            inputs, GUARDED_REPLICA, API_VERSION, "ModelReplica", names, namespace or None
+        )
+        result.requirements.update(lookup.requirements)
+        pending += len(lookup.pending)
+        still += [
+            r for r in lookup.found.values() if (r.get("spec") or {}).get("clusterName") == name
+        ]
+    return still, pending
+
+
 def _gateway_status(
     cluster: Obj, t: Target, observed: Mapping[str, Any] | None, result: Result
 ) -> Obj:
     published = (cluster.get("status") or {}).get("gateway") or {}
     gw = t.gateway
-    # Not observed yet (first reconcile, or a rendered fleet that states its status): keep what
-    # was last published rather than withdraw it on no evidence.
-    address = (
-        gateway_address(observed) if observed is not None else str(published.get("address") or "")
-    )
+    # Only the Gateway's own report withdraws an address (a new one, or Programmed=False); not
+    # observed yet, re-created, or read before its status was written, the last one stands.
+    observed_address = gateway_address(observed)
+    not_programmed = gateway_not_programmed(observed) if not observed_address else ""
+    last = str(published.get("address") or "")
+    address = observed_address or ("" if not_programmed else last)
     if gw.mode == MANAGED:
         class_name = gw.class_name
     else:
@@ -223,9 +279,23 @@ def _gateway_status(
     status["fleetHostname"] = gw.fleet_hostname
     if address:
         status["address"] = address
-        note = "" if observed is not None else " (as published; not observed yet)"
+        note = ""
+        if observed is None:
+            note = " (as published; not observed yet)"
+        elif not observed_address:
+            note = " (as last published; the Gateway reports no address yet)"
         result.conditions.append(
             Condition("GatewayReady", "True", "AddressAssigned", f"gateway address {address}{note}")
+        )
+    elif not_programmed:
+        result.conditions.append(
+            Condition(
+                "GatewayReady",
+                "False",
+                "GatewayNotProgrammed",
+                f"Gateway {gw.namespace}/{gw.name} on the cluster is not programmed "
+                f"({not_programmed}); replicas placed here are not reachable until it is",
+            )
         )
     else:
         result.conditions.append(

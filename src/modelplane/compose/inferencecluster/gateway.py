@@ -278,6 +278,16 @@ def gateway_address(observed: Mapping[str, Any] | None) -> str:
     return ""
 
 
+def gateway_not_programmed(observed: Mapping[str, Any] | None) -> str:
+    """Why the observed Gateway says it is not programmed (its own Programmed=False), or ""
+    when it says nothing of the kind: a Gateway re-created, or read before its controller wrote
+    its status, is no evidence that its address went away."""
+    for c in (_manifest(observed).get("status") or {}).get("conditions") or []:
+        if isinstance(c, Mapping) and c.get("type") == "Programmed" and c.get("status") == "False":
+            return f"{c.get('reason') or 'NotProgrammed'}: {c.get('message') or ''}".rstrip(": ")
+    return ""
+
+
 def gateway_class_name(observed: Mapping[str, Any] | None) -> str:
     """The class an observed Gateway names, or "" before it is observed."""
     return str((_manifest(observed).get("spec") or {}).get("gatewayClassName") or "")

@@ -28,6 +28,9 @@ Obj = dict[str, Any]
 USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
 CLUSTER_API_VERSION = "modelplane.ai/v1alpha1"
 REPLICA_GUARD = "replica-guard"
+GUARDED = "modelplane.ai/guarded-replicas"
+"""Annotation on the guard: every replica it was composed for (``namespace/name``, comma
+separated), so an empty list can be checked against them by name before the guard goes."""
 _NAMED_REPLICAS = 5
 
 
@@ -53,7 +56,10 @@ def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
     return {
         "apiVersion": USAGE_API_VERSION,
         "kind": "ClusterUsage",
-        "metadata": {"name": dns_label(cluster, REPLICA_GUARD)},
+        "metadata": {
+            "name": dns_label(cluster, REPLICA_GUARD),
+            "annotations": {GUARDED: ",".join(names)},
+        },
         "spec": {
             "of": {
                 "apiVersion": CLUSTER_API_VERSION,
@@ -91,6 +97,17 @@ def gateway_guard(cluster: str, gateway: str) -> Obj:
             "replayDeletion": True,
         },
     }
+
+
+def guarded_replicas(guard: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(namespace, name) of every replica an observed guard was composed for."""
+    annotations = (guard.get("metadata") or {}).get("annotations") or {}
+    out = []
+    for entry in str(annotations.get(GUARDED) or "").split(","):
+        namespace, _, name = entry.partition("/")
+        if name:
+            out.append((namespace, name))
+    return out
 
 
 def replica_names(replicas: Sequence[Mapping[str, Any]]) -> list[str]:

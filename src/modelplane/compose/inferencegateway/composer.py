@@ -31,6 +31,7 @@ from modelplane.compose.frontdoor import (
     cluster_gateway,
     fleet_pki,
     front_gateway_name,
+    gateway_withdrawn,
 )
 from modelplane.compose.inferencegateway import objects
 from modelplane.compose.remote import remote_object
@@ -133,9 +134,9 @@ def compose_gateway(inputs: Inputs) -> Result:
         )
 
     result = Result(requirements=dict(REQUIREMENTS))
-    # A cluster listed before its status was written is no evidence its gateway went away: the
-    # hop to it stays as it is.
-    unwritten = {c for c, obj in fleet.items() if not obj.get("status")}
+    # A cluster listed before its gateway address was written (or with only Crossplane's
+    # conditions) is no evidence its gateway went away: the hop to it stays as it is.
+    unwritten = {c for c in unreachable if not gateway_withdrawn(fleet[c])}
     for key, obj in sorted(inputs.observed.items()):
         if key.startswith((BACKEND, BACKEND_TLS)) and key.partition("/")[2] in unwritten:
             result.resources[key] = Desired(carried(obj), ready_as_observed(obj))

@@ -1,8 +1,9 @@
-"""A ModelEndpoint per replica that can take traffic: observed Ready, on a cluster that publishes
-a gateway address. Withdrawn as soon as either stops holding (Crossplane deletes an endpoint left
-out of the desired state), so a ModelService never routes to a replica that is not serving yet;
-but a cluster that is not listed, or listed without its status, is no evidence that its gateway
-went away, so an endpoint there is kept as it is.
+"""A ModelEndpoint per replica that can take traffic: observed ModelServing (a pod restarting or
+a rolling update leaves it serving, though not Ready), on a cluster that publishes a gateway
+address. Withdrawn on evidence that either stopped holding (ModelServing False; the cluster's
+GatewayReady False), Crossplane deleting an endpoint left out of the desired state; a replica
+whose status is not written yet, or a cluster that is not listed, or listed without its gateway
+status, is no evidence, so an endpoint there is kept as it is.
 
 Each endpoint carries its replica's labels (the template's plus the deployment, cluster and
 replica index), the public ``url``/``rewritePath`` (the replica's own address on its cluster's
@@ -14,17 +15,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import by_name, cluster_gateway
+from modelplane.compose.frontdoor import by_name, cluster_gateway, gateway_withdrawn
 from modelplane.compose.modeldeployment.stamp import API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Desired, Inputs, Result, namespace_of
-from modelplane.observed import carried, carry_forward, observed_ready, ready_as_observed
+from modelplane.kube.objects import condition
+from modelplane.observed import carried, carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
 CLASSES = "inference-classes"
 """The deployment's requirements on every InferenceCluster and InferenceClass (the composer's)."""
+SERVING = "ModelServing"
 ENDPOINT_PREFIX = "endpoint-"
 REPLICA_PREFIX = "replica-"
 
@@ -49,13 +52,23 @@ def with_endpoints(inputs: Inputs, result: Result) -> Result:
     fleet = by_name(inputs.required[CLUSTERS])
     for key, desired in list(result.resources.items()):
         replica = desired.resource
-        if replica.get("kind") != "ModelReplica" or not observed_ready(inputs.observed.get(key)):
+        if replica.get("kind") != "ModelReplica":
             continue
         ek = endpoint_key(key)
+        serving = _serving(inputs.observed.get(key))
+        if serving != "True":
+            # Serving False is the evidence that withdraws an endpoint; a replica whose status
+            # is not written yet keeps the endpoint it has.
+            if serving == "Unknown" and ek in observed:
+                result.resources[ek] = Desired(
+                    carried(observed[ek]), ready_as_observed(observed[ek])
+                )
+            continue
         cluster = fleet.get(str((replica.get("spec") or {}).get("clusterName") or ""))
-        if cluster is None or not cluster.get("status"):
-            # The cluster is not listed, or listed before its status was written: no evidence
-            # its gateway went away, so an endpoint it has stays as it is.
+        if cluster is None or not _reachable(cluster):
+            # The cluster is not listed, or listed before its gateway address was written (or
+            # with only Crossplane's conditions): no evidence its gateway went away, so an
+            # endpoint it has stays as it is.
             if ek in observed:
                 result.resources[ek] = Desired(
                     carried(observed[ek]), ready_as_observed(observed[ek])
@@ -65,6 +78,20 @@ def with_endpoints(inputs: Inputs, result: Result) -> Result:
         if endpoint is not None:
             result.resources[ek] = Desired(endpoint, ready_as_observed(observed.get(ek)))
     return result
+
+
+def _serving(replica: Mapping[str, Any] | None) -> str:
+    """The replica's ModelServing status: whether it can take traffic (one ready copy of each
+    engine and its routing path), not whether its rollout is complete (Ready)."""
+    c = condition(replica, SERVING)
+    return str(c.get("status") or "Unknown") if c else "Unknown"
+
+
+def _reachable(cluster: Mapping[str, Any]) -> bool:
+    """Whether the cluster's status decides its endpoints: it publishes a gateway address and a
+    providerConfigRef, or says its gateway has none."""
+    gateway = cluster_gateway(cluster)
+    return bool(gateway.address and gateway.provider_config) or gateway_withdrawn(cluster)
 
 
 def _endpoint(replica: Obj, cluster: Mapping[str, Any]) -> Obj | None:

@@ -1,0 +1,70 @@
+"""Evidence that something is gone: asked for by name and not there.
+
+A label-selected list can come back empty or short (an informer that lags, a cache not synced
+yet) and looks then exactly like every object deleted. So when a composite stands on an object
+such a list no longer holds, it asks for that object by name (a required resource selected by
+``matchName``) and keeps what it composed until the answer comes: Crossplane fetches the new
+requirement and calls again within the same reconcile. Nothing back is the evidence; an object
+back means the list lagged, and it is read as if listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelplane.composer import Inputs, Requirement
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The answers to by-name requirements, by the name asked for."""
+
+    requirements: dict[str, Requirement] = field(default_factory=dict)
+    """The requirements to return, so the answers keep coming while they are needed."""
+    found: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    gone: frozenset[str] = frozenset()
+    pending: frozenset[str] = frozenset()
+    """Asked for, not fetched yet: nothing is known of them."""
+
+
+def requirement_name(prefix: str, name: str, namespace: str | None = None) -> str:
+    return f"{prefix}/{namespace}/{name}" if namespace else f"{prefix}/{name}"
+
+
+def look_up(
+    inputs: Inputs,
+    prefix: str,
+    api_version: str,
+    kind: str,
+    names: Iterable[str],
+    namespace: str | None = None,
+) -> Lookup:
+    """Ask for each of ``names`` by name (in ``namespace``, when the kind is namespaced) and
+    sort what the request already answers."""
+    requirements: dict[str, Requirement] = {}
+    found: dict[str, Mapping[str, Any]] = {}
+    gone: set[str] = set()
+    pending: set[str] = set()
+    for name in sorted(set(names)):
+        key = requirement_name(prefix, name, namespace)
+        requirements[key] = Requirement(api_version, kind, match_name=name, namespace=namespace)
+        items = inputs.required.get(key)
+        if items is None:
+            pending.add(name)
+            continue
+        match = [
+            o
+            for o in items
+            if isinstance(o, Mapping)
+            and isinstance(o.get("metadata"), Mapping)
+            and str(o["metadata"].get("name")) == name
+        ]
+        if match:
+            found[name] = match[0]
+        else:
+            gone.add(name)
+    return Lookup(requirements, found, frozenset(gone), frozenset(pending))

@@ -1,0 +1,76 @@
+"""Handing a component over: Managed -> External never uninstalls it.
+
+A component made External is "never installed, changed or deleted", and that holds for the one
+Modelplane installed before too: dropping its Release would make provider-helm uninstall it
+(``helmExternal.Delete`` calls ``helm.Uninstall``), and dropping an Object deletes its remote
+object. So each Release or Object the component composed that could still delete something on
+the cluster is kept, observe-only (``managementPolicies: [Observe]``: crossplane-runtime then
+skips the external delete), until it is observed with that policy; then it is dropped, and
+deleting it leaves everything on the cluster as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.compose.inferencecluster.gateway import FLEET_COMPONENT, GATEWAY_COMPONENT
+from modelplane.compose.inferencecluster.stack import Part
+from modelplane.compose.inferencecluster.target import MANAGED
+from modelplane.composer import Condition
+from modelplane.labels import STACK_COMPONENT
+from modelplane.observed import carried
+
+Obj = dict[str, Any]
+
+OBSERVE_ONLY = ["Observe"]
+HANDED_OVER = "HandedOver"
+
+
+@dataclass(frozen=True)
+class Handover:
+    resources: dict[str, Obj]
+    """Resources kept, observe-only, until observed so (by composition resource name)."""
+    components: tuple[str, ...]
+    """The components being handed over."""
+
+    def condition(self) -> Condition | None:
+        if not self.resources:
+            return None
+        return Condition(
+            HANDED_OVER,
+            "True",
+            "HandingOver",
+            f"{', '.join(self.components)} made External: what Modelplane installed stays "
+            f"installed and is no longer managed ({', '.join(sorted(self.resources))} kept "
+            "observe-only until orphaned, then released; nothing is uninstalled)",
+        )
+
+
+def handover(
+    parts: Sequence[Part], wanted: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any]]
+) -> Handover:
+    """What of ``observed`` an External component composed while it was Managed, and still
+    could delete on the cluster: each as it was applied, made observe-only."""
+    external = {p.name for p in parts if p.mode != MANAGED}
+    if GATEWAY_COMPONENT in external:
+        external.add(FLEET_COMPONENT)  # an External gateway brings its own fleet TLS
+    kept: dict[str, Obj] = {}
+    components: set[str] = set()
+    for key, obj in sorted(observed.items()):
+        if key in wanted or obj.get("kind") not in ("Release", "Object"):
+            continue
+        component = str(((obj.get("metadata") or {}).get("labels") or {}).get(STACK_COMPONENT))
+        if component not in external or not _may_delete(obj):
+            continue
+        out = carried(dict(obj))
+        out["spec"] = {**(out.get("spec") or {}), "managementPolicies": list(OBSERVE_ONLY)}
+        kept[key] = out
+        components.add(component)
+    return Handover(kept, tuple(sorted(components)))
+
+
+def _may_delete(obj: Mapping[str, Any]) -> bool:
+    policies = (obj.get("spec") or {}).get("managementPolicies")
+    return policies is None or "*" in policies or "Delete" in policies

@@ -1,0 +1,175 @@
+"""Day-two churn on an InferenceCluster, through the FunctionRunner: a component handed over to
+its owner, a Gateway read before its status is written, a replica list that comes back empty.
+Nothing installed is uninstalled, no address is withdrawn and no protection lifted on no
+evidence."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from modelplane.compose.inferencecluster.composer import CLASSES, GATEWAY, REPLICAS
+from modelplane.compose.inferencecluster.usages import REPLICA_GUARD
+from tests.compose.through import Response, run
+
+from .support import H100, cluster, observed_as_installed
+from .support import installing as installing_directly
+
+Obj = dict[str, Any]
+
+
+def reconcile(ic: Obj, observed: dict[str, Obj], replicas: list[Obj] | None = None, **more: Any):
+    required: dict[str, list[Obj] | None] = {CLASSES: [H100], REPLICAS: replicas, **more}
+    return run(ic, observed, required)
+
+
+def installed(ic: Obj) -> dict[str, Obj]:
+    """Every resource the cluster composes, observed as a working cluster reports it."""
+    return observed_as_installed(installing_directly(ic))
+
+
+def as_observed(rsp: Response) -> dict[str, Obj]:
+    assert rsp.fatal is None, rsp.fatal
+    return copy.deepcopy(rsp.resources)
+
+
+def component(rsp: Response, name: str, kind: str) -> dict[str, Obj]:
+    return {
+        k: r
+        for k, r in rsp.resources.items()
+        if r["kind"] == kind and (r["metadata"].get("labels") or {}).get(STACK) == name
+    }
+
+
+STACK = "modelplane.ai/stack-component"
+
+
+# --- Managed -> External hands a component over ----------------------------------------------
+
+
+def external(ic: Obj, field: str) -> Obj:
+    out = copy.deepcopy(ic)
+    out["spec"].setdefault("servingStack", {})[field] = {"mode": "External"}
+    return out
+
+
+def test_a_component_made_external_keeps_its_release_observe_only() -> None:
+    # provider-helm v1.4.0 pkg/controller/namespaced/release/release.go: Setup enables
+    # managed.WithManagementPolicies() (on by default: cmd/provider/main.go
+    # --enable-management-policies), and helmExternal.Delete calls helm.Uninstall. The
+    # managed reconciler of crossplane-runtime v2.3.3 (pkg/reconciler/managed/reconciler.go,
+    # policies.go ShouldDelete) skips Delete for a resource whose managementPolicies hold
+    # neither Delete nor "*": a Release kept observe-only until it is observed so is released
+    # by Crossplane without uninstalling the chart.
+    ic = cluster()
+    observed = installed(ic)
+    [(key, before)] = component_of(observed, "cert-manager", "Release").items()
+    rsp = reconcile(external(ic, "certManager"), observed)
+    kept = rsp.resources[key]
+    assert kept["spec"]["managementPolicies"] == ["Observe"]
+    assert kept["spec"]["forProvider"] == before["spec"]["forProvider"]
+    assert rsp.condition("HandedOver")[:2] == ("True", "HandingOver")
+    assert "cert-manager" in rsp.condition("HandedOver")[2]
+
+
+def test_a_release_observed_observe_only_is_released() -> None:
+    ic = cluster()
+    handing = reconcile(external(ic, "certManager"), installed(ic))
+    observed = as_observed(handing)
+    rsp = reconcile(external(ic, "certManager"), observed)
+    assert component(rsp, "cert-manager", "Release") == {}
+    assert "HandedOver" not in rsp.conditions
+
+
+def test_an_external_gateway_keeps_its_class_proxy_certificate_and_client_policy() -> None:
+    ic = cluster()
+    observed = installed(ic)
+    was = {
+        k
+        for k, o in observed.items()
+        if o["kind"] == "Object"
+        and o["spec"].get("managementPolicies") is None
+        and o["metadata"]["labels"][STACK] in ("inference-gateway", "fleet-tls")
+    }
+    gone_external = copy.deepcopy(ic)
+    gone_external["spec"]["gateway"] = {"mode": "External"}
+    rsp = reconcile(gone_external, observed)
+    kinds = {
+        rsp.resources[k]["spec"]["forProvider"]["manifest"]["kind"]
+        for k in was
+        if k in rsp.resources and rsp.resources[k]["spec"].get("managementPolicies") == ["Observe"]
+    }
+    assert {"GatewayClass", "EnvoyProxy", "Certificate", "ClientTrafficPolicy"} <= kinds
+
+
+def component_of(observed: dict[str, Obj], name: str, kind: str) -> dict[str, Obj]:
+    return {
+        k: r
+        for k, r in observed.items()
+        if r["kind"] == kind and (r["metadata"].get("labels") or {}).get(STACK) == name
+    }
+
+
+# --- a Gateway read before its status is written -------------------------------------------
+
+
+def test_a_gateway_observed_without_status_keeps_the_last_address() -> None:
+    ic = cluster()
+    ic["status"] = {"gateway": {"address": "203.0.113.10"}}
+    observed = installed(ic)
+    observed[GATEWAY].pop("status", None)
+    rsp = reconcile(ic, observed)
+    assert rsp.fatal is None, rsp.fatal
+    # The address is carried forward, and GatewayReady says it is the last one published.
+    status, _, message = rsp.condition("GatewayReady")
+    assert status == "True"
+    assert "203.0.113.10" in message and "last published" in message
+
+
+# --- an empty replica list -----------------------------------------------------------------------
+
+
+def replica(name: str, namespace: str, cluster_name: str = "east") -> Obj:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {"name": name, "namespace": namespace, "labels": {}},
+        "spec": {
+            "clusterName": cluster_name,
+            "engines": [
+                {
+                    "name": "main",
+                    "members": [{"role": "Standalone", "template": {"spec": {"containers": []}}}],
+                }
+            ],
+        },
+    }
+
+
+def guarded(ic: Obj) -> dict[str, Obj]:
+    return as_observed(reconcile(ic, installed(ic), [replica("r0", "team-a")]))
+
+
+def test_an_empty_replica_list_keeps_the_guard_and_asks_for_the_replicas_by_name() -> None:
+    ic = cluster()
+    observed = guarded(ic)
+    rsp = reconcile(ic, observed, [])
+    assert REPLICA_GUARD in rsp.resources
+    assert rsp.condition("InUse")[0] == "True"
+
+
+def test_a_guarded_replica_found_by_name_keeps_the_guard() -> None:
+    ic = cluster()
+    observed = guarded(ic)
+    more = {"guarded-replica/team-a/r0": [replica("r0", "team-a")]}
+    rsp = reconcile(ic, observed, [], **more)
+    assert REPLICA_GUARD in rsp.resources
+    assert "team-a/r0" in rsp.resources[REPLICA_GUARD]["spec"]["reason"]
+
+
+def test_the_guard_goes_once_every_guarded_replica_is_positively_gone() -> None:
+    ic = cluster()
+    observed = guarded(ic)
+    rsp = reconcile(ic, observed, [], **{"guarded-replica/team-a/r0": []})
+    assert REPLICA_GUARD not in rsp.resources
+    assert rsp.condition("InUse")[:2] == ("False", "NoReplicas")
