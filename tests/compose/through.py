@@ -27,6 +27,8 @@ class Response:
     """(severity, message) of every non-fatal result."""
     composite_ready: str = "READY_UNSPECIFIED"
     """The composite's own readiness, which Crossplane puts before its composed resources'."""
+    status: Obj = field(default_factory=dict)
+    """The composite's desired status fields (conditions aside)."""
 
     def condition(self, type_: str) -> tuple[str, str, str]:
         return self.conditions[type_]
@@ -76,4 +78,9 @@ def run(
             if r.severity != fnv1.SEVERITY_FATAL
         ],
         composite_ready=fnv1.Ready.Name(rsp.desired.composite.ready),
+        status={
+            k: v
+            for k, v in struct_to_dict(rsp.desired.composite.resource).get("status", {}).items()
+            if k != "conditions"
+        },
     )

@@ -25,7 +25,7 @@ class Lookup:
 
     requirements: dict[str, Requirement] = field(default_factory=dict)
     """The requirements to return, so the answers keep coming while they are needed."""
-    found: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    found: dict[str, Obj] = field(default_factory=dict)
     gone: frozenset[str] = frozenset()
     pending: frozenset[str] = frozenset()
     """Asked for, not fetched yet: nothing is known of them."""
@@ -46,7 +46,7 @@ def look_up(
     """Ask for each of ``names`` by name (in ``namespace``, when the kind is namespaced) and
     sort what the request already answers."""
     requirements: dict[str, Requirement] = {}
-    found: dict[str, Mapping[str, Any]] = {}
+    found: dict[str, Obj] = {}
     gone: set[str] = set()
     pending: set[str] = set()
     for name in sorted(set(names)):

@@ -472,7 +472,11 @@ def test_a_cluster_losing_its_provider_config_keeps_its_observed_objects() -> No
 def test_a_cluster_gone_or_no_longer_selected_loses_its_objects(fleet: list[Obj]) -> None:
     both = [cluster("a", {"t": "x"}), cluster("b", {"t": "x"})]
     observed = simulate_observed(resources(compose(cache(selector={"t": "x"}), both)), 1)
-    result = compose(cache(selector={"t": "x"}), fleet, observed)
+    # A cluster missing from the list is asked for by name; nothing back is its deletion.
+    required = {CLUSTERS: fleet, "cluster/b": []}
+    result = compose_model_cache(
+        Inputs(composite=cache(selector={"t": "x"}), required=required, observed=observed)
+    )
     assert sorted(manifests(result, "PersistentVolumeClaim")) == ["a"]
     assert not [k for k in result.resources if k.endswith("-b")]
 

@@ -46,8 +46,11 @@ def reconcile(
     clusters: list[Obj],
     replicas: list[Obj] | None = None,
     observed: dict[str, Obj] | None = None,
+    gone: tuple[str, ...] = (),
 ) -> Result:
+    """``gone``: clusters asked for by name that are not there."""
     required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: replicas or []}
+    required |= {f"cluster/{name}": [] for name in gone}
     return compose_deployment(Inputs(composite=md, required=required, observed=observed or {}))
 
 
@@ -246,7 +249,7 @@ def test_serving_during_a_move_says_which_replicas_are_only_kept_until_replaced(
     # "1 of 1 replicas serving" alone reads as success beside status False.
     assert cond.status == "False"
     assert cond.message.startswith(
-        "1 of 1 replicas serving (1 of them kept only until its replacement serves)"
+        "1 of 1 replicas serving, 1 moving (kept serving until its replacement serves)"
     )
 
 
@@ -258,17 +261,17 @@ def test_a_shortfall_with_no_eligible_cluster_is_not_called_insufficient_capacit
 
 
 def test_a_replica_on_a_deleted_cluster_is_kept_until_its_replacement_serves() -> None:
-    # A deleted cluster and a list that lags look alike: make before break, as for a drain.
+    # Deleted (asked for by name, nothing came back): make before break, as for a drain.
     md = deployment()
     observed = existing(reconcile(md, fleet("east", "west")))
     (old,) = observed
-    moving = reconcile(md, fleet("west"), list(observed.values()), observed)
+    moving = reconcile(md, fleet("west"), list(observed.values()), observed, gone=("east",))
     mrs = replicas_of(moving)
     assert old in mrs
     [new] = [k for k, mr in mrs.items() if mr["spec"]["clusterName"] == "west"]
 
     both = {old: observed[old], new: serving(mrs[new])}
-    done = reconcile(md, fleet("west"), list(both.values()), both)
+    done = reconcile(md, fleet("west"), list(both.values()), both, gone=("east",))
     assert set(replicas_of(done)) == {new}
 
 

@@ -95,3 +95,35 @@ def test_a_cluster_whose_gateway_is_not_ready_loses_its_endpoints() -> None:
     del east["status"]["gateway"]["address"]
     east = with_condition(east, "GatewayReady", "False", "GatewayNotProgrammed")
     assert endpoints(reconcile(md, [east], observed)) == []
+
+
+def test_a_replica_on_a_cluster_positively_gone_moves_make_before_break() -> None:
+    md = deployment("qwen", replicas=2)
+    observed = settled(md, fleet("a", "b"))
+    # b is missing from the list and, asked for by name, nothing comes back.
+    required = {CLUSTERS: fleet("a", "c"), CLASSES: [H100], "cluster/b": []}
+    mine = [o for o in observed.values() if o["kind"] == "ModelReplica"]
+    moving = run(md, observed, {**required, REPLICAS: mine})
+    replicas = sorted(k for k, o in moving.resources.items() if o["kind"] == "ModelReplica")
+    assert replicas == ["replica-0-a", "replica-1-b", "replica-1-c"]
+    assert moving.status["replicas"] == {"total": 2, "ready": 2, "moving": 1}
+    assert moving.condition("ReplicasServing")[2].startswith("2 of 2 replicas serving, 1 moving")
+
+    # The replacement serves: the old replica goes, and nothing is moving any more.
+    after = as_observed(moving)
+    mine = [o for o in after.values() if o["kind"] == "ModelReplica"]
+    done = run(md, after, {**required, REPLICAS: mine})
+    replicas = sorted(k for k, o in done.resources.items() if o["kind"] == "ModelReplica")
+    assert replicas == ["replica-0-a", "replica-1-c"]
+    assert done.status["replicas"] == {"total": 2, "ready": 2}
+
+
+def test_a_cluster_a_lagging_list_left_out_keeps_its_replica_in_place() -> None:
+    md = deployment("qwen", replicas=2)
+    observed = settled(md, fleet("a", "b"))
+    mine = [o for o in observed.values() if o["kind"] == "ModelReplica"]
+    required = {CLUSTERS: fleet("a", "c"), CLASSES: [H100], REPLICAS: mine}
+    rsp = run(md, observed, {**required, "cluster/b": fleet("b")})
+    replicas = sorted(k for k, o in rsp.resources.items() if o["kind"] == "ModelReplica")
+    assert replicas == ["replica-0-a", "replica-1-b"]
+    assert rsp.status["replicas"] == {"total": 2, "ready": 2}

@@ -55,13 +55,16 @@ def reconcile(
     fleet: list[Obj],
     classes: list[Obj] | None = None,
     listed: list[Obj] | None = None,
+    gone: tuple[str, ...] = (),
 ) -> Response:
-    """A reconcile with ``observed`` composed; ``listed``: the required replicas (default all)."""
+    """A reconcile with ``observed`` composed; ``listed``: the required replicas (default all);
+    ``gone``: clusters asked for by name that are not there."""
     required = {
         CLUSTERS: fleet,
         CLASSES: [H100] if classes is None else classes,
         REPLICAS: list(observed.values()) if listed is None else listed,
     }
+    required |= {f"cluster/{name}": [] for name in gone}
     rsp = run(md, observed, required)
     assert rsp.fatal is None, rsp.fatal
     # The replicas only: a Ready replica also gets a ModelEndpoint, which these tests leave aside.
@@ -105,7 +108,7 @@ def test_no_class_listed_keeps_every_replica_unchanged_and_says_why() -> None:
 # --- a replica's cluster missing ---------------------------------------------------------------
 
 
-def test_a_replica_whose_cluster_is_unlisted_and_that_has_nowhere_to_go_is_kept_and_reported() -> (
+def test_a_replica_whose_cluster_is_deleted_and_that_has_nowhere_to_go_is_kept_and_reported() -> (
     None
 ):
     md = deployment("qwen", WHOLE_NODE, replicas=2)
@@ -113,15 +116,14 @@ def test_a_replica_whose_cluster_is_unlisted_and_that_has_nowhere_to_go_is_kept_
     [west] = [k for k, mr in observed.items() if mr["spec"]["clusterName"] == "west"]
     # Its own composition waits for the cluster too, so its status no longer says serving.
     observed[west] = serving(observed[west], "False")
-    rsp = reconcile(md, observed, clusters("east"))
+    rsp = reconcile(md, observed, clusters("east"), gone=("west",))
     assert set(rsp.resources) == set(observed)
     assert rsp.resources[west]["spec"] == observed[west]["spec"]
     status, reason, message = rsp.condition("ReplicasScheduled")
     assert (status, reason) == ("False", "InsufficientCapacity")
     name = observed[west]["metadata"]["name"]
     assert (
-        f"{name} on west kept as no listed cluster can take it "
-        "(cluster west is not listed: deleted, or the list lags)"
+        f"{name} on west kept as no listed cluster can take it (cluster west is deleted)"
     ) in message
     assert f"removing {name}" not in message
 
@@ -145,11 +147,34 @@ def test_a_replica_on_an_unlisted_class_is_not_scaled_down_on_no_evidence() -> N
     ) in rsp.condition("ReplicasScheduled")[2]
 
 
-def test_a_replica_whose_cluster_is_unlisted_moves_make_before_break() -> None:
+def test_a_replica_whose_cluster_is_unlisted_is_asked_for_by_name_and_kept_meanwhile() -> None:
+    md = deployment("qwen", WHOLE_NODE)
+    observed = settled(md, clusters("east"))
+    rsp = reconcile(md, observed, clusters("west"))
+    assert set(rsp.resources) == set(observed)
+    assert rsp.condition("ReplicasScheduled")[:2] == ("Unknown", "WaitingForFleet")
+
+
+def test_a_replica_whose_cluster_a_lagging_list_left_out_stays_where_it_is() -> None:
+    md = deployment("qwen", WHOLE_NODE)
+    observed = settled(md, clusters("east"))
+    fleet = clusters("west")
+    required = {
+        CLUSTERS: fleet,
+        CLASSES: [H100],
+        REPLICAS: list(observed.values()),
+        "cluster/east": clusters("east"),
+    }
+    rsp = run(md, observed, required)
+    assert {k for k, r in rsp.resources.items() if r["kind"] == "ModelReplica"} == set(observed)
+    assert rsp.condition("ReplicasScheduled")[:2] == ("True", "AllReplicasScheduled")
+
+
+def test_a_replica_whose_cluster_is_deleted_moves_make_before_break() -> None:
     md = deployment("qwen", WHOLE_NODE)
     observed = settled(md, clusters("east"))
     [old] = observed
-    moving = reconcile(md, observed, clusters("west"))
+    moving = reconcile(md, observed, clusters("west"), gone=("east",))
     assert old in moving.resources
     [new] = on(moving, "west")
     name = observed[old]["metadata"]["name"]
@@ -158,8 +183,10 @@ def test_a_replica_whose_cluster_is_unlisted_moves_make_before_break() -> None:
         in moving.condition("ReplicasScheduled")[2]
     )
 
+    assert moving.condition("ReplicasServing")[2].startswith("1 of 1 replicas serving, 1 moving")
+
     both = {old: observed[old], new: serving(moving.resources[new])}
-    done = reconcile(md, both, clusters("west"))
+    done = reconcile(md, both, clusters("west"), gone=("east",))
     assert set(done.resources) == {new}
 
 

@@ -13,10 +13,12 @@ namespace on the control plane, applied to the cache's namespace on the workload
 - a hydration Job that runs ``hf download`` into the claim with the same ``HF_HUB_CACHE`` the
   engines get, so the snapshot lands where the engines look for it.
 
-A cluster that no longer exists or no longer matches loses its objects (the cache is per
-cluster). A selected cluster without ``providerConfigRef`` keeps what was observed for it: the
-reference going missing is a transient fault of the cluster's own composition. So does every
-cluster when none is listed: all deleted and a list that failed or lags look alike.
+A cluster that no longer matches loses its objects (the cache is per cluster), and so does one
+that no longer exists: missing from the list, it is asked for by name, and its objects stay
+until nothing comes back. A selected cluster without ``providerConfigRef`` keeps what was
+observed for it: the reference going missing is a transient fault of the cluster's own
+composition. So does every cluster when none is listed: all deleted and a list that failed or
+lags look alike.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.cache import CACHE_MOUNT_PATH, CACHE_VOLUME, cache_claim_name
+from modelplane.compose.evidence import look_up
 from modelplane.compose.remote import (
     NEVER_DELETE,
     managed_metadata,
@@ -42,6 +45,8 @@ Obj = dict[str, Any]
 API_VERSION = "modelplane.ai/v1alpha1"
 CLUSTERS = "inference-clusters"
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
+BY_NAME = "cluster"
+"""Requirements asking for a cluster the list does not hold by name: ``cluster/<name>``."""
 HYDRATED = "Hydrated"
 
 # The vLLM engine image the examples pin: it ships huggingface_hub with the ``hf`` CLI, so the
@@ -93,9 +98,19 @@ def compose_model_cache(inputs: Inputs) -> Result:
     if not inputs.required[CLUSTERS] and inputs.observed:
         return _fleet_unlisted(inputs.observed, sorted(mine))
 
-    result = Result(requirements=dict(REQUIREMENTS))
+    listed = list(inputs.required[CLUSTERS])
+    names = {str(c["metadata"]["name"]) for c in listed if isinstance(c.get("metadata"), Mapping)}
+    # A cluster holding our objects but missing from the list is asked for by name: only
+    # nothing back (or found no longer selected) is evidence enough to delete its weights.
+    lookup = look_up(inputs, BY_NAME, API_VERSION, "InferenceCluster", set(mine) - names)
+    result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
     phases: list[ClusterPhase] = []
-    for cluster in selected(mc, inputs.required[CLUSTERS]):
+    for name in sorted(lookup.pending):
+        for key, obj in mine[name].items():
+            result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
+        message = "not listed; its objects are kept until it is read by name"
+        phases.append(ClusterPhase(name, PENDING, message))
+    for cluster in selected(mc, [*listed, *lookup.found.values()]):
         name = str(cluster["metadata"]["name"])
         observed = mine.get(name, {})
         provider_config = _provider_config(cluster)
@@ -112,6 +127,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
         [job_key] = [k for k in composed if k.startswith(f"{HYDRATE}-")]
         phases.append(cluster_phase(name, inputs.observed.get(job_key)))
 
+    phases.sort(key=lambda p: p.name)
     ready = sum(1 for p in phases if p.phase == READY)
     result.status = {
         "clusters": [p.as_status() for p in phases],

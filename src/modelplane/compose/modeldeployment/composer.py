@@ -28,6 +28,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from modelplane.compose.evidence import Lookup, look_up
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
@@ -41,6 +42,8 @@ Obj = dict[str, Any]
 CLUSTERS = "inference-clusters"
 CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
+CLUSTER_BY_NAME = "cluster"
+"""Requirements asking for a replica's cluster the list does not hold: ``cluster/<name>``."""
 LABEL_VALUE_MAX = 63
 SCHEDULED = "ReplicasScheduled"
 SERVING = "ReplicasServing"
@@ -70,10 +73,16 @@ def _place(inputs: Inputs) -> Result:
     unlisted = [name for name in (CLUSTERS, CLASSES) if not inputs.required[name]]
     if unlisted and mine:
         return _fleet_unlisted(md, inputs.observed, mine, unlisted)
+    lookup = _look_up_clusters(inputs, mine)
+    if lookup.pending:
+        asked = [f"InferenceCluster {n} by name (not listed)" for n in sorted(lookup.pending)]
+        return _waiting(inputs.observed, asked, lookup.requirements)
 
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
     clusters = [
-        c for c in inputs.required[CLUSTERS] if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX
+        c
+        for c in [*inputs.required[CLUSTERS], *lookup.found.values()]
+        if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX
     ]
     classes = inputs.required[CLASSES]
     # What the deployment composed is its own, whatever the (possibly lagging) list says.
@@ -81,7 +90,7 @@ def _place(inputs: Inputs) -> Result:
     if plan.selector_errors:
         return _invalid_selectors(mine, plan)
 
-    result = Result(requirements=dict(REQUIREMENTS))
+    result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     placed_keys: list[str] = []
     names: dict[str, str] = {}
@@ -104,7 +113,10 @@ def _place(inputs: Inputs) -> Result:
     kept += [key for key in stranded if _serving(mine[key]) == "True"]
 
     ready = serving_placed + len(kept)
-    result.status = {"replicas": {"total": plan.scheduled, "ready": ready}}
+    replicas = {"total": plan.scheduled, "ready": ready}
+    if kept:
+        replicas["moving"] = len(kept)
+    result.status = {"replicas": replicas}
     scheduled = _with_stranded(plan, kept, mine, stranded)
     result.conditions.append(scheduled)
     result.conditions.append(serving_condition(plan.desired, names, kept, mine))
@@ -186,10 +198,9 @@ def serving_condition(
     count = len(serving) + len(kept)
     message = f"{count} of {desired} replicas serving"
     if kept:
-        message += f" ({len(kept)} of them kept only until {'its' if len(kept) == 1 else 'their'} "
-        message += (
-            f"replacement{'s' if len(kept) != 1 else ''} serve{'s' if len(kept) == 1 else ''})"
-        )
+        # Counted where they serve and as moving: make before break composes both for a while.
+        message += f", {len(kept)} moving (kept serving until "
+        message += f"{'its replacement serves' if len(kept) == 1 else 'their replacements serve'})"
     waiting = [_waiting_on(placed[k], mine.get(k)) for k in placed if k not in serving]
     if waiting:
         message += "; " + "; ".join(waiting)
@@ -269,7 +280,7 @@ def _unlisted(replica: Obj, clusters: Mapping[str, Obj], class_names: set[str]) 
     name = str(spec.get("clusterName", ""))
     cluster = clusters.get(name)
     if cluster is None:
-        return f"cluster {name} is not listed"
+        return f"cluster {name} is deleted"
     pools = {
         str(p.get("name", "")): str(p.get("className", ""))
         for p in (cluster.get("spec") or {}).get("nodePools") or ()
@@ -304,7 +315,9 @@ def _with_stranded(
         else:
             until = "until its ground is listed again (nothing is scaled down on no evidence)"
         why = stranded[names[r.name]]
-        lines.append(f"{r.name} on {r.cluster} kept {until} ({why}: deleted, or the list lags)")
+        if why.endswith("is not listed"):
+            why += ": deleted, or the list lags"
+        lines.append(f"{r.name} on {r.cluster} kept {until} ({why})")
     return cond._replace(message="; ".join([cond.message, *lines]))
 
 
@@ -336,6 +349,20 @@ def _fleet_unlisted(
     )
 
 
+def _look_up_clusters(inputs: Inputs, mine: Mapping[str, Obj]) -> Lookup:
+    """The clusters the deployment's replicas stand on that the list does not hold, asked for
+    by name: a list that lags is no evidence that a cluster went."""
+    listed = {
+        str(c["metadata"]["name"])
+        for c in inputs.required[CLUSTERS]
+        if isinstance(c.get("metadata"), Mapping)
+    }
+    standing = {str((r.get("spec") or {}).get("clusterName") or "") for r in mine.values()}
+    return look_up(
+        inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", standing - listed - {""}
+    )
+
+
 def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
     # By key: the request's observed map has no order, and everything listed from these
     # (waiting replicas, replicas carried forward) must come out the same on every call.
@@ -346,10 +373,14 @@ def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
     }
 
 
-def _waiting(observed: Mapping[str, Obj], missing: list[str]) -> Result:
+def _waiting(
+    observed: Mapping[str, Obj],
+    missing: list[str],
+    more: Mapping[str, Requirement] | None = None,
+) -> Result:
     return Result(
         resources=carry_forward(observed),
-        requirements=dict(REQUIREMENTS),
+        requirements={**REQUIREMENTS, **(more or {})},
         conditions=[
             Condition(
                 SCHEDULED,
