@@ -554,7 +554,8 @@ def test_a_gateway_whose_cluster_stops_being_writable_keeps_its_routes_as_they_a
 def test_a_clusters_route_goes_only_after_the_front_routes_stop_sending_it_traffic() -> None:
     i = canary()
     done = settled(i)
-    i.required[endpoints_requirement(1)].clear()  # the canary's endpoint withdrawn
+    i.required[endpoints_requirement(1)].clear()  # the canary's endpoint deleted: asked for by
+    i.required["endpoint/ml/canary-0"] = []  # name, nothing comes back
     seen = {k: d.resource for k, d in done.resources.items()}
     first = compose_service(Inputs(composite=i.composite, required=i.required, observed=seen))
     west = cluster_backend_name("main", "west")

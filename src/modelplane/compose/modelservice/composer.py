@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.evidence import look_up
 from modelplane.compose.frontdoor import (
     API_VERSION,
     ENDPOINT_HEADER,
@@ -43,6 +44,11 @@ Obj = dict[str, Any]
 
 GATEWAYS = "inference-gateways"
 CLUSTERS = "inference-clusters"
+BY_NAME = "endpoint"
+"""Requirements asking for a routed endpoint no list holds: ``endpoint/<namespace>/<name>``."""
+ROUTED = "modelplane.ai/routed-endpoints"
+"""Annotation on each front route's Object: the endpoints it sends traffic to (comma separated),
+so a list that comes back without them is checked by name before they leave the route."""
 
 
 def endpoints_requirement(index: int) -> str:
@@ -74,8 +80,23 @@ def compose_service(inputs: Inputs) -> Result:
         return _hold(inputs, requirements, missing)
 
     fleet = by_name(inputs.required[CLUSTERS])
-    selected = [inputs.required[endpoints_requirement(i)] for i in range(len(spec["endpoints"]))]
-    plan = plan_service(ms, selected, fleet)
+    selected = [
+        list(inputs.required[endpoints_requirement(i)]) for i in range(len(spec["endpoints"]))
+    ]
+    # An endpoint the routes send traffic to but no list holds is asked for by name: only
+    # nothing back, or found no longer selected, takes it out of the routes.
+    routed = _routed(inputs.observed)
+    listed = {str(e["metadata"]["name"]) for found in selected for e in found}
+    lookup = look_up(inputs, BY_NAME, API_VERSION, "ModelEndpoint", routed - listed, namespace)
+    requirements = {**requirements, **lookup.requirements}
+    if lookup.pending:
+        asked = [f"ModelEndpoint {n} by name (routed, not listed)" for n in sorted(lookup.pending)]
+        return _hold(inputs, requirements, asked)
+    for endpoint in lookup.found.values():
+        entry = _selecting(spec["endpoints"], endpoint)
+        if entry is not None:
+            selected[entry].append(endpoint)
+    plan = plan_service(ms, selected, fleet, frozenset(routed))
     serving, skipped = gateways_serving(ms, inputs.required[GATEWAYS], fleet)
     wanted = _wanted(ms, plan, serving, fleet)
 
@@ -89,8 +110,10 @@ def compose_service(inputs: Inputs) -> Result:
             readiness=ROUTE_READINESS if is_route else None,
         )
         ready = ready_as_observed(inputs.observed.get(key))
-        if key.startswith("front/") and not plan.lanes:
-            ready = "False"  # it answers 503: the service is not Ready
+        if key.startswith("front/"):
+            obj["metadata"]["annotations"] = {ROUTED: ",".join(plan.routed())}
+            if not plan.lanes:
+                ready = "False"  # it answers 503: the service is not Ready
         result.resources[key] = Desired(obj, ready)
 
     programmed = {
@@ -136,6 +159,8 @@ def _wanted(ms: Obj, plan: Plan, serving: list[Serving], fleet: Mapping[str, Obj
     if not serving:
         return wanted  # the routes behind a front door no gateway opens would carry nothing
     for cluster, lanes in plan.clusters().items():
+        if cluster not in fleet or not cluster_gateway(fleet[cluster]).provider_config:
+            continue  # routed on no evidence against it: its fleet route is kept as observed
         target = cluster_gateway(fleet[cluster])
         wanted[f"fleet/{cluster}"] = (
             target.provider_config,
@@ -193,6 +218,27 @@ def _kept(inputs: Inputs, fleet: Mapping[str, Obj], skipped: list[Skipped]) -> d
         if keep:
             kept[key] = Desired(carried(obj), ready_as_observed(obj))
     return kept
+
+
+def _routed(observed: Mapping[str, Obj]) -> set[str]:
+    """The endpoints the observed front routes send traffic to, as each front route's Object
+    records them (and the external endpoints their lanes name)."""
+    out: set[str] = set()
+    for key, obj in observed.items():
+        if key.startswith("front/"):
+            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            out |= {n for n in str(annotations.get(ROUTED) or "").split(",") if n}
+    return out | _still_routed(observed, {})[1]
+
+
+def _selecting(entries: list[Obj], endpoint: Mapping[str, Any]) -> int | None:
+    """The first entry whose selector matches the endpoint's labels, if any."""
+    labels = (endpoint.get("metadata") or {}).get("labels") or {}
+    for i, entry in enumerate(entries):
+        wanted = (entry.get("selector") or {}).get("matchLabels") or {}
+        if all(labels.get(k) == v for k, v in wanted.items()):
+            return i
+    return None
 
 
 def _still_routed(

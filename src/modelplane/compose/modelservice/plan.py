@@ -27,6 +27,7 @@ from modelplane.compose.frontdoor import (
     BACKENDS_MAX,
     InvalidURLError,
     cluster_gateway,
+    gateway_withdrawn,
     parse_url,
 )
 from modelplane.compose.modelservice.weights import integer_weights
@@ -108,6 +109,12 @@ class Plan:
     def externals(self) -> list[Lane]:
         return [lane for lane in self.lanes if lane.external]
 
+    def routed(self) -> list[str]:
+        """The endpoints the lanes send traffic to, by name."""
+        names = [lane.endpoint for lane in self.externals()]
+        names += [pool.endpoint for lane in self.lanes for pool in lane.pools]
+        return sorted(names)
+
     @property
     def matched(self) -> int:
         return len(self.members)
@@ -121,9 +128,13 @@ def plan_service(
     service: Mapping[str, Any],
     selected: Sequence[Sequence[Mapping[str, Any]]],
     clusters: Mapping[str, Mapping[str, Any]],
+    routed: frozenset[str] = frozenset(),
 ) -> Plan:
     """``selected[i]``: the ModelEndpoints entry ``i``'s selector returned; only those in the
-    service's own namespace are taken, whatever the lookup returned."""
+    service's own namespace are taken, whatever the lookup returned. ``routed``: the endpoints
+    the observed routes send traffic to; one of them stays routed until there is evidence it is
+    not ready (its own RoutingReady False, its cluster's GatewayReady False, a spec that cannot
+    be routed), never because a status is not written yet."""
     namespace = namespace_of(service)
     entries_spec = (service.get("spec") or {}).get("endpoints") or []
     taken: set[str] = set()
@@ -145,7 +156,7 @@ def plan_service(
                     entry=index,
                     cluster=str(spec.get("clusterName") or ""),
                     pool=str(spec.get("inferencePool") or ""),
-                    why_not_ready=_why_not_ready(endpoint, clusters),
+                    why_not_ready=_why_not_ready(endpoint, clusters, name in routed),
                     endpoint=endpoint,
                 )
             )
@@ -164,21 +175,27 @@ def plan_service(
     return Plan(entries, tuple(members), lanes, dropped)
 
 
-def _why_not_ready(endpoint: Mapping[str, Any], clusters: Mapping[str, Mapping[str, Any]]) -> str:
+def _why_not_ready(
+    endpoint: Mapping[str, Any], clusters: Mapping[str, Mapping[str, Any]], routed: bool
+) -> str:
+    """Why the endpoint cannot take traffic, or "". A routed endpoint whose own status, or whose
+    cluster's, is not written (or lists only Crossplane's conditions) carries no evidence."""
     spec = endpoint.get("spec") or {}
-    routed = ((endpoint.get("status") or {}).get("routing") or {}).get("backendName")
+    backend = ((endpoint.get("status") or {}).get("routing") or {}).get("backendName")
     cluster_name = spec.get("clusterName")
     if cluster_name:
         if not spec.get("inferencePool"):
             return "names no inferencePool"
         cluster = clusters.get(str(cluster_name))
         if cluster is None:
-            return f"its cluster {cluster_name} does not exist"
-        gateway = cluster_gateway(cluster)
-        if not gateway.provider_config:
-            return f"its cluster {cluster_name} publishes no providerConfigRef"
-        if not gateway.address:
-            return f"its cluster {cluster_name} publishes no gateway address"
+            if not routed:
+                return f"its cluster {cluster_name} does not exist"
+        elif not routed or gateway_withdrawn(cluster):
+            gateway = cluster_gateway(cluster)
+            if not gateway.provider_config:
+                return f"its cluster {cluster_name} publishes no providerConfigRef"
+            if not gateway.address:
+                return f"its cluster {cluster_name} publishes no gateway address"
     else:
         try:
             url = parse_url(str(spec.get("url") or ""))
@@ -189,11 +206,12 @@ def _why_not_ready(endpoint: Mapping[str, Any], clusters: Mapping[str, Mapping[s
         never = refusal(url.host)
         if never:
             return f"spec.url: {never}"
-    if not routed:
+    if not backend:
         routing = condition(endpoint, "RoutingReady")
         if routing is not None and routing.get("status") != "True":
             return f"{routing.get('reason')}: {routing.get('message') or ''}".rstrip(": ")
-        return "publishes no status.routing.backendName yet"
+        if not routed:
+            return "publishes no status.routing.backendName yet"
     return ""
 
 
