@@ -129,7 +129,7 @@ def test_integers_survive_the_struct_round_trip_as_integers():
 def test_readiness_conditions_events_and_status_are_returned():
     req = answered(standin.replica())
     req.observed.resources["engine-e0"].resource.update(
-        {"kind": "ConfigMap", "status": {"ready": True}}
+        {"kind": "ConfigMap", "metadata": {"name": "e0"}, "status": {"ready": True}}
     )
     rsp = run(req)
     assert rsp.desired.resources["engine-e0"].ready == fnv1.READY_TRUE
@@ -215,7 +215,12 @@ def test_observed_composed_resources_arrive_as_views_and_carry_forward_unchanged
         seen.append(inputs)
         return Result(resources={k: Desired(dict(v)) for k, v in inputs.observed.items()})
 
-    observed = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"replicas": 2, "a": "b"}}
+    observed = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "config"},
+        "data": {"replicas": 2, "a": "b"},
+    }
     req = request(standin.replica())
     req.observed.resources["config"].resource.CopyFrom(dict_to_struct(observed))
     rsp = run(req, replica_registry(carry))

@@ -38,6 +38,7 @@ from modelplane.composer import (
     Severity,
     UnknownKindError,
 )
+from modelplane.malformed import malformed
 from modelplane.structs import (
     LazyPaths,
     Shape,
@@ -236,13 +237,18 @@ def run_composer(
     alike. ``kind`` is the composite's as users read it (``Kind.group/version``); ``log``
     hears a composer's crash, with its trace."""
     try:
+        problem = malformed(inputs, views=False)
+        if problem:
+            return Result.failed(problem)
         return composer(inputs)
     except ShapeError as e:  # a required or observed resource its schema does not allow
         return Result.failed(str(e))
     except Exception as e:  # a composer bug must not reach Crossplane as a traceback
         if log is not None:
             log("composer raised", kind=kind, error=repr(e), trace=traceback.format_exc())
-        return Result.failed(f"composing {kind} failed: {type(e).__name__}: {e}")
+        # Most likely an input no composer can read: say which, rather than what it raised.
+        problem = malformed(inputs, views=True)
+        return Result.failed(problem or f"composing {kind} failed: {type(e).__name__}: {e}")
 
 
 def invalid_result(kind: str, error: Exception) -> str:
