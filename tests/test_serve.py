@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -405,7 +406,7 @@ def test_sigterm_stops_the_server_within_its_grace_period_whatever_is_running(st
         os.kill(worker, 0)
 
 
-def test_a_call_whose_caller_gives_up_frees_its_worker(stop, tmp_path):
+def test_a_composition_abandoned_past_its_budget_frees_its_worker(stop, tmp_path):
     _, port = serving_held(stop, workers=1)
     hold = tmp_path / "never"
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -413,10 +414,66 @@ def test_a_call_whose_caller_gives_up_frees_its_worker(stop, tmp_path):
         with pytest.raises(grpc.RpcError) as gave_up:
             stub.RunFunction(held_request(hold, "held"), timeout=3)
         assert gave_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-        # The only worker was holding it: the next call is answered by its replacement.
+        # The only worker holds a composition that never ends: once nobody has waited for it
+        # for ABANDONED_SECONDS it is stopped, and the next call is answered by a replacement.
         assert stub.RunFunction(seed_request(), timeout=120).meta.tag == "seed"
     with pytest.raises(ProcessLookupError):
         os.kill(started(hold), 0)
+
+
+def workers_of(server: int) -> set[int]:
+    """The pids of the server's worker processes."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == server:
+                    out.add(int(entry.name))
+    return out
+
+
+def test_a_cancelled_composition_finishes_in_its_worker_and_answers_the_retry(stop, tmp_path):
+    proc, port = serving_held(stop, workers=1)
+    hold = tmp_path / "release"
+    before = workers_of(proc.pid)
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as gave_up:
+            stub.RunFunction(held_request(hold, "held"), timeout=1)
+        assert gave_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        worker = started(hold)
+        marker = hold.with_name(hold.name + ".started").stat().st_ino
+        hold.write_text("go")
+        # The retry (same tag) is answered by the composition its cancelled call started
+        # (joined while it runs, or from the cache once it is done), and so is the next.
+        assert stub.RunFunction(held_request(hold, "held"), timeout=60).meta.tag == "held"
+        assert stub.RunFunction(held_request(hold, "held"), timeout=60).meta.tag == "held"
+    # One composition, in the same worker: nothing was composed twice or killed.
+    assert hold.with_name(hold.name + ".started").stat().st_ino == marker
+    os.kill(worker, 0)
+    assert workers_of(proc.pid) == before
+    results = [line.get("result") for line in log_lines(proc) if line.get("tag") == "held"]
+    assert results[0] == "cancelled" and results[1] in ("composed", "cached")
+    assert results[2] == "cached"
+
+
+def test_callers_giving_up_on_a_long_composition_cost_no_worker(stop, tmp_path):
+    proc, port = serving_held(stop, workers=2)
+    hold = tmp_path / "release"
+    before = workers_of(proc.pid)
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        for _ in range(20):  # two callers' worth of retries with short deadlines
+            with pytest.raises(grpc.RpcError):
+                stub.RunFunction(held_request(hold, "held"), timeout=0.15)
+        # The other worker answers meanwhile, as quickly as ever.
+        t0 = time.monotonic()
+        assert stub.RunFunction(seed_request(), timeout=60).meta.tag == "seed"
+        assert time.monotonic() - t0 < 5
+        hold.write_text("go")
+        assert stub.RunFunction(held_request(hold, "held"), timeout=60).meta.tag == "held"
+    assert workers_of(proc.pid) == before
 
 
 def fleet_request(clusters: int, per_cluster: int) -> fnv1.RunFunctionRequest:

@@ -11,9 +11,10 @@ pattern of gRPC Python's multiprocessing example): the kernel spreads *connectio
 such listeners, and Crossplane sends every call to a Function pod over one HTTP/2 connection
 (grpc-go, round robin across the Service's endpoints, one subchannel per endpoint), so all of
 its traffic would reach one process. Threads would not help either: composing is Python code,
-one at a time under the GIL. Workers are spawned (fork after gRPC has started threads is
-unsafe), so a worker killed because its caller gave up (deadline or cancel) or because the
-server is stopping is replaced by a fresh one.
+one at a time under the GIL. A composition whose caller gives up (deadline or cancel) finishes
+in its worker and is cached for the retry (``Handler``); a worker stopped because such a
+composition ran past ``ABANDONED_SECONDS``, or because the server is stopping, is replaced by a
+freshly spawned one (fork after gRPC has started threads is unsafe).
 """
 
 from __future__ import annotations
@@ -150,13 +151,34 @@ async def _serve(
         pool.close()
 
 
-class Handler:
-    """RunFunction on the wire: a cached answer, or a worker's."""
+ABANDONED_SECONDS = 10
+"""How long a composition nobody waits for any more may run on: long enough for any real one
+(a 1,000-cluster fleet composes in about a second) to finish and be cached for the retry;
+past it, its worker is stopped and replaced."""
 
-    def __init__(self, pool: Pool, log: Any, cache_bytes: int = CACHE_BYTES) -> None:
+
+class Handler:
+    """RunFunction on the wire: a cached answer, or a worker's.
+
+    A composition is shared by every call with the same key (Crossplane retries a call it
+    gave up on with the same tag), and outlives a caller that gives up: once a worker has it,
+    it finishes and its answer is cached for the retry, rather than the worker being killed
+    (a respawn costs a second of CPU, and callers with short deadlines on large requests would
+    spend every worker on respawns). One nobody waits for that has no worker yet never starts.
+    """
+
+    def __init__(
+        self,
+        pool: Pool,
+        log: Any,
+        cache_bytes: int = CACHE_BYTES,
+        abandoned_seconds: float = ABANDONED_SECONDS,
+    ) -> None:
         self.pool = pool
         self.log = log
         self.cache: Lru[tuple[bytes, str, str]] = Lru(cache_bytes)
+        self.abandoned_seconds = abandoned_seconds
+        self.composing: dict[bytes | str, Composition] = {}
 
     async def run(self, raw: bytes, context: grpc.aio.ServicerContext) -> bytes:
         start = time.perf_counter()
@@ -168,19 +190,74 @@ class Handler:
             rsp, kind, name = hit
             outcome = Outcome(kind, name, "cached")
         else:
+            job = self.composing.get(key)
+            if job is None:
+                job = self.composing[key] = Composition(self, key, raw, tag)
             try:
-                rsp, outcome = await self.pool.run(raw, tag)
+                rsp, outcome = await job.wait()
             except asyncio.CancelledError:
-                # The caller gave up or the server is stopping: the pool has stopped the
-                # work. Returning ends the call quietly (its answer goes nowhere).
+                # The caller gave up or the server is stopping. Returning ends the call
+                # quietly (its answer goes nowhere); the composition goes on for the retry.
                 why = "cancelled: the caller gave up or the function is stopping"
                 outcome = Outcome(result="cancelled", message=why)
                 log_request(self.log, tag, outcome, time.perf_counter() - start)
                 return fatal_bytes(tag, why)
-            if outcome.result != "fatal":
-                self.cache.put(key, (rsp, outcome.kind, outcome.name), len(rsp))
         log_request(self.log, tag, outcome, time.perf_counter() - start)
         return rsp
+
+
+class Composition:
+    """One request composing, and the callers waiting for it."""
+
+    def __init__(self, handler: Handler, key: bytes | str, raw: bytes, tag: str) -> None:
+        self.handler = handler
+        self.key = key
+        self.waiters = 0
+        self.worker: Worker | None = None
+        self._abandoned: asyncio.TimerHandle | None = None
+        self.task = asyncio.get_running_loop().create_task(self._compose(raw, tag))
+        self.task.add_done_callback(self._done)
+
+    async def wait(self) -> tuple[bytes, Outcome]:
+        self.waiters += 1
+        if self._abandoned is not None:
+            self._abandoned.cancel()
+            self._abandoned = None
+        try:
+            return await asyncio.shield(self.task)
+        except asyncio.CancelledError:
+            if not self.task.done():
+                self._left()
+            raise
+        finally:
+            self.waiters -= 1
+
+    def _left(self) -> None:
+        if self.waiters > 1:
+            return  # others still wait for it
+        if self.worker is None:
+            self.task.cancel()  # it never started: nothing is lost by not starting it
+            return
+        loop = asyncio.get_running_loop()
+        self._abandoned = loop.call_later(self.handler.abandoned_seconds, self._stop)
+
+    def _stop(self) -> None:
+        if self.worker is not None and not self.task.done():
+            self.worker.stop()  # its call reads end-of-file: Fatal, the worker replaced
+
+    async def _compose(self, raw: bytes, tag: str) -> tuple[bytes, Outcome]:
+        pool = self.handler.pool
+        self.worker = await pool.acquire()
+        rsp, outcome = await pool.call(self.worker, raw, tag)
+        if outcome.result != "fatal":
+            self.handler.cache.put(self.key, (rsp, outcome.kind, outcome.name), len(rsp))
+        return rsp, outcome
+
+    def _done(self, _: asyncio.Task[tuple[bytes, Outcome]]) -> None:
+        if self._abandoned is not None:
+            self._abandoned.cancel()
+        if self.handler.composing.get(self.key) is self:
+            del self.handler.composing[self.key]
 
 
 class WorkerError(RuntimeError):
@@ -283,12 +360,18 @@ class Pool:
             self._idle.put_nowait(w)
 
     async def run(self, raw: bytes, tag: str) -> tuple[bytes, Outcome]:
-        worker = await self._idle.get()
+        return await self.call(await self.acquire(), raw, tag)
+
+    async def acquire(self) -> Worker:
+        """An idle worker, once there is one."""
+        return await self._idle.get()
+
+    async def call(self, worker: Worker, raw: bytes, tag: str) -> tuple[bytes, Outcome]:
+        """``worker``'s answer to ``raw``; the worker is idle again afterwards (or replaced)."""
         try:
             answer = await worker.call(raw)
         except asyncio.CancelledError:
-            # The caller gave up (its deadline passed, or the server is stopping): stop the
-            # work too, so no abandoned composition holds a worker.
+            # Only the event loop shutting down cancels a composition under way: stop it too.
             self._replace(worker)
             raise
         except (asyncio.IncompleteReadError, OSError):
