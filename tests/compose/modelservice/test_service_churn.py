@@ -132,3 +132,35 @@ def test_an_endpoint_found_no_longer_selected_leaves_the_route() -> None:
     required["endpoint/ml/r2"] = [{**r2, "metadata": {**r2["metadata"], "labels": {}}}]
     after = backends(run(MS, settled(), required))
     assert len(after["front/main"]) == len(before()["front/main"]) - 1
+
+
+def two_gateways() -> dict[str, list[Obj] | None]:
+    required = truth()
+    required["inference-gateways"] = [gateway("main", "edge"), gateway("side", "edge")]
+    return required
+
+
+def settled_on_two() -> dict[str, Obj]:
+    observed: dict[str, Obj] = {}
+    for _ in range(2):
+        rsp = run(MS, observed, two_gateways())
+        observed = simulate_observed(copy.deepcopy(rsp.resources), 1)
+    return observed
+
+
+def test_a_gateway_missing_from_a_list_that_holds_others_keeps_its_routes() -> None:
+    observed = settled_on_two()
+    required = two_gateways()
+    required["inference-gateways"] = [gateway("main", "edge")]
+    assert "front/side" in run(MS, observed, required).resources
+    required["gateway/side"] = [gateway("side", "edge")]
+    assert "front/side" in run(MS, observed, required).resources
+
+
+def test_a_gateway_gone_by_name_loses_its_routes() -> None:
+    observed = settled_on_two()
+    required = two_gateways()
+    required["inference-gateways"] = [gateway("main", "edge")]
+    required["gateway/side"] = []
+    rsp = run(MS, observed, required)
+    assert "front/side" not in rsp.resources and "front/main" in rsp.resources

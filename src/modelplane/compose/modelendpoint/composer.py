@@ -29,6 +29,7 @@ from modelplane.compose.frontdoor import (
     by_name,
     cluster_gateway,
     external_backend_name,
+    gateway_withdrawn,
     parse_url,
 )
 from modelplane.compose.modelendpoint import external
@@ -77,6 +78,21 @@ def _replica(inputs: Inputs, cluster_name: str) -> Result:
         )
         return result
     gateway = cluster_gateway(found[0])
+    published = (inputs.composite.get("status") or {}).get("routing") or {}
+    if not gateway.address and published.get("backendName") and not gateway_withdrawn(found[0]):
+        # The cluster's status is not written yet (or lists only Crossplane's conditions): no
+        # evidence its gateway went away, so the endpoint stays routable as published.
+        result.status = {"routing": dict(published)}
+        result.conditions.append(
+            Condition(
+                ROUTING,
+                "True",
+                "ClusterReachable",
+                f"InferencePool {published['backendName']} on cluster {cluster_name} (as last "
+                "published: the cluster's gateway status is not written yet)",
+            )
+        )
+        return result
     if not gateway.address:
         result.conditions.append(
             Condition(
@@ -159,6 +175,11 @@ def _external(inputs: Inputs) -> Result:
             waiting.append(host.cluster)
     names = ", ".join(h.cluster for h in hosts)
     if waiting:
+        published = (endpoint.get("status") or {}).get("routing") or {}
+        if published.get("backendName"):
+            # A backend not ready yet on one cluster (a new gateway's, or one re-created) is
+            # no evidence against the others: the endpoint stays routable as published.
+            result.status = {"routing": dict(published)}
         result.conditions.append(
             Condition(
                 ROUTING,

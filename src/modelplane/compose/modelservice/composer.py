@@ -45,6 +45,8 @@ Obj = dict[str, Any]
 GATEWAYS = "inference-gateways"
 CLUSTERS = "inference-clusters"
 BY_NAME = "endpoint"
+GATEWAY_BY_NAME = "gateway"
+"""Requirements asking for a gateway with routes on it that the list does not hold."""
 """Requirements asking for a routed endpoint no list holds: ``endpoint/<namespace>/<name>``."""
 ROUTED = "modelplane.ai/routed-endpoints"
 """Annotation on each front route's Object: the endpoints it sends traffic to (comma separated),
@@ -83,21 +85,31 @@ def compose_service(inputs: Inputs) -> Result:
     selected = [
         list(inputs.required[endpoints_requirement(i)]) for i in range(len(spec["endpoints"]))
     ]
-    # An endpoint the routes send traffic to but no list holds is asked for by name: only
-    # nothing back, or found no longer selected, takes it out of the routes.
+    # An endpoint the routes send traffic to, or a gateway they are on, that no list holds is
+    # asked for by name: only nothing back (or, for an endpoint, found no longer selected)
+    # takes it out of the routes.
     routed = _routed(inputs.observed)
     listed = {str(e["metadata"]["name"]) for found in selected for e in found}
     lookup = look_up(inputs, BY_NAME, API_VERSION, "ModelEndpoint", routed - listed, namespace)
-    requirements = {**requirements, **lookup.requirements}
-    if lookup.pending:
-        asked = [f"ModelEndpoint {n} by name (routed, not listed)" for n in sorted(lookup.pending)]
-        return _hold(inputs, requirements, asked)
+    gateways = list(inputs.required[GATEWAYS])
+    on = {k.partition("/")[2] for k in inputs.observed if k.startswith("front/")}
+    known = {str(g["metadata"]["name"]) for g in gateways}
+    # With no gateway listed at all every route is held anyway (_kept).
+    gone_gateways = look_up(
+        inputs, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", on - known if known else ()
+    )
+    requirements = {**requirements, **lookup.requirements, **gone_gateways.requirements}
+    pending = [f"ModelEndpoint {n} by name (routed, not listed)" for n in sorted(lookup.pending)]
+    pending += [f"InferenceGateway {n} by name (not listed)" for n in sorted(gone_gateways.pending)]
+    if pending:
+        return _hold(inputs, requirements, pending)
+    gateways += gone_gateways.found.values()
     for endpoint in lookup.found.values():
         entry = _selecting(spec["endpoints"], endpoint)
         if entry is not None:
             selected[entry].append(endpoint)
     plan = plan_service(ms, selected, fleet, frozenset(routed))
-    serving, skipped = gateways_serving(ms, inputs.required[GATEWAYS], fleet)
+    serving, skipped = gateways_serving(ms, gateways, fleet)
     wanted = _wanted(ms, plan, serving, fleet)
 
     result = Result(requirements=requirements, resources=_kept(inputs, fleet, skipped))
