@@ -1,37 +1,40 @@
-"""Property, over every composer the registry ships: whatever required resource is missing, empty
-or lagging, the response through the real FunctionRunner (observed resources arriving as the
-read-only views production hands composers) is Fatal or keeps every observed composed resource
-that is still wanted. Crossplane deletes whatever a non-fatal response leaves out.
+"""The two-sided property of evidence, over every composer the registry ships, through the real
+FunctionRunner (observed resources arriving as the read-only views production hands composers),
+each reconcile run as Crossplane runs it: what a composer asks for by name is answered (a GET is
+never stale, but may not be fetched yet) and the function called again until it settles.
+
+No evidence, nothing changes. Whatever required resource is missing, empty, without status,
+with only Crossplane's Synced condition, or lagging (one of two items missing, a list behind
+what the composite stands on), the response is Fatal or keeps every observed composed resource
+the true inputs still want, and every route's backends are those the true inputs give.
+Crossplane deletes whatever a non-fatal response leaves out, and a route rewritten on a list
+that lags sends traffic to the wrong place (or 503s).
+
+Evidence, a change. An endpoint listed not ready, a replica no longer serving, a cluster or the
+replicas on it positively gone (asked for by name, nothing back), a cluster whose gateway says
+it has no address: each changes what is composed, so freezing everything fails too.
 
 Each kind has a world: a composite, the required resources as they truly are, and what an
-earlier reconcile composed (observed, with random health). "Still wanted" is what the composer
-keeps of the observed resources given the true inputs. The degraded inputs then differ from the
-truth, per requirement, in one of these ways:
-
-- missing: not fetched yet (absent from the request);
-- empty: fetched, nothing listed (every object deleted, or a list that failed);
-- stale: some items listed without their status (not written yet);
-- lagging: some items not listed, where a list can lag what the composite stands on
-  (``World.partial``);
-- relabelled: the deployment label edited away on some replicas the deployment composed.
-
-A ModelCache's clusters never lag partially here: a cluster missing from a list that holds
-others loses its cache objects by design (docs/design/fleet.md: the remote PersistentVolumeClaim
-stays while a pod mounts it, and the Namespace is never deleted, so nothing running is lost).
+earlier reconcile composed (observed, with random health). The degraded inputs differ from the
+truth, per requirement, as ``tests.compose.worlds`` says, and a deployment's own replicas may
+also have had the deployment label edited away.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from modelplane import labels
+from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
+from modelplane.compose.inferencecluster.usages import REPLICA_GUARD
 from modelplane.compose.modelcache.composer import compose_model_cache
 from modelplane.compose.modeldeployment.composer import (
     CLASSES,
@@ -49,8 +52,8 @@ from tests.compose.modelservice.test_faults import (
     gateway_world,
     service_world,
 )
-from tests.compose.through import run
-from tests.compose.worlds import World, degraded_required
+from tests.compose.through import Response, run
+from tests.compose.worlds import World, degraded_required, truly
 from tests.fleet.builders import (
     declared_cluster,
     deployment,
@@ -58,10 +61,12 @@ from tests.fleet.builders import (
     inference_class,
     inference_cluster,
     member,
+    placed_replica,
     with_condition,
 )
 
 Obj = dict[str, Any]
+CACHE_CLUSTERS = "inference-clusters"
 H100 = inference_class("h100")
 A100 = inference_class("a100")
 API = "modelplane.ai/v1alpha1"
@@ -163,7 +168,9 @@ def cache_world(draw: st.DrawFn) -> World:
     }
     composed = compose_model_cache(Inputs(composite=mc, required={"inference-clusters": clusters}))
     observed = simulate_observed(resources(composed), draw(st.integers(0, 1)))
-    return World(mc, {"inference-clusters": clusters}, observed)
+    return World(
+        mc, {"inference-clusters": clusters}, observed, partial=frozenset({CACHE_CLUSTERS})
+    )
 
 
 @st.composite
@@ -182,9 +189,16 @@ def replica_world(draw: st.DrawFn) -> World:
 def cluster_world(draw: st.DrawFn) -> World:
     pools = [(f"p{i}", draw(st.sampled_from(["h100", "a100"])), 1) for i in range(2)]
     ic = declared_cluster("east", pools)
-    required = {"inference-classes": [H100, A100]}
-    composed = compose_cluster(Inputs(composite=ic, required=required))
-    observed = simulate_observed(resources(composed), draw(st.integers(0, 1)))
+    engines = [engine("main", member(gpus=1))]
+    running = [
+        placed_replica("qwen", f"team-{i % 2}", "east", i, engines)
+        for i in range(draw(st.integers(0, 2)))
+    ]
+    required = {"inference-classes": [H100, A100], CLUSTER_REPLICAS: running}
+    observed: dict[str, Obj] = {}
+    for _ in range(2):
+        composed = compose_cluster(Inputs(composite=ic, required=required, observed=observed))
+        observed = simulate_observed(resources(composed), draw(st.integers(0, 1)))
     return World(ic, required, observed, partial=frozenset(required))
 
 
@@ -227,11 +241,52 @@ def degraded(
     return world.composite, observed, required
 
 
-# --- the property ---------------------------------------------------------------------------------
+# --- reconciling as Crossplane does --------------------------------------------------------------
+
+CALLS = 5
+"""How often Crossplane calls a function in one reconcile while its requirements change."""
+
+
+def reconcile(
+    world: World,
+    composite: Obj,
+    observed: dict[str, Obj],
+    required: dict[str, list[Obj] | None],
+    answered: bool = True,
+) -> Response:
+    """One reconcile: what the composer asks for by name is answered from ``world`` (unless
+    ``answered`` is False: not fetched yet) and it is called again, until nothing new is asked."""
+    required = dict(required)
+    rsp = run(composite, observed, required)
+    for _ in range(CALLS - 1):
+        new = {n: ask for n, ask in rsp.by_name.items() if n not in required}
+        if rsp.fatal is not None or not answered or not new:
+            break
+        for name, (kind, match, namespace) in new.items():
+            required[name] = truly(world, kind, match, namespace)
+        rsp = run(composite, observed, required)
+    return rsp
+
+
+def backends(resources: dict[str, Obj]) -> dict[str, list[str]]:
+    """Each route's backendRef names, by composition resource name."""
+    out = {}
+    for key, obj in resources.items():
+        manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        if manifest.get("kind") == "HTTPRoute":
+            rules = (manifest.get("spec") or {}).get("rules") or []
+            out[key] = sorted(
+                str(r.get("name")) for rule in rules for r in rule.get("backendRefs") or []
+            )
+    return out
+
+
+# --- no evidence: nothing changes ---------------------------------------------------------------
 
 
 def test_every_registered_composer_has_a_world() -> None:
     assert sorted(WORLDS) == default_registry().kinds()
+    assert sorted(EVIDENCE) == default_registry().kinds()
 
 
 @pytest.mark.parametrize("kind", sorted(WORLDS))
@@ -241,17 +296,193 @@ def test_every_registered_composer_has_a_world() -> None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(data=st.data())
-def test_missing_empty_or_lagging_inputs_never_drop_what_is_still_wanted(
+def test_inputs_carrying_no_evidence_change_nothing_composed_or_routed(
     kind: str, data: st.DataObject
 ) -> None:
     world = data.draw(WORLDS[kind](), label="world")
-    truth = run(world.composite, world.observed, world.required)
+    truth = reconcile(world, world.composite, world.observed, dict(world.required))
     assert truth.fatal is None, truth.fatal
     wanted = set(truth.resources) & set(world.observed)
 
     composite, observed, required = data.draw(degraded(world), label="inputs")
-    rsp = run(composite, observed, required)
+    answered = data.draw(st.booleans(), label="asked-for-by-name answered")
+    rsp = reconcile(world, composite, observed, required, answered)
     if rsp.fatal is not None:
         return
     dropped = sorted(wanted - set(rsp.resources))
     assert not dropped, f"{kind} dropped {dropped}; conditions: {rsp.conditions}"
+    routes, before = backends(rsp.resources), backends(truth.resources)
+    for key in sorted(set(before) & set(world.observed)):
+        assert routes[key] == before[key], f"{kind} rewrote {key}: {before[key]} -> {routes[key]}"
+
+
+# --- evidence: a change ---------------------------------------------------------------------------
+
+Evidence = tuple[World, Callable[[Response, Response], str]]
+"""The world with evidence in it, and what must differ between the truth's response and the
+response to that world ("" when it does, else what did not change)."""
+
+
+def _listed(world: World, name: str, item: Obj) -> World:
+    """``world`` with ``item`` in place of its namesake in requirement ``name``."""
+    items = [
+        item if i["metadata"]["name"] == item["metadata"]["name"] else i
+        for i in world.required[name]
+    ]
+    return dataclasses.replace(world, required={**world.required, name: items})
+
+
+def _without(world: World, name: str, gone: str) -> World:
+    items = [i for i in world.required[name] if i["metadata"]["name"] != gone]
+    return dataclasses.replace(world, required={**world.required, name: items})
+
+
+@st.composite
+def service_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
+    """A routed endpoint is listed not ready: its backend leaves some route."""
+    routed = [
+        (n, e)
+        for n, items in world.required.items()
+        if n.startswith("endpoints-")
+        for e in items
+        if e["metadata"]["name"] in _routed_names(truth)
+    ]
+    assume(routed)
+    requirement, endpoint = draw(st.sampled_from(routed))
+    unready = with_condition({**endpoint, "status": {}}, "RoutingReady", "False", "Withdrawn")
+    changed = _listed(world, requirement, unready)
+
+    def check(before: Response, after: Response) -> str:
+        ok = backends(after.resources) != backends(before.resources)
+        return "" if ok else f"{endpoint['metadata']['name']} listed not ready kept every backend"
+
+    return changed, check
+
+
+def _routed_names(rsp: Response) -> set[str]:
+    out: set[str] = set()
+    for key, obj in rsp.resources.items():
+        if key.startswith("front/"):
+            note = (obj["metadata"].get("annotations") or {}).get("modelplane.ai/routed-endpoints")
+            out |= set(filter(None, str(note or "").split(",")))
+    return out
+
+
+@st.composite
+def deployment_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
+    """A replica with an endpoint stops serving: the endpoint leaves."""
+    ends = sorted(k for k in truth.resources if k.startswith("endpoint-") and k in world.observed)
+    assume(ends)
+    endpoint = draw(st.sampled_from(ends))
+    replica = "replica-" + endpoint.removeprefix("endpoint-")
+    observed = {
+        **world.observed,
+        replica: with_condition(world.observed[replica], "ModelServing", "False"),
+    }
+    changed = dataclasses.replace(world, observed=observed)
+    return changed, lambda _, after: "" if endpoint not in after.resources else f"{endpoint} kept"
+
+
+@st.composite
+def cache_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
+    """A cluster holding the cache is positively gone: its objects leave."""
+    names = sorted({k.rsplit("-", 1)[1] for k in world.observed if k.startswith("claim-")})
+    assume(names)
+    gone = draw(st.sampled_from(names))
+    changed = _without(world, CACHE_CLUSTERS, gone)
+    left = lambda after: sorted(k for k in after.resources if k.endswith(f"-{gone}"))  # noqa: E731
+    return changed, lambda _, after: "" if not left(after) else f"{left(after)} kept"
+
+
+def cluster_evidence(world: World, truth: Response) -> st.SearchStrategy[Evidence]:
+    """Every replica on the cluster is positively gone: the guard leaves."""
+    assume(REPLICA_GUARD in world.observed)
+    changed = dataclasses.replace(world, required={**world.required, CLUSTER_REPLICAS: []})
+    return st.just(
+        (changed, lambda _, after: "" if REPLICA_GUARD not in after.resources else "guard kept")
+    )
+
+
+@st.composite
+def gateway_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
+    """A dialled cluster says its gateway has no address: its Backend leaves."""
+    host = world.composite["spec"]["clusterName"]
+    dialled = sorted(k.partition("/")[2] for k in world.observed if k.startswith("backend/"))
+    dialled = [c for c in dialled if c != host]
+    assume(dialled)
+    name = draw(st.sampled_from(dialled))
+    [cluster] = [c for c in world.required["inference-clusters"] if c["metadata"]["name"] == name]
+    withdrawn = copy.deepcopy(cluster)
+    withdrawn["status"]["gateway"].pop("address", None)
+    withdrawn = with_condition(withdrawn, "GatewayReady", "False", "GatewayNotProgrammed")
+    changed = _listed(world, "inference-clusters", withdrawn)
+    key = f"backend/{name}"
+    return changed, lambda _, after: "" if key not in after.resources else f"{key} kept"
+
+
+@st.composite
+def endpoint_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
+    """Every gateway on one host cluster is deleted while another runs: its objects leave."""
+    gateways = world.required["inference-gateways"]
+    hosts = sorted({g["spec"]["clusterName"] for g in gateways})
+    assume(len(hosts) > 1)
+    host = draw(st.sampled_from(hosts))
+    kept = [g for g in gateways if g["spec"]["clusterName"] != host]
+    changed = dataclasses.replace(world, required={**world.required, "inference-gateways": kept})
+    left = lambda after: sorted(k for k in after.resources if k.endswith(f"/{host}"))  # noqa: E731
+    return changed, lambda _, after: "" if not left(after) else f"{left(after)} kept"
+
+
+def replica_evidence(world: World, truth: Response) -> st.SearchStrategy[Evidence]:
+    """Every copy of the workload is observed not ready: the replica stops serving."""
+    observed = simulate_observed({k: carried_form(o) for k, o in world.observed.items()}, 0)
+    changed = dataclasses.replace(world, observed=observed)
+
+    def check(_: Response, after: Response) -> str:
+        serving = after.conditions.get("ModelServing", ("",))[0]
+        return "" if serving == "False" else f"ModelServing {serving} with no ready copy"
+
+    return st.just((changed, check))
+
+
+def carried_form(obj: Obj) -> Obj:
+    return {k: copy.deepcopy(v) for k, v in obj.items() if k != "status"}
+
+
+def class_evidence(world: World, truth: Response) -> st.SearchStrategy[Evidence]:
+    """A class composes nothing, so nothing can be held on no evidence either."""
+    return st.just((world, lambda _, after: "" if not after.resources else "it composed"))
+
+
+EVIDENCE: dict[str, Callable[[World, Response], st.SearchStrategy[Evidence]]] = {
+    "ModelDeployment.modelplane.ai": deployment_evidence,
+    "ModelCache.modelplane.ai": cache_evidence,
+    "ModelReplica.modelplane.ai": replica_evidence,
+    "InferenceCluster.modelplane.ai": cluster_evidence,
+    "InferenceClass.modelplane.ai": class_evidence,
+    "InferenceGateway.modelplane.ai": gateway_evidence,
+    "ModelService.modelplane.ai": service_evidence,
+    "ModelEndpoint.modelplane.ai": endpoint_evidence,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WORLDS))
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
+@given(data=st.data())
+def test_inputs_carrying_evidence_change_what_is_composed(kind: str, data: st.DataObject) -> None:
+    world = data.draw(WORLDS[kind](), label="world")
+    truth = reconcile(world, world.composite, world.observed, dict(world.required))
+    assert truth.fatal is None, truth.fatal
+    changed, check = data.draw(EVIDENCE[kind](world, truth), label="evidence")
+    rsp = reconcile(changed, changed.composite, changed.observed, dict(changed.required))
+    assert rsp.fatal is None, rsp.fatal
+    problem = check(truth, rsp)
+    assert not problem, f"{kind}: {problem}"

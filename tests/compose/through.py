@@ -29,6 +29,8 @@ class Response:
     """The composite's own readiness, which Crossplane puts before its composed resources'."""
     status: Obj = field(default_factory=dict)
     """The composite's desired status fields (conditions aside)."""
+    by_name: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
+    """Requirements selecting one object by name: (kind, name, namespace) by requirement."""
 
     def condition(self, type_: str) -> tuple[str, str, str]:
         return self.conditions[type_]
@@ -78,6 +80,11 @@ def run(
             if r.severity != fnv1.SEVERITY_FATAL
         ],
         composite_ready=fnv1.Ready.Name(rsp.desired.composite.ready),
+        by_name={
+            name: (sel.kind, sel.match_name, sel.namespace or None)
+            for name, sel in rsp.requirements.resources.items()
+            if sel.WhichOneof("match") == "match_name"
+        },
         status={
             k: v
             for k, v in struct_to_dict(rsp.desired.composite.resource).get("status", {}).items()

@@ -6,8 +6,9 @@ whatever a non-fatal response leaves out, and a route deleted under a failed lis
 requests into 404s.
 
 The ways a list departs from the truth are ``tests.compose.worlds``'s. A gateway missing from a
-list that holds others is deleted by design, and so is a cluster an InferenceGateway dials, so
-those lists do not lag here.
+list that holds others is deleted by design for an external ModelEndpoint, so that list does
+not lag there; the fleet-wide property (``tests/compose/test_teardown_property.py``) answers the
+requirements composers ask by name, as Crossplane does.
 
 The worlds are ``tests.compose.worlds.World``s, so they join the fleet-wide property's table of
 worlds as they are.
@@ -100,7 +101,11 @@ def service_world(draw: st.DrawFn) -> World:
                 )
         required[endpoints_requirement(i)] = found
     observed = settled(compose_service, ms, required, draw(st.integers(0, 1)))
-    partial = {"inference-clusters", *(endpoints_requirement(i) for i in range(entries))}
+    partial = {
+        "inference-gateways",
+        "inference-clusters",
+        *(endpoints_requirement(i) for i in range(entries)),
+    }
     return World(ms, required, observed, frozenset(partial))
 
 
@@ -130,7 +135,7 @@ def gateway_world(draw: st.DrawFn) -> World:
     ig = gateway("g", draw(st.sampled_from(HOSTS)), secret="tls" if tls == "secret" else None)
     required = {"inference-clusters": clusters}
     observed = settled(compose_gateway, ig, required, 1)
-    return World(ig, required, observed)
+    return World(ig, required, observed, frozenset(required))
 
 
 @st.composite

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from modelplane.compose.evidence import look_up
 from modelplane.compose.frontdoor import (
     API_VERSION,
     CONTROL_NAMESPACE,
@@ -52,6 +53,8 @@ BACKEND = "backend/"
 BACKEND_TLS = "backend-tls/"
 READY = "GatewayReady"
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
+CLUSTER_BY_NAME = "cluster"
+"""Requirements asking for a dialled cluster the list does not hold: ``cluster/<name>``."""
 
 GATEWAY_READY_QUERY = (
     "has(object.status) && has(object.status.addresses) && size(object.status.addresses) > 0"
@@ -110,6 +113,18 @@ def compose_gateway(inputs: Inputs) -> Result:
             "stack has not installed the gateway software yet",
         )
 
+    # A cluster this gateway dials that the list does not hold is asked for by name: only
+    # nothing back takes its Backend away (the routes of every service on it use it).
+    dialled = {k.partition("/")[2] for k in inputs.observed if k.startswith(BACKEND)}
+    lookup = look_up(
+        inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", dialled - set(fleet)
+    )
+    if lookup.pending:
+        asked = ", ".join(sorted(lookup.pending))
+        held = _hold(inputs, "Unknown", "WaitingForFleet", f"reading InferenceCluster {asked}")
+        held.requirements.update(lookup.requirements)
+        return held
+    fleet.update(lookup.found)
     hostname = str(spec["hostname"])
     acme = "issuerRef" in spec["tls"]
     pki = fleet_pki(fleet[host_name])
@@ -133,7 +148,7 @@ def compose_gateway(inputs: Inputs) -> Result:
             None,
         )
 
-    result = Result(requirements=dict(REQUIREMENTS))
+    result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
     # A cluster listed before its gateway address was written (or with only Crossplane's
     # conditions) is no evidence its gateway went away: the hop to it stays as it is.
     unwritten = {c for c in unreachable if not gateway_withdrawn(fleet[c])}

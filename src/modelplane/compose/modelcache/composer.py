@@ -95,14 +95,15 @@ def compose_model_cache(inputs: Inputs) -> Result:
     mine = _observed_by_cluster(inputs.observed)
     if CLUSTERS not in inputs.required:
         return _waiting(inputs.observed)
-    if not inputs.required[CLUSTERS] and inputs.observed:
-        return _fleet_unlisted(inputs.observed, sorted(mine))
-
     listed = list(inputs.required[CLUSTERS])
     names = {str(c["metadata"]["name"]) for c in listed if isinstance(c.get("metadata"), Mapping)}
     # A cluster holding our objects but missing from the list is asked for by name: only
     # nothing back (or found no longer selected) is evidence enough to delete its weights.
     lookup = look_up(inputs, BY_NAME, API_VERSION, "InferenceCluster", set(mine) - names)
+    if not listed and inputs.observed and (lookup.pending or not mine):
+        held = _fleet_unlisted(inputs.observed, sorted(mine))
+        held.requirements.update(lookup.requirements)
+        return held
     result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
     phases: list[ClusterPhase] = []
     for name in sorted(lookup.pending):
