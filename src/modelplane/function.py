@@ -24,6 +24,7 @@ from google.protobuf import duration_pb2, struct_pb2
 from google.protobuf.message import DecodeError
 
 from modelplane.compose.admission import Admission, invalid
+from modelplane.compose.malformed import malformed
 from modelplane.composer import (
     Composer,
     Condition,
@@ -38,7 +39,6 @@ from modelplane.composer import (
     Severity,
     UnknownKindError,
 )
-from modelplane.malformed import malformed
 from modelplane.structs import (
     LazyPaths,
     Shape,

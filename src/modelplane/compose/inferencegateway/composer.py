@@ -116,9 +116,7 @@ def compose_gateway(inputs: Inputs) -> Result:
     # A cluster this gateway dials that the list does not hold is asked for by name: only
     # nothing back takes its Backend away (the routes of every service on it use it).
     dialled = {k.partition("/")[2] for k in inputs.observed if k.startswith(BACKEND)}
-    lookup = look_up(
-        inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", dialled - set(fleet)
-    )
+    lookup = look_up(inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", dialled - set(fleet))
     if lookup.pending:
         asked = ", ".join(sorted(lookup.pending))
         held = _hold(inputs, "Unknown", "WaitingForFleet", f"reading InferenceCluster {asked}")

@@ -18,8 +18,11 @@ Nothing running is lost to a fault:
 - a device selector that does not compile carries every observed replica forward unchanged;
 - a replica the schedule moves (drain, selector or pool change) stays while it is serving and
   fewer than ``spec.replicas`` of the scheduled replicas are serving: make before break;
-- a replica whose cluster, or whose pool's InferenceClass, is not listed stays, serving or not,
-  while fewer than ``spec.replicas`` of the scheduled replicas are serving.
+- a replica's cluster missing from the list is asked for by name, every observed resource
+  carried forward until the answer comes; found, it is read as listed (the list lagged);
+- a replica whose cluster is gone (asked for by name, absent), or whose pool's InferenceClass is
+  not listed, stays, serving or not, while fewer than ``spec.replicas`` of the scheduled
+  replicas are serving: it is counted as moving (``status.replicas.moving``).
 """
 
 from __future__ import annotations
