@@ -14,8 +14,9 @@ from modelplane.structs import StructView
 
 
 def malformed(inputs: Inputs, *, views: bool) -> str | None:
-    """The first required or observed resource that is not an object with ``metadata.name``,
-    said with its requirement and index (or its composition resource name). Observed resources
+    """The first required resource that is not an object with ``metadata.name``, or observed one
+    without metadata, said with its requirement and index (or its composition resource name).
+    Observed resources
     are always checked (a composer that skips one would leave it out, and Crossplane would
     delete it); ``views``: check required resources read as views too, not only plain data
     (each costs microseconds on a fleet's thousands; the function checks them only once a
@@ -26,13 +27,15 @@ def malformed(inputs: Inputs, *, views: bool) -> str | None:
             if problem:
                 return f"required resource {name}[{i}] is malformed: {problem}"
     for key, obj in sorted(inputs.observed.items()):
-        problem = _problem(obj, True)
+        problem = _problem(obj, True, named=False)
         if problem:
             return f"observed resource {key!r} is malformed: {problem}"
     return None
 
 
-def _problem(item: Any, views: bool) -> str:
+def _problem(item: Any, views: bool, named: bool = True) -> str:
+    """``named``: whether ``metadata.name`` is required (an observed resource is known by its
+    composition resource name; one given to ``render`` may carry no other)."""
     if isinstance(item, StructView) and not views:
         return ""
     if not isinstance(item, Mapping):
@@ -43,6 +46,8 @@ def _problem(item: Any, views: bool) -> str:
     if not isinstance(meta, Mapping):
         return f"metadata is {_a(meta)}, not an object"
     name = meta.get("name")
+    if not named and name is None:
+        return ""
     if not isinstance(name, str) or not name:
         return "metadata.name is missing" if name is None else f"metadata.name is {_a(name)}"
     return ""
