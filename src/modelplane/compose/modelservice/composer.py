@@ -45,9 +45,9 @@ Obj = dict[str, Any]
 GATEWAYS = "inference-gateways"
 CLUSTERS = "inference-clusters"
 BY_NAME = "endpoint"
+"""Requirements asking for a routed endpoint no list holds: ``endpoint/<namespace>/<name>``."""
 GATEWAY_BY_NAME = "gateway"
 """Requirements asking for a gateway with routes on it that the list does not hold."""
-"""Requirements asking for a routed endpoint no list holds: ``endpoint/<namespace>/<name>``."""
 ROUTED = "modelplane.ai/routed-endpoints"
 """Annotation on each front route's Object: the endpoints it sends traffic to (comma separated),
 so a list that comes back without them is checked by name before they leave the route."""

@@ -111,9 +111,7 @@ class Plan:
 
     def routed(self) -> list[str]:
         """The endpoints the lanes send traffic to, by name."""
-        names = [lane.endpoint for lane in self.externals()]
-        names += [pool.endpoint for lane in self.lanes for pool in lane.pools]
-        return sorted(names)
+        return sorted(lane.endpoint for lane in self.lanes)
 
     @property
     def matched(self) -> int:
