@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from modelplane.compose.inferencecluster.composer import CLASSES, GATEWAY, REPLICAS
+from modelplane.compose.inferencecluster.composer import CLASSES, GATEWAY, GATEWAYS, REPLICAS
 from modelplane.compose.inferencecluster.usages import REPLICA_GUARD
 from tests.compose.through import Response, run
 
@@ -173,3 +173,30 @@ def test_the_guard_goes_once_every_guarded_replica_is_positively_gone() -> None:
     rsp = reconcile(ic, observed, [], **{"guarded-replica/team-a/r0": []})
     assert REPLICA_GUARD not in rsp.resources
     assert rsp.condition("InUse")[:2] == ("False", "NoReplicas")
+
+
+# --- an empty gateway list -----------------------------------------------------------------------
+
+
+def hosting(ic: Obj) -> dict[str, Obj]:
+    front = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceGateway",
+        "metadata": {"name": "front"},
+        "spec": {"clusterName": "east", "hostname": "a.example.com", "tls": {"issuerRef": {}}},
+    }
+    rsp = reconcile(ic, installed(ic), [], **{GATEWAYS: [front]})
+    assert "gateway-guard/front" in rsp.resources
+    return as_observed(rsp)
+
+
+def test_an_empty_gateway_list_keeps_the_gateway_guard_until_read_by_name() -> None:
+    ic = cluster()
+    rsp = reconcile(ic, hosting(ic), [], **{GATEWAYS: []})
+    assert "gateway-guard/front" in rsp.resources
+
+
+def test_the_gateway_guard_goes_once_its_gateway_is_positively_gone() -> None:
+    ic = cluster()
+    rsp = reconcile(ic, hosting(ic), [], **{GATEWAYS: [], "guarded-gateway/front": []})
+    assert "gateway-guard/front" not in rsp.resources

@@ -57,6 +57,8 @@ GATEWAYS = "inference-gateways"
 GATEWAY_GUARD = "gateway-guard/"
 PROVIDER_CONFIG = "provider-config"
 HELM_PROVIDER_CONFIG = "helm-provider-config"
+GUARDED_GATEWAY = "guarded-gateway"
+"""Requirements asking for a guarded gateway by name: ``guarded-gateway/<name>``."""
 GUARDED_REPLICA = "guarded-replica"
 """Requirements asking for a guarded replica by name: ``guarded-replica/<namespace>/<name>``."""
 LABEL_VALUE_MAX = 63
@@ -219,9 +221,26 @@ def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
             if key.startswith(GATEWAY_GUARD):
                 result.resources[key] = Desired(carried(held), "True")
         return ""
+    listed = list(gateways)
+    # A guarded gateway the list does not hold is asked for by name: the guard goes only once
+    # nothing comes back (or it runs elsewhere now), never on a list that lags.
+    guarded = {
+        k.removeprefix(GATEWAY_GUARD) for k in inputs.observed if k.startswith(GATEWAY_GUARD)
+    }
+    lookup = look_up(
+        inputs,
+        GUARDED_GATEWAY,
+        API_VERSION,
+        "InferenceGateway",
+        guarded - {str(g["metadata"]["name"]) for g in listed},
+    )
+    result.requirements.update(lookup.requirements)
+    for gateway in sorted(lookup.pending):
+        key = GATEWAY_GUARD + gateway
+        result.resources[key] = Desired(carried(inputs.observed[key]), "True")
     hosted = sorted(
         str(g["metadata"]["name"])
-        for g in gateways
+        for g in [*listed, *lookup.found.values()]
         if (g.get("spec") or {}).get("clusterName") == name
     )
     for gateway in hosted:
