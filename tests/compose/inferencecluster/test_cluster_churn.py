@@ -81,7 +81,7 @@ def test_a_release_observed_observe_only_is_released() -> None:
     assert "HandedOver" not in rsp.conditions
 
 
-def test_an_external_gateway_keeps_its_class_proxy_certificate_and_client_policy() -> None:
+def test_an_external_gateway_keeps_its_class_proxy_and_client_policy_observe_only() -> None:
     ic = cluster()
     observed = installed(ic)
     was = {
@@ -94,12 +94,13 @@ def test_an_external_gateway_keeps_its_class_proxy_certificate_and_client_policy
     gone_external = copy.deepcopy(ic)
     gone_external["spec"]["gateway"] = {"mode": "External"}
     rsp = reconcile(gone_external, observed)
+    assert was <= set(rsp.resources)  # nothing the gateway had is deleted
     kinds = {
         rsp.resources[k]["spec"]["forProvider"]["manifest"]["kind"]
         for k in was
-        if k in rsp.resources and rsp.resources[k]["spec"].get("managementPolicies") == ["Observe"]
+        if rsp.resources[k]["spec"].get("managementPolicies") == ["Observe"]
     }
-    assert {"GatewayClass", "EnvoyProxy", "Certificate", "ClientTrafficPolicy"} <= kinds
+    assert {"GatewayClass", "EnvoyProxy", "ClientTrafficPolicy"} <= kinds
 
 
 def component_of(observed: dict[str, Obj], name: str, kind: str) -> dict[str, Obj]:
