@@ -109,7 +109,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     _identity(cloud, out, observed)
     return Provisioned(
         resources=out,
-        on_cluster=_on_cluster(cloud, t, observed),
+        on_cluster=_on_cluster(cloud, t),
         kubeconfig_from="cluster",
         nodes_from=tuple(pools),
         holds_stack=(f"nodepool-{SYSTEM_POOL}", "service-account-key", "iam-container-admin"),
@@ -199,12 +199,9 @@ def _identity(cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]) ->
         )
 
 
-def _on_cluster(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> dict[str, Obj]:
-    # Filestore would use the project's default network; pin it to the cluster's, whose name
-    # is the Network's id once GCP created it.
-    network = at_provider(observed.get("network"), "id").rsplit("/", 1)[-1]
-    if not network:
-        return {}
+def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
+    # Filestore would use the project's default network; pin it to the cluster's (the
+    # Network's name in GCP is its resource name, its external name).
     return {
         "storage-class": stack_object(
             t,
@@ -215,7 +212,7 @@ def _on_cluster(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> dict[st
                 "kind": "StorageClass",
                 "metadata": {"name": STORAGE_CLASS},
                 "provisioner": "filestore.csi.storage.gke.io",
-                "parameters": {"tier": "standard", "network": network},
+                "parameters": {"tier": "standard", "network": cloud.name("network")},
                 "volumeBindingMode": "Immediate",
                 "allowVolumeExpansion": True,
             },
