@@ -120,7 +120,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         on_cluster=_on_cluster(t),
         kubeconfig_from="cluster",
         nodes_from=tuple(pools),
-        holds_stack=("cluster",),
+        holds_stack=tuple(pools),
         storage_class=STORAGE_CLASS,
     )
 

@@ -101,7 +101,8 @@ class Provisioned:
     nodes_from: tuple[str, ...] = ()
     """The node pools that must be Ready before anything is installed."""
     holds_stack: tuple[str, ...] = ()
-    """What the stack on the cluster deletes through: outlives every Release and Object."""
+    """What the stack on the cluster deletes through (the kubeconfig, its credentials, the
+    nodes its controllers and DaemonSets run on): outlives every Release and Object."""
     identity: Obj | None = None
     """An identitySecretRef the provider configs add to the kubeconfig (GKE's service account
     key)."""

@@ -137,7 +137,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         on_cluster=on_cluster,
         kubeconfig_from="cluster-auth",
         nodes_from=tuple(pools),
-        holds_stack=(f"nodegroup-{SYSTEM_POOL}", "cluster-auth"),
+        holds_stack=(*pools, "cluster-auth"),
         storage_class=STORAGE_CLASS,
     )
 

@@ -1,0 +1,176 @@
+"""Deleting a managed cluster, as Crossplane does it: every composed resource is deleted at
+once, and a Usage holds its ``of`` back until its ``by`` is gone (a Usage being deleted waits
+for its ``by`` too: crossplane v2.3.4 internal/controller/protection/usage/reconciler.go).
+Composed through the FunctionRunner with the cluster provisioned and its stack installed."""
+
+from __future__ import annotations
+
+import pytest
+
+from modelplane.compose.inferencecluster.managed import CLOUDS
+from tests.compose.inferencecluster.managed import managed, provisioned, run
+
+SOURCES = sorted(CLOUDS)
+CLOUD_GROUP = "upbound.io"
+
+
+def _is_cloud(obj: dict) -> bool:
+    return obj["apiVersion"].split("/")[0].endswith(CLOUD_GROUP)
+
+
+def _identity(obj: dict) -> tuple[str, str, str, str]:
+    meta = obj["metadata"]
+    return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+def _resolved(usage: dict, ref: dict) -> tuple[str, str, str, str]:
+    # A namespaced Usage's of and by are looked up in the Usage's own namespace
+    # (crossplane v2.3.4 internal/protection/usage/finder.go indexes ``of`` there).
+    return (
+        ref["apiVersion"],
+        ref["kind"],
+        usage["metadata"]["namespace"],
+        ref["resourceRef"]["name"],
+    )
+
+
+def _managed_usages(composed: dict) -> list[dict]:
+    cloud = {_identity(o) for o in composed.values() if _is_cloud(o)}
+    return [
+        u
+        for u in composed.values()
+        if u["kind"] == "Usage" and _resolved(u, u["spec"]["of"]) in cloud
+    ]
+
+
+def _waves(composed: dict) -> list[set[str]]:
+    """The order Crossplane deletes ``composed`` in: each wave is what no remaining Usage holds."""
+    keys = {_identity(o): k for k, o in composed.items() if o["kind"] != "Usage"}
+    held = [
+        (_resolved(u, u["spec"]["of"]), _resolved(u, u["spec"]["by"]))
+        for u in composed.values()
+        if u["kind"] == "Usage" and "by" in u["spec"]
+    ]
+    remaining = set(keys)
+    waves = []
+    while remaining:
+        blocked = {of for of, by in held if by in remaining}
+        wave = remaining - blocked
+        assert wave, f"a cycle holds {sorted(keys[r] for r in remaining)}"
+        waves.append({keys[r] for r in wave})
+        remaining -= wave
+    return waves
+
+
+def _wave_of(waves: list[set[str]]) -> dict[str, int]:
+    return {key: i for i, wave in enumerate(waves) for key in wave}
+
+
+@pytest.fixture(scope="module", params=SOURCES)
+def composed(request: pytest.FixtureRequest) -> dict:
+    return provisioned(managed(request.param)).resources
+
+
+def test_every_usage_resolves_to_resources_composed_in_its_own_namespace(composed: dict) -> None:
+    usages = _managed_usages(composed)
+    assert usages
+    present = {_identity(o) for o in composed.values()}
+    for usage in usages:
+        for side in ("of", "by"):
+            ref = usage["spec"][side]
+            assert "namespace" not in ref["resourceRef"]
+            assert _resolved(usage, ref) in present, (usage["metadata"]["name"], side)
+
+
+def test_the_stack_and_add_ons_uninstall_before_any_node_pool_or_the_cluster_goes(
+    composed: dict,
+) -> None:
+    wave = _wave_of(_waves(composed))
+    on_cluster = [k for k, o in composed.items() if o["kind"] in ("Release", "Object")]
+    api_server = [
+        k
+        for k, o in composed.items()
+        if o["kind"]
+        in (
+            "Cluster",
+            "KubernetesCluster",
+            "ClusterAuth",
+            "NodeGroup",
+            "NodePool",
+            "KubernetesClusterNodePool",
+        )
+    ]
+    assert on_cluster and api_server
+    assert max(wave[k] for k in on_cluster) < min(wave[k] for k in api_server)
+
+
+def test_the_gateway_and_its_load_balancer_go_while_the_nodes_that_delete_it_run(
+    composed: dict,
+) -> None:
+    wave = _wave_of(_waves(composed))
+    [gateway] = [
+        k
+        for k, o in composed.items()
+        if o["kind"] == "Object" and o["spec"]["forProvider"]["manifest"]["kind"] == "Gateway"
+    ]
+    system = next(k for k in ("nodegroup-system", "nodepool-system", "cluster") if k in composed)
+    assert wave[gateway] < wave[system]
+
+
+def test_node_pools_go_before_the_cluster_and_the_cluster_before_its_network(
+    composed: dict,
+) -> None:
+    wave = _wave_of(_waves(composed))
+    pools = [
+        k
+        for k, o in composed.items()
+        if o["kind"] in ("NodeGroup", "NodePool", "KubernetesClusterNodePool")
+    ]
+    network = [
+        k
+        for k, o in composed.items()
+        if o["kind"]
+        in ("VPC", "Subnet", "Network", "Subnetwork", "VirtualNetwork", "ResourceGroup")
+    ]
+    assert pools and network
+    assert max(wave[k] for k in pools) < wave["cluster"] < min(wave[k] for k in network)
+
+
+def test_every_cloud_resource_outlives_what_refers_to_it(composed: dict) -> None:
+    wave = _wave_of(_waves(composed))
+    by_name = {o["metadata"]["name"]: k for k, o in composed.items() if _is_cloud(o)}
+    for key, obj in composed.items():
+        if not _is_cloud(obj):
+            continue
+        for name in _refs(obj["spec"]["forProvider"]):
+            assert wave[by_name[name]] > wave[key], (key, by_name[name])
+
+
+def _refs(node: object) -> list[str]:
+    if isinstance(node, dict):
+        out = []
+        for field, value in node.items():
+            if field.endswith("Ref") and isinstance(value, dict):
+                out.append(value["name"])
+            elif field.endswith("Refs"):
+                out += [v["name"] for v in value]
+            else:
+                out += _refs(value)
+        return out
+    if isinstance(node, list):
+        return [n for item in node for n in _refs(item)]
+    return []
+
+
+def test_a_managed_cluster_with_replicas_on_it_refuses_its_own_deletion() -> None:
+    ic = managed("EKS")
+    composed = provisioned(ic).resources
+    replica = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {"name": "r0", "namespace": "ml", "labels": {"modelplane.ai/cluster": "west"}},
+    }
+    response = run(ic, composed, **{"model-replicas": [replica]})
+    guard = response.resources["replica-guard"]
+    assert guard["kind"] == "ClusterUsage"
+    assert guard["spec"]["of"]["resourceRef"] == {"name": "west"}
