@@ -125,5 +125,5 @@ def test_each_public_cluster_is_provisioned_and_ready_in_render(cluster: Path) -
     assert out.exit_code == 0, out.output
     [ic] = [d for d in yaml.safe_load_all(out.stdout) if d and d["kind"] == "InferenceCluster"]
     conditions = {c["type"]: (c["status"], c["reason"]) for c in ic["status"]["conditions"]}
-    assert conditions["SourceSupported"] == ("True", ic["spec"]["cluster"]["source"])
+    assert conditions["SourceSupported"] == ("True", "Managed")
     assert conditions["StackReady"] == ("True", "Installed")

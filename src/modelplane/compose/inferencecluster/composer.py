@@ -266,7 +266,7 @@ def _exists(observed: Mapping[str, Any], key: str) -> Ready:
 def _source_supported(source: str) -> Condition:
     if source in CLOUDS:
         return Condition(
-            "SourceSupported", "True", source, f"a cluster Modelplane provisions on {source}"
+            "SourceSupported", "True", "Managed", f"an {source} cluster Modelplane provisions"
         )
     return Condition("SourceSupported", "True", "Existing", "a brought-your-own cluster")
 
