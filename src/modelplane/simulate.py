@@ -11,8 +11,8 @@ The simulated cluster has a gateway that accepts every route and a controller fo
 installed (deployed, their workloads ready), as every serving-stack component is: the stack's
 readiness never depends on ``ready_copies``. A cloud provider's managed resource (an EKS
 cluster, a GKE node pool) is observed provisioned, as render simulates a cluster Modelplane
-provisions, with the id (and a service account's email) the cloud would assign. Anything else
-(a nested composite, a Usage) is returned as given.
+provisions, with the ids (a service account's email, an EKS cluster's security group) the
+cloud would assign. Anything else (a nested composite, a Usage) is returned as given.
 
 ``modelplane render`` takes it as its simulator:
 ``functools.partial(simulate_observed, ready_copies=n)``; without ``--simulate-ready-copies`` it
@@ -131,6 +131,8 @@ def _provisioned(obj: Obj) -> Obj:
     at_provider = {"id": name}
     if obj.get("kind") == "ServiceAccount":
         at_provider["email"] = f"{name}@simulated.iam.gserviceaccount.com"
+    if str(obj.get("apiVersion", "")).startswith("eks.") and obj.get("kind") == "Cluster":
+        at_provider["vpcConfig"] = {"clusterSecurityGroupId": f"sg-{name}"}
     return {
         "atProvider": at_provider,
         "conditions": [

@@ -113,3 +113,42 @@ def provisioned(ic: Obj) -> through.Response:
 
 def of_kind(response: through.Response, kind: str) -> dict[str, Obj]:
     return {k: r for k, r in response.resources.items() if r["kind"] == kind}
+
+
+def identity(obj: dict) -> tuple[str, str, str, str]:
+    meta = obj["metadata"]
+    return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+def resolved(usage: dict, ref: dict) -> tuple[str, str, str, str]:
+    # A namespaced Usage's of and by are looked up in the Usage's own namespace
+    # (crossplane v2.3.4 internal/protection/usage/finder.go indexes ``of`` there).
+    return (
+        ref["apiVersion"],
+        ref["kind"],
+        usage["metadata"]["namespace"],
+        ref["resourceRef"]["name"],
+    )
+
+
+def waves(composed: dict) -> list[set[str]]:
+    """The order Crossplane deletes ``composed`` in: each wave is what no remaining Usage holds."""
+    keys = {identity(o): k for k, o in composed.items() if o["kind"] != "Usage"}
+    held = [
+        (resolved(u, u["spec"]["of"]), resolved(u, u["spec"]["by"]))
+        for u in composed.values()
+        if u["kind"] == "Usage" and "by" in u["spec"]
+    ]
+    remaining = set(keys)
+    waves = []
+    while remaining:
+        blocked = {of for of, by in held if by in remaining}
+        wave = remaining - blocked
+        assert wave, f"a cycle holds {sorted(keys[r] for r in remaining)}"
+        waves.append({keys[r] for r in wave})
+        remaining -= wave
+    return waves
+
+
+def wave_of(waves: list[set[str]]) -> dict[str, int]:
+    return {key: i for i, wave in enumerate(waves) for key in wave}

@@ -78,3 +78,17 @@ def test_azure_files_backs_modelcache() -> None:
     ]
     assert storage["provisioner"] == "file.csi.azure.com"
     assert "mfsymlinks" in storage["mountOptions"]
+
+
+def test_an_infiniband_pool_gets_the_network_operator_on_its_tainted_nodes() -> None:
+    ic = managed("AKS")
+    ic["spec"]["nodePools"][0]["fabric"] = {"type": "InfiniBand", "infiniband": {"fabric": "ib0"}}
+    operator = provisioned(ic).resources["network-operator"]
+    values = operator["spec"]["forProvider"]["values"]
+    assert operator["spec"]["forProvider"]["chart"]["name"] == "network-operator"
+    assert values["rdmaSharedDevicePlugin"] == {"deploy": True}
+    assert values["daemonsets"]["tolerations"][0]["key"] == "nvidia.com/gpu"
+
+
+def test_a_pool_off_the_fabric_gets_no_network_operator() -> None:
+    assert "network-operator" not in _composed()

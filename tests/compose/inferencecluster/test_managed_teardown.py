@@ -8,7 +8,15 @@ from __future__ import annotations
 import pytest
 
 from modelplane.compose.inferencecluster.managed import CLOUDS
-from tests.compose.inferencecluster.managed import managed, provisioned, run
+from tests.compose.inferencecluster.managed import (
+    identity,
+    managed,
+    provisioned,
+    resolved,
+    run,
+    wave_of,
+    waves,
+)
 
 SOURCES = sorted(CLOUDS)
 CLOUD_GROUP = "upbound.io"
@@ -18,52 +26,13 @@ def _is_cloud(obj: dict) -> bool:
     return obj["apiVersion"].split("/")[0].endswith(CLOUD_GROUP)
 
 
-def _identity(obj: dict) -> tuple[str, str, str, str]:
-    meta = obj["metadata"]
-    return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
-
-
-def _resolved(usage: dict, ref: dict) -> tuple[str, str, str, str]:
-    # A namespaced Usage's of and by are looked up in the Usage's own namespace
-    # (crossplane v2.3.4 internal/protection/usage/finder.go indexes ``of`` there).
-    return (
-        ref["apiVersion"],
-        ref["kind"],
-        usage["metadata"]["namespace"],
-        ref["resourceRef"]["name"],
-    )
-
-
 def _managed_usages(composed: dict) -> list[dict]:
-    cloud = {_identity(o) for o in composed.values() if _is_cloud(o)}
+    cloud = {identity(o) for o in composed.values() if _is_cloud(o)}
     return [
         u
         for u in composed.values()
-        if u["kind"] == "Usage" and _resolved(u, u["spec"]["of"]) in cloud
+        if u["kind"] == "Usage" and resolved(u, u["spec"]["of"]) in cloud
     ]
-
-
-def _waves(composed: dict) -> list[set[str]]:
-    """The order Crossplane deletes ``composed`` in: each wave is what no remaining Usage holds."""
-    keys = {_identity(o): k for k, o in composed.items() if o["kind"] != "Usage"}
-    held = [
-        (_resolved(u, u["spec"]["of"]), _resolved(u, u["spec"]["by"]))
-        for u in composed.values()
-        if u["kind"] == "Usage" and "by" in u["spec"]
-    ]
-    remaining = set(keys)
-    waves = []
-    while remaining:
-        blocked = {of for of, by in held if by in remaining}
-        wave = remaining - blocked
-        assert wave, f"a cycle holds {sorted(keys[r] for r in remaining)}"
-        waves.append({keys[r] for r in wave})
-        remaining -= wave
-    return waves
-
-
-def _wave_of(waves: list[set[str]]) -> dict[str, int]:
-    return {key: i for i, wave in enumerate(waves) for key in wave}
 
 
 @pytest.fixture(scope="module", params=SOURCES)
@@ -74,18 +43,18 @@ def composed(request: pytest.FixtureRequest) -> dict:
 def test_every_usage_resolves_to_resources_composed_in_its_own_namespace(composed: dict) -> None:
     usages = _managed_usages(composed)
     assert usages
-    present = {_identity(o) for o in composed.values()}
+    present = {identity(o) for o in composed.values()}
     for usage in usages:
         for side in ("of", "by"):
             ref = usage["spec"][side]
             assert "namespace" not in ref["resourceRef"]
-            assert _resolved(usage, ref) in present, (usage["metadata"]["name"], side)
+            assert resolved(usage, ref) in present, (usage["metadata"]["name"], side)
 
 
 def test_the_stack_and_add_ons_uninstall_before_any_node_pool_or_the_cluster_goes(
     composed: dict,
 ) -> None:
-    wave = _wave_of(_waves(composed))
+    wave = wave_of(waves(composed))
     on_cluster = [k for k, o in composed.items() if o["kind"] in ("Release", "Object")]
     api_server = [
         k
@@ -107,7 +76,7 @@ def test_the_stack_and_add_ons_uninstall_before_any_node_pool_or_the_cluster_goe
 def test_the_gateway_and_its_load_balancer_go_while_the_nodes_that_delete_it_run(
     composed: dict,
 ) -> None:
-    wave = _wave_of(_waves(composed))
+    wave = wave_of(waves(composed))
     [gateway] = [
         k
         for k, o in composed.items()
@@ -120,7 +89,7 @@ def test_the_gateway_and_its_load_balancer_go_while_the_nodes_that_delete_it_run
 def test_node_pools_go_before_the_cluster_and_the_cluster_before_its_network(
     composed: dict,
 ) -> None:
-    wave = _wave_of(_waves(composed))
+    wave = wave_of(waves(composed))
     pools = [
         k
         for k, o in composed.items()
@@ -137,7 +106,7 @@ def test_node_pools_go_before_the_cluster_and_the_cluster_before_its_network(
 
 
 def test_every_cloud_resource_outlives_what_refers_to_it(composed: dict) -> None:
-    wave = _wave_of(_waves(composed))
+    wave = wave_of(waves(composed))
     by_name = {o["metadata"]["name"]: k for k, o in composed.items() if _is_cloud(o)}
     for key, obj in composed.items():
         if not _is_cloud(obj):

@@ -57,7 +57,8 @@ class Managed:
         )
 
     def usages(self, t: Target, on_cluster: Mapping[str, Obj]) -> dict[str, Obj]:
-        return deletion_order(t, self.resources, self.provisioned.holds_stack, on_cluster)
+        p = self.provisioned
+        return deletion_order(t, self.resources, p.holds_stack, on_cluster, p.outlives)
 
 
 def managed_cluster(

@@ -7,6 +7,7 @@ Install``). Its connection secret is a kubeconfig with a cluster-admin client ce
 the provider configs need no cloud identity. Azure Files' CSI driver ships with AKS: only the
 StorageClass is composed. A GPU pool cannot grow from zero under DRA (no node publishes its
 devices until one runs), so a pool at zero nodes stays there until its minimum says otherwise.
+A pool with ``fabric: InfiniBand`` gets the NVIDIA network operator.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     Provisioned,
     connection_secret,
 )
-from modelplane.compose.inferencecluster.releases import stack_object
+from modelplane.compose.inferencecluster.releases import Chart, release, stack_object
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.labels import POOL
 
@@ -44,6 +45,13 @@ STORAGE_CLASS = "modelplane-rwx-azurefile"
 # nodeCount is seeded once and then left to AKS's autoscaler (no LateInitialize, not in
 # forProvider), so Crossplane never reverts a scale.
 POOL_POLICIES = ["Observe", "Create", "Update", "Delete"]
+# An AKS pool's nodes share one VM Scale Set placement group, so an InfiniBand-capable VM size
+# lands them on one fabric; the network operator loads the host drivers and exposes the RDMA
+# devices to pods.
+NETWORK_OPERATOR = Chart(
+    "network-operator", "https://helm.ngc.nvidia.com/nvidia", "network-operator", "network-operator"
+)
+NETWORK_OPERATOR_VERSION = "26.4.0"
 
 
 def problems(cloud: Cloud) -> list[str]:
@@ -117,7 +125,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         pools.append(f"nodepool-{pool.name}")
     return Provisioned(
         resources=out,
-        on_cluster=_on_cluster(t),
+        on_cluster=_on_cluster(cloud, t),
         kubeconfig_from="cluster",
         nodes_from=tuple(pools),
         holds_stack=tuple(pools),
@@ -156,7 +164,27 @@ def _pool(cloud: Cloud, pool: PoolPlan) -> Obj:
     return obj
 
 
-def _on_cluster(t: Target) -> dict[str, Obj]:
+def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
+    out = _storage(t)
+    if any(p.fabric == "InfiniBand" for p in cloud.pools or ()):
+        values = {
+            "deployCR": True,
+            "ofedDriver": {"deploy": True},
+            "rdmaSharedDevicePlugin": {"deploy": True},
+            # Its DaemonSets run on the InfiniBand nodes, which carry the GPU taint.
+            "daemonsets": {
+                "tolerations": [
+                    {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
+                ]
+            },
+        }
+        out[NETWORK_OPERATOR.key] = release(
+            t, "network-operator", NETWORK_OPERATOR, NETWORK_OPERATOR_VERSION, values
+        )
+    return out
+
+
+def _storage(t: Target) -> dict[str, Obj]:
     return {
         "storage-class": stack_object(
             t,

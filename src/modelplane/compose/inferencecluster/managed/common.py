@@ -44,6 +44,10 @@ class PoolPlan:
     min_nodes: int
     max_nodes: int
     zones: tuple[str, ...]
+    fabric: str = "None"
+    """The pool's interconnect: None, EFA (EKS) or InfiniBand (AKS)."""
+    capacity_reservation: str = ""
+    """An EC2 Capacity Block the pool's nodes come from (EKS)."""
 
     @property
     def labels(self) -> dict[str, str]:
@@ -100,6 +104,8 @@ class Provisioned:
     """The resource whose connection secret holds the kubeconfig."""
     nodes_from: tuple[str, ...] = ()
     """The node pools that must be Ready before anything is installed."""
+    outlives: tuple[tuple[str, str], ...] = ()
+    """(of, by) pairs no name reference says: ``of`` outlives ``by``."""
     holds_stack: tuple[str, ...] = ()
     """What the stack on the cluster deletes through (the kubeconfig, its credentials, the
     nodes its controllers and DaemonSets run on): outlives every Release and Object."""
@@ -193,6 +199,10 @@ def _pools(
                 min_nodes=int(pool.get("minNodeCount", nodes)),
                 max_nodes=int(pool.get("maxNodeCount", max(nodes, 1))),
                 zones=tuple(str(z) for z in pool.get("zones") or ()),
+                fabric=str((pool.get("fabric") or {}).get("type") or "None"),
+                capacity_reservation=str(
+                    (pool.get("capacityBlock") or {}).get("capacityReservationId") or ""
+                ),
             )
         )
     return tuple(plans), problems

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.inferencecluster.managed import eks_fabric as fabric
 from modelplane.compose.inferencecluster.managed.common import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -129,7 +130,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     _network(cloud, out)
     _identities(cloud, out)
     _control_plane(cloud, out)
-    pools = _node_groups(cloud, out)
+    pools, outlives = _node_groups(cloud, out, observed)
     _storage(cloud, out)
     on_cluster = _on_cluster(cloud, t, observed)
     return Provisioned(
@@ -137,6 +138,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         on_cluster=on_cluster,
         kubeconfig_from="cluster-auth",
         nodes_from=tuple(pools),
+        outlives=tuple(outlives),
         holds_stack=(*pools, "cluster-auth"),
         storage_class=STORAGE_CLASS,
     )
@@ -323,7 +325,9 @@ def _node_group(cloud: Cloud, key: str, for_provider: Obj, desired: int) -> Obj:
     )
 
 
-def _node_groups(cloud: Cloud, out: dict[str, Obj]) -> list[str]:
+def _node_groups(
+    cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]
+) -> tuple[list[str], list[tuple[str, str]]]:
     private = [cloud.ref(f"subnet-private-{z}") for z in zones(cloud)]
     system = f"nodegroup-{SYSTEM_POOL}"
     out[system] = _node_group(
@@ -338,12 +342,25 @@ def _node_groups(cloud: Cloud, out: dict[str, Obj]) -> list[str]:
         },
         1,
     )
-    keys = [system]
+    keys, outlives = [system], []
+    if fabric.uses_efa(cloud):
+        fabric.efa_security_group(cloud, out)
+    groups = fabric.security_groups(cloud, observed)
     for pool in cloud.pools or ():
         key = f"nodegroup-{pool.name}"
-        out[key] = _node_group(cloud, key, _gpu_group(cloud, pool), pool.nodes)
         keys.append(key)
-    return keys
+        group = _gpu_group(cloud, pool)
+        if fabric.needs_template(pool):
+            template = f"launch-template-{pool.name}"
+            out[template] = fabric.launch_template(cloud, pool, groups)
+            outlives.append((template, key))
+            if pool.fabric == fabric.EFA:
+                outlives.append(("efa-security-group", template))
+                if not groups and key not in observed:
+                    continue  # its nodes would launch without the groups' ids
+            group = fabric.templated_group(cloud, pool, group)
+        out[key] = _node_group(cloud, key, group, pool.nodes)
+    return keys, outlives
 
 
 def _gpu_group(cloud: Cloud, pool: PoolPlan) -> Obj:
@@ -419,6 +436,8 @@ def _on_cluster(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> dict[st
         "extraArgs": {"balance-similar-node-groups": True},
     }
     out[AUTOSCALER.key] = release(t, "cluster-autoscaler", AUTOSCALER, AUTOSCALER_VERSION, values)
+    if fabric.uses_efa(cloud):
+        out[fabric.DRA_DRIVER.key] = fabric.dra_driver(t)
     # The StorageClass pins the file system's id, known once AWS created it.
     fs_id = at_provider(observed.get("efs"), "id")
     if fs_id:

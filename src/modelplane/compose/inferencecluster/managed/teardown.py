@@ -31,6 +31,7 @@ def deletion_order(
     cloud: Mapping[str, Obj],
     holds_stack: tuple[str, ...],
     on_cluster: Mapping[str, Obj],
+    outlives: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Obj]:
     by_name = {str(obj["metadata"]["name"]): key for key, obj in cloud.items()}
     out: dict[str, Obj] = {}
@@ -39,6 +40,9 @@ def deletion_order(
             needed = by_name.get(name)
             if needed is not None and needed != key:
                 out.update(_usage(t, cloud[needed], needed, obj, key))
+    for of_key, by_key in outlives:
+        if of_key in cloud and by_key in cloud:
+            out.update(_usage(t, cloud[of_key], of_key, cloud[by_key], by_key))
     for held in holds_stack:
         if held not in cloud:
             continue
