@@ -128,7 +128,7 @@ def _is_cloud(obj: Obj) -> bool:
 
 def _provisioned(obj: Obj) -> Obj:
     name = str((obj.get("metadata") or {}).get("name") or "")
-    at_provider = {"id": name}
+    at_provider: Obj = {"id": name}
     if obj.get("kind") == "ServiceAccount":
         at_provider["email"] = f"{name}@simulated.iam.gserviceaccount.com"
     if str(obj.get("apiVersion", "")).startswith("eks.") and obj.get("kind") == "Cluster":
