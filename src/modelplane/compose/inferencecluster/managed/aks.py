@@ -12,6 +12,7 @@ A pool with ``fabric: InfiniBand`` gets the NVIDIA network operator.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,6 +42,7 @@ SERVICE_CIDR = "10.96.0.0/16"
 DNS_SERVICE_IP = "10.96.0.10"
 SYSTEM_VM_SIZE = "Standard_D4s_v5"
 AGENT_POOL_NAME_MAX = 12
+AGENT_POOL_NAME = rf"[a-z][a-z0-9]{{0,{AGENT_POOL_NAME_MAX - 1}}}"
 STORAGE_CLASS = "modelplane-rwx-azurefile"
 # nodeCount is seeded once and then left to AKS's autoscaler (no LateInitialize, not in
 # forProvider), so Crossplane never reverts a scale.
@@ -58,10 +60,10 @@ def problems(cloud: Cloud) -> list[str]:
     out = []
     for i, pool in enumerate(cloud.pools or ()):
         name = pool.name
-        if len(name) > AGENT_POOL_NAME_MAX or not (name.isalnum() and name == name.lower()):
+        if not re.fullmatch(AGENT_POOL_NAME, name):
             out.append(
-                f"spec.nodePools[{i}].name {name!r}: an AKS node pool name is at most "
-                f"{AGENT_POOL_NAME_MAX} lowercase letters and digits"
+                f"spec.nodePools[{i}].name {name!r}: an AKS node pool name is a lowercase letter "
+                f"then lowercase letters and digits, at most {AGENT_POOL_NAME_MAX} in all"
             )
     return out
 
