@@ -8,7 +8,7 @@ from typing import Any
 from modelplane.compose.inferencecluster.composer import CLASSES, REPLICAS
 from modelplane.simulate import simulate_observed
 from tests.compose import through
-from tests.compose.inferencecluster.support import upstream
+from tests.compose.inferencecluster.support import cluster
 
 Obj = dict[str, Any]
 
@@ -62,29 +62,16 @@ def gpu_class(source: str, name: str = "gpu") -> Obj:
 
 def managed(source: str, name: str = "west", **spec: Any) -> Obj:
     """A managed cluster with one GPU pool of 2 nodes growing to 6 in two zones, defaulted."""
-    base: Obj = {
-        "cluster": {"source": source, source.lower(): dict(BLOCKS[source])},
-        "nodePools": [
-            {
-                "name": "gpua",
-                "className": "gpu",
-                "nodeCount": 2,
-                "minNodeCount": 1,
-                "maxNodeCount": 6,
-                "zones": ZONES[source],
-            }
-        ],
+    pool = {
+        "name": "gpua",
+        "className": "gpu",
+        "nodeCount": 2,
+        "minNodeCount": 1,
+        "maxNodeCount": 6,
+        "zones": ZONES[source],
     }
-    base.update(spec)
-    declared = {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "InferenceCluster",
-        "metadata": {"name": name},
-        "spec": base,
-    }
-    admitted = upstream().admit(declared)
-    assert [str(e) for e in admitted.errors] == []
-    return admitted.object
+    block = {"source": source, source.lower(): dict(BLOCKS[source])}
+    return cluster(name, **{"cluster": block, "nodePools": [pool], **spec})
 
 
 def run(ic: Obj, observed: dict[str, Obj] | None = None, **required: Any) -> through.Response:

@@ -24,8 +24,9 @@ from modelplane.compose.inferencecluster.managed.common import (
     PoolPlan,
     Provisioned,
     connection_secret,
+    storage_class,
 )
-from modelplane.compose.inferencecluster.releases import Chart, release, stack_object
+from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.labels import POOL
 
@@ -187,23 +188,15 @@ def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
 
 
 def _storage(t: Target) -> dict[str, Obj]:
+    # Model caches hold symlinks (Hugging Face's layout); SMB emulates them with mfsymlinks.
     return {
-        "storage-class": stack_object(
+        "storage-class": storage_class(
             t,
-            "cluster-storage",
-            "storage-class",
-            {
-                "apiVersion": "storage.k8s.io/v1",
-                "kind": "StorageClass",
-                "metadata": {"name": STORAGE_CLASS},
-                "provisioner": "file.csi.azure.com",
-                "parameters": {"skuName": "Premium_LRS"},
-                # Model caches hold symlinks (Hugging Face's layout); SMB emulates them with
-                # mfsymlinks.
-                "mountOptions": ["mfsymlinks", "actimeo=30", "nosharesock"],
-                "reclaimPolicy": "Delete",
-                "volumeBindingMode": "Immediate",
-                "allowVolumeExpansion": True,
-            },
+            STORAGE_CLASS,
+            "file.csi.azure.com",
+            {"skuName": "Premium_LRS"},
+            mountOptions=["mfsymlinks", "actimeo=30", "nosharesock"],
+            reclaimPolicy="Delete",
+            allowVolumeExpansion=True,
         )
     }

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE
+from modelplane.compose.inferencecluster.releases import stack_object
+from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE, Target
 from modelplane.kube.names import dns_label
 from modelplane.labels import POOL
 
@@ -130,6 +131,20 @@ class Provisioned:
         if self.storage_class:
             out["cache"] = {"storageClassName": self.storage_class}
         return out
+
+
+def storage_class(t: Target, name: str, provisioner: str, parameters: Obj, **extra: Any) -> Obj:
+    """The RWX StorageClass ModelCache claims on the cluster, as an Object of the stack."""
+    manifest = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "parameters": parameters,
+        "volumeBindingMode": "Immediate",
+        **extra,
+    }
+    return stack_object(t, "cluster-storage", "storage-class", manifest)
 
 
 def secret_name(obj: Obj) -> str:

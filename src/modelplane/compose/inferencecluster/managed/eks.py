@@ -25,8 +25,9 @@ from modelplane.compose.inferencecluster.managed.common import (
     Provisioned,
     at_provider,
     connection_secret,
+    storage_class,
 )
-from modelplane.compose.inferencecluster.releases import Chart, release, stack_object
+from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.labels import POOL
 
@@ -441,21 +442,6 @@ def _on_cluster(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> dict[st
     # The StorageClass pins the file system's id, known once AWS created it.
     fs_id = at_provider(observed.get("efs"), "id")
     if fs_id:
-        out["storage-class"] = stack_object(
-            t,
-            "cluster-storage",
-            "storage-class",
-            {
-                "apiVersion": "storage.k8s.io/v1",
-                "kind": "StorageClass",
-                "metadata": {"name": STORAGE_CLASS},
-                "provisioner": "efs.csi.aws.com",
-                "parameters": {
-                    "provisioningMode": "efs-ap",
-                    "fileSystemId": fs_id,
-                    "directoryPerms": "700",
-                },
-                "volumeBindingMode": "Immediate",
-            },
-        )
+        parameters = {"provisioningMode": "efs-ap", "fileSystemId": fs_id, "directoryPerms": "700"}
+        out["storage-class"] = storage_class(t, STORAGE_CLASS, "efs.csi.aws.com", parameters)
     return out

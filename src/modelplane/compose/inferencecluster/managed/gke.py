@@ -22,8 +22,8 @@ from modelplane.compose.inferencecluster.managed.common import (
     Provisioned,
     at_provider,
     connection_secret,
+    storage_class,
 )
-from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.kube.names import dns_label
 from modelplane.labels import POOL
@@ -202,19 +202,13 @@ def _identity(cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]) ->
 def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
     # Filestore would use the project's default network; pin it to the cluster's (the
     # Network's name in GCP is its resource name, its external name).
+    parameters = {"tier": "standard", "network": cloud.name("network")}
     return {
-        "storage-class": stack_object(
+        "storage-class": storage_class(
             t,
-            "cluster-storage",
-            "storage-class",
-            {
-                "apiVersion": "storage.k8s.io/v1",
-                "kind": "StorageClass",
-                "metadata": {"name": STORAGE_CLASS},
-                "provisioner": "filestore.csi.storage.gke.io",
-                "parameters": {"tier": "standard", "network": cloud.name("network")},
-                "volumeBindingMode": "Immediate",
-                "allowVolumeExpansion": True,
-            },
+            STORAGE_CLASS,
+            "filestore.csi.storage.gke.io",
+            parameters,
+            allowVolumeExpansion=True,
         )
     }
