@@ -131,7 +131,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         on_cluster=_on_cluster(cloud, t),
         kubeconfig_from="cluster",
         nodes_from=tuple(pools),
-        holds_stack=tuple(pools),
+        holds_stack=("cluster",),
         storage_class=STORAGE_CLASS,
     )
 

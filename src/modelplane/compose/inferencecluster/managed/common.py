@@ -109,7 +109,9 @@ class Provisioned:
     """(of, by) pairs no name reference says: ``of`` outlives ``by``."""
     holds_stack: tuple[str, ...] = ()
     """What the stack on the cluster deletes through (the kubeconfig, its credentials, the
-    nodes its controllers and DaemonSets run on): outlives every Release and Object."""
+    system pool its controllers run on): outlives every Release and Object. Never a GPU pool:
+    Crossplane deletes a composed Usage only once its ``by`` is gone, so a pool held by the
+    stack could not be removed from the spec while the stack runs."""
     identity: Obj | None = None
     """An identitySecretRef the provider configs add to the kubeconfig (GKE's service account
     key)."""

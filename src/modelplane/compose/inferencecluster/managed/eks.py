@@ -140,7 +140,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         kubeconfig_from="cluster-auth",
         nodes_from=tuple(pools),
         outlives=tuple(outlives),
-        holds_stack=(*pools, "cluster-auth"),
+        holds_stack=(f"nodegroup-{SYSTEM_POOL}", "cluster-auth"),
         storage_class=STORAGE_CLASS,
     )
 

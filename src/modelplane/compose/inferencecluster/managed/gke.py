@@ -112,7 +112,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         on_cluster=_on_cluster(cloud, t),
         kubeconfig_from="cluster",
         nodes_from=tuple(pools),
-        holds_stack=(*pools, "service-account-key", "iam-container-admin"),
+        holds_stack=(f"nodepool-{SYSTEM_POOL}", "service-account-key", "iam-container-admin"),
         identity={
             "name": cloud.name("service-account-key-conn"),
             "key": "private_key",

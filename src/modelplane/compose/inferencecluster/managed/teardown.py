@@ -4,8 +4,11 @@ Deleting an InferenceCluster deletes every composed resource at once; Usages hol
 until what needs it is gone:
 
 - the stack (and the autoscaler and StorageClass) uninstall while the API server, the
-  kubeconfig and the nodes its controllers run on still exist, so Helm uninstalls finish and
-  the gateway's load balancer is deleted by the cloud controller before the network goes;
+  kubeconfig and the system pool its controllers run on still exist, so Helm uninstalls finish
+  and the gateway's load balancer is deleted by the cloud controller before the network goes;
+  GPU pools are not held (their ModelReplicas are gone before the cluster's deletion starts,
+  and a Usage held by the stack would keep a pool removed from the spec until the stack goes:
+  Crossplane deletes a composed Usage only once its ``by`` is gone);
 - a cloud resource outlives every resource that refers to it by name: node pools go before the
   cluster, the cluster before its subnets and roles, subnets before the VPC.
 
