@@ -9,8 +9,10 @@ CEL queries included, exactly as provider-kubernetes does, so a wrong query show
 The simulated cluster has a gateway that accepts every route and a controller for every kind.
 ``ready_copies=0`` means nothing that runs pods is ready. provider-helm Releases are observed
 installed (deployed, their workloads ready), as every serving-stack component is: the stack's
-readiness never depends on ``ready_copies``. Anything else (a nested composite, a Usage) is
-returned as given.
+readiness never depends on ``ready_copies``. A cloud provider's managed resource (an EKS
+cluster, a GKE node pool) is observed provisioned, as render simulates a cluster Modelplane
+provisions, with the ids (a service account's email, an EKS cluster's security group) the
+cloud would assign. Anything else (a nested composite, a Usage) is returned as given.
 
 ``modelplane render`` takes it as its simulator:
 ``functools.partial(simulate_observed, ready_copies=n)``; without ``--simulate-ready-copies`` it
@@ -57,7 +59,7 @@ def simulate_stack(desired: Mapping[str, Obj]) -> dict[str, Obj]:
 def _in_stack(obj: Obj) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     stacked = STACK_COMPONENT in labels and (_is_object(obj) or _is_issued(obj))
-    return _is_release(obj) or stacked
+    return _is_release(obj) or _is_cloud(obj) or stacked
 
 
 Created = Mapping[tuple[str, str, str], Obj]
@@ -78,6 +80,9 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
     if _is_issued(observed):
         # As cert-manager reports an Issuer whose CA Secret it read, a Certificate it issued.
         observed["status"] = {"conditions": [_condition("Ready", True, "Ready")]}
+        return observed
+    if _is_cloud(observed):
+        observed["status"] = _provisioned(observed)
         return observed
     if not _is_object(observed):
         return observed  # not a provider-kubernetes Object, e.g. a nested composite
@@ -115,6 +120,26 @@ def _is_issued(obj: Obj) -> bool:
 
 def _is_release(obj: Obj) -> bool:
     return obj.get("kind") == "Release" and obj.get("apiVersion") == RELEASE_API_VERSION
+
+
+def _is_cloud(obj: Obj) -> bool:
+    return str(obj.get("apiVersion", "")).split("/", 1)[0].endswith(".upbound.io")
+
+
+def _provisioned(obj: Obj) -> Obj:
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    at_provider: Obj = {"id": name}
+    if obj.get("kind") == "ServiceAccount":
+        at_provider["email"] = f"{name}@simulated.iam.gserviceaccount.com"
+    if str(obj.get("apiVersion", "")).startswith("eks.") and obj.get("kind") == "Cluster":
+        at_provider["vpcConfig"] = {"clusterSecurityGroupId": f"sg-{name}"}
+    return {
+        "atProvider": at_provider,
+        "conditions": [
+            _condition("Ready", True, "Available"),
+            _condition("Synced", True, "ReconcileSuccess"),
+        ],
+    }
 
 
 def _release_status() -> Obj:

@@ -24,7 +24,7 @@ KINDS = {
 def reasons() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {kind: set() for kind in KINDS.values()}
     for package, kind in KINDS.items():
-        for path in sorted((SRC / package).glob("*.py")):
+        for path in sorted((SRC / package).rglob("*.py")):
             out[kind] |= _module_reasons(ast.parse(path.read_text()))
     return out
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from modelplane import cli
+from modelplane.compose.inferencecluster.managed import CLOUDS
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_SCREEN = 60
@@ -29,7 +30,10 @@ def test_the_first_command_shown_renders_the_tree_and_its_last_line_is_shown() -
 
 
 def test_the_first_screen_says_which_cluster_sources_work() -> None:
-    assert "Cluster sources today:** `Existing` only" in first_screen()
+    statement = first_screen().partition("**Cluster sources today:**")[2].partition("\n\n")[0]
+    for source in ("Existing", *sorted(CLOUDS)):
+        assert f"`{source}`" in statement, source
+    assert "`Nebius`" in statement and "`Vultr`" in statement and "refused" in statement
 
 
 def test_the_first_screen_points_to_the_user_docs() -> None:

@@ -581,13 +581,43 @@ def test_replicas_without_a_valid_index_or_with_a_taken_one_are_removed() -> Non
 
 
 def test_a_cluster_of_an_unsupported_source_takes_no_new_replica() -> None:
-    gke = cluster("a", [("p", "h100", 2)])
-    gke["spec"]["cluster"] = {"source": "GKE"}
-    result = run(deployment(), [gke, cluster("b", [("p", "h100", 2)])])
-    # Nothing is composed for a cloud source: a replica there would never serve.
+    nebius = cluster("a", [("p", "h100", 2)])
+    nebius["spec"]["cluster"] = {"source": "Nebius"}
+    result = run(deployment(), [nebius, cluster("b", [("p", "h100", 2)])])
+    # Nothing is composed for Nebius: a replica there would never serve.
     assert where(result) == [(0, "b")]
     [a, _] = result.trace
-    assert not a.eligible and "cluster.source GKE is not supported" in a.reason
+    assert not a.eligible and "cluster.source Nebius is not supported" in a.reason
+
+
+def test_a_managed_cluster_still_provisioning_takes_no_new_replica_and_says_so() -> None:
+    eks = cluster("a", [("p", "h100", 2)])
+    eks["spec"]["cluster"] = {"source": "EKS", "eks": {"region": "us-east-2"}}
+    message = "the EKS cluster is still provisioning (waiting for cluster-auth)"
+    eks["status"] = {
+        "conditions": [
+            {
+                "type": "StackReady",
+                "status": "False",
+                "reason": "ClusterProvisioning",
+                "message": message,
+            }
+        ]
+    }
+    result = run(deployment(), [eks, cluster("b", [("p", "h100", 2)])])
+    assert where(result) == [(0, "b")]
+    [a, _] = result.trace
+    assert not a.eligible and message in a.reason
+
+
+def test_a_managed_cluster_whose_stack_is_ready_is_placed_on_like_any_other() -> None:
+    eks = cluster("a", [("p", "h100", 2)])
+    eks["spec"]["cluster"] = {"source": "EKS", "eks": {"region": "us-east-2"}}
+    eks["status"] = {
+        "conditions": [{"type": "StackReady", "status": "True", "reason": "Installed"}]
+    }
+    result = run(deployment(), [eks])
+    assert where(result) == [(0, "a")]
 
 
 def test_tolerations_follow_kubernetes_matching() -> None:

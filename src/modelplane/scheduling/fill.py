@@ -39,18 +39,21 @@ class Ineligible:
             return f"{taint} not tolerated"
         if not c.node_pools:
             return "has no node pools"
-        if c.source != "Existing":
-            # The cluster composition builds nothing for a cloud source (see cluster.py): a
-            # replica placed there would never be reached. Kept replicas stay (nothing running
-            # is moved because the spec was edited).
+        if c.source not in REACHABLE:
+            # The cluster composition builds nothing for Nebius or Vultr: a replica placed there
+            # would never be reached. Kept replicas stay (nothing running is moved because the
+            # spec was edited). A managed cluster is judged by its StackReady, like any other.
             return (
                 f"cluster.source {c.source or '(unset)'} is not supported: "
-                "only Existing clusters are reachable"
+                "only Existing, EKS, GKE and AKS clusters are reachable"
             )
         if c.unready:
             # Kept replicas stay (retention never reads this); a new one would only wait.
             return f"serving stack not ready: {c.unready}"
         return ""
+
+
+REACHABLE = ("Existing", "EKS", "GKE", "AKS")
 
 
 class Fill:

@@ -90,6 +90,18 @@ CASES = [
         "cluster.existing may only be set when cluster.source is Existing",
     ),
     (
+        "a managed cluster names where it runs",
+        lambda ic: (
+            ic["spec"]["cluster"].update(source="EKS", eks={"region": "us-east-2"})
+            or ic["spec"]["cluster"].pop("existing")
+        ),
+        lambda ic: (
+            ic["spec"]["cluster"].update(source="EKS") or ic["spec"]["cluster"].pop("existing")
+        ),
+        "spec.cluster",
+        "cluster.source EKS requires cluster.eks with the region",
+    ),
+    (
         "a pool name is the pool node label's value",
         lambda ic: pool(ic).update(name="H100_a.1"),
         lambda ic: pool(ic).update(name="h100/a"),

@@ -25,6 +25,7 @@ from modelplane.compose.inferencecluster.gateway import (
     gateway_not_programmed,
 )
 from modelplane.compose.inferencecluster.handover import handover
+from modelplane.compose.inferencecluster.managed import CLOUDS, Managed, managed_cluster
 from modelplane.compose.inferencecluster.pools import gpu_pools, pools_condition
 from modelplane.compose.inferencecluster.providers import (
     helm_provider_config_for,
@@ -46,7 +47,7 @@ from modelplane.compose.inferencecluster.usages import (
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.labels import CLUSTER
-from modelplane.observed import carried, observed_ready
+from modelplane.observed import carried, observed_ready, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -69,7 +70,7 @@ def compose_cluster(inputs: Inputs) -> Result:
     cluster = inputs.composite
     spec = cluster.get("spec") or {}
     source = str((spec.get("cluster") or {}).get("source", ""))
-    if source != "Existing":
+    if source != "Existing" and source not in CLOUDS:
         return _unsupported(inputs, source)
 
     name = str(cluster["metadata"]["name"])
@@ -79,12 +80,18 @@ def compose_cluster(inputs: Inputs) -> Result:
             f"InferenceCluster name {name!r} is longer than {LABEL_VALUE_MAX} characters: "
             "replicas placed here carry it as a label value, so none could be; use a shorter name"
         )
-    existing = spec["cluster"].get("existing") or {}
+    t = target_of(cluster, dns_label(name))
+    managed: Managed | None = None
+    if source in CLOUDS:
+        found = managed_cluster(cluster, source, inputs.required.get(CLASSES), inputs.observed, t)
+        if isinstance(found, str):
+            return Result.failed(f"InferenceCluster {found}")
+        managed = found
+    existing = managed.existing() if managed else spec["cluster"].get("existing") or {}
     if not isinstance(existing.get("secretRef"), Mapping) or not existing["secretRef"].get("name"):
         return Result.failed(
             "InferenceCluster spec.cluster.existing.secretRef.name is required for source Existing"
         )
-    t = target_of(cluster, dns_label(name))
     bundle = t.setting("inferenceExtension", BUNDLES[0])
     if bundle.managed and bundle.version not in BUNDLES:
         return Result.failed(
@@ -97,11 +104,13 @@ def compose_cluster(inputs: Inputs) -> Result:
             REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={CLUSTER: name}),
             GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
         },
-        conditions=[Condition("SourceSupported", "True", "Existing", "a brought-your-own cluster")],
+        conditions=[_source_supported(source)],
     )
     # The guard first: no later fault may drop the protection of replicas running here.
     _guard(inputs, name, result, _gateway_guards(inputs, name, result))
     observed = inputs.observed
+    for key, obj in (managed.resources if managed else {}).items():
+        result.resources[key] = Desired(obj, ready_as_observed(observed.get(key)))
     result.resources[PROVIDER_CONFIG] = Desired(
         provider_config_for(t.kubernetes_config, existing), _exists(observed, PROVIDER_CONFIG)
     )
@@ -114,10 +123,15 @@ def compose_cluster(inputs: Inputs) -> Result:
         component_state(p.name, p.mode, p.version, keys, observed, ready)
         for p, keys in zip(built.stack.parts, built.keys, strict=True)
     ]
-    if _may_install(observed, built.resources):
-        for key, obj in built.resources.items():
+    if managed and not managed.ready and not any(key in observed for key in built.resources):
+        # Installed once the cluster and its nodes are Ready; once composed, always composed.
+        result.conditions.append(managed.provisioning())
+    elif _may_install(observed, built.resources):
+        on_cluster = {**built.resources, **(managed.provisioned.on_cluster if managed else {})}
+        for key, obj in on_cluster.items():
             result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
-        for key, obj in built.usages.items():
+        usages = {**built.usages, **(managed.usages(t, on_cluster) if managed else {})}
+        for key, obj in usages.items():
             result.resources[key] = Desired(obj, _exists(observed, key))
         handed = handover(built.stack.parts, result.resources, observed)
         for key, obj in handed.resources.items():
@@ -338,13 +352,22 @@ def _exists(observed: Mapping[str, Any], key: str) -> Ready:
     return "True" if key in observed else "Unspecified"
 
 
+def _source_supported(source: str) -> Condition:
+    if source in CLOUDS:
+        return Condition(
+            "SourceSupported", "True", "Managed", f"an {source} cluster Modelplane provisions"
+        )
+    return Condition("SourceSupported", "True", "Existing", "a brought-your-own cluster")
+
+
 def _unsupported(inputs: Inputs, source: str) -> Result:
     # Nothing is composed for a cloud source, but anything already composed (the source was
     # edited away from Existing) is carried forward: replicas may still reach the cluster by it.
     message = (
-        f"cluster.source {source or '(unset)'} is not supported: Modelplane provisions no "
-        "clusters. "
-        "Bring the cluster and use source Existing with a kubeconfig secretRef; nothing is composed"
+        f"cluster.source {source or '(unset)'} is not supported: Modelplane provisions EKS, GKE "
+        "and AKS clusters only (the Nebius and Vultr providers' CRDs are not published where "
+        "they can be validated against). Use one of those, or bring the cluster as source "
+        "Existing with a kubeconfig secretRef; nothing is composed"
     )
     return Result(
         resources={k: Desired(carried(o)) for k, o in sorted(inputs.observed.items())},

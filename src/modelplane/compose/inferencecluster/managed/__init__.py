@@ -1,0 +1,93 @@
+"""Managed clusters: an InferenceCluster on EKS, GKE or AKS provisions its own GPU cluster.
+
+Each cloud's module composes the Upbound provider's namespaced managed resources (network,
+identity, control plane, a system pool and one GPU pool per spec pool with its class's machine,
+autoscaling and RWX storage for ModelCache). The InferenceCluster composer then treats the
+cluster as an Existing one reached through the connection secret the cloud writes, with one
+gate: nothing is installed on it until the control plane and every node pool are Ready.
+Nebius and Vultr are refused: their providers' CRDs are not published where they can be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.compose.inferencecluster.managed import aks, eks, gke
+from modelplane.compose.inferencecluster.managed.common import (
+    Provisioned,
+    cloud_of,
+)
+from modelplane.compose.inferencecluster.managed.teardown import deletion_order
+from modelplane.compose.inferencecluster.target import Target
+from modelplane.composer import Condition
+from modelplane.observed import carried, observed_ready
+
+Obj = dict[str, Any]
+
+CLOUDS = {"EKS": eks, "GKE": gke, "AKS": aks}
+POOL_PREFIXES = ("nodegroup-", "nodepool-")
+
+
+@dataclass(frozen=True)
+class Managed:
+    source: str
+    provisioned: Provisioned
+    resources: dict[str, Obj]
+    """The cloud resources, with node pools that cannot be rebuilt this time carried."""
+    waiting: tuple[str, ...]
+    """What is not Ready yet of the control plane, the kubeconfig and the node pools."""
+
+    @property
+    def ready(self) -> bool:
+        return not self.waiting
+
+    def existing(self) -> Obj:
+        return self.provisioned.existing()
+
+    def provisioning(self) -> Condition:
+        return Condition("StackReady", "False", "ClusterProvisioning", self.message())
+
+    def message(self) -> str:
+        return (
+            f"the {self.source} cluster is still provisioning (waiting for "
+            f"{', '.join(self.waiting)}); the serving stack installs once it and its node pools "
+            "are Ready"
+        )
+
+    def usages(self, t: Target, on_cluster: Mapping[str, Obj]) -> dict[str, Obj]:
+        p = self.provisioned
+        return deletion_order(t, self.resources, p.holds_stack, on_cluster, p.outlives)
+
+
+def managed_cluster(
+    composite: Obj,
+    source: str,
+    classes: list[Obj] | None,
+    observed: Mapping[str, Any],
+    t: Target,
+) -> Managed | str:
+    """The cloud resources of a managed cluster, or why its spec cannot be built (a message
+    naming the field)."""
+    module = CLOUDS[source]
+    cloud, problems = cloud_of(composite, source, classes)
+    problems += module.problems(cloud) if cloud.location else []
+    if problems:
+        return "; ".join(problems)
+    provisioned = module.provision(cloud, t, observed)
+    resources = dict(provisioned.resources)
+    # A pool not rebuilt (classes not read yet, a class that lost its recipe) keeps its nodes.
+    spec_pools = {str(p.get("name")) for p in (composite.get("spec") or {}).get("nodePools") or []}
+    for key, obj in observed.items():
+        pool = key.split("-", 1)[-1]
+        if key.startswith(POOL_PREFIXES) and key not in resources and pool in spec_pools:
+            resources[key] = carried(obj)
+    waiting = [
+        key
+        for key in dict.fromkeys((provisioned.kubeconfig_from, *provisioned.nodes_from))
+        if not observed_ready(observed.get(key))
+    ]
+    if classes is None:
+        waiting.append("the InferenceClasses of its node pools")
+    return Managed(source, provisioned, resources, tuple(waiting))

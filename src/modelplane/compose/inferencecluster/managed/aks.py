@@ -1,0 +1,202 @@
+"""An AKS cluster that serves GPUs: a resource group holding everything, a virtual network and
+subnet, the cluster with its system pool, one GPU pool per spec pool, and Azure Files for
+ModelCache.
+
+AKS scales each pool itself within its bounds and installs the GPU driver (``gpuDriver:
+Install``). Its connection secret is a kubeconfig with a cluster-admin client certificate, so
+the provider configs need no cloud identity. Azure Files' CSI driver ships with AKS: only the
+StorageClass is composed. A GPU pool cannot grow from zero under DRA (no node publishes its
+devices until one runs), so a pool at zero nodes stays there until its minimum says otherwise.
+A pool with ``fabric: InfiniBand`` gets the NVIDIA network operator.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.inferencecluster.managed.common import (
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    SYSTEM_POOL,
+    Cloud,
+    PoolPlan,
+    Provisioned,
+    connection_secret,
+    storage_class,
+)
+from modelplane.compose.inferencecluster.releases import Chart, release
+from modelplane.compose.inferencecluster.target import Target
+from modelplane.labels import POOL
+
+Obj = dict[str, Any]
+
+AZURE = "azure.m.upbound.io/v1beta1"
+NETWORK = "network.azure.m.upbound.io/v1beta1"
+CONTAINERS = "containerservice.azure.m.upbound.io/v1beta1"
+
+VNET_CIDR = "10.0.0.0/16"
+SUBNET_CIDR = "10.0.0.0/20"
+POD_CIDR = "10.244.0.0/16"
+SERVICE_CIDR = "10.96.0.0/16"
+DNS_SERVICE_IP = "10.96.0.10"
+SYSTEM_VM_SIZE = "Standard_D4s_v5"
+AGENT_POOL_NAME_MAX = 12
+AGENT_POOL_NAME = rf"[a-z][a-z0-9]{{0,{AGENT_POOL_NAME_MAX - 1}}}"
+STORAGE_CLASS = "modelplane-rwx-azurefile"
+# nodeCount is seeded once and then left to AKS's autoscaler (no LateInitialize, not in
+# forProvider), so Crossplane never reverts a scale.
+POOL_POLICIES = ["Observe", "Create", "Update", "Delete"]
+# An AKS pool's nodes share one VM Scale Set placement group, so an InfiniBand-capable VM size
+# lands them on one fabric; the network operator loads the host drivers and exposes the RDMA
+# devices to pods.
+NETWORK_OPERATOR = Chart(
+    "network-operator", "https://helm.ngc.nvidia.com/nvidia", "network-operator", "network-operator"
+)
+NETWORK_OPERATOR_VERSION = "26.4.0"
+
+
+def problems(cloud: Cloud) -> list[str]:
+    out = []
+    for i, pool in enumerate(cloud.pools or ()):
+        name = pool.name
+        if not re.fullmatch(AGENT_POOL_NAME, name):
+            out.append(
+                f"spec.nodePools[{i}].name {name!r}: an AKS node pool name is a lowercase letter "
+                f"then lowercase letters and digits, at most {AGENT_POOL_NAME_MAX} in all"
+            )
+    return out
+
+
+def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provisioned:
+    out: dict[str, Obj] = {}
+    location = cloud.location
+    group = {"resourceGroupNameRef": cloud.ref("resource-group")}
+    out["resource-group"] = cloud.resource(
+        AZURE, "ResourceGroup", "resource-group", {"location": location}
+    )
+    out["virtual-network"] = cloud.resource(
+        NETWORK,
+        "VirtualNetwork",
+        "virtual-network",
+        {**group, "location": location, "addressSpace": [VNET_CIDR]},
+    )
+    out["subnet"] = cloud.resource(
+        NETWORK,
+        "Subnet",
+        "subnet",
+        {
+            **group,
+            "virtualNetworkNameRef": cloud.ref("virtual-network"),
+            "addressPrefixes": [SUBNET_CIDR],
+        },
+    )
+    plane: Obj = {
+        **group,
+        "location": location,
+        "dnsPrefix": cloud.name("cluster"),
+        # Named, because the default MC_<group>_<cluster>_<location> outgrows Azure's 80.
+        "nodeResourceGroup": cloud.name("nodes"),
+        "identity": {"type": "SystemAssigned"},
+        "defaultNodePool": {
+            "name": SYSTEM_POOL,
+            "vmSize": SYSTEM_VM_SIZE,
+            "autoScalingEnabled": True,
+            "minCount": 1,
+            "maxCount": 2,
+            "temporaryNameForRotation": "systemtmp",
+            "nodeLabels": {POOL: SYSTEM_POOL},
+            "vnetSubnetIdRef": cloud.ref("subnet"),
+        },
+        "networkProfile": {
+            "networkPlugin": "azure",
+            "networkPluginMode": "overlay",
+            "podCidr": POD_CIDR,
+            "serviceCidr": SERVICE_CIDR,
+            "dnsServiceIp": DNS_SERVICE_IP,
+        },
+    }
+    if cloud.version:
+        plane["kubernetesVersion"] = cloud.version
+    out["cluster"] = cloud.resource(
+        CONTAINERS, "KubernetesCluster", "cluster", plane, **connection_secret(cloud, "cluster")
+    )
+    pools = ["cluster"]
+    for pool in cloud.pools or ():
+        out[f"nodepool-{pool.name}"] = _pool(cloud, pool)
+        pools.append(f"nodepool-{pool.name}")
+    return Provisioned(
+        resources=out,
+        on_cluster=_on_cluster(cloud, t),
+        kubeconfig_from="cluster",
+        nodes_from=tuple(pools),
+        holds_stack=("cluster",),
+        storage_class=STORAGE_CLASS,
+    )
+
+
+def _pool(cloud: Cloud, pool: PoolPlan) -> Obj:
+    for_provider: Obj = {
+        "kubernetesClusterIdRef": cloud.ref("cluster"),
+        "vnetSubnetIdRef": cloud.ref("subnet"),
+        "mode": "User",
+        "vmSize": pool.machine,
+        "osDiskSizeGb": pool.disk_gb,
+        "autoScalingEnabled": True,
+        "minCount": pool.min_nodes,
+        "maxCount": pool.max_nodes,
+        "gpuDriver": "Install",
+        "nodeLabels": pool.labels,
+        "nodeTaints": [f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:NoSchedule"],
+    }
+    if cloud.version:
+        for_provider["orchestratorVersion"] = cloud.version
+    if pool.zones:
+        for_provider["zones"] = [z.rsplit("-", 1)[-1] for z in pool.zones]
+    obj = cloud.resource(
+        CONTAINERS,
+        "KubernetesClusterNodePool",
+        f"nodepool-{pool.name}",
+        for_provider,
+        initProvider={"nodeCount": pool.nodes},
+        managementPolicies=list(POOL_POLICIES),
+    )
+    # The agent pool's name in Azure is the spec pool's; a resource name could never fit.
+    obj["metadata"]["annotations"] = {"crossplane.io/external-name": pool.name}
+    return obj
+
+
+def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
+    out = _storage(t)
+    if any(p.fabric == "InfiniBand" for p in cloud.pools or ()):
+        values = {
+            "deployCR": True,
+            "ofedDriver": {"deploy": True},
+            "rdmaSharedDevicePlugin": {"deploy": True},
+            # Its DaemonSets run on the InfiniBand nodes, which carry the GPU taint.
+            "daemonsets": {
+                "tolerations": [
+                    {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
+                ]
+            },
+        }
+        out[NETWORK_OPERATOR.key] = release(
+            t, "network-operator", NETWORK_OPERATOR, NETWORK_OPERATOR_VERSION, values
+        )
+    return out
+
+
+def _storage(t: Target) -> dict[str, Obj]:
+    # Model caches hold symlinks (Hugging Face's layout); SMB emulates them with mfsymlinks.
+    return {
+        "storage-class": storage_class(
+            t,
+            STORAGE_CLASS,
+            "file.csi.azure.com",
+            {"skuName": "Premium_LRS"},
+            mountOptions=["mfsymlinks", "actimeo=30", "nosharesock"],
+            reclaimPolicy="Delete",
+            allowVolumeExpansion=True,
+        )
+    }

@@ -1,0 +1,234 @@
+"""What every managed cluster shares: the cloud's credentials, the node pools the spec and the
+InferenceClasses describe together, the cloud resources as one builder makes them, and the
+evidence that the cluster is provisioned.
+
+Every cloud resource is named (``<cluster>-<key>``) and refers to the others by name, never by
+selector: the references are what the deletion order is derived from (``teardown.py``), and a
+name is unambiguous where a ``matchControllerRef`` selector would match every sibling of a kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelplane.compose.inferencecluster.releases import stack_object
+from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE, Target
+from modelplane.kube.names import dns_label
+from modelplane.labels import POOL
+
+Obj = dict[str, Any]
+
+NAMESPACE = DEFAULT_SECRET_NAMESPACE
+"""Where every cloud resource and the connection secret it writes live: the namespace the
+cluster's ClusterProviderConfigs read the kubeconfig from."""
+KUBECONFIG_KEY = "kubeconfig"
+GPU_LABEL = "modelplane.ai/gpu"
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_TAINT_VALUE = "true"
+SYSTEM_POOL = "system"
+DEFAULT_CREDENTIALS = "default"
+EXTERNAL_NAME = "crossplane.io/external-name"
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """A spec node pool with its class's machine recipe for this cloud."""
+
+    name: str
+    machine: str
+    disk_gb: int
+    accelerator_type: str
+    accelerator_count: int
+    nodes: int
+    min_nodes: int
+    max_nodes: int
+    zones: tuple[str, ...]
+    fabric: str = "None"
+    """The pool's interconnect: None, EFA (EKS) or InfiniBand (AKS)."""
+    capacity_reservation: str = ""
+    """An EC2 Capacity Block the pool's nodes come from (EKS)."""
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """What the pool's nodes carry: the pool our workloads select by, and the GPU."""
+        return {POOL: self.name, GPU_LABEL: self.accelerator_type}
+
+
+@dataclass(frozen=True)
+class Cloud:
+    """One managed cluster as its spec block reads: where, which version, whose credentials."""
+
+    source: str
+    cluster: str
+    location: str
+    version: str
+    credentials: Obj
+    pools: tuple[PoolPlan, ...] | None
+    """None until the InferenceClasses are read: no pool is composed (or withdrawn) on no
+    evidence."""
+
+    def name(self, key: str) -> str:
+        return dns_label(self.cluster, key)
+
+    def resource(
+        self, api_version: str, kind: str, key: str, for_provider: Obj, **spec: Any
+    ) -> Obj:
+        """A namespaced managed resource of the cloud provider, reached with the platform
+        team's credentials."""
+        return {
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {"name": self.name(key), "namespace": NAMESPACE},
+            "spec": {
+                "providerConfigRef": dict(self.credentials),
+                "forProvider": for_provider,
+                **spec,
+            },
+        }
+
+    def ref(self, key: str) -> Obj:
+        return {"name": self.name(key)}
+
+
+@dataclass
+class Provisioned:
+    """What a cloud builder hands the InferenceCluster composer."""
+
+    resources: dict[str, Obj]
+    """Cloud resources by composition resource name."""
+    on_cluster: dict[str, Obj] = field(default_factory=dict)
+    """Releases and Objects installed on the new cluster (autoscaler, StorageClass): composed
+    with the stack, once the cluster is provisioned."""
+    kubeconfig_from: str = ""
+    """The resource whose connection secret holds the kubeconfig."""
+    nodes_from: tuple[str, ...] = ()
+    """The node pools that must be Ready before anything is installed."""
+    outlives: tuple[tuple[str, str], ...] = ()
+    """(of, by) pairs no name reference says: ``of`` outlives ``by``."""
+    holds_stack: tuple[str, ...] = ()
+    """What the stack on the cluster deletes through (the kubeconfig, its credentials, the
+    system pool its controllers run on): outlives every Release and Object. Never a GPU pool:
+    Crossplane deletes a composed Usage only once its ``by`` is gone, so a pool held by the
+    stack could not be removed from the spec while the stack runs."""
+    identity: Obj | None = None
+    """An identitySecretRef the provider configs add to the kubeconfig (GKE's service account
+    key)."""
+    storage_class: str = ""
+    problems: list[str] = field(default_factory=list)
+    """Pools that cannot be built, each naming the field at fault."""
+
+    def existing(self) -> Obj:
+        """The Existing block this cluster amounts to once provisioned."""
+        out: Obj = {
+            "secretRef": {
+                "name": secret_name(self.resources[self.kubeconfig_from]),
+                "namespace": NAMESPACE,
+                "key": KUBECONFIG_KEY,
+            }
+        }
+        if self.identity:
+            out["identitySecretRef"] = self.identity
+        if self.storage_class:
+            out["cache"] = {"storageClassName": self.storage_class}
+        return out
+
+
+def storage_class(t: Target, name: str, provisioner: str, parameters: Obj, **extra: Any) -> Obj:
+    """The RWX StorageClass ModelCache claims on the cluster, as an Object of the stack."""
+    manifest = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "parameters": parameters,
+        "volumeBindingMode": "Immediate",
+        **extra,
+    }
+    return stack_object(t, "cluster-storage", "storage-class", manifest)
+
+
+def secret_name(obj: Obj) -> str:
+    return str(obj["spec"]["writeConnectionSecretToRef"]["name"])
+
+
+def connection_secret(cloud: Cloud, key: str) -> Obj:
+    return {"writeConnectionSecretToRef": {"name": cloud.name(f"{key}-conn")}}
+
+
+def cloud_of(composite: Obj, source: str, classes: list[Obj] | None) -> tuple[Cloud, list[str]]:
+    spec = composite.get("spec") or {}
+    block_name = source.lower()
+    block = (spec.get("cluster") or {}).get(block_name) or {}
+    creds = block.get("credentials") or {}
+    location = str(block.get("location" if source == "AKS" else "region") or "")
+    problems = []
+    if not location:
+        field_name = "location" if source == "AKS" else "region"
+        problems.append(f"spec.cluster.{block_name}.{field_name} is required for source {source}")
+    pools, pool_problems = _pools(spec.get("nodePools") or [], classes, source)
+    cloud = Cloud(
+        source=source,
+        cluster=str(composite["metadata"]["name"]),
+        location=location,
+        version=str(block.get("kubernetesVersion") or ""),
+        credentials={
+            "kind": str(creds.get("type") or "ClusterProviderConfig"),
+            "name": str(creds.get("name") or DEFAULT_CREDENTIALS),
+        },
+        pools=pools,
+    )
+    return cloud, problems + pool_problems
+
+
+def _pools(
+    node_pools: list[Obj], classes: list[Obj] | None, source: str
+) -> tuple[tuple[PoolPlan, ...] | None, list[str]]:
+    if classes is None:
+        return None, []
+    by_name = {str((c.get("metadata") or {}).get("name")): c for c in classes}
+    block_name = source.lower()
+    plans, problems = [], []
+    for i, pool in enumerate(node_pools):
+        cls = by_name.get(str(pool.get("className")))
+        if cls is None:
+            continue  # PoolsResolved reports the missing class
+        provisioning = (cls.get("spec") or {}).get("provisioning") or {}
+        recipe = provisioning.get(block_name)
+        if provisioning.get("provider") != source or not isinstance(recipe, Mapping):
+            problems.append(
+                f"spec.nodePools[{i}] ({pool.get('name')}): InferenceClass {pool.get('className')} "
+                f"has no spec.provisioning.{block_name} recipe (provider {source}), so no {source} "
+                "node pool can be built for it"
+            )
+            continue
+        accelerator = recipe.get("accelerator") or {}
+        nodes = int(pool.get("nodeCount", 1))
+        plans.append(
+            PoolPlan(
+                name=str(pool["name"]),
+                machine=str(recipe.get(_MACHINE_FIELD[source]) or ""),
+                disk_gb=int(recipe.get("diskSizeGb", 100)),
+                accelerator_type=str(accelerator.get("type") or ""),
+                accelerator_count=int(accelerator.get("count", 1)),
+                nodes=nodes,
+                min_nodes=int(pool.get("minNodeCount", nodes)),
+                max_nodes=int(pool.get("maxNodeCount", max(nodes, 1))),
+                zones=tuple(str(z) for z in pool.get("zones") or ()),
+                fabric=str((pool.get("fabric") or {}).get("type") or "None"),
+                capacity_reservation=str(
+                    (pool.get("capacityBlock") or {}).get("capacityReservationId") or ""
+                ),
+            )
+        )
+    return tuple(plans), problems
+
+
+_MACHINE_FIELD = {"EKS": "instanceType", "GKE": "machineType", "AKS": "vmSize"}
+
+
+def at_provider(obj: Mapping[str, Any] | None, key: str) -> str:
+    if obj is None:
+        return ""
+    return str(((obj.get("status") or {}).get("atProvider") or {}).get(key) or "")

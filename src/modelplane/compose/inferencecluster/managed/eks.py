@@ -1,0 +1,447 @@
+"""An EKS cluster that serves GPUs: its network, identities, control plane, node groups, the
+cluster autoscaler (EKS node groups do not scale by themselves) and EFS for ModelCache.
+
+The network is the standard EKS topology: a public and a private subnet per zone; nodes run in
+the private ones and reach out through a NAT gateway, load balancers land in the public ones
+(tagged for ELB discovery). The zones are those the pools name, topped up to the two EKS
+requires. GPU node groups run the AL2023 NVIDIA AMI (the driver is in the image). The
+kubeconfig comes from a ClusterAuth, which mints a token with the platform team's AWS
+credentials and refreshes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.inferencecluster.managed import eks_fabric as fabric
+from modelplane.compose.inferencecluster.managed.common import (
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    SYSTEM_POOL,
+    Cloud,
+    PoolPlan,
+    Provisioned,
+    at_provider,
+    connection_secret,
+    storage_class,
+)
+from modelplane.compose.inferencecluster.releases import Chart, release
+from modelplane.compose.inferencecluster.target import Target
+from modelplane.labels import POOL
+
+Obj = dict[str, Any]
+
+EC2 = "ec2.aws.m.upbound.io/v1beta1"
+EKS = "eks.aws.m.upbound.io/v1beta1"
+IAM = "iam.aws.m.upbound.io/v1beta1"
+EFS = "efs.aws.m.upbound.io/v1beta1"
+
+VPC_CIDR = "10.0.0.0/16"
+MAX_ZONES = 8
+"""Each zone takes a /20 in each half of the /16."""
+SYSTEM_INSTANCE_TYPE = "m6i.xlarge"
+AMI_SYSTEM = "AL2023_x86_64_STANDARD"
+AMI_GPU = "AL2023_x86_64_NVIDIA"
+ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver")
+STORAGE_CLASS = "modelplane-rwx-efs"
+# desiredSize is seeded once through initProvider and then left to the autoscaler: without
+# LateInitialize and with forProvider not naming it, Crossplane never reverts what it set.
+NODE_GROUP_POLICIES = ["Observe", "Create", "Update", "Delete"]
+AUTOSCALER = Chart(
+    "cluster-autoscaler",
+    "https://kubernetes.github.io/autoscaler",
+    "cluster-autoscaler",
+    "kube-system",
+)
+AUTOSCALER_VERSION = "9.57.0"
+AUTOSCALER_SERVICE_ACCOUNT = "cluster-autoscaler"
+EFS_CSI_SERVICE_ACCOUNT = "efs-csi-controller-sa"
+
+POLICY = "arn:aws:iam::aws:policy/"
+CLUSTER_POLICIES = {"cluster": POLICY + "AmazonEKSClusterPolicy"}
+NODE_POLICIES = {
+    "worker": POLICY + "AmazonEKSWorkerNodePolicy",
+    "cni": POLICY + "AmazonEKS_CNI_Policy",
+    "ecr": POLICY + "AmazonEC2ContainerRegistryReadOnly",
+}
+EFS_CSI_POLICY = POLICY + "service-role/AmazonEFSCSIDriverPolicy"
+AUTOSCALER_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Action": [
+                "autoscaling:DescribeAutoScalingGroups",
+                "autoscaling:DescribeAutoScalingInstances",
+                "autoscaling:DescribeLaunchConfigurations",
+                "autoscaling:DescribeScalingActivities",
+                "autoscaling:DescribeTags",
+                "ec2:DescribeImages",
+                "ec2:DescribeInstanceTypes",
+                "ec2:DescribeLaunchTemplateVersions",
+                "ec2:GetInstanceTypesFromInstanceRequirements",
+                "eks:DescribeNodegroup",
+            ],
+            "Resource": ["*"],
+        },
+        {
+            "Effect": "Allow",
+            "Action": [
+                "autoscaling:SetDesiredCapacity",
+                "autoscaling:TerminateInstanceInAutoScalingGroup",
+            ],
+            "Resource": ["*"],
+        },
+    ],
+}
+
+
+def _trust(service: str, actions: tuple[str, ...] = ("sts:AssumeRole",)) -> str:
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": list(actions)}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, separators=(",", ":"))
+
+
+POD_IDENTITY_TRUST = _trust("pods.eks.amazonaws.com", ("sts:AssumeRole", "sts:TagSession"))
+
+
+def zones(cloud: Cloud) -> list[str]:
+    named = sorted({z for p in cloud.pools or () for z in p.zones})
+    for letter in "ab":
+        if len(named) >= 2:
+            break
+        candidate = f"{cloud.location}{letter}"
+        if candidate not in named:
+            named.append(candidate)
+    return sorted(named)
+
+
+def problems(cloud: Cloud) -> list[str]:
+    if len(zones(cloud)) > MAX_ZONES:
+        return [
+            f"spec.nodePools[].zones name more than {MAX_ZONES} zones; an EKS cluster spans"
+            f" at most {MAX_ZONES}"
+        ]
+    return []
+
+
+def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provisioned:
+    out: dict[str, Obj] = {}
+    _network(cloud, out)
+    _identities(cloud, out)
+    _control_plane(cloud, out)
+    pools, outlives = _node_groups(cloud, out, observed)
+    _storage(cloud, out)
+    on_cluster = _on_cluster(cloud, t, observed)
+    return Provisioned(
+        resources=out,
+        on_cluster=on_cluster,
+        kubeconfig_from="cluster-auth",
+        nodes_from=tuple(pools),
+        outlives=tuple(outlives),
+        holds_stack=(f"nodegroup-{SYSTEM_POOL}", "cluster-auth"),
+        storage_class=STORAGE_CLASS,
+    )
+
+
+def _ec2(cloud: Cloud, kind: str, key: str, for_provider: Obj, **spec: Any) -> Obj:
+    return cloud.resource(EC2, kind, key, {"region": cloud.location, **for_provider}, **spec)
+
+
+def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
+    out["vpc"] = _ec2(
+        cloud,
+        "VPC",
+        "vpc",
+        {"cidrBlock": VPC_CIDR, "enableDnsHostnames": True, "enableDnsSupport": True},
+    )
+    vpc = {"vpcIdRef": cloud.ref("vpc")}
+    out["internet-gateway"] = _ec2(cloud, "InternetGateway", "internet-gateway", vpc)
+    for tier in ("public", "private"):
+        out[f"route-table-{tier}"] = _ec2(cloud, "RouteTable", f"route-table-{tier}", vpc)
+    out["route-public"] = _ec2(
+        cloud,
+        "Route",
+        "route-public",
+        {
+            "routeTableIdRef": cloud.ref("route-table-public"),
+            "destinationCidrBlock": "0.0.0.0/0",
+            "gatewayIdRef": cloud.ref("internet-gateway"),
+        },
+    )
+    for i, zone in enumerate(zones(cloud)):
+        for tier, third in (("public", 16 * i), ("private", 128 + 16 * i)):
+            subnet = f"subnet-{tier}-{zone}"
+            tags = (
+                {"kubernetes.io/role/elb": "1"}
+                if tier == "public"
+                else {"kubernetes.io/role/internal-elb": "1"}
+            )
+            out[subnet] = _ec2(
+                cloud,
+                "Subnet",
+                subnet,
+                {
+                    **vpc,
+                    "availabilityZone": zone,
+                    "cidrBlock": f"10.0.{third}.0/20",
+                    "mapPublicIpOnLaunch": tier == "public",
+                    "tags": tags,
+                },
+            )
+            out[f"route-table-association-{tier}-{zone}"] = _ec2(
+                cloud,
+                "RouteTableAssociation",
+                f"route-table-association-{tier}-{zone}",
+                {
+                    "routeTableIdRef": cloud.ref(f"route-table-{tier}"),
+                    "subnetIdRef": cloud.ref(subnet),
+                },
+            )
+    out["nat-address"] = _ec2(cloud, "EIP", "nat-address", {"domain": "vpc"})
+    out["nat-gateway"] = _ec2(
+        cloud,
+        "NATGateway",
+        "nat-gateway",
+        {
+            "allocationIdRef": cloud.ref("nat-address"),
+            "subnetIdRef": cloud.ref(f"subnet-public-{zones(cloud)[0]}"),
+            "connectivityType": "public",
+        },
+    )
+    out["route-private"] = _ec2(
+        cloud,
+        "Route",
+        "route-private",
+        {
+            "routeTableIdRef": cloud.ref("route-table-private"),
+            "destinationCidrBlock": "0.0.0.0/0",
+            "natGatewayIdRef": cloud.ref("nat-gateway"),
+        },
+    )
+
+
+def _role(
+    cloud: Cloud, out: dict[str, Obj], role: str, trust: str, policies: dict[str, str]
+) -> None:
+    out[f"role-{role}"] = cloud.resource(IAM, "Role", f"role-{role}", {"assumeRolePolicy": trust})
+    for name, arn in policies.items():
+        key = f"role-{role}-{name}"
+        out[key] = cloud.resource(
+            IAM,
+            "RolePolicyAttachment",
+            key,
+            {"policyArn": arn, "roleRef": cloud.ref(f"role-{role}")},
+        )
+
+
+def _identities(cloud: Cloud, out: dict[str, Obj]) -> None:
+    _role(cloud, out, "cluster", _trust("eks.amazonaws.com"), CLUSTER_POLICIES)
+    _role(cloud, out, "node", _trust("ec2.amazonaws.com"), NODE_POLICIES)
+    _role(cloud, out, "efs-csi", POD_IDENTITY_TRUST, {"efs": EFS_CSI_POLICY})
+    out["policy-autoscaler"] = cloud.resource(
+        IAM,
+        "Policy",
+        "policy-autoscaler",
+        {"policy": json.dumps(AUTOSCALER_POLICY, separators=(",", ":"))},
+    )
+    _role(cloud, out, "autoscaler", POD_IDENTITY_TRUST, {})
+    out["role-autoscaler-policy"] = cloud.resource(
+        IAM,
+        "RolePolicyAttachment",
+        "role-autoscaler-policy",
+        {"policyArnRef": cloud.ref("policy-autoscaler"), "roleRef": cloud.ref("role-autoscaler")},
+    )
+    for role, account in (
+        ("efs-csi", EFS_CSI_SERVICE_ACCOUNT),
+        ("autoscaler", AUTOSCALER_SERVICE_ACCOUNT),
+    ):
+        key = f"pod-identity-{role}"
+        out[key] = cloud.resource(
+            EKS,
+            "PodIdentityAssociation",
+            key,
+            {
+                "region": cloud.location,
+                "clusterNameRef": cloud.ref("cluster"),
+                "namespace": "kube-system",
+                "serviceAccount": account,
+                "roleArnRef": cloud.ref(f"role-{role}"),
+            },
+        )
+
+
+def _control_plane(cloud: Cloud, out: dict[str, Obj]) -> None:
+    subnets = [
+        cloud.ref(f"subnet-{tier}-{z}") for z in zones(cloud) for tier in ("public", "private")
+    ]
+    plane: Obj = {
+        "region": cloud.location,
+        "roleArnRef": cloud.ref("role-cluster"),
+        "accessConfig": {
+            "authenticationMode": "API_AND_CONFIG_MAP",
+            "bootstrapClusterCreatorAdminPermissions": True,
+        },
+        "vpcConfig": {
+            "endpointPrivateAccess": True,
+            "endpointPublicAccess": True,
+            "subnetIdRefs": subnets,
+        },
+    }
+    if cloud.version:
+        plane["version"] = cloud.version
+    out["cluster"] = cloud.resource(EKS, "Cluster", "cluster", plane)
+    out["cluster-auth"] = cloud.resource(
+        EKS,
+        "ClusterAuth",
+        "cluster-auth",
+        {"region": cloud.location, "clusterNameRef": cloud.ref("cluster")},
+        **connection_secret(cloud, "cluster-auth"),
+    )
+    for addon in ADDONS:
+        key = f"addon-{addon}"
+        out[key] = cloud.resource(
+            EKS,
+            "Addon",
+            key,
+            {"region": cloud.location, "addonName": addon, "clusterNameRef": cloud.ref("cluster")},
+        )
+
+
+def _node_group(cloud: Cloud, key: str, for_provider: Obj, desired: int) -> Obj:
+    base = {
+        "region": cloud.location,
+        "clusterNameRef": cloud.ref("cluster"),
+        "nodeRoleArnRef": cloud.ref("role-node"),
+        **for_provider,
+    }
+    return cloud.resource(
+        EKS,
+        "NodeGroup",
+        key,
+        base,
+        initProvider={"scalingConfig": {"desiredSize": desired}},
+        managementPolicies=list(NODE_GROUP_POLICIES),
+    )
+
+
+def _node_groups(
+    cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]
+) -> tuple[list[str], list[tuple[str, str]]]:
+    private = [cloud.ref(f"subnet-private-{z}") for z in zones(cloud)]
+    system = f"nodegroup-{SYSTEM_POOL}"
+    out[system] = _node_group(
+        cloud,
+        system,
+        {
+            "amiType": AMI_SYSTEM,
+            "instanceTypes": [SYSTEM_INSTANCE_TYPE],
+            "scalingConfig": {"minSize": 1, "maxSize": 2},
+            "subnetIdRefs": private,
+            "labels": {POOL: SYSTEM_POOL},
+        },
+        1,
+    )
+    keys, outlives = [system], []
+    if fabric.uses_efa(cloud):
+        fabric.efa_security_group(cloud, out)
+    groups = fabric.security_groups(cloud, observed)
+    for pool in cloud.pools or ():
+        key = f"nodegroup-{pool.name}"
+        keys.append(key)
+        group = _gpu_group(cloud, pool)
+        if fabric.needs_template(pool):
+            template = f"launch-template-{pool.name}"
+            out[template] = fabric.launch_template(cloud, pool, groups)
+            outlives.append((template, key))
+            if pool.fabric == fabric.EFA:
+                outlives.append(("efa-security-group", template))
+                if not groups and key not in observed:
+                    continue  # its nodes would launch without the groups' ids
+            group = fabric.templated_group(cloud, pool, group)
+        out[key] = _node_group(cloud, key, group, pool.nodes)
+    return keys, outlives
+
+
+def _gpu_group(cloud: Cloud, pool: PoolPlan) -> Obj:
+    subnets = [cloud.ref(f"subnet-private-{z}") for z in (pool.zones or zones(cloud))]
+    return {
+        "amiType": AMI_GPU,
+        "instanceTypes": [pool.machine],
+        "diskSize": pool.disk_gb,
+        "scalingConfig": {"minSize": pool.min_nodes, "maxSize": pool.max_nodes},
+        "subnetIdRefs": subnets,
+        "labels": pool.labels,
+        "taint": [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}],
+        # The autoscaler reads these from the node group to build a node for a pool at zero.
+        "tags": {
+            f"k8s.io/cluster-autoscaler/node-template/label/{POOL}": pool.name,
+            f"k8s.io/cluster-autoscaler/node-template/taint/{GPU_TAINT_KEY}": (
+                f"{GPU_TAINT_VALUE}:NoSchedule"
+            ),
+        },
+    }
+
+
+def _storage(cloud: Cloud, out: dict[str, Obj]) -> None:
+    out["efs"] = cloud.resource(
+        EFS,
+        "FileSystem",
+        "efs",
+        {"region": cloud.location, "encrypted": True, "throughputMode": "elastic"},
+    )
+    out["efs-security-group"] = _ec2(
+        cloud,
+        "SecurityGroup",
+        "efs-security-group",
+        {
+            "vpcIdRef": cloud.ref("vpc"),
+            "name": cloud.name("efs"),
+        },
+    )
+    out["efs-nfs-ingress"] = _ec2(
+        cloud,
+        "SecurityGroupIngressRule",
+        "efs-nfs-ingress",
+        {
+            "securityGroupIdRef": cloud.ref("efs-security-group"),
+            "ipProtocol": "tcp",
+            "fromPort": 2049,
+            "toPort": 2049,
+            "cidrIpv4": VPC_CIDR,
+        },
+    )
+    for zone in zones(cloud):
+        key = f"efs-mount-{zone}"
+        out[key] = cloud.resource(
+            EFS,
+            "MountTarget",
+            key,
+            {
+                "region": cloud.location,
+                "fileSystemIdRef": cloud.ref("efs"),
+                "subnetIdRef": cloud.ref(f"subnet-private-{zone}"),
+                "securityGroupsRefs": [cloud.ref("efs-security-group")],
+            },
+        )
+
+
+def _on_cluster(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> dict[str, Obj]:
+    out: dict[str, Obj] = {}
+    values = {
+        "cloudProvider": "aws",
+        "awsRegion": cloud.location,
+        "autoDiscovery": {"clusterName": cloud.name("cluster")},
+        "rbac": {"serviceAccount": {"name": AUTOSCALER_SERVICE_ACCOUNT}},
+        "extraArgs": {"balance-similar-node-groups": True},
+    }
+    out[AUTOSCALER.key] = release(t, "cluster-autoscaler", AUTOSCALER, AUTOSCALER_VERSION, values)
+    if fabric.uses_efa(cloud):
+        out[fabric.DRA_DRIVER.key] = fabric.dra_driver(t)
+    # The StorageClass pins the file system's id, known once AWS created it.
+    fs_id = at_provider(observed.get("efs"), "id")
+    if fs_id:
+        parameters = {"provisioningMode": "efs-ap", "fileSystemId": fs_id, "directoryPerms": "700"}
+        out["storage-class"] = storage_class(t, STORAGE_CLASS, "efs.csi.aws.com", parameters)
+    return out

@@ -1,0 +1,214 @@
+"""A GKE cluster that serves GPUs: a VPC network and subnetwork with ranges for pods and
+services, the regional cluster (Filestore CSI on, for ModelCache), a system pool and one GPU
+pool per spec pool, and the service account the provider configs reach the cluster with.
+
+GKE autoscales node pools itself within each pool's bounds; a GPU pool carries the label that
+makes the autoscaler model the NVIDIA DRA driver's devices, so it can grow from zero. GKE
+installs the GPU driver (``gpuDriverInstallationConfig``). The connection secret's kubeconfig
+carries no credential: the service account's key is added as the provider configs' identity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.inferencecluster.managed.common import (
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    SYSTEM_POOL,
+    Cloud,
+    PoolPlan,
+    Provisioned,
+    at_provider,
+    connection_secret,
+    storage_class,
+)
+from modelplane.compose.inferencecluster.target import Target
+from modelplane.kube.names import dns_label
+from modelplane.labels import POOL
+
+Obj = dict[str, Any]
+
+COMPUTE = "compute.gcp.m.upbound.io/v1beta1"
+CONTAINER = "container.gcp.m.upbound.io/v1beta1"
+PLATFORM = "cloudplatform.gcp.m.upbound.io/v1beta1"
+
+NODE_CIDR = "10.0.0.0/20"
+POD_CIDR = "10.4.0.0/14"
+SERVICE_CIDR = "10.8.0.0/20"
+SYSTEM_MACHINE_TYPE = "e2-standard-4"
+IMAGE_TYPE = "COS_CONTAINERD"
+OAUTH_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+DRA_DRIVER_LABEL = "cloud.google.com/gke-nvidia-gpu-dra-driver"
+STORAGE_CLASS = "modelplane-rwx-filestore"
+SERVICE_ACCOUNT_ID_MAX = 30
+"""GCP's bound on a service account id (6 to 30 characters)."""
+
+
+def problems(_cloud: Cloud) -> list[str]:
+    return []
+
+
+def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provisioned:
+    out: dict[str, Obj] = {}
+    region = cloud.location
+    out["filestore-api"] = cloud.resource(
+        PLATFORM,
+        "ProjectService",
+        "filestore-api",
+        {"service": "file.googleapis.com", "disableOnDestroy": False},
+    )
+    out["network"] = cloud.resource(COMPUTE, "Network", "network", {"autoCreateSubnetworks": False})
+    out["subnetwork"] = cloud.resource(
+        COMPUTE,
+        "Subnetwork",
+        "subnetwork",
+        {
+            "region": region,
+            "networkRef": cloud.ref("network"),
+            "ipCidrRange": NODE_CIDR,
+            "privateIpGoogleAccess": True,
+            "secondaryIpRange": [
+                {"rangeName": "pods", "ipCidrRange": POD_CIDR},
+                {"rangeName": "services", "ipCidrRange": SERVICE_CIDR},
+            ],
+        },
+    )
+    plane: Obj = {
+        "location": region,
+        "deletionProtection": False,
+        "removeDefaultNodePool": True,
+        "initialNodeCount": 1,
+        "networkRef": cloud.ref("network"),
+        "subnetworkRef": cloud.ref("subnetwork"),
+        "ipAllocationPolicy": {
+            "clusterSecondaryRangeName": "pods",
+            "servicesSecondaryRangeName": "services",
+        },
+        "releaseChannel": {"channel": "REGULAR"},
+        "addonsConfig": {"gcpFilestoreCsiDriverConfig": {"enabled": True}},
+    }
+    if cloud.version:
+        plane["minMasterVersion"] = cloud.version
+    out["cluster"] = cloud.resource(
+        CONTAINER, "Cluster", "cluster", plane, **connection_secret(cloud, "cluster")
+    )
+    out[f"nodepool-{SYSTEM_POOL}"] = _pool(
+        cloud,
+        SYSTEM_POOL,
+        {"machineType": SYSTEM_MACHINE_TYPE, "labels": {POOL: SYSTEM_POOL}},
+        nodes=1,
+        bounds=(1, 2),
+        zones=(),
+    )
+    pools = [f"nodepool-{SYSTEM_POOL}"]
+    for pool in cloud.pools or ():
+        out[f"nodepool-{pool.name}"] = _gpu_pool(cloud, pool)
+        pools.append(f"nodepool-{pool.name}")
+    _identity(cloud, out, observed)
+    return Provisioned(
+        resources=out,
+        on_cluster=_on_cluster(cloud, t),
+        kubeconfig_from="cluster",
+        nodes_from=tuple(pools),
+        holds_stack=(f"nodepool-{SYSTEM_POOL}", "service-account-key", "iam-container-admin"),
+        identity={
+            "name": cloud.name("service-account-key-conn"),
+            "key": "private_key",
+            "type": "GoogleApplicationCredentials",
+        },
+        storage_class=STORAGE_CLASS,
+    )
+
+
+def _pool(
+    cloud: Cloud,
+    name: str,
+    node_config: Obj,
+    *,
+    nodes: int,
+    bounds: tuple[int, int],
+    zones: tuple[str, ...],
+) -> Obj:
+    for_provider: Obj = {
+        "location": cloud.location,
+        "clusterRef": cloud.ref("cluster"),
+        "initialNodeCount": nodes,
+        "autoscaling": {"minNodeCount": bounds[0], "maxNodeCount": bounds[1]},
+        "nodeConfig": {"imageType": IMAGE_TYPE, "oauthScopes": [OAUTH_SCOPE], **node_config},
+    }
+    if zones:
+        for_provider["nodeLocations"] = list(zones)
+    return cloud.resource(CONTAINER, "NodePool", f"nodepool-{name}", for_provider)
+
+
+def _gpu_pool(cloud: Cloud, pool: PoolPlan) -> Obj:
+    config = {
+        "machineType": pool.machine,
+        "diskSizeGb": pool.disk_gb,
+        "guestAccelerator": [
+            {
+                "type": pool.accelerator_type,
+                "count": pool.accelerator_count,
+                "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+            }
+        ],
+        "labels": {**pool.labels, DRA_DRIVER_LABEL: "true"},
+        "taint": [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}],
+    }
+    return _pool(
+        cloud,
+        pool.name,
+        config,
+        nodes=pool.nodes,
+        bounds=(pool.min_nodes, pool.max_nodes),
+        zones=pool.zones,
+    )
+
+
+def _identity(cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]) -> None:
+    account = cloud.resource(
+        PLATFORM,
+        "ServiceAccount",
+        "service-account",
+        {"displayName": f"Modelplane InferenceCluster {cloud.cluster}"},
+    )
+    # The account id is the external name, and GCP bounds it far below a resource name.
+    account["metadata"]["annotations"] = {
+        "crossplane.io/external-name": dns_label(
+            "mp", cloud.cluster, max_len=SERVICE_ACCOUNT_ID_MAX
+        )
+    }
+    out["service-account"] = account
+    out["service-account-key"] = cloud.resource(
+        PLATFORM,
+        "ServiceAccountKey",
+        "service-account-key",
+        {"serviceAccountIdRef": cloud.ref("service-account")},
+        **connection_secret(cloud, "service-account-key"),
+    )
+    # The member names the account's email, which GCP assigns: composed once it is known.
+    email = at_provider(observed.get("service-account"), "email")
+    if email:
+        out["iam-container-admin"] = cloud.resource(
+            PLATFORM,
+            "ProjectIAMMember",
+            "iam-container-admin",
+            {"role": "roles/container.admin", "member": f"serviceAccount:{email}"},
+        )
+
+
+def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
+    # Filestore would use the project's default network; pin it to the cluster's (the
+    # Network's name in GCP is its resource name, its external name).
+    parameters = {"tier": "standard", "network": cloud.name("network")}
+    return {
+        "storage-class": storage_class(
+            t,
+            STORAGE_CLASS,
+            "filestore.csi.storage.gke.io",
+            parameters,
+            allowVolumeExpansion=True,
+        )
+    }
