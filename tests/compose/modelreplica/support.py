@@ -202,8 +202,7 @@ def pod_specs(manifest: Obj) -> dict[str, Obj]:
     if kind == "LeaderWorkerSet":
         t = manifest["spec"]["leaderWorkerTemplate"]
         return {"leader": t["leaderTemplate"]["spec"], "worker": t["workerTemplate"]["spec"]}
-    cliques = manifest["spec"]["template"]["cliques"]
-    return {c["name"]: c["spec"]["podSpec"] for c in cliques}
+    return {role: c["spec"]["podSpec"] for role, c in _cliques_by_role(manifest).items()}
 
 
 def pod_labels(manifest: Obj) -> dict[str, dict[str, str]]:
@@ -216,7 +215,16 @@ def pod_labels(manifest: Obj) -> dict[str, dict[str, str]]:
             "leader": t["leaderTemplate"]["metadata"]["labels"],
             "worker": t["workerTemplate"]["metadata"]["labels"],
         }
-    return {c["name"]: c["labels"] for c in manifest["spec"]["template"]["cliques"]}
+    return {role: c["labels"] for role, c in _cliques_by_role(manifest).items()}
+
+
+def _cliques_by_role(manifest: Obj) -> dict[str, Obj]:
+    """A PodCliqueSet's leader clique and its first worker's (rank 1), by role.
+
+    Every worker rank has a clique of its own; they differ only in the rank.
+    """
+    cliques = {c["name"]: c for c in manifest["spec"]["template"]["cliques"]}
+    return {"leader": cliques["leader"], "worker": cliques["worker1"]}
 
 
 def container(pod: Obj, name: str = "engine") -> Obj:

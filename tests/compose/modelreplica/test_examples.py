@@ -17,6 +17,7 @@ import yaml
 from modelplane.compose.modelreplica.composer import compose
 from modelplane.compose.modelreplica.names import is_workload_key
 from modelplane.kube.admission import Admission
+from modelplane.structs import plain
 
 from .support import REPLICA_XRD, UPSTREAM_CRDS, example_inputs, example_names
 
@@ -63,7 +64,7 @@ def test_example_composes_its_workloads_to_the_golden_output(name):
     got = composed(name)
     if os.environ.get("MODELPLANE_UPDATE_GOLDEN"):
         GOLDEN.mkdir(exist_ok=True)
-        path.write_text(yaml.dump(got, Dumper=_NoAliases, sort_keys=False, width=100))
+        path.write_text(yaml.dump(plain(got), Dumper=_NoAliases, sort_keys=False, width=100))
     # The workload half only: routing's objects, if the file holds them, have their own tests.
     want = {k: v for k, v in yaml.safe_load(path.read_text()).items() if is_workload_key(k)}
     assert {k: v for k, v in got.items() if is_workload_key(k)} == want

@@ -57,20 +57,22 @@ def test_every_label_value_is_a_valid_label_value(replica_name, engine_name):
 
 @pytest.mark.parametrize(("replica_name", "engine_name"), EDGE_CASES)
 def test_grove_names_fit_the_combined_45_character_budget(replica_name, engine_name):
-    composite = replica(engine(engine_name, leader(), worker()), name=replica_name)
+    # Grove v0.1.0-alpha.11 sums the three names, without separators
+    # (operator/internal/webhook/admission/pcs/validation/podcliqueset.go).
+    composite = replica(engine(engine_name, leader(), worker(nodes=63)), name=replica_name)
     pcs = workload(run(composite, on=cluster(stack="Dynamo")), engine_name)
     name = pcs["metadata"]["name"]
     template = pcs["spec"]["template"]
     for group in template["podCliqueScalingGroups"]:
         for clique in group["cliqueNames"]:
-            assert len(name) + len(group["name"]) + len(clique) + 2 <= GROVE_COMBINED_MAX
+            assert len(name) + len(group["name"]) + len(clique) <= GROVE_COMBINED_MAX
     assert len(name) <= PODCLIQUESET_MAX
 
 
 def test_grove_pod_hostnames_fit_a_dns_label_at_the_largest_gang():
     # Grove names pods <pcs>-<pcs index>-<group>-<copy>-<clique>-<pod index>.
     pcs = podcliqueset_name(LONG_REPLICA, LONG_ENGINE)
-    assert len(f"{pcs}-0-gang-63-worker-62") <= 63
+    assert len(f"{pcs}-0-gang-63-worker63-0") <= 63
 
 
 def test_names_differ_across_replicas_engines_and_members():

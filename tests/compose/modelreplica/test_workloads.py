@@ -79,12 +79,12 @@ def test_podcliqueset_is_one_gang_per_copy_scheduled_whole():
     template = pcs["spec"]["template"]
     assert pcs["spec"]["replicas"] == 1
     (group,) = template["podCliqueScalingGroups"]
-    assert group["cliqueNames"] == ["leader", "worker"]
+    assert group["cliqueNames"] == ["leader", "worker1", "worker2", "worker3"]
     assert (group["replicas"], group["minAvailable"]) == (2, 1)
     sizes = {
         c["name"]: (c["spec"]["replicas"], c["spec"]["minAvailable"]) for c in template["cliques"]
     }
-    assert sizes == {"leader": (1, 1), "worker": (3, 3)}
+    assert sizes == {name: (1, 1) for name in group["cliqueNames"]}
 
 
 def test_grove_publishes_the_leaders_address_before_it_is_ready():
@@ -142,19 +142,34 @@ def test_gang_members_learn_leader_address_rank_and_size_before_user_env():
         assert env[2]["value"] == "4"
 
 
-def test_grove_gang_env_uses_the_scaling_group_names_and_group_wide_index():
+def test_grove_gang_env_defines_the_copy_index_before_the_address_that_reads_it():
     result = run(replica(GANG), on=cluster(stack="Dynamo"))
-    env = container(pod_specs(workload(result))["worker"])["env"]
+    pcs = workload(result)
+    name, ns = pcs["metadata"]["name"], pcs["metadata"]["namespace"]
+    env = container(pod_specs(pcs)["worker"])["env"]
     assert env[0] == {
-        "name": "MODELPLANE_LEADER_ADDRESS",
-        "value": "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)",
-    }
-    assert env[1] == {
-        "name": "MODELPLANE_RANK",
+        "name": "MODELPLANE_GANG_INDEX",
         "valueFrom": {
-            "fieldRef": {"fieldPath": "metadata.labels['grove.io/podcliquescalinggroup-pod-index']"}
+            "fieldRef": {
+                "fieldPath": "metadata.labels['grove.io/podcliquescalinggroup-replica-index']"
+            }
         },
     }
+    assert env[1] == {
+        "name": "MODELPLANE_LEADER_ADDRESS",
+        "value": f"{name}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.{name}-0.{ns}.svc.cluster.local",
+    }
+
+
+def test_each_grove_worker_rank_is_a_clique_that_states_its_rank():
+    pcs = workload(run(replica(GANG), on=cluster(stack="Dynamo")))
+    ranks = {
+        c["name"]: {
+            e["name"]: e.get("value") for e in c["spec"]["podSpec"]["containers"][0]["env"]
+        }["MODELPLANE_RANK"]
+        for c in pcs["spec"]["template"]["cliques"]
+    }
+    assert ranks == {"leader": "0", "worker1": "1", "worker2": "2", "worker3": "3"}
 
 
 def test_standalone_engines_get_no_gang_env():
@@ -207,7 +222,7 @@ def test_member_labels_and_annotations_reach_their_own_pods_only(stack):
     else:
         cliques = {c["name"]: c for c in manifest["spec"]["template"]["cliques"]}
         assert cliques["leader"]["annotations"] == {"note": "lead"}
-        assert "annotations" not in cliques["worker"]
+        assert "annotations" not in cliques["worker1"]
 
 
 def test_modelplane_labels_win_over_member_labels():

@@ -16,8 +16,11 @@ GROVE_COMBINED_MAX = 45
 GANG_GROUP = "gang"
 LEADER_CLIQUE = "leader"
 WORKER_CLIQUE = "worker"
-# Two separators between the three names, counted in case Grove counts them.
-PODCLIQUESET_MAX = GROVE_COMBINED_MAX - len(GANG_GROUP) - len(WORKER_CLIQUE) - 2
+# One clique per worker rank (worker1 .. worker63): Grove numbers pods per clique, so a clique of
+# one pod is the only way a rank can be written into the template.
+MAX_WORKER_CLIQUE = f"{WORKER_CLIQUE}63"
+# Grove sums the three names without separators (validatePodNameConstraints).
+PODCLIQUESET_MAX = GROVE_COMBINED_MAX - len(GANG_GROUP) - len(MAX_WORKER_CLIQUE)
 # A StatefulSet's pods carry the label controller-revision-hash: <statefulset>-<hash of up to 10>,
 # so a StatefulSet named over 52 characters never gets pods (kubernetes#64023). A LeaderWorkerSet
 # names its leader StatefulSet like itself and each worker one <lws>-<group index> (up to 63).
@@ -39,6 +42,11 @@ def leaderworkerset_name(replica: str, engine: str) -> str:
 def podcliqueset_name(replica: str, engine: str) -> str:
     """The engine's Grove PodCliqueSet, short enough for Grove's combined-name budget."""
     return child_name("podcliqueset", replica, engine, max_len=PODCLIQUESET_MAX, letter_first=True)
+
+
+def worker_clique(rank: int) -> str:
+    """The clique of the gang's worker of ``rank`` (1 .. worker.nodes)."""
+    return f"{WORKER_CLIQUE}{rank}"
 
 
 def scaling_group_name(podcliqueset: str) -> str:

@@ -20,12 +20,12 @@ from modelplane.compose.modelreplica.labelsets import label_value, owned, role_o
 from modelplane.compose.modelreplica.names import (
     GANG_GROUP,
     LEADER_CLIQUE,
-    WORKER_CLIQUE,
     claim_key,
     gang_status_key,
     leaderworkerset_name,
     podcliqueset_name,
     scaling_group_name,
+    worker_clique,
     workload_key,
     workload_name,
 )
@@ -85,8 +85,10 @@ GANGS_READY = _cel_ready(
 GROVE_SCHEDULER = "kai-scheduler"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
 KAI_QUEUE = "modelplane"
-GROVE_GANG_INDEX_LABEL = "grove.io/podcliquescalinggroup-pod-index"
+# The gang's copy index on each of its pods (operator/api/common/labels.go).
+GROVE_COPY_LABEL = "grove.io/podcliquescalinggroup-replica-index"
 
+GANG_INDEX_ENV = "MODELPLANE_GANG_INDEX"
 LEADER_ADDRESS_ENV = "MODELPLANE_LEADER_ADDRESS"
 RANK_ENV = "MODELPLANE_RANK"
 GANG_SIZE_ENV = "MODELPLANE_GANG_SIZE"
@@ -203,44 +205,38 @@ _PUBLISH_NOT_READY = frozen({"publishNotReadyAddresses": True})
 
 def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> Obj:
     nodes = _worker_nodes(worker)
-    env = _grove_env(1 + nodes)
-    leader_pod = member_pod(
-        ctx,
-        engine,
-        leader,
-        _required_spec(leader, worker, engine),
-        gang_env=env,
-        scheduler=GROVE_SCHEDULER,
-    )
-    worker_pod = member_pod(
-        ctx,
-        engine,
-        worker,
-        _required_spec(worker, leader, engine),
-        gang_env=env,
-        scheduler=GROVE_SCHEDULER,
-    )
+    name = podcliqueset_name(ctx.name, engine["name"])
+
+    def pod(member: Obj, partner: Obj, rank: int) -> PodTemplate:
+        return member_pod(
+            ctx,
+            engine,
+            member,
+            _required_spec(member, partner, engine),
+            gang_env=_grove_env(name, ctx.namespace, 1 + nodes, rank),
+            scheduler=GROVE_SCHEDULER,
+        )
+
+    cliques = [_clique(LEADER_CLIQUE, pod(leader, worker, 0))]
+    cliques += [_clique(worker_clique(r), pod(worker, leader, r)) for r in range(1, nodes + 1)]
     copies = _copies(engine)
     return {
         "apiVersion": "grove.io/v1alpha1",
         "kind": "PodCliqueSet",
-        "metadata": _metadata(ctx, engine, podcliqueset_name(ctx.name, engine["name"])),
+        "metadata": _metadata(ctx, engine, name),
         "spec": {
             # Grove defaults replicas to 0; copies scale the gang, never the set.
             "replicas": 1,
             "template": {
                 # Workers dial the leader before it is ready (it is ready once they join).
                 "headlessServiceConfig": _PUBLISH_NOT_READY,
-                "cliques": [
-                    _clique(LEADER_CLIQUE, leader_pod, 1),
-                    _clique(WORKER_CLIQUE, worker_pod, nodes),
-                ],
+                "cliques": cliques,
                 # minAvailable 1: gang 0 forms the base PodGang and every further copy its own,
                 # so each copy's leader and workers are scheduled together, copies independently.
                 "podCliqueScalingGroups": [
                     {
                         "name": GANG_GROUP,
-                        "cliqueNames": [LEADER_CLIQUE, WORKER_CLIQUE],
+                        "cliqueNames": [c["name"] for c in cliques],
                         "replicas": copies,
                         "minAvailable": 1,
                     }
@@ -250,28 +246,31 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
     }
 
 
-@lru_cache(maxsize=64)
-def _grove_env(size: int) -> list[Obj]:
-    # Grove injects its GROVE_* env ahead of the template's, so these references expand; the
-    # group-wide pod index (leader 0, workers 1..n, in cliqueNames order) is the rank.
+@lru_cache(maxsize=256)
+def _grove_env(pcs: str, namespace: str, size: int, rank: int) -> list[Obj]:
+    # Grove v0.1.0-alpha.11 appends its GROVE_* variables after the template's env, and
+    # Kubernetes expands $(VAR) only against variables defined earlier, so nothing here may
+    # reference them. The leader's name is deterministic (Grove's namegen.go): pod hostname
+    # <pcs>-0-<group>-<copy>-leader-0 under the headless Service <pcs>-0; only the copy index
+    # varies per gang, read from the pod's own label into a variable defined first. The rank is
+    # written per clique (one clique per worker rank), since no label numbers a gang's pods.
+    leader_host = f"{pcs}-0-{GANG_GROUP}-$({GANG_INDEX_ENV})-{LEADER_CLIQUE}-0"
     env: list[Obj] = [
         {
-            "name": LEADER_ADDRESS_ENV,
-            "value": f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-{LEADER_CLIQUE}-0"
-            ".$(GROVE_HEADLESS_SERVICE)",
+            "name": GANG_INDEX_ENV,
+            "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{GROVE_COPY_LABEL}']"}},
         },
         {
-            "name": RANK_ENV,
-            "valueFrom": {
-                "fieldRef": {"fieldPath": f"metadata.labels['{GROVE_GANG_INDEX_LABEL}']"}
-            },
+            "name": LEADER_ADDRESS_ENV,
+            "value": f"{leader_host}.{pcs}-0.{namespace}.svc.cluster.local",
         },
+        {"name": RANK_ENV, "value": str(rank)},
         {"name": GANG_SIZE_ENV, "value": str(size)},
     ]
     return frozen(env)
 
 
-def _clique(name: str, pod: PodTemplate, replicas: int) -> Obj:
+def _clique(name: str, pod: PodTemplate) -> Obj:
     clique_labels = dict(pod.labels)
     clique_labels[KAI_QUEUE_LABEL] = KAI_QUEUE
     clique: Obj = {"name": name, "labels": clique_labels}
@@ -279,9 +278,9 @@ def _clique(name: str, pod: PodTemplate, replicas: int) -> Obj:
         clique["annotations"] = pod.annotations
     clique["spec"] = {
         "roleName": name,
-        "replicas": replicas,
-        # A gang is whole or it is not: every pod of a clique is needed.
-        "minAvailable": replicas,
+        # One pod per clique (the leader, or one worker rank); a gang needs every one.
+        "replicas": 1,
+        "minAvailable": 1,
         "podSpec": pod.spec,
     }
     return clique
