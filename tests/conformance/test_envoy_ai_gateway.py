@@ -38,3 +38,26 @@ def test_a_rule_naming_an_inference_pool_names_nothing_else(name: str) -> None:
         and len(rule["backendRefs"]) > 1
     ]
     assert mixed == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_single_picker_pod_stands_between_the_gateway_and_the_engines(name: str) -> None:
+    """internal/extensionserver/inferencepool.go: the picker's ext_proc filter is built with
+    ``FailureModeAllow: false`` whatever the pool's ``endpointPickerRef.failureMode`` says, and
+    the rule's cluster is ORIGINAL_DST: with no picker reachable, every request of the replica
+    fails. So every picker runs more than one pod, under a disruption budget."""
+    pickers = [
+        r
+        for r in fleet(name).remote("Deployment")
+        if r.manifest["spec"]["selector"]["matchLabels"].get("modelplane.ai/component")
+        == "endpoint-picker"
+    ]
+    assert pickers or not fleet(name).composites("ModelReplica")
+    budgets = {
+        (r.cluster, r.manifest["metadata"]["namespace"], r.manifest["metadata"]["name"])
+        for r in fleet(name).remote("PodDisruptionBudget")
+    }
+    for p in pickers:
+        meta = p.manifest["metadata"]
+        assert p.manifest["spec"]["replicas"] >= 2, meta["name"]
+        assert (p.cluster, meta["namespace"], meta["name"]) in budgets, meta["name"]

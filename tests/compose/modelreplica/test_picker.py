@@ -146,10 +146,26 @@ def test_users_image_pull_secrets_reach_the_pod() -> None:
     assert pod(r)["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
 
 
-def test_default_picker_has_no_command_resources_or_pull_secrets() -> None:
+def test_default_picker_has_no_command_or_pull_secrets() -> None:
     assert "command" not in epp()
-    assert "resources" not in epp()
     assert "imagePullSecrets" not in pod()["spec"]
+
+
+def test_default_picker_requests_its_cpu_and_memory() -> None:
+    assert epp()["resources"] == {
+        "requests": {"cpu": "4", "memory": "8Gi"},
+        "limits": {"memory": "16Gi"},
+    }
+
+
+def test_a_user_picker_keeps_its_own_resources() -> None:
+    mine = {"requests": {"cpu": "1"}}
+    assert epp(with_router(resources=mine))["resources"] == mine
+
+
+def test_tracing_stays_on_when_the_user_turns_it_on() -> None:
+    args = epp(with_router(args=["--tracing=true"]))["args"]
+    assert [a for a in args if a.startswith("--tracing")] == ["--tracing=true"]
 
 
 USER_CONFIG = {
@@ -193,6 +209,7 @@ WIRING = [
     "--grpc-health-port=9003",
     "--metrics-port=9090",
     "--metrics-endpoint-auth=false",
+    "--tracing=false",
 ]
 
 
@@ -250,10 +267,27 @@ def test_config_is_mounted_where_the_config_file_flag_points() -> None:
 # --- deployment, service, rbac ------------------------------------------------------------
 
 
-def test_picker_runs_one_replica_replaced_not_rolled() -> None:
-    d = objects()["epp-deployment"]
-    assert d["spec"]["replicas"] == 1
-    assert d["spec"]["strategy"] == {"type": "Recreate"}
+def test_picker_runs_more_than_one_replica() -> None:
+    assert objects()["epp-deployment"]["spec"]["replicas"] >= 2
+
+
+def test_a_picker_rollout_keeps_every_ready_picker_until_its_successor_is_ready() -> None:
+    # A Deployment rolling update keeps at least replicas - maxUnavailable pods available and
+    # adds at most maxSurge: with 0 unavailable and a surge, a ready picker is always there.
+    spec = objects()["epp-deployment"]["spec"]
+    assert spec["strategy"]["type"] == "RollingUpdate"
+    rolling = spec["strategy"]["rollingUpdate"]
+    assert spec["replicas"] - rolling["maxUnavailable"] >= 1
+    assert rolling["maxSurge"] >= 1
+
+
+def test_a_drain_evicts_one_picker_at_a_time_and_never_waits_on_a_broken_one() -> None:
+    budget = objects()["epp-disruption-budget"]
+    deployment = objects()["epp-deployment"]
+    assert budget["kind"] == "PodDisruptionBudget"
+    assert 1 <= budget["spec"]["minAvailable"] < deployment["spec"]["replicas"]
+    assert budget["spec"]["selector"] == deployment["spec"]["selector"]
+    assert budget["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
 
 
 def test_picker_probes_are_grpc_on_the_health_port() -> None:
@@ -384,10 +418,10 @@ def test_picker_deployment_is_ready_only_when_available() -> None:
         None,
         {},
         {"replicas": 1, "unavailableReplicas": 1},
-        {"availableReplicas": 1, "conditions": [{"type": "Available", "status": "False"}]},
+        {"availableReplicas": 0, "conditions": [{"type": "Available", "status": "False"}]},
         {"conditions": [{"type": "Available", "status": "True"}]},
     ],
-    ids=["no-status", "empty", "unavailable", "available-false", "no-available-pods"],
+    ids=["no-status", "empty", "unavailable", "none-available", "no-available-pods"],
 )
 def test_picker_readiness_query_is_false_not_an_error_before_it_is_available(
     status: Obj | None,

@@ -31,6 +31,7 @@ def test_composes_the_pool_the_route_and_every_picker_object() -> None:
         "epp-config",
         "epp-deployment",
         "epp-service",
+        "epp-disruption-budget",
     }
 
 

@@ -44,7 +44,20 @@ ROLE_BINDING_KEY = "epp-role-binding"
 CONFIG_KEY = "epp-config"
 DEPLOYMENT_KEY = "epp-deployment"
 SERVICE_KEY = "epp-service"
-KEYS = (SERVICE_ACCOUNT_KEY, ROLE_KEY, ROLE_BINDING_KEY, CONFIG_KEY, DEPLOYMENT_KEY, SERVICE_KEY)
+DISRUPTION_BUDGET_KEY = "epp-disruption-budget"
+KEYS = (
+    SERVICE_ACCOUNT_KEY,
+    ROLE_KEY,
+    ROLE_BINDING_KEY,
+    CONFIG_KEY,
+    DEPLOYMENT_KEY,
+    SERVICE_KEY,
+    DISRUPTION_BUDGET_KEY,
+)
+
+# Every request of the replica passes through a picker (the gateway's ext_proc filter fails
+# closed), so two run side by side, each able to route on its own.
+REPLICAS = 2
 
 
 def rules() -> list[Obj]:
@@ -73,13 +86,11 @@ _RULES = frozen(
 )
 
 
-# Available means the Recreate Deployment's one pod passes its gRPC readiness probe. The has()
-# guards keep the query false, not an error, before the remote object reports status.
+# Available means at least one picker passes its gRPC readiness probe: one is enough to route.
+# The has() guards keep the query false, not an error, before the remote object reports status.
 AVAILABLE_QUERY = (
     "has(object.status) && has(object.status.availableReplicas)"
     " && object.status.availableReplicas >= 1"
-    " && has(object.status.conditions)"
-    ' && object.status.conditions.exists(c, c.type == "Available" && c.status == "True")'
 )
 
 
@@ -135,6 +146,7 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
             readiness=_AVAILABLE,
         ),
         SERVICE_KEY: wrap(ctx, SERVICE_KEY, _service(ctx, meta)),
+        DISRUPTION_BUDGET_KEY: wrap(ctx, DISRUPTION_BUDGET_KEY, _disruption_budget(ctx, meta)),
     }
 
 
@@ -185,6 +197,8 @@ def wiring_args(ctx: ReplicaContext, pool: str) -> list[tuple[str, str]]:
         # Modelplane grants no tokenreviews/subjectaccessreviews, so an authenticated metrics
         # endpoint would reject every scrape.
         ("--metrics-endpoint-auth", "false"),
+        # Tracing is on by default and exports to an OTLP collector Modelplane does not run.
+        ("--tracing", "false"),
     ]
 
 
@@ -277,8 +291,7 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
     container["ports"] = _PORTS
     container["readinessProbe"] = _READINESS_PROBE
     container["livenessProbe"] = _LIVENESS_PROBE
-    if user and user.get("resources"):
-        container["resources"] = user["resources"]
+    container["resources"] = (user or {}).get("resources") or _RESOURCES
     container["volumeMounts"] = _CONFIG_MOUNTS
 
     selector = component(ctx.name, COMPONENT)
@@ -296,9 +309,9 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
         "kind": "Deployment",
         "metadata": meta,
         "spec": {
-            "replicas": 1,
-            # Two pickers would split the pool's view of load; never run old and new together.
-            "strategy": _RECREATE,
+            "replicas": REPLICAS,
+            # A new picker is ready before an old one goes: routing never pauses for a rollout.
+            "strategy": _SURGE_ONE,
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {
@@ -313,7 +326,12 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
 
 
 _AVAILABLE = frozen({"policy": "DeriveFromCelQuery", "celQuery": AVAILABLE_QUERY})
-_RECREATE = frozen({"type": "Recreate"})
+_SURGE_ONE = frozen(
+    {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+)
+# llm-d-router's chart requests 8 CPUs and 8Gi for its one picker (config/charts/routerlib,
+# v0.10.0); two share the load here. No CPU limit: scoring is bursty.
+_RESOURCES = frozen({"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"memory": "16Gi"}})
 _PORTS = frozen(
     [
         {"name": "grpc", "containerPort": EXT_PROC_PORT, "protocol": "TCP"},
@@ -321,7 +339,7 @@ _PORTS = frozen(
         {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
     ]
 )
-# The single-replica picker reports one gRPC health service for both probes.
+# Without leader election every picker reports one gRPC health service for both probes.
 _HEALTH = {"port": HEALTH_PORT, "service": "inference-extension"}
 _READINESS_PROBE = frozen({"grpc": _HEALTH, "periodSeconds": 2})
 _LIVENESS_PROBE = frozen({"grpc": _HEALTH, "initialDelaySeconds": 5, "periodSeconds": 10})
@@ -352,6 +370,21 @@ def _service(ctx: ReplicaContext, meta: Obj) -> Obj:
             "type": "ClusterIP",
             "selector": component(ctx.name, COMPONENT),
             "ports": _SERVICE_PORTS,
+        },
+    }
+
+
+def _disruption_budget(ctx: ReplicaContext, meta: Obj) -> Obj:
+    # A drain takes one picker at a time; a picker that is not ready may always go, so a
+    # crashlooping one never blocks a node drain.
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": meta,
+        "spec": {
+            "minAvailable": 1,
+            "selector": {"matchLabels": component(ctx.name, COMPONENT)},
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
         },
     }
 

@@ -99,8 +99,8 @@ def inference_pool(ctx: ReplicaContext, name: str, epp: str) -> Obj:
             "endpointPickerRef": {
                 "name": epp,
                 "port": {"number": picker.EXT_PROC_PORT},
-                # A picker outage degrades routing to plain load balancing instead of
-                # failing every request.
+                # For gateways that honour it; Envoy AI Gateway v1.1.0 fails closed whatever
+                # this says, which is why the picker runs more than one replica.
                 "failureMode": "FailOpen",
             },
         },

@@ -1,0 +1,35 @@
+"""The endpoint picker Modelplane composes, against llm-d-router v0.10.0's own source.
+
+Files read from github.com/llm-d/llm-d-router at tag v0.10.0 are named in each test.
+"""
+
+from __future__ import annotations
+
+from modelplane.compose.modelreplica.composer import compose
+from tests.compose.modelreplica.support import example_inputs
+
+Obj = dict
+
+
+def _picker(example: str = "replica-seed") -> Obj:
+    result = compose(example_inputs(example))
+    return result.resources["epp-deployment"].resource["spec"]["forProvider"]["manifest"]
+
+
+def _args(example: str = "replica-seed") -> list[str]:
+    return list(_picker(example)["spec"]["template"]["spec"]["containers"][0]["args"])
+
+
+def test_tracing_is_turned_off_since_it_defaults_on():
+    # pkg/epp/server/options.go: NewOptions sets Tracing: true, and cmd/epp/runner/runner.go
+    # initialises an OTLP exporter whenever it is on.
+    assert "--tracing=false" in _args()
+
+
+def test_pickers_run_without_leader_election_so_each_one_is_ready():
+    # cmd/epp/runner/health.go: with --ha-enable-leader-election, readiness passes only on the
+    # leader; a rolling update of more than one replica (maxUnavailable 0) would never finish.
+    picker = _picker()
+    assert picker["spec"]["replicas"] > 1
+    assert picker["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    assert not [a for a in _args() if "ha-enable-leader-election" in a]
