@@ -1,9 +1,10 @@
 """Every label Modelplane stamps, in one place.
 
 On remote objects, so `kubectl` on a workload cluster shows whose is what: the InferencePool
-selects serving pods by ``SERVING``; prefill/decode routing reads ``LLMD_ROLE``. On
-ModelReplicas, the fleet labels a ModelDeployment stamps and the scheduler reads back
-(``DEPLOYMENT``, ``REPLICA_INDEX``, ...).
+selects serving pods by ``SERVING``; prefill/decode routing reads ``LLMD_ROLE``; the picker
+reads each pod's metrics by the names of its ``ENGINE_TYPE``. On ModelReplicas, the fleet
+labels a ModelDeployment stamps and the scheduler reads back (``DEPLOYMENT``, ``REPLICA_INDEX``,
+...).
 Everything under ``modelplane.ai/`` is Modelplane's own: user labels with that prefix are
 overwritten, never trusted. The label sets a replica's objects carry are built in
 ``compose/modelreplica/labelsets.py``.
@@ -17,6 +18,7 @@ SERVING = "modelplane.ai/serving"
 POOL = "modelplane.ai/pool"
 COMPONENT = "modelplane.ai/component"
 LLMD_ROLE = "llm-d.ai/role"
+ENGINE_TYPE = "llm-d.ai/engine-type"
 
 
 # The fleet: what a ModelDeployment stamps on each ModelReplica, and the scheduler reads back.

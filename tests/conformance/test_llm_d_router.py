@@ -33,3 +33,20 @@ def test_pickers_run_without_leader_election_so_each_one_is_ready():
     assert picker["spec"]["replicas"] > 1
     assert picker["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
     assert not [a for a in _args() if "ha-enable-leader-election" in a]
+
+
+def _serving_labels(example: str) -> dict[str, str]:
+    result = compose(example_inputs(example))
+    for key, desired in result.resources.items():
+        manifest = desired.resource["spec"]["forProvider"]["manifest"]
+        if key.startswith("workload-") and manifest["kind"] == "LeaderWorkerSet":
+            return manifest["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"]
+    raise AssertionError(f"{example} has no gang")
+
+
+def test_sglang_pods_name_their_engine_type_for_the_metrics_extractor():
+    # pkg/epp/framework/plugins/datalayer/extractor/metrics: the extractor reads the pod label
+    # llm-d.ai/engine-type (mapping_registry.go) and falls back to vLLM's metric names when
+    # it is absent; "sglang" is one of the default engineConfigs (factories.go).
+    labels = _serving_labels("replica-gang-standard")
+    assert labels["llm-d.ai/engine-type"] == "sglang"

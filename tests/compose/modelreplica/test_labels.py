@@ -4,9 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica.labelsets import label_value, owned, serving_selector
+from modelplane.compose.modelreplica.labelsets import (
+    engine_type,
+    label_value,
+    owned,
+    serving_selector,
+)
 
-from .support import cluster, engine, leader, pod_labels, replica, run, worker, workload
+from .support import (
+    cluster,
+    engine,
+    engine_container,
+    leader,
+    pod_labels,
+    replica,
+    run,
+    standalone,
+    worker,
+    workload,
+)
 
 
 @pytest.mark.parametrize("value", ["r", "qwen3-8b", "Model_1.v2", "x" * 63])
@@ -37,3 +53,45 @@ def test_the_serving_selector_picks_serving_pods_and_never_workers(name, stack):
     found = pod_labels(workload(result))
     assert selector <= found["leader"].items()
     assert not selector <= found["worker"].items()
+
+
+@pytest.mark.parametrize(
+    ("image", "kind"),
+    [
+        ("vllm/vllm-openai:v0.23.0", "vllm"),
+        ("lmsysorg/sglang:v0.5.4-cu129", "sglang"),
+        ("registry.local:5000/mirror/sglang@sha256:abc", "sglang"),
+        ("ghcr.io/org/custom-vllm", "vllm"),
+        ("nvcr.io/nvidia/tritonserver:25.01", None),
+        ("vllm.example.com/team/engine:1", None),
+        ("vllm/engine:1", "vllm"),
+    ],
+)
+def test_the_engine_type_is_read_from_the_images_repository_path(image, kind):
+    assert engine_type(image) == kind
+
+
+@pytest.mark.parametrize("stack", ["Standard", "Dynamo"])
+def test_every_pod_of_an_sglang_engine_says_so_to_the_picker(stack):
+    sglang = [engine_container(image="lmsysorg/sglang:v0.5.4")]
+    composite = replica(engine("main", leader(containers=sglang), worker(containers=sglang)))
+    found = pod_labels(workload(run(composite, on=cluster(stack=stack))))
+    assert {role: labels["llm-d.ai/engine-type"] for role, labels in found.items()} == {
+        "leader": "sglang",
+        "worker": "sglang",
+    }
+
+
+def test_an_engine_type_the_member_names_is_kept():
+    member = standalone(
+        containers=[engine_container(image="example.com/my/server:1")],
+        metadata={"labels": {"llm-d.ai/engine-type": "trtllm-serve"}},
+    )
+    found = pod_labels(workload(run(replica(engine("main", member)))))
+    assert found["standalone"]["llm-d.ai/engine-type"] == "trtllm-serve"
+
+
+def test_an_unknown_engine_image_gets_no_engine_type():
+    member = standalone(containers=[engine_container(image="example.com/my/server:1")])
+    found = pod_labels(workload(run(replica(engine("main", member)))))
+    assert "llm-d.ai/engine-type" not in found["standalone"]

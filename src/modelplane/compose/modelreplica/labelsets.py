@@ -11,7 +11,16 @@ from functools import lru_cache
 from typing import Any
 
 from modelplane.kube.names import dns_label
-from modelplane.labels import COMPONENT, ENGINE, LLMD_ROLE, MANAGED_BY, REPLICA, ROLE, SERVING
+from modelplane.labels import (
+    COMPONENT,
+    ENGINE,
+    ENGINE_TYPE,
+    LLMD_ROLE,
+    MANAGED_BY,
+    REPLICA,
+    ROLE,
+    SERVING,
+)
 from modelplane.structs import frozen
 
 _PHASE_ROLES = {"Prefill": "prefill", "Decode": "decode"}
@@ -79,3 +88,30 @@ def pod_labels(replica: str, engine: dict[str, Any], role: str) -> dict[str, str
         if phase_role:
             labels[LLMD_ROLE] = phase_role
     return labels
+
+
+# The engines whose metric names llm-d-router knows by these names (its default engineConfigs);
+# every other engine is read with vLLM's names unless its pods say otherwise.
+_ENGINE_TYPES = (("sglang", "sglang"), ("vllm", "vllm"))
+
+
+def engine_type(image: str) -> str | None:
+    """The picker's engine type for an engine image, from its repository path; None if unknown.
+
+    ``lmsysorg/sglang:v0.5.4`` is ``sglang``, ``vllm/vllm-openai:v0.23.0`` is ``vllm``.
+    """
+    repository = image.split("@", 1)[0].lower()
+    if ":" in repository.rsplit("/", 1)[-1]:
+        repository = repository.rsplit(":", 1)[0]
+    host, _, rest = repository.partition("/")
+    # The first part names a registry only when it looks like a host (docker's own rule).
+    path = rest if rest and ("." in host or ":" in host or host == "localhost") else repository
+    return next((kind for word, kind in _ENGINE_TYPES if word in path), None)
+
+
+def with_engine_type(pod: dict[str, str], image: str) -> dict[str, str]:
+    """``pod`` labels with the engine type of ``image``, unless the member already names one."""
+    if ENGINE_TYPE in pod:
+        return pod
+    kind = engine_type(image)
+    return {**pod, ENGINE_TYPE: kind} if kind else pod

@@ -15,7 +15,12 @@ from modelplane import labels
 from modelplane.compose.cache import CACHE_MOUNT_PATH, CACHE_VOLUME, cache_claim_name
 from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.modelreplica.labelsets import is_serving_role, pod_labels, role_of
+from modelplane.compose.modelreplica.labelsets import (
+    is_serving_role,
+    pod_labels,
+    role_of,
+    with_engine_type,
+)
 from modelplane.compose.modelreplica.names import claim_template_name
 from modelplane.structs import frozen
 
@@ -131,6 +136,11 @@ def member_pod(
     metadata = (member.get("template") or {}).get("metadata") or {}
     merged = dict(metadata.get("labels") or {})
     merged.update(pod_labels(ctx.name, engine, role))
+    # An engine type the member's own labels name is the user's word; else the image's.
+    image = next(
+        (str(c.get("image", "")) for c in containers if c.get("name") == ENGINE_CONTAINER), ""
+    )
+    merged = with_engine_type(merged, image)
     annotations = metadata.get("annotations")
     return PodTemplate(merged, dict(annotations) if annotations else None, pod)
 
