@@ -74,9 +74,16 @@ STANDARD_RELEASES = {
         "monitoring",
     ),
 }
+KAI_RELEASE = (
+    "oci://ghcr.io/kai-scheduler/kai-scheduler",
+    "kai-scheduler",
+    "v0.15.2",
+    "kai-scheduler",
+)
 GANG_RELEASES = {
     "Standard": {
-        "leaderworkerset": ("oci://registry.k8s.io/lws/charts", "lws", "v0.10.0", "lws-system")
+        "leaderworkerset": ("oci://registry.k8s.io/lws/charts", "lws", "v0.10.0", "lws-system"),
+        "kai-scheduler": KAI_RELEASE,
     },
     "Dynamo": {
         "grove": (
@@ -85,12 +92,7 @@ GANG_RELEASES = {
             "v0.1.0-alpha.11",
             "grove-system",
         ),
-        "kai-scheduler": (
-            "oci://ghcr.io/kai-scheduler/kai-scheduler",
-            "kai-scheduler",
-            "v0.15.2",
-            "kai-scheduler",
-        ),
+        "kai-scheduler": KAI_RELEASE,
     },
 }
 COMPONENT_FIELDS = {
@@ -103,7 +105,7 @@ COMPONENT_FIELDS = {
     "prometheus": "prometheus",
 }
 STACK_FIELDS = {
-    "Standard": {"leaderworkerset": "leaderWorkerSet"},
+    "Standard": {"leaderworkerset": "leaderWorkerSet", "kai-scheduler": "kaiScheduler"},
     "Dynamo": {"grove": "grove", "kai-scheduler": "kaiScheduler"},
 }
 

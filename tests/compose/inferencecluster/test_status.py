@@ -39,7 +39,7 @@ def test_a_stack_whose_every_component_is_ready_is_stack_ready() -> None:
     assert (cond.status, cond.reason, cond.message) == (
         "True",
         "Installed",
-        "all 10 components ready",
+        "all 11 components ready",
     )
 
 
@@ -87,13 +87,13 @@ def test_an_object_the_provider_cannot_apply_yet_is_installing_with_the_provider
         ]
     }
     cond = condition(partly(cluster(), {"fleet-ca": error}), "StackReady")
-    assert cond.message == f"installing 1 of 10: fleet-tls ({MISSING_CA})"
+    assert cond.message == f"installing 1 of 11: fleet-tls ({MISSING_CA})"
 
 
 def test_an_external_component_not_found_yet_is_named_external() -> None:
     ic = cluster(servingStack={"certManager": {"mode": "External"}})
     cond = condition(partly(ic, {"cert-manager-observed": not_ready()}), "StackReady")
-    assert cond.message == "installing 1 of 10: cert-manager (External)"
+    assert cond.message == "installing 1 of 11: cert-manager (External)"
 
 
 def test_status_lists_each_component_with_its_mode_version_and_state() -> None:
@@ -112,6 +112,7 @@ def test_status_lists_each_component_with_its_mode_version_and_state() -> None:
         },
         {"name": "nvidia-dra-driver", "mode": "Managed", "version": "0.4.1", "state": "Ready"},
         {"name": "leaderworkerset", "mode": "Managed", "version": "v0.10.0", "state": "Ready"},
+        {"name": "kai-scheduler", "mode": "Managed", "version": "v0.15.2", "state": "Ready"},
         {"name": "prometheus", "mode": "External", "state": "Ready"},
         {"name": "inference-gateway", "mode": "Managed", "state": "Ready"},
         {"name": "fleet-tls", "mode": "Managed", "state": "Ready"},

@@ -250,7 +250,18 @@ def test_a_standard_cluster_installs_the_leaderworkerset_its_gangs_run_as() -> N
     standard = Rendered("replica-gang-standard")
     assert standard.remote("LeaderWorkerSet")
     assert "leaderworkerset" in standard.stack()
-    assert not {"grove", "kai-scheduler"} & set(standard.stack())
+    assert "grove" not in standard.stack()
+
+
+def test_a_standard_gang_is_scheduled_whole_by_the_kai_the_stack_installs() -> None:
+    standard = Rendered("replica-gang-standard")
+    [lws] = standard.remote("LeaderWorkerSet")
+    kai = standard.values("kai-scheduler")
+    queues = {standard.stack_manifest(k)["metadata"]["name"] for k in ("kai-queue",)}
+    # KAI's LWS grouper reads the queue from the LeaderWorkerSet, the pods' top owner.
+    assert lws["metadata"]["labels"][kai["podgrouper"]["queueLabelKey"]] in queues
+    for pod in pods(lws):
+        assert pod["spec"]["schedulerName"] == "kai-scheduler"
 
 
 def test_a_dynamo_gang_is_scheduled_by_the_scheduler_and_queue_the_stack_installs() -> None:

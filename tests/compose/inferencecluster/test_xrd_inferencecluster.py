@@ -146,14 +146,6 @@ CASES = [
         "LeaderWorkerSet",
     ),
     (
-        "KAI belongs to the Dynamo stack",
-        lambda ic: ic["spec"].update(stack="Dynamo") or stack(ic).update(kaiScheduler={}),
-        lambda ic: stack(ic).update(kaiScheduler={}),
-        "spec",
-        "servingStack.kaiScheduler belongs to the Dynamo stack: only Grove gangs are scheduled by "
-        "KAI",
-    ),
-    (
         "an External gateway takes no class or fleet CA",
         lambda ic: ic["spec"].update(gateway={"mode": "External"}),
         lambda ic: ic["spec"].update(gateway={"mode": "External", "className": "eg"}),

@@ -293,3 +293,32 @@ def test_prefill_decode_gangs_on_grove_role_label_their_leaders():
         found = pod_labels(workload(result, name))
         assert found["leader"]["llm-d.ai/role"] == role
         assert "llm-d.ai/role" not in found["worker"]
+
+
+def test_leaderworkerset_gangs_are_handed_to_the_gang_scheduler_in_its_queue():
+    lws = workload(run(replica(GANG)))
+    assert lws["metadata"]["labels"]["kai.scheduler/queue"] == "modelplane"
+    for role, pod in pod_specs(lws).items():
+        assert pod["schedulerName"] == "kai-scheduler", role
+
+
+def test_members_of_one_leaderworkerset_gang_land_on_distinct_nodes():
+    lws = workload(run(replica(GANG)))
+    for role, pod in pod_specs(lws).items():
+        [term] = pod["affinity"]["podAntiAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]
+        assert term["topologyKey"] == "kubernetes.io/hostname", role
+        assert term["matchLabelKeys"] == ["leaderworkerset.sigs.k8s.io/group-key"], role
+        # The engine's own pods, narrowed to the pod's gang by the group key.
+        assert term["labelSelector"]["matchLabels"] == {
+            k: v
+            for k, v in lws["metadata"]["labels"].items()
+            if k.startswith("modelplane.ai/") or k == "app.kubernetes.io/managed-by"
+        }
+
+
+def test_standalone_pods_are_left_to_the_default_scheduler_and_free_to_share_nodes():
+    pod = pod_specs(workload(run(replica())))["standalone"]
+    assert "schedulerName" not in pod
+    assert "affinity" not in pod

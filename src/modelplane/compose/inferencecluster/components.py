@@ -465,12 +465,12 @@ GROVE_COMPONENT = Component(
 KAI_SCHEDULER = Component(
     name="kai-scheduler",
     field="kaiScheduler",
-    # The version Grove v0.1.0-alpha.11's end-to-end suite runs against.
+    # The version Grove v0.1.0-alpha.11's end-to-end suite runs against; its pod grouper
+    # also groups LeaderWorkerSets (pkg/podgrouper/podgrouper/plugins/leaderworkerset).
     version="v0.15.2",
     charts=(
         Chart(KAI, "oci://ghcr.io/kai-scheduler/kai-scheduler", "kai-scheduler", "kai-scheduler"),
     ),
-    stacks=(DYNAMO,),
     values=_kai_values,
     config=_kai_queues,
     probe=_crd_probe("queues.scheduling.run.ai"),

@@ -87,6 +87,7 @@ def member_pod(
     *,
     gang_env: list[Obj] | None = None,
     scheduler: str | None = None,
+    affinity: Obj | None = None,
 ) -> PodTemplate:
     role = role_of(member)
     serving = is_serving_role(role)
@@ -117,6 +118,8 @@ def member_pod(
     if scheduler:
         pod["schedulerName"] = scheduler
     pod["nodeSelector"] = {labels.POOL: str(member["nodePoolName"])}
+    if affinity:
+        pod["affinity"] = affinity
     # DRA pods get no automatic toleration for GPU-node taints (that admission plugin keys
     # on extended-resource limits), so every member tolerates them, claimless ones too.
     pod["tolerations"] = _GPU_TOLERATIONS

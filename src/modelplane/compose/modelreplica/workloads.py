@@ -82,7 +82,11 @@ GANGS_READY = _cel_ready(
     "object.status.availableReplicas >= object.spec.replicas",
 )
 
-GROVE_SCHEDULER = "kai-scheduler"
+# Both stacks hand gangs to KAI: a LeaderWorkerSet group as one PodGroup of 1 + worker.nodes
+# pods (its LWS grouper), a Grove scaling-group copy as one PodGang.
+GANG_SCHEDULER = "kai-scheduler"
+# The label LeaderWorkerSet gives every pod of one group (and only that group).
+LWS_GROUP_KEY_LABEL = "leaderworkerset.sigs.k8s.io/group-key"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
 KAI_QUEUE = "modelplane"
 # The gang's copy index on each of its pods (operator/api/common/labels.go).
@@ -165,16 +169,22 @@ def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
 def leaderworkerset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> Obj:
     size = 1 + _worker_nodes(worker)
     env = _lws_env(size)
-    leader_pod = member_pod(
-        ctx, engine, leader, _required_spec(leader, worker, engine), gang_env=env
-    )
-    worker_pod = member_pod(
-        ctx, engine, worker, _required_spec(worker, leader, engine), gang_env=env
-    )
+    spread = _one_per_node(ctx.name, engine["name"], LWS_GROUP_KEY_LABEL)
+
+    def pod(member: Obj, partner: Obj) -> PodTemplate:
+        spec = _required_spec(member, partner, engine)
+        return member_pod(
+            ctx, engine, member, spec, gang_env=env, scheduler=GANG_SCHEDULER, affinity=spread
+        )
+
+    leader_pod, worker_pod = pod(leader, worker), pod(worker, leader)
+    metadata = _metadata(ctx, engine, leaderworkerset_name(ctx.name, engine["name"]))
+    # KAI's pod grouper reads the queue from the gang's top owner, the LeaderWorkerSet.
+    metadata["labels"] = {**metadata["labels"], KAI_QUEUE_LABEL: KAI_QUEUE}
     return {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
-        "metadata": _metadata(ctx, engine, leaderworkerset_name(ctx.name, engine["name"])),
+        "metadata": metadata,
         "spec": {
             "replicas": _copies(engine),
             # LeaderReady would deadlock engines whose leader is ready only once workers join.
@@ -214,7 +224,7 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
             member,
             _required_spec(member, partner, engine),
             gang_env=_grove_env(name, ctx.namespace, 1 + nodes, rank),
-            scheduler=GROVE_SCHEDULER,
+            scheduler=GANG_SCHEDULER,
         )
 
     cliques = [_clique(LEADER_CLIQUE, pod(leader, worker, 0))]
@@ -268,6 +278,19 @@ def _grove_env(pcs: str, namespace: str, size: int, rank: int) -> list[Obj]:
         {"name": GANG_SIZE_ENV, "value": str(size)},
     ]
     return frozen(env)
+
+
+@lru_cache(maxsize=256)
+def _one_per_node(replica: str, engine: str, gang_label: str) -> Obj:
+    # Members of one gang on distinct nodes, whatever share of a node each claims: two members
+    # on one node would share its NICs and its failure. The API server narrows the selector to
+    # the pod's own gang (matchLabelKeys), so other gangs of the engine may share nodes.
+    term = {
+        "labelSelector": {"matchLabels": owned(replica, engine)},
+        "matchLabelKeys": [gang_label],
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    return frozen({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
 
 
 def _clique(name: str, pod: PodTemplate) -> Obj:
