@@ -20,9 +20,12 @@ class Ineligible:
     """Why a cluster may take no new replica ("" when it may), read once per cluster and only
     for the clusters a schedule comes to."""
 
-    def __init__(self, selector: dict[str, str], tolerations: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, selector: dict[str, str], tolerations: list[dict[str, Any]], cached: bool = False
+    ) -> None:
         self.selector = selector
         self.tolerations = tolerations
+        self.cached = cached
         self._why: dict[str, str] = {}
 
     def why(self, c: Cluster) -> str:
@@ -50,6 +53,12 @@ class Ineligible:
         if c.unready:
             # Kept replicas stay (retention never reads this); a new one would only wait.
             return f"serving stack not ready: {c.unready}"
+        if self.cached and not c.cache_storage_class:
+            # Its engines would mount a claim no class can bind: Pending with no reason shown.
+            return (
+                "names no ReadWriteMany storage class for the model cache "
+                "(spec.cluster.existing.cache.storageClassName)"
+            )
         return ""
 
 
@@ -67,12 +76,13 @@ class Fill:
         selector: dict[str, str],
         tolerations: list[dict[str, Any]],
         load: dict[str, int],
+        cached: bool = False,
     ) -> None:
         self.matcher = matcher
         self.fleet = fleet
         self.ledger = ledger
         self.load = dict(load)
-        self.ineligible = Ineligible(selector, tolerations)
+        self.ineligible = Ineligible(selector, tolerations, cached)
         self.full: dict[str, str] = {}
         self.before: dict[str, dict[str, Load]] = {}
         self.new: dict[str, list[Replica]] = {}

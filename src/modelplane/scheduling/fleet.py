@@ -101,6 +101,11 @@ class Cluster:
         return tuple(sorted(pools, key=lambda p: p.name))
 
     @read_once
+    def cache_storage_class(self) -> str:
+        """The ReadWriteMany storage class model caches are staged on ("" when none is named)."""
+        return cache_storage_class(self._raw)
+
+    @read_once
     def unready(self) -> str:
         """Why the cluster's serving stack is not ready ("" once it is): nothing new lands there.
 
@@ -118,6 +123,19 @@ class Cluster:
 
     def pool(self, name: str) -> Pool | None:
         return next((p for p in self.pools if p.name == name), None)
+
+
+def cache_storage_class(cluster: Mapping[str, Any]) -> str:
+    """The RWX class an InferenceCluster names for model caches, "" when it names none.
+
+    What the cluster publishes (``status.cache``; a Managed cluster composes its own), else what
+    an Existing cluster's spec names, which its status mirrors once composed.
+    """
+    published = ((cluster.get("status") or {}).get("cache") or {}).get("storageClassName")
+    if published:
+        return str(published)
+    existing = ((cluster.get("spec") or {}).get("cluster") or {}).get("existing") or {}
+    return str((existing.get("cache") or {}).get("storageClassName") or "")
 
 
 def parse_clusters(

@@ -77,7 +77,8 @@ def schedule(
     ledger = Ledger(FleetPools(fleet))
     removed += policy.charge_fleet(ledger, kept, load, others, stamped)
 
-    fill = Fill(matcher, fleet, ledger, selector, tolerations, load)
+    cached = bool(template.get("modelCacheRef"))
+    fill = Fill(matcher, fleet, ledger, selector, tolerations, load, cached)
     placed = _fill(fill, kept, removed, desired)
 
     all_replicas = sorted(kept + placed, key=lambda r: r.index)

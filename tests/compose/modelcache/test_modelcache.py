@@ -63,7 +63,7 @@ def cluster(
     labels: dict[str, str] | None = None,
     *,
     provider: bool = True,
-    storage_class: str | None = None,
+    storage_class: str | None = "filestore-rwx",
 ) -> Obj:
     status: Obj = {}
     if provider:
@@ -190,13 +190,42 @@ def test_the_claim_is_read_write_many_and_requests_the_size_in_gibibytes() -> No
     assert claim["spec"]["resources"] == {"requests": {"storage": "35Gi"}}
 
 
-@pytest.mark.parametrize(("published", "expected"), [("efs-sc", "efs-sc"), (None, None)])
-def test_the_claim_uses_the_clusters_published_cache_storage_class_else_the_default(
-    published: str | None, expected: str | None
-) -> None:
-    result = compose(cache(), [cluster("a", storage_class=published)])
+def test_the_claim_uses_the_rwx_storage_class_the_cluster_publishes() -> None:
+    result = compose(cache(), [cluster("a", storage_class="efs-sc")])
     claim = manifests(result, "PersistentVolumeClaim")["a"]
-    assert claim["spec"].get("storageClassName") == expected
+    assert claim["spec"]["storageClassName"] == "efs-sc"
+
+
+def test_an_existing_clusters_spec_names_the_class_before_its_status_mirrors_it() -> None:
+    ic = cluster("a", storage_class=None)
+    ic["spec"]["cluster"] = {
+        "source": "Existing",
+        "existing": {"secretRef": {"name": "kc"}, "cache": {"storageClassName": "efs-sc"}},
+    }
+    claim = manifests(compose(cache(), [ic]), "PersistentVolumeClaim")["a"]
+    assert claim["spec"]["storageClassName"] == "efs-sc"
+
+
+def test_a_cluster_naming_no_rwx_class_is_reported_as_unable_to_stage_and_gets_nothing() -> None:
+    result = compose(cache(), [cluster("a", storage_class=None), cluster("b")])
+    assert sorted(manifests(result, "PersistentVolumeClaim")) == ["b"]
+    assert not [k for k in result.resources if k.endswith("-a")]
+    [a] = [c for c in result.status["clusters"] if c["name"] == "a"]
+    assert a == {
+        "name": "a",
+        "phase": "CannotStage",
+        "message": "cannot stage: the cluster names no ReadWriteMany storage class "
+        "(spec.cluster.existing.cache.storageClassName)",
+    }
+    hydrated = next(c for c in result.conditions if c.type == "Hydrated")
+    assert (hydrated.status, hydrated.reason) == ("False", "NoStorageClass")
+
+
+def test_a_cluster_that_stops_naming_its_class_keeps_what_was_staged() -> None:
+    first = compose(cache(), [cluster("a")])
+    observed = {k: d.resource for k, d in first.resources.items()}
+    again = compose(cache(), [cluster("a", storage_class=None)], observed)
+    assert set(again.resources) == set(observed)
 
 
 def test_the_job_downloads_into_the_claim_where_the_engines_read() -> None:

@@ -29,7 +29,11 @@ def cluster(name: str, *, provider: bool = True) -> Obj:
         "kind": "InferenceCluster",
         "metadata": {"name": name},
         "spec": {"stack": "Standard"},
-        "status": {"providerConfigRef": {"name": f"pc-{name}"}} if provider else {},
+        "status": (
+            {"providerConfigRef": {"name": f"pc-{name}"}, "cache": {"storageClassName": "rwx"}}
+            if provider
+            else {"cache": {"storageClassName": "rwx"}}
+        ),
     }
 
 

@@ -30,6 +30,8 @@ CLASS = inference_class("big")
 CLASS["spec"]["devices"].append(NIC)
 # 16 nodes: any one generated replica fits (2 engines x 2 copies x a 4-node gang).
 FLEET = [inference_cluster(n, {"big": ("big", 16)}, classes=[CLASS]) for n in ("a", "b")]
+for _ic in FLEET:  # some generated deployments mount a model cache
+    _ic["status"]["cache"] = {"storageClassName": "rwx"}
 
 
 def request(name: str, gpus: int) -> Obj:

@@ -7,7 +7,8 @@ namespace on the control plane, applied to the cache's namespace on the workload
 
 - the remote Namespace, shared with the ModelReplicas of that namespace and never deleted;
 - the ReadWriteMany PersistentVolumeClaim named ``cache_claim_name(<cache>)``, the claim a
-  ModelReplica with ``spec.modelCacheRef`` mounts;
+  ModelReplica with ``spec.modelCacheRef`` mounts, of the RWX class the cluster names (a cluster
+  that names none cannot stage: its phase says so and nothing new is composed there);
 - with ``huggingFace.authSecret``, a copy of the token on the workload cluster, patched from the
   user's Secret by provider-kubernetes, so the token never appears in a composed manifest;
 - a hydration Job that runs ``hf download`` into the claim with the same ``HF_HUB_CACHE`` the
@@ -39,6 +40,7 @@ from modelplane.composer import Condition, Desired, Inputs, Requirement, Result,
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
 from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.scheduling.fleet import cache_storage_class
 
 Obj = dict[str, Any]
 
@@ -70,6 +72,13 @@ JOB_COMPLETE = (
 CLAIM_BOUND = "has(object.status) && has(object.status.phase) && object.status.phase == 'Bound'"
 
 PENDING, HYDRATING, READY, FAILED = "Pending", "Hydrating", "Ready", "Failed"
+CANNOT_STAGE = "CannotStage"
+# ReadWriteMany is what every engine pod of every replica mounts at once; a cluster's default
+# class (EBS, PD) usually cannot serve it, and the claim would stay Pending with no reason shown.
+NO_STORAGE_CLASS = (
+    "cannot stage: the cluster names no ReadWriteMany storage class "
+    "(spec.cluster.existing.cache.storageClassName)"
+)
 NAMESPACE, CLAIM, TOKEN, HYDRATE = "namespace", "claim", "token", "hydrate"
 ROLES = (NAMESPACE, CLAIM, TOKEN, HYDRATE)
 
@@ -115,11 +124,15 @@ def compose_model_cache(inputs: Inputs) -> Result:
         name = str(cluster["metadata"]["name"])
         observed = mine.get(name, {})
         provider_config = _provider_config(cluster)
-        if provider_config is None:
+        storage_class = cache_storage_class(cluster)
+        if provider_config is None or not storage_class:
             for key, obj in observed.items():
                 result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
-            message = "the cluster publishes no status.providerConfigRef yet"
-            phases.append(ClusterPhase(name, PENDING, message))
+            if provider_config is None:
+                message = "the cluster publishes no status.providerConfigRef yet"
+                phases.append(ClusterPhase(name, PENDING, message))
+            else:
+                phases.append(ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS))
             continue
         composed = compose_cluster(mc, cluster, provider_config)
         for key, obj in composed.items():
@@ -212,10 +225,8 @@ def claim(mc: Obj, cluster: Obj) -> Obj:
     spec: Obj = {
         "accessModes": ["ReadWriteMany"],
         "resources": {"requests": {"storage": f"{int(mc['spec']['huggingFace']['sizeGiB'])}Gi"}},
+        "storageClassName": cache_storage_class(cluster),
     }
-    storage_class = ((cluster.get("status") or {}).get("cache") or {}).get("storageClassName")
-    if storage_class:
-        spec["storageClassName"] = str(storage_class)
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -343,6 +354,8 @@ def hydrated_condition(phases: list[ClusterPhase]) -> Condition:
     message += "; " + "; ".join(waiting)
     if any(p.phase == FAILED for p in phases):
         return Condition(HYDRATED, "False", "HydrationFailed", message)
+    if any(p.phase == CANNOT_STAGE for p in phases):
+        return Condition(HYDRATED, "False", "NoStorageClass", message)
     return Condition(HYDRATED, "False", "Hydrating", message)
 
 
