@@ -7,10 +7,15 @@ Both compositions read these names from here, so they cannot drift apart.
 
 from __future__ import annotations
 
-from modelplane.kube.names import child_name
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.kube.names import child_name, short_hash
 
 CACHE_VOLUME = "model-cache"
 CACHE_MOUNT_PATH = "/mnt/models"
+# Beside the Hub cache layout (models--<org>--<name>/), where huggingface_hub never looks.
+MARKER_DIR = f"{CACHE_MOUNT_PATH}/.modelplane"
 
 
 def cache_claim_name(cache: str) -> str:
@@ -19,3 +24,14 @@ def cache_claim_name(cache: str) -> str:
     A contract with whatever stages the cache on the cluster: it must name the claim this way.
     """
     return child_name("modelcache", "modelcache", cache)
+
+
+def hydrated_marker(model_cache: Mapping[str, Any]) -> str:
+    """The file the hydration Job writes once the download it was asked for is complete.
+
+    Engines wait for it before they start. It names the repo and revision, so a cache pointed
+    at another revision holds its engines back until that download is complete too.
+    """
+    hf = (model_cache.get("spec") or {}).get("huggingFace") or {}
+    digest = short_hash(str(hf.get("repo") or ""), str(hf.get("revision") or ""))
+    return f"{MARKER_DIR}/hydrated-{digest}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.cache import cache_claim_name
+from modelplane.compose.cache import cache_claim_name, hydrated_marker
 
 from .support import (
     GPU,
@@ -266,11 +266,33 @@ def test_with_a_model_cache_every_engine_container_mounts_it(stack):
     for pod in pod_specs(workload(result)).values():
         assert {
             "name": "model-cache",
-            "persistentVolumeClaim": {"claimName": cache_claim_name("weights")},
+            "persistentVolumeClaim": {"claimName": cache_claim_name("weights"), "readOnly": True},
         } in pod["volumes"]
-        assert {"name": "model-cache", "mountPath": "/mnt/models"} in container(pod)["volumeMounts"]
+        mount = {"name": "model-cache", "mountPath": "/mnt/models", "readOnly": True}
+        assert mount in container(pod)["volumeMounts"]
     proxy = container(pod_specs(workload(result))["leader"], "proxy")
     assert proxy == sidecar
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_with_a_model_cache_every_member_pod_waits_for_the_hydrated_marker(stack):
+    cache = model_cache()
+    result = run(
+        replica(engine("main", leader(), worker()), cache="weights"),
+        on=cluster(stack=stack),
+        cache=cache,
+    )
+    for role, pod in pod_specs(workload(result)).items():
+        [wait] = pod["initContainers"]
+        assert wait["image"] == container(pod)["image"], role
+        assert wait["command"][-1] == hydrated_marker(cache), role
+        assert wait["volumeMounts"] == [
+            {"name": "model-cache", "mountPath": "/mnt/models", "readOnly": True}
+        ]
+
+
+def test_without_a_cache_no_pod_waits():
+    assert "initContainers" not in pod_specs(workload(run(replica())))["standalone"]
 
 
 def test_with_a_model_cache_engines_find_it_through_env_not_flags():
@@ -280,8 +302,14 @@ def test_with_a_model_cache_engines_find_it_through_env_not_flags():
     )
     engine_out = container(pod_specs(workload(result))["standalone"])
     assert engine_out["args"] == ["--model=Qwen/Qwen3-8B"]
-    assert env_names(engine_out) == ["HF_HUB_CACHE", "MODELPLANE_MODEL_CACHE", "X"]
+    assert env_names(engine_out) == [
+        "HF_HUB_CACHE",
+        "MODELPLANE_MODEL_CACHE",
+        "HF_HUB_OFFLINE",
+        "X",
+    ]
     assert engine_out["env"][0]["value"] == "/mnt/models"
+    assert engine_out["env"][2]["value"] == "1"
 
 
 def test_without_a_cache_there_is_no_cache_volume_or_env():

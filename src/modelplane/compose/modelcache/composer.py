@@ -28,7 +28,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.compose.cache import CACHE_MOUNT_PATH, CACHE_VOLUME, cache_claim_name
+from modelplane.compose.cache import (
+    CACHE_MOUNT_PATH,
+    CACHE_VOLUME,
+    MARKER_DIR,
+    cache_claim_name,
+    hydrated_marker,
+)
 from modelplane.compose.evidence import look_up
 from modelplane.compose.remote import (
     NEVER_DELETE,
@@ -53,7 +59,7 @@ HYDRATED = "Hydrated"
 
 # The vLLM engine image the examples pin: it ships huggingface_hub with the ``hf`` CLI, so the
 # weights are fetched by the same library version the engines read the cache with, from an
-# image the operator already trusts and pulls; no runtime ``pip install`` and no shell.
+# image the operator already trusts and pulls; no runtime ``pip install``.
 HYDRATE_IMAGE = "vllm/vllm-openai:v0.23.0"
 # A few retries ride out a flaky download; past them the Job fails and the phase says why.
 BACKOFF_LIMIT = 3
@@ -252,7 +258,7 @@ def token_secret_name(cache: str) -> str:
 def hydration_job(mc: Obj, authenticated: bool) -> Obj:
     """``hf download`` of the repo at its revision into the claim; the name is set by the caller."""
     hf = mc["spec"]["huggingFace"]
-    args = ["download", str(hf["repo"])]
+    args = [str(hf["repo"])]
     if hf.get("revision"):
         args += ["--revision", str(hf["revision"])]
     env: list[Obj] = [
@@ -272,10 +278,13 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
                 },
             }
         )
+    env.append({"name": "MODELPLANE_HYDRATED_MARKER", "value": hydrated_marker(mc)})
     container = {
         "name": "hydrate",
         "image": HYDRATE_IMAGE,
-        "command": ["hf"],
+        # The marker is written only once the download succeeded: engines wait for it, so they
+        # never read a half-written snapshot nor start fetching the repo themselves.
+        "command": ["sh", "-c", _DOWNLOAD_THEN_MARK, "hydrate"],
         "args": args,
         "env": env,
         "volumeMounts": [
@@ -321,6 +330,12 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
             },
         },
     }
+
+
+# "$@" is the repo and revision, passed as arguments so no part of them is read by the shell.
+_DOWNLOAD_THEN_MARK = (
+    f'hf download "$@" && mkdir -p {MARKER_DIR} && touch "$MODELPLANE_HYDRATED_MARKER"'
+)
 
 
 def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:

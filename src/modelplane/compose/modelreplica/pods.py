@@ -12,7 +12,12 @@ from functools import lru_cache
 from typing import Any
 
 from modelplane import labels
-from modelplane.compose.cache import CACHE_MOUNT_PATH, CACHE_VOLUME, cache_claim_name
+from modelplane.compose.cache import (
+    CACHE_MOUNT_PATH,
+    CACHE_VOLUME,
+    cache_claim_name,
+    hydrated_marker,
+)
 from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import (
@@ -36,15 +41,23 @@ DEFAULT_PROBE_TIMINGS = {"initialDelaySeconds": 30, "periodSeconds": 10, "timeou
 
 _SHM_VOLUMES = frozen([{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}])
 _SHM_MOUNTS = frozen([{"name": SHM_VOLUME, "mountPath": "/dev/shm"}])
-_SHM_AND_CACHE_MOUNTS = frozen(
-    [*_SHM_MOUNTS, {"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH}]
-)
+# The hydration Job is the cache's only writer: engines read it, mounted read-only.
+_CACHE_MOUNT = frozen({"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH, "readOnly": True})
+_SHM_AND_CACHE_MOUNTS = frozen([*_SHM_MOUNTS, _CACHE_MOUNT])
 _CLAIMS = frozen([{"name": CLAIM}])
 _CACHE_ENV = frozen(
     [
         {"name": "HF_HUB_CACHE", "value": CACHE_MOUNT_PATH},
         {"name": "MODELPLANE_MODEL_CACHE", "value": CACHE_MOUNT_PATH},
+        # Resolve the repo from the cache alone: never download beside the Job, nor take
+        # huggingface_hub's file locks on shared storage.
+        {"name": "HF_HUB_OFFLINE", "value": "1"},
     ]
+)
+CACHE_WAIT_CONTAINER = "model-cache-wait"
+# $0 is the marker; the engine's own image runs it, already pulled for the engine.
+_WAIT_FOR_MARKER = (
+    'until [ -f "$0" ]; do echo "waiting for the model cache to be hydrated: $0"; sleep 10; done'
 )
 _GPU_TOLERATIONS = frozen([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
 
@@ -106,15 +119,16 @@ def member_pod(
     ]
 
     volumes: list[Obj] = _SHM_VOLUMES
+    pod: Obj = {}
     if cached:
-        volumes = [
-            *_SHM_VOLUMES,
-            {
-                "name": CACHE_VOLUME,
-                "persistentVolumeClaim": {"claimName": cache_claim_name(str(ctx.model_cache_name))},
-            },
-        ]
-    pod: Obj = {"containers": out_containers, "volumes": volumes}
+        claim = {"claimName": cache_claim_name(str(ctx.model_cache_name)), "readOnly": True}
+        volumes = [*_SHM_VOLUMES, {"name": CACHE_VOLUME, "persistentVolumeClaim": claim}]
+        image = next(
+            str(c.get("image", "")) for c in containers if c.get("name") == ENGINE_CONTAINER
+        )
+        pod["initContainers"] = [_cache_wait(image, hydrated_marker(ctx.model_cache or {}))]
+    pod["containers"] = out_containers
+    pod["volumes"] = volumes
     if scheduler:
         pod["schedulerName"] = scheduler
     pod["nodeSelector"] = {labels.POOL: str(member["nodePoolName"])}
@@ -146,6 +160,16 @@ def member_pod(
     merged = with_engine_type(merged, image)
     annotations = metadata.get("annotations")
     return PodTemplate(merged, dict(annotations) if annotations else None, pod)
+
+
+def _cache_wait(image: str, marker: str) -> Obj:
+    """An init container holding the pod until the hydration Job has written ``marker``."""
+    return {
+        "name": CACHE_WAIT_CONTAINER,
+        "image": image,
+        "command": ["sh", "-c", _WAIT_FOR_MARKER, marker],
+        "volumeMounts": [_CACHE_MOUNT],
+    }
 
 
 def _engine(

@@ -1,0 +1,134 @@
+"""Engines start only once the hydration Job's download is complete, and only the Job writes.
+
+The scripts are the composed ones, run here by ``sh`` with a stand-in ``hf`` on PATH and the
+mount path moved into a temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from modelplane.compose.cache import CACHE_MOUNT_PATH
+from modelplane.compose.modelcache.composer import CLUSTERS, compose_model_cache
+from modelplane.composer import Inputs
+from tests.compose.modelreplica import support
+
+Obj = dict
+
+CACHE = {
+    "apiVersion": "modelplane.ai/v1alpha1",
+    "kind": "ModelCache",
+    "metadata": {"name": "weights", "namespace": "ml"},
+    "spec": {
+        "source": "HuggingFace",
+        "huggingFace": {"repo": "Qwen/Qwen3-8B", "revision": "v1.0", "sizeGiB": 20},
+    },
+}
+CLUSTER = {
+    "apiVersion": "modelplane.ai/v1alpha1",
+    "kind": "InferenceCluster",
+    "metadata": {"name": "a"},
+    "spec": {"stack": "Standard"},
+    "status": {"providerConfigRef": {"name": "pc-a"}, "cache": {"storageClassName": "rwx"}},
+}
+
+
+def hydrate() -> Obj:
+    result = compose_model_cache(Inputs(composite=CACHE, required={CLUSTERS: [CLUSTER]}))
+    [job] = [
+        d.resource["spec"]["forProvider"]["manifest"]
+        for d in result.resources.values()
+        if d.resource["spec"]["forProvider"]["manifest"]["kind"] == "Job"
+    ]
+    [container] = job["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def engine_pod() -> Obj:
+    replica = support.replica(cache="weights", namespace="ml")
+    [pod] = support.pod_specs(support.workload(support.run(replica, cache=CACHE))).values()
+    return pod
+
+
+def moved(text: str, root: Path) -> str:
+    return text.replace(CACHE_MOUNT_PATH, str(root))
+
+
+def fake_hf(bin_dir: Path, exit_code: int) -> Path:
+    calls = bin_dir / "calls"
+    script = bin_dir / "hf"
+    script.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexit {exit_code}\n')
+    script.chmod(0o755)
+    return calls
+
+
+def run_job(tmp_path: Path, exit_code: int) -> tuple[subprocess.CompletedProcess[str], Path]:
+    container = hydrate()
+    root, bin_dir = tmp_path / "models", tmp_path / "bin"
+    root.mkdir()
+    bin_dir.mkdir()
+    calls = fake_hf(bin_dir, exit_code)
+    env = {e["name"]: moved(e["value"], root) for e in container["env"] if "value" in e}
+    env["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
+    argv = [moved(w, root) for w in container["command"]] + container["args"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=10, check=False)
+    assert calls.read_text().split() == ["download", *container["args"]]
+    return done, Path(env["MODELPLANE_HYDRATED_MARKER"])
+
+
+def test_the_job_marks_the_cache_hydrated_once_the_download_succeeded(tmp_path: Path) -> None:
+    done, marker = run_job(tmp_path, 0)
+    assert done.returncode == 0, done.stderr
+    assert marker.is_file()
+
+
+def test_a_failed_download_fails_the_job_and_leaves_no_mark(tmp_path: Path) -> None:
+    done, marker = run_job(tmp_path, 3)
+    assert done.returncode != 0
+    assert not marker.exists()
+
+
+def test_engines_wait_for_the_very_file_the_job_writes() -> None:
+    [wait] = engine_pod()["initContainers"]
+    job_marker = next(
+        e["value"] for e in hydrate()["env"] if e["name"] == "MODELPLANE_HYDRATED_MARKER"
+    )
+    assert wait["command"][-1] == job_marker
+
+
+def _wait(root: Path) -> subprocess.Popen[str]:
+    [wait] = engine_pod()["initContainers"]
+    argv = [moved(w, root) for w in wait["command"]]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+
+
+def test_the_wait_ends_as_soon_as_the_mark_is_there(tmp_path: Path) -> None:
+    [wait] = engine_pod()["initContainers"]
+    marker = Path(moved(wait["command"][-1], tmp_path))
+    marker.parent.mkdir(parents=True)
+    marker.touch()
+    assert _wait(tmp_path).wait(timeout=5) == 0
+
+
+def test_the_wait_holds_the_pod_while_the_mark_is_missing(tmp_path: Path) -> None:
+    proc = _wait(tmp_path)
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=1)
+    proc.kill()
+    out, _ = proc.communicate()
+    assert "waiting for the model cache to be hydrated" in out
+
+
+def test_only_the_job_mounts_the_cache_writable() -> None:
+    pod = engine_pod()
+    mounts = [
+        m for c in pod["initContainers"] + pod["containers"] for m in c.get("volumeMounts", [])
+    ]
+    assert all(m.get("readOnly") for m in mounts if m["name"] == "model-cache")
+    [volume] = [v for v in pod["volumes"] if v["name"] == "model-cache"]
+    assert volume["persistentVolumeClaim"]["readOnly"] is True
+    assert not [m for m in hydrate()["volumeMounts"] if m.get("readOnly")]
