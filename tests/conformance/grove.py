@@ -1,7 +1,9 @@
 """What Grove v0.1.0-alpha.11 makes of a PodCliqueSet's gang pods: names, labels and env order.
 
 Read from github.com/ai-dynamo/grove at tag v0.1.0-alpha.11:
-- operator/api/common/namegen.go: scaling group ``<pcs>-<pcs index>-<group>``, its cliques
+- operator/api/common/namegen.go: scaling group ``<pcs>-<pcs index>-<group>``, its PodGangs
+  (copies below minAvailable share ``<pcs>-<pcs index>``, each further copy ``<pcsg>-<n>``), its
+  cliques
   ``<pcsg>-<copy>-<clique>``, headless Service ``<pcs>-<pcs index>`` and its address
   ``<service>.<namespace>.svc.cluster.local``;
 - operator/internal/controller/podclique/components/pod/pod.go: hostname
@@ -41,6 +43,8 @@ class GangPod:
     copy: int
     clique: str
     pod_index: int = 0
+    min_available: int = 1
+    """The scaling group's minAvailable: copies below it share the base PodGang."""
 
     @property
     def scaling_group(self) -> str:
@@ -49,6 +53,13 @@ class GangPod:
     @property
     def clique_name(self) -> str:
         return f"{self.scaling_group}-{self.copy}-{self.clique}"
+
+    @property
+    def pod_gang(self) -> str:
+        """``GeneratePodGangNameForPodCliqueOwnedByPCSG``: base gang, else one per copy."""
+        if self.copy < self.min_available:
+            return f"{self.pcs}-0"
+        return f"{self.scaling_group}-{self.copy - self.min_available}"
 
     @property
     def headless_service(self) -> str:
@@ -69,6 +80,7 @@ class GangPod:
             "grove.io/podcliquescalinggroup-replica-index": str(self.copy),
             "grove.io/podcliqueset-replica-index": "0",
             "grove.io/podclique": self.clique_name,
+            "grove.io/podgang": self.pod_gang,
             "grove.io/podclique-pod-index": str(self.pod_index),
         }
 

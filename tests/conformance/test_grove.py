@@ -41,6 +41,7 @@ def _pods(pcs: Obj) -> list[tuple[GangPod, Obj, Obj]]:
                     copy,
                     name,
                     index,
+                    group["minAvailable"],
                 )
                 engine = next(
                     c for c in clique["spec"]["podSpec"]["containers"] if c["name"] == "engine"
@@ -96,3 +97,18 @@ def test_a_template_variable_cannot_read_grove_variables(reference):
     pod = GangPod("pcs", "ns", "gang", 0, "leader")
     env = pod.env([{"name": "ADDRESS", "value": reference}], 2)
     assert environment(env, pod.labels({}))["ADDRESS"] == reference
+
+
+def test_the_spread_narrows_to_each_gang_by_a_label_one_gang_alone_carries():
+    pcs = _podcliqueset()
+    pods = _pods(pcs)
+    for pod, clique, _ in pods:
+        [term] = clique["spec"]["podSpec"]["affinity"]["podAntiAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]
+        [key] = term["matchLabelKeys"]
+        mine = pod.labels(clique["labels"])
+        assert term["labelSelector"]["matchLabels"].items() <= mine.items()
+        gang = {p for p, c, _ in pods if p.labels(c["labels"]).get(key) == mine[key]}
+        assert {p.copy for p in gang} == {pod.copy}, pod
+        assert len(gang) == len(pods) // 2

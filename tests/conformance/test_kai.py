@@ -5,7 +5,9 @@ pkg/podgrouper/podgrouper/plugins/leaderworkerset/lws_grouper.go, registered for
 leaderworkerset.x-k8s.io LeaderWorkerSet in pkg/podgrouper/podgrouper/hub/hub.go: one PodGroup
 per group (``<name>-group-<index>``), whose minAvailable is the group's size under
 ``startupPolicy: LeaderCreated`` but 1 for an unscheduled leader under ``LeaderReady``; the queue
-is read from the top owner's labels first (plugins/defaultgrouper/default_grouper.go).
+is read from the top owner's labels first (plugins/defaultgrouper/default_grouper.go). Its
+scheduler filters with Kubernetes' InterPodAffinity plugin
+(pkg/scheduler/k8s_internal/predicates/predicates.go), so a gang's anti-affinity holds.
 """
 
 from __future__ import annotations

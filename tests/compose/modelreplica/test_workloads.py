@@ -302,14 +302,18 @@ def test_leaderworkerset_gangs_are_handed_to_the_gang_scheduler_in_its_queue():
         assert pod["schedulerName"] == "kai-scheduler", role
 
 
-def test_members_of_one_leaderworkerset_gang_land_on_distinct_nodes():
-    lws = workload(run(replica(GANG)))
+@pytest.mark.parametrize(
+    ("stack", "gang_label"),
+    [("Standard", "leaderworkerset.sigs.k8s.io/group-key"), ("Dynamo", "grove.io/podgang")],
+)
+def test_members_of_one_gang_land_on_distinct_nodes(stack, gang_label):
+    lws = workload(run(replica(GANG), on=cluster(stack=stack)))
     for role, pod in pod_specs(lws).items():
         [term] = pod["affinity"]["podAntiAffinity"][
             "requiredDuringSchedulingIgnoredDuringExecution"
         ]
         assert term["topologyKey"] == "kubernetes.io/hostname", role
-        assert term["matchLabelKeys"] == ["leaderworkerset.sigs.k8s.io/group-key"], role
+        assert term["matchLabelKeys"] == [gang_label], role
         # The engine's own pods, narrowed to the pod's gang by the group key.
         assert term["labelSelector"]["matchLabels"] == {
             k: v

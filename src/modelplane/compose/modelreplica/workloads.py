@@ -89,8 +89,10 @@ GANG_SCHEDULER = "kai-scheduler"
 LWS_GROUP_KEY_LABEL = "leaderworkerset.sigs.k8s.io/group-key"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
 KAI_QUEUE = "modelplane"
-# The gang's copy index on each of its pods (operator/api/common/labels.go).
+# The gang's copy index on each of its pods, and the PodGang (one per copy) they belong to
+# (operator/api/common/labels.go).
 GROVE_COPY_LABEL = "grove.io/podcliquescalinggroup-replica-index"
+GROVE_GANG_LABEL = "grove.io/podgang"
 
 GANG_INDEX_ENV = "MODELPLANE_GANG_INDEX"
 LEADER_ADDRESS_ENV = "MODELPLANE_LEADER_ADDRESS"
@@ -216,6 +218,7 @@ _PUBLISH_NOT_READY = frozen({"publishNotReadyAddresses": True})
 def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> Obj:
     nodes = _worker_nodes(worker)
     name = podcliqueset_name(ctx.name, engine["name"])
+    spread = _one_per_node(ctx.name, engine["name"], GROVE_GANG_LABEL)
 
     def pod(member: Obj, partner: Obj, rank: int) -> PodTemplate:
         return member_pod(
@@ -225,6 +228,7 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
             _required_spec(member, partner, engine),
             gang_env=_grove_env(name, ctx.namespace, 1 + nodes, rank),
             scheduler=GANG_SCHEDULER,
+            affinity=spread,
         )
 
     cliques = [_clique(LEADER_CLIQUE, pod(leader, worker, 0))]
