@@ -72,6 +72,7 @@ class GangPod:
         return f"{hostname}.{self.headless_service}.{self.namespace}.svc.cluster.local"
 
     def labels(self, template_labels: dict[str, str]) -> dict[str, str]:
+        # Grove's labels are assigned over the clique's.
         return {
             **template_labels,
             "app.kubernetes.io/managed-by": "grove-operator",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from modelplane.compose.modelreplica.composer import compose
+from tests.compose.inferencecluster.test_wiring import Rendered
 from tests.compose.modelreplica.support import example_inputs
 from tests.conformance.expansion import command_line, environment
 from tests.conformance.grove import GangPod
@@ -112,3 +113,16 @@ def test_the_spread_narrows_to_each_gang_by_a_label_one_gang_alone_carries():
         gang = {p for p, c, _ in pods if p.labels(c["labels"]).get(key) == mine[key]}
         assert {p.copy for p in gang} == {pod.copy}, pod
         assert len(gang) == len(pods) // 2
+
+
+def test_the_engines_pod_monitor_selects_grove_serving_pods_by_labels_grove_keeps():
+    # The pod's labels are the clique's with Grove's own assigned over them
+    # (podcliquescalinggroup/components/podclique/podclique.go getLabels): managed-by becomes
+    # grove-operator, so a selector on managed-by: modelplane would miss every Grove pod.
+    monitor = Rendered("replica-gang-dynamo").stack_manifest("podmonitor-engines")
+    selector = monitor["spec"]["selector"]["matchLabels"]
+    pods = _pods(_podcliqueset())
+    for pod, clique, _ in pods:
+        labels = pod.labels(clique["labels"])
+        serving = labels.get("modelplane.ai/serving") == "true"
+        assert (selector.items() <= labels.items()) == serving, pod

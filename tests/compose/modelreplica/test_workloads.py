@@ -314,11 +314,11 @@ def test_members_of_one_gang_land_on_distinct_nodes(stack, gang_label):
         ]
         assert term["topologyKey"] == "kubernetes.io/hostname", role
         assert term["matchLabelKeys"] == [gang_label], role
-        # The engine's own pods, narrowed to the pod's gang by the group key.
+        # The engine's own pods (by Modelplane's labels only: Grove overwrites managed-by on
+        # its pods), narrowed to the pod's gang by the gang's label.
+        own = ("modelplane.ai/replica", "modelplane.ai/engine")
         assert term["labelSelector"]["matchLabels"] == {
-            k: v
-            for k, v in lws["metadata"]["labels"].items()
-            if k.startswith("modelplane.ai/") or k == "app.kubernetes.io/managed-by"
+            k: lws["metadata"]["labels"][k] for k in own
         }
 
 

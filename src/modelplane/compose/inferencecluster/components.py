@@ -345,7 +345,8 @@ def _pod_monitors(t: Target, _s: Setting) -> dict[str, Obj]:
         }
 
     pickers = {MANAGED_BY: "modelplane", COMPONENT: PICKER_COMPONENT}
-    engines = {MANAGED_BY: "modelplane", SERVING: "true"}
+    # Modelplane's own label alone: Grove sets managed-by: grove-operator on its pods.
+    engines = {SERVING: "true"}
     proxies = {
         "app.kubernetes.io/component": "proxy",
         "app.kubernetes.io/managed-by": "envoy-gateway",

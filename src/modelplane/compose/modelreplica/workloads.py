@@ -289,8 +289,10 @@ def _one_per_node(replica: str, engine: str, gang_label: str) -> Obj:
     # Members of one gang on distinct nodes, whatever share of a node each claims: two members
     # on one node would share its NICs and its failure. The API server narrows the selector to
     # the pod's own gang (matchLabelKeys), so other gangs of the engine may share nodes.
+    # Not managed-by: Grove overwrites it on its pods (grove-operator).
+    mine = {k: v for k, v in owned(replica, engine).items() if k != labels.MANAGED_BY}
     term = {
-        "labelSelector": {"matchLabels": owned(replica, engine)},
+        "labelSelector": {"matchLabels": mine},
         "matchLabelKeys": [gang_label],
         "topologyKey": "kubernetes.io/hostname",
     }
