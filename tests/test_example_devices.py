@@ -1,4 +1,5 @@
-"""Every shipped example asks only for devices its own classes declare.
+"""Every shipped example (and the getting-started guide's manifests) asks only for devices its
+own classes declare.
 
 An example whose selector no declared device satisfies renders, but on a real cluster its pods
 stay Pending: the classes are what the DRA drivers publish, so a selector must match them.
@@ -17,7 +18,14 @@ from modelplane.scheduling.devices import DeviceKind, device_kinds, matches
 
 Obj = dict[str, Any]
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+GETTING_STARTED = ROOT / "docs" / "getting-started"
+
+
+def shipped() -> list[Path]:
+    """Every directory of manifests a user is handed, each one self-contained."""
+    return [*sorted(p for p in EXAMPLES.iterdir() if p.is_dir()), GETTING_STARTED]
 
 
 def documents(example: Path) -> list[Obj]:
@@ -83,9 +91,9 @@ def unmet(example: Path) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))
-def test_every_device_request_matches_a_device_its_examples_classes_declare(example: str) -> None:
-    assert unmet(EXAMPLES / example) == []
+@pytest.mark.parametrize("example", shipped(), ids=lambda p: p.name)
+def test_every_device_request_matches_a_device_its_examples_classes_declare(example: Path) -> None:
+    assert unmet(example) == []
 
 
 def test_the_check_finds_a_selector_no_declared_device_satisfies(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from modelplane.kube.quantity import parse_quantity
-from tests.test_example_devices import EXAMPLES, documents
+from tests.test_example_devices import documents, shipped
 
 # What NVML reports for the GPUs the examples name (name, total memory).
 NVML = {
@@ -26,7 +26,7 @@ NVML = {
 def gpus() -> list[tuple[str, dict]]:
     return [
         (f"{example.name}: {doc['metadata']['name']}/{device['name']}", device)
-        for example in sorted(p for p in EXAMPLES.iterdir() if p.is_dir())
+        for example in shipped()
         for doc in documents(example)
         if doc["kind"] == "InferenceClass"
         for device in doc["spec"]["devices"]
