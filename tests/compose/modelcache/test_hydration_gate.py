@@ -13,39 +13,16 @@ from pathlib import Path
 import pytest
 
 from modelplane.compose.cache import CACHE_MOUNT_PATH
-from modelplane.compose.modelcache.composer import CLUSTERS, compose_model_cache
-from modelplane.composer import Inputs
+from tests.compose.modelcache.test_modelcache import cache, cluster, compose, hydrate_container
 from tests.compose.modelreplica import support
 
 Obj = dict
 
-CACHE = {
-    "apiVersion": "modelplane.ai/v1alpha1",
-    "kind": "ModelCache",
-    "metadata": {"name": "weights", "namespace": "ml"},
-    "spec": {
-        "source": "HuggingFace",
-        "huggingFace": {"repo": "Qwen/Qwen3-8B", "revision": "v1.0", "sizeGiB": 20},
-    },
-}
-CLUSTER = {
-    "apiVersion": "modelplane.ai/v1alpha1",
-    "kind": "InferenceCluster",
-    "metadata": {"name": "a"},
-    "spec": {"stack": "Standard"},
-    "status": {"providerConfigRef": {"name": "pc-a"}, "cache": {"storageClassName": "rwx"}},
-}
+CACHE = cache(revision="v1.0")
 
 
 def hydrate() -> Obj:
-    result = compose_model_cache(Inputs(composite=CACHE, required={CLUSTERS: [CLUSTER]}))
-    [job] = [
-        d.resource["spec"]["forProvider"]["manifest"]
-        for d in result.resources.values()
-        if d.resource["spec"]["forProvider"]["manifest"]["kind"] == "Job"
-    ]
-    [container] = job["spec"]["template"]["spec"]["containers"]
-    return container
+    return hydrate_container(compose(CACHE, [cluster("a")]))
 
 
 def engine_pod() -> Obj:
