@@ -109,3 +109,30 @@ def test_only_the_job_mounts_the_cache_writable() -> None:
     [volume] = [v for v in pod["volumes"] if v["name"] == "model-cache"]
     assert volume["persistentVolumeClaim"]["readOnly"] is True
     assert not [m for m in hydrate()["volumeMounts"] if m.get("readOnly")]
+
+
+def serving_message(phase: Obj | None) -> str:
+    mc = dict(CACHE)
+    if phase is not None:
+        mc["status"] = {"clusters": [{"name": "c1", **phase}]}
+    replica = support.replica(cache="weights", namespace="ml")
+    result = support.run(replica, cache=mc)
+    [serving] = [c for c in result.conditions if c.type == "ModelServing"]
+    return serving.message
+
+
+def test_a_replica_waiting_on_its_cache_says_what_the_cache_reports_for_its_cluster() -> None:
+    message = serving_message({"phase": "CannotStage", "message": "cannot stage: no RWX class"})
+    assert message.endswith(
+        "; the pods wait for ModelCache weights on c1: CannotStage: cannot stage: no RWX class"
+    )
+
+
+def test_a_cache_that_reports_nothing_for_the_cluster_is_named_too() -> None:
+    assert serving_message(None).endswith(
+        "; the pods wait for ModelCache weights, which reports nothing for c1 yet"
+    )
+
+
+def test_a_ready_cache_adds_nothing() -> None:
+    assert "ModelCache" not in serving_message({"phase": "Ready"})

@@ -84,9 +84,11 @@ def model_serving(ctx: ReplicaContext) -> Serving:
         what for key, what in ROUTING_PARTS.items() if not observed_ready(ctx.observed.get(key))
     ]
     if pending:
-        condition = _false(DEPLOYING, f"deploying on {_cluster(ctx)}: {counts}")
+        condition = _false(DEPLOYING, f"deploying on {_cluster(ctx)}: {counts}{_cache_wait(ctx)}")
     elif idle:
-        condition = _false(NO_READY_COPY, f"{_names(idle)} no ready copy: {counts}")
+        condition = _false(
+            NO_READY_COPY, f"{_names(idle)} no ready copy: {counts}{_cache_wait(ctx)}"
+        )
     elif blocked:
         condition = _false(ROUTING_NOT_READY, f"{'; '.join(blocked)}: {counts}")
     else:
@@ -160,6 +162,22 @@ def ready_copies(manifest: Obj) -> int:
     if kind in ("PodCliqueSet", "PodCliqueScalingGroup"):
         return int(status.get("availableReplicas") or 0)
     return 0
+
+
+def _cache_wait(ctx: ReplicaContext) -> str:
+    """What the pods' model-cache wait is waiting on, while the cache is not Ready here."""
+    if not ctx.model_cache:
+        return ""
+    cluster = str(ctx.spec.get("clusterName", ""))
+    phases = ((ctx.model_cache.get("status") or {}).get("clusters")) or []
+    here = next((p for p in phases if isinstance(p, Mapping) and p.get("name") == cluster), None)
+    name = ctx.model_cache_name
+    if here is None:
+        return f"; the pods wait for ModelCache {name}, which reports nothing for {cluster} yet"
+    if here.get("phase") == "Ready":
+        return ""
+    detail = f": {here['message']}" if here.get("message") else ""
+    return f"; the pods wait for ModelCache {name} on {cluster}: {here.get('phase')}{detail}"
 
 
 def _false(reason: str, message: str) -> Condition:
