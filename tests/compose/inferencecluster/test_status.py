@@ -157,7 +157,7 @@ def test_gateway_api_crds_older_than_the_tested_bundle_fail_the_stack_saying_wha
     cond = condition(partly(cluster(), {"gateway-api-bundle": _bundle("v1.2.1")}), "StackReady")
     assert (cond.status, cond.reason) == ("False", "Failed")
     assert cond.message == (
-        "failed 1 of 10: envoy-gateway (the cluster's Gateway API CRDs are bundle v1.2.1, older "
+        "failed 1 of 11: envoy-gateway (the cluster's Gateway API CRDs are bundle v1.2.1, older "
         "than v1.5.1 (Helm keeps CRDs that exist): apply the Gateway API v1.5.1 CRDs or later)"
     )
 
