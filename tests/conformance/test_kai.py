@@ -12,8 +12,11 @@ scheduler filters with Kubernetes' InterPodAffinity plugin
 
 from __future__ import annotations
 
+import pytest
+
 from modelplane.compose.modelreplica.composer import compose
 from tests.compose.modelreplica.support import example_inputs
+from tests.conformance.fleets import NAMES, fleet
 
 Obj = dict
 
@@ -48,3 +51,27 @@ def test_gang_spreading_keys_on_the_label_leaderworkerset_gives_one_group():
         affinity = template[role]["spec"]["affinity"]["podAntiAffinity"]
         [term] = affinity["requiredDuringSchedulingIgnoredDuringExecution"]
         assert term["matchLabelKeys"] == ["leaderworkerset.sigs.k8s.io/group-key"]
+
+
+def _lws_pod_templates(lws: Obj) -> list[Obj]:
+    t = lws["spec"]["leaderWorkerTemplate"]
+    return [t.get("leaderTemplate") or t["workerTemplate"], t["workerTemplate"]]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_leaderworkerset_of_every_fleet_is_grouped_whole_by_the_kai_its_cluster_runs(
+    name: str,
+) -> None:
+    f = fleet(name)
+    releases = {
+        r["spec"]["providerConfigRef"]["name"]
+        for r in f.composed("Release")
+        if r["spec"]["forProvider"]["chart"]["name"] == "kai-scheduler"
+    }
+    for gang in f.remote("LeaderWorkerSet"):
+        lws = gang.manifest
+        assert lws["spec"].get("startupPolicy", "LeaderCreated") == "LeaderCreated"
+        assert lws["metadata"]["labels"].get("kai.scheduler/queue") == "modelplane"
+        assert gang.cluster in releases, gang.cluster
+        for pod in _lws_pod_templates(lws):
+            assert pod["spec"]["schedulerName"] == "kai-scheduler"

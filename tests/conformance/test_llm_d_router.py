@@ -5,8 +5,11 @@ Files read from github.com/llm-d/llm-d-router at tag v0.10.0 are named in each t
 
 from __future__ import annotations
 
+import pytest
+
 from modelplane.compose.modelreplica.composer import compose
 from tests.compose.modelreplica.support import example_inputs
+from tests.conformance.fleets import NAMES, fleet
 
 Obj = dict
 
@@ -50,3 +53,50 @@ def test_sglang_pods_name_their_engine_type_for_the_metrics_extractor():
     # it is absent; "sglang" is one of the default engineConfigs (factories.go).
     labels = _serving_labels("replica-gang-standard")
     assert labels["llm-d.ai/engine-type"] == "sglang"
+
+
+def _pickers(name: str) -> list[Obj]:
+    return [
+        r.manifest
+        for r in fleet(name).remote("Deployment")
+        if r.manifest["spec"]["selector"]["matchLabels"].get("modelplane.ai/component")
+        == "endpoint-picker"
+    ]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_picker_of_every_fleet_routes_on_its_own_and_traces_only_when_asked(
+    name: str,
+) -> None:
+    for picker in _pickers(name):
+        [epp] = picker["spec"]["template"]["spec"]["containers"]
+        flags = [a.split("=", 1)[0].lstrip("-") for a in epp["args"]]
+        assert "tracing" in flags, picker["metadata"]["name"]
+        assert "ha-enable-leader-election" not in flags, picker["metadata"]["name"]
+        assert picker["spec"]["replicas"] > 1
+
+
+def _serving_pods(name: str) -> list[Obj]:
+    out = []
+    for kind in ("Deployment", "LeaderWorkerSet"):
+        for r in fleet(name).remote(kind):
+            spec = r.manifest["spec"]
+            templates = (
+                [spec["leaderWorkerTemplate"].get("leaderTemplate")]
+                if kind == "LeaderWorkerSet"
+                else [spec["template"]]
+            )
+            out += [
+                t
+                for t in templates
+                if t and t["metadata"]["labels"].get("modelplane.ai/serving") == "true"
+            ]
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_sglang_serving_pod_of_every_fleet_names_its_engine_type(name: str) -> None:
+    for pod in _serving_pods(name):
+        engine = next(c for c in pod["spec"]["containers"] if c["name"] == "engine")
+        if "sglang" in engine["image"]:
+            assert pod["metadata"]["labels"]["llm-d.ai/engine-type"] == "sglang"
