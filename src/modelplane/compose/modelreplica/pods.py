@@ -118,14 +118,14 @@ def member_pod(
         for c in containers
     ]
 
+    image = next(
+        (str(c.get("image", "")) for c in containers if c.get("name") == ENGINE_CONTAINER), ""
+    )
     volumes: list[Obj] = _SHM_VOLUMES
     pod: Obj = {}
     if cached:
         claim = {"claimName": cache_claim_name(str(ctx.model_cache_name)), "readOnly": True}
         volumes = [*_SHM_VOLUMES, {"name": CACHE_VOLUME, "persistentVolumeClaim": claim}]
-        image = next(
-            str(c.get("image", "")) for c in containers if c.get("name") == ENGINE_CONTAINER
-        )
         pod["initContainers"] = [_cache_wait(image, hydrated_marker(ctx.model_cache or {}))]
     pod["containers"] = out_containers
     pod["volumes"] = volumes
@@ -154,9 +154,6 @@ def member_pod(
     merged = dict(metadata.get("labels") or {})
     merged.update(pod_labels(ctx.name, engine, role))
     # An engine type the member's own labels name is the user's word; else the image's.
-    image = next(
-        (str(c.get("image", "")) for c in containers if c.get("name") == ENGINE_CONTAINER), ""
-    )
     merged = with_engine_type(merged, image)
     annotations = metadata.get("annotations")
     return PodTemplate(merged, dict(annotations) if annotations else None, pod)
