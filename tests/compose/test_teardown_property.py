@@ -144,7 +144,10 @@ def cache_cluster(name: str, tier: str) -> Obj:
         "kind": "InferenceCluster",
         "metadata": {"name": name, "labels": {"tier": tier}},
         "spec": {"stack": "Standard"},
-        "status": {"providerConfigRef": {"name": f"pc-{name}"}},
+        "status": {
+            "providerConfigRef": {"name": f"pc-{name}"},
+            "cache": {"storageClassName": "rwx"},
+        },
     }
 
 
