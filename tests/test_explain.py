@@ -309,3 +309,46 @@ def test_manifests_can_come_on_standard_input() -> None:
     result = invoke("-", stdin=text)
     assert result.exit_code == 0
     assert result.stdout.startswith("ModelDeployment/ml-team/deepseek-r1: 1 of 1 replicas placed")
+
+
+def cached_llama_fleet(with_cache: bool) -> list[dict[str, Any]]:
+    """Two one-node H100 clusters; the deployment mounts a ModelCache staged on ``a`` only."""
+    md = llama(2)
+    md["spec"]["template"]["spec"]["modelCacheRef"] = {"name": "llama"}
+    staged = cluster("a", "h100", 1)
+    staged["metadata"]["labels"]["cache"] = "yes"
+    docs = [*yaml.safe_load_all((TWO_CLASSES / "classes.yaml").read_text())]
+    docs += [staged, cluster("b", "h100", 1), md]
+    if with_cache:
+        spec = {
+            "source": "HuggingFace",
+            "huggingFace": {"repo": "meta-llama/Llama-3.1-70B", "sizeGiB": 150},
+            "clusterSelector": {"matchLabels": {"cache": "yes"}},
+        }
+        meta = {"name": "llama", "namespace": md["metadata"]["namespace"]}
+        docs.append({**CACHE_HEAD, "metadata": meta, "spec": spec})
+    return docs
+
+
+CACHE_HEAD = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelCache"}
+
+
+def test_a_cluster_the_deployments_model_cache_does_not_stage_on_is_not_eligible() -> None:
+    assert explain(cached_llama_fleet(with_cache=True)).splitlines() == [
+        "ModelDeployment/ml-team/llama-70b: 2 of 2 replicas placed",
+        "  a: replicas 0, 1 placed on pool h100",
+        "  b: not eligible: ModelCache llama does not stage on it (clusterSelector cache=yes)",
+    ]
+
+
+def test_a_model_cache_missing_from_the_input_holds_every_placement() -> None:
+    out = explain(cached_llama_fleet(with_cache=False)).splitlines()
+    assert out[0] == "ModelDeployment/ml-team/llama-70b: 0 of 2 replicas placed, 2 short"
+    assert out[1] == "  a: not eligible: new replicas are held: ModelCache llama not found"
+
+
+def test_a_model_cache_of_another_name_is_not_the_deployments() -> None:
+    docs = cached_llama_fleet(with_cache=True)
+    docs[-1]["metadata"]["name"] = "other"
+    out = explain(docs).splitlines()
+    assert out[1] == "  a: not eligible: new replicas are held: ModelCache llama not found"

@@ -23,6 +23,7 @@ from typing import Any
 
 from modelplane import exits, manifests
 from modelplane.compose.admission import Admission
+from modelplane.compose.modeldeployment.footprint import CACHE, footprint
 from modelplane.compose.modeldeployment.stamp import replica_name, stamp
 from modelplane.composer import namespace_of
 from modelplane.labels import DEPLOYMENT
@@ -43,7 +44,7 @@ __all__ = ["ManifestError", "explain", "explain_command", "load_manifests"]
 Obj = dict[str, Any]
 COMMAND = "explain"
 GROUP = "modelplane.ai"
-_KINDS = ("InferenceCluster", "InferenceClass", "ModelReplica", "ModelDeployment")
+_KINDS = ("InferenceCluster", "InferenceClass", "ModelReplica", "ModelDeployment", "ModelCache")
 GROUP_AT = 3
 """Clusters sharing one verdict and reason are reported once, counted, from this many on."""
 NAMES_SHOWN = 5
@@ -196,7 +197,10 @@ def explain_all(docs: Sequence[Obj]) -> list[Explanation]:
     replicas = list(by_kind["ModelReplica"])
     out = []
     for md in sorted(by_kind["ModelDeployment"], key=_identity):
-        plan = schedule(md, clusters, classes, replicas)
+        # Where the deployment's ModelCache stages narrows it as it does when composed; the
+        # input holds every cache there is, so one not in it does not exist.
+        cache = footprint(md, {CACHE: [c for c in by_kind["ModelCache"] if _cache_of(md, c)]})
+        plan = schedule(md, clusters, classes, replicas, admits=cache.admits, hold=cache.hold)
         out.append(_explanation(md, plan, classes))
         if not plan.selector_errors:
             replicas = [r for r in replicas if not _owned_by(r, md)]
@@ -496,6 +500,13 @@ def _placement(p: ReplicaPlacement) -> Obj:
 
 def _identity(obj: Obj) -> tuple[str, str]:
     return namespace_of(obj), str((obj.get("metadata") or {}).get("name", ""))
+
+
+def _cache_of(md: Obj, cache: Obj) -> bool:
+    """Whether ``cache`` is the ModelCache the deployment references."""
+    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
+    ref = str((template.get("modelCacheRef") or {}).get("name") or "")
+    return _identity(cache) == (namespace_of(md), ref)
 
 
 def _owned_by(replica: Obj, md: Obj) -> bool:

@@ -214,3 +214,17 @@ def with_condition(obj: Obj, type_: str, status: str, reason: str = "", message:
     conditions[:] = [c for c in conditions if c.get("type") != type_]
     conditions.append({"type": type_, "status": status, "reason": reason, "message": message})
     return out
+
+
+def model_cache(name: str, namespace: str = "ml", selector: dict[str, str] | None = None) -> Obj:
+    """A ModelCache of a Hugging Face repo, staged on the clusters ``selector`` labels (all
+    when None)."""
+    spec: Obj = {"source": "HuggingFace", "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": 20}}
+    if selector is not None:
+        spec["clusterSelector"] = {"matchLabels": selector}
+    return {
+        "apiVersion": API,
+        "kind": "ModelCache",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }

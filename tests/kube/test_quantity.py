@@ -75,3 +75,24 @@ def test_add_and_sub_take_quantities_and_ints() -> None:
 def test_manifest_integers_are_quantities() -> None:
     assert quantity_of(4) == parse_quantity("4")
     assert quantity_of("4") == parse_quantity("4")
+
+
+# apimachinery v0.34.0, pkg/api/resource/quantity.go, ParseQuantity: a non-zero magnitude is
+# rounded up (inf.RoundUp) to nano scale, and a BinarySI amount above int64's maximum is capped.
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1.0000000001", Fraction(1_000_000_001, 10**9)),
+        ("0.0000000001", Fraction(1, 10**9)),
+        ("-0.0000000001", Fraction(-1, 10**9)),
+        ("1n", Fraction(1, 10**9)),
+        ("8Ei", Fraction(2**63 - 1)),
+        ("-10Ei", Fraction(-(2**63 - 1))),
+        ("7Ei", Fraction(7 * 2**60)),
+        ("100E", Fraction(10**20)),
+    ],
+)
+def test_parsing_rounds_up_to_nanos_and_caps_binary_values_at_int64(
+    text: str, value: Fraction
+) -> None:
+    assert parse_quantity(text).value == value

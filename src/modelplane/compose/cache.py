@@ -35,3 +35,16 @@ def hydrated_marker(model_cache: Mapping[str, Any]) -> str:
     hf = (model_cache.get("spec") or {}).get("huggingFace") or {}
     digest = short_hash(str(hf.get("repo") or ""), str(hf.get("revision") or ""))
     return f"{MARKER_DIR}/hydrated-{digest}"
+
+
+def cache_selector(cache: Mapping[str, Any]) -> dict[str, str]:
+    """The labels of the clusters a ModelCache stages its weights on; empty: every cluster."""
+    spec = cache.get("spec") or {}
+    labels = (spec.get("clusterSelector") or {}).get("matchLabels") or {}
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+def stages_on(cache: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Whether the ModelCache stages (or will stage) its weights on a cluster with ``labels``:
+    the deployment and the cache's own composition must agree on where that is."""
+    return all(labels.get(k) == v for k, v in cache_selector(cache).items())

@@ -25,7 +25,7 @@ scheduler (DRA device selectors):
 For DRA selectors, ``modelplane.kube.dra`` builds the ``device`` variable from an InferenceClass
 or ResourceSlice device (``device_value``) and shares one ``selector_environment()``.
 
-Kubernetes libraries provided: ``quantity(s)``, ``isQuantity(s)``, and on a quantity ``sign()``,
+Kubernetes libraries provided: ``quantity(s)``, ``isQuantity(s)``, ``sign(q)``, and on a quantity
 ``isInteger()``, ``asInteger()``, ``asApproximateFloat()``, ``add(q|int)``, ``sub(q|int)``,
 ``compareTo(q)``, ``isLessThan(q)``, ``isGreaterThan(q)``; ``semver(s[, normalize])``,
 ``isSemver(s[, normalize])``, and on a version ``major()``, ``minor()``, ``patch()``,
@@ -259,7 +259,6 @@ _Overload = tuple[str, CelType, list[CelType], Callable[..., Any] | None]
 def _library() -> list[Any]:
     q, s = QUANTITY, SEMVER
     member: list[tuple[str, list[_Overload]]] = [
-        ("sign", [("quantity_sign", INT, [q], lambda a: _quantity(a).sign())]),
         ("isInteger", [("quantity_is_integer", BOOL, [q], lambda a: _quantity(a).is_integer())]),
         ("asInteger", [("quantity_as_integer", INT, [q], _as_integer)]),
         (
@@ -303,6 +302,9 @@ def _library() -> list[Any]:
     glob: list[tuple[str, list[_Overload]]] = [
         ("quantity", [("quantity_parse", q, [STRING], _cel_quantity)]),
         ("isQuantity", [("quantity_is", BOOL, [STRING], is_quantity)]),
+        # Global, not a member, as Kubernetes declares it (pkg/cel/library/quantity.go): cel-go
+        # then refuses ``q.sign()``, whatever the library's own doc comment shows.
+        ("sign", [("quantity_sign", INT, [q], lambda a: _quantity(a).sign())]),
         (
             "semver",
             [

@@ -261,7 +261,7 @@ getEscapedPath url_get_escaped_path m url->string
 getQuery url_get_query m url->map(string,list(string))
 quantity string_to_quantity g string->quantity
 isQuantity is_quantity_string g string->bool
-sign quantity_sign m quantity->int
+sign quantity_sign g quantity->int
 isInteger quantity_is_integer m quantity->bool
 asInteger quantity_get_integer m quantity->int
 asApproximateFloat quantity_get_float m quantity->double

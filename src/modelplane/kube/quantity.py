@@ -2,17 +2,21 @@
 
 Parsing follows apimachinery: a signed decimal number followed by a binary-SI suffix (Ki..Ei), a
 decimal-SI suffix (n, u, m, k, M, G, T, P, E) or a decimal exponent (e3, E-2). Values are kept as
-``Fraction`` so comparisons are exact, as ``inf.Dec`` makes them in Go: ``1Gi == 1024Mi``.
+``Fraction`` so comparisons are exact, as ``inf.Dec`` makes them in Go: ``1Gi == 1024Mi``; like
+apimachinery, parsing rounds a magnitude up to a whole nano and caps a binary-SI one at int64's
+maximum, so ``1.0000000001 == 1.000000001`` and ``8Ei == 10Ei``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
+NANOS_PER_UNIT = 10**9
 
 QUANTITY_PATTERN = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 _FORMAT_ERROR = f"quantities must match the regular expression '{QUANTITY_PATTERN}'"
@@ -120,6 +124,11 @@ def parse_quantity(text: str) -> Quantity:
         Fraction(int(frac), 10 ** len(frac)) if frac else Fraction(0)
     )
     value = magnitude * scale
+    # resource.ParseQuantity (apimachinery v0.34.0, pkg/api/resource/quantity.go) rounds a
+    # non-zero magnitude up to a whole nano and caps a binary-SI one at int64's maximum.
+    value = Fraction(math.ceil(value * NANOS_PER_UNIT), NANOS_PER_UNIT)
+    if suffix.endswith("i"):
+        value = min(value, Fraction(INT64_MAX))
     return Quantity(-value if sign == "-" else value, text)
 
 

@@ -11,7 +11,7 @@ import heapq
 from typing import Any
 
 from modelplane.scheduling.capacity import Ledger, Load
-from modelplane.scheduling.fleet import Cluster, untolerated
+from modelplane.scheduling.fleet import Admits, Cluster, untolerated
 from modelplane.scheduling.options import EngineOption, Matcher, Replica, engine_options
 from modelplane.scheduling.search import SearchedOutError, search
 
@@ -21,11 +21,18 @@ class Ineligible:
     for the clusters a schedule comes to."""
 
     def __init__(
-        self, selector: dict[str, str], tolerations: list[dict[str, Any]], cached: bool = False
+        self,
+        selector: dict[str, str],
+        tolerations: list[dict[str, Any]],
+        cached: bool = False,
+        admits: Admits | None = None,
+        hold: str = "",
     ) -> None:
         self.selector = selector
         self.tolerations = tolerations
         self.cached = cached
+        self.admits = admits
+        self.hold = hold
         self._why: dict[str, str] = {}
 
     def why(self, c: Cluster) -> str:
@@ -35,9 +42,13 @@ class Ineligible:
         return found
 
     def _judge(self, c: Cluster) -> str:
+        if self.hold:
+            return self.hold
         if any(c.labels.get(k) != v for k, v in self.selector.items()):
             wanted = ", ".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
             return f"labels do not match clusterSelector {wanted}"
+        if self.admits is not None and (why := self.admits(c)):
+            return why
         if taint := untolerated(c, self.tolerations, {"NoSchedule", "NoExecute"}):
             return f"{taint} not tolerated"
         if not c.node_pools:
@@ -77,12 +88,14 @@ class Fill:
         tolerations: list[dict[str, Any]],
         load: dict[str, int],
         cached: bool = False,
+        admits: Admits | None = None,
+        hold: str = "",
     ) -> None:
         self.matcher = matcher
         self.fleet = fleet
         self.ledger = ledger
         self.load = dict(load)
-        self.ineligible = Ineligible(selector, tolerations, cached)
+        self.ineligible = Ineligible(selector, tolerations, cached, admits, hold)
         self.full: dict[str, str] = {}
         self.before: dict[str, dict[str, Load]] = {}
         self.new: dict[str, list[Replica]] = {}

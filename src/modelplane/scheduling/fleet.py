@@ -10,6 +10,11 @@ from modelplane.scheduling.devices import DeviceKind
 
 T = TypeVar("T")
 
+Admits = Callable[["Cluster"], str]
+"""A caller's constraint on where the deployment's replicas may stand, beside its own
+clusterSelector (the ModelDeployment's: where its ModelCache stages the weights): why the
+cluster may not host one ("" when it may)."""
+
 
 class read_once(Generic[T]):  # noqa: N801  (reads as the decorator it replaces)
     """``functools.cached_property`` without its lock: Python 3.11 takes one on every first

@@ -30,7 +30,7 @@ from modelplane.scheduling.capacity import (
     observed_units,
     observed_vector,
 )
-from modelplane.scheduling.fleet import Cluster, untolerated
+from modelplane.scheduling.fleet import Admits, Cluster, untolerated
 from modelplane.scheduling.options import (
     EngineOption,
     Matcher,
@@ -246,6 +246,7 @@ def retain_all(
     fleet: dict[str, Cluster],
     selector: dict[str, str],
     tolerations: list[dict[str, Any]],
+    admits: Admits | None = None,
 ) -> tuple[list[Replica], list[pl.RemovedReplica]]:
     """This deployment's replicas that stay where they are, and the others with the reason."""
     removed: list[pl.RemovedReplica] = []
@@ -273,6 +274,9 @@ def retain_all(
             continue
         if any(cluster.labels.get(k) != v for k, v in selector.items()):
             drop(f"cluster {cluster_name} no longer matches the clusterSelector")
+            continue
+        if admits is not None and (why := admits(cluster)):
+            drop(f"cluster {cluster_name}: {why}")
             continue
         if taint := untolerated(cluster, tolerations, {"NoExecute"}):
             drop(f"cluster {cluster_name} is drained ({taint})")

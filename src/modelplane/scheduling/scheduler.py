@@ -28,7 +28,7 @@ from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
 from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.explain import judged, shortfall, trace
 from modelplane.scheduling.fill import Fill
-from modelplane.scheduling.fleet import Cluster, FleetPools, parse_clusters
+from modelplane.scheduling.fleet import Admits, Cluster, FleetPools, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
 from modelplane.scheduling.policy import replica_index, replica_key
 
@@ -39,11 +39,18 @@ def schedule(
     classes: list[dict[str, Any]],
     replicas: list[dict[str, Any]],
     composed: Iterable[dict[str, Any]] = (),
+    *,
+    admits: Admits | None = None,
+    hold: str = "",
 ) -> pl.Schedule:
     """Place ``deployment``'s replicas on ``clusters`` (InferenceClusters) whose pools'
     ``classes`` (InferenceClasses) fit, charging ``replicas`` (every ModelReplica of every
     namespace, this deployment's included). ``composed``: the ModelReplicas the deployment
-    composed and observes, its own whatever ``replicas`` says (``policy.split_ours``)."""
+    composed and observes, its own whatever ``replicas`` says (``policy.split_ours``).
+
+    ``admits`` narrows the clusters a replica may stand on, as the clusterSelector does (new
+    and kept replicas alike). ``hold``, when set, says why nothing new is placed: kept replicas
+    stay, and every cluster is ineligible for a new one with that reason."""
     meta = deployment.get("metadata") or {}
     namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
     spec = deployment.get("spec") or {}
@@ -70,7 +77,7 @@ def schedule(
     matcher = Matcher(engines)
     stamped = {replica_key(r)[1]: r for r in ours}
     kept, removed = policy.retain_all(
-        matcher, ours, {c.name: c for c in fleet}, selector, tolerations
+        matcher, ours, {c.name: c for c in fleet}, selector, tolerations, admits
     )
     load = policy.cluster_load(kept)
     removed += policy.scale_down(kept, load, desired, stamped)
@@ -78,7 +85,7 @@ def schedule(
     removed += policy.charge_fleet(ledger, kept, load, others, stamped)
 
     cached = bool(template.get("modelCacheRef"))
-    fill = Fill(matcher, fleet, ledger, selector, tolerations, load, cached)
+    fill = Fill(matcher, fleet, ledger, selector, tolerations, load, cached, admits, hold)
     placed = _fill(fill, kept, removed, desired)
 
     all_replicas = sorted(kept + placed, key=lambda r: r.index)
@@ -87,6 +94,8 @@ def schedule(
     lines = shortfall(fleet, judge) if short else ()
     if short and not fleet:
         lines = ("no InferenceCluster exists",)
+    elif short and hold:
+        lines = (hold,)
     return pl.Schedule(
         desired=desired,
         placements=tuple(placement_of(engines, r) for r in all_replicas),

@@ -14,8 +14,9 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
+from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.composer import Inputs
-from tests.fleet.builders import GPU_SELECTOR, inference_class, inference_cluster
+from tests.fleet.builders import GPU_SELECTOR, inference_class, inference_cluster, model_cache
 from tests.fleet.xrd import admission
 
 Obj = dict[str, Any]
@@ -135,7 +136,8 @@ def test_every_stamped_replica_passes_the_model_replica_xrd(md: Obj) -> None:
     admitted = admission("modeldeployments").admit(md)
     assume(not admitted.errors)
     md = admitted.object
-    required = {CLUSTERS: FLEET, CLASSES: [CLASS], REPLICAS: []}
+    # The cache it may reference stages everywhere: it constrains nothing here.
+    required = {CLUSTERS: FLEET, CLASSES: [CLASS], REPLICAS: [], CACHE: [model_cache("weights")]}
     result = compose_deployment(Inputs(composite=md, required=required))
     assert result.fatal is None
     assert result.resources, [c.message for c in result.conditions]

@@ -24,6 +24,7 @@ lags look alike.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +35,10 @@ from modelplane.compose.cache import (
     MARKER_DIR,
     cache_claim_name,
     hydrated_marker,
+    stages_on,
 )
 from modelplane.compose.evidence import look_up
+from modelplane.compose.modelcache import hydrated as latch
 from modelplane.compose.remote import (
     NEVER_DELETE,
     managed_metadata,
@@ -94,11 +97,18 @@ class ClusterPhase:
     name: str
     phase: str
     message: str = ""
+    hydrated_by: str = ""
+    """Ready: the digest of the Job that filled the claim (``hydrated``)."""
+    claim_uid: str = ""
 
     def as_status(self) -> Obj:
         out: Obj = {"name": self.name, "phase": self.phase}
         if self.message:
             out["message"] = self.message
+        if self.hydrated_by:
+            out[latch.HYDRATED_BY] = self.hydrated_by
+        if self.claim_uid:
+            out[latch.CLAIM_UID] = self.claim_uid
         return out
 
 
@@ -109,7 +119,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
         return Result.failed(problem)
     mine = _observed_by_cluster(inputs.observed)
     if CLUSTERS not in inputs.required:
-        return _waiting(inputs.observed)
+        return latch.keep_status(mc, _waiting(inputs.observed))
     listed = list(inputs.required[CLUSTERS])
     names = {str(c["metadata"]["name"]) for c in listed if isinstance(c.get("metadata"), Mapping)}
     # A cluster holding our objects but missing from the list is asked for by name: only
@@ -118,14 +128,15 @@ def compose_model_cache(inputs: Inputs) -> Result:
     if not listed and inputs.observed and (lookup.pending or not mine):
         held = _fleet_unlisted(inputs.observed, sorted(mine))
         held.requirements.update(lookup.requirements)
-        return held
+        return latch.keep_status(mc, held)
     result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
     phases: list[ClusterPhase] = []
+    done = latch.recorded(mc)
     for name in sorted(lookup.pending):
         for key, obj in mine[name].items():
             result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
         message = "not listed; its objects are kept until it is read by name"
-        phases.append(ClusterPhase(name, PENDING, message))
+        phases.append(carried_phase(name, message, done.get(name)))
     for cluster in selected(mc, [*listed, *lookup.found.values()]):
         name = str(cluster["metadata"]["name"])
         observed = mine.get(name, {})
@@ -136,16 +147,15 @@ def compose_model_cache(inputs: Inputs) -> Result:
                 result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
             if provider_config is None:
                 message = "the cluster publishes no status.providerConfigRef yet"
-                phases.append(ClusterPhase(name, PENDING, message))
+                phases.append(carried_phase(name, message, done.get(name)))
             else:
                 phases.append(ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS))
             continue
         composed = compose_cluster(mc, cluster, provider_config)
+        phase, composed = hydration(name, composed, inputs.observed, done.get(name))
         for key, obj in composed.items():
             result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
-        # The current Job's Object only: one of an earlier download says nothing about this one.
-        [job_key] = [k for k in composed if k.startswith(f"{HYDRATE}-")]
-        phases.append(cluster_phase(name, inputs.observed.get(job_key)))
+        phases.append(phase)
 
     phases.sort(key=lambda p: p.name)
     ready = sum(1 for p in phases if p.phase == READY)
@@ -163,12 +173,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
 
 def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:
     """The clusters ``spec.clusterSelector.matchLabels`` selects, by name; all when unset."""
-    selector = ((mc["spec"].get("clusterSelector") or {}).get("matchLabels")) or {}
-    out = []
-    for cluster in clusters:
-        labels = (cluster.get("metadata") or {}).get("labels") or {}
-        if all(labels.get(k) == v for k, v in selector.items()):
-            out.append(cluster)
+    out = [c for c in clusters if stages_on(mc, (c.get("metadata") or {}).get("labels") or {})]
     return sorted(out, key=lambda c: str(c["metadata"]["name"]))
 
 
@@ -336,6 +341,43 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
 _DOWNLOAD_THEN_MARK = (
     f'hf download "$@" && mkdir -p {MARKER_DIR} && touch "$MODELPLANE_HYDRATED_MARKER"'
 )
+
+
+def hydration(
+    name: str,
+    composed: dict[str, Obj],
+    observed: Mapping[str, Obj],
+    record: Mapping[str, Any] | None,
+) -> tuple[ClusterPhase, dict[str, Obj]]:
+    """One cluster's phase, and what of ``composed`` it still needs: once its hydration is
+    recorded and still holds (``hydrated``), neither the Job nor the token copy."""
+    # The current Job's Object only: one of an earlier download says nothing about this one.
+    [job_key] = [k for k in composed if k.startswith(f"{HYDRATE}-")]
+    digest = job_key.split("-")[1]
+    claim_obj = observed.get(f"{CLAIM}-{name}")
+    uid = latch.claim_uid(claim_obj)
+    if record is not None and latch.still_hydrated(record, digest, claim_obj):
+        uid = uid or str(record.get(latch.CLAIM_UID) or "")
+        needed = {k: v for k, v in composed.items() if k not in (job_key, f"{TOKEN}-{name}")}
+        return ClusterPhase(name, READY, hydrated_by=digest, claim_uid=uid), needed
+    phase = cluster_phase(name, observed.get(job_key))
+    if phase.phase == READY:
+        phase = dataclasses.replace(phase, hydrated_by=digest, claim_uid=uid)
+    return phase, composed
+
+
+def carried_phase(name: str, message: str, record: Mapping[str, Any] | None) -> ClusterPhase:
+    """The phase of a cluster whose objects are carried as observed: its claim is kept, weights
+    and all, so a cluster recorded hydrated (``hydrated``) stays so, as recorded."""
+    if record is None:
+        return ClusterPhase(name, PENDING, message)
+    return ClusterPhase(
+        name,
+        READY,
+        message,
+        hydrated_by=str(record[latch.HYDRATED_BY]),
+        claim_uid=str(record.get(latch.CLAIM_UID) or ""),
+    )
 
 
 def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:

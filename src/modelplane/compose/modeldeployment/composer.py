@@ -33,6 +33,7 @@ from typing import Any
 
 from modelplane.compose.evidence import Lookup, look_up
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
+from modelplane.compose.modeldeployment.footprint import Footprint, footprint
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
 from modelplane.kube.objects import condition
@@ -60,15 +61,23 @@ REQUIREMENTS = {
 
 
 def compose_deployment(inputs: Inputs) -> Result:
-    # Every path placement takes gets the endpoints of the replicas it composes (endpoints.py).
-    return with_endpoints(inputs, _place(inputs))
-
-
-def _place(inputs: Inputs) -> Result:
     md = inputs.composite
     problem = _malformed(md)
     if problem:
         return Result.failed(problem)
+    cache = footprint(md, inputs.required)
+    result = _place(inputs, cache)
+    # Every path asks for the cache and says what it knows of it, so it is read with the fleet.
+    result.requirements.update(cache.requirements)
+    if cache.condition is not None:
+        result.conditions.insert(0, cache.condition)
+    result.events.extend(cache.events)
+    # Every path placement takes gets the endpoints of the replicas it composes (endpoints.py).
+    return with_endpoints(inputs, result)
+
+
+def _place(inputs: Inputs, cache: Footprint) -> Result:
+    md = inputs.composite
     mine = _observed_replicas(inputs.observed)
     missing = [name for name in REQUIREMENTS if name not in inputs.required]
     if missing:
@@ -89,7 +98,15 @@ def _place(inputs: Inputs) -> Result:
     ]
     classes = inputs.required[CLASSES]
     # What the deployment composed is its own, whatever the (possibly lagging) list says.
-    plan = schedule(md, clusters, classes, inputs.required[REPLICAS], list(mine.values()))
+    plan = schedule(
+        md,
+        clusters,
+        classes,
+        inputs.required[REPLICAS],
+        list(mine.values()),
+        admits=cache.admits,
+        hold=cache.hold,
+    )
     if plan.selector_errors:
         return _invalid_selectors(mine, plan)
 
@@ -121,6 +138,9 @@ def _place(inputs: Inputs) -> Result:
         replicas["moving"] = len(kept)
     result.status = {"replicas": replicas}
     scheduled = _with_stranded(plan, kept, mine, stranded)
+    if cache.hold and scheduled.status != "True":
+        # Capacity is not what is short: nothing new may be placed until the cache is read.
+        scheduled = Condition(SCHEDULED, "False", "WaitingForModelCache", scheduled.message)
     result.conditions.append(scheduled)
     result.conditions.append(serving_condition(plan.desired, names, kept, mine))
     if scheduled.status != "True":
