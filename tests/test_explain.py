@@ -315,10 +315,12 @@ def cached_llama_fleet(with_cache: bool) -> list[dict[str, Any]]:
     """Two one-node H100 clusters; the deployment mounts a ModelCache staged on ``a`` only."""
     md = llama(2)
     md["spec"]["template"]["spec"]["modelCacheRef"] = {"name": "llama"}
-    staged = cluster("a", "h100", 1)
+    staged, other = cluster("a", "h100", 1), cluster("b", "h100", 1)
     staged["metadata"]["labels"]["cache"] = "yes"
+    for c in (staged, other):  # both can stage a cache: they name a ReadWriteMany class
+        c["spec"]["cluster"]["existing"]["cache"] = {"storageClassName": "rwx"}
     docs = [*yaml.safe_load_all((TWO_CLASSES / "classes.yaml").read_text())]
-    docs += [staged, cluster("b", "h100", 1), md]
+    docs += [staged, other, md]
     if with_cache:
         spec = {
             "source": "HuggingFace",

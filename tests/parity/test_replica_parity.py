@@ -41,9 +41,10 @@ def test_a_worker_without_metadata_gets_only_modelplanes_labels_and_no_annotatio
     if stack == "Standard":
         meta = manifest["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]
     else:
-        [meta] = [c for c in manifest["spec"]["template"]["cliques"] if c["name"] == "worker"]
-    # Modelplane's own labels, and on Grove the gang scheduler's queue.
-    managed = ("modelplane.ai/", "app.kubernetes.io/", "kai.scheduler/")
+        cliques = manifest["spec"]["template"]["cliques"]
+        meta = next(c for c in cliques if c["labels"].get("modelplane.ai/role") == "Worker")
+    # Modelplane's own labels, the engine type it tells the picker, and the gang scheduler's queue.
+    managed = ("modelplane.ai/", "app.kubernetes.io/", "llm-d.ai/engine-type", "kai.scheduler/")
     assert all(k.startswith(managed) for k in meta["labels"])
     assert "annotations" not in meta
 

@@ -38,7 +38,10 @@ def cached(replicas: int = 1, selector: dict[str, str] | None = None, cache: str
 
 
 def cluster(name: str, **labels: str) -> Obj:
-    return inference_cluster(name, {"p": ("h100", 1)}, labels=labels, classes=[H100])
+    """A one-node cluster that can stage a model cache (it names a ReadWriteMany class)."""
+    ic = inference_cluster(name, {"p": ("h100", 1)}, labels=labels, classes=[H100])
+    ic["status"]["cache"] = {"storageClassName": "rwx"}
+    return ic
 
 
 def reconcile(
