@@ -1,0 +1,32 @@
+"""CI runs the README's commands: exactly the ``sh`` blocks under "Try it", never the output
+shown beside them."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def ci_readme_commands() -> list[str]:
+    """The commands .ci/run extracts, by running its own extraction function."""
+    script = (ROOT / ".ci" / "run").read_text()
+    function = re.search(r"^readme_commands\(\) \{\n.*?^\}\n", script, re.S | re.M)
+    assert function is not None
+    out = subprocess.run(
+        ["bash", "-c", f"{function.group(0)}readme_commands"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.splitlines()
+
+
+def test_ci_runs_the_setup_then_the_test_command_and_nothing_else() -> None:
+    commands = ci_readme_commands()
+    assert len(commands) == 2
+    assert commands[0].startswith("pip install -q uv && uv sync && uv run modelplane render ")
+    assert commands[1] == "uv run pytest"
