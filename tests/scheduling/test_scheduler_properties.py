@@ -4,6 +4,10 @@
   put on a node of its pool with all its devices there, gang pods on distinct nodes.
 - Whenever the scheduler reports a shortfall, an exhaustive search confirms that the fleet cannot
   hold ``spec.replicas`` replicas.
+- A replica takes the cheapest placement that fits anywhere in the fleet.
+
+Classes may carry prices and pools may grow to a ``maxNodeCount``: neither ever costs a replica
+its place.
 """
 
 from __future__ import annotations
@@ -32,10 +36,12 @@ SELECTORS = {
 Class = tuple[tuple[str, int], ...]  # (kind key, count per node)
 
 
-def inference_class(name: str, kinds: Class) -> dict[str, Any]:
+def inference_class(name: str, kinds: Class, price: int | None = None) -> dict[str, Any]:
+    cost = {"cost": {"perNodeHour": price}} if price is not None else {}
     return {
         "metadata": {"name": name},
         "spec": {
+            **cost,
             "devices": [
                 {
                     "name": f"d{i}",
@@ -45,7 +51,7 @@ def inference_class(name: str, kinds: Class) -> dict[str, Any]:
                     "attributes": {"productName": {"string": KINDS[k][0]}},
                 }
                 for i, (k, count) in enumerate(kinds)
-            ]
+            ],
         },
     }
 
@@ -93,14 +99,21 @@ def engine_st(draw: st.DrawFn, name: str) -> dict[str, Any]:
 @st.composite
 def fleet_st(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     kinds = draw(classes_st)
-    classes = [inference_class(f"c{i}", k) for i, k in enumerate(kinds)]
+    classes = [
+        inference_class(f"c{i}", k, draw(st.sampled_from([None, 1, 3, 8])))
+        for i, k in enumerate(kinds)
+    ]
     clusters = []
     for c in range(draw(st.integers(1, 2))):
         pools = [
             (f"p{p}", f"c{draw(st.integers(0, len(kinds) - 1))}", draw(st.integers(0, 3)))
             for p in range(draw(st.integers(1, 2)))
         ]
-        clusters.append(cluster(f"k{c}", pools))
+        declared = cluster(f"k{c}", pools)
+        for spec in declared["spec"]["nodePools"]:
+            if grow := draw(st.integers(0, 2)):
+                spec["maxNodeCount"] = spec["nodeCount"] + grow
+        clusters.append(declared)
     return clusters, classes
 
 
@@ -191,7 +204,11 @@ def replica_gangs(
 
 
 def cluster_pools(c: dict[str, Any]) -> dict[str, tuple[str, int]]:
-    return {p["name"]: (p["className"], p["nodeCount"]) for p in c["spec"]["nodePools"]}
+    """Each pool's class and the nodes it may hold (its maxNodeCount when it may grow)."""
+    return {
+        p["name"]: (p["className"], max(p["nodeCount"], p.get("maxNodeCount", 0)))
+        for p in c["spec"]["nodePools"]
+    }
 
 
 def no_overcommit(
@@ -380,3 +397,75 @@ def test_two_deployments_placed_concurrently_converge_without_overcommit(
     by_name = {r["metadata"]["name"]: r for r in b0}
     b1 = [by_name[p.existing] if p.existing else stamp(b, p) for p in b1_plan.placements]
     assert no_overcommit(clusters, classes, a1 + b1)
+
+
+# --- the cheapest placement -------------------------------------------------------------------
+
+
+def prices_of(classes: list[dict[str, Any]]) -> dict[str, float]:
+    return {c["metadata"]["name"]: c["spec"]["cost"]["perNodeHour"] for c in classes}
+
+
+def cheapest_fit(
+    md: dict[str, Any], clusters: list[dict[str, Any]], classes: list[dict[str, Any]]
+) -> float | None:
+    """Brute force: the least price of one replica anywhere on the empty fleet, each pod
+    costing its class's perNodeHour times the largest share of a node's devices it claims."""
+    kinds = kinds_of(classes)
+    prices = prices_of(classes)
+    best = None
+    for c in clusters:
+        pools = cluster_pools(c)
+        for option in replica_options(md, pools, kinds):
+            capacity = {p: tuple(k[1] for k in kinds[pools[p][0]]) for p in option}
+            if not all(pods_fit(capacity[p], pools[p][1], gs) for p, gs in option.items()):
+                continue
+            price = sum(
+                prices[pools[p][0]] * max(d / n for d, n in zip(pod, capacity[p], strict=True))
+                for p, gs in option.items()
+                for gang in gs
+                for pod in gang
+            )
+            best = price if best is None else min(best, price)
+    return best
+
+
+@st.composite
+def one_pool_engines_st(draw: st.DrawFn) -> dict[str, Any]:
+    """One replica whose engines have one member each (no engine can split across pools, so
+    the fewest-splits rule never outranks cost)."""
+    engines = []
+    for i in range(draw(st.integers(1, 2))):
+        reqs = draw(member_requests_st)
+        devices = [(f"r{j}", c, [s]) for j, (c, s) in enumerate(reqs)]
+        engines.append(engine(f"e{i}", [member(devices=devices)], copies=draw(st.integers(1, 2))))
+    return deployment(name="llm", namespace="team-a", replicas=1, engines=engines)
+
+
+@SETTINGS
+@given(fleet=fleet_st(), md=one_pool_engines_st(), prices=st.lists(st.integers(1, 9), max_size=2))
+def test_a_replica_takes_the_cheapest_placement_that_fits(
+    fleet: Any, md: dict[str, Any], prices: list[int]
+) -> None:
+    clusters, classes = fleet
+    for c, price in zip(classes, [*prices, 1, 1], strict=False):
+        c["spec"]["cost"] = {"perNodeHour": price}
+    cheapest = cheapest_fit(md, clusters, classes)
+    result = schedule(md, clusters, classes, [])
+    event("placed" if result.placements else "nothing fits")
+    if cheapest is None:
+        assert not result.placements
+        return
+    [placed] = [stamp(md, p) for p in result.placements]
+    kinds = kinds_of(classes)
+    pools = cluster_pools(
+        next(c for c in clusters if c["metadata"]["name"] == placed["spec"]["clusterName"])
+    )
+    capacity = {p: tuple(k[1] for k in kinds[pools[p][0]]) for p in pools}
+    price = sum(
+        prices_of(classes)[pools[p][0]] * max(d / n for d, n in zip(pod, capacity[p], strict=True))
+        for p, gs in replica_gangs(placed["spec"]["engines"], pools, kinds).items()
+        for gang in gs
+        for pod in gang
+    )
+    assert abs(price - cheapest) < 1e-6

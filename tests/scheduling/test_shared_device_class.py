@@ -78,14 +78,15 @@ def test_a_read_back_replica_is_not_removed_as_overcommitted() -> None:
 
 
 def test_the_device_recorded_at_placement_is_the_one_charged() -> None:
-    # "Any four GPUs" fits either kind: the first replica takes one, the second the other.
+    # "Any four GPUs" fits either kind: the first replica takes the less capable L4s, the
+    # second the H100s.
     # Read back without the record, both would look like the same kind on one node.
     fleet = [cluster("a", [("mix", "mix", 1)])]
     first = placed(deployment("first", engines=[FOUR_ANY]), fleet)
     second = placed(deployment("second", engines=[FOUR_ANY]), fleet, first)
     assert [r["metadata"]["annotations"][pl.DEVICE_ASSIGNMENT] for r in first + second] == [
-        '{"main":[{"gpu":"h100"}]}',
         '{"main":[{"gpu":"l4"}]}',
+        '{"main":[{"gpu":"h100"}]}',
     ]
     for md in (deployment("first", engines=[FOUR_ANY]), deployment("second", engines=[FOUR_ANY])):
         again = run(md, fleet, first + second)

@@ -223,20 +223,33 @@ class Pool:
         "claimable",
         "class_name",
         "cluster",
+        "existing",
         "kinds",
         "name",
         "node_count",
         "per_node",
+        "price",
     )
 
     def __init__(
-        self, cluster: str, name: str, class_name: str, kinds: tuple[DeviceKind, ...], nodes: int
+        self,
+        cluster: str,
+        name: str,
+        class_name: str,
+        kinds: tuple[DeviceKind, ...],
+        nodes: int,
+        existing: int | None = None,
+        price: float | None = None,
     ) -> None:
         self.cluster = cluster
         self.name = name
         self.class_name = class_name
         self.kinds = kinds
+        # ``nodes`` is what the pool may hold (``maxNodeCount`` when it can grow), ``existing``
+        # the nodes it has now; placing beyond them is what makes its autoscaler add nodes.
         self.node_count = nodes
+        self.existing = nodes if existing is None else min(existing, nodes)
+        self.price = price
         # Indices (into kinds) of the devices the ledger counts: the claimable ones.
         self.claimable: tuple[int, ...] = tuple(i for i, k in enumerate(kinds) if k.claimable)
         self.per_node: Vector = tuple(kinds[i].count for i in self.claimable)

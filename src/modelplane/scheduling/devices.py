@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from modelplane.kube import cel, dra
+from modelplane.kube.quantity import QuantityError, parse_quantity
 
 DRA = "DRA"
 SYNTHETIC = "Synthetic"
@@ -42,6 +43,9 @@ class DeviceKind:
     count: int
     key: str
     """Canonical content (driver, attributes, capacity): equal keys evaluate selectors equally."""
+    memory: int = 0
+    """Bytes of the ``memory`` capacity (any domain), 0 when none: how capable the device is,
+    for ranking the least capable fit first."""
 
     @property
     def claimable(self) -> bool:
@@ -73,9 +77,31 @@ def device_kinds(inference_class: dict[str, Any]) -> tuple[DeviceKind, ...]:
                 device_class_name=str(device.get("deviceClassName", "")),
                 count=max(0, int(device.get("count", 1))),
                 key=json.dumps(content, sort_keys=True, separators=(",", ":")),
+                memory=_memory(device.get("capacity") or {}),
             )
         )
     return tuple(sorted(kinds, key=lambda k: k.name))
+
+
+def _memory(capacity: dict[str, Any]) -> int:
+    for name, value in sorted(capacity.items()):
+        if name.rsplit("/", 1)[-1] == "memory" and isinstance(value, dict):
+            try:
+                return max(
+                    0, int(parse_quantity(str(value.get("value", "0"))).as_approximate_float())
+                )
+            except (QuantityError, ValueError, OverflowError):
+                return 0
+    return 0
+
+
+def class_price(inference_class: dict[str, Any]) -> float | None:
+    """``spec.cost.perNodeHour``, None when the class has no price (or a malformed one)."""
+    cost = (inference_class.get("spec") or {}).get("cost") or {}
+    value = cost.get("perNodeHour")
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
 
 
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")

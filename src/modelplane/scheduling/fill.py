@@ -1,19 +1,37 @@
-"""Fill: places new replicas one at a time, spreading before packing.
+"""Fill: places new replicas one at a time, the best placement first.
 
-Each new replica goes to the eligible cluster with the fewest replicas of this deployment (then
-by name) where it fits. When a cluster cannot take one more, the replicas this fill put there
+Each new replica goes where it ranks best, in the objective order (docs/design/scheduling.md):
+hard topology spread (a filter), soft spread, least cost (price of the node fractions taken, or
+without prices the least capable class that fits), existing nodes before a pool's
+``maxNodeCount`` headroom, then the fewest replicas of this deployment (spread among equals),
+then the cluster's name. When a cluster cannot take one more, the replicas this fill put there
 are searched again jointly with the new one, so no greedy packing leaves one out.
+
+Clusters are kept in a heap keyed by a lower bound of that rank (the cheapest any class could
+give, before a cluster is read), refined to the exact rank when the cluster comes to the top: a
+fleet whose cheapest clusters have room reads little more than those.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from modelplane.scheduling.capacity import Ledger, Load
+from modelplane.scheduling.capacity import Ledger, Load, PoolState, nodes_needed
 from modelplane.scheduling.fleet import Admits, Cluster, untolerated
-from modelplane.scheduling.options import EngineOption, Matcher, Replica, engine_options
+from modelplane.scheduling.options import (
+    FREE,
+    EngineOption,
+    Matcher,
+    Rank,
+    Replica,
+    add_ranks,
+    engine_options,
+)
 from modelplane.scheduling.search import SearchedOutError, search
+from modelplane.scheduling.spread import Spread
 
 
 class Ineligible:
@@ -76,8 +94,32 @@ class Ineligible:
 REACHABLE = ("Existing", "EKS", "GKE", "AKS")
 
 
+@dataclass
+class Candidate:
+    """The best way one more replica lands on one cluster, with what ranks it."""
+
+    rank: Rank
+    grows: bool
+    """Some pool needs more nodes than it has (placing there makes its autoscaler add one)."""
+    picks: list[tuple[EngineOption, ...]]
+    after: dict[str, Load]
+    repacked: bool = False
+    """The picks include this fill's earlier replicas on the cluster, searched again."""
+
+
+Key = tuple[Any, ...]
+"""(soft spread, rank, grows, replicas of this deployment there, cluster name)."""
+
+
+def choice_rank(choice: tuple[EngineOption, ...]) -> Rank:
+    rank = FREE
+    for option in choice:
+        rank = add_ranks(rank, option.rank)
+    return rank
+
+
 class Fill:
-    """Places new replicas one at a time, spreading before packing."""
+    """Places new replicas one at a time, the best placement first."""
 
     def __init__(
         self,
@@ -90,19 +132,31 @@ class Fill:
         cached: bool = False,
         admits: Admits | None = None,
         hold: str = "",
+        floor: Rank = FREE,
+        spread: Callable[[Fill], Spread] | None = None,
     ) -> None:
         self.matcher = matcher
         self.fleet = fleet
         self.ledger = ledger
         self.load = dict(load)
         self.ineligible = Ineligible(selector, tolerations, cached, admits, hold)
+        self.spread = spread(self) if spread else None
         self.full: dict[str, str] = {}
         self.before: dict[str, dict[str, Load]] = {}
         self.new: dict[str, list[Replica]] = {}
+        self.won: dict[int, tuple[Key, Key | None]] = {}
+        """Per placed index: the winner's key and the runner-up's lower bound, for explain."""
+        self.blocked: dict[str, Cluster] = {}
+        """Clusters with room that a hard spread constraint holds back, by name."""
         self._options: dict[Any, tuple[list[list[EngineOption]], dict[str, str]]] = {}
         self._memo: dict[Any, Any] = {}
-        # Every cluster, keyed (load, name); eligibility is read when a cluster comes up.
-        self.heap = [(self.load.get(c.name, 0), c.name, c) for c in fleet]
+        self._candidates: dict[str, Candidate | str | None] = {}
+        # Every cluster, keyed by a lower bound of its rank; refined when it comes to the top.
+        # Eligibility is read when a cluster comes up.
+        soft = self.spread.floor_key() if self.spread else ()
+        self.heap: list[tuple[Key, bool, Cluster]] = [
+            ((soft, floor, False, self.load.get(c.name, 0), c.name), False, c) for c in fleet
+        ]
         heapq.heapify(self.heap)
 
     def options(self, cluster: Cluster) -> tuple[list[list[EngineOption]], dict[str, str]]:
@@ -121,8 +175,26 @@ class Fill:
             self._options[shape] = found
         return found
 
+    def can_take(self, cluster: Cluster) -> bool:
+        """Eligible, and some pool's class fits every engine (capacity aside)."""
+        return not self.ineligible.why(cluster) and all(self.options(cluster)[0])
+
     def states(self, cluster: Cluster) -> dict[str, Load]:
         return {p.name: self.ledger.load((cluster.name, p.name)) for p in cluster.pools}
+
+    def in_use(self, cluster: Cluster, states: dict[str, Load]) -> dict[str, Load]:
+        """``states`` on the nodes each pool has now (or already needs), without the headroom
+        up to its ``maxNodeCount``; the same dict when no pool has headroom."""
+        out = dict(states)
+        for p in cluster.pools:
+            if p.existing >= p.node_count:
+                continue
+            load = states[p.name]
+            needed = nodes_needed(p.per_node, load.units, p.node_count) if load.units else 0
+            nodes = max(p.existing, needed if needed is not None else p.node_count)
+            if nodes < p.node_count:
+                out[p.name] = Load(PoolState.empty(p.per_node, nodes), load.units)
+        return out
 
     def attempt(self, cluster: Cluster, states: dict[str, Load], count: int) -> Any:
         key = (
@@ -138,58 +210,111 @@ class Fill:
                 self._memo[key] = "searched out"
         return self._memo[key]
 
+    def candidate(self, cluster: Cluster, states: dict[str, Load], count: int) -> Any:
+        """The best placement of ``count`` replicas from ``states``: a Candidate, None, or
+        "searched out". The cheapest wins; at equal rank, one on the nodes the pools have."""
+        found = self.attempt(cluster, states, count)
+        if found is None or found == "searched out":
+            return found
+        picks, after = found
+        rank = FREE
+        for choice in picks:
+            rank = add_ranks(rank, choice_rank(choice))
+        now = self.in_use(cluster, states)
+        if now is states or all(now[k] is states[k] for k in states):
+            return Candidate(rank, False, picks, after)
+        held = self.attempt(cluster, now, count)
+        if held is not None and held != "searched out":
+            held_rank = FREE
+            for choice in held[0]:
+                held_rank = add_ranks(held_rank, choice_rank(choice))
+            if held_rank <= rank:
+                full = {k: Load(states[k].empty, v.units) for k, v in held[1].items()}
+                return Candidate(held_rank, False, held[0], full)
+        return Candidate(rank, True, picks, after)
+
+    def best(self, cluster: Cluster) -> Candidate | str | None:
+        """One more replica on the cluster (remembered until the cluster's load changes)."""
+        if cluster.name in self._candidates:
+            return self._candidates[cluster.name]
+        states = self.states(cluster)
+        found = self.candidate(cluster, states, 1)
+        earlier = self.new.get(cluster.name, [])
+        if found is None and earlier:
+            # Repack this fill's replicas on the cluster together with one more.
+            joint = self.candidate(cluster, self.before[cluster.name], len(earlier) + 1)
+            if isinstance(joint, Candidate):
+                joint.rank = choice_rank(joint.picks[-1])
+                joint.repacked = True
+            found = joint
+        if isinstance(found, Candidate) and not found.repacked:
+            self.before.setdefault(cluster.name, states)
+        self._candidates[cluster.name] = found
+        return found
+
     def place_home(self, index: int, name: str) -> Replica | None:
         """The replica on cluster ``name`` if one more fits there, else None."""
         home = next((c for c in self.fleet if c.name == name), None)
         if home is None or self.ineligible.why(home) or home.name in self.full:
             return None
-        states = self.states(home)
-        found = self.attempt(home, states, 1)
-        if found is None or found == "searched out":
+        if self.spread and self.spread.blocked(home):
             return None
-        picks, after = found
-        self.before.setdefault(home.name, states)
-        return self._commit(home, index, picks[0], after)
+        found = self.best(home)
+        if not isinstance(found, Candidate):
+            return None
+        self.won[index] = ((), None)
+        return self._commit(home, index, found)
 
     def place(self, index: int) -> Replica | None:
-        # The heap holds every eligible cluster not yet full, keyed (load, name); a cluster's
-        # entry is refreshed when its load changes, so stale entries are skipped.
+        # The heap holds every cluster not yet full, keyed by a lower bound of its rank; the
+        # top entry is refined to its exact key, and taken once it is exact and still on top.
+        # Keys only grow as replicas land, so a stale entry is a lower bound too.
         while self.heap:
-            load, _, cluster = heapq.heappop(self.heap)
-            if cluster.name in self.full or load != self.load.get(cluster.name, 0):
+            key, _, cluster = heapq.heappop(self.heap)
+            if cluster.name in self.full or key[3] != self.load.get(cluster.name, 0):
                 continue
             if self.ineligible.why(cluster):
                 continue
-            states = self.states(cluster)
-            found = self.attempt(cluster, states, 1)
-            if found is not None and found != "searched out":
-                picks, after = found
-                self.before.setdefault(cluster.name, states)
-                return self._commit(cluster, index, picks[0], after)
-            earlier = self.new.get(cluster.name, [])
-            if earlier and found != "searched out":
-                # Repack this fill's replicas on the cluster together with one more.
-                start = self.before[cluster.name]
-                joint = self.attempt(cluster, start, len(earlier) + 1)
-                if joint is not None and joint != "searched out":
-                    picks, after = joint
-                    for r, pick in zip(earlier, picks, strict=False):
-                        r.choice = pick
-                    return self._commit(cluster, index, picks[-1], after)
-            self.full[cluster.name] = "searched out" if found == "searched out" else ""
+            if self.spread and self.spread.blocked(cluster):
+                self.blocked[cluster.name] = cluster
+                continue
+            found = self.best(cluster)
+            if not isinstance(found, Candidate):
+                self.full[cluster.name] = "searched out" if found == "searched out" else ""
+                continue
+            soft = self.spread.key(cluster) if self.spread else ()
+            exact = (soft, found.rank, found.grows, key[3], cluster.name)
+            if exact > key:
+                heapq.heappush(self.heap, (exact, True, cluster))
+                continue
+            runner = self.heap[0][0] if self.heap else None
+            self.won[index] = (exact, runner)
+            return self._commit(cluster, index, found)
         return None
 
-    def _commit(
-        self,
-        cluster: Cluster,
-        index: int,
-        choice: tuple[EngineOption, ...],
-        after: dict[str, Load],
-    ) -> Replica:
-        for pool, load in after.items():
+    def _commit(self, cluster: Cluster, index: int, found: Candidate) -> Replica:
+        for pool, load in found.after.items():
             self.ledger.loads[(cluster.name, pool)] = load
+        earlier = self.new.get(cluster.name, [])
+        if found.repacked:
+            for r, pick in zip(earlier, found.picks, strict=False):
+                r.choice = pick
         self.load[cluster.name] = self.load.get(cluster.name, 0) + 1
-        heapq.heappush(self.heap, (self.load[cluster.name], cluster.name, cluster))
-        replica = Replica(index, cluster.name, choice)
+        self._candidates.pop(cluster.name, None)
+        if self.spread:
+            floors = self.spread.floors()
+            self.spread.add(cluster)
+            if self.spread.floors() != floors:
+                # A domain's floor rose: clusters a hard constraint held back may take more.
+                for held in self.blocked.values():
+                    soft = self.spread.key(held)
+                    entry = (soft, FREE, False, self.load.get(held.name, 0), held.name)
+                    heapq.heappush(self.heap, (entry, False, held))
+                self.blocked.clear()
+        soft = self.spread.key(cluster) if self.spread else ()
+        # The rank just taken bounds the next replica's there from below: capacity only shrinks.
+        bound = (soft, found.rank, False, self.load[cluster.name], cluster.name)
+        heapq.heappush(self.heap, (bound, False, cluster))
+        replica = Replica(index, cluster.name, found.picks[-1])
         self.new.setdefault(cluster.name, []).append(replica)
         return replica

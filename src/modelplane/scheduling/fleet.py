@@ -45,11 +45,16 @@ class Cluster:
     pools are read when first asked for."""
 
     def __init__(
-        self, name: str, raw: Mapping[str, Any], kinds: Mapping[str, tuple[DeviceKind, ...]]
+        self,
+        name: str,
+        raw: Mapping[str, Any],
+        kinds: Mapping[str, tuple[DeviceKind, ...]],
+        prices: Mapping[str, float | None] | None = None,
     ) -> None:
         self.name = name
         self._raw = raw
         self._kinds = kinds
+        self._prices = prices or {}
 
     @read_once
     def _spec(self) -> Mapping[str, Any]:
@@ -94,13 +99,19 @@ class Cluster:
         pools = []
         for p in self.node_pools:
             class_name = str(p.get("className", ""))
+            # The nodes a pool has now are at least its minNodeCount (the autoscaler keeps
+            # them); it may grow to its maxNodeCount, and that headroom is capacity too.
+            existing = max(0, int(p.get("nodeCount", 1)), int(p.get("minNodeCount", 0) or 0))
+            grows_to = max(existing, int(p.get("maxNodeCount", 0) or 0))
             pools.append(
                 Pool(
                     self.name,
                     str(p.get("name", "")),
                     class_name,
                     self._kinds.get(class_name, ()),
-                    max(0, int(p.get("nodeCount", 1))),
+                    grows_to,
+                    existing,
+                    self._prices.get(class_name),
                 )
             )
         return tuple(sorted(pools, key=lambda p: p.name))
@@ -144,9 +155,13 @@ def cache_storage_class(cluster: Mapping[str, Any]) -> str:
 
 
 def parse_clusters(
-    clusters: list[dict[str, Any]], kinds: dict[str, tuple[DeviceKind, ...]]
+    clusters: list[dict[str, Any]],
+    kinds: dict[str, tuple[DeviceKind, ...]],
+    prices: Mapping[str, float | None] | None = None,
 ) -> list[Cluster]:
-    parsed = [Cluster(str((c.get("metadata") or {}).get("name", "")), c, kinds) for c in clusters]
+    parsed = [
+        Cluster(str((c.get("metadata") or {}).get("name", "")), c, kinds, prices) for c in clusters
+    ]
     # Names are unique in the API; a duplicated input keeps its first entry.
     unique = {c.name: c for c in reversed(parsed)}
     return sorted(unique.values(), key=lambda c: c.name)

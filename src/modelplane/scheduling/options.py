@@ -29,6 +29,34 @@ class MemberOption:
     requests: tuple[pl.DeviceRequest, ...]
 
 
+Rank = tuple[int, float, int, int]
+"""What an option costs, compared in order: pods on unpriced classes (an unknown price is not
+a free one), the price of the node fractions it takes (``perNodeHour`` x the share of a node's
+devices each pod claims), then how capable the devices it takes are (their memory, then their
+count per node), so that without prices the least capable class that fits comes first."""
+
+FREE: Rank = (0, 0.0, 0, 0)
+
+
+def add_ranks(a: Rank, b: Rank) -> Rank:
+    # Prices are rounded so that equal costs summed in another order still compare equal.
+    return (a[0] + b[0], round(a[1] + b[1], 9), a[2] + b[2], a[3] + b[3])
+
+
+def member_rank(option: MemberOption, pool: Pool, pods: int) -> Rank:
+    """The rank of ``pods`` pods of one member option on a pool of ``pool``'s class."""
+    used = [j for j, d in enumerate(option.demand) if d > 0]
+    if not used:
+        return FREE
+    fraction = max(option.demand[j] / pool.per_node[j] for j in used if pool.per_node[j] > 0)
+    kinds = [pool.kinds[pool.claimable[j]] for j in used]
+    memory = max(k.memory for k in kinds)
+    count = max(k.count for k in kinds)
+    if pool.price is None:
+        return (pods, 0.0, pods * memory, pods * count)
+    return (0, round(pods * fraction * pool.price, 9), pods * memory, pods * count)
+
+
 @dataclass(frozen=True)
 class EngineOption:
     pools: tuple[str, ...]
@@ -37,6 +65,7 @@ class EngineOption:
     splits: int
     units: tuple[tuple[str, tuple[Unit, ...]], ...]
     """Per pool, the gangs the engine's copies put there."""
+    rank: Rank = FREE
 
 
 class Matcher:
@@ -53,6 +82,22 @@ class Matcher:
             found = _member_options(self.engines[e].members[m], pool)
             self._options[key] = found
         return found
+
+    def floor(self, pools: list[Pool]) -> Rank:
+        """The least rank one replica can have on any of ``pools`` (one per class): each
+        member's cheapest option on any class, capacity aside. A lower bound for every cluster,
+        known before any is read."""
+        rank = FREE
+        for e, engine in enumerate(self.engines):
+            for m, member in enumerate(engine.members):
+                ranks = [
+                    member_rank(option, pool, member.pods * engine.copies)
+                    for pool in pools
+                    for option in self.member(e, m, pool)[0]
+                ]
+                if ranks:
+                    rank = add_ranks(rank, min(ranks))
+        return rank
 
 
 def _member_options(member: Member, pool: Pool) -> tuple[tuple[MemberOption, ...], str]:
@@ -141,6 +186,7 @@ def engine_options(
             lists.append(options)
         per_pool[pool.name] = tuple(lists)
     result: list[EngineOption] = []
+    by_name = {p.name: p for p in cluster.pools}
     layouts: list[tuple[str, ...]] = [(p.name,) * len(engine.members) for p in cluster.pools]
     layouts += [
         pools
@@ -156,9 +202,16 @@ def engine_options(
                 continue
             splits = len(set(pools)) - 1
             units = engine_units(engine, pools, members)
-            result.append(EngineOption(pools, members, splits, units))
+            rank = FREE
+            for member, on, option in zip(engine.members, pools, members, strict=True):
+                rank = add_ranks(
+                    rank, member_rank(option, by_name[on], member.pods * engine.copies)
+                )
+            result.append(EngineOption(pools, members, splits, units, rank))
             if len(result) >= MAX_OPTIONS * 8:
-                return result, reasons
+                break
+    # Fewest splits first, then cheapest (least capable); equal ones keep pool order.
+    result.sort(key=lambda o: (o.splits, o.rank))
     return result, reasons
 
 

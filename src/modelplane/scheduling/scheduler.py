@@ -23,14 +23,15 @@ from typing import Any
 
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling import policy
-from modelplane.scheduling.capacity import Ledger
+from modelplane.scheduling.capacity import Ledger, Pool
 from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
-from modelplane.scheduling.devices import device_kinds
+from modelplane.scheduling.devices import class_price, device_kinds
 from modelplane.scheduling.explain import judged, shortfall, trace
 from modelplane.scheduling.fill import Fill
 from modelplane.scheduling.fleet import Admits, Cluster, FleetPools, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
 from modelplane.scheduling.policy import replica_index, replica_key
+from modelplane.scheduling.spread import Spread, parse_constraints
 
 
 def schedule(
@@ -61,7 +62,8 @@ def schedule(
     engines = parse_engines(template)
 
     kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
-    fleet = parse_clusters(clusters, kinds)
+    prices = {str(c.get("metadata", {}).get("name", "")): class_price(c) for c in classes}
+    fleet = parse_clusters(clusters, kinds, prices)
     ours, others = policy.split_ours(replicas, namespace, name, composed)
     ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
 
@@ -85,7 +87,13 @@ def schedule(
     removed += policy.charge_fleet(ledger, kept, load, others, stamped)
 
     cached = bool(template.get("modelCacheRef"))
-    fill = Fill(matcher, fleet, ledger, selector, tolerations, load, cached, admits, hold)
+    # Before any cluster is read, every one ranks at least as well as the best any class gives.
+    floor = matcher.floor([Pool("", "", c, kinds[c], 1, price=prices[c]) for c in sorted(kinds)])
+    constraints = parse_constraints(template)
+    spread = (lambda f: Spread(constraints, fleet, load, f.can_take)) if constraints else None
+    fill = Fill(
+        matcher, fleet, ledger, selector, tolerations, load, cached, admits, hold, floor, spread
+    )
     placed = _fill(fill, kept, removed, desired)
 
     all_replicas = sorted(kept + placed, key=lambda r: r.index)

@@ -1,14 +1,20 @@
-"""The search: one cluster's pools, every engine of some replicas, fewest splits first.
+"""The search: one cluster's pools, every engine of some replicas, fewest splits first, then
+cheapest.
 
 Exhaustive within a budget, so a placement is found whenever one exists (no greedy false
 rejects); replicas are interchangeable, so each one's choices are no smaller than the previous
-one's, which prunes symmetric branches.
+one's, which prunes symmetric branches. Among placements with the fewest splits, the one of
+least rank (``options.Rank``: price, then capability) is kept: branch and bound, each engine's
+options sorted cheapest first, so the first placement found is usually the answer and the bound
+ends the search at once. Past the budget, the best placement found so far stands.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from modelplane.scheduling.capacity import Load, Unit
-from modelplane.scheduling.options import EngineOption
+from modelplane.scheduling.options import FREE, EngineOption, Rank, add_ranks
 
 SEARCH_BUDGET = 50_000
 """Search nodes one placement attempt may visit; beyond it the cluster is reported as searched
@@ -28,10 +34,11 @@ def search(
     if n == 0 or any(not o for o in options):
         return None
     steps = [SEARCH_BUDGET]
+    floors = [min((o.rank for o in opts), default=FREE) for opts in options]
     for max_splits in range(replicas * n + 1):
         if max_splits and all(o.splits == 0 for opts in options for o in opts):
             return None
-        found = _dfs(options, states, replicas, max_splits, steps)
+        found = _dfs(options, states, replicas, max_splits, steps, floors)
         if found is not None:
             return found
     return None
@@ -43,21 +50,33 @@ def _dfs(
     replicas: int,
     max_splits: int,
     steps: list[int],
+    floors: list[Rank],
 ) -> tuple[list[tuple[EngineOption, ...]], dict[str, Load]] | None:
     n = len(options)
     slots = replicas * n
     chosen: list[int] = []
     units: dict[str, list[Unit]] = {}
+    # rest[slot]: the least rank the slots from ``slot`` on can add (each engine's cheapest).
+    rest = [FREE] * (slots + 1)
+    for slot in range(slots - 1, -1, -1):
+        rest[slot] = add_ranks(rest[slot + 1], floors[slot % n])
+    best: list[Any] = []  # [rank, chosen, after] of the best placement so far
 
-    def go(slot: int, splits: int) -> dict[str, Load] | None:
+    def go(slot: int, splits: int, rank: Rank) -> bool:
+        """Explores from ``slot``; True once the best possible rank is reached (stop)."""
         if slot == slots:
             after = dict(states)
             for pool, pending in units.items():
                 if pending:
                     after[pool] = states[pool].plus(tuple(pending))
-            return after
+            best[:] = [rank, list(chosen), after]
+            return rank <= rest[0]
+        if best and add_ranks(rank, rest[slot]) >= best[0]:
+            return False
         steps[0] -= 1
         if steps[0] < 0:
+            if best:
+                return True
             raise SearchedOutError
         e = slot % n
         lowest = 0
@@ -70,18 +89,20 @@ def _dfs(
                 continue
             for pool, us in option.units:
                 units.setdefault(pool, []).extend(us)
+            stop = False
             if all(states[pool].fits(tuple(units[pool])) for pool, _ in option.units):
                 chosen.append(i)
-                result = go(slot + 1, splits + option.splits)
-                if result is not None:
-                    return result
+                stop = go(slot + 1, splits + option.splits, add_ranks(rank, option.rank))
                 chosen.pop()
             for pool, us in option.units:
                 del units[pool][len(units[pool]) - len(us) :]
-        return None
+            if stop:
+                return True
+        return False
 
-    after = go(0, 0)
-    if after is None:
+    go(0, 0, FREE)
+    if not best:
         return None
-    picks = [tuple(options[e][chosen[r * n + e]] for e in range(n)) for r in range(replicas)]
+    _, picked, after = best
+    picks = [tuple(options[e][picked[r * n + e]] for e in range(n)) for r in range(replicas)]
     return picks, after
