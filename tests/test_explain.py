@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 
 from modelplane.cli import main
 from modelplane.explain import explain, load_manifests, natural
+from tests.fleet import fleetkit
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TWO_CLASSES = EXAMPLES / "fleet-two-classes"
@@ -141,10 +142,15 @@ def test_clusters_sharing_a_rejection_are_counted_once_not_listed_one_by_one(
         "    staging-0, staging-1, staging-2, staging-3",
         "  us-east-0: replicas 0, 3 placed on pool h100; no room for another: pool h100 has 0 "
         "free nodes, engine main needs 1",
+        "    replica 0 won: as cheap as us-east-1 and as loaded, first by name",
+        "    replica 3 won: as cheap as us-east-1 and as loaded, first by name",
         "  us-east-1: replicas 1, 4 placed on pool h100; no room for another: pool h100 has 0 "
         "free nodes, engine main needs 1",
+        "    replica 1 won: as cheap as us-east-2 and as loaded, first by name",
+        "    replica 4 won: as cheap as us-east-2 and as loaded, first by name",
         "  us-east-2: replicas 2, 5 placed on pool h100; no room for another: pool h100 has 0 "
         "free nodes, engine main needs 1",
+        "    replica 2 won: as cheap as us-east-0, with fewer replicas of this deployment (0)",
     ]
 
 
@@ -189,6 +195,7 @@ def test_json_carries_the_same_facts_structured_for_a_fleet_with_a_shortfall(
             "reason",
             "replicas",
             "request",
+            "scores",
             "selector",
             "verdict",
         )
@@ -206,6 +213,7 @@ def test_json_carries_the_same_facts_structured_for_a_fleet_with_a_shortfall(
             "reason": "engine main member 0: no device of class l40s matches request gpu",
             "selector": SELECTOR_79GI,
             "replicas": [],
+            "scores": [],
         }
     ]
     verdicts = {r["cluster"]: r["verdict"] for r in rows if r["pool"] is None}
@@ -354,3 +362,10 @@ def test_a_model_cache_of_another_name_is_not_the_deployments() -> None:
     docs[-1]["metadata"]["name"] = "other"
     out = explain(docs).splitlines()
     assert out[1] == "  a: not eligible: new replicas are held: ModelCache llama not found"
+
+
+def test_a_placement_that_grows_a_pool_says_from_how_many_nodes_to_how_many() -> None:
+    grows = fleetkit.cluster("a", [("h100", "h100", 0)])
+    grows["spec"]["nodePools"][0]["maxNodeCount"] = 2
+    out = explain([fleetkit.gpu_class("h100"), grows, fleetkit.deployment()]).splitlines()
+    assert out[1] == "  a: replica 0 placed on pool h100 (scales from 0 to 1 nodes)"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +86,9 @@ class Decision:
     selector: str | None = None
     """The request's selector expression no device of the pool's class satisfies."""
     replicas: tuple[int, ...] = ()
+    scores: tuple[Obj, ...] = ()
+    """On a cluster that took new replicas: per replica, why it won and the terms that ranked
+    it (``Score.to_dict``)."""
 
     def to_dict(self) -> Obj:
         return {
@@ -99,6 +102,7 @@ class Decision:
             "reason": self.reason,
             "selector": self.selector,
             "replicas": list(self.replicas),
+            "scores": list(self.scores),
         }
 
 
@@ -330,9 +334,11 @@ def _taken(
     full: str | None,
 ) -> tuple[ClusterView, list[Decision]]:
     phrases: dict[tuple[bool, str], list[int]] = {}
+    grows = {p.pool: p.grows for p in c.pools if p.grows}
     for placed in placements:
         if placed.cluster == c.cluster:
-            phrases.setdefault((placed.retained, _where(placed)), []).append(placed.index)
+            where = _where(placed, grows)
+            phrases.setdefault((placed.retained, where), []).append(placed.index)
     parts = []
     for (kept, where), indices in phrases.items():
         which = f"replica{'s' if len(indices) > 1 else ''} {', '.join(map(str, indices))}"
@@ -340,8 +346,12 @@ def _taken(
     summary = "; ".join(parts)
     if full:
         summary += f"; no room for another: {full}"
-    rows = [Decision(deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices)]
-    lines = []
+    scores = tuple(s.to_dict() for s in c.scores)
+    rows = [
+        Decision(deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices, scores=scores)
+    ]
+    # The only cluster with room needs no reason in the text (the JSON still has its terms).
+    lines = [f"replica {s.replica} won: {s.why}" for s in c.scores if s.contested]
     for p in c.pools:
         if p.taken:
             uses = [(int(m["replica"]), m["engine"]) for m in _USES.finditer(p.reason)]
@@ -364,12 +374,17 @@ def _taken(
     return ClusterView(c.cluster, TAKEN, summary, lines), rows
 
 
-def _where(p: ReplicaPlacement) -> str:
-    """Where a placed replica's engines run: ``on pool a``, or per engine when several."""
+def _where(p: ReplicaPlacement, grows: Mapping[str, tuple[int, int] | None]) -> str:
+    """Where a placed replica's engines run: ``on pool a``, or per engine when several; a pool
+    that must grow for it says so (``pool a (scales from 2 to 3 nodes)``)."""
     per_engine = [(e.name, list(dict.fromkeys(m.pool for m in e.members))) for e in p.engines]
 
+    def named(pool: str) -> str:
+        growth = grows.get(pool)
+        return f"{pool} (scales from {growth[0]} to {growth[1]} nodes)" if growth else pool
+
     def pools(names: list[str]) -> str:
-        return f"pool{'s' if len(names) > 1 else ''} {', '.join(names)}"
+        return f"pool{'s' if len(names) > 1 else ''} {', '.join(map(named, names))}"
 
     if len(per_engine) == 1:
         return f"on {pools(per_engine[0][1])}"

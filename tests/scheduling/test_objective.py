@@ -187,3 +187,54 @@ def test_a_scale_up_after_a_cheaper_pool_appears_puts_only_the_new_replica_there
         ("a", "running"),
         ("b", None),
     ]
+
+
+# --- why the winner won -----------------------------------------------------------------------
+
+
+def test_the_trace_says_a_pool_grows_and_from_how_many_nodes() -> None:
+    fleet = [growing("a", [("p", "h100", 2, 4)])]
+    running = [
+        stamp(deployment(name=f"other-{i}"), p, f"other-{i}")
+        for i in range(2)
+        for p in schedule(
+            deployment(name=f"other-{i}"), [cluster("a", [("p", "h100", 2)])], [H100], []
+        ).placements
+    ]
+    plan = schedule(deployment(), fleet, [H100], running)
+    [a] = plan.trace
+    assert [(p.pool, p.grows) for p in a.pools] == [("p", (2, 3))]
+
+
+def test_the_winner_says_it_was_cheapest_and_carries_its_score_terms() -> None:
+    fleet = [cluster("a", [("p", "dear", 1)]), cluster("b", [("p", "cheap", 1)])]
+    classes = [priced(gpu_class("dear"), 9), priced(gpu_class("cheap"), 2)]
+    trace = {c.cluster: c for c in schedule(deployment(), fleet, classes, []).trace}
+    [score] = trace["b"].scores
+    assert score.why == "cheapest: costs 2 per hour, a next (costs 9 per hour)"
+    assert score.to_dict() == {
+        "replica": 0,
+        "why": score.why,
+        "spread": [],
+        "unpricedPods": 0,
+        "cost": 2.0,
+        "deviceMemory": 80 * 2**30,
+        "devicesPerNode": 8,
+        "grows": False,
+        "replicasThere": 0,
+        "contested": True,
+    }
+
+
+def test_the_winner_says_it_used_nodes_it_has_where_the_other_would_grow() -> None:
+    fleet = [growing("a", [("p", "h100", 0, 4)]), cluster("b", [("p", "h100", 1)])]
+    trace = {c.cluster: c for c in schedule(deployment(), fleet, [H100], []).trace}
+    [score] = trace["b"].scores
+    assert score.why == "as cheap as a, on nodes it has where a would grow"
+
+
+def test_the_winner_says_it_was_the_least_capable_fit() -> None:
+    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "l40s", 1)])]
+    trace = {c.cluster: c for c in schedule(SMALL, fleet, [H100, L40S], []).trace}
+    [score] = trace["b"].scores
+    assert score.why == "least capable fit: less device memory or fewer devices per node than a"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.capacity import PoolState, nodes_needed
@@ -17,6 +18,9 @@ def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
     """Why the cluster cannot take one more replica: a summary and a reason per pool."""
     if why := fill.ineligible.why(cluster):
         return why, {name: f"cluster not eligible: {why}" for name in cluster.pool_names}
+    if cluster.name in fill.blocked and fill.spread and (held := fill.spread.blocked(cluster)):
+        # It has room; the spread the deployment asked for holds the replica back.
+        return held, {}
     if fill.full.get(cluster.name) == "searched out":
         return "search budget exhausted before a placement was found", {}
     options, reasons = fill.options(cluster)
@@ -128,8 +132,9 @@ def trace(fill: Fill, replicas: list[Replica], judge: Judged) -> tuple[pl.Cluste
                 for pool in dict.fromkeys(option.pools):
                     uses.setdefault(pool, []).append(f"replica {r.index} engine {engine.name}")
         summary, pool_reasons = judge(cluster)
+        grows = _growth(fill, cluster) if uses else {}
         pools = tuple(
-            pl.PoolTrace(name, True, "hosts " + ", ".join(uses[name]))
+            pl.PoolTrace(name, True, "hosts " + ", ".join(uses[name]), grows.get(name))
             if name in uses
             else pl.PoolTrace(name, False, pool_reasons.get(name, "not needed"))
             for name in cluster.pool_names
@@ -147,9 +152,55 @@ def trace(fill: Fill, replicas: list[Replica], judge: Judged) -> tuple[pl.Cluste
                 reason,
                 pools,
                 tuple(r.index for r in mine),
+                tuple(score(r.index, *fill.won[r.index]) for r in mine if r.index in fill.won),
             )
         )
     return tuple(out)
+
+
+def _growth(fill: Fill, cluster: Cluster) -> dict[str, tuple[int, int]]:
+    """Per pool that must grow for what is charged to it: (nodes it has, nodes it needs)."""
+    out = {}
+    for pool in cluster.pools:
+        if pool.existing >= pool.node_count:
+            continue
+        load = fill.ledger.loads.get((cluster.name, pool.name))
+        if load is None or not load.units:
+            continue
+        needed = nodes_needed(pool.per_node, load.units, pool.node_count)
+        if needed is not None and needed > pool.existing:
+            out[pool.name] = (pool.existing, needed)
+    return out
+
+
+def _price(rank: tuple[int, float, int, int]) -> str:
+    return "has no price" if rank[0] else f"costs {rank[1]:g} per hour"
+
+
+def score(index: int, key: tuple[Any, ...], runner: tuple[Any, ...] | None) -> pl.Score:
+    """The winner's terms, and the first objective on which it beat the best other cluster."""
+    if not key:  # re-placed on the cluster it was on
+        return pl.Score(index, "re-placed on the cluster it was on (no move)", contested=False)
+    soft, rank, grows, load, _ = key
+    if runner is None:
+        why = "the only cluster with room"
+    else:
+        r_soft, r_rank, r_grows, r_load, r_name = runner
+        if soft < r_soft:
+            why = f"fewer replicas in its topology spread domain than {r_name}"
+        elif rank[:2] < r_rank[:2]:
+            why = f"cheapest: {_price(rank)}, {r_name} next ({_price(r_rank)})"
+        elif rank < r_rank:
+            why = f"least capable fit: less device memory or fewer devices per node than {r_name}"
+        elif not grows and r_grows:
+            why = f"as cheap as {r_name}, on nodes it has where {r_name} would grow"
+        elif load < r_load:
+            why = f"as cheap as {r_name}, with fewer replicas of this deployment ({load})"
+        else:
+            why = f"as cheap as {r_name} and as loaded, first by name"
+    return pl.Score(
+        index, why, soft, rank[0], rank[1], rank[2], rank[3], grows, load, runner is not None
+    )
 
 
 def _partly_free(state: PoolState) -> str:

@@ -287,9 +287,33 @@ class Fill:
             if exact > key:
                 heapq.heappush(self.heap, (exact, True, cluster))
                 continue
-            runner = self.heap[0][0] if self.heap else None
-            self.won[index] = (exact, runner)
+            self.won[index] = (exact, self._runner_up())
             return self._commit(cluster, index, found)
+        return None
+
+    def _runner_up(self) -> Key | None:
+        """The exact key of the best other cluster (what the winner beat, for explain): the
+        heap's top refined until it is exact; refined entries stay for the next placement."""
+        while self.heap:
+            key, exact, cluster = self.heap[0]
+            if cluster.name in self.full or key[3] != self.load.get(cluster.name, 0):
+                heapq.heappop(self.heap)
+                continue
+            if exact:
+                return key
+            heapq.heappop(self.heap)
+            if self.ineligible.why(cluster):
+                continue
+            if self.spread and self.spread.blocked(cluster):
+                self.blocked[cluster.name] = cluster
+                continue
+            found = self.best(cluster)
+            if not isinstance(found, Candidate):
+                self.full[cluster.name] = "searched out" if found == "searched out" else ""
+                continue
+            soft = self.spread.key(cluster) if self.spread else ()
+            refined = (soft, found.rank, found.grows, key[3], cluster.name)
+            heapq.heappush(self.heap, (refined, True, cluster))
         return None
 
     def _commit(self, cluster: Cluster, index: int, found: Candidate) -> Replica:

@@ -187,6 +187,43 @@ class PoolTrace:
     pool: str
     taken: bool
     reason: str
+    grows: tuple[int, int] | None = None
+    """(nodes it has, nodes it needs) when what it hosts makes it grow toward maxNodeCount."""
+
+
+@dataclass(frozen=True)
+class Score:
+    """The terms that ranked one newly placed replica's cluster and pools, in objective order,
+    and in words why it won."""
+
+    replica: int
+    why: str
+    spread: tuple[int, ...] = ()
+    """Per ScheduleAnyway constraint: (cluster lacks the label, replicas in its domain)."""
+    unpriced_pods: int = 0
+    cost: float = 0.0
+    """perNodeHour x the node fractions its pods take, over priced classes."""
+    device_memory: int = 0
+    devices_per_node: int = 0
+    grows: bool = False
+    replicas_there: int = 0
+    """Replicas of this deployment on the cluster before this one."""
+    contested: bool = True
+    """Another cluster had room too."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "replica": self.replica,
+            "why": self.why,
+            "spread": list(self.spread),
+            "unpricedPods": self.unpriced_pods,
+            "cost": self.cost,
+            "deviceMemory": self.device_memory,
+            "devicesPerNode": self.devices_per_node,
+            "grows": self.grows,
+            "replicasThere": self.replicas_there,
+            "contested": self.contested,
+        }
 
 
 @dataclass(frozen=True)
@@ -198,6 +235,8 @@ class ClusterTrace:
     reason: str
     pools: tuple[PoolTrace, ...] = ()
     indices: tuple[int, ...] = ()
+    scores: tuple[Score, ...] = ()
+    """Why each replica this schedule placed here won, with the terms that ranked it."""
 
 
 @dataclass(frozen=True)

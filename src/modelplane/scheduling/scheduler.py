@@ -100,6 +100,8 @@ def schedule(
     judge = judged(fill)
     short = len(all_replicas) < desired
     lines = shortfall(fleet, judge) if short else ()
+    if short and fill.blocked and fill.spread:
+        lines = (fill.spread.report(), *lines)
     if short and not fleet:
         lines = ("no InferenceCluster exists",)
     elif short and hold:
