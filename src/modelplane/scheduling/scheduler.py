@@ -10,7 +10,7 @@ A pure, deterministic function of observed state (see ``placement`` for what it 
 3. Scale down deterministically (``policy.scale_down``).
 4. Charge the ledger with every other ModelReplica of the fleet and the retained ones
    (``policy.charge_fleet``).
-5. Fill the lowest free indices, spreading before packing (``fill``), each placement found by
+5. Fill the lowest free indices in objective order (``fill``), each placement found by
    an exhaustive search over engines x members x pools x request-to-device assignments
    (``options``, ``search``).
 """
