@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.scheduling import placement as pl
-from modelplane.scheduling.scheduler import schedule
+from modelplane.scheduling.scheduler import placeable_clusters, schedule
 from tests.fleet.fleetkit import cluster, deployment, gpu_class, memory_at_least, stamp, standalone
 
 
@@ -238,3 +238,23 @@ def test_the_winner_says_it_was_the_least_capable_fit() -> None:
     trace = {c.cluster: c for c in schedule(SMALL, fleet, [H100, L40S], []).trace}
     [score] = trace["b"].scores
     assert score.why == "least capable fit: less device memory or fewer devices per node than a"
+
+
+# --- where a deployment could run (what a ModelCache is worth staging on) ---------------------
+
+
+def test_placeable_clusters_are_those_whose_classes_fit_capacity_aside() -> None:
+    fleet = [
+        cluster("full", [("p", "h100", 0)]),
+        cluster("small", [("p", "l40s", 4)]),
+        cluster("other", [("p", "h100", 1)], {"tier": "staging"}),
+    ]
+    md = deployment(engines=[standalone(gpus=1, selectors=[memory_at_least("64Gi")])])
+    assert placeable_clusters(md, fleet, [H100, L40S]) == ("full", "other")
+    md["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {"tier": "staging"}}
+    assert placeable_clusters(md, fleet, [H100, L40S]) == ("other",)
+
+
+def test_no_cluster_is_placeable_while_a_selector_is_invalid() -> None:
+    md = deployment(engines=[standalone(gpus=1, selectors=["device.driverr == 'x'"])])
+    assert placeable_clusters(md, [cluster("a", [("p", "h100", 1)])], [H100]) == ()

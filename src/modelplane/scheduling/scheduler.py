@@ -25,7 +25,7 @@ from modelplane.scheduling import placement as pl
 from modelplane.scheduling import policy
 from modelplane.scheduling.capacity import Ledger, Pool
 from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
-from modelplane.scheduling.devices import class_price, device_kinds
+from modelplane.scheduling.devices import DeviceKind, class_price, device_kinds
 from modelplane.scheduling.explain import judged, shortfall, trace
 from modelplane.scheduling.fill import Fill
 from modelplane.scheduling.fleet import Admits, Cluster, FleetPools, parse_clusters
@@ -67,12 +67,7 @@ def schedule(
     ours, others = policy.split_ours(replicas, namespace, name, composed)
     ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
 
-    # Judged against the devices of classes the fleet's pools use. Every class's devices first
-    # (few, and no cluster read): when no device of any class trips a selector, none used does.
-    errors = selector_errors(engines, [k for c in sorted(kinds) for k in kinds[c]])
-    if errors:
-        used = {name for cl in fleet for name in cl.class_names()}
-        errors = selector_errors(engines, [k for c in sorted(used) for k in kinds.get(c, ())])
+    errors = _selector_errors(engines, kinds, fleet)
     if errors:
         return _kept_as_stamped(desired, ours, fleet, errors)
 
@@ -114,6 +109,43 @@ def schedule(
         eligible=any(not fill.ineligible.why(c) for c in fleet),
         explain=lambda: trace(fill, all_replicas, judge),
     )
+
+
+def placeable_clusters(
+    deployment: dict[str, Any], clusters: list[dict[str, Any]], classes: list[dict[str, Any]]
+) -> tuple[str, ...]:
+    """The clusters where a replica of ``deployment`` could be placed, capacity aside: labels
+    match, taints tolerated, the cluster reachable and its stack ready, and some pool's class
+    fits every engine. Where a cache of its weights is worth staging; none while any of its
+    selectors is invalid."""
+    template = (deployment.get("spec") or {}).get("template", {}).get("spec") or {}
+    selector = (template.get("clusterSelector") or {}).get("matchLabels") or {}
+    engines = parse_engines(template)
+    kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
+    fleet = parse_clusters(clusters, kinds)
+    if _selector_errors(engines, kinds, fleet):
+        return ()
+    fill = Fill(
+        Matcher(engines),
+        fleet,
+        Ledger(FleetPools(fleet)),
+        selector,
+        list(template.get("tolerations") or []),
+        {},
+    )
+    return tuple(c.name for c in fleet if fill.can_take(c))
+
+
+def _selector_errors(
+    engines: tuple[Engine, ...], kinds: dict[str, tuple[DeviceKind, ...]], fleet: list[Cluster]
+) -> tuple[pl.SelectorError, ...]:
+    # Judged against the devices of classes the fleet's pools use. Every class's devices first
+    # (few, and no cluster read): when no device of any class trips a selector, none used does.
+    errors = selector_errors(engines, [k for c in sorted(kinds) for k in kinds[c]])
+    if errors:
+        used = {name for cl in fleet for name in cl.class_names()}
+        errors = selector_errors(engines, [k for c in sorted(used) for k in kinds.get(c, ())])
+    return errors
 
 
 def _fill(
