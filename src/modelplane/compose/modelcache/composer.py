@@ -50,12 +50,16 @@ from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
 from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.scheduling.fleet import cache_storage_class
+from modelplane.scheduling.scheduler import placeable_clusters
 
 Obj = dict[str, Any]
 
 API_VERSION = "modelplane.ai/v1alpha1"
 CLUSTERS = "inference-clusters"
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
+DEPLOYMENTS = "model-deployments"
+CLASSES = "inference-classes"
+REPLICAS = "model-replicas"
 BY_NAME = "cluster"
 """Requirements asking for a cluster the list does not hold by name: ``cluster/<name>``."""
 HYDRATED = "Hydrated"
@@ -129,7 +133,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
         held = _fleet_unlisted(inputs.observed, sorted(mine))
         held.requirements.update(lookup.requirements)
         return latch.keep_status(mc, held)
-    result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
+    result = Result(requirements={**REQUIREMENTS, **_users(mc), **lookup.requirements})
     phases: list[ClusterPhase] = []
     done = latch.recorded(mc)
     for name in sorted(lookup.pending):
@@ -137,7 +141,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
             result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
         message = "not listed; its objects are kept until it is read by name"
         phases.append(carried_phase(name, message, done.get(name)))
-    for cluster in selected(mc, [*listed, *lookup.found.values()]):
+    for cluster in where_used(mc, inputs, selected(mc, [*listed, *lookup.found.values()])):
         name = str(cluster["metadata"]["name"])
         observed = mine.get(name, {})
         provider_config = _provider_config(cluster)
@@ -169,6 +173,44 @@ def compose_model_cache(inputs: Inputs) -> Result:
         # Staged nowhere yet (no cluster selected, or none writable): nothing composed says so.
         result.ready = "False"
     return result
+
+
+def _users(mc: Obj) -> dict[str, Requirement]:
+    """What says where the weights are used: the deployments and replicas of the cache's
+    namespace, and the classes deciding where a deployment could run."""
+    ns = namespace_of(mc)
+    return {
+        DEPLOYMENTS: Requirement(API_VERSION, "ModelDeployment", match_labels={}, namespace=ns),
+        REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={}, namespace=ns),
+        CLASSES: Requirement(API_VERSION, "InferenceClass"),
+    }
+
+
+def where_used(mc: Obj, inputs: Inputs, clusters: list[Obj]) -> list[Obj]:
+    """Without a clusterSelector, the weights follow placements: staged only on the clusters
+    where a deployment referencing the cache could be placed (scheduling.placeable_clusters)
+    or a replica still mounts it. Until those lists are read, and while nothing references the
+    cache (weights staged ahead of a deployment), every cluster stays selected."""
+    if "clusterSelector" in mc["spec"] or any(k not in inputs.required for k in _users(mc)):
+        return clusters
+    name = str(mc["metadata"]["name"])
+
+    def mounts(obj: Obj) -> bool:
+        spec = obj.get("spec") or {}
+        spec = (spec.get("template") or {}).get("spec") or spec
+        return isinstance(spec, Mapping) and (spec.get("modelCacheRef") or {}).get("name") == name
+
+    deployments = [d for d in inputs.required[DEPLOYMENTS] if mounts(d)]
+    replicas = [r for r in inputs.required[REPLICAS] if mounts(r)]
+    if not deployments and not replicas:
+        return clusters
+    classes = list(inputs.required[CLASSES])
+    if not classes:
+        return clusters  # an empty list of classes is no evidence that nothing fits
+    used = {str((r.get("spec") or {}).get("clusterName", "")) for r in replicas}
+    for d in deployments:
+        used.update(placeable_clusters(d, clusters, classes))
+    return [c for c in clusters if str(c["metadata"]["name"]) in used]
 
 
 def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:
