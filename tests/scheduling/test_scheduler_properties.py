@@ -111,7 +111,7 @@ def fleet_st(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         ]
         declared = cluster(f"k{c}", pools)
         for spec in declared["spec"]["nodePools"]:
-            if grow := draw(st.integers(0, 2)):
+            if grow := draw(st.integers(0, 1)):
                 spec["maxNodeCount"] = spec["nodeCount"] + grow
         clusters.append(declared)
     return clusters, classes

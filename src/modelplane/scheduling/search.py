@@ -65,6 +65,8 @@ def _dfs(
     def go(slot: int, splits: int, rank: Rank) -> bool:
         """Explores from ``slot``; True once the best possible rank is reached (stop)."""
         if slot == slots:
+            if best and rank >= best[0]:
+                return False
             after = dict(states)
             for pool, pending in units.items():
                 if pending:

@@ -1,0 +1,28 @@
+"""The search within one cluster keeps the cheapest placement it finds, not the last."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.scheduling.scheduler import schedule
+from tests.fleet.fleetkit import cluster, deployment, engine, gpu_class, member
+
+
+def priced(name: str, price: float) -> dict[str, Any]:
+    c = gpu_class(name, count=4)
+    c["spec"]["cost"] = {"perNodeHour": price}
+    return c
+
+
+def test_the_cheapest_combination_of_engines_wins_when_the_cheapest_pool_holds_only_one() -> None:
+    # "cheap" holds one engine: the small one there first leaves the big one on "dear" (2.25);
+    # the big one there and the small one on "dear" costs less (1.5).
+    fleet = [cluster("a", [("cheap", "cheap", 1), ("dear", "dear", 2)])]
+    md = deployment(
+        engines=[
+            engine("small", [member(devices=[("gpu", 1, [])])]),
+            engine("big", [member(devices=[("gpu", 2, [])])], copies=2),
+        ]
+    )
+    [p] = schedule(md, fleet, [priced("cheap", 1), priced("dear", 2)], []).placements
+    assert [(e.name, e.members[0].pool) for e in p.engines] == [("small", "dear"), ("big", "cheap")]
