@@ -271,49 +271,52 @@ class Fill:
         # Keys only grow as replicas land, so a stale entry is a lower bound too.
         while self.heap:
             key, _, cluster = heapq.heappop(self.heap)
-            if cluster.name in self.full or key[3] != self.load.get(cluster.name, 0):
+            if self._stale(key, cluster):
                 continue
-            if self.ineligible.why(cluster):
+            exact = self._exact(cluster, key[3])
+            if exact is None:
                 continue
-            if self.spread and self.spread.blocked(cluster):
-                self.blocked[cluster.name] = cluster
-                continue
-            found = self.best(cluster)
-            if not isinstance(found, Candidate):
-                self.full[cluster.name] = "searched out" if found == "searched out" else ""
-                continue
-            soft = self.spread.key(cluster) if self.spread else ()
-            exact = (soft, found.rank, found.grows, key[3], cluster.name)
             if exact > key:
                 heapq.heappush(self.heap, (exact, True, cluster))
                 continue
+            found = self._candidates[cluster.name]
+            assert isinstance(found, Candidate)
             self.won[index] = (exact, self._runner_up())
             return self._commit(cluster, index, found)
         return None
+
+    def _stale(self, key: Key, cluster: Cluster) -> bool:
+        return cluster.name in self.full or key[3] != self.load.get(cluster.name, 0)
+
+    def _exact(self, cluster: Cluster, load: int) -> Key | None:
+        """The cluster's exact key for one more replica; None (and why, in ``blocked`` or
+        ``full``) when it may take none now."""
+        if self.ineligible.why(cluster):
+            return None
+        if self.spread and self.spread.blocked(cluster):
+            self.blocked[cluster.name] = cluster
+            return None
+        found = self.best(cluster)
+        if not isinstance(found, Candidate):
+            self.full[cluster.name] = "searched out" if found == "searched out" else ""
+            return None
+        soft = self.spread.key(cluster) if self.spread else ()
+        return (soft, found.rank, found.grows, load, cluster.name)
 
     def _runner_up(self) -> Key | None:
         """The exact key of the best other cluster (what the winner beat, for explain): the
         heap's top refined until it is exact; refined entries stay for the next placement."""
         while self.heap:
             key, exact, cluster = self.heap[0]
-            if cluster.name in self.full or key[3] != self.load.get(cluster.name, 0):
+            if self._stale(key, cluster):
                 heapq.heappop(self.heap)
                 continue
             if exact:
                 return key
             heapq.heappop(self.heap)
-            if self.ineligible.why(cluster):
-                continue
-            if self.spread and self.spread.blocked(cluster):
-                self.blocked[cluster.name] = cluster
-                continue
-            found = self.best(cluster)
-            if not isinstance(found, Candidate):
-                self.full[cluster.name] = "searched out" if found == "searched out" else ""
-                continue
-            soft = self.spread.key(cluster) if self.spread else ()
-            refined = (soft, found.rank, found.grows, key[3], cluster.name)
-            heapq.heappush(self.heap, (refined, True, cluster))
+            refined = self._exact(cluster, key[3])
+            if refined is not None:
+                heapq.heappush(self.heap, (refined, True, cluster))
         return None
 
     def _commit(self, cluster: Cluster, index: int, found: Candidate) -> Replica:
