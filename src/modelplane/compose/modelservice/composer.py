@@ -309,8 +309,8 @@ def _malformed(ms: Obj) -> str | None:
         if not isinstance(selector, dict) or not isinstance(selector.get("matchLabels"), dict):
             return f"ModelService spec.endpoints[{i}].selector.matchLabels is required"
         weight = entry.get("weight", 1)
-        if not isinstance(weight, int) or not 1 <= weight <= 1_000_000:
-            return f"ModelService spec.endpoints[{i}].weight must be an integer in 1..1000000"
+        if not isinstance(weight, int) or not 0 <= weight <= 1_000_000:
+            return f"ModelService spec.endpoints[{i}].weight must be an integer in 0..1000000"
     return None
 
 
@@ -319,6 +319,10 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[st
     return Result(
         resources=carry_forward(inputs.observed),
         requirements=requirements,
-        status={k: published[k] for k in ("address", "gateways", "endpoints") if k in published},
+        status={
+            k: published[k]
+            for k in ("address", "gateways", "endpoints", "entries")
+            if k in published
+        },
         conditions=status.waiting(missing),
     )
