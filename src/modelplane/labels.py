@@ -36,6 +36,11 @@ CLUSTER = "modelplane.ai/cluster"
 """Label: the InferenceCluster the replica is pinned to (mirrors ``spec.clusterName``)."""
 
 
+ROUTES_POOLS = "modelplane.ai/routes-pools"
+"""Label ("true") on a ModelService's route Objects: a replica leaving its deployment is deleted
+only once none of them references its InferencePool."""
+
+
 # The serving stack: what an InferenceCluster composes on its cluster.
 STACK_COMPONENT = "modelplane.ai/stack-component"
 """Label: the serving-stack component (cert-manager, grove, ...) a composed Release, Object or

@@ -38,6 +38,7 @@ from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
+from modelplane.labels import ROUTES_POOLS
 from modelplane.observed import carried, carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
@@ -121,6 +122,9 @@ def compose_service(inputs: Inputs) -> Result:
             manifest,
             readiness=ROUTE_READINESS if is_route else None,
         )
+        if is_route:
+            # A replica leaving its deployment is deleted once no route names its pool.
+            obj["metadata"]["labels"] = {ROUTES_POOLS: "true"}
         ready = ready_as_observed(inputs.observed.get(key))
         if key.startswith("front/"):
             obj["metadata"]["annotations"] = {ROUTED: ",".join(plan.routed())}
