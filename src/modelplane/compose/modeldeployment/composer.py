@@ -37,6 +37,15 @@ from modelplane.compose.evidence import Lookup, look_up
 from modelplane.compose.modeldeployment.drain import ROUTES, draining, routes_requirement
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.footprint import Footprint, footprint
+from modelplane.compose.modeldeployment.rollout import (
+    TEMPLATE_HASH,
+    Candidate,
+    Progress,
+    Strategy,
+    outdated,
+    template_hash,
+    to_update,
+)
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
 from modelplane.kube.objects import condition
@@ -119,6 +128,9 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     placed_keys: list[str] = []
     names: dict[str, str] = {}
+    strategy = Strategy.of(md)
+    stamped: dict[str, Obj] = {}
+    candidates: list[Candidate] = []
     for p in plan.placements:
         key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
         observed = mine.get(key)
@@ -127,8 +139,21 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
         names[key] = p.existing or (
             str(observed["metadata"]["name"]) if observed else replica_name(md, p)
         )
-        result.resources[key] = Desired(stamp(md, p, names[key]), ready=ready_as_observed(observed))
+        stamped[key] = stamp(md, p, names[key])
+        stamped[key]["metadata"].setdefault("annotations", {})[TEMPLATE_HASH] = template_hash(
+            stamped[key]
+        )
+        if observed is not None and outdated(observed, stamped[key]):
+            candidates.append(Candidate(p.index, key, _serving(observed) == "True"))
         placed_keys.append(key)
+    unavailable = sum(1 for k in placed_keys if k in mine and _serving(mine[k]) != "True")
+    updating = to_update(candidates, strategy, unavailable)
+    held = {c.key for c in candidates} - updating
+    for key in placed_keys:
+        observed = mine.get(key)
+        replica = carried(mine[key]) if key in held else stamped[key]
+        result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
+    progress = _progress(placed_keys, held, updating, mine, strategy, candidates)
 
     serving_placed = sum(1 for k in placed_keys if _serving(mine.get(k)) == "True")
     kept = _make_before_break(mine, plan, clusters, serving_placed, result.resources)
@@ -149,7 +174,8 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
         replicas["moving"] = len(kept)
     if leaving:
         replicas["draining"] = len(leaving)
-    result.status = {"replicas": replicas}
+    result.status = {"replicas": replicas, "rollout": progress.status()}
+    result.conditions.append(progress.condition(strategy))
     scheduled = _with_stranded(plan, kept, mine, stranded)
     if cache.hold and scheduled.status != "True":
         # Capacity is not what is short: nothing new may be placed until the cache is read.
@@ -164,6 +190,31 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     if not inputs.required[CLUSTERS]:
         result.events.append(_no_clusters())
     return result, frozenset(leaving)
+
+
+def _progress(
+    placed: list[str],
+    held: set[str],
+    updating: set[str],
+    mine: Mapping[str, Obj],
+    strategy: Strategy,
+    candidates: list[Candidate],
+) -> Progress:
+    updated = [k for k in placed if k not in held]
+    stalled = [
+        str(mine[k]["metadata"]["name"])
+        for k in updated
+        if k in mine and _serving(mine[k]) == "False"
+    ]
+    below = {c.key for c in candidates if c.index < strategy.partition}
+    return Progress(
+        updated=len(updated),
+        # One updated now restarts: it is not serving what it was updated to yet.
+        serving=sum(1 for k in updated if k not in updating and _serving(mine.get(k)) == "True"),
+        remaining=len(held),
+        stalled=tuple(stalled) if held else (),
+        partitioned=len(held & below),
+    )
 
 
 def _with_draining(cond: Condition, leaving: Iterable[str], mine: Mapping[str, Obj]) -> Condition:

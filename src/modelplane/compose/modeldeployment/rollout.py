@@ -1,0 +1,136 @@
+"""The rollout strategy: a changed template (or a change the function itself makes to what a
+replica is stamped with) reaches the replicas a few at a time, as a Deployment's reaches pods.
+
+A replica is *updated* when what it was last stamped with (``modelplane.ai/template-hash``)
+is what the deployment stamps now. Each reconcile updates outdated replicas, lowest index
+first, only while fewer than ``spec.rollout.maxUnavailable`` placed replicas are not serving:
+an updated replica that has not come back serving holds the rollout, so it advances only as
+updated replicas serve. Replicas below ``partition`` keep what they run; ``paused`` updates
+none. An outdated replica is composed as it is observed, untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.composer import Condition
+
+Obj = dict[str, Any]
+
+TEMPLATE_HASH = "modelplane.ai/template-hash"
+ROLLED_OUT = "RolledOut"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    max_unavailable: int = 1
+    partition: int = 0
+    paused: bool = False
+
+    @classmethod
+    def of(cls, md: Mapping[str, Any]) -> Strategy:
+        spec = (md.get("spec") or {}).get("rollout") or {}
+        return cls(
+            max_unavailable=int(spec.get("maxUnavailable", 1)),
+            partition=int(spec.get("partition", 0)),
+            paused=bool(spec.get("paused", False)),
+        )
+
+
+def template_hash(replica: Mapping[str, Any]) -> str:
+    """What a replica is stamped with: its spec and labels, not its annotations."""
+    stamped = {"spec": replica["spec"], "labels": replica["metadata"].get("labels") or {}}
+    return hashlib.sha256(json.dumps(stamped, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def outdated(observed: Mapping[str, Any], stamped: Mapping[str, Any]) -> bool:
+    """Whether the observed replica runs something other than ``stamped``. One stamped before
+    replicas carried the hash is outdated only if it lacks or differs in something stamped
+    (the API server adds defaults to what it holds)."""
+    meta = observed.get("metadata") or {}
+    was = (meta.get("annotations") or {}).get(TEMPLATE_HASH)
+    if was is not None:
+        return str(was) != stamped["metadata"]["annotations"][TEMPLATE_HASH]
+    return not _holds(observed.get("spec"), stamped["spec"]) or not _holds(
+        meta.get("labels"), stamped["metadata"].get("labels") or {}
+    )
+
+
+def _holds(observed: Any, wanted: Any) -> bool:
+    if isinstance(wanted, Mapping):
+        return isinstance(observed, Mapping) and all(
+            k in observed and _holds(observed[k], v) for k, v in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return (
+            isinstance(observed, Sequence)
+            and not isinstance(observed, str)
+            and len(observed) == len(wanted)
+            and all(_holds(o, w) for o, w in zip(observed, wanted, strict=True))
+        )
+    return bool(observed == wanted)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    index: int
+    key: str
+    serving: bool
+
+
+def to_update(candidates: list[Candidate], strategy: Strategy, unavailable: int) -> set[str]:
+    """The outdated replicas to update now; ``unavailable``: placed replicas not serving."""
+    if strategy.paused:
+        return set()
+    budget = strategy.max_unavailable - unavailable
+    out: set[str] = set()
+    for c in sorted(candidates, key=lambda c: c.index):
+        if c.index < strategy.partition:
+            continue
+        if c.serving:
+            if budget <= 0:
+                break
+            budget -= 1
+        out.add(c.key)
+    return out
+
+
+@dataclass(frozen=True)
+class Progress:
+    updated: int
+    serving: int
+    remaining: int
+    stalled: tuple[str, ...] = ()
+    """Updated replicas that report ModelServing False: what holds the rollout."""
+    partitioned: int = 0
+    """Of ``remaining``, those below the partition."""
+
+    def status(self) -> Obj:
+        return {"updated": self.updated, "serving": self.serving, "remaining": self.remaining}
+
+    def condition(self, strategy: Strategy) -> Condition:
+        counts = (
+            f"{self.updated} updated ({self.serving} serving), {self.remaining} to update "
+            f"(maxUnavailable {strategy.max_unavailable}, partition {strategy.partition})"
+        )
+        if not self.remaining:
+            return Condition(ROLLED_OUT, "True", "Complete", counts)
+        if self.partitioned == self.remaining:
+            return Condition(
+                ROLLED_OUT, "False", "Partitioned", f"{counts}; lower spec.rollout.partition"
+            )
+        if strategy.paused:
+            return Condition(ROLLED_OUT, "False", "Paused", f"{counts}; spec.rollout.paused")
+        if self.stalled:
+            held = ", ".join(self.stalled)
+            return Condition(
+                ROLLED_OUT,
+                "False",
+                "Stalled",
+                f"{counts}; held by updated replicas not serving: {held}",
+            )
+        return Condition(ROLLED_OUT, "False", "Progressing", counts)
