@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.composer import Condition
+from modelplane.labels import PRE_STOP_SECONDS, TERMINATION_GRACE
 
 Obj = dict[str, Any]
 
@@ -41,9 +42,18 @@ class Strategy:
         )
 
 
+STAMPED_ANNOTATIONS = (TERMINATION_GRACE, PRE_STOP_SECONDS)
+"""Annotations that reach the replica's pods: a change to them rolls out like the template."""
+
+
 def template_hash(replica: Mapping[str, Any]) -> str:
-    """What a replica is stamped with: its spec and labels, not its annotations."""
-    stamped = {"spec": replica["spec"], "labels": replica["metadata"].get("labels") or {}}
+    """What a replica is stamped with: its spec, labels and the annotations its pods read."""
+    annotations = replica["metadata"].get("annotations") or {}
+    stamped = {
+        "spec": replica["spec"],
+        "labels": replica["metadata"].get("labels") or {},
+        "pods": {k: annotations[k] for k in STAMPED_ANNOTATIONS if k in annotations},
+    }
     return hashlib.sha256(json.dumps(stamped, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -55,8 +65,12 @@ def outdated(observed: Mapping[str, Any], stamped: Mapping[str, Any]) -> bool:
     was = (meta.get("annotations") or {}).get(TEMPLATE_HASH)
     if was is not None:
         return str(was) != stamped["metadata"]["annotations"][TEMPLATE_HASH]
-    return not _holds(observed.get("spec"), stamped["spec"]) or not _holds(
-        meta.get("labels"), stamped["metadata"].get("labels") or {}
+    annotations = meta.get("annotations") or {}
+    wanted = stamped["metadata"]["annotations"]
+    return (
+        not _holds(observed.get("spec"), stamped["spec"])
+        or not _holds(meta.get("labels"), stamped["metadata"].get("labels") or {})
+        or any(annotations.get(k) != wanted.get(k) for k in STAMPED_ANNOTATIONS)
     )
 
 
