@@ -158,3 +158,25 @@ def test_replicas_stamped_before_the_template_hash_are_not_restarted_by_an_upgra
             del obj["metadata"]["annotations"][TEMPLATE_HASH]
     rsp = fleet.reconcile(md())
     assert rsp.status["rollout"] == {"updated": 6, "serving": 6, "remaining": 0}
+
+
+def test_a_rollout_by_cluster_updates_one_cluster_at_a_time() -> None:
+    fleet = settled(md())
+    before = fleet.stamps()
+    clusters = {
+        int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): o["spec"]["clusterName"]
+        for o in fleet.observed.values()
+        if o["kind"] == "ModelReplica"
+    }
+    assert len(set(clusters.values())) == 3
+    restarting: list[set[str]] = []
+    for _ in range(8):
+        rsp = fleet.reconcile(md("vllm/vllm-openai:v2", unit="Cluster"))
+        now = fleet.stamps()
+        # The clusters whose replicas were updated by this reconcile.
+        restarting.append(
+            {clusters[i] for i in now if now[i] != before[i]} - set().union(*restarting)
+        )
+    assert all(len(step) <= 1 for step in restarting)
+    assert fleet.changed(before) == [True] * 6
+    assert rsp.condition("RolledOut")[1] == "Complete"

@@ -144,7 +144,7 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
             stamped[key]
         )
         if observed is not None and outdated(observed, stamped[key]):
-            candidates.append(Candidate(p.index, key, _serving(observed) == "True"))
+            candidates.append(Candidate(p.index, key, _serving(observed) == "True", p.cluster))
         placed_keys.append(key)
     unavailable = sum(1 for k in placed_keys if k in mine and _serving(mine[k]) != "True")
     updating = to_update(candidates, strategy, unavailable)

@@ -31,6 +31,9 @@ class Strategy:
     max_unavailable: int = 1
     partition: int = 0
     paused: bool = False
+    by_cluster: bool = False
+    """Update every outdated replica of one cluster together, the next cluster only once no
+    placed replica is left not serving (maxUnavailable does not apply)."""
 
     @classmethod
     def of(cls, md: Mapping[str, Any]) -> Strategy:
@@ -39,6 +42,7 @@ class Strategy:
             max_unavailable=int(spec.get("maxUnavailable", 1)),
             partition=int(spec.get("partition", 0)),
             paused=bool(spec.get("paused", False)),
+            by_cluster=spec.get("unit") == "Cluster",
         )
 
 
@@ -94,17 +98,23 @@ class Candidate:
     index: int
     key: str
     serving: bool
+    cluster: str = ""
 
 
 def to_update(candidates: list[Candidate], strategy: Strategy, unavailable: int) -> set[str]:
     """The outdated replicas to update now; ``unavailable``: placed replicas not serving."""
     if strategy.paused:
         return set()
+    eligible = sorted(
+        (c for c in candidates if c.index >= strategy.partition), key=lambda c: c.index
+    )
+    if strategy.by_cluster:
+        if unavailable or not eligible:
+            return set()
+        return {c.key for c in eligible if c.cluster == eligible[0].cluster}
     budget = strategy.max_unavailable - unavailable
     out: set[str] = set()
-    for c in sorted(candidates, key=lambda c: c.index):
-        if c.index < strategy.partition:
-            continue
+    for c in eligible:
         if c.serving:
             if budget <= 0:
                 break
@@ -127,9 +137,14 @@ class Progress:
         return {"updated": self.updated, "serving": self.serving, "remaining": self.remaining}
 
     def condition(self, strategy: Strategy) -> Condition:
+        pace = (
+            "a cluster at a time"
+            if strategy.by_cluster
+            else (f"maxUnavailable {strategy.max_unavailable}")
+        )
         counts = (
             f"{self.updated} updated ({self.serving} serving), {self.remaining} to update "
-            f"(maxUnavailable {strategy.max_unavailable}, partition {strategy.partition})"
+            f"({pace}, partition {strategy.partition})"
         )
         if not self.remaining:
             return Condition(ROLLED_OUT, "True", "Complete", counts)
