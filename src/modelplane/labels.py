@@ -36,6 +36,19 @@ CLUSTER = "modelplane.ai/cluster"
 """Label: the InferenceCluster the replica is pinned to (mirrors ``spec.clusterName``)."""
 
 
+TERMINATION_GRACE = "modelplane.ai/termination-grace-period-seconds"
+"""Annotation a ModelDeployment stamps on each ModelReplica: its pods' termination grace period
+(``spec.drain.terminationGracePeriodSeconds``); absent, the pods keep Kubernetes' default."""
+
+PRE_STOP_SECONDS = "modelplane.ai/pre-stop-seconds"
+"""Annotation beside ``TERMINATION_GRACE``: how long the engine keeps serving in-flight requests
+after its pod starts terminating, before it is signalled (a preStop sleep)."""
+
+ROUTES_POOLS = "modelplane.ai/routes-pools"
+"""Label ("true") on a ModelService's route Objects: a replica leaving its deployment is deleted
+only once none of them references its InferencePool."""
+
+
 # The serving stack: what an InferenceCluster composes on its cluster.
 STACK_COMPONENT = "modelplane.ai/stack-component"
 """Label: the serving-stack component (cert-manager, grove, ...) a composed Release, Object or

@@ -97,7 +97,8 @@ def test_the_device_recorded_at_placement_is_the_one_charged() -> None:
 def test_a_replica_on_a_class_with_one_kind_per_device_class_records_nothing() -> None:
     h100 = builders.inference_class("h100")
     [p] = schedule(deployment(), [cluster("a", [("p", "h100", 1)])], [h100], []).placements
-    assert "annotations" not in stamp_replica(deployment(), p, "n")["metadata"]
+    annotations = stamp_replica(deployment(), p, "n")["metadata"].get("annotations") or {}
+    assert pl.DEVICE_ASSIGNMENT not in annotations
 
 
 def test_an_overcommitted_pool_is_called_overcommitted_not_counted_in_free_nodes() -> None:

@@ -14,6 +14,7 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
+from modelplane.compose.modeldeployment.drain import ROUTES
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
@@ -48,8 +49,8 @@ def reconcile(
     observed: dict[str, Obj] | None = None,
     gone: tuple[str, ...] = (),
 ) -> Result:
-    """``gone``: clusters asked for by name that are not there."""
-    required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: replicas or []}
+    """``gone``: clusters asked for by name that are not there. No route names a pool."""
+    required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: replicas or [], ROUTES: []}
     required |= {f"cluster/{name}": [] for name in gone}
     return compose_deployment(Inputs(composite=md, required=required, observed=observed or {}))
 

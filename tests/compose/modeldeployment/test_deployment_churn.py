@@ -8,6 +8,7 @@ import copy
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
+from modelplane.compose.modeldeployment.drain import ROUTES
 from tests.compose.through import Response, run
 from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
 
@@ -109,10 +110,18 @@ def test_a_replica_on_a_cluster_positively_gone_moves_make_before_break() -> Non
     assert moving.status["replicas"] == {"total": 2, "ready": 2, "moving": 1}
     assert moving.condition("ReplicasServing")[2].startswith("2 of 2 replicas serving, 1 moving")
 
-    # The replacement serves: the old replica goes, and nothing is moving any more.
+    # The replacement serves: the old replica's endpoint goes first, and nothing is moving.
     after = as_observed(moving)
     mine = [o for o in after.values() if o["kind"] == "ModelReplica"]
-    done = run(md, after, {**required, REPLICAS: mine})
+    draining = run(md, after, {**required, REPLICAS: mine, ROUTES: []})
+    replicas = sorted(k for k, o in draining.resources.items() if o["kind"] == "ModelReplica")
+    assert replicas == ["replica-0-a", "replica-1-b", "replica-1-c"]
+    assert "endpoint-1-b" not in draining.resources
+    assert draining.status["replicas"] == {"total": 2, "ready": 2, "draining": 1}
+
+    # Its endpoint deleted and no route naming its pool: the old replica goes.
+    gone = as_observed(draining)
+    done = run(md, gone, {**required, REPLICAS: mine, ROUTES: []})
     replicas = sorted(k for k, o in done.resources.items() if o["kind"] == "ModelReplica")
     assert replicas == ["replica-0-a", "replica-1-c"]
     assert done.status["replicas"] == {"total": 2, "ready": 2}

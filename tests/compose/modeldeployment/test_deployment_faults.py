@@ -14,6 +14,7 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
+from modelplane.compose.modeldeployment.drain import ROUTES
 from modelplane.composer import Inputs
 from tests.compose.through import Response, run
 from tests.fleet.builders import (
@@ -58,8 +59,9 @@ def reconcile(
     gone: tuple[str, ...] = (),
 ) -> Response:
     """A reconcile with ``observed`` composed; ``listed``: the required replicas (default all);
-    ``gone``: clusters asked for by name that are not there."""
+    ``gone``: clusters asked for by name that are not there. No route names a pool."""
     required = {
+        ROUTES: [],
         CLUSTERS: fleet,
         CLASSES: [H100] if classes is None else classes,
         REPLICAS: list(observed.values()) if listed is None else listed,

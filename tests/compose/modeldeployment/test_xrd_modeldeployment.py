@@ -475,3 +475,15 @@ def test_template_members_are_replica_members_with_a_node_selector_for_the_place
 
 def test_schema_files_exist() -> None:
     assert Path(APIS / "modeldeployments" / "composition.yaml").exists()
+
+
+def test_a_drain_whose_pre_stop_outlasts_its_grace_period_is_refused() -> None:
+    md = deployment("qwen")
+    md["spec"]["drain"] = {"terminationGracePeriodSeconds": 60, "preStopSeconds": 60}
+    [error] = errors("modeldeployments", md)
+    assert "drain.preStopSeconds must be less than drain.terminationGracePeriodSeconds" in error
+
+
+def test_a_deployment_without_a_drain_is_admitted_with_its_defaults() -> None:
+    admitted = admission("modeldeployments").admit(deployment("qwen")).object["spec"]
+    assert admitted["drain"] == {"terminationGracePeriodSeconds": 600, "preStopSeconds": 30}

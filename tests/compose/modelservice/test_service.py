@@ -466,7 +466,7 @@ def test_once_programmed_on_every_gateway_the_service_is_ready_with_an_address_p
         "accepted, every backend resolved, on gateways a, b, to cluster east, cluster west "
         "(the gateways do not report their proxies' configuration)"
     )
-    assert result.status == {
+    assert {k: v for k, v in result.status.items() if k != "entries"} == {
         "endpoints": {"matched": 3, "ready": 3},
         "gateways": [
             {"name": "a", "routingReady": True, "address": "https://a.example.com/ml/qwen"},

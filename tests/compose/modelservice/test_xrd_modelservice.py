@@ -40,8 +40,8 @@ def test_a_weighted_service_with_a_timeout_is_admitted() -> None:
     assert errors("modelservices", SERVICE) == []
 
 
-@pytest.mark.parametrize("weight", [0, 1_000_001])
-def test_a_weight_is_one_to_a_million(weight: int) -> None:
+@pytest.mark.parametrize("weight", [-1, 1_000_001])
+def test_a_weight_is_zero_to_a_million(weight: int) -> None:
     service = mutated(SERVICE, lambda s: s["spec"]["endpoints"][0].update(weight=weight))
     [error] = errors("modelservices", service)
     assert error.startswith("spec.endpoints[0].weight: Invalid value:")

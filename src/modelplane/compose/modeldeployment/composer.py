@@ -22,7 +22,9 @@ Nothing running is lost to a fault:
   carried forward until the answer comes; found, it is read as listed (the list lagged);
 - a replica whose cluster is gone (asked for by name, absent), or whose pool's InferenceClass is
   not listed, stays, serving or not, while fewer than ``spec.replicas`` of the scheduled
-  replicas are serving: it is counted as moving (``status.replicas.moving``).
+  replicas are serving: it is counted as moving (``status.replicas.moving``);
+- a replica leaving (scale-in, a move completed, a drain) goes in two phases (``drain.py``):
+  its endpoint first, the replica once no route references its pool.
 """
 
 from __future__ import annotations
@@ -32,8 +34,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.evidence import Lookup, look_up
+from modelplane.compose.modeldeployment.drain import ROUTES, draining, routes_requirement
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.footprint import Footprint, footprint
+from modelplane.compose.modeldeployment.rollout import (
+    TEMPLATE_HASH,
+    Candidate,
+    Progress,
+    Strategy,
+    outdated,
+    template_hash,
+    to_update,
+)
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
 from modelplane.kube.objects import condition
@@ -66,29 +78,31 @@ def compose_deployment(inputs: Inputs) -> Result:
     if problem:
         return Result.failed(problem)
     cache = footprint(md, inputs.required)
-    result = _place(inputs, cache)
+    result, leaving = _place(inputs, cache)
     # Every path asks for the cache and says what it knows of it, so it is read with the fleet.
     result.requirements.update(cache.requirements)
     if cache.condition is not None:
         result.conditions.insert(0, cache.condition)
     result.events.extend(cache.events)
-    # Every path placement takes gets the endpoints of the replicas it composes (endpoints.py).
-    return with_endpoints(inputs, result)
+    # Every path placement takes gets the endpoints of the replicas it composes (endpoints.py),
+    # but for those draining.
+    return with_endpoints(inputs, result, leaving)
 
 
-def _place(inputs: Inputs, cache: Footprint) -> Result:
+def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
+    """The result, and the replicas in it that are draining (kept without an endpoint)."""
     md = inputs.composite
     mine = _observed_replicas(inputs.observed)
     missing = [name for name in REQUIREMENTS if name not in inputs.required]
     if missing:
-        return _waiting(inputs.observed, missing)
+        return _waiting(inputs.observed, missing), frozenset()
     unlisted = [name for name in (CLUSTERS, CLASSES) if not inputs.required[name]]
     if unlisted and mine:
-        return _fleet_unlisted(md, inputs.observed, mine, unlisted)
+        return _fleet_unlisted(md, inputs.observed, mine, unlisted), frozenset()
     lookup = _look_up_clusters(inputs, mine)
     if lookup.pending:
         asked = [f"InferenceCluster {n} by name (not listed)" for n in sorted(lookup.pending)]
-        return _waiting(inputs.observed, asked, lookup.requirements)
+        return _waiting(inputs.observed, asked, lookup.requirements), frozenset()
 
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
     clusters = [
@@ -108,12 +122,15 @@ def _place(inputs: Inputs, cache: Footprint) -> Result:
         hold=cache.hold,
     )
     if plan.selector_errors:
-        return _invalid_selectors(mine, plan)
+        return _invalid_selectors(mine, plan), frozenset()
 
     result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     placed_keys: list[str] = []
     names: dict[str, str] = {}
+    strategy = Strategy.of(md)
+    stamped: dict[str, Obj] = {}
+    candidates: list[Candidate] = []
     for p in plan.placements:
         key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
         observed = mine.get(key)
@@ -122,8 +139,21 @@ def _place(inputs: Inputs, cache: Footprint) -> Result:
         names[key] = p.existing or (
             str(observed["metadata"]["name"]) if observed else replica_name(md, p)
         )
-        result.resources[key] = Desired(stamp(md, p, names[key]), ready=ready_as_observed(observed))
+        stamped[key] = stamp(md, p, names[key])
+        stamped[key]["metadata"].setdefault("annotations", {})[TEMPLATE_HASH] = template_hash(
+            stamped[key]
+        )
+        if observed is not None and outdated(observed, stamped[key]):
+            candidates.append(Candidate(p.index, key, _serving(observed) == "True", p.cluster))
         placed_keys.append(key)
+    unavailable = sum(1 for k in placed_keys if k in mine and _serving(mine[k]) != "True")
+    updating = to_update(candidates, strategy, unavailable)
+    held = {c.key for c in candidates} - updating
+    for key in placed_keys:
+        observed = mine.get(key)
+        replica = carried(mine[key]) if key in held else stamped[key]
+        result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
+    progress = _progress(placed_keys, held, updating, mine, strategy, candidates)
 
     serving_placed = sum(1 for k in placed_keys if _serving(mine.get(k)) == "True")
     kept = _make_before_break(mine, plan, clusters, serving_placed, result.resources)
@@ -131,16 +161,26 @@ def _place(inputs: Inputs, cache: Footprint) -> Result:
     for key in [*kept, *stranded]:
         result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
     kept += [key for key in stranded if _serving(mine[key]) == "True"]
+    if any(key not in result.resources for key in mine):
+        # Asked for whenever a replica leaves, kept or not, so the requirements settle.
+        result.requirements[ROUTES] = routes_requirement(md)
+    leaving = draining(inputs, mine, result.resources)
+    for key in leaving:
+        result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
 
     ready = serving_placed + len(kept)
     replicas = {"total": plan.scheduled, "ready": ready}
     if kept:
         replicas["moving"] = len(kept)
-    result.status = {"replicas": replicas}
+    if leaving:
+        replicas["draining"] = len(leaving)
+    result.status = {"replicas": replicas, "rollout": progress.status()}
+    result.conditions.append(progress.condition(strategy))
     scheduled = _with_stranded(plan, kept, mine, stranded)
     if cache.hold and scheduled.status != "True":
         # Capacity is not what is short: nothing new may be placed until the cache is read.
         scheduled = Condition(SCHEDULED, "False", "WaitingForModelCache", scheduled.message)
+    scheduled = _with_draining(scheduled, leaving, mine)
     result.conditions.append(scheduled)
     result.conditions.append(serving_condition(plan.desired, names, kept, mine))
     if scheduled.status != "True":
@@ -149,7 +189,43 @@ def _place(inputs: Inputs, cache: Footprint) -> Result:
         result.ready = "False"
     if not inputs.required[CLUSTERS]:
         result.events.append(_no_clusters())
-    return result
+    return result, frozenset(leaving)
+
+
+def _progress(
+    placed: list[str],
+    held: set[str],
+    updating: set[str],
+    mine: Mapping[str, Obj],
+    strategy: Strategy,
+    candidates: list[Candidate],
+) -> Progress:
+    updated = [k for k in placed if k not in held]
+    stalled = [
+        str(mine[k]["metadata"]["name"])
+        for k in updated
+        if k in mine and _serving(mine[k]) == "False"
+    ]
+    below = {c.key for c in candidates if c.index < strategy.partition}
+    return Progress(
+        updated=len(updated),
+        # One updated now restarts: it is not serving what it was updated to yet.
+        serving=sum(1 for k in updated if k not in updating and _serving(mine.get(k)) == "True"),
+        remaining=len(held),
+        stalled=tuple(stalled) if held else (),
+        partitioned=len(held & below),
+    )
+
+
+def _with_draining(cond: Condition, leaving: Iterable[str], mine: Mapping[str, Obj]) -> Condition:
+    names = sorted(str(mine[k]["metadata"]["name"]) for k in leaving)
+    if not names:
+        return cond
+    line = (
+        f"draining {', '.join(names)}: endpoint withdrawn, deleted once no route references "
+        f"{'its pool' if len(names) == 1 else 'their pools'}"
+    )
+    return cond._replace(message=f"{cond.message}; {line}")
 
 
 NO_CLUSTERS = "No InferenceClusters found"

@@ -37,8 +37,11 @@ def endpoint_key(replica_key: str) -> str:
     return ENDPOINT_PREFIX + replica_key.removeprefix(REPLICA_PREFIX)
 
 
-def with_endpoints(inputs: Inputs, result: Result) -> Result:
-    """``result`` with the endpoints of the replicas it composes added."""
+def with_endpoints(
+    inputs: Inputs, result: Result, draining: frozenset[str] = frozenset()
+) -> Result:
+    """``result`` with the endpoints of the replicas it composes added, but for those
+    ``draining`` (kept only until the routes no longer reference them)."""
     if result.fatal is not None:
         return result
     observed = {
@@ -52,7 +55,7 @@ def with_endpoints(inputs: Inputs, result: Result) -> Result:
     fleet = by_name(inputs.required[CLUSTERS])
     for key, desired in list(result.resources.items()):
         replica = desired.resource
-        if replica.get("kind") != "ModelReplica":
+        if replica.get("kind") != "ModelReplica" or key in draining:
             continue
         ek = endpoint_key(key)
         serving = _serving(inputs.observed.get(key))

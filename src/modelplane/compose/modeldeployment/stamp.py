@@ -7,7 +7,14 @@ from typing import Any
 from modelplane.compose.modeldeployment.picker import replica_serving
 from modelplane.composer import namespace_of
 from modelplane.kube.names import dns_label
-from modelplane.labels import CLUSTER, DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA_INDEX
+from modelplane.labels import (
+    CLUSTER,
+    DEPLOYMENT,
+    DEPLOYMENT_NAMESPACE,
+    REPLICA_INDEX,
+    TERMINATION_GRACE,
+)
+from modelplane.labels import PRE_STOP_SECONDS as PRE_STOP
 from modelplane.scheduling.placement import DEVICE_ASSIGNMENT, ReplicaPlacement
 
 Obj = dict[str, Any]
@@ -50,10 +57,26 @@ def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
         spec["serving"] = replica_serving(tspec["serving"])
     spec["engines"] = [_engine(e, placement) for e in tspec["engines"]]
     metadata: Obj = {"name": name, "namespace": namespace_of(md), "labels": labels}
+    metadata["annotations"] = _drain(md)
     assignment = placement.device_assignment()
     if assignment is not None:
-        metadata["annotations"] = {DEVICE_ASSIGNMENT: assignment}
+        metadata["annotations"][DEVICE_ASSIGNMENT] = assignment
     return {"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": metadata, "spec": spec}
+
+
+GRACE_SECONDS = 600
+"""Long enough for a long generation (thousands of tokens) to finish after its pod is told to
+stop; Kubernetes' 30 s default cuts streams."""
+PRE_STOP_SECONDS = 30
+"""Long enough for the endpoint picker to stop sending a terminating pod new requests."""
+
+
+def _drain(md: Obj) -> dict[str, str]:
+    drain = md["spec"].get("drain") or {}
+    return {
+        TERMINATION_GRACE: str(int(drain.get("terminationGracePeriodSeconds", GRACE_SECONDS))),
+        PRE_STOP: str(int(drain.get("preStopSeconds", PRE_STOP_SECONDS))),
+    }
 
 
 def _engine(engine: Obj, placement: ReplicaPlacement) -> Obj:

@@ -146,6 +146,17 @@ def member_pod(
                 ),
             }
         ]
+    grace, pre_stop = _drain(ctx)
+    if grace is not None:
+        pod["terminationGracePeriodSeconds"] = grace
+    if pre_stop:
+        # The engine keeps answering what it has while the pool stops sending it more.
+        out_containers[:] = [
+            {**c, "lifecycle": {"preStop": {"sleep": {"seconds": pre_stop}}}}
+            if c.get("name") == ENGINE_CONTAINER
+            else c
+            for c in out_containers
+        ]
     pull_secrets = spec.get("imagePullSecrets")
     if pull_secrets:
         pod["imagePullSecrets"] = pull_secrets
@@ -201,6 +212,15 @@ def _engine(
         if "readinessProbe" not in container:
             out["readinessProbe"] = _default_probe(_http_port(ports, port))
     return out
+
+
+def _drain(ctx: ReplicaContext) -> tuple[int | None, int]:
+    """The grace period and preStop seconds its deployment stamped, or none (a replica written
+    by hand, or stamped before these existed, keeps its pods as they are)."""
+    annotations = (ctx.replica.get("metadata") or {}).get("annotations") or {}
+    grace = annotations.get(labels.TERMINATION_GRACE)
+    pre_stop = annotations.get(labels.PRE_STOP_SECONDS)
+    return (int(grace) if grace is not None else None), int(pre_stop or 0)
 
 
 def _declares(containers: list[Obj], port: int) -> bool:

@@ -38,6 +38,7 @@ from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
+from modelplane.labels import ROUTES_POOLS
 from modelplane.observed import carried, carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
@@ -121,6 +122,9 @@ def compose_service(inputs: Inputs) -> Result:
             manifest,
             readiness=ROUTE_READINESS if is_route else None,
         )
+        if is_route:
+            # A replica leaving its deployment is deleted once no route names its pool.
+            obj["metadata"]["labels"] = {ROUTES_POOLS: "true"}
         ready = ready_as_observed(inputs.observed.get(key))
         if key.startswith("front/"):
             obj["metadata"]["annotations"] = {ROUTED: ",".join(plan.routed())}
@@ -309,8 +313,8 @@ def _malformed(ms: Obj) -> str | None:
         if not isinstance(selector, dict) or not isinstance(selector.get("matchLabels"), dict):
             return f"ModelService spec.endpoints[{i}].selector.matchLabels is required"
         weight = entry.get("weight", 1)
-        if not isinstance(weight, int) or not 1 <= weight <= 1_000_000:
-            return f"ModelService spec.endpoints[{i}].weight must be an integer in 1..1000000"
+        if not isinstance(weight, int) or not 0 <= weight <= 1_000_000:
+            return f"ModelService spec.endpoints[{i}].weight must be an integer in 0..1000000"
     return None
 
 
@@ -319,6 +323,10 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[st
     return Result(
         resources=carry_forward(inputs.observed),
         requirements=requirements,
-        status={k: published[k] for k in ("address", "gateways", "endpoints") if k in published},
+        status={
+            k: published[k]
+            for k in ("address", "gateways", "endpoints", "entries")
+            if k in published
+        },
         conditions=status.waiting(missing),
     )

@@ -7,6 +7,8 @@ carried in two hops:
 
 - the front route (on every gateway) has one *lane* per ready replica and one per ready external
   endpoint, each weighted by its share; a replica's lane sets a header naming its InferencePool;
+  an entry at weight 0 is parked: its lanes stay in the routes at weight 0 (the Gateway API's
+  "no traffic"), so traffic can be shifted onto it in steps with every backend already resolved;
 - a cluster's fleet route has one rule per pool, matching that header, naming that pool alone.
 
 One pool per rule is Envoy AI Gateway's rule (v1.1.0 refuses a rule naming more than one
@@ -114,6 +116,11 @@ class Plan:
         return sorted(lane.endpoint for lane in self.lanes)
 
     @property
+    def parked(self) -> bool:
+        """Every lane is configured at weight 0: the gateways route no request."""
+        return bool(self.lanes) and not any(lane.weight for lane in self.lanes)
+
+    @property
     def matched(self) -> int:
         return len(self.members)
 
@@ -158,7 +165,7 @@ def plan_service(
                     endpoint=endpoint,
                 )
             )
-    weights = [int(e.get("weight") or 1) for e in entries_spec]
+    weights = [_weight(e) for e in entries_spec]
     entries = tuple(
         Entry(
             index=i,
@@ -171,6 +178,12 @@ def plan_service(
     shares = _shares(entries, members)
     lanes, dropped = _lanes(members, shares)
     return Plan(entries, tuple(members), lanes, dropped)
+
+
+def _weight(entry: Mapping[str, Any]) -> int:
+    """The entry's weight; 0 parks it (its lanes kept configured, given no traffic)."""
+    weight = entry.get("weight")
+    return 1 if weight is None else int(weight)
 
 
 def _why_not_ready(
@@ -214,10 +227,12 @@ def _why_not_ready(
 
 
 def _shares(entries: Sequence[Entry], members: Sequence[Member]) -> dict[str, Fraction]:
+    """Each ready endpoint's share; a parked entry's (weight 0) are 0, and so are all of them
+    when every entry with a ready endpoint is parked."""
     active = [e for e in entries if e.ready]
     total = sum(e.weight for e in active)
     return {
-        name: Fraction(entry.weight, total * len(entry.ready))
+        name: Fraction(entry.weight, total * len(entry.ready)) if total else Fraction(0)
         for entry in active
         for name in entry.ready
     }
@@ -235,7 +250,7 @@ def _lanes(
     order = sorted(range(len(drafts)), key=lambda i: (-shares[drafts[i].name], i))
     kept_ids = sorted(order[:BACKENDS_MAX])
     dropped_ids = sorted(order[BACKENDS_MAX:])
-    weights = integer_weights([shares[drafts[i].name] for i in kept_ids])
+    weights = integer_weights([shares[drafts[i].name] for i in kept_ids], allow_zero=True)
 
     def lane(i: int, weight: int) -> Lane:
         m = drafts[i]

@@ -67,11 +67,31 @@ def report(
         gateways.append(entry)
     out.status = {
         "endpoints": {"matched": plan.matched, "ready": plan.ready},
+        "entries": _entries(plan),
         "gateways": gateways,
         **({"address": address} if address else {}),
     }
     out.conditions.append(_routing(plan, serving, skipped, programmed))
     return out
+
+
+def _entries(plan: Plan) -> list[Obj]:
+    """Each entry's weight as composed and the share of traffic its lanes carry: what a
+    controller shifting traffic in steps reads back before its next step."""
+    entry_of = {m.name: m.entry for m in plan.members}
+    percent = [0.0] * len(plan.entries)
+    for lane in plan.lanes:
+        percent[entry_of[lane.endpoint]] += float(lane.share) * 100
+    return [
+        {
+            "index": e.index,
+            "weight": e.weight,
+            "matched": len(e.matched),
+            "ready": len(e.ready),
+            "percent": round(percent[e.index], 2),
+        }
+        for e in plan.entries
+    ]
 
 
 def _endpoints(
@@ -87,6 +107,8 @@ def _endpoints(
         )
         if e.matched and not e.ready and active:
             line += " (its share goes to the other entries)"
+        elif e.ready and not e.weight:
+            line += " (parked: kept in the routes with no traffic)"
         lines.append(line)
     unready = [f"{m.name}: {m.why_not_ready}" for m in plan.members if not m.ready]
     if len(unready) > LISTED:
@@ -153,6 +175,15 @@ def _routing(
         pending += [f"gateway {s}" for s in skipped]
     if pending:
         return Condition(ROUTING, "False", "Configuring", f"not accepted yet: {'; '.join(pending)}")
+    if plan.parked:
+        return Condition(
+            ROUTING,
+            "False",
+            "Parked",
+            f"every entry with a ready endpoint has weight 0: the routes on "
+            f"{_plural('gateway', serving)} {names} keep every lane configured and send no "
+            "request to any; give an entry a weight to serve",
+        )
     if plan.dropped:
         left = ", ".join(lane.label for lane in plan.dropped)
         return Condition(

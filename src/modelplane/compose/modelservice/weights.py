@@ -17,8 +17,14 @@ from math import gcd, lcm
 from modelplane.compose.frontdoor import WEIGHT_MAX
 
 
-def integer_weights(shares: Sequence[Fraction], ceiling: int = WEIGHT_MAX) -> list[int]:
-    """Weights proportional to ``shares`` (each > 0), each in ``1..ceiling``."""
+def integer_weights(
+    shares: Sequence[Fraction], ceiling: int = WEIGHT_MAX, allow_zero: bool = False
+) -> list[int]:
+    """Weights proportional to ``shares`` (each > 0), each in ``1..ceiling``. With
+    ``allow_zero``, a share of 0 (a parked lane) gets weight 0 and the rest are weighed alone."""
+    if allow_zero:
+        positive = iter(integer_weights([s for s in shares if s > 0], ceiling))
+        return [next(positive) if s > 0 else 0 for s in shares]
     if not shares:
         return []
     if any(s <= 0 for s in shares):

@@ -1,0 +1,165 @@
+"""The rollout strategy: a changed template (or a change the function itself makes to what a
+replica is stamped with) reaches the replicas a few at a time, as a Deployment's reaches pods.
+
+A replica is *updated* when what it was last stamped with (``modelplane.ai/template-hash``)
+is what the deployment stamps now. Each reconcile updates outdated replicas, lowest index
+first, only while fewer than ``spec.rollout.maxUnavailable`` placed replicas are not serving:
+an updated replica that has not come back serving holds the rollout, so it advances only as
+updated replicas serve. Replicas below ``partition`` keep what they run; ``paused`` updates
+none. An outdated replica is composed as it is observed, untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.composer import Condition
+from modelplane.labels import PRE_STOP_SECONDS, TERMINATION_GRACE
+
+Obj = dict[str, Any]
+
+TEMPLATE_HASH = "modelplane.ai/template-hash"
+ROLLED_OUT = "RolledOut"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    max_unavailable: int = 1
+    partition: int = 0
+    paused: bool = False
+    by_cluster: bool = False
+    """Update every outdated replica of one cluster together, the next cluster only once no
+    placed replica is left not serving (maxUnavailable does not apply)."""
+
+    @classmethod
+    def of(cls, md: Mapping[str, Any]) -> Strategy:
+        spec = (md.get("spec") or {}).get("rollout") or {}
+        return cls(
+            max_unavailable=int(spec.get("maxUnavailable", 1)),
+            partition=int(spec.get("partition", 0)),
+            paused=bool(spec.get("paused", False)),
+            by_cluster=spec.get("unit") == "Cluster",
+        )
+
+
+STAMPED_ANNOTATIONS = (TERMINATION_GRACE, PRE_STOP_SECONDS)
+"""Annotations that reach the replica's pods: a change to them rolls out like the template."""
+
+
+def template_hash(replica: Mapping[str, Any]) -> str:
+    """What a replica is stamped with: its spec, labels and the annotations its pods read."""
+    annotations = replica["metadata"].get("annotations") or {}
+    stamped = {
+        "spec": replica["spec"],
+        "labels": replica["metadata"].get("labels") or {},
+        "pods": {k: annotations[k] for k in STAMPED_ANNOTATIONS if k in annotations},
+    }
+    return hashlib.sha256(json.dumps(stamped, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def outdated(observed: Mapping[str, Any], stamped: Mapping[str, Any]) -> bool:
+    """Whether the observed replica runs something other than ``stamped``. One stamped before
+    replicas carried the hash is outdated only if it lacks or differs in something stamped
+    (the API server adds defaults to what it holds)."""
+    meta = observed.get("metadata") or {}
+    was = (meta.get("annotations") or {}).get(TEMPLATE_HASH)
+    if was is not None:
+        return str(was) != stamped["metadata"]["annotations"][TEMPLATE_HASH]
+    annotations = meta.get("annotations") or {}
+    wanted = stamped["metadata"]["annotations"]
+    return (
+        not _holds(observed.get("spec"), stamped["spec"])
+        or not _holds(meta.get("labels"), stamped["metadata"].get("labels") or {})
+        or any(annotations.get(k) != wanted.get(k) for k in STAMPED_ANNOTATIONS)
+    )
+
+
+def _holds(observed: Any, wanted: Any) -> bool:
+    if isinstance(wanted, Mapping):
+        return isinstance(observed, Mapping) and all(
+            k in observed and _holds(observed[k], v) for k, v in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return (
+            isinstance(observed, Sequence)
+            and not isinstance(observed, str)
+            and len(observed) == len(wanted)
+            and all(_holds(o, w) for o, w in zip(observed, wanted, strict=True))
+        )
+    return bool(observed == wanted)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    index: int
+    key: str
+    serving: bool
+    cluster: str = ""
+
+
+def to_update(candidates: list[Candidate], strategy: Strategy, unavailable: int) -> set[str]:
+    """The outdated replicas to update now; ``unavailable``: placed replicas not serving."""
+    if strategy.paused:
+        return set()
+    eligible = sorted(
+        (c for c in candidates if c.index >= strategy.partition), key=lambda c: c.index
+    )
+    if strategy.by_cluster:
+        if unavailable or not eligible:
+            return set()
+        return {c.key for c in eligible if c.cluster == eligible[0].cluster}
+    budget = strategy.max_unavailable - unavailable
+    out: set[str] = set()
+    for c in eligible:
+        if c.serving:
+            if budget <= 0:
+                break
+            budget -= 1
+        out.add(c.key)
+    return out
+
+
+@dataclass(frozen=True)
+class Progress:
+    updated: int
+    serving: int
+    remaining: int
+    stalled: tuple[str, ...] = ()
+    """Updated replicas that report ModelServing False: what holds the rollout."""
+    partitioned: int = 0
+    """Of ``remaining``, those below the partition."""
+
+    def status(self) -> Obj:
+        return {"updated": self.updated, "serving": self.serving, "remaining": self.remaining}
+
+    def condition(self, strategy: Strategy) -> Condition:
+        pace = (
+            "a cluster at a time"
+            if strategy.by_cluster
+            else (f"maxUnavailable {strategy.max_unavailable}")
+        )
+        counts = (
+            f"{self.updated} updated ({self.serving} serving), {self.remaining} to update "
+            f"({pace}, partition {strategy.partition})"
+        )
+        if not self.remaining:
+            return Condition(ROLLED_OUT, "True", "Complete", counts)
+        if self.partitioned == self.remaining:
+            return Condition(
+                ROLLED_OUT, "False", "Partitioned", f"{counts}; lower spec.rollout.partition"
+            )
+        if strategy.paused:
+            return Condition(ROLLED_OUT, "False", "Paused", f"{counts}; spec.rollout.paused")
+        if self.stalled:
+            held = ", ".join(self.stalled)
+            return Condition(
+                ROLLED_OUT,
+                "False",
+                "Stalled",
+                f"{counts}; held by updated replicas not serving: {held}",
+            )
+        return Condition(ROLLED_OUT, "False", "Progressing", counts)

@@ -1,0 +1,191 @@
+"""Upgrading Modelplane restarts nothing: composing against the observed state the last release
+produced (tests/compat/release, recorded by tools/compat_fixtures.py) keeps every composed
+resource's key and name, every remote object's identity and every pod template, unless the
+change is one of MIGRATIONS (deliberate, and rolled out as the docs on operations say).
+
+A changed name deletes and recreates the object (a ResourceClaimTemplate, a workload); a changed
+pod template restarts every engine it runs, all at once."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modelplane import manifests
+from modelplane.compose.registry import default_registry
+from modelplane.render import api_server_admission, render_passes
+from modelplane.simulate import simulate_observed
+
+Obj = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[2]
+RELEASE = ROOT / "tests" / "compat" / "release"
+FIXTURES = sorted(RELEASE.glob("*.yaml"))
+RESOURCE_NAME = "crossplane.io/composition-resource-name"
+
+
+def _without_drain(template: Any) -> Any:
+    """A pod spec as it was before ModelDeployments stamped a drain on their replicas: no
+    termination grace period, no preStop on the engine."""
+    if not isinstance(template, dict) or "containers" not in template:
+        return template
+    out = {k: v for k, v in template.items() if k != "terminationGracePeriodSeconds"}
+    out["containers"] = [
+        {k: v for k, v in c.items() if not (c.get("name") == "engine" and k == "lifecycle")}
+        for c in template["containers"]
+    ]
+    return out
+
+
+MIGRATIONS: dict[str, Callable[[Any], Any]] = {
+    # Reaches replicas of a ModelDeployment through its rollout strategy (the stamp changes).
+    "drain": _without_drain,
+}
+"""Deliberate changes since the recorded release, each as what undoes it on a pod template: a
+changed template passes once some migration's undo gives back what the release composed."""
+
+
+Key = tuple[str, str, str]
+
+
+@functools.cache
+def admit() -> Any:
+    return api_server_admission()
+
+
+def composed(docs: list[Obj]) -> dict[Key, Obj]:
+    """Each composed resource by (owner kind, owner name, composition resource name)."""
+    out: dict[Key, Obj] = {}
+    for doc in docs:
+        meta = doc.get("metadata") or {}
+        key = (meta.get("annotations") or {}).get(RESOURCE_NAME)
+        if key is None:
+            continue
+        [owner] = [o for o in meta.get("ownerReferences") or () if o.get("controller")]
+        out[(owner["kind"], owner["name"], key)] = doc
+    return out
+
+
+def _templates(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every pod spec in a manifest, and the metadata beside it, by path."""
+    if isinstance(node, dict):
+        if "containers" in node:
+            yield path, node
+        spec = node.get("spec")
+        if isinstance(spec, dict) and "containers" in spec and "metadata" in node:
+            yield f"{path}/metadata", node["metadata"]
+        for k, v in node.items():
+            yield from _templates(v, f"{path}/{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _templates(v, f"{path}[{i}]")
+
+
+def surface(doc: Obj) -> dict[str, Any]:
+    """What an upgrade must keep: the resource's identity, the identity of the object it
+    applies on a cluster, and that object's pod templates."""
+    meta = doc["metadata"]
+    out: dict[str, Any] = {
+        "identity": (doc["apiVersion"], doc["kind"], meta.get("name"), meta.get("namespace"))
+    }
+    manifest = ((doc.get("spec") or {}).get("forProvider") or {}).get("manifest")
+    if isinstance(manifest, dict):
+        rmeta = manifest.get("metadata") or {}
+        out["remote"] = (
+            manifest.get("apiVersion"),
+            manifest.get("kind"),
+            rmeta.get("name"),
+            rmeta.get("namespace"),
+        )
+        out |= {f"pod template {p}": t for p, t in _templates(manifest.get("spec"), "spec")}
+    return out
+
+
+def changes(before: dict[Key, Obj], after: dict[Key, Obj]) -> list[str]:
+    out = []
+    for key, old in sorted(before.items()):
+        where = "/".join(key)
+        new = after.get(key)
+        if new is None:
+            out.append(f"{where}: no longer composed (deleted on upgrade)")
+            continue
+        was, now = surface(old), surface(new)
+        for field in sorted(was.keys() | now.keys()):
+            if was.get(field) == now.get(field):
+                continue
+            migrated = field.startswith("pod template") and any(
+                undo(now.get(field)) == was.get(field) for undo in MIGRATIONS.values()
+            )
+            if not migrated:
+                out.append(f"{where} {field}: {was.get(field)!r} -> {now.get(field)!r}")
+    return out
+
+
+def upgraded(path: Path) -> tuple[dict[Key, Obj], dict[Key, Obj]]:
+    """What the release composed, and what this version composes against it."""
+    released = [m.obj for m in manifests.load([str(path)])]
+    inputs = [m.obj for m in manifests.load([str(ROOT / "examples" / path.stem)])]
+    before = composed(released)
+    # Observed as running: render prints what is desired, the cluster reports it ready.
+    owners: dict[tuple[str, str], dict[str, Obj]] = {}
+    for (kind, name, key), doc in before.items():
+        owners.setdefault((kind, name), {})[key] = doc
+    running = [o for group in owners.values() for o in simulate_observed(group, 1).values()]
+    docs, _ = render_passes(
+        default_registry(),
+        inputs,
+        running,
+        admit(),
+        lambda desired: simulate_observed(desired, 1),
+    )
+    return before, composed(docs)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_an_upgrade_keeps_every_key_name_and_pod_template_the_release_composed(
+    path: Path,
+) -> None:
+    before, after = upgraded(path)
+    assert changes(before, after) == []
+
+
+def test_the_release_fixtures_cover_every_workload_kind() -> None:
+    kinds = {
+        surface(doc)["remote"][1]
+        for path in FIXTURES
+        for doc in composed([m.obj for m in manifests.load([str(path)])]).values()
+        if "remote" in surface(doc)
+    }
+    assert {"Deployment", "LeaderWorkerSet", "PodCliqueSet", "ResourceClaimTemplate"} <= kinds
+
+
+def test_a_changed_pod_template_is_caught() -> None:
+    before, after = upgraded(RELEASE / "replica-sidecar.yaml")
+    key, doc = next(
+        (k, d) for k, d in after.items() if any("pod template" in f for f in surface(d))
+    )
+    manifest = doc["spec"]["forProvider"]["manifest"]
+    path, podspec = next(
+        (p, t) for p, t in _templates(manifest["spec"], "spec") if "containers" in t
+    )
+    podspec["containers"][0]["image"] = "vllm/vllm-openai:changed"
+    [change] = changes(before, after)
+    assert change.startswith(f"{'/'.join(key)} pod template {path}:")
+
+
+def test_a_migration_excuses_only_its_own_change() -> None:
+    before, after = upgraded(RELEASE / "fleet-gang.yaml")
+    key, doc = next(
+        (k, d) for k, d in after.items() if any("pod template" in f for f in surface(d))
+    )
+    manifest = doc["spec"]["forProvider"]["manifest"]
+    path, podspec = next(
+        (p, t) for p, t in _templates(manifest["spec"], "spec") if "containers" in t
+    )
+    assert "terminationGracePeriodSeconds" in podspec  # the drain migration applies here
+    podspec["containers"][0]["args"] = ["--changed"]
+    [change] = changes(before, after)
+    assert change.startswith(f"{'/'.join(key)} pod template {path}:")

@@ -1,0 +1,69 @@
+"""A ModelDeployment's serving pods drain before they stop: its replicas are stamped with a
+termination grace period and a preStop (spec.drain, defaults long enough for long generations),
+which their pods carry; a ModelReplica written by hand keeps Kubernetes' defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from modelplane import labels, manifests
+from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
+from modelplane.compose.registry import default_registry
+from modelplane.render import api_server_admission, render_passes
+from modelplane.simulate import simulate_observed
+from tests.compose.through import run
+from tests.fleet.builders import deployment, inference_class, inference_cluster
+
+Obj = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[3]
+H100 = inference_class("h100")
+
+
+def stamped(md: Obj) -> dict[str, str]:
+    fleet = [inference_cluster("a", {"h100": ("h100", 2)}, classes=[H100])]
+    rsp = run(md, {}, {CLUSTERS: fleet, CLASSES: [H100], REPLICAS: []})
+    [replica] = [o for o in rsp.resources.values() if o["kind"] == "ModelReplica"]
+    return dict(replica["metadata"]["annotations"])
+
+
+def engine_pods(example: str) -> list[Obj]:
+    docs = [m.obj for m in manifests.load([str(ROOT / "examples" / example)])]
+    out, _ = render_passes(
+        default_registry(), docs, (), api_server_admission(), lambda d: simulate_observed(d, 1)
+    )
+    pods = []
+    for doc in out:
+        manifest = ((doc.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        if manifest.get("kind") == "Deployment" and "epp" not in manifest["metadata"]["name"]:
+            pods.append(manifest["spec"]["template"]["spec"])
+    return pods
+
+
+def test_replicas_are_stamped_with_ten_minutes_of_grace_and_thirty_seconds_of_pre_stop() -> None:
+    annotations = stamped(deployment("qwen"))
+    assert annotations[labels.TERMINATION_GRACE] == "600"
+    assert annotations[labels.PRE_STOP_SECONDS] == "30"
+
+
+def test_the_drain_is_configured_on_the_deployment() -> None:
+    md = deployment("qwen")
+    md["spec"]["drain"] = {"terminationGracePeriodSeconds": 3600, "preStopSeconds": 60}
+    annotations = stamped(md)
+    assert (annotations[labels.TERMINATION_GRACE], annotations[labels.PRE_STOP_SECONDS]) == (
+        "3600",
+        "60",
+    )
+
+
+def test_a_deployments_engine_pods_carry_the_grace_period_and_pre_stop() -> None:
+    [pod] = engine_pods("service-overflow")
+    assert pod["terminationGracePeriodSeconds"] == 600
+    [engine] = [c for c in pod["containers"] if c["name"] == "engine"]
+    assert engine["lifecycle"] == {"preStop": {"sleep": {"seconds": 30}}}
+
+
+def test_a_hand_written_replicas_pods_keep_kubernetes_defaults() -> None:
+    for pod in engine_pods("replica-sidecar"):
+        assert "terminationGracePeriodSeconds" not in pod
+        assert all("lifecycle" not in c for c in pod["containers"])

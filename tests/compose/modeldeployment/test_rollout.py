@@ -1,0 +1,182 @@
+"""A template change reaches the replicas by the rollout strategy, through the FunctionRunner
+over several reconciles: at most maxUnavailable replicas stop serving at once, the rollout
+advances only as updated replicas serve, a partition and a pause hold it, and its status and
+RolledOut condition say where it is."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
+from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
+from tests.compose.through import Response, run
+from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+
+Obj = dict[str, Any]
+H100 = inference_class("h100")
+FLEET = [inference_cluster(n, {"h100": ("h100", 2)}, classes=[H100]) for n in ("a", "b", "c")]
+
+
+def md(image: str = "vllm/vllm-openai:v1", **rollout: Any) -> Obj:
+    out = deployment("qwen", replicas=6)
+    out["spec"]["template"]["spec"]["engines"][0]["members"][0]["template"]["spec"]["containers"][
+        0
+    ]["image"] = image
+    if rollout:
+        out["spec"]["rollout"] = rollout
+    return out
+
+
+def stamp_of(obj: Obj) -> str:
+    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH))
+
+
+class Fleet:
+    """The replicas as the clusters run them: one whose stamp changed restarts, not serving for
+    the next reconcile, then serves; ``broken`` stamps never serve."""
+
+    def __init__(self, broken: frozenset[str] = frozenset()) -> None:
+        self.observed: dict[str, Obj] = {}
+        self.broken = broken
+
+    def reconcile(self, composite: Obj) -> Response:
+        mine = [o for o in self.observed.values() if o["kind"] == "ModelReplica"]
+        rsp = run(
+            composite, self.observed, {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: mine, ROUTES: []}
+        )
+        assert rsp.fatal is None, rsp.fatal
+        after = {}
+        for key, obj in rsp.resources.items():
+            obj = copy.deepcopy(obj)
+            if obj["kind"] == "ModelReplica":
+                before = self.observed.get(key)
+                restarted = before is None or stamp_of(before) != stamp_of(obj)
+                up = not restarted and stamp_of(obj) not in self.broken
+                obj = with_condition(obj, "ModelServing", "True" if up else "False")
+            after[key] = obj
+        self.observed = after
+        return rsp
+
+    def serving(self) -> int:
+        return sum(
+            1
+            for o in self.observed.values()
+            if o["kind"] == "ModelReplica"
+            and any(
+                c["type"] == "ModelServing" and c["status"] == "True"
+                for c in o["status"]["conditions"]
+            )
+        )
+
+    def stamps(self) -> dict[int, str]:
+        """Each replica's stamp by its index."""
+        return {
+            int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): stamp_of(o)
+            for o in self.observed.values()
+            if o["kind"] == "ModelReplica"
+        }
+
+    def changed(self, before: dict[int, str]) -> list[bool]:
+        now = self.stamps()
+        return [now[i] != before[i] for i in sorted(before)]
+
+
+def settled(composite: Obj, broken: frozenset[str] = frozenset()) -> Fleet:
+    fleet = Fleet(broken)
+    for _ in range(3):
+        fleet.reconcile(composite)
+    assert fleet.serving() == 6
+    return fleet
+
+
+def test_a_new_image_never_leaves_fewer_serving_than_max_unavailable_allows() -> None:
+    fleet = settled(md())
+    before = fleet.stamps()
+    history = []
+    for _ in range(10):
+        rsp = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=2))
+        history.append(fleet.serving())
+    assert min(history) == 4
+    assert fleet.changed(before) == [True] * 6
+    assert fleet.serving() == 6
+    assert rsp.condition("RolledOut")[:2] == ("True", "Complete")
+
+
+def test_the_rollout_advances_only_as_updated_replicas_serve() -> None:
+    fleet = settled(md())
+    first = fleet.reconcile(md("vllm/vllm-openai:v2"))
+    assert first.status["rollout"] == {"updated": 1, "serving": 0, "remaining": 5}
+    # The updated replica restarting holds the rest.
+    held = fleet.reconcile(md("vllm/vllm-openai:v2"))
+    assert held.status["rollout"]["remaining"] == 5
+    assert held.condition("RolledOut")[1] == "Stalled"
+    # It serves: the next one is updated.
+    advanced = fleet.reconcile(md("vllm/vllm-openai:v2"))
+    assert advanced.status["rollout"] == {"updated": 2, "serving": 1, "remaining": 4}
+
+
+def test_an_updated_replica_that_never_serves_stalls_the_rollout() -> None:
+    fleet = settled(md())
+    before = fleet.stamps()
+    new = md("vllm/vllm-openai:broken")
+    fleet.reconcile(new)
+    fleet.broken = frozenset(s for i, s in fleet.stamps().items() if s != before[i])
+    for _ in range(5):
+        rsp = fleet.reconcile(new)
+    assert fleet.serving() == 5
+    assert fleet.changed(before) == [True] + [False] * 5
+    status, reason, message = rsp.condition("RolledOut")
+    assert (status, reason) == ("False", "Stalled")
+    assert "held by updated replicas not serving" in message
+
+
+def test_a_paused_rollout_updates_nothing() -> None:
+    fleet = settled(md())
+    before = fleet.stamps()
+    for _ in range(3):
+        rsp = fleet.reconcile(md("vllm/vllm-openai:v2", paused=True))
+    assert fleet.changed(before) == [False] * 6
+    assert rsp.condition("RolledOut")[1] == "Paused"
+    assert rsp.status["rollout"] == {"updated": 0, "serving": 0, "remaining": 6}
+
+
+def test_a_partition_keeps_the_replicas_below_it_on_what_they_run() -> None:
+    fleet = settled(md())
+    before = fleet.stamps()
+    for _ in range(6):
+        rsp = fleet.reconcile(md("vllm/vllm-openai:v2", partition=4))
+    assert fleet.changed(before) == [False] * 4 + [True] * 2
+    assert rsp.condition("RolledOut")[1] == "Partitioned"
+
+
+def test_replicas_stamped_before_the_template_hash_are_not_restarted_by_an_upgrade() -> None:
+    fleet = settled(md())
+    for obj in fleet.observed.values():
+        if obj["kind"] == "ModelReplica":
+            del obj["metadata"]["annotations"][TEMPLATE_HASH]
+    rsp = fleet.reconcile(md())
+    assert rsp.status["rollout"] == {"updated": 6, "serving": 6, "remaining": 0}
+
+
+def test_a_rollout_by_cluster_updates_one_cluster_at_a_time() -> None:
+    fleet = settled(md())
+    before = fleet.stamps()
+    clusters = {
+        int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): o["spec"]["clusterName"]
+        for o in fleet.observed.values()
+        if o["kind"] == "ModelReplica"
+    }
+    assert len(set(clusters.values())) == 3
+    restarting: list[set[str]] = []
+    for _ in range(8):
+        rsp = fleet.reconcile(md("vllm/vllm-openai:v2", unit="Cluster"))
+        now = fleet.stamps()
+        # The clusters whose replicas were updated by this reconcile.
+        restarting.append(
+            {clusters[i] for i in now if now[i] != before[i]} - set().union(*restarting)
+        )
+    assert all(len(step) <= 1 for step in restarting)
+    assert fleet.changed(before) == [True] * 6
+    assert rsp.condition("RolledOut")[1] == "Complete"
