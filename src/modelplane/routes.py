@@ -38,8 +38,6 @@ def tables(docs: Sequence[Obj]) -> str:
     services = sorted(
         kinds.get("ModelService", []), key=lambda s: (namespace_of(s), s["metadata"]["name"])
     )
-    if not services:
-        return "no ModelService in the input\n"
     fabric = Fabric(docs)
     clusters = by_name(kinds.get("InferenceCluster", []))
     endpoints = kinds.get("ModelEndpoint", [])
