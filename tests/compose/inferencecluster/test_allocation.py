@@ -89,9 +89,7 @@ def test_until_the_replicas_are_read_the_allocation_stands_as_published() -> Non
     assert allocation(again) == allocation(first)
 
 
-def test_an_admitted_replica_the_list_no_longer_holds_is_asked_for_by_name_meanwhile_it_stands() -> (
-    None
-):
+def test_an_admitted_replica_no_longer_listed_is_asked_for_by_name_and_stands_meanwhile() -> None:
     ic = with_status(cluster(), run(cluster(), replicas=[replica("a", 4, "T0")]))
     result = run(ic, replicas=[])
     key = f"{ADMITTED_REPLICA}/ml/a-east-0"
