@@ -95,9 +95,7 @@ def test_a_cluster_selector_no_cluster_matches_says_so_and_places_nothing() -> N
     assert result.events == []
 
 
-def test_a_replica_on_a_cluster_the_narrowed_list_no_longer_returns_is_kept_while_its_cluster_is_asked_for() -> (
-    None
-):
+def test_a_replica_on_a_cluster_no_longer_listed_is_kept_while_its_cluster_is_asked_for() -> None:
     placed = replicas_of(
         reconcile(
             deployment(selector={"region": "us"}), {CLUSTERS: [cluster("east")], REPLICAS: []}
