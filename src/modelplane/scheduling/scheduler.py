@@ -46,8 +46,9 @@ def schedule(
     hold: str = "",
 ) -> pl.Schedule:
     """Place ``deployment``'s replicas on ``clusters`` (InferenceClusters) whose pools'
-    ``classes`` (InferenceClasses) fit, charging ``replicas`` (every ModelReplica of every
-    namespace, this deployment's included). ``composed``: the ModelReplicas the deployment
+    ``classes`` (InferenceClasses) fit, charging what each cluster's allocation publishes for
+    other deployments and ``replicas`` (ModelReplicas listed: this deployment's, and any other
+    its cluster's allocation does not hold). ``composed``: the ModelReplicas the deployment
     composed and observes, its own whatever ``replicas`` says (``policy.split_ours``).
 
     ``admits`` narrows the clusters a replica may stand on, as the clusterSelector does (new

@@ -1,19 +1,23 @@
 """The ModelDeployment composition: place every replica, stamp each into a ModelReplica.
 
-Inputs are the deployment and, as required resources, every InferenceCluster, every
-InferenceClass and every ModelReplica of every namespace (the scheduler charges them all, so no
-pool is overcommitted fleet-wide). The scheduler (``modelplane.fleet.scheduler.schedule``) is a
-pure function of those; this module turns its answer into desired ModelReplicas and conditions.
+Inputs are the deployment and, as required resources, the InferenceClusters its
+clusterSelector's matchLabels select (each publishing in ``status.allocation`` what the replicas
+placed on it hold: the cluster admits them, so no pool is overcommitted fleet-wide), every
+InferenceClass, and its own ModelReplicas. The scheduler (``modelplane.scheduling.scheduler``) is
+a pure function of those; this module turns its answer into desired ModelReplicas and conditions.
+A placement its cluster has not admitted yet is said in ``ReplicasScheduled``; one it refused
+the scheduler places again.
 
-Required ModelReplicas are read only by the scheduler and only through Mapping access, so the
-edge may hand them over as lazy views of the request's Structs; this module never walks them.
-Its own replicas it reads from the observed composed resources (at most ``spec.replicas`` + a few).
+Required resources are read only by the scheduler and only through Mapping access, so the edge
+may hand them over as lazy views of the request's Structs; this module never walks them. Its own
+replicas it reads from the observed composed resources (at most ``spec.replicas`` + a few).
 
 Nothing running is lost to a fault:
 
 - until every required resource has been fetched, observed resources are carried forward;
 - with no InferenceCluster or no InferenceClass listed (all deleted, or a list that failed or
-  lags), every observed resource is carried forward unchanged;
+  lags), every observed resource is carried forward unchanged; a clusterSelector may match no
+  cluster, so then the replicas' clusters are asked for by name instead;
 - the replicas it composed are its own, whatever the required list or their labels say;
 - a device selector that does not compile carries every observed replica forward unchanged;
 - a replica the schedule moves (drain, selector or pool change) stays while it is serving and
