@@ -95,13 +95,15 @@ def test_a_cluster_selector_no_cluster_matches_says_so_and_places_nothing() -> N
     assert result.events == []
 
 
+def serving_in_us() -> dict[str, Obj]:
+    """A deployment selecting region us, its replica placed on east and serving, as observed."""
+    md = deployment(selector={"region": "us"})
+    placed = replicas_of(reconcile(md, {CLUSTERS: [cluster("east")], REPLICAS: []}))
+    return {k: serving(r) for k, r in placed.items()}
+
+
 def test_a_replica_on_a_cluster_no_longer_listed_is_kept_while_its_cluster_is_asked_for() -> None:
-    placed = replicas_of(
-        reconcile(
-            deployment(selector={"region": "us"}), {CLUSTERS: [cluster("east")], REPLICAS: []}
-        )
-    )
-    observed = {k: serving(r) for k, r in placed.items()}
+    observed = serving_in_us()
     # The selector now names eu: the list holds west only, not the cluster the replica runs on.
     moved = deployment(selector={"region": "eu"})
     result = reconcile(
@@ -115,12 +117,7 @@ def test_a_replica_on_a_cluster_no_longer_listed_is_kept_while_its_cluster_is_as
 
 
 def test_a_replica_on_a_cluster_no_longer_selected_serves_until_its_replacement_does() -> None:
-    placed = replicas_of(
-        reconcile(
-            deployment(selector={"region": "us"}), {CLUSTERS: [cluster("east")], REPLICAS: []}
-        )
-    )
-    observed = {k: serving(r) for k, r in placed.items()}
+    observed = serving_in_us()
     moved = deployment(selector={"region": "eu"})
     required = {
         CLUSTERS: [cluster("west", region="eu")],
@@ -133,12 +130,7 @@ def test_a_replica_on_a_cluster_no_longer_selected_serves_until_its_replacement_
 
 
 def test_with_no_cluster_matching_a_replica_stands_on_its_cluster_is_asked_for_by_name() -> None:
-    placed = replicas_of(
-        reconcile(
-            deployment(selector={"region": "us"}), {CLUSTERS: [cluster("east")], REPLICAS: []}
-        )
-    )
-    observed = {k: serving(r) for k, r in placed.items()}
+    observed = serving_in_us()
     result = reconcile(
         deployment(selector={"region": "eu"}), {CLUSTERS: [], REPLICAS: []}, observed
     )
