@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from modelplane.kube.admission import Admission
 from modelplane.scheduling.scheduler import schedule
+from tests.fleet import published
 from tests.fleet.fleetkit import GPU, cluster, deployment, engine, member, product, stamp
 
 # A device kind: (product, count per node, deviceClassName). Each class's kinds have distinct
@@ -397,6 +398,72 @@ def test_two_deployments_placed_concurrently_converge_without_overcommit(
     by_name = {r["metadata"]["name"]: r for r in b0}
     b1 = [by_name[p.existing] if p.existing else stamp(b, p) for p in b1_plan.placements]
     assert no_overcommit(clusters, classes, a1 + b1)
+
+
+ROUNDS = 8
+"""Rounds of (every cluster arbitrates, each deployment reconciles once) a race may take."""
+
+
+def _reconcile(
+    md: dict[str, Any],
+    clusters: list[dict[str, Any]],
+    classes: list[dict[str, Any]],
+    own: list[dict[str, Any]],
+    when: str,
+) -> list[dict[str, Any]]:
+    """The deployment's replicas after one reconcile that reads the clusters as published and
+    its own replicas only."""
+    plan = schedule(md, clusters, classes, own, own)
+    by_name = {r["metadata"]["name"]: r for r in own}
+    return [
+        by_name[p.existing] if p.existing else _at([stamp(md, p)], when)[0] for p in plan.placements
+    ]
+
+
+def _admitted_fit(
+    clusters: list[dict[str, Any]], classes: list[dict[str, Any]], replicas: list[dict[str, Any]]
+) -> bool:
+    """What each cluster admitted fits its pools, by the brute force above."""
+    return all(
+        no_overcommit(
+            [c], classes, [r for r in replicas if r["metadata"]["name"] in published.admitted(c)]
+        )
+        for c in clusters
+    )
+
+
+@SETTINGS
+@given(fleet=fleet_st(), data=st.data())
+def test_two_deployments_racing_with_published_allocation_converge_without_overcommit(
+    fleet: Any, data: st.DataObject
+) -> None:
+    clusters, classes = fleet
+    a = data.draw(deployment_st("llm", "team-a"))
+    b = data.draw(deployment_st("other", "team-b"))
+    # Both reconcile against the same published allocation (nothing yet), so both may take the
+    # same devices; neither lists the other's replicas, ever.
+    clusters = published.publish_all(clusters, classes, [])
+    a_now = _reconcile(a, clusters, classes, [], "T0")
+    b_now = _reconcile(b, clusters, classes, [], "T0")
+    event("raced" if not no_overcommit(clusters, classes, a_now + b_now) else "no race")
+    for n in range(1, ROUNDS + 1):
+        clusters = published.publish_all(clusters, classes, a_now + b_now)
+        assert _admitted_fit(clusters, classes, a_now + b_now)
+        confirmed = all(
+            {r["metadata"]["name"] for r in a_now + b_now if r["spec"]["clusterName"] == name}
+            <= published.admitted(c)
+            for c in clusters
+            for name in [c["metadata"]["name"]]
+        )
+        a_next = _reconcile(a, clusters, classes, a_now, f"T{n}")
+        b_next = _reconcile(b, clusters, classes, b_now, f"T{n}")
+        if confirmed and (a_next, b_next) == (a_now, b_now):
+            break
+        a_now, b_now = a_next, b_next
+    else:
+        raise AssertionError(f"no steady state after {ROUNDS} rounds")
+    event(f"settled in round {n}")
+    assert no_overcommit(clusters, classes, a_now + b_now)
 
 
 # --- the cheapest placement -------------------------------------------------------------------

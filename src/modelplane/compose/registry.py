@@ -32,12 +32,13 @@ def default_registry() -> Registry:
         lazy=(CLUSTER_REQUIREMENT, CACHE_REQUIREMENT),
         lazy_composite=LAZY_COMPOSITE,
     )
-    # A cluster names the replicas running on it (its deletion guard) and reads nothing else.
+    # A cluster reads a few fields of the replicas on it: their names (its deletion guard) and
+    # what they claim (the allocation it publishes).
     registry.register(API_VERSION, "InferenceCluster", compose_cluster, lazy=(CLUSTER_REPLICAS,))
     registry.register(API_VERSION, "InferenceClass", compose_class)
     registry.register(API_VERSION, "ModelCache", compose_model_cache)
-    # The scheduler reads a few fields of every cluster and replica of the fleet: views spare
-    # converting thousands of whole objects on every reconcile.
+    # The scheduler reads a few fields of every cluster of the fleet and of its own replicas:
+    # views spare converting thousands of whole objects on every reconcile.
     registry.register(API_VERSION, "ModelDeployment", compose_deployment, lazy=(CLUSTERS, REPLICAS))
     # The front door: gateways on clusters, services routed through them, their endpoints.
     registry.register(API_VERSION, "InferenceGateway", compose_gateway)

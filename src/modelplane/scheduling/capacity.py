@@ -20,7 +20,7 @@ shrank, copies grew) is overcommitted and takes nothing new until it drains.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -281,16 +281,35 @@ class Load(NamedTuple):
         return not self.fits()
 
 
-class Ledger:
-    """Every pool of the fleet with the ModelReplicas charged to it."""
+Published = Callable[[str], Mapping[str, tuple[Unit, ...]]]
+"""What a cluster publishes that other deployments hold, by pool (``allocation``)."""
 
-    def __init__(self, pools: Mapping[tuple[str, str], Pool]) -> None:
+
+class Ledger:
+    """Every pool of the fleet with the ModelReplicas charged to it: what each cluster
+    publishes that other deployments hold (``published``), and the replicas charged here."""
+
+    def __init__(
+        self, pools: Mapping[tuple[str, str], Pool], published: Published | None = None
+    ) -> None:
         self.pools = pools
         self.loads: dict[tuple[str, str], Load] = {}
         self._vectors: dict[Any, Vector] = {}
+        self._published = published
+        self._read: dict[str, Mapping[str, tuple[Unit, ...]]] = {}
 
         self._pending: dict[tuple[str, str], list[Unit]] = {}
         self._observed: dict[str, list[tuple[dict[str, Any], Assignment]]] = {}
+
+    def published(self, cluster: str) -> Mapping[str, tuple[Unit, ...]]:
+        """What the cluster publishes that others hold, by pool (read once, when first asked)."""
+        found = self._read.get(cluster)
+        if found is None:
+            found = self._read[cluster] = self._published(cluster) if self._published else {}
+            for pool, units in found.items():
+                if (cluster, pool) in self.pools:
+                    self._pending.setdefault((cluster, pool), []).extend(units)
+        return found
 
     def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
         for pool, units in units_by_pool.items():
@@ -300,6 +319,7 @@ class Ledger:
 
     def load(self, key: tuple[str, str]) -> Load:
         """The pool's load with everything charged so far."""
+        self.published(key[0])
         observed = self._observed.pop(key[0], None)
         if observed:
             for spec, recorded in observed:

@@ -134,6 +134,13 @@ class Cluster:
                 return str(c.get("message") or c.get("reason") or "not ready")
         return ""
 
+    @read_once
+    def allocation(self) -> Mapping[str, Any] | None:
+        """``status.allocation`` as the cluster publishes it (``allocation.read_published``
+        reads it), None when it publishes none."""
+        raw = (self._raw.get("status") or {}).get("allocation")
+        return raw if isinstance(raw, Mapping) else None
+
     def class_names(self) -> set[str]:
         return {str(p.get("className", "")) for p in self.node_pools}
 

@@ -8,15 +8,16 @@
   current spec.
 - Scale down: the replica on the most-loaded cluster goes first, then one that is not serving,
   then the later cluster name, then the higher index.
-- Charge: every other replica of the fleet is charged first; a kept replica that no longer fits
-  beside replicas created before it (two deployments took the same devices at once), or whose
-  edit grew it past its pools, is re-placed.
+- Charge: what each cluster admitted for other deployments (its published allocation) and every
+  other replica listed is charged first; a kept replica its cluster refused, or that no longer
+  fits beside replicas admitted or created before it (two deployments took the same devices at
+  once), or whose edit grew it past its pools, is re-placed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from modelplane import labels
 from modelplane.kube.objects import condition
@@ -39,6 +40,9 @@ from modelplane.scheduling.options import (
     engine_units,
     replica_units,
 )
+
+if TYPE_CHECKING:
+    from modelplane.scheduling.allocation import Published
 
 
 def replica_index(replica: dict[str, Any]) -> int | None:
@@ -147,14 +151,28 @@ def _created(replica: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def displaced(
-    ledger: Ledger, cluster: str, mine: list[dict[str, Any]], theirs: list[dict[str, Any]]
-) -> list[str]:
-    """Names of this deployment's replicas on ``cluster`` that do not fit beside the replicas
-    created before them. Two deployments reconciled at once can both take the same free
-    devices; every deployment judges the cluster's replicas first come, first served (creation
+    ledger: Ledger,
+    cluster: str,
+    mine: list[dict[str, Any]],
+    theirs: list[dict[str, Any]],
+    allocation: Published | None = None,
+) -> list[tuple[str, str]]:
+    """Names of this deployment's replicas on ``cluster`` that must move, each with why.
+
+    Where the cluster publishes its allocation, it is the arbiter: a replica it refused moves,
+    and one it has not admitted yet moves when the replicas it admitted (others', then ours)
+    leave no room for it, as the cluster will find. Where it publishes none (a hand-written
+    fleet), every deployment judges the cluster's replicas first come, first served (creation
     time, then namespace and name), so they agree on which replica moves and none stays
     overcommitted. The others are read one by one only when a pool of ours is overcommitted:
     the ledger, already charged with every other replica, answers the common case."""
+    losers: list[tuple[str, str]] = []
+    if allocation is not None:
+        for r in mine:
+            why = allocation.refused.get(replica_key(r))
+            if why is not None:
+                losers.append((replica_key(r)[1], f"cluster {cluster} refused it: {why}"))
+        mine = [r for r in mine if replica_key(r) not in allocation.refused]
     own = [observed_units(ledger.pools, cluster, r) for r in mine]
     pools = {pool for us in own for pool in us}
     # Removing units never makes a pool's packing fail, so when everything charged to our
@@ -163,13 +181,15 @@ def displaced(
         ledger.load((cluster, pool)).fits(tuple(u for us in own for u in us.get(pool, ())))
         for pool in pools
     ):
-        return []
+        return losers
     by_key = {replica_key(r): r for r in [*mine, *theirs]}
     units = {key: observed_units(ledger.pools, cluster, r) for key, r in by_key.items()}
-    accepted: dict[str, tuple[Unit, ...]] = {}
+    # What the cluster admitted for other deployments holds its devices before anything else.
+    accepted: dict[str, tuple[Unit, ...]] = dict(ledger.published(cluster))
+    admitted = allocation.admitted if allocation is not None else frozenset()
+    before = "admitted" if allocation is not None else "created"
     ours = {replica_key(r) for r in mine}
-    losers = []
-    for r in sorted([*mine, *theirs], key=_created):
+    for r in sorted([*mine, *theirs], key=lambda r: (replica_key(r) not in admitted, _created(r))):
         key = replica_key(r)
         wanted = units[key]
         if all(
@@ -179,7 +199,8 @@ def displaced(
             for pool, us in wanted.items():
                 accepted[pool] = accepted.get(pool, ()) + us
         elif key in ours:
-            losers.append(key[1])
+            held = f"replicas {before} before it hold its pool's devices"
+            losers.append((key[1], f"cluster {cluster} is overcommitted: {held}"))
     return losers
 
 
@@ -325,27 +346,29 @@ def charge_fleet(
     load: dict[str, int],
     others: list[dict[str, Any]],
     stamped: dict[str, dict[str, Any]],
+    published: Callable[[str], Published | None] = lambda _: None,
 ) -> list[pl.RemovedReplica]:
-    """Charge the ledger with every other replica of the fleet, then with the kept replicas that
-    still fit; remove (from ``kept`` and ``load``) and return the ones that do not."""
+    """Charge the ledger with every other replica listed that its cluster's allocation does not
+    already hold (``published``; the ledger reads what it holds), then with the kept replicas
+    that still fit; remove (from ``kept`` and ``load``) and return the ones that do not."""
     removed = []
     # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
     hosting = {k.cluster for k in kept}
     neighbours: dict[str, list[dict[str, Any]]] = {c: [] for c in hosting}
     for r in others:
-        ledger.charge_observed(r)
         on = str((r.get("spec") or {}).get("clusterName") or "")
+        allocation = published(on)
+        if allocation is not None and replica_key(r) in allocation.admitted:
+            continue
+        ledger.charge_observed(r)
         if on in neighbours:
             neighbours[on].append(r)
     for c in sorted(hosting):
         mine = [stamped[k.existing or ""] for k in kept if k.cluster == c]
-        for loser in displaced(ledger, c, mine, neighbours[c]):
+        for loser, reason in displaced(ledger, c, mine, neighbours[c], published(c)):
             k = next(k for k in kept if k.existing == loser)
             kept.remove(k)
             load[k.cluster] -= 1
-            reason = (
-                f"cluster {c} is overcommitted: replicas created before it hold its pool's devices"
-            )
             removed.append(pl.RemovedReplica(loser, k.index, c, reason))
     for k in list(kept):
         assert k.choice is not None

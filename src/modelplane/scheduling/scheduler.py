@@ -8,8 +8,8 @@ A pure, deterministic function of observed state (see ``placement`` for what it 
 2. Retain this deployment's replicas whose cluster still exists, still matches, is not drained
    and still hosts pools that satisfy the members' requests (``policy``).
 3. Scale down deterministically (``policy.scale_down``).
-4. Charge the ledger with every other ModelReplica of the fleet and the retained ones
-   (``policy.charge_fleet``).
+4. Charge the ledger with what each cluster publishes that other deployments hold, every other
+   ModelReplica listed, and the retained ones (``policy.charge_fleet``).
 5. Fill the lowest free indices in objective order (``fill``), each placement found by
    an exhaustive search over engines x members x pools x request-to-device assignments
    (``options``, ``search``).
@@ -18,12 +18,13 @@ A pure, deterministic function of observed state (see ``placement`` for what it 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling import policy
-from modelplane.scheduling.capacity import Ledger, Pool
+from modelplane.scheduling.allocation import Published, read_published
+from modelplane.scheduling.capacity import Ledger, Pool, Unit
 from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
 from modelplane.scheduling.devices import DeviceKind, class_price, device_kinds
 from modelplane.scheduling.explain import judged, shortfall, trace
@@ -45,8 +46,9 @@ def schedule(
     hold: str = "",
 ) -> pl.Schedule:
     """Place ``deployment``'s replicas on ``clusters`` (InferenceClusters) whose pools'
-    ``classes`` (InferenceClasses) fit, charging ``replicas`` (every ModelReplica of every
-    namespace, this deployment's included). ``composed``: the ModelReplicas the deployment
+    ``classes`` (InferenceClasses) fit, charging what each cluster's allocation publishes for
+    other deployments and ``replicas`` (ModelReplicas listed: this deployment's, and any other
+    its cluster's allocation does not hold). ``composed``: the ModelReplicas the deployment
     composed and observes, its own whatever ``replicas`` says (``policy.split_ours``).
 
     ``admits`` narrows the clusters a replica may stand on, as the clusterSelector does (new
@@ -78,8 +80,9 @@ def schedule(
     )
     load = policy.cluster_load(kept)
     removed += policy.scale_down(kept, load, desired, stamped)
-    ledger = Ledger(FleetPools(fleet))
-    removed += policy.charge_fleet(ledger, kept, load, others, stamped)
+    published = _published({c.name: c for c in fleet})
+    ledger = Ledger(FleetPools(fleet), _held_by_others(published, fleet, f"{namespace}/{name}"))
+    removed += policy.charge_fleet(ledger, kept, load, others, stamped, published)
 
     cached = bool(template.get("modelCacheRef"))
     # Before any cluster is read, every one ranks at least as well as the best any class gives.
@@ -97,7 +100,10 @@ def schedule(
     lines = shortfall(fleet, judge) if short else ()
     if short and fill.blocked and fill.spread:
         lines = (fill.spread.report(), *lines)
-    if short and not fleet:
+    if short and not fleet and selector:
+        wanted = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        lines = (f"no InferenceCluster matches clusterSelector {wanted}",)
+    elif short and not fleet:
         lines = ("no InferenceCluster exists",)
     elif short and hold:
         lines = (hold,)
@@ -109,6 +115,36 @@ def schedule(
         eligible=any(not fill.ineligible.why(c) for c in fleet),
         explain=lambda: trace(fill, all_replicas, judge),
     )
+
+
+def _published(fleet: dict[str, Cluster]) -> Callable[[str], Published | None]:
+    """Each cluster's published allocation, read when first asked for (None when it publishes
+    none, or is not in the fleet)."""
+    read: dict[str, Published | None] = {}
+
+    def published(name: str) -> Published | None:
+        if name not in read:
+            cluster = fleet.get(name)
+            read[name] = read_published(cluster.allocation) if cluster is not None else None
+        return read[name]
+
+    return published
+
+
+def _held_by_others(
+    published: Callable[[str], Published | None], fleet: list[Cluster], own: str
+) -> Callable[[str], dict[str, tuple[Unit, ...]]]:
+    """What each cluster publishes that deployments other than ``own`` hold, by pool: this
+    deployment charges its own replicas as it stamps them, whatever the cluster saw of them."""
+    by_name = {c.name: c for c in fleet}
+
+    def held(name: str) -> dict[str, tuple[Unit, ...]]:
+        allocation = published(name)
+        if allocation is None:
+            return {}
+        return allocation.units({p.name: p for p in by_name[name].pools}, own)
+
+    return held
 
 
 def placeable_clusters(

@@ -106,13 +106,15 @@ def test_a_gang_and_a_prefill_decode_replica_pass_the_model_replica_xrd() -> Non
         assert [errors("modelreplicas", mr) for mr in mrs.values()] == [[]]
 
 
-def test_the_fleet_is_required_every_cluster_class_and_replica_of_every_namespace() -> None:
+def test_every_cluster_and_class_is_required_and_only_the_deployments_own_replicas() -> None:
+    # What other deployments hold, each cluster publishes (status.allocation).
     reqs = reconcile(deployment(), fleet("east")).requirements
     assert (reqs[CLUSTERS].kind, reqs[CLUSTERS].match_name) == ("InferenceCluster", None)
+    assert not reqs[CLUSTERS].match_labels
     assert (reqs[CLASSES].kind, reqs[CLASSES].match_name) == ("InferenceClass", None)
     assert reqs[REPLICAS].kind == "ModelReplica"
-    assert reqs[REPLICAS].match_labels == {}
-    assert reqs[REPLICAS].namespace is None
+    assert reqs[REPLICAS].match_labels == {"modelplane.ai/deployment": "qwen"}
+    assert reqs[REPLICAS].namespace == "ml"
 
 
 def test_until_the_fleet_is_read_existing_replicas_are_carried_forward() -> None:

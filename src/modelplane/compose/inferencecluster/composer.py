@@ -6,8 +6,10 @@ An ``Existing`` cluster gets two ClusterProviderConfigs built from its kubeconfi
 (``stack.py``: Helm Releases and Objects, each component Managed or External), the Usages that
 order its deletion, and, while ModelReplicas run on it, a ClusterUsage that refuses the
 cluster's own deletion. Status carries what ModelReplicas, the front door and the scheduler
-read: ``providerConfigRef``, ``gateway``, ``gpuPools``, ``servingStack``, and the
-``StackReady`` condition the scheduler places new replicas by. Cloud sources are accepted by
+read: ``providerConfigRef``, ``gateway``, ``gpuPools``, ``servingStack``, the ``allocation``
+of its pools to the replicas placed here (``allocation.py``: the cluster admits them, so
+deployments need not list the fleet's replicas), and the ``StackReady`` condition the scheduler
+places new replicas by. Cloud sources are accepted by
 the schema but composed by nothing: they get a condition saying so.
 """
 
@@ -17,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.evidence import look_up
+from modelplane.compose.inferencecluster.allocation import allocation
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
     GATEWAY,
@@ -160,6 +163,11 @@ def compose_cluster(inputs: Inputs) -> Result:
         pools, missing = gpu_pools(spec.get("nodePools") or [], classes)
         status["gpuPools"] = pools
         result.conditions.append(pools_condition(pools, missing))
+    admitted = allocation(
+        inputs, inputs.required.get(REPLICAS), classes, result.requirements, API_VERSION
+    )
+    if admitted is not None:
+        status["allocation"] = admitted
     result.status = status
     # InUse is a fact, not a fault: last, so the first condition not True is what keeps the
     # cluster from serving (what `render -o tree` and a reader of `describe` look at first).

@@ -1,19 +1,23 @@
 """The ModelDeployment composition: place every replica, stamp each into a ModelReplica.
 
-Inputs are the deployment and, as required resources, every InferenceCluster, every
-InferenceClass and every ModelReplica of every namespace (the scheduler charges them all, so no
-pool is overcommitted fleet-wide). The scheduler (``modelplane.fleet.scheduler.schedule``) is a
-pure function of those; this module turns its answer into desired ModelReplicas and conditions.
+Inputs are the deployment and, as required resources, the InferenceClusters its
+clusterSelector's matchLabels select (each publishing in ``status.allocation`` what the replicas
+placed on it hold: the cluster admits them, so no pool is overcommitted fleet-wide), every
+InferenceClass, and its own ModelReplicas. The scheduler (``modelplane.scheduling.scheduler``) is
+a pure function of those; this module turns its answer into desired ModelReplicas and conditions.
+A placement its cluster has not admitted yet is said in ``ReplicasScheduled``; one it refused
+the scheduler places again.
 
-Required ModelReplicas are read only by the scheduler and only through Mapping access, so the
-edge may hand them over as lazy views of the request's Structs; this module never walks them.
-Its own replicas it reads from the observed composed resources (at most ``spec.replicas`` + a few).
+Required resources are read only by the scheduler and only through Mapping access, so the edge
+may hand them over as lazy views of the request's Structs; this module never walks them. Its own
+replicas it reads from the observed composed resources (at most ``spec.replicas`` + a few).
 
 Nothing running is lost to a fault:
 
 - until every required resource has been fetched, observed resources are carried forward;
 - with no InferenceCluster or no InferenceClass listed (all deleted, or a list that failed or
-  lags), every observed resource is carried forward unchanged;
+  lags), every observed resource is carried forward unchanged; a clusterSelector may match no
+  cluster, so then the replicas' clusters are asked for by name instead;
 - the replicas it composed are its own, whatever the required list or their labels say;
 - a device selector that does not compile carries every observed replica forward unchanged;
 - a replica the schedule moves (drain, selector or pool change) stays while it is serving and
@@ -47,9 +51,19 @@ from modelplane.compose.modeldeployment.rollout import (
     to_update,
 )
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
-from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result
+from modelplane.composer import (
+    Condition,
+    Desired,
+    Event,
+    Inputs,
+    Requirement,
+    Result,
+    namespace_of,
+)
 from modelplane.kube.objects import condition
+from modelplane.labels import DEPLOYMENT
 from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.scheduling.allocation import read_published
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 from modelplane.scheduling.scheduler import schedule
 
@@ -64,12 +78,29 @@ LABEL_VALUE_MAX = 63
 SCHEDULED = "ReplicasScheduled"
 SERVING = "ReplicasServing"
 
-REQUIREMENTS = {
-    CLUSTERS: Requirement(API_VERSION, "InferenceCluster"),
-    CLASSES: Requirement(API_VERSION, "InferenceClass"),
-    # Labels, not a name: an empty label selector without a namespace selects every namespace.
-    REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={}),
-}
+KINDS = {CLUSTERS: "InferenceCluster", CLASSES: "InferenceClass", REPLICAS: "ModelReplica"}
+
+
+def requirements(md: Obj) -> dict[str, Requirement]:
+    """The clusters the clusterSelector's matchLabels select (every one without), every class,
+    and the deployment's own replicas: what other deployments hold, each cluster publishes."""
+    meta = md.get("metadata") or {}
+    return {
+        CLUSTERS: Requirement(API_VERSION, "InferenceCluster", match_labels=_selector(md)),
+        CLASSES: Requirement(API_VERSION, "InferenceClass"),
+        REPLICAS: Requirement(
+            API_VERSION,
+            "ModelReplica",
+            match_labels={DEPLOYMENT: str(meta.get("name", ""))},
+            namespace=namespace_of(md) or None,
+        ),
+    }
+
+
+def _selector(md: Obj) -> dict[str, str]:
+    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
+    labels = (template.get("clusterSelector") or {}).get("matchLabels") or {}
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
 
 
 def compose_deployment(inputs: Inputs) -> Result:
@@ -92,17 +123,25 @@ def compose_deployment(inputs: Inputs) -> Result:
 def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     """The result, and the replicas in it that are draining (kept without an endpoint)."""
     md = inputs.composite
+    asks = requirements(md)
     mine = _observed_replicas(inputs.observed)
-    missing = [name for name in REQUIREMENTS if name not in inputs.required]
+    missing = [name for name in asks if name not in inputs.required]
     if missing:
-        return _waiting(inputs.observed, missing), frozenset()
-    unlisted = [name for name in (CLUSTERS, CLASSES) if not inputs.required[name]]
+        return _waiting(asks, inputs.observed, missing), frozenset()
+    # A clusterSelector may match no cluster at all: then the replicas' clusters are asked
+    # for by name, as any cluster the list does not hold.
+    narrowed = bool(asks[CLUSTERS].match_labels)
+    unlisted = [
+        name
+        for name in (CLUSTERS, CLASSES)
+        if not inputs.required[name] and not (name == CLUSTERS and narrowed)
+    ]
     if unlisted and mine:
-        return _fleet_unlisted(md, inputs.observed, mine, unlisted), frozenset()
+        return _fleet_unlisted(md, asks, inputs.observed, mine, unlisted), frozenset()
     lookup = _look_up_clusters(inputs, mine)
     if lookup.pending:
         asked = [f"InferenceCluster {n} by name (not listed)" for n in sorted(lookup.pending)]
-        return _waiting(inputs.observed, asked, lookup.requirements), frozenset()
+        return _waiting(asks, inputs.observed, asked, lookup.requirements), frozenset()
 
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
     clusters = [
@@ -122,9 +161,9 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
         hold=cache.hold,
     )
     if plan.selector_errors:
-        return _invalid_selectors(mine, plan), frozenset()
+        return _invalid_selectors(asks, mine, plan), frozenset()
 
-    result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
+    result = Result(requirements={**asks, **lookup.requirements})
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     placed_keys: list[str] = []
     names: dict[str, str] = {}
@@ -181,13 +220,14 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
         # Capacity is not what is short: nothing new may be placed until the cache is read.
         scheduled = Condition(SCHEDULED, "False", "WaitingForModelCache", scheduled.message)
     scheduled = _with_draining(scheduled, leaving, mine)
+    scheduled = _with_awaiting(scheduled, md, plan, [names[k] for k in placed_keys], clusters)
     result.conditions.append(scheduled)
     result.conditions.append(serving_condition(plan.desired, names, kept, mine))
     if scheduled.status != "True":
         # Fewer replicas placed than asked: the deployment does not do its job, whatever the
         # replicas it did place report (none at all would read Available).
         result.ready = "False"
-    if not inputs.required[CLUSTERS]:
+    if not inputs.required[CLUSTERS] and not narrowed:
         result.events.append(_no_clusters())
     return result, frozenset(leaving)
 
@@ -228,12 +268,38 @@ def _with_draining(cond: Condition, leaving: Iterable[str], mine: Mapping[str, O
     return cond._replace(message=f"{cond.message}; {line}")
 
 
+def _with_awaiting(
+    cond: Condition, md: Obj, plan: Schedule, names: list[str], clusters: list[Obj]
+) -> Condition:
+    """Says which placements their cluster has not admitted yet: its allocation lags, or it
+    will refuse one that lost a race for its last devices (and it is placed again)."""
+    on = {p.cluster for p in plan.placements}
+    published = {
+        str(c["metadata"]["name"]): read_published((c.get("status") or {}).get("allocation"))
+        for c in clusters
+        if c["metadata"]["name"] in on
+    }
+    namespace = namespace_of(md)
+    waiting: dict[str, list[str]] = {}
+    for p, name in zip(plan.placements, names, strict=True):
+        allocation = published.get(p.cluster)
+        if allocation is not None and (namespace, name) not in allocation.admitted:
+            waiting.setdefault(p.cluster, []).append(str(p.index))
+    if not waiting:
+        return cond
+    line = "awaiting admission by their cluster: " + ", ".join(
+        f"{c} ({', '.join(i)})" for c, i in sorted(waiting.items())
+    )
+    return cond._replace(message=f"{cond.message}; {line}")
+
+
 NO_CLUSTERS = "No InferenceClusters found"
 
 
 def _no_clusters() -> Event:
     """Said on every reconcile that lists no InferenceCluster: a fleet of none is a setup
-    mistake (or every cluster deleted), not a full fleet."""
+    mistake (or every cluster deleted), not a full fleet. A clusterSelector that matches none
+    is said by ReplicasScheduled (NoEligibleCluster), as when every cluster listed is refused."""
     return Event(
         "Warning",
         f"{NO_CLUSTERS}: nothing can be placed until one exists (kubectl get inferenceclusters)",
@@ -421,11 +487,15 @@ def _with_stranded(
 
 
 def _fleet_unlisted(
-    md: Obj, observed: Mapping[str, Obj], mine: Mapping[str, Obj], unlisted: list[str]
+    md: Obj,
+    asks: dict[str, Requirement],
+    observed: Mapping[str, Obj],
+    mine: Mapping[str, Obj],
+    unlisted: list[str],
 ) -> Result:
     """No InferenceCluster, or no InferenceClass, is listed while replicas run: every deleted,
     or a list that failed or lags. Nothing can be placed, and nothing observed is dropped."""
-    what = " and ".join(REQUIREMENTS[n].kind for n in unlisted)
+    what = " and ".join(KINDS[n] for n in unlisted)
     message = (
         f"no {what} is listed (all deleted, or the list failed or lags): "
         f"the {len(mine)} existing replicas are kept as they are and nothing new is placed"
@@ -437,7 +507,7 @@ def _fleet_unlisted(
         events.append(_no_clusters())
     return Result(
         resources=carry_forward(observed),
-        requirements=dict(REQUIREMENTS),
+        requirements=dict(asks),
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
             Condition(SCHEDULED, "False", "FleetNotListed", message),
@@ -473,13 +543,14 @@ def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
 
 
 def _waiting(
+    asks: dict[str, Requirement],
     observed: Mapping[str, Obj],
     missing: list[str],
     more: Mapping[str, Requirement] | None = None,
 ) -> Result:
     return Result(
         resources=carry_forward(observed),
-        requirements={**REQUIREMENTS, **(more or {})},
+        requirements={**asks, **(more or {})},
         conditions=[
             Condition(
                 SCHEDULED,
@@ -491,13 +562,15 @@ def _waiting(
     )
 
 
-def _invalid_selectors(mine: Mapping[str, Obj], plan: Schedule) -> Result:
+def _invalid_selectors(
+    asks: dict[str, Requirement], mine: Mapping[str, Obj], plan: Schedule
+) -> Result:
     detail = "; ".join(str(e) for e in plan.selector_errors)
     message = f"invalid device selector: {detail}; existing replicas are kept unchanged"
     names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
     return Result(
         resources=carry_forward(mine),
-        requirements=dict(REQUIREMENTS),
+        requirements=dict(asks),
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
             Condition(SCHEDULED, "False", "InvalidSelector", message),
