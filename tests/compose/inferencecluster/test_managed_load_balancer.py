@@ -149,10 +149,12 @@ def test_the_object_never_creates_or_changes_the_service_and_deletes_it_with_the
     [
         {"gateway": {"mode": "External"}},
         {"servingStack": {"envoyGateway": {"mode": "External"}}},
+        # Orphan waits on nothing on the cluster (it may be gone already).
+        {"servingStack": {"deletionPolicy": "Orphan"}},
     ],
-    ids=["external-gateway", "external-envoy-gateway"],
+    ids=["external-gateway", "external-envoy-gateway", "orphaned-stack"],
 )
-def test_no_service_is_observed_where_modelplane_does_not_run_the_gateway(spec: dict) -> None:
+def test_no_service_is_observed_where_teardown_does_not_remove_the_gateway(spec: dict) -> None:
     composed = provisioned(managed("AKS", **spec)).resources
     assert LOAD_BALANCER not in composed
 

@@ -52,9 +52,10 @@ def envoy_service_name(gateway_namespace: str, gateway_name: str) -> str:
 
 def load_balancer(t: Target) -> dict[str, Obj]:
     """The Object on the gateway's Service, where Modelplane runs both the Gateway and Envoy
-    Gateway (an External one may run its proxies anywhere, under any name)."""
+    Gateway (an External one may run its proxies anywhere, under any name), unless the stack is
+    orphaned: that deletion waits on nothing on the cluster, which may be unreachable."""
     envoy_gateway = t.setting(ENVOY_GATEWAY_COMPONENT.field, ENVOY_GATEWAY_COMPONENT.version)
-    if t.gateway.mode != MANAGED or not envoy_gateway.managed:
+    if t.gateway.mode != MANAGED or not envoy_gateway.managed or t.orphan:
         return {}
     service = {
         "apiVersion": "v1",
