@@ -133,7 +133,8 @@ def test_an_aks_pool_at_zero_is_one_azurerm_creates_autoscaled() -> None:
 def test_the_eks_autoscaler_may_read_what_a_node_group_at_zero_carries() -> None:
     """cluster-autoscaler-1.35.0 cloudprovider/aws/README.md: eks:DescribeNodegroup lets it pull
     a managed node group's labels and taints; aws_manager.go buildNodeFromTemplate calls it
-    for a group whose Auto Scaling group EKS tagged eks:cluster-name and eks:nodegroup-name."""
+    for a group whose Auto Scaling group carries eks:cluster-name and eks:nodegroup-name, which
+    EKS adds to every managed node group's (proposals/circumvent-tag-limit-aws.md)."""
     policy = provisioned(managed("EKS")).resources["policy-autoscaler"]["spec"]["forProvider"]
     actions = {a for s in yaml.safe_load(policy["policy"])["Statement"] for a in s["Action"]}
     assert {"eks:DescribeNodegroup", "autoscaling:DescribeTags"} <= actions

@@ -6,7 +6,8 @@ AKS scales each pool itself within its bounds and installs the GPU driver (``gpu
 Install``). Its connection secret is a kubeconfig with a cluster-admin client certificate, so
 the provider configs need no cloud identity. Azure Files' CSI driver ships with AKS: only the
 StorageClass is composed. A pool's tags tell the autoscaler what a node of it carries while it
-has none. A pool with ``fabric: InfiniBand`` gets the NVIDIA network operator.
+has none (but not its DRA devices: docs/design/managed-clusters.md, Autoscaling). A pool with
+``fabric: InfiniBand`` gets the NVIDIA network operator.
 """
 
 from __future__ import annotations
