@@ -16,11 +16,13 @@ import yaml
 from click.testing import CliRunner
 
 from modelplane import cli
+from modelplane.compose.inferencecluster.managed.eks import AUTOSCALER_VERSION
 from modelplane.labels import POOL
 from tests.compose.inferencecluster.managed import managed, observed_as_ready, provisioned, run
 
 Obj = dict[str, Any]
 PUBLIC = Path(__file__).parent / "public"
+VALUES = Path(__file__).resolve().parents[2] / "upstream" / "values"
 EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute"}
 AZURE_LABEL_TAG = "k8s.io_cluster-autoscaler_node-template_label_"
 AZURE_TAINT_TAG = "k8s.io_cluster-autoscaler_node-template_taint_"
@@ -56,6 +58,12 @@ def _observed_scaled(source: str, key: str, at_provider: Obj, **spec: Any) -> di
     observed = observed_as_ready(provisioned(managed(source, **spec)))
     observed[key]["status"]["atProvider"].update(at_provider)
     return observed
+
+
+def test_the_rules_here_are_read_at_the_autoscaler_the_pinned_chart_deploys() -> None:
+    # A chart bump brings another autoscaler: these rules are to be read again at its tag.
+    values = yaml.safe_load((VALUES / f"cluster-autoscaler-{AUTOSCALER_VERSION}.yaml").read_text())
+    assert values["image"]["tag"] == "v1.35.0"
 
 
 def test_a_node_group_the_autoscaler_resized_is_not_set_back_to_its_first_size() -> None:
