@@ -4,7 +4,10 @@ Envoy Gateway v1.8.1 puts the Gateway behind a Service of type LoadBalancer; the
 controller removes the load balancer before it releases the Service. An Object observes that
 Service and deletes it with the cluster, and the kubeconfig, the system pool, the cluster and
 the network are held (Usages) until that Object is gone. Deletion order is derived as Crossplane
-v2.3.4 resolves Usages (``waves``), from what the FunctionRunner composes."""
+v2.3.4 resolves Usages (``waves``), from what the FunctionRunner composes: a composed Usage being
+deleted keeps its ``of`` in use while a Get still finds its ``by``, a terminating one included
+(internal/controller/protection/usage/reconciler.go, "Waiting for the using resource"), and
+replays the refused deletion of ``of`` once ``by`` is gone."""
 
 from __future__ import annotations
 
