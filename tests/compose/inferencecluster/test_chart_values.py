@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
+from .managed import managed, of_kind, provisioned
 from .support import ROOT, cluster, installing, releases
 
 VALUES = ROOT / "tests" / "upstream" / "values"
-PASSED_THROUGH = {"gateway-helm": ("config", "envoyGateway")}
+# cluster-autoscaler's extraArgs: every key becomes a flag (templates/deployment.yaml).
+PASSED_THROUGH = {"gateway-helm": ("config", "envoyGateway"), "cluster-autoscaler": ("extraArgs",)}
 
 
 def leaves(values: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -49,6 +51,13 @@ def charts() -> list[tuple[str, str, dict[str, Any]]]:
             chart = release["spec"]["forProvider"]["chart"]
             values = release["spec"]["forProvider"]["values"]
             found[chart["name"]] = (chart["name"], chart["version"], values)
+    # What a managed EKS cluster adds: the cluster autoscaler.
+    for release in of_kind(provisioned(managed("EKS")), "Release").values():
+        chart = release["spec"]["forProvider"]["chart"]
+        found.setdefault(
+            chart["name"],
+            (chart["name"], chart["version"], release["spec"]["forProvider"]["values"]),
+        )
     return sorted(found.values())
 
 

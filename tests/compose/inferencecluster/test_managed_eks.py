@@ -28,9 +28,11 @@ def test_the_gpu_node_group_runs_the_class_machine_with_the_pools_counts() -> No
     assert fp["instanceTypes"] == ["g6e.12xlarge"]
     assert fp["diskSize"] == 500
     assert fp["amiType"] == "AL2023_x86_64_NVIDIA"
-    assert fp["scalingConfig"] == {"minSize": 1, "maxSize": 6}
-    # The size is seeded once; the autoscaler owns it after (no LateInitialize).
-    assert group["spec"]["initProvider"] == {"scalingConfig": {"desiredSize": 2}}
+    # Set once; the autoscaler owns the size after (no LateInitialize, nothing in forProvider).
+    assert group["spec"]["initProvider"] == {
+        "scalingConfig": {"minSize": 1, "maxSize": 6, "desiredSize": 2}
+    }
+    assert "scalingConfig" not in fp
     assert "LateInitialize" not in group["spec"]["managementPolicies"]
 
 

@@ -2,7 +2,8 @@
 
 Each cloud's module composes the Upbound provider's namespaced managed resources (network,
 identity, control plane, a system pool and one GPU pool per spec pool with its class's machine,
-autoscaling and RWX storage for ModelCache). The InferenceCluster composer then treats the
+autoscaling and RWX storage for ModelCache), and an Object on the gateway's load balancer that
+its teardown waits on. The InferenceCluster composer then treats the
 cluster as an Existing one reached through the connection secret the cloud writes, with one
 gate: nothing is installed on it until the control plane and every node pool are Ready.
 Nebius and Vultr are refused: their providers' CRDs are not published where they can be read.
@@ -14,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.compose.inferencecluster.managed import aks, eks, gke
+from modelplane.compose.inferencecluster import usages as stack_usages
+from modelplane.compose.inferencecluster.managed import aks, eks, gke, load_balancer
 from modelplane.compose.inferencecluster.managed.common import (
     Provisioned,
     cloud_of,
@@ -58,7 +60,9 @@ class Managed:
 
     def usages(self, t: Target, on_cluster: Mapping[str, Obj]) -> dict[str, Obj]:
         p = self.provisioned
-        return deletion_order(t, self.resources, p.holds_stack, on_cluster, p.outlives)
+        out = deletion_order(t, self.resources, p.holds_stack, on_cluster, p.outlives)
+        out.update(stack_usages.deletion_order(t, on_cluster, load_balancer.OUTLIVES))
+        return out
 
 
 def managed_cluster(
@@ -76,6 +80,8 @@ def managed_cluster(
     if problems:
         return "; ".join(problems)
     provisioned = module.provision(cloud, t, observed)
+    # The cluster and its network go only once the gateway's load balancer is gone.
+    provisioned.on_cluster.update(load_balancer.load_balancer(t))
     resources = dict(provisioned.resources)
     # A pool not rebuilt (classes not read yet, a class that lost its recipe) keeps its nodes.
     spec_pools = {str(p.get("name")) for p in (composite.get("spec") or {}).get("nodePools") or []}

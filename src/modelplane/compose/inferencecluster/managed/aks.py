@@ -5,9 +5,9 @@ ModelCache.
 AKS scales each pool itself within its bounds and installs the GPU driver (``gpuDriver:
 Install``). Its connection secret is a kubeconfig with a cluster-admin client certificate, so
 the provider configs need no cloud identity. Azure Files' CSI driver ships with AKS: only the
-StorageClass is composed. A GPU pool cannot grow from zero under DRA (no node publishes its
-devices until one runs), so a pool at zero nodes stays there until its minimum says otherwise.
-A pool with ``fabric: InfiniBand`` gets the NVIDIA network operator.
+StorageClass is composed. A pool's tags tell the autoscaler what a node of it carries while it
+has none (but not its DRA devices: docs/design/managed-clusters.md, Autoscaling). A pool with
+``fabric: InfiniBand`` gets the NVIDIA network operator.
 """
 
 from __future__ import annotations
@@ -46,8 +46,11 @@ AGENT_POOL_NAME_MAX = 12
 AGENT_POOL_NAME = rf"[a-z][a-z0-9]{{0,{AGENT_POOL_NAME_MAX - 1}}}"
 STORAGE_CLASS = "modelplane-rwx-azurefile"
 # nodeCount is seeded once and then left to AKS's autoscaler (no LateInitialize, not in
-# forProvider), so Crossplane never reverts a scale.
+# forProvider): upjet drops the diff of a top-level field only initProvider sets, so Crossplane
+# never reverts a scale.
 POOL_POLICIES = ["Observe", "Create", "Update", "Delete"]
+NODE_TEMPLATE_LABEL = "k8s.io_cluster-autoscaler_node-template_label_"
+NODE_TEMPLATE_TAINT = "k8s.io_cluster-autoscaler_node-template_taint_"
 # An AKS pool's nodes share one VM Scale Set placement group, so an InfiniBand-capable VM size
 # lands them on one fabric; the network operator loads the host drivers and exposes the RDMA
 # devices to pods.
@@ -149,6 +152,7 @@ def _pool(cloud: Cloud, pool: PoolPlan) -> Obj:
         "gpuDriver": "Install",
         "nodeLabels": pool.labels,
         "nodeTaints": [f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:NoSchedule"],
+        "tags": _node_template_tags(pool),
     }
     if cloud.version:
         for_provider["orchestratorVersion"] = cloud.version
@@ -159,12 +163,27 @@ def _pool(cloud: Cloud, pool: PoolPlan) -> Obj:
         "KubernetesClusterNodePool",
         f"nodepool-{pool.name}",
         for_provider,
-        initProvider={"nodeCount": pool.nodes},
+        initProvider={"nodeCount": pool.seed},
         managementPolicies=list(POOL_POLICIES),
     )
     # The agent pool's name in Azure is the spec pool's; a resource name could never fit.
     obj["metadata"]["annotations"] = {"crossplane.io/external-name": pool.name}
     return obj
+
+
+def _node_template_tags(pool: PoolPlan) -> dict[str, str]:
+    """What the cluster autoscaler's Azure provider (v1.35.0) models a node of the pool's scale
+    set with while it has none: a VMSS template takes its labels and taints from the scale set's
+    tags only, and AKS copies a pool's tags onto its scale set. Without the pool label, a replica
+    pinned to the pool never fits the modelled node and a pool at zero never grows."""
+    tags = {NODE_TEMPLATE_LABEL + _tag_name(k): v for k, v in pool.labels.items()}
+    tags[NODE_TEMPLATE_TAINT + _tag_name(GPU_TAINT_KEY)] = f"{GPU_TAINT_VALUE}:NoSchedule"
+    return tags
+
+
+def _tag_name(key: str) -> str:
+    # Azure tag names take no "/"; the autoscaler reads "_" as "/" and "~2" as "_".
+    return key.replace("_", "~2").replace("/", "_")
 
 
 def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:

@@ -51,6 +51,12 @@ class PoolPlan:
     """An EC2 Capacity Block the pool's nodes come from (EKS)."""
 
     @property
+    def seed(self) -> int:
+        """The size the pool is created at: ``nodeCount`` within its bounds (EKS and AKS refuse
+        a size outside them)."""
+        return min(max(self.nodes, self.min_nodes), self.max_nodes)
+
+    @property
     def labels(self) -> dict[str, str]:
         """What the pool's nodes carry: the pool our workloads select by, and the GPU."""
         return {POOL: self.name, GPU_LABEL: self.accelerator_type}

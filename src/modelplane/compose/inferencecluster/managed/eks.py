@@ -42,12 +42,17 @@ VPC_CIDR = "10.0.0.0/16"
 MAX_ZONES = 8
 """Each zone takes a /20 in each half of the /16."""
 SYSTEM_INSTANCE_TYPE = "m6i.xlarge"
+SYSTEM_BOUNDS = (1, 2)
 AMI_SYSTEM = "AL2023_x86_64_STANDARD"
 AMI_GPU = "AL2023_x86_64_NVIDIA"
 ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver")
 STORAGE_CLASS = "modelplane-rwx-efs"
-# desiredSize is seeded once through initProvider and then left to the autoscaler: without
-# LateInitialize and with forProvider not naming it, Crossplane never reverts what it set.
+# The scaling config is set through initProvider and then left to the autoscaler. upjet at the
+# commit provider-upjet-aws v2.6.0 builds on (59c45527ebe4) drops the diffs of a field only
+# initProvider sets by the field's path in the API's shape, which misses a nested one
+# (scalingConfig.desiredSize is scaling_config.0.desired_size in Terraform's diff): with
+# minSize and maxSize in forProvider, every poll would set the size back to the seed. Only a
+# change of the bounds puts scalingConfig in forProvider, until the node group reports them.
 NODE_GROUP_POLICIES = ["Observe", "Create", "Update", "Delete"]
 AUTOSCALER = Chart(
     "cluster-autoscaler",
@@ -309,21 +314,46 @@ def _control_plane(cloud: Cloud, out: dict[str, Obj]) -> None:
         )
 
 
-def _node_group(cloud: Cloud, key: str, for_provider: Obj, desired: int) -> Obj:
+def _node_group(
+    cloud: Cloud,
+    key: str,
+    for_provider: Obj,
+    bounds: tuple[int, int],
+    seed: int,
+    observed: Mapping[str, Any] | None,
+) -> Obj:
     base = {
         "region": cloud.location,
         "clusterNameRef": cloud.ref("cluster"),
         "nodeRoleArnRef": cloud.ref("role-node"),
         **for_provider,
     }
+    rebound = _rebound(bounds, observed)
+    if rebound:
+        base["scalingConfig"] = rebound
+    scaling = {"minSize": bounds[0], "maxSize": bounds[1], "desiredSize": seed}
     return cloud.resource(
         EKS,
         "NodeGroup",
         key,
         base,
-        initProvider={"scalingConfig": {"desiredSize": desired}},
+        initProvider={"scalingConfig": scaling},
         managementPolicies=list(NODE_GROUP_POLICIES),
     )
+
+
+def _rebound(bounds: tuple[int, int], observed: Mapping[str, Any] | None) -> Obj | None:
+    """The scaling config that moves a created node group to new bounds, keeping the size the
+    autoscaler gave it (within them); None while the group reports the bounds asked for, or
+    reports none (not created yet: initProvider creates it)."""
+    reported = (((observed or {}).get("status") or {}).get("atProvider") or {}).get("scalingConfig")
+    if not isinstance(reported, Mapping) or "minSize" not in reported or "maxSize" not in reported:
+        return None
+    low, high = bounds
+    if (int(reported["minSize"]), int(reported["maxSize"])) == (low, high):
+        return None
+    size = int(reported.get("desiredSize", low))
+    return {"minSize": low, "maxSize": high, "desiredSize": min(max(size, low), high)}
 
 
 def _node_groups(
@@ -337,11 +367,12 @@ def _node_groups(
         {
             "amiType": AMI_SYSTEM,
             "instanceTypes": [SYSTEM_INSTANCE_TYPE],
-            "scalingConfig": {"minSize": 1, "maxSize": 2},
             "subnetIdRefs": private,
             "labels": {POOL: SYSTEM_POOL},
         },
-        1,
+        SYSTEM_BOUNDS,
+        SYSTEM_BOUNDS[0],
+        observed.get(system),
     )
     keys, outlives = [system], []
     if fabric.uses_efa(cloud):
@@ -360,7 +391,8 @@ def _node_groups(
                 if not groups and key not in observed:
                     continue  # its nodes would launch without the groups' ids
             group = fabric.templated_group(cloud, pool, group)
-        out[key] = _node_group(cloud, key, group, pool.nodes)
+        bounds = (pool.min_nodes, pool.max_nodes)
+        out[key] = _node_group(cloud, key, group, bounds, pool.seed, observed.get(key))
     return keys, outlives
 
 
@@ -370,17 +402,12 @@ def _gpu_group(cloud: Cloud, pool: PoolPlan) -> Obj:
         "amiType": AMI_GPU,
         "instanceTypes": [pool.machine],
         "diskSize": pool.disk_gb,
-        "scalingConfig": {"minSize": pool.min_nodes, "maxSize": pool.max_nodes},
         "subnetIdRefs": subnets,
+        # The cluster autoscaler (v1.35.0) models a node of a group at zero with these, read
+        # through EKS's DescribeNodegroup (its policy grants eks:DescribeNodegroup): node group
+        # tags are not copied to the Auto Scaling group, and it reads none but resources/ ones.
         "labels": pool.labels,
         "taint": [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}],
-        # The autoscaler reads these from the node group to build a node for a pool at zero.
-        "tags": {
-            f"k8s.io/cluster-autoscaler/node-template/label/{POOL}": pool.name,
-            f"k8s.io/cluster-autoscaler/node-template/taint/{GPU_TAINT_KEY}": (
-                f"{GPU_TAINT_VALUE}:NoSchedule"
-            ),
-        },
     }
 
 
