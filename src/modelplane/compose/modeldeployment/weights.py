@@ -31,6 +31,8 @@ class Pinning:
     """Clusters with placed replicas where the cache's revision is not hydrated yet."""
     usual: str | None = None
     """The revision most of the observed replicas are pinned to (None: unpinned)."""
+    peers: bool = False
+    """Whether any replica of the cache is observed (a new deployment has none)."""
 
     def revision_for(self, cluster: str, observed: Obj | None) -> str | None:
         assert self.cache is not None
@@ -38,7 +40,9 @@ class Pinning:
             return cache_revision(self.cache)
         if observed is not None and _ref(observed).get("name") == _name(self.cache):
             return _pinned(observed)
-        if self.usual is None or self.usual in hydrated_revisions(self.cache, cluster):
+        if self.peers and (
+            self.usual is None or self.usual in hydrated_revisions(self.cache, cluster)
+        ):
             return self.usual
         return cache_revision(self.cache)
 
@@ -64,7 +68,7 @@ def pinning(
     hydrating = sorted({c for c in clusters if revision not in hydrated_revisions(cache, c)})
     pins = Counter(_pinned(o) for o in observed if _ref(o).get("name") == _name(cache))
     usual = min(pins, key=lambda p: (-pins[p], p or "")) if pins else None
-    return Pinning(cache, tuple(hydrating), usual)
+    return Pinning(cache, tuple(hydrating), usual, bool(pins))
 
 
 def pin(replica: Obj, observed: Obj | None, weights: Pinning) -> None:
