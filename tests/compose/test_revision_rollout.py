@@ -9,12 +9,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from modelplane.compose.cache import revision_path
+from modelplane.compose.cache import UNVERSIONED, replica_weights, revision_path
 from modelplane.compose.modelcache import composer as cache_composer
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import ROUTES
 from modelplane.compose.modeldeployment.footprint import CACHE
-from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
+from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH, template_hash
 from tests.compose.through import Response, run
 from tests.fleet.builders import (
     deployment,
@@ -76,19 +76,20 @@ class World:
         self.disk: dict[str, set[str]] = {n: set() for n in NAMES}
         self.finishing: set[str] = set(NAMES)
         self.pruned: list[tuple[str, str, set[str]]] = []
-        """(cluster, revision, what replicas there were pinned to) for every deletion."""
+        """(cluster, revision, what the replicas there read) for every deletion."""
 
     def replicas(self) -> list[Obj]:
         return [o for o in self.observed.values() if o["kind"] == "ModelReplica"]
 
-    def reconcile_cache(self) -> Response:
+    def reconcile_cache(self, listed: bool = True) -> Response:
+        """``listed``: the cache's replicas are read (else not fetched yet)."""
         rsp = run(
             self.mc,
             self.cache_observed,
             {
                 cache_composer.CLUSTERS: FLEET,
                 cache_composer.DEPLOYMENTS: [self.md],
-                cache_composer.REPLICAS: self.replicas(),
+                cache_composer.REPLICAS: self.replicas() if listed else None,
                 cache_composer.CLASSES: [H100],
             },
         )
@@ -118,15 +119,22 @@ class World:
             self.disk[cluster].add(self._revision_at(env["HF_HUB_CACHE"]))
             return
         for path in container["args"]:
-            if "/revisions/" in path:
+            if "/.modelplane/" not in path:
                 revision = self._revision_at(path)
-                pins = {_pin(r) for r in self.replicas() if r["spec"]["clusterName"] == cluster}
-                self.pruned.append((cluster, revision, pins))
+                reads = {self.reads(r) for r in self.replicas() if _cluster(r) == cluster}
+                self.pruned.append((cluster, revision, reads))
                 self.disk[cluster].discard(revision)
 
     def _revision_at(self, path: str) -> str:
+        if "/revisions/" not in path:
+            return UNVERSIONED
         [revision] = [r for r in ("v1", "v2") if revision_path(self.mc, r) == path]
         return revision
+
+    def reads(self, replica: Obj) -> str:
+        """The revision the replica's pods read, as its composition resolves it."""
+        pinned = replica["spec"]["modelCacheRef"].get("revision")
+        return replica_weights(self.mc, pinned, _cluster(replica)).revision
 
     def reconcile_deployment(self) -> Response:
         required = {
@@ -144,7 +152,7 @@ class World:
             if obj["kind"] == "ModelReplica":
                 before = self.observed.get(key)
                 restarted = before is None or _stamp(before) != _stamp(obj)
-                on_disk = _pin(obj) in self.disk[obj["spec"]["clusterName"]]
+                on_disk = self.reads(obj) in self.disk[_cluster(obj)]
                 obj = with_condition(
                     obj, "ModelServing", "True" if on_disk and not restarted else "False"
                 )
@@ -159,7 +167,7 @@ class World:
     def serving(self) -> dict[int, str]:
         """The revision each serving replica reads, by replica index."""
         return {
-            _index(r): _pin(r)
+            _index(r): self.reads(r)
             for r in self.replicas()
             if any(
                 c["type"] == "ModelServing" and c["status"] == "True"
@@ -179,6 +187,10 @@ def _pin(replica: Obj) -> str:
     return str(replica["spec"]["modelCacheRef"].get("revision"))
 
 
+def _cluster(replica: Obj) -> str:
+    return str(replica["spec"]["clusterName"])
+
+
 def _index(replica: Obj) -> int:
     return int(replica["metadata"]["labels"]["modelplane.ai/replica-index"])
 
@@ -196,6 +208,16 @@ def changed(world: World, rounds: int, finishing: dict[int, str]) -> list[tuple[
     Each round's deployment response, and how many replicas serve after it."""
     world.mc = {**cache("v2"), "status": world.mc["status"]}
     world.finishing = set()
+    return reconciled(world, rounds, finishing, new="v2")
+
+
+def reconciled(
+    world: World, rounds: int, finishing: dict[int, str], *, new: str
+) -> list[tuple[Response, int]]:
+    """Reconciles of the cache and the deployment, checking after each that every serving
+    replica reads a revision on its cluster's disk, that none is pinned to ``new`` before it is
+    hydrated on every cluster, and that the replicas pinned to it are the lowest indexes from
+    the partition on (the rollout's order)."""
     out = []
     for n in range(rounds):
         if n in finishing:
@@ -205,12 +227,11 @@ def changed(world: World, rounds: int, finishing: dict[int, str]) -> list[tuple[
         on_disk = world.disk
         for index, revision in world.serving().items():
             replica = next(r for r in world.replicas() if _index(r) == index)
-            assert revision in on_disk[replica["spec"]["clusterName"]], (n, index, revision)
-        if not all("v2" in on_disk[c] for c in NAMES):
-            assert set(world.pins().values()) == {"v1"}, n
-        # Updated lowest index first from the partition on: never scattered.
+            assert revision in on_disk[_cluster(replica)], (n, index, revision)
+        if not all(new in on_disk[c] for c in NAMES):
+            assert new not in world.pins().values(), n
         first = int((world.md["spec"].get("rollout") or {}).get("partition", 0))
-        moved = sorted(i for i, r in world.pins().items() if r == "v2")
+        moved = sorted(i for i, r in world.pins().items() if r == new)
         assert moved == list(range(first, first + len(moved))), n
     return out
 
@@ -248,7 +269,7 @@ def test_an_old_revision_is_pruned_everywhere_once_no_replica_reads_it() -> None
     assert {e["name"]: e["revisions"] for e in world.mc["status"]["clusters"]} == {
         n: ["v2"] for n in NAMES
     }
-    assert all(revision not in pins for _, revision, pins in world.pruned)
+    assert all(revision not in reads for _, revision, reads in world.pruned)
     assert sorted(c for c, _, _ in world.pruned) == list(NAMES)
 
 
@@ -259,4 +280,76 @@ def test_a_revision_replicas_still_read_is_never_pruned() -> None:
     clusters_with_v1 = {r["spec"]["clusterName"] for r in world.replicas() if _pin(r) == "v1"}
     for cluster in clusters_with_v1:
         assert "v1" in world.disk[cluster]
-    assert all(revision not in pins for _, revision, pins in world.pruned)
+    assert all(revision not in reads for _, revision, reads in world.pruned)
+
+
+def test_an_old_revision_is_kept_while_the_replicas_are_not_read() -> None:
+    world = World(md(maxUnavailable=6), "v1")
+    for _ in range(4):
+        world.round()
+    world.mc = {**cache("v2"), "status": world.mc["status"]}
+    for _ in range(3):
+        world.round()
+    assert world.serving() == {i: "v2" for i in range(6)}
+    for _ in range(6):
+        rsp = world.reconcile_cache(listed=False)
+    assert all(e["revisions"] == ["v2", "v1"] for e in rsp.status["clusters"])
+    assert not [k for k in rsp.resources if k.startswith("prune-")]
+
+
+def test_an_old_revision_is_pruned_after_three_reconciles_unused_then_its_job_goes() -> None:
+    world = World(md(maxUnavailable=6), "v1")
+    for _ in range(4):
+        world.round()
+    world.mc = {**cache("v2"), "status": world.mc["status"]}
+    for _ in range(3):
+        world.round()
+    assert world.serving() == {i: "v2" for i in range(6)}
+    seen = []
+    for _ in range(5):
+        rsp = world.reconcile_cache()
+        [a] = [e for e in rsp.status["clusters"] if e["name"] == "a"]
+        pruner = [k for k in rsp.resources if k.startswith("prune-") and k.endswith("-a")]
+        seen.append((a.get("unused"), a.get("pruning"), a["revisions"], bool(pruner)))
+    assert seen == [
+        ({"v1": 1}, None, ["v2", "v1"], False),
+        ({"v1": 2}, None, ["v2", "v1"], False),
+        (None, ["v1"], ["v2"], False),  # recorded first
+        (None, ["v1"], ["v2"], True),  # then the Job runs
+        (None, None, ["v2"], False),  # seen complete: the record drops it, and the Job goes
+    ]
+
+
+def legacy(world: World) -> None:
+    """The world as a release before revision paths left it: the weights at each claim's root,
+    the cache's entries Ready without revisions, the replicas unpinned."""
+    world.mc["status"] = {
+        "clusters": [{"name": n, "phase": "Ready", "hydratedBy": "0ld"} for n in NAMES]
+    }
+    world.disk = {n: {UNVERSIONED} for n in NAMES}
+    world.cache_observed = {
+        k: v for k, v in world.cache_observed.items() if not k.startswith("hydrate-")
+    }
+    for obj in world.replicas():
+        del obj["spec"]["modelCacheRef"]["revision"]
+        obj["metadata"]["annotations"][TEMPLATE_HASH] = template_hash(obj)
+
+
+def test_an_upgrade_moves_replicas_off_the_claim_s_root_by_the_rollout_then_prunes_it() -> None:
+    world = settled(md(maxUnavailable=2))
+    legacy(world)
+    world.finishing = set()
+    first, *_ = history = reconciled(world, 20, {2: "a", 3: "b", 4: "c"}, new="v1")
+    assert first[1] == 6  # nothing restarts on the upgrade itself
+    assert min(serving for _, serving in history) == 4
+    assert world.serving() == {i: "v1" for i in range(6)}
+    assert world.disk == {n: {"v1"} for n in NAMES}
+    assert all(revision not in reads for _, revision, reads in world.pruned)
+
+
+def test_a_replica_placed_while_the_revision_hydrates_reads_what_the_others_read() -> None:
+    world = settled(md())
+    world.md["spec"]["replicas"] = 7
+    changed(world, 4, {0: "a"})
+    assert world.pins() == {i: "v1" for i in range(7)}
+    assert world.serving() == {i: "v1" for i in range(7)}

@@ -36,6 +36,7 @@ def moved(text: str, root: Path) -> str:
 
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+REPO_FOLDER = "models--Qwen--Qwen3-8B"
 
 
 def fake_hf(bin_dir: Path, exit_code: int) -> Path:
@@ -43,10 +44,15 @@ def fake_hf(bin_dir: Path, exit_code: int) -> Path:
     _snapshot_download.py): the snapshot filled under HF_HUB_CACHE, its path the only output."""
     calls = bin_dir / "calls"
     script = bin_dir / "hf"
-    snapshot = f'"$HF_HUB_CACHE/models--org--model/snapshots/{COMMIT}"'
+    # repo_folder_name (file_download.py): models--<org>--<name>.
+    repo = '"$HF_HUB_CACHE/models--$(echo "$2" | sed "s|/|--|g")"'
+    # A branch or tag also gets refs/<revision> (a commit given as the revision does not).
     script.write_text(
         f'#!/bin/sh\necho "$@" >> {calls}\n[ {exit_code} = 0 ] || exit {exit_code}\n'
-        f"mkdir -p {snapshot} && echo {snapshot}\n"
+        f"mkdir -p {repo}/snapshots/{COMMIT} {repo}/refs\n"
+        f'rev=main; [ "$3" = --revision ] && rev="$4"\n'
+        f'[ "$rev" = {COMMIT} ] || printf {COMMIT} > {repo}/refs/"$rev"\n'
+        f"echo {repo}/snapshots/{COMMIT}\n"
     )
     script.chmod(0o755)
     return calls
@@ -158,7 +164,7 @@ def test_the_download_lands_at_its_revision_s_own_path(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     cache = Path(job_env(tmp_path)["HF_HUB_CACHE"])
     assert cache.parent == tmp_path / "models" / "revisions"
-    assert (cache / "models--org--model" / "snapshots" / COMMIT).is_dir()
+    assert (cache / REPO_FOLDER / "snapshots" / COMMIT).is_dir()
 
 
 def test_the_revision_s_cache_resolves_the_default_revision_to_the_commit_downloaded(
@@ -168,7 +174,7 @@ def test_the_revision_s_cache_resolves_the_default_revision_to_the_commit_downlo
     (v0.36.2 _snapshot_download.py and file_download.py), and engines ask for main when given
     no revision: refs/main must name the commit this Job downloaded."""
     run_job(tmp_path, 0)
-    refs = Path(job_env(tmp_path)["HF_HUB_CACHE"]) / "models--org--model" / "refs" / "main"
+    refs = Path(job_env(tmp_path)["HF_HUB_CACHE"]) / REPO_FOLDER / "refs" / "main"
     assert refs.read_text() == COMMIT
 
 
