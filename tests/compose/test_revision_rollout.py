@@ -9,12 +9,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from modelplane.compose.cache import UNVERSIONED, replica_weights, revision_path
+from modelplane.compose.cache import UNVERSIONED, pinned_revision, replica_weights, revision_path
 from modelplane.compose.modelcache import composer as cache_composer
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import ROUTES
 from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH, template_hash
+from modelplane.labels import MODEL_REVISION
 from tests.compose.through import Response, run
 from tests.fleet.builders import (
     deployment,
@@ -133,8 +134,7 @@ class World:
 
     def reads(self, replica: Obj) -> str:
         """The revision the replica's pods read, as its composition resolves it."""
-        pinned = replica["spec"]["modelCacheRef"].get("revision")
-        return replica_weights(self.mc, pinned, _cluster(replica)).revision
+        return replica_weights(self.mc, pinned_revision(replica), _cluster(replica)).revision
 
     def reconcile_deployment(self) -> Response:
         required = {
@@ -184,7 +184,7 @@ def _stamp(obj: Obj) -> str:
 
 
 def _pin(replica: Obj) -> str:
-    return str(replica["spec"]["modelCacheRef"].get("revision"))
+    return str(pinned_revision(replica))
 
 
 def _cluster(replica: Obj) -> str:
@@ -283,7 +283,8 @@ def test_a_revision_replicas_still_read_is_never_pruned() -> None:
     assert all(revision not in reads for _, revision, reads in world.pruned)
 
 
-def test_an_old_revision_is_kept_while_the_replicas_are_not_read() -> None:
+def rolled_at_once() -> World:
+    """Every replica moved from v1 to v2, hydrated everywhere at once, in one step."""
     world = World(md(maxUnavailable=6), "v1")
     for _ in range(4):
         world.round()
@@ -291,6 +292,11 @@ def test_an_old_revision_is_kept_while_the_replicas_are_not_read() -> None:
     for _ in range(3):
         world.round()
     assert world.serving() == {i: "v2" for i in range(6)}
+    return world
+
+
+def test_an_old_revision_is_kept_while_the_replicas_are_not_read() -> None:
+    world = rolled_at_once()
     for _ in range(6):
         rsp = world.reconcile_cache(listed=False)
     assert all(e["revisions"] == ["v2", "v1"] for e in rsp.status["clusters"])
@@ -298,13 +304,7 @@ def test_an_old_revision_is_kept_while_the_replicas_are_not_read() -> None:
 
 
 def test_an_old_revision_is_pruned_after_three_reconciles_unused_then_its_job_goes() -> None:
-    world = World(md(maxUnavailable=6), "v1")
-    for _ in range(4):
-        world.round()
-    world.mc = {**cache("v2"), "status": world.mc["status"]}
-    for _ in range(3):
-        world.round()
-    assert world.serving() == {i: "v2" for i in range(6)}
+    world = rolled_at_once()
     seen = []
     for _ in range(5):
         rsp = world.reconcile_cache()
@@ -331,7 +331,7 @@ def legacy(world: World) -> None:
         k: v for k, v in world.cache_observed.items() if not k.startswith("hydrate-")
     }
     for obj in world.replicas():
-        del obj["spec"]["modelCacheRef"]["revision"]
+        del obj["metadata"]["annotations"][MODEL_REVISION]
         obj["metadata"]["annotations"][TEMPLATE_HASH] = template_hash(obj)
 
 
@@ -353,3 +353,16 @@ def test_a_replica_placed_while_the_revision_hydrates_reads_what_the_others_read
     changed(world, 4, {0: "a"})
     assert world.pins() == {i: "v1" for i in range(7)}
     assert world.serving() == {i: "v1" for i in range(7)}
+
+
+def test_a_cache_not_read_keeps_every_replica_on_its_revision() -> None:
+    world = settled(md())
+    before = world.pins()
+    rsp = run(
+        world.md,
+        world.observed,
+        {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: world.replicas(), ROUTES: []},
+    )
+    assert {
+        _index(o): _pin(o) for o in rsp.resources.values() if o["kind"] == "ModelReplica"
+    } == before

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.kube.names import child_name, dns_label, short_hash
+from modelplane.labels import MODEL_REVISION
 
 CACHE_VOLUME = "model-cache"
 CACHE_MOUNT_PATH = "/mnt/models"
@@ -110,6 +111,13 @@ def unversioned_on(model_cache: Mapping[str, Any], cluster: str) -> str | None:
         return cache_revision(model_cache) if entry.get("phase") == "Ready" else None
     value = entry.get(UNVERSIONED_FIELD)
     return str(value) if value else None
+
+
+def pinned_revision(replica: Mapping[str, Any]) -> str | None:
+    """The revision a ModelReplica is pinned to (its ``MODEL_REVISION`` annotation), if any."""
+    annotations = (replica.get("metadata") or {}).get("annotations") or {}
+    revision = annotations.get(MODEL_REVISION)
+    return str(revision) if revision else None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from modelplane.compose.modelcache.revisions import (
     prune_paths,
     recorded,
 )
+from modelplane.labels import MODEL_REVISION
 from tests.fleet.builders import model_cache, with_condition
 
 Obj = dict[str, Any]
@@ -27,14 +28,14 @@ def cache(revision: str = "v2", **entry: Any) -> Obj:
 
 
 def replica(revision: str | None, serving: str = "True", cluster: str = "a") -> Obj:
-    ref: Obj = {"name": "weights"}
+    metadata: Obj = {"name": f"r-{revision}", "namespace": "ml"}
     if revision is not None:
-        ref["revision"] = revision
+        metadata["annotations"] = {MODEL_REVISION: revision}
     obj = {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelReplica",
-        "metadata": {"name": f"r-{revision}", "namespace": "ml"},
-        "spec": {"clusterName": cluster, "modelCacheRef": ref},
+        "metadata": metadata,
+        "spec": {"clusterName": cluster, "modelCacheRef": {"name": "weights"}},
     }
     return with_condition(obj, "ModelServing", serving)
 

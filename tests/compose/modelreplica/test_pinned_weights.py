@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.compose.cache import hydrated_marker, revision_marker, revision_path
+from modelplane.labels import MODEL_REVISION
 
 from .support import container, model_cache, pod_specs, replica, run, workload
 
@@ -23,7 +24,7 @@ def cache(revision: str = "v2", **entry: Any) -> Obj:
 def pinned(revision: str | None) -> Obj:
     out = replica(cache="weights")
     if revision is not None:
-        out["spec"]["modelCacheRef"]["revision"] = revision
+        out["metadata"]["annotations"] = {MODEL_REVISION: revision}
     return out
 
 
@@ -86,9 +87,3 @@ def test_a_replica_waiting_for_its_revision_says_so() -> None:
 def test_a_replica_on_a_hydrated_revision_waits_for_nothing_while_another_hydrates() -> None:
     mc = cache("v2", phase="Hydrating", message="downloading", revisions=["v1"])
     assert "ModelCache" not in serving_message(mc, "v1")
-
-
-def test_an_empty_revision_is_refused_naming_the_field() -> None:
-    result = run(pinned(""), cache=cache())
-    assert result.fatal is not None
-    assert "spec.modelCacheRef.revision" in result.fatal

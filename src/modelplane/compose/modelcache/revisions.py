@@ -29,6 +29,7 @@ from modelplane.compose.cache import (
     UNVERSIONED_FIELD,
     held_on,
     hydrated_marker,
+    pinned_revision,
     replica_weights,
     revision_marker,
     revision_path,
@@ -101,7 +102,7 @@ def in_use(mc: Mapping[str, Any], cluster: str, replicas: Sequence[Obj] | None) 
         serving = condition(replica, "ModelServing")
         if serving is None or serving.get("status") != "True":
             return None
-        used.add(replica_weights(mc, ref.get("revision"), cluster).revision)
+        used.add(replica_weights(mc, pinned_revision(replica), cluster).revision)
     return used
 
 

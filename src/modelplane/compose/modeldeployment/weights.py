@@ -1,6 +1,7 @@
 """Which revision of its ModelCache each replica reads: the deployment pins it on the replica
-(``spec.modelCacheRef.revision``), so a revision change is a change to what replicas are stamped
-with and reaches them by the rollout strategy, like a new image.
+(the ``modelplane.ai/model-revision`` annotation, among what the rollout stamps), so a revision
+change is a change to what replicas are stamped with and reaches them by the rollout strategy,
+like a new image.
 
 The cache's revision is stamped only once the cache reports it hydrated on every cluster the
 deployment's replicas are placed on; until then each replica keeps the revision it reads, and a
@@ -17,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.cache import cache_revision, hydrated_revisions
+from modelplane.compose.cache import pinned_revision as _pinned
 from modelplane.composer import Condition
+from modelplane.labels import MODEL_REVISION
 
 Obj = dict[str, Any]
 
@@ -72,24 +75,25 @@ def pinning(
 
 
 def pin(replica: Obj, observed: Obj | None, weights: Pinning) -> None:
-    """Stamp ``replica`` with the revision it reads (it references the cache ``weights`` read)."""
+    """Stamp ``replica`` with the revision it reads; while its cache is not read, with the one
+    it was stamped with (a cache not read is no reason to move it)."""
     ref = replica["spec"].get("modelCacheRef")
-    if weights.cache is None or ref is None or ref.get("name") != _name(weights.cache):
+    if ref is None:
         return
-    revision = weights.revision_for(str(replica["spec"]["clusterName"]), observed)
-    ref = {k: v for k, v in ref.items() if k != "revision"}
+    if weights.cache is not None and ref.get("name") == _name(weights.cache):
+        revision = weights.revision_for(str(replica["spec"]["clusterName"]), observed)
+    elif observed is not None and _ref(observed).get("name") == ref.get("name"):
+        revision = _pinned(observed)
+    else:
+        revision = None
+    annotations = replica["metadata"].setdefault("annotations", {})
+    annotations.pop(MODEL_REVISION, None)
     if revision is not None:
-        ref["revision"] = revision
-    replica["spec"]["modelCacheRef"] = ref
+        annotations[MODEL_REVISION] = revision
 
 
 def _ref(replica: Mapping[str, Any]) -> Mapping[str, Any]:
     return (replica.get("spec") or {}).get("modelCacheRef") or {}
-
-
-def _pinned(replica: Mapping[str, Any]) -> str | None:
-    revision = _ref(replica).get("revision")
-    return str(revision) if revision else None
 
 
 def _name(cache: Mapping[str, Any]) -> str:

@@ -18,6 +18,7 @@ from modelplane.compose.cache import (
     UNVERSIONED,
     Weights,
     cache_claim_name,
+    pinned_revision,
     replica_weights,
 )
 from modelplane.compose.modelreplica.claims import member_revision
@@ -183,7 +184,7 @@ def member_pod(
 
 
 def _weights(ctx: ReplicaContext) -> Weights:
-    pinned = (ctx.spec.get("modelCacheRef") or {}).get("revision")
+    pinned = pinned_revision(ctx.replica)
     return replica_weights(ctx.model_cache or {}, pinned, str(ctx.spec["clusterName"]))
 
 

@@ -28,12 +28,6 @@ def problem(replica: Obj) -> str | None:
     ref = spec.get("modelCacheRef")
     if ref is not None and (not isinstance(ref, Mapping) or not ref.get("name")):
         return "spec.modelCacheRef.name: Required value"
-    if (
-        ref is not None
-        and "revision" in ref
-        and not (isinstance(ref["revision"], str) and ref["revision"])
-    ):
-        return "spec.modelCacheRef.revision: Invalid value: must be a non-empty string"
     engines = spec.get("engines")
     if not isinstance(engines, list) or not engines:
         return "spec.engines: Required value: at least one engine"
