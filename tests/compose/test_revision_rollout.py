@@ -366,3 +366,18 @@ def test_a_cache_not_read_keeps_every_replica_on_its_revision() -> None:
     assert {
         _index(o): _pin(o) for o in rsp.resources.values() if o["kind"] == "ModelReplica"
     } == before
+
+
+def test_a_revision_set_back_while_it_is_pruned_hydrates_again_only_once_that_is_done() -> None:
+    world = rolled_at_once()
+    for _ in range(3):
+        world.reconcile_cache()
+    assert all(e.get("pruning") == ["v1"] for e in world.mc["status"]["clusters"])
+    world.mc = {**cache("v1"), "status": world.mc["status"]}
+    rsp = world.reconcile_cache()
+    assert not [k for k in rsp.resources if k.startswith("hydrate-")]
+    assert {e["phase"] for e in rsp.status["clusters"]} == {"Pending"}
+    for _ in range(3):
+        rsp = world.reconcile_cache()
+    assert world.disk == {n: {"v1", "v2"} for n in NAMES}
+    assert all(e["revisions"][0] == "v1" for e in rsp.status["clusters"])

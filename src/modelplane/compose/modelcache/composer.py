@@ -163,7 +163,10 @@ def compose_model_cache(inputs: Inputs) -> Result:
                 phases.append(ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS, holding=kept))
             continue
         composed = compose_cluster(mc, cluster, provider_config)
-        phase, composed = hydration(name, composed, inputs.observed, done.get(name))
+        if cache_revision(mc) in revisions.recorded(mc, name).pruning:
+            phase, composed = still_pruning(mc, name, composed)
+        else:
+            phase, composed = hydration(name, composed, inputs.observed, done.get(name))
         phase, pruner = holding(mc, phase, inputs, provider_config)
         composed.update(pruner)
         for key, obj in composed.items():
@@ -458,6 +461,16 @@ def holding(
         replicas = inputs.required.get(REPLICAS)
         held = revisions.counted(held, cache_revision(mc), revisions.in_use(mc, name, replicas))
     return dataclasses.replace(phase, holding=held), pruner
+
+
+def still_pruning(
+    mc: Obj, name: str, composed: dict[str, Obj]
+) -> tuple[ClusterPhase, dict[str, Obj]]:
+    """The cache's revision is being deleted here (set back while it was pruned): it hydrates
+    again only once that is done, so the download and the deletion never race."""
+    message = f"revision {cache_revision(mc)} is being pruned here; it hydrates once that is done"
+    needed = {k: v for k, v in composed.items() if not k.startswith((f"{HYDRATE}-", f"{TOKEN}-"))}
+    return ClusterPhase(name, PENDING, message), needed
 
 
 def prune_job(mc: Obj, pruned: tuple[str, ...]) -> Obj:
