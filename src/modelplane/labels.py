@@ -44,6 +44,11 @@ PRE_STOP_SECONDS = "modelplane.ai/pre-stop-seconds"
 """Annotation beside ``TERMINATION_GRACE``: how long the engine keeps serving in-flight requests
 after its pod starts terminating, before it is signalled (a preStop sleep)."""
 
+MODEL_REVISION = "modelplane.ai/model-revision"
+"""Annotation a ModelDeployment stamps on each ModelReplica with ``spec.modelCacheRef``: the
+revision of the ModelCache's weights its engines read; absent, what ``cache.replica_weights``
+resolves for an unpinned replica."""
+
 ROUTES_POOLS = "modelplane.ai/routes-pools"
 """Label ("true") on a ModelService's route Objects: a replica leaving its deployment is deleted
 only once none of them references its InferencePool."""

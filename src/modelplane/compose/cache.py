@@ -3,19 +3,35 @@
 A ModelCache stages weights into a claim on each selected cluster; a ModelReplica with
 ``spec.modelCacheRef`` mounts that claim by name and points its engines at the mount path.
 Both compositions read these names from here, so they cannot drift apart.
+
+Each revision has its own Hugging Face cache under ``revisions/`` (``revision_path``), in which
+the hydration Job makes ``refs/main`` name the commit it downloaded: an engine given that path
+as ``HF_HUB_CACHE`` and ``HF_HUB_OFFLINE=1`` resolves the model to exactly that snapshot,
+whatever revision flag it was (not) given, and no download beside it can change what it reads.
+Weights hydrated before revision paths sit at the claim's root (``UNVERSIONED``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from modelplane.kube.names import child_name, short_hash
+from modelplane.kube.names import child_name, dns_label, short_hash
+from modelplane.labels import MODEL_REVISION
 
 CACHE_VOLUME = "model-cache"
 CACHE_MOUNT_PATH = "/mnt/models"
 # Beside the Hub cache layout (models--<org>--<name>/), where huggingface_hub never looks.
 MARKER_DIR = f"{CACHE_MOUNT_PATH}/.modelplane"
+REVISIONS_DIR = f"{CACHE_MOUNT_PATH}/revisions"
+DEFAULT_REVISION = "main"
+"""What ``hf download`` fetches when no revision is given (huggingface_hub DEFAULT_REVISION)."""
+UNVERSIONED = ":root"
+"""The weights hydrated at the claim's root before revision paths: ``:`` is in no git ref name,
+so no revision can take this name."""
+# status.clusters[] of a ModelCache: what each cluster's claim holds.
+REVISIONS, UNVERSIONED_FIELD, PRUNING = "revisions", "unversioned", "pruning"
 
 
 def cache_claim_name(cache: str) -> str:
@@ -48,3 +64,79 @@ def stages_on(cache: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     """Whether the ModelCache stages (or will stage) its weights on a cluster with ``labels``:
     the deployment and the cache's own composition must agree on where that is."""
     return all(labels.get(k) == v for k, v in cache_selector(cache).items())
+
+
+def cache_revision(model_cache: Mapping[str, Any]) -> str:
+    """The revision the cache hydrates now (``spec.huggingFace.revision``, else main)."""
+    hf = (model_cache.get("spec") or {}).get("huggingFace") or {}
+    return str(hf.get("revision") or DEFAULT_REVISION)
+
+
+def _repo(model_cache: Mapping[str, Any]) -> str:
+    return str(((model_cache.get("spec") or {}).get("huggingFace") or {}).get("repo") or "")
+
+
+def revision_path(model_cache: Mapping[str, Any], revision: str) -> str:
+    """The Hugging Face cache of one revision of the cache's repo, on the claim."""
+    key = short_hash(_repo(model_cache), revision)
+    return f"{REVISIONS_DIR}/{dns_label(revision, max_len=40)}-{key}"
+
+
+def revision_marker(model_cache: Mapping[str, Any], revision: str) -> str:
+    """The file the hydration Job writes once ``revision`` is complete at its path."""
+    return f"{MARKER_DIR}/revision-{revision_path(model_cache, revision).rsplit('/', 1)[1]}"
+
+
+def held_on(model_cache: Mapping[str, Any], cluster: str) -> Mapping[str, Any] | None:
+    """The cache's status entry for ``cluster``, if it reports one."""
+    for entry in (model_cache.get("status") or {}).get("clusters") or ():
+        if isinstance(entry, Mapping) and entry.get("name") == cluster:
+            return entry
+    return None
+
+
+def hydrated_revisions(model_cache: Mapping[str, Any], cluster: str) -> tuple[str, ...]:
+    """The revisions hydrated at their own path on ``cluster``, as the cache's status says."""
+    entry = held_on(model_cache, cluster) or {}
+    return tuple(str(r) for r in entry.get(REVISIONS) or ())
+
+
+def unversioned_on(model_cache: Mapping[str, Any], cluster: str) -> str | None:
+    """The revision hydrated at the claim's root on ``cluster``, if any. A Ready entry written
+    before revision paths (no ``revisions``) holds the cache's revision there."""
+    entry = held_on(model_cache, cluster)
+    if entry is None:
+        return None
+    if REVISIONS not in entry:
+        return cache_revision(model_cache) if entry.get("phase") == "Ready" else None
+    value = entry.get(UNVERSIONED_FIELD)
+    return str(value) if value else None
+
+
+def pinned_revision(replica: Mapping[str, Any]) -> str | None:
+    """The revision a ModelReplica is pinned to (its ``MODEL_REVISION`` annotation), if any."""
+    annotations = (replica.get("metadata") or {}).get("annotations") or {}
+    revision = annotations.get(MODEL_REVISION)
+    return str(revision) if revision else None
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Where one replica's engines read the weights, and the marker they wait for."""
+
+    hub_cache: str
+    marker: str
+    revision: str
+    """The revision, or ``UNVERSIONED`` for the weights at the claim's root."""
+
+
+def replica_weights(model_cache: Mapping[str, Any], pinned: str | None, cluster: str) -> Weights:
+    """The weights a replica on ``cluster`` reads: the revision it is pinned to; unpinned, the
+    weights at the claim's root while they are the cache's revision (what it read before
+    revision paths), else the cache's revision."""
+    revision = pinned or cache_revision(model_cache)
+    if not pinned and unversioned_on(model_cache, cluster) == revision:
+        return Weights(CACHE_MOUNT_PATH, hydrated_marker(model_cache), UNVERSIONED)
+    return Weights(
+        revision_path(model_cache, revision), revision_marker(model_cache, revision), revision
+    )

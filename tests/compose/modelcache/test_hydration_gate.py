@@ -35,10 +35,25 @@ def moved(text: str, root: Path) -> str:
     return text.replace(CACHE_MOUNT_PATH, str(root))
 
 
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+REPO_FOLDER = "models--Qwen--Qwen3-8B"
+
+
 def fake_hf(bin_dir: Path, exit_code: int) -> Path:
+    """``hf download --quiet`` as huggingface_hub v0.36.2 behaves (cli/download.py,
+    _snapshot_download.py): the snapshot filled under HF_HUB_CACHE, its path the only output."""
     calls = bin_dir / "calls"
     script = bin_dir / "hf"
-    script.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexit {exit_code}\n')
+    # repo_folder_name (file_download.py): models--<org>--<name>.
+    repo = '"$HF_HUB_CACHE/models--$(echo "$2" | sed "s|/|--|g")"'
+    # A branch or tag also gets refs/<revision> (a commit given as the revision does not).
+    script.write_text(
+        f'#!/bin/sh\necho "$@" >> {calls}\n[ {exit_code} = 0 ] || exit {exit_code}\n'
+        f"mkdir -p {repo}/snapshots/{COMMIT} {repo}/refs\n"
+        f'rev=main; [ "$3" = --revision ] && rev="$4"\n'
+        f'[ "$rev" = {COMMIT} ] || printf {COMMIT} > {repo}/refs/"$rev"\n'
+        f"echo {repo}/snapshots/{COMMIT}\n"
+    )
     script.chmod(0o755)
     return calls
 
@@ -53,8 +68,14 @@ def run_job(tmp_path: Path, exit_code: int) -> tuple[subprocess.CompletedProcess
     env["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
     argv = [moved(w, root) for w in container["command"]] + container["args"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=10, check=False)
-    assert calls.read_text().split() == ["download", *container["args"]]
+    assert calls.read_text().split() == ["download", *container["args"], "--quiet"]
     return done, Path(env["MODELPLANE_HYDRATED_MARKER"])
+
+
+def job_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        e["name"]: moved(e["value"], tmp_path / "models") for e in hydrate()["env"] if "value" in e
+    }
 
 
 def test_the_job_marks_the_cache_hydrated_once_the_download_succeeded(tmp_path: Path) -> None:
@@ -136,3 +157,33 @@ def test_a_cache_that_reports_nothing_for_the_cluster_is_named_too() -> None:
 
 def test_a_ready_cache_adds_nothing() -> None:
     assert "ModelCache" not in serving_message({"phase": "Ready"})
+
+
+def test_the_download_lands_at_its_revision_s_own_path(tmp_path: Path) -> None:
+    done, _ = run_job(tmp_path, 0)
+    assert done.returncode == 0, done.stderr
+    cache = Path(job_env(tmp_path)["HF_HUB_CACHE"])
+    assert cache.parent == tmp_path / "models" / "revisions"
+    assert (cache / REPO_FOLDER / "snapshots" / COMMIT).is_dir()
+
+
+def test_the_revision_s_cache_resolves_the_default_revision_to_the_commit_downloaded(
+    tmp_path: Path,
+) -> None:
+    """Offline, huggingface_hub resolves a branch through refs/<branch> to snapshots/<commit>
+    (v0.36.2 _snapshot_download.py and file_download.py), and engines ask for main when given
+    no revision: refs/main must name the commit this Job downloaded."""
+    run_job(tmp_path, 0)
+    refs = Path(job_env(tmp_path)["HF_HUB_CACHE"]) / REPO_FOLDER / "refs" / "main"
+    assert refs.read_text() == COMMIT
+
+
+def test_a_revision_already_marked_is_not_downloaded_again(tmp_path: Path) -> None:
+    _, marker = run_job(tmp_path, 0)
+    container = hydrate()
+    env = {**job_env(tmp_path), "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    argv = [moved(w, tmp_path / "models") for w in container["command"]] + container["args"]
+    again = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=10, check=False)
+    assert again.returncode == 0
+    assert marker.is_file()
+    assert len((tmp_path / "bin" / "calls").read_text().splitlines()) == 1

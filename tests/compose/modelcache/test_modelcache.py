@@ -216,6 +216,7 @@ def test_a_cluster_naming_no_rwx_class_is_reported_as_unable_to_stage_and_gets_n
         "phase": "CannotStage",
         "message": "cannot stage: the cluster names no ReadWriteMany storage class "
         "(spec.cluster.existing.cache.storageClassName)",
+        "revisions": [],
     }
     hydrated = next(c for c in result.conditions if c.type == "Hydrated")
     assert (hydrated.status, hydrated.reason) == ("False", "NoStorageClass")
@@ -231,7 +232,7 @@ def test_a_cluster_that_stops_naming_its_class_keeps_what_was_staged() -> None:
 def test_the_job_downloads_into_the_claim_where_the_engines_read() -> None:
     replica = support.run(
         support.replica(cache="weights", namespace="ml"),
-        cache=support.model_cache("weights", "ml"),
+        cache=cache(),
     )
     [pod] = support.pod_specs(support.workload(replica)).values()
     engine = support.container(pod)
@@ -476,6 +477,7 @@ def test_a_cluster_without_a_provider_config_is_pending_and_says_so() -> None:
             "name": "a",
             "phase": "Pending",
             "message": "the cluster publishes no status.providerConfigRef yet",
+            "revisions": [],
         }
     ]
     assert result.resources == {}

@@ -71,7 +71,13 @@ def test_a_completed_job_is_recorded_with_its_digest_and_the_claim_it_filled() -
     done, _, _seen = hydrate(cache())
     [entry] = rsp_status(done)
     digest = job_key(done).split("-")[1]
-    assert entry == {"name": "a", "phase": "Ready", "hydratedBy": digest, "claimUID": "uid-1"}
+    assert entry == {
+        "name": "a",
+        "phase": "Ready",
+        "hydratedBy": digest,
+        "claimUID": "uid-1",
+        "revisions": ["main"],
+    }
 
 
 def test_the_job_stays_until_its_completion_is_recorded() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.cache import cache_claim_name, hydrated_marker
+from modelplane.compose.cache import cache_claim_name, revision_marker, revision_path
 
 from .support import (
     GPU,
@@ -285,7 +285,7 @@ def test_with_a_model_cache_every_member_pod_waits_for_the_hydrated_marker(stack
     for role, pod in pod_specs(workload(result)).items():
         [wait] = pod["initContainers"]
         assert wait["image"] == container(pod)["image"], role
-        assert wait["command"][-1] == hydrated_marker(cache), role
+        assert wait["command"][-1] == revision_marker(cache, "main"), role
         assert wait["volumeMounts"] == [
             {"name": "model-cache", "mountPath": "/mnt/models", "readOnly": True}
         ]
@@ -306,9 +306,10 @@ def test_with_a_model_cache_engines_find_it_through_env_not_flags():
         "HF_HUB_CACHE",
         "MODELPLANE_MODEL_CACHE",
         "HF_HUB_OFFLINE",
+        "MODELPLANE_MODEL_REVISION",
         "X",
     ]
-    assert engine_out["env"][0]["value"] == "/mnt/models"
+    assert engine_out["env"][0]["value"] == revision_path(model_cache(), "main")
     assert engine_out["env"][2]["value"] == "1"
 
 

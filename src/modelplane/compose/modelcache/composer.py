@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.compose.cache import (
@@ -34,11 +34,15 @@ from modelplane.compose.cache import (
     CACHE_VOLUME,
     MARKER_DIR,
     cache_claim_name,
-    hydrated_marker,
+    cache_revision,
+    revision_marker,
+    revision_path,
     stages_on,
 )
 from modelplane.compose.evidence import look_up
 from modelplane.compose.modelcache import hydrated as latch
+from modelplane.compose.modelcache import revisions
+from modelplane.compose.modelcache.revisions import Holding
 from modelplane.compose.remote import (
     NEVER_DELETE,
     managed_metadata,
@@ -92,8 +96,8 @@ NO_STORAGE_CLASS = (
     "cannot stage: the cluster names no ReadWriteMany storage class "
     "(spec.cluster.existing.cache.storageClassName)"
 )
-NAMESPACE, CLAIM, TOKEN, HYDRATE = "namespace", "claim", "token", "hydrate"
-ROLES = (NAMESPACE, CLAIM, TOKEN, HYDRATE)
+NAMESPACE, CLAIM, TOKEN, HYDRATE, PRUNE = "namespace", "claim", "token", "hydrate", "prune"
+ROLES = (NAMESPACE, CLAIM, TOKEN, HYDRATE, PRUNE)
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,8 @@ class ClusterPhase:
     hydrated_by: str = ""
     """Ready: the digest of the Job that filled the claim (``hydrated``)."""
     claim_uid: str = ""
+    holding: Holding = field(default_factory=Holding)
+    """The revisions the claim holds (revisions.py)."""
 
     def as_status(self) -> Obj:
         out: Obj = {"name": self.name, "phase": self.phase}
@@ -113,7 +119,7 @@ class ClusterPhase:
             out[latch.HYDRATED_BY] = self.hydrated_by
         if self.claim_uid:
             out[latch.CLAIM_UID] = self.claim_uid
-        return out
+        return out | self.holding.fields()
 
 
 def compose_model_cache(inputs: Inputs) -> Result:
@@ -140,7 +146,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
         for key, obj in mine[name].items():
             result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
         message = "not listed; its objects are kept until it is read by name"
-        phases.append(carried_phase(name, message, done.get(name)))
+        phases.append(carried_phase(mc, name, message, done.get(name)))
     for cluster in where_used(mc, inputs, selected(mc, [*listed, *lookup.found.values()])):
         name = str(cluster["metadata"]["name"])
         observed = mine.get(name, {})
@@ -151,12 +157,18 @@ def compose_model_cache(inputs: Inputs) -> Result:
                 result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
             if provider_config is None:
                 message = "the cluster publishes no status.providerConfigRef yet"
-                phases.append(carried_phase(name, message, done.get(name)))
+                phases.append(carried_phase(mc, name, message, done.get(name)))
             else:
-                phases.append(ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS))
+                kept = revisions.recorded(mc, name)
+                phases.append(ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS, holding=kept))
             continue
         composed = compose_cluster(mc, cluster, provider_config)
-        phase, composed = hydration(name, composed, inputs.observed, done.get(name))
+        if cache_revision(mc) in revisions.recorded(mc, name).pruning:
+            phase, composed = still_pruning(mc, name, composed)
+        else:
+            phase, composed = hydration(name, composed, inputs.observed, done.get(name))
+        phase, pruner = holding(mc, phase, inputs, provider_config)
+        composed.update(pruner)
         for key, obj in composed.items():
             result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
         phases.append(phase)
@@ -308,9 +320,11 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
     args = [str(hf["repo"])]
     if hf.get("revision"):
         args += ["--revision", str(hf["revision"])]
+    revision = cache_revision(mc)
     env: list[Obj] = [
-        # Exactly what the engines get (pods.py): the download lands where they read.
-        {"name": "HF_HUB_CACHE", "value": CACHE_MOUNT_PATH},
+        # Exactly what the engines pinned to this revision get (pods.py): the download lands
+        # where they read, beside every other revision.
+        {"name": "HF_HUB_CACHE", "value": revision_path(mc, revision)},
         # HF_HOME holds the CLI's own state (token file, Xet chunk cache): scratch, not the claim.
         {"name": "HF_HOME", "value": f"{SCRATCH_PATH}/hf"},
         {"name": "HOME", "value": SCRATCH_PATH},
@@ -325,7 +339,7 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
                 },
             }
         )
-    env.append({"name": "MODELPLANE_HYDRATED_MARKER", "value": hydrated_marker(mc)})
+    env.append({"name": "MODELPLANE_HYDRATED_MARKER", "value": revision_marker(mc, revision)})
     container = {
         "name": "hydrate",
         "image": HYDRATE_IMAGE,
@@ -380,8 +394,15 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
 
 
 # "$@" is the repo and revision, passed as arguments so no part of them is read by the shell.
+# A revision once marked is never written again. `hf download --quiet` prints the snapshot it
+# filled (<cache>/models--org--name/snapshots/<commit>); refs/main then names that commit, so an
+# engine asking for the default revision offline reads exactly it.
 _DOWNLOAD_THEN_MARK = (
-    f'hf download "$@" && mkdir -p {MARKER_DIR} && touch "$MODELPLANE_HYDRATED_MARKER"'
+    '[ -f "$MODELPLANE_HYDRATED_MARKER" ] && exit 0; '
+    'snapshot=$(hf download "$@" --quiet) && [ -d "$snapshot" ] && '
+    'repo="${snapshot%/snapshots/*}" && mkdir -p "$repo/refs" && '
+    'printf %s "${snapshot##*/}" > "$repo/refs/main" && '
+    f'mkdir -p {MARKER_DIR} && touch "$MODELPLANE_HYDRATED_MARKER"'
 )
 
 
@@ -408,17 +429,82 @@ def hydration(
     return phase, composed
 
 
-def carried_phase(name: str, message: str, record: Mapping[str, Any] | None) -> ClusterPhase:
+def holding(
+    mc: Obj, phase: ClusterPhase, inputs: Inputs, provider_config: str
+) -> tuple[ClusterPhase, dict[str, Obj]]:
+    """The phase with what the claim now holds, and the prune Job it still needs (revisions.py)."""
+    name = phase.name
+    before = revisions.recorded(mc, name)
+    record = latch.recorded(mc).get(name)
+    was = str((record or {}).get(latch.CLAIM_UID) or "")
+    if was and phase.claim_uid and was != phase.claim_uid:
+        before = Holding()  # a claim re-created holds nothing of what the old one held
+    held = revisions.hydrated(before, cache_revision(mc)) if phase.phase == READY else before
+    pruner: dict[str, Obj] = {}
+    if held.pruning:
+        job = prune_job(mc, held.pruning)
+        digest = short_hash(repr(job["spec"]))
+        job["metadata"]["name"] = dns_label("modelcache", _name(mc), PRUNE, digest)
+        key = f"{PRUNE}-{digest}-{name}"
+        if cluster_phase(name, inputs.observed.get(key)).phase == READY:
+            held = dataclasses.replace(held, pruning=())
+        else:
+            pruner[key] = _wrap(
+                mc,
+                f"{PRUNE}-{digest}",
+                name,
+                provider_config,
+                job,
+                readiness={"policy": "DeriveFromCelQuery", "celQuery": JOB_COMPLETE},
+            )
+    else:
+        replicas = inputs.required.get(REPLICAS)
+        held = revisions.counted(held, cache_revision(mc), revisions.in_use(mc, name, replicas))
+    return dataclasses.replace(phase, holding=held), pruner
+
+
+def still_pruning(
+    mc: Obj, name: str, composed: dict[str, Obj]
+) -> tuple[ClusterPhase, dict[str, Obj]]:
+    """The cache's revision is being deleted here (set back while it was pruned): it hydrates
+    again only once that is done, so the download and the deletion never race."""
+    message = f"revision {cache_revision(mc)} is being pruned here; it hydrates once that is done"
+    needed = {k: v for k, v in composed.items() if not k.startswith((f"{HYDRATE}-", f"{TOKEN}-"))}
+    return ClusterPhase(name, PENDING, message), needed
+
+
+def prune_job(mc: Obj, pruned: tuple[str, ...]) -> Obj:
+    """A Job deleting the pruned revisions from the claim; the name is set by the caller."""
+    job = hydration_job(mc, authenticated=False)
+    [container] = job["spec"]["template"]["spec"]["containers"]
+    container.update(
+        {
+            "name": "prune",
+            "command": ["sh", "-c", 'rm -rf -- "$@"', "prune"],
+            "args": revisions.prune_paths(mc, pruned),
+            "env": [],
+        }
+    )
+    container["volumeMounts"] = [container["volumeMounts"][0]]
+    job["spec"]["template"]["spec"]["volumes"] = [job["spec"]["template"]["spec"]["volumes"][0]]
+    return job
+
+
+def carried_phase(
+    mc: Obj, name: str, message: str, record: Mapping[str, Any] | None
+) -> ClusterPhase:
     """The phase of a cluster whose objects are carried as observed: its claim is kept, weights
     and all, so a cluster recorded hydrated (``hydrated``) stays so, as recorded."""
+    held = revisions.recorded(mc, name)
     if record is None:
-        return ClusterPhase(name, PENDING, message)
+        return ClusterPhase(name, PENDING, message, holding=held)
     return ClusterPhase(
         name,
         READY,
         message,
         hydrated_by=str(record[latch.HYDRATED_BY]),
         claim_uid=str(record.get(latch.CLAIM_UID) or ""),
+        holding=held,
     )
 
 
@@ -487,7 +573,7 @@ def _observed_by_cluster(observed: Mapping[str, Obj]) -> dict[str, dict[str, Obj
         role, _, rest = key.partition("-")
         if role not in ROLES or not isinstance(obj.get("metadata"), Mapping):
             continue
-        cluster = rest.partition("-")[2] if role == HYDRATE else rest
+        cluster = rest.partition("-")[2] if role in (HYDRATE, PRUNE) else rest
         out.setdefault(cluster, {})[key] = obj
     return out
 

@@ -51,6 +51,7 @@ from modelplane.compose.modeldeployment.rollout import (
     to_update,
 )
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
+from modelplane.compose.modeldeployment.weights import pin, pinning
 from modelplane.composer import (
     Condition,
     Desired,
@@ -170,6 +171,7 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     strategy = Strategy.of(md)
     stamped: dict[str, Obj] = {}
     candidates: list[Candidate] = []
+    weights = pinning(cache.cache, [p.cluster for p in plan.placements], mine.values())
     for p in plan.placements:
         key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
         observed = mine.get(key)
@@ -179,6 +181,7 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
             str(observed["metadata"]["name"]) if observed else replica_name(md, p)
         )
         stamped[key] = stamp(md, p, names[key])
+        pin(stamped[key], observed, weights)
         stamped[key]["metadata"].setdefault("annotations", {})[TEMPLATE_HASH] = template_hash(
             stamped[key]
         )
@@ -214,7 +217,7 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     if leaving:
         replicas["draining"] = len(leaving)
     result.status = {"replicas": replicas, "rollout": progress.status()}
-    result.conditions.append(progress.condition(strategy))
+    result.conditions.append(weights.held(progress.condition(strategy)))
     scheduled = _with_stranded(plan, kept, mine, stranded)
     if cache.hold and scheduled.status != "True":
         # Capacity is not what is short: nothing new may be placed until the cache is read.

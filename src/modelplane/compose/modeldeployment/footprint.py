@@ -39,6 +39,8 @@ class Footprint:
     """Why nothing new may be placed ("" when placement may proceed)."""
     condition: Condition | None = None
     events: tuple[Event, ...] = ()
+    cache: Obj | None = None
+    """The ModelCache read, whose status says which revisions are hydrated where."""
 
 
 def footprint(md: Obj, required: Mapping[str, list[Any]]) -> Footprint:
@@ -91,6 +93,7 @@ def footprint(md: Obj, required: Mapping[str, list[Any]]) -> Footprint:
         requirements,
         admits=admits if selector else None,
         condition=Condition(RESOLVED, "True", "ModelCacheResolved", message),
+        cache=cache,
     )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.composer import Condition
-from modelplane.labels import PRE_STOP_SECONDS, TERMINATION_GRACE
+from modelplane.labels import MODEL_REVISION, PRE_STOP_SECONDS, TERMINATION_GRACE
 
 Obj = dict[str, Any]
 
@@ -46,7 +46,7 @@ class Strategy:
         )
 
 
-STAMPED_ANNOTATIONS = (TERMINATION_GRACE, PRE_STOP_SECONDS)
+STAMPED_ANNOTATIONS = (TERMINATION_GRACE, PRE_STOP_SECONDS, MODEL_REVISION)
 """Annotations that reach the replica's pods: a change to them rolls out like the template."""
 
 

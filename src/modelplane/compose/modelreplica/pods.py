@@ -15,8 +15,11 @@ from modelplane import labels
 from modelplane.compose.cache import (
     CACHE_MOUNT_PATH,
     CACHE_VOLUME,
+    UNVERSIONED,
+    Weights,
     cache_claim_name,
-    hydrated_marker,
+    pinned_revision,
+    replica_weights,
 )
 from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
@@ -45,15 +48,24 @@ _SHM_MOUNTS = frozen([{"name": SHM_VOLUME, "mountPath": "/dev/shm"}])
 _CACHE_MOUNT = frozen({"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH, "readOnly": True})
 _SHM_AND_CACHE_MOUNTS = frozen([*_SHM_MOUNTS, _CACHE_MOUNT])
 _CLAIMS = frozen([{"name": CLAIM}])
-_CACHE_ENV = frozen(
-    [
-        {"name": "HF_HUB_CACHE", "value": CACHE_MOUNT_PATH},
-        {"name": "MODELPLANE_MODEL_CACHE", "value": CACHE_MOUNT_PATH},
+
+
+@lru_cache(maxsize=256)
+def _cache_env(weights: Weights) -> list[Obj]:
+    env = [
+        {"name": "HF_HUB_CACHE", "value": weights.hub_cache},
+        {"name": "MODELPLANE_MODEL_CACHE", "value": weights.hub_cache},
         # Resolve the repo from the cache alone: never download beside the Job, nor take
         # huggingface_hub's file locks on shared storage.
         {"name": "HF_HUB_OFFLINE", "value": "1"},
     ]
-)
+    if weights.revision != UNVERSIONED:
+        # For an engine's own flag ($(MODELPLANE_MODEL_REVISION)); none is needed: the
+        # revision's cache resolves the default revision to this one.
+        env.append({"name": "MODELPLANE_MODEL_REVISION", "value": weights.revision})
+    return frozen(env)
+
+
 CACHE_WAIT_CONTAINER = "model-cache-wait"
 # $0 is the marker; the engine's own image runs it, already pulled for the engine.
 _WAIT_FOR_MARKER = (
@@ -109,8 +121,9 @@ def member_pod(
 
     containers = spec["containers"]
     injected_env = list(gang_env or ())
-    if cached:
-        injected_env.extend(_CACHE_ENV)
+    weights = _weights(ctx) if cached else None
+    if weights is not None:
+        injected_env.extend(_cache_env(weights))
     out_containers = [
         _engine(ctx, c, containers, serving=serving, claims=claims, env=injected_env)
         if c.get("name") == ENGINE_CONTAINER
@@ -123,10 +136,10 @@ def member_pod(
     )
     volumes: list[Obj] = _SHM_VOLUMES
     pod: Obj = {}
-    if cached:
+    if weights is not None:
         claim = {"claimName": cache_claim_name(str(ctx.model_cache_name)), "readOnly": True}
         volumes = [*_SHM_VOLUMES, {"name": CACHE_VOLUME, "persistentVolumeClaim": claim}]
-        pod["initContainers"] = [_cache_wait(image, hydrated_marker(ctx.model_cache or {}))]
+        pod["initContainers"] = [_cache_wait(image, weights.marker)]
     pod["containers"] = out_containers
     pod["volumes"] = volumes
     if scheduler:
@@ -168,6 +181,11 @@ def member_pod(
     merged = with_engine_type(merged, image)
     annotations = metadata.get("annotations")
     return PodTemplate(merged, dict(annotations) if annotations else None, pod)
+
+
+def _weights(ctx: ReplicaContext) -> Weights:
+    pinned = pinned_revision(ctx.replica)
+    return replica_weights(ctx.model_cache or {}, pinned, str(ctx.spec["clusterName"]))
 
 
 def _cache_wait(image: str, marker: str) -> Obj:

@@ -15,6 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.compose.cache import (
+    UNVERSIONED,
+    hydrated_revisions,
+    pinned_revision,
+    replica_weights,
+)
 from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import gang_status_key, workload_key
@@ -174,8 +180,11 @@ def _cache_wait(ctx: ReplicaContext) -> str:
     name = ctx.model_cache_name
     if here is None:
         return f"; the pods wait for ModelCache {name}, which reports nothing for {cluster} yet"
-    if here.get("phase") == "Ready":
+    revision = replica_weights(ctx.model_cache, pinned_revision(ctx.replica), cluster).revision
+    if revision == UNVERSIONED or revision in hydrated_revisions(ctx.model_cache, cluster):
         return ""
+    if here.get("phase") == "Ready":
+        return f"; the pods wait for revision {revision} of ModelCache {name} on {cluster}"
     detail = f": {here['message']}" if here.get("message") else ""
     return f"; the pods wait for ModelCache {name} on {cluster}: {here.get('phase')}{detail}"
 

@@ -1,0 +1,100 @@
+"""Which revision of its ModelCache each replica reads: the deployment pins it on the replica
+(the ``modelplane.ai/model-revision`` annotation, among what the rollout stamps), so a revision
+change is a change to what replicas are stamped with and reaches them by the rollout strategy,
+like a new image.
+
+The cache's revision is stamped only once the cache reports it hydrated on every cluster the
+deployment's replicas are placed on; until then each replica keeps the revision it reads, and a
+replica placed anew reads what most of the others read (if its cluster holds it), so serving
+replicas never read two revisions but in the steps the rollout takes. The ``RolledOut``
+condition says what the rollout waits for.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.compose.cache import cache_revision, hydrated_revisions
+from modelplane.compose.cache import pinned_revision as _pinned
+from modelplane.composer import Condition
+from modelplane.labels import MODEL_REVISION
+
+Obj = dict[str, Any]
+
+WAITING = "WaitingForRevision"
+
+
+@dataclass(frozen=True)
+class Pinning:
+    cache: Mapping[str, Any] | None = None
+    hydrating: tuple[str, ...] = ()
+    """Clusters with placed replicas where the cache's revision is not hydrated yet."""
+    usual: str | None = None
+    """The revision most of the observed replicas are pinned to (None: unpinned)."""
+    peers: bool = False
+    """Whether any replica of the cache is observed (a new deployment has none)."""
+
+    def revision_for(self, cluster: str, observed: Obj | None) -> str | None:
+        assert self.cache is not None
+        if not self.hydrating:
+            return cache_revision(self.cache)
+        if observed is not None and _ref(observed).get("name") == _name(self.cache):
+            return _pinned(observed)
+        if self.peers and (
+            self.usual is None or self.usual in hydrated_revisions(self.cache, cluster)
+        ):
+            return self.usual
+        return cache_revision(self.cache)
+
+    def held(self, rolled_out: Condition) -> Condition:
+        """The rollout's condition, saying it waits for the revision while it does."""
+        if self.cache is None or not self.hydrating:
+            return rolled_out
+        where = ", ".join(self.hydrating)
+        message = (
+            f"revision {cache_revision(self.cache)} of ModelCache {_name(self.cache)} is not "
+            f"hydrated yet on {where}: replicas keep the revision they read until it is "
+            f"hydrated on every cluster they run on; {rolled_out.message}"
+        )
+        return Condition(rolled_out.type, "False", WAITING, message)
+
+
+def pinning(
+    cache: Mapping[str, Any] | None, clusters: Iterable[str], observed: Iterable[Obj]
+) -> Pinning:
+    if cache is None:
+        return Pinning()
+    revision = cache_revision(cache)
+    hydrating = sorted({c for c in clusters if revision not in hydrated_revisions(cache, c)})
+    pins = Counter(_pinned(o) for o in observed if _ref(o).get("name") == _name(cache))
+    usual = min(pins, key=lambda p: (-pins[p], p or "")) if pins else None
+    return Pinning(cache, tuple(hydrating), usual, bool(pins))
+
+
+def pin(replica: Obj, observed: Obj | None, weights: Pinning) -> None:
+    """Stamp ``replica`` with the revision it reads; while its cache is not read, with the one
+    it was stamped with (a cache not read is no reason to move it)."""
+    ref = replica["spec"].get("modelCacheRef")
+    if ref is None:
+        return
+    if weights.cache is not None and ref.get("name") == _name(weights.cache):
+        revision = weights.revision_for(str(replica["spec"]["clusterName"]), observed)
+    elif observed is not None and _ref(observed).get("name") == ref.get("name"):
+        revision = _pinned(observed)
+    else:
+        revision = None
+    annotations = replica["metadata"].setdefault("annotations", {})
+    annotations.pop(MODEL_REVISION, None)
+    if revision is not None:
+        annotations[MODEL_REVISION] = revision
+
+
+def _ref(replica: Mapping[str, Any]) -> Mapping[str, Any]:
+    return (replica.get("spec") or {}).get("modelCacheRef") or {}
+
+
+def _name(cache: Mapping[str, Any]) -> str:
+    return str((cache.get("metadata") or {}).get("name", ""))
