@@ -47,7 +47,8 @@ def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, **(env or {})},
+        # No metrics unless asked (port 0): servers run side by side here, and 8080 is one port.
+        env={**os.environ, "METRICS_ADDRESS": "127.0.0.1:0", **(env or {})},
     )
 
 
