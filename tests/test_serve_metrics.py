@@ -89,6 +89,7 @@ class Served:
         self.bucket = request().SerializeToString()
         self.answers: dict[str, bytes] = {}
         self.samples: Samples = {}
+        self.metrics_port = 0
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +102,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     hold = tmp_path_factory.mktemp("held") / "release"
     try:
         _, port, metrics = serving_held_with_metrics(procs, workers=2)
+        out.metrics_port = metrics
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             run = channel.unary_unary(
                 "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction",
@@ -211,10 +213,12 @@ def test_a_cancelled_call_has_its_request_counted_and_no_response(served: Served
 
 
 def test_the_workers_and_how_many_are_busy_are_gauges(served: Served) -> None:
-    s = served.samples
-    assert value(s, "modelplane_function_workers") == 2
-    # The held composition was released: both workers are idle again, or about to be.
-    assert value(s, "modelplane_function_workers_busy") in (0, 1)
+    assert value(served.samples, "modelplane_function_workers") == 2
+    # The held composition was released: its worker is idle again once it has answered.
+    deadline = time.monotonic() + 30
+    while value(scrape(served.metrics_port), "modelplane_function_workers_busy") != 0:
+        assert time.monotonic() < deadline, "a worker stayed busy"
+        time.sleep(0.1)
 
 
 def test_every_kind_served_and_restart_reason_is_a_series_from_the_start(served: Served) -> None:
@@ -235,7 +239,9 @@ def test_a_worker_that_dies_composing_is_counted_as_a_restart(stop, tmp_path) ->
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = grpcv1.FunctionRunnerServiceStub(channel)
         call = stub.RunFunction.future(held_request(hold, "held"), timeout=120)
-        os.kill(started(hold), signal.SIGKILL)  # as the kernel's OOM killer would
+        worker = started(hold)
+        assert value(scrape(metrics), "modelplane_function_workers_busy") == 1
+        os.kill(worker, signal.SIGKILL)  # as the kernel's OOM killer would
         [result] = call.result().results
         assert result.severity == fnv1.SEVERITY_FATAL
         # The replacement answers the next call.
