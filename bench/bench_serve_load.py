@@ -76,11 +76,10 @@ def start(workers: int) -> tuple[subprocess.Popen[bytes], int]:
             "--insecure",
             f"--address=127.0.0.1:{port}",
             f"--workers={workers}",
-            "--metrics-port=0",  # counted all the same; only not served
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ},
+        env={**os.environ, "METRICS_PORT": "0"},  # metrics counted, not served
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

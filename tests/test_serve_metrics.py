@@ -8,11 +8,9 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 import pytest
@@ -30,9 +28,9 @@ from tests.test_serve import (
     log_lines,
     request,
     seed_request,
+    serving_held,
     started,
     stop,  # noqa: F401  (the fixture)
-    wait_listening,
 )
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -61,22 +59,8 @@ def serving_held_with_metrics(
     procs: list[subprocess.Popen[str]], workers: int
 ) -> tuple[subprocess.Popen[str], int, int]:
     """`serve` with the holding registry (tests/holding.py), its gRPC and metrics ports."""
-    port, metrics = free_port(), free_port()
-    code = (
-        "from modelplane.serve import serve; "
-        f"serve(address='127.0.0.1:{port}', tls_certs_dir=None, insecure=True, debug=False, "
-        f"workers={workers}, registry='tests.holding:registry', "
-        f"metrics_address='127.0.0.1:{metrics}')"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    procs.append(proc)
-    wait_listening(proc, port, timeout=60)
+    metrics = free_port()
+    proc, port = serving_held(procs, workers, metrics)
     return proc, port, metrics
 
 
