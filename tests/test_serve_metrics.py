@@ -285,7 +285,12 @@ def test_metrics_port_replaces_the_port_of_the_metrics_address(stop) -> None:  #
 
 
 def test_metrics_port_zero_serves_no_metrics(stop) -> None:  # noqa: F811
-    proc, _ = listening(stop, "--insecure", "--metrics-port", "0")
+    metrics = free_port()
+    proc, _ = listening(
+        stop, "--insecure", "--metrics-address", f"127.0.0.1:{metrics}", "--metrics-port", "0"
+    )
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", metrics)) != 0
     [serving] = [x for x in log_lines(proc) if x.get("msg") == "serving"]
     assert serving["metrics"] == ""
 

@@ -2,7 +2,7 @@
 
 Every figure is counted in the serving process, which sees every call: the request's bytes
 arrive there, the answer (a worker's, or the response cache's) leaves from there with the
-worker's ``Outcome`` (the composite's kind and the result), and the server itself replaces a
+worker's outcome (the composite's kind and the result), and the server itself replaces a
 worker and notices a caller giving up. The workers count nothing. So one process-local
 registry holds everything, and prometheus_client's multiprocess mode (a file per process under
 ``PROMETHEUS_MULTIPROC_DIR``, summed at each scrape) is not needed: it would add files per
@@ -27,8 +27,6 @@ from prometheus_client import (
     ProcessCollector,
     start_http_server,
 )
-
-from modelplane.function import Outcome
 
 DEFAULT_ADDRESS = "0.0.0.0:8080"
 """Port 8080: Crossplane declares a container port named ``metrics``, 8080, on every package's
@@ -114,12 +112,13 @@ class Metrics:
         self.server: MetricsServer | None = None
 
     def answered(
-        self, outcome: Outcome, request_bytes: int, response_bytes: int | None, seconds: float
+        self, kind: str, result: str, request_bytes: int, response_bytes: int | None, seconds: float
     ) -> None:
-        """One call answered; ``response_bytes`` None when nothing was sent (it was cancelled)."""
-        kind = self._kind(outcome.kind)
-        self.requests.labels(kind, outcome.result).inc()
-        self.duration.labels(kind, outcome.result).observe(seconds)
+        """One call answered with ``result`` (one of RESULTS) for a composite of ``kind``;
+        ``response_bytes`` None when nothing was sent (it was cancelled)."""
+        kind = self._kind(kind)
+        self.requests.labels(kind, result).inc()
+        self.duration.labels(kind, result).observe(seconds)
         self.request_size.labels(kind).observe(request_bytes)
         if response_bytes is not None:
             self.response_size.labels(kind).observe(response_bytes)

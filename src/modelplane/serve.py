@@ -247,7 +247,7 @@ class Handler:
     ) -> None:
         seconds = time.perf_counter() - start
         log_request(self.log, tag, outcome, seconds)
-        self.metrics.answered(outcome, received, sent, seconds)
+        self.metrics.answered(outcome.kind, outcome.result, received, sent, seconds)
 
 
 class Composition:
