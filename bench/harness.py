@@ -157,7 +157,7 @@ def over_grpc(req: fnv1.RunFunctionRequest) -> list[Timing]:
         [sys.executable, "-m", "modelplane", "serve", "--insecure", f"--address=127.0.0.1:{port}"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ},
+        env={**os.environ, "METRICS_PORT": "0"},  # metrics counted, not served
     )
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:

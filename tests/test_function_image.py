@@ -68,7 +68,7 @@ def start(image: Image, *args: str) -> subprocess.Popen[str]:
 @pytest.fixture
 def serving(image: Image) -> Iterator[int]:
     port = free_port()
-    proc = start(image, "--insecure", "--address", f"127.0.0.1:{port}")
+    proc = start(image, "--insecure", "--address", f"127.0.0.1:{port}", "--metrics-port", "0")
     try:
         deadline = time.monotonic() + 60
         while True:

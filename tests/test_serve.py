@@ -47,7 +47,8 @@ def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, **(env or {})},
+        # No metrics unless asked (port 0): servers run side by side here, and 8080 is one port.
+        env={**os.environ, "METRICS_ADDRESS": "127.0.0.1:0", **(env or {})},
     )
 
 
@@ -332,16 +333,16 @@ def test_the_legacy_v1beta1_service_answers_too(stop):
 
 
 def serving_held(
-    stop: list[subprocess.Popen[str]], workers: int
+    stop: list[subprocess.Popen[str]], workers: int, metrics: int = 0
 ) -> tuple[subprocess.Popen[str], int]:
     """`serve` whose ModelReplica composer holds any replica annotated to wait
-    (``tests/holding.py``), on a free loopback port."""
+    (``tests/holding.py``), on a free loopback port; metrics on port ``metrics`` (0: none)."""
     port = free_port()
     code = (
         "from modelplane.serve import serve; "
         f"serve(address='127.0.0.1:{port}', tls_certs_dir=None, insecure=True, debug=False, "
         f"max_recv_message_size=64, max_send_message_size=None, workers={workers}, "
-        "registry='tests.holding:registry')"
+        f"registry='tests.holding:registry', metrics_address='127.0.0.1:{metrics}')"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code],

@@ -71,6 +71,8 @@ def serve(ctx: click.Context) -> None:
 def _serve_command() -> click.Command:
     from crossplane.function import cli as sdkcli
 
+    from modelplane.metrics import DEFAULT_ADDRESS as DEFAULT_METRICS_ADDRESS
+
     @click.command(
         name="serve",
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -119,6 +121,21 @@ def _serve_command() -> click.Command:
         default=None,
         envvar="WORKERS",
         help="Processes composing requests.  [default: the CPUs available]",
+    )
+    @click.option(
+        "--metrics-address",
+        default=DEFAULT_METRICS_ADDRESS,
+        show_default=True,
+        envvar="METRICS_ADDRESS",
+        help="Address serving Prometheus metrics over HTTP at /metrics (8080 is the port "
+        "Crossplane declares as `metrics` on the function's pod); empty serves none.",
+    )
+    @click.option(
+        "--metrics-port",
+        type=click.IntRange(min=0, max=65535),
+        default=None,
+        envvar="METRICS_PORT",
+        help="Serve the metrics on this port of --metrics-address's host instead; 0 serves none.",
     )
     def command(**options: Any) -> None:
         """Run the Crossplane composition function (gRPC, mTLS unless --insecure)."""

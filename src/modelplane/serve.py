@@ -54,6 +54,7 @@ from modelplane.function import (
     log_request,
     peek_tag,
 )
+from modelplane.metrics import Metrics, metrics_address
 
 _TLS_FILES = ("tls.crt", "tls.key", "ca.crt")
 REGISTRY = "modelplane.compose.registry:default_registry"
@@ -83,10 +84,15 @@ def serve(
     max_send_message_size: int | None = DEFAULT_SEND_MIB,
     workers: int | None = None,
     registry: str = REGISTRY,
+    metrics_address: str = "",
+    metrics_port: int | None = None,
 ) -> None:
     """Serve until SIGTERM; message sizes in MiB; ``workers`` defaults to the CPUs available;
-    ``registry`` names the function building the composers (``module:function``)."""
+    ``registry`` names the function building the composers (``module:function``); metrics are
+    served on ``metrics_address`` (``host:port``, its port replaced by ``metrics_port``), none
+    when it is empty or its port 0."""
     configure_logging(debug)
+    metrics_at = _checked_metrics_address(metrics_address, metrics_port)
     creds = None if insecure else runtime.load_credentials(_checked_certs_dir(tls_certs_dir))
     send = max_send_message_size or DEFAULT_SEND_MIB
     options = [
@@ -97,14 +103,41 @@ def serve(
     ]
     # Compiled here, before the first workers are forked, so they start with it compiled (and
     # a missing apis/ is reported once, here).
-    for definition in Admission.default().definitions():
+    definitions = Admission.default().definitions()
+    for definition in definitions:
         definition.compile()
-    pool = Pool(workers or available_cpus(), registry, send * MIB, debug)
+    metrics = Metrics(d.kind for d in definitions)
+    pool = Pool(workers or available_cpus(), registry, send * MIB, debug, metrics)
     pool.fork()
     try:
-        asyncio.run(_serve(pool, address, creds, insecure, options))
+        # After the fork: the metrics server's thread and socket are the server's alone.
+        _listen_metrics(metrics, metrics_at, pool)
+        asyncio.run(_serve(pool, address, creds, insecure, options, metrics))
     except WorkerError as e:
         raise click.ClickException(str(e)) from None
+    finally:
+        metrics.close()
+
+
+def _checked_metrics_address(address: str, port: int | None) -> str | None:
+    if not address:
+        return None
+    try:
+        return metrics_address(address, port)
+    except ValueError as e:
+        raise click.UsageError(f"--metrics-address: {e}") from None
+
+
+def _listen_metrics(metrics: Metrics, address: str | None, pool: Pool) -> None:
+    metrics.watch(pool)
+    if address is None:
+        return
+    try:
+        metrics.listen(address)
+    except OSError as e:
+        pool.close()
+        why = e.strerror or str(e)
+        raise click.ClickException(f"--metrics-address {address}: cannot listen: {why}") from None
 
 
 async def _serve(
@@ -113,6 +146,7 @@ async def _serve(
     creds: grpc.ServerCredentials | None,
     insecure: bool,
     options: list[tuple[str, Any]],
+    metrics: Metrics,
 ) -> None:
     log = logging.get_logger().bind()
     loop = asyncio.get_running_loop()
@@ -122,7 +156,7 @@ async def _serve(
     try:
         await pool.start()
         server = grpc.aio.server(options=options)
-        handle = Handler(pool, log)
+        handle = Handler(pool, log, metrics=metrics)
         handlers = {
             "RunFunction": grpc.unary_unary_rpc_method_handler(
                 handle.run, request_deserializer=None, response_serializer=None
@@ -138,7 +172,8 @@ async def _serve(
         if insecure:
             server.add_insecure_port(address)
         await server.start()
-        log.info("serving", address=address, tls=not insecure, workers=pool.size)
+        served = metrics.server.address if metrics.server else ""
+        log.info("serving", address=address, tls=not insecure, workers=pool.size, metrics=served)
         await stop.wait()
         log.info("stopping", grace_seconds=GRACE_SECONDS)
         stopping = asyncio.create_task(server.stop(GRACE_SECONDS))
@@ -173,9 +208,11 @@ class Handler:
         log: Any,
         cache_bytes: int = CACHE_BYTES,
         abandoned_seconds: float = ABANDONED_SECONDS,
+        metrics: Metrics | None = None,
     ) -> None:
         self.pool = pool
         self.log = log
+        self.metrics = metrics or Metrics()
         self.cache: Lru[tuple[bytes, str, str]] = Lru(cache_bytes)
         self.abandoned_seconds = abandoned_seconds
         self.composing: dict[bytes | str, Composition] = {}
@@ -200,10 +237,17 @@ class Handler:
                 # quietly (its answer goes nowhere); the composition goes on for the retry.
                 why = "cancelled: the caller gave up or the function is stopping"
                 outcome = Outcome(result="cancelled", message=why)
-                log_request(self.log, tag, outcome, time.perf_counter() - start)
+                self._answered(tag, outcome, start, len(raw), None)
                 return fatal_bytes(tag, why)
-        log_request(self.log, tag, outcome, time.perf_counter() - start)
+        self._answered(tag, outcome, start, len(raw), len(rsp))
         return rsp
+
+    def _answered(
+        self, tag: str, outcome: Outcome, start: float, received: int, sent: int | None
+    ) -> None:
+        seconds = time.perf_counter() - start
+        log_request(self.log, tag, outcome, seconds)
+        self.metrics.answered(outcome.kind, outcome.result, received, sent, seconds)
 
 
 class Composition:
@@ -298,6 +342,8 @@ class Worker:
         theirs.close()
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self.stopped = False
+        """Whether the server stopped it (rather than it exiting by itself)."""
 
     async def ready(self) -> None:
         """Wait until the worker has loaded its composers and definitions."""
@@ -320,6 +366,7 @@ class Worker:
         return await self._reader.readexactly(size), outcome
 
     def stop(self) -> None:
+        self.stopped = True
         if self.process.is_alive():
             self.process.kill()
         self.process.join(5)
@@ -332,8 +379,16 @@ class Worker:
 class Pool:
     """Worker processes, each composing one request at a time; callers wait for an idle one."""
 
-    def __init__(self, size: int, registry: str, max_response: int, debug: bool) -> None:
+    def __init__(
+        self,
+        size: int,
+        registry: str,
+        max_response: int,
+        debug: bool,
+        metrics: Metrics | None = None,
+    ) -> None:
         self.size = size
+        self.metrics = metrics or Metrics()
         self._new = lambda method: Worker(
             registry, max_response, debug, method, tuple(w.sock.fileno() for w in self._workers)
         )
@@ -362,6 +417,10 @@ class Pool:
     async def run(self, raw: bytes, tag: str) -> tuple[bytes, Outcome]:
         return await self.call(await self.acquire(), raw, tag)
 
+    def busy(self) -> int:
+        """Workers not idle: composing, starting or being replaced."""
+        return self.size - self._idle.qsize()
+
     async def acquire(self) -> Worker:
         """An idle worker, once there is one."""
         return await self._idle.get()
@@ -386,9 +445,12 @@ class Pool:
         return answer
 
     def _replace(self, worker: Worker) -> None:
+        # Stopped by the server here only when its composition was abandoned.
+        reason = "abandoned" if worker.stopped else "exited"
         worker.stop()
         self._workers.discard(worker)
         if not self._closed:
+            self.metrics.restarted(reason)
             task = asyncio.get_running_loop().create_task(self._start_one())
             self._replacing.add(task)
             task.add_done_callback(self._replacing.discard)
