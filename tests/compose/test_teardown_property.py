@@ -397,13 +397,24 @@ def cache_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
     return changed, lambda _, after: "" if not left(after) else f"{left(after)} kept"
 
 
-def cluster_evidence(world: World, truth: Response) -> st.SearchStrategy[Evidence]:
-    """Every replica on the cluster is positively gone: the guard leaves."""
+@st.composite
+def cluster_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
+    """Every replica on the cluster is positively gone: the guard leaves. Or a pool's class is
+    (asked for by name, nothing back): the pool leaves status.gpuPools."""
+    if draw(st.booleans()):
+        pools = {p["name"]: p["className"] for p in world.composite["spec"]["nodePools"]}
+        gone = draw(st.sampled_from(sorted(set(pools.values()))))
+        changed = _without(world, "inference-classes", gone)
+
+        def check(_: Response, after: Response) -> str:
+            left = {p["name"] for p in after.status.get("gpuPools") or []}
+            kept = sorted(n for n in left if pools[n] == gone)
+            return f"pools {kept} of deleted class {gone} kept" if kept else ""
+
+        return changed, check
     assume(REPLICA_GUARD in world.observed)
     changed = dataclasses.replace(world, required={**world.required, CLUSTER_REPLICAS: []})
-    return st.just(
-        (changed, lambda _, after: "" if REPLICA_GUARD not in after.resources else "guard kept")
-    )
+    return changed, lambda _, after: "" if REPLICA_GUARD not in after.resources else "guard kept"
 
 
 @st.composite
