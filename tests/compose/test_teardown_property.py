@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from modelplane import labels
+from modelplane.compose.frontdoor import POOL_GROUP
 from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
 from modelplane.compose.inferencecluster.usages import REPLICA_GUARD
@@ -42,8 +43,12 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
+from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, ROUTES
+from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modelreplica.composer import compose as compose_replica
 from modelplane.compose.registry import default_registry
+from modelplane.compose.remote import OBJECT_API_VERSION
+from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
 from modelplane.simulate import simulate_observed
 from tests.compose.modelreplica import support
@@ -129,13 +134,45 @@ def deployment_world(draw: st.DrawFn) -> World:
         k: serving(mr, draw(st.booleans()), mr["metadata"]["creationTimestamp"])
         for k, mr in observed.items()
     }
+    replicas = sorted(k for k, o in observed.items() if o["kind"] == "ModelReplica")
+    named = draw(st.lists(st.sampled_from(replicas), unique=True)) if replicas else []
+    routes = [route_naming(observed[k]) for k in named]
+    for key, route in zip(named, routes, strict=True):
+        # Routes name a pool while its endpoint is there, or, once an earlier reconcile began to
+        # drain the replica and withdrew it, as that reconcile recorded. (A pool whose endpoint
+        # went on evidence that it stopped serving carries no working traffic.)
+        if draw(st.booleans()) or endpoint_key(key) not in observed:
+            observed.pop(endpoint_key(key), None)
+            annotations = observed[key]["metadata"].setdefault("annotations", {})
+            annotations[DRAIN_ROUTES] = route["metadata"]["name"]
     return World(
         md,
-        {CLUSTERS: fleet, CLASSES: [H100, A100], REPLICAS: [*others, *observed.values()]},
+        {
+            CLUSTERS: fleet,
+            CLASSES: [H100, A100],
+            REPLICAS: [*others, *observed.values()],
+            ROUTES: routes,
+        },
         observed,
-        partial=frozenset({CLUSTERS, CLASSES, REPLICAS}),
+        partial=frozenset({CLUSTERS, CLASSES, REPLICAS, ROUTES}),
         own=REPLICAS,
     )
+
+
+def route_naming(replica: Obj) -> Obj:
+    """A ModelService's fleet route Object with a rule for the replica's InferencePool."""
+    pool = replica_pool_name(replica["metadata"]["name"])
+    rule = {"backendRefs": [{"group": POOL_GROUP, "kind": "InferencePool", "name": pool}]}
+    return {
+        "apiVersion": OBJECT_API_VERSION,
+        "kind": "Object",
+        "metadata": {
+            "name": f"route-{pool}",
+            "namespace": replica["metadata"]["namespace"],
+            "labels": {labels.ROUTES_POOLS: "true"},
+        },
+        "spec": {"forProvider": {"manifest": {"kind": "HTTPRoute", "spec": {"rules": [rule]}}}},
+    }
 
 
 def cache_cluster(name: str, tier: str) -> Obj:

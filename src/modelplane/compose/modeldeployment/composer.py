@@ -214,9 +214,11 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     if any(key not in result.resources for key in mine):
         # Asked for whenever a replica leaves, kept or not, so the requirements settle.
         result.requirements[ROUTES] = routes_requirement(md)
-    leaving = draining(inputs, mine, result.resources)
-    for key in leaving:
-        result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
+    drain = draining(inputs, mine, result.resources)
+    result.requirements.update(drain.requirements)
+    leaving = list(drain.replicas)
+    for key, replica in drain.replicas.items():
+        result.resources[key] = Desired(replica, ready=ready_as_observed(mine[key]))
 
     ready = serving_placed + len(kept)
     replicas = {"total": plan.scheduled, "ready": ready}
