@@ -125,7 +125,8 @@ class Plan:
 
     @property
     def parked(self) -> bool:
-        """Every lane is configured at weight 0: the gateways route no request."""
+        """Every lane is at weight 0: the gateways route no request (the front routes answer
+        503)."""
         return bool(self.lanes) and not any(lane.weight for lane in self.lanes)
 
     @property
@@ -191,7 +192,7 @@ def plan_service(
 
 
 def _weight(entry: Mapping[str, Any]) -> int:
-    """The entry's weight; 0 parks it (its lanes kept configured, given no traffic)."""
+    """The entry's weight; 0 parks it (its lanes kept in the routes, given no traffic)."""
     weight = entry.get("weight")
     return 1 if weight is None else int(weight)
 

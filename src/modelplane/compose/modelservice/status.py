@@ -200,8 +200,8 @@ def _routing(
             "False",
             "Parked",
             f"every entry with a ready endpoint has weight 0: the routes on "
-            f"{_plural('gateway', serving)} {names} keep every lane configured and send no "
-            "request to any; give an entry a weight to serve",
+            f"{_plural('gateway', serving)} {names} keep every lane resolved at weight 0 and "
+            "answer 503; give an entry a weight to serve",
         )
     if plan.dropped:
         left = ", ".join(lane.label for lane in plan.dropped)
