@@ -36,6 +36,9 @@ from modelplane.compose.frontdoor import POOL_GROUP
 from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
 from modelplane.compose.inferencecluster.usages import REPLICA_GUARD
+from modelplane.compose.modelcache.composer import CLASSES as CACHE_CLASSES
+from modelplane.compose.modelcache.composer import DEPLOYMENTS as CACHE_DEPLOYMENTS
+from modelplane.compose.modelcache.composer import REPLICAS as CACHE_REPLICAS
 from modelplane.compose.modelcache.composer import compose_model_cache
 from modelplane.compose.modeldeployment.composer import (
     CLASSES,
@@ -51,6 +54,9 @@ from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
 from modelplane.simulate import simulate_observed
+from tests.compose.modelcache.test_modelcache_placements import H100 as PLACED_H100
+from tests.compose.modelcache.test_modelcache_placements import L4 as PLACED_L4
+from tests.compose.modelcache.test_modelcache_placements import big_model, reachable
 from tests.compose.modelreplica import support
 from tests.compose.modelservice.test_faults import (
     external_endpoint_world,
@@ -206,11 +212,31 @@ def cache_world(draw: st.DrawFn) -> World:
         "metadata": {"name": "weights", "namespace": "ml"},
         "spec": spec,
     }
-    composed = compose_model_cache(Inputs(composite=mc, required={"inference-clusters": clusters}))
+    required: dict[str, list[Obj]] = {CACHE_CLUSTERS: clusters}
+    if "clusterSelector" not in spec and draw(st.booleans()):
+        # Staged where a deployment referencing it could run, as the classes decide.
+        h100, l4 = PLACED_H100, PLACED_L4
+        mix = draw(st.sampled_from([[h100], [h100, l4], [l4, h100]]))
+        required = placed_cache_users(clusters, mix)
+    composed = compose_model_cache(Inputs(composite=mc, required=required))
     observed = simulate_observed(resources(composed), draw(st.integers(0, 1)))
-    return World(
-        mc, {"inference-clusters": clusters}, observed, partial=frozenset({CACHE_CLUSTERS})
-    )
+    return World(mc, required, observed, partial=frozenset({CACHE_CLUSTERS, CACHE_CLASSES}))
+
+
+def placed_cache_users(clusters: list[Obj], classes: list[Obj]) -> dict[str, list[Obj]]:
+    """``clusters`` each with a GPU pool of one of ``classes``, and a deployment of the cache's
+    namespace referencing it that fits an H100 only."""
+    pooled = []
+    for i, c in enumerate(clusters):
+        placed = reachable(c["metadata"]["name"], classes[i % len(classes)]["metadata"]["name"])
+        placed["metadata"]["labels"] = dict(c["metadata"]["labels"])
+        pooled.append({**placed, "status": copy.deepcopy(c["status"])})
+    return {
+        CACHE_CLUSTERS: pooled,
+        CACHE_DEPLOYMENTS: [big_model()],
+        CACHE_REPLICAS: [],
+        CACHE_CLASSES: [PLACED_H100, PLACED_L4],
+    }
 
 
 @st.composite
