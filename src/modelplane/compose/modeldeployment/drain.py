@@ -47,6 +47,8 @@ separated)."""
 
 @dataclass(frozen=True)
 class Drain:
+    """The replicas kept while they drain, and what is asked for by name meanwhile."""
+
     replicas: dict[str, Obj] = field(default_factory=dict)
     """The draining replicas' desired form (as observed, their routes recorded), by key."""
     requirements: dict[str, Requirement] = field(default_factory=dict)
@@ -75,8 +77,8 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
     naming = _naming([*listed, *lookup.found.values()])
     out: dict[str, Obj] = {}
     for key in leaving:
-        routes = naming.get(replica_pool_name(str(mine[key]["metadata"]["name"])), set())
-        routes |= recorded[key] & lookup.pending
+        pool = replica_pool_name(str(mine[key]["metadata"]["name"]))
+        routes = naming.get(pool, set()) | (recorded[key] & lookup.pending)
         if routes or endpoint_key(key) in inputs.observed:
             out[key] = _recording(carried(mine[key]), routes)
     return Drain(out, lookup.requirements)
