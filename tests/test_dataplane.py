@@ -75,6 +75,24 @@ def send(f: Fabric, path: str, section: str = "a", **headers: str) -> list[tuple
     return [(d.kind, d.name, d.path) for d in f.send(li, Request("h", path, headers))]
 
 
+def test_a_weight_zero_backend_ref_gets_no_share_beside_a_weighted_one() -> None:
+    rule = pool_rule("/", "p")
+    rule["backendRefs"] = [
+        {**rule["backendRefs"][0], "weight": 2},
+        {**rule["backendRefs"][0], "name": "parked", "weight": 0},
+    ]
+    f = fabric(gateway([listener("a")]), route("r", "t", [rule]))
+    assert send(f, "/x") == [("InferencePool", "t/p", "/x")]
+
+
+def test_a_rule_whose_every_backend_ref_weighs_zero_is_answered_500() -> None:
+    """Envoy Gateway v1.8.1 (internal/gatewayapi/route.go) answers such a rule 500."""
+    rule = pool_rule("/", "p")
+    rule["backendRefs"] = [{**rule["backendRefs"][0], "weight": 0}]
+    f = fabric(gateway([listener("a")]), route("r", "t", [rule]))
+    assert send(f, "/x") == [("DirectResponse", "500: every backendRef weighs 0", "/x")]
+
+
 def test_a_route_naming_another_section_does_not_attach() -> None:
     f = fabric(
         gateway([listener("a"), listener("b", port=81)]),

@@ -286,6 +286,9 @@ class Fabric:
             path = _rewrite(path, prefix, f)
         refs = rule.get("backendRefs") or []
         total = sum(int(r.get("weight", 1)) for r in refs)
+        if refs and not total:
+            # Envoy Gateway v1.8.1 (internal/gatewayapi/route.go): no weighted destination left.
+            return end("DirectResponse", "500: every backendRef weighs 0")
         out: list[Destination] = []
         for ref in refs:
             weight = int(ref.get("weight", 1))

@@ -29,15 +29,21 @@ RESOURCE_NAME = "crossplane.io/composition-resource-name"
 
 def _without_drain(template: Any) -> Any:
     """A pod spec as it was before ModelDeployments stamped a drain on their replicas: no
-    termination grace period, no preStop on the engine."""
+    termination grace period, no preStop sleep on any container."""
     if not isinstance(template, dict) or "containers" not in template:
         return template
     out = {k: v for k, v in template.items() if k != "terminationGracePeriodSeconds"}
-    out["containers"] = [
-        {k: v for k, v in c.items() if not (c.get("name") == "engine" and k == "lifecycle")}
-        for c in template["containers"]
-    ]
+    out["containers"] = [_without_sleep(c) for c in template["containers"]]
     return out
+
+
+def _without_sleep(container: Obj) -> Obj:
+    lifecycle = container.get("lifecycle") or {}
+    if "sleep" not in (lifecycle.get("preStop") or {}):
+        return container
+    rest = {k: v for k, v in lifecycle.items() if k != "preStop"}
+    out = {k: v for k, v in container.items() if k != "lifecycle"}
+    return {**out, "lifecycle": rest} if rest else out
 
 
 MIGRATIONS: dict[str, Callable[[Any], Any]] = {

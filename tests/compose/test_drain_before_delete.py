@@ -10,6 +10,7 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import ROUTES, referenced_pools
+from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modelservice.composer import endpoints_requirement
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.labels import ROUTES_POOLS
@@ -71,6 +72,10 @@ class World:
         mine = [o for o in self.deployment.values() if o["kind"] == "ModelReplica"]
         required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: mine, ROUTES: self.routes()}
         rsp = run(md, self.deployment, required)
+        # A route Object asked for by name is answered as Crossplane fetches it: the truth.
+        for key, (_, name, _) in rsp.by_name.items():
+            required[key] = [o for o in self.routes() if o["metadata"]["name"] == name]
+        rsp = run(md, self.deployment, required) if rsp.by_name else rsp
         assert rsp.fatal is None, rsp.fatal
         self.deployment = {
             k: with_condition(copy.deepcopy(o), "ModelServing", "True")
@@ -145,3 +150,48 @@ def test_a_drained_cluster_s_replica_moves_without_a_route_to_a_deleted_pool() -
     [left] = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
     assert left["spec"]["clusterName"] != where
     assert world.routed_pools() == history[-1]
+
+
+def draining_one() -> tuple[World, Obj, str]:
+    """Two replicas serving behind the routes; scaled in to one, whose leaving replica has lost
+    its endpoint (and recorded the routes naming its pool) while the routes still name it."""
+    world = World()
+    rolled(deployment("qwen", replicas=2), world, fleet(), 3)
+    md = deployment("qwen", replicas=1)
+    world.reconcile_deployment(md, fleet())
+    [leaving] = [
+        k
+        for k, o in world.deployment.items()
+        if o["kind"] == "ModelReplica" and endpoint_key(k) not in world.deployment
+    ]
+    return world, md, leaving
+
+
+def required_with(world: World, routes: list[Obj], **by_name: list[Obj]) -> dict:
+    mine = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
+    return {CLUSTERS: fleet(), CLASSES: [H100], REPLICAS: mine, ROUTES: routes, **by_name}
+
+
+def test_an_empty_route_list_asks_for_the_recorded_routes_by_name_and_keeps_the_replica() -> None:
+    world, md, leaving = draining_one()
+    pool = replica_pool_name(world.deployment[leaving]["metadata"]["name"])
+    naming = sorted(o["metadata"]["name"] for o in world.routes() if pool in referenced_pools([o]))
+    assert naming
+    rsp = run(md, world.deployment, required_with(world, []))
+    assert leaving in rsp.resources
+    assert sorted(name for _, name, _ in rsp.by_name.values()) == naming
+    assert rsp.status["replicas"]["draining"] == 1
+
+
+def test_a_recorded_route_found_by_name_still_naming_the_pool_keeps_the_replica() -> None:
+    world, md, leaving = draining_one()
+    routes = {f"route/ml/{o['metadata']['name']}": [o] for o in world.routes()}
+    rsp = run(md, world.deployment, required_with(world, [], **routes))
+    assert leaving in rsp.resources
+
+
+def test_the_replica_goes_once_every_recorded_route_is_gone_by_name() -> None:
+    world, md, leaving = draining_one()
+    asked = run(md, world.deployment, required_with(world, [])).by_name
+    rsp = run(md, world.deployment, required_with(world, [], **{k: [] for k in asked}))
+    assert leaving not in rsp.resources

@@ -32,9 +32,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from modelplane import labels
+from modelplane.compose.frontdoor import POOL_GROUP
 from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
 from modelplane.compose.inferencecluster.usages import REPLICA_GUARD
+from modelplane.compose.modelcache.composer import CLASSES as CACHE_CLASSES
+from modelplane.compose.modelcache.composer import DEPLOYMENTS as CACHE_DEPLOYMENTS
+from modelplane.compose.modelcache.composer import REPLICAS as CACHE_REPLICAS
 from modelplane.compose.modelcache.composer import compose_model_cache
 from modelplane.compose.modeldeployment.composer import (
     CLASSES,
@@ -42,10 +46,17 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
+from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, ROUTES
+from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modelreplica.composer import compose as compose_replica
 from modelplane.compose.registry import default_registry
+from modelplane.compose.remote import OBJECT_API_VERSION
+from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
 from modelplane.simulate import simulate_observed
+from tests.compose.modelcache.test_modelcache_placements import H100 as PLACED_H100
+from tests.compose.modelcache.test_modelcache_placements import L4 as PLACED_L4
+from tests.compose.modelcache.test_modelcache_placements import big_model, reachable
 from tests.compose.modelreplica import support
 from tests.compose.modelservice.test_faults import (
     external_endpoint_world,
@@ -129,13 +140,45 @@ def deployment_world(draw: st.DrawFn) -> World:
         k: serving(mr, draw(st.booleans()), mr["metadata"]["creationTimestamp"])
         for k, mr in observed.items()
     }
+    replicas = sorted(k for k, o in observed.items() if o["kind"] == "ModelReplica")
+    named = draw(st.lists(st.sampled_from(replicas), unique=True)) if replicas else []
+    routes = [route_naming(observed[k]) for k in named]
+    for key, route in zip(named, routes, strict=True):
+        # Routes name a pool while its endpoint is there, or, once an earlier reconcile began to
+        # drain the replica and withdrew it, as that reconcile recorded. (A pool whose endpoint
+        # went on evidence that it stopped serving carries no working traffic.)
+        if draw(st.booleans()) or endpoint_key(key) not in observed:
+            observed.pop(endpoint_key(key), None)
+            annotations = observed[key]["metadata"].setdefault("annotations", {})
+            annotations[DRAIN_ROUTES] = route["metadata"]["name"]
     return World(
         md,
-        {CLUSTERS: fleet, CLASSES: [H100, A100], REPLICAS: [*others, *observed.values()]},
+        {
+            CLUSTERS: fleet,
+            CLASSES: [H100, A100],
+            REPLICAS: [*others, *observed.values()],
+            ROUTES: routes,
+        },
         observed,
-        partial=frozenset({CLUSTERS, CLASSES, REPLICAS}),
+        partial=frozenset({CLUSTERS, CLASSES, REPLICAS, ROUTES}),
         own=REPLICAS,
     )
+
+
+def route_naming(replica: Obj) -> Obj:
+    """A ModelService's fleet route Object with a rule for the replica's InferencePool."""
+    pool = replica_pool_name(replica["metadata"]["name"])
+    rule = {"backendRefs": [{"group": POOL_GROUP, "kind": "InferencePool", "name": pool}]}
+    return {
+        "apiVersion": OBJECT_API_VERSION,
+        "kind": "Object",
+        "metadata": {
+            "name": f"route-{pool}",
+            "namespace": replica["metadata"]["namespace"],
+            "labels": {labels.ROUTES_POOLS: "true"},
+        },
+        "spec": {"forProvider": {"manifest": {"kind": "HTTPRoute", "spec": {"rules": [rule]}}}},
+    }
 
 
 def cache_cluster(name: str, tier: str) -> Obj:
@@ -169,11 +212,31 @@ def cache_world(draw: st.DrawFn) -> World:
         "metadata": {"name": "weights", "namespace": "ml"},
         "spec": spec,
     }
-    composed = compose_model_cache(Inputs(composite=mc, required={"inference-clusters": clusters}))
+    required: dict[str, list[Obj]] = {CACHE_CLUSTERS: clusters}
+    if "clusterSelector" not in spec and draw(st.booleans()):
+        # Staged where a deployment referencing it could run, as the classes decide.
+        h100, l4 = PLACED_H100, PLACED_L4
+        mix = draw(st.sampled_from([[h100], [h100, l4], [l4, h100]]))
+        required = placed_cache_users(clusters, mix)
+    composed = compose_model_cache(Inputs(composite=mc, required=required))
     observed = simulate_observed(resources(composed), draw(st.integers(0, 1)))
-    return World(
-        mc, {"inference-clusters": clusters}, observed, partial=frozenset({CACHE_CLUSTERS})
-    )
+    return World(mc, required, observed, partial=frozenset({CACHE_CLUSTERS, CACHE_CLASSES}))
+
+
+def placed_cache_users(clusters: list[Obj], classes: list[Obj]) -> dict[str, list[Obj]]:
+    """``clusters`` each with a GPU pool of one of ``classes``, and a deployment of the cache's
+    namespace referencing it that fits an H100 only."""
+    pooled = []
+    for i, c in enumerate(clusters):
+        placed = reachable(c["metadata"]["name"], classes[i % len(classes)]["metadata"]["name"])
+        placed["metadata"]["labels"] = dict(c["metadata"]["labels"])
+        pooled.append({**placed, "status": copy.deepcopy(c["status"])})
+    return {
+        CACHE_CLUSTERS: pooled,
+        CACHE_DEPLOYMENTS: [big_model()],
+        CACHE_REPLICAS: [],
+        CACHE_CLASSES: [PLACED_H100, PLACED_L4],
+    }
 
 
 @st.composite
@@ -397,13 +460,24 @@ def cache_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
     return changed, lambda _, after: "" if not left(after) else f"{left(after)} kept"
 
 
-def cluster_evidence(world: World, truth: Response) -> st.SearchStrategy[Evidence]:
-    """Every replica on the cluster is positively gone: the guard leaves."""
+@st.composite
+def cluster_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
+    """Every replica on the cluster is positively gone: the guard leaves. Or a pool's class is
+    (asked for by name, nothing back): the pool leaves status.gpuPools."""
+    if draw(st.booleans()):
+        pools = {p["name"]: p["className"] for p in world.composite["spec"]["nodePools"]}
+        gone = draw(st.sampled_from(sorted(set(pools.values()))))
+        changed = _without(world, "inference-classes", gone)
+
+        def check(_: Response, after: Response) -> str:
+            left = {p["name"] for p in after.status.get("gpuPools") or []}
+            kept = sorted(n for n in left if pools[n] == gone)
+            return f"pools {kept} of deleted class {gone} kept" if kept else ""
+
+        return changed, check
     assume(REPLICA_GUARD in world.observed)
     changed = dataclasses.replace(world, required={**world.required, CLUSTER_REPLICAS: []})
-    return st.just(
-        (changed, lambda _, after: "" if REPLICA_GUARD not in after.resources else "guard kept")
-    )
+    return changed, lambda _, after: "" if REPLICA_GUARD not in after.resources else "guard kept"
 
 
 @st.composite

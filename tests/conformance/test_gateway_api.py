@@ -4,6 +4,7 @@ which listeners a request can reach a replica through (walked with ``modelplane.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -16,9 +17,13 @@ from modelplane.compose.frontdoor import (
 )
 from modelplane.compose.inferencecluster.components import ENVOY_GATEWAY_COMPONENT
 from modelplane.compose.inferencecluster.status import GATEWAY_API_MINIMUM
+from modelplane.compose.modelservice.composer import endpoints_requirement
 from modelplane.dataplane import Fabric, Listener, Request
+from tests.compose.modelservice import kit
+from tests.compose.through import run
 from tests.conformance.fleets import NAMES, SERVED, fleet
 
+Obj = dict[str, Any]
 FLEET_CA_COPY = "modelplane-fleet-ca"
 """The stack's copy of the fleet CA on each cluster (inferencecluster/gateway.py)."""
 
@@ -242,3 +247,65 @@ def test_a_replica_called_directly_is_refused_without_a_certificate_the_fleet_ca
             cluster,
             "/v1/completions",
         )
+
+
+# --- weight 0: envoyproxy/gateway v1.8.1, internal/gatewayapi/route.go, processHTTPRouteRules ---
+# Every backendRef goes through processDestination first (a reference that does not resolve
+# lands in the route's ResolvedRefs), then ``if ds.Weight != nil && *ds.Weight == 0 { continue }``
+# leaves a weight-0 one out of the rule's destination settings: it gets no request and reaches
+# no proxy. A rule with no weighted destination left is answered 500 ("all the valid destination
+# settings ... is 0"), unless a filter gave the route a direct response first (the switch skips
+# routes whose DirectResponse is set; internal/xds/translator/route.go then serves that).
+
+STABLE = {"track": "stable"}
+CANARY = {"track": "canary"}
+
+
+def front_rule(*entries: tuple[int, dict[str, str]]) -> tuple[Obj, dict[str, Obj]]:
+    """The front route's rule for a service of ``entries`` over replicas on east and west, and
+    the composed resources by key."""
+    required = {
+        "inference-gateways": [kit.gateway("main", "edge")],
+        "inference-clusters": [
+            kit.cluster("edge", pools=False),
+            kit.cluster("east"),
+            kit.cluster("west"),
+        ],
+        endpoints_requirement(0): [kit.replica_endpoint("s0", "east", labels=STABLE)],
+        endpoints_requirement(1): [kit.replica_endpoint("c0", "west", labels=CANARY)],
+    }
+    rsp = run(kit.service("qwen", "ml", *entries), {}, required)
+    assert rsp.fatal is None, rsp.fatal
+    manifests = {k: o["spec"]["forProvider"]["manifest"] for k, o in rsp.resources.items()}
+    [rule] = manifests["front/main"]["spec"]["rules"]
+    return rule, manifests
+
+
+def test_a_parked_lane_is_a_weight_zero_backend_ref_beside_weighted_ones() -> None:
+    """A parked entry beside a weighted one: its lane is a backendRef of weight 0 (Envoy Gateway
+    resolves it and sends it nothing) in a rule that still has a weighted destination, so the
+    rule is not answered 500; the parked pool keeps its fleet rule for when its weight rises."""
+    rule, manifests = front_rule((1, STABLE), (0, CANARY))
+    weights = sorted(ref["weight"] for ref in rule["backendRefs"])
+    assert weights[0] == 0 and weights[-1] > 0
+    assert "filters" not in rule
+    fleet_pools = {
+        ref["name"]
+        for r in manifests["fleet/west"]["spec"]["rules"]
+        for ref in r["backendRefs"]
+        if ref["kind"] == "InferencePool"
+    }
+    assert "c0-pool" in fleet_pools
+
+
+def test_a_rule_whose_every_lane_is_parked_answers_with_the_503_filter_not_envoy_s_500() -> None:
+    """Every entry parked: every backendRef weighs 0, which Envoy Gateway answers 500; the rule
+    carries the unavailable filter (an HTTPRouteFilter direct response), which answers first."""
+    rule, manifests = front_rule((0, STABLE), (0, CANARY))
+    assert rule["backendRefs"] and not any(ref["weight"] for ref in rule["backendRefs"])
+    [ext] = [f["extensionRef"] for f in rule["filters"] if f["type"] == "ExtensionRef"]
+    [unavailable] = [m for m in manifests.values() if m["metadata"]["name"] == ext["name"]]
+    assert (unavailable["kind"], unavailable["spec"]["directResponse"]["statusCode"]) == (
+        "HTTPRouteFilter",
+        503,
+    )

@@ -68,3 +68,28 @@ def look_up(
         else:
             gone.add(name)
     return Lookup(requirements, found, frozenset(gone), frozenset(pending))
+
+
+def listed_and_found(
+    inputs: Inputs,
+    requirement: str,
+    prefix: str,
+    api_version: str,
+    kind: str,
+    names: Iterable[str],
+) -> tuple[list[Obj] | None, Lookup]:
+    """The items listed under ``requirement``, and those of ``names`` the list does not hold
+    asked for by name and added once found: what a composer reads as the list. None while the
+    list, or any object asked for, is not fetched yet."""
+    listed = inputs.required.get(requirement)
+    if listed is None:
+        return None, Lookup()
+    held = {
+        str(o["metadata"].get("name"))
+        for o in listed
+        if isinstance(o, Mapping) and isinstance(o.get("metadata"), Mapping)
+    }
+    lookup = look_up(inputs, prefix, api_version, kind, set(names) - held)
+    if lookup.pending:
+        return None, lookup
+    return [*listed, *lookup.found.values()], lookup

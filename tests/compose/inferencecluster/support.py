@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from modelplane.compose.inferencecluster.composer import (
+    CLASS_BY_NAME,
     CLASSES,
     GATEWAYS,
     REPLICAS,
@@ -72,6 +73,15 @@ def run(
     if gateways is not None:
         required[GATEWAYS] = gateways
     result = compose_cluster(Inputs(composite=ic, required=required, observed=observed or {}))
+    asked = [n for n in result.requirements if n.startswith(f"{CLASS_BY_NAME}/")]
+    if any(n not in required for n in asked):
+        # A class not listed is asked for by name; ``classes`` is the truth, as Crossplane
+        # fetches it and calls again.
+        names = {str(c["metadata"]["name"]): c for c in required[CLASSES]}
+        for n in asked:
+            found = names.get(n.removeprefix(f"{CLASS_BY_NAME}/"))
+            required[n] = [found] if found else []
+        result = compose_cluster(Inputs(composite=ic, required=required, observed=observed or {}))
     assert result.fatal is None, result.fatal
     return result
 

@@ -201,3 +201,38 @@ def test_the_gateway_guard_goes_once_its_gateway_is_positively_gone() -> None:
     ic = cluster()
     rsp = reconcile(ic, hosting(ic), [], **{GATEWAYS: [], "guarded-gateway/front": []})
     assert "gateway-guard/front" not in rsp.resources
+
+
+# --- a pool's class missing from the list ----------------------------------------------------
+
+
+def with_pools(ic: Obj) -> tuple[Obj, dict[str, Obj]]:
+    """The cluster installed, its h100 pool published in status.gpuPools."""
+    observed = installed(ic)
+    rsp = reconcile(ic, observed, [])
+    published = copy.deepcopy(ic)
+    published["status"] = {"gpuPools": rsp.status["gpuPools"]}
+    assert [p["name"] for p in rsp.status["gpuPools"]] == ["h100"]
+    return published, observed
+
+
+def test_a_pool_s_class_missing_from_the_list_is_asked_for_by_name_and_its_pool_kept() -> None:
+    ic, observed = with_pools(cluster())
+    rsp = reconcile(ic, observed, [], **{CLASSES: []})
+    assert rsp.by_name["class/h100"] == ("InferenceClass", "h100", None)
+    assert rsp.status["gpuPools"] == ic["status"]["gpuPools"]
+    assert rsp.condition("PoolsResolved")[:2] == ("Unknown", "WaitingForClasses")
+
+
+def test_a_pool_s_class_found_by_name_is_read_as_listed() -> None:
+    ic, observed = with_pools(cluster())
+    rsp = reconcile(ic, observed, [], **{CLASSES: [], "class/h100": [H100]})
+    assert rsp.status["gpuPools"] == ic["status"]["gpuPools"]
+    assert rsp.condition("PoolsResolved")[:2] == ("True", "ClassesFound")
+
+
+def test_a_pool_s_class_gone_by_name_takes_the_pool_out_of_the_status() -> None:
+    ic, observed = with_pools(cluster())
+    rsp = reconcile(ic, observed, [], **{CLASSES: [], "class/h100": []})
+    assert rsp.status["gpuPools"] == []
+    assert rsp.condition("PoolsResolved")[:2] == ("False", "ClassNotFound")

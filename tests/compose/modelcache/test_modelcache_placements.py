@@ -3,6 +3,7 @@ clusters where a deployment referencing it could be placed, or a replica still m
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from modelplane.compose.modelcache.composer import (
@@ -14,6 +15,7 @@ from modelplane.compose.modelcache.composer import (
 )
 from modelplane.composer import Inputs, Result
 from tests.compose.modelcache.test_modelcache import cache
+from tests.compose.through import Response, run
 from tests.fleet.fleetkit import cluster, deployment, gpu_class, memory_at_least, standalone
 
 Obj = dict[str, Any]
@@ -93,3 +95,47 @@ def test_the_cache_asks_for_the_deployments_and_replicas_of_its_namespace() -> N
 def test_until_the_lists_are_read_every_selected_cluster_keeps_its_weights() -> None:
     result = compose_model_cache(Inputs(composite=cache(), required={CLUSTERS: FLEET}, observed={}))
     assert staged_on(result) == ["big", "small"]
+
+
+# --- a class the list does not hold is asked for by name ---------------------------------------
+
+
+def through(
+    mc: Obj, observed: dict[str, Obj], classes: list[Obj], **by_name: list[Obj]
+) -> Response:
+    required = {
+        CLUSTERS: FLEET,
+        DEPLOYMENTS: [big_model()],
+        REPLICAS: [],
+        CLASSES: classes,
+        **{f"class/{name}": found for name, found in by_name.items()},
+    }
+    return run(mc, observed, required)
+
+
+def staged_through() -> dict[str, Obj]:
+    """What the cache composed with every class listed: its weights on big only."""
+    rsp = through(cache(), {}, [H100, L4])
+    assert rsp.fatal is None, rsp.fatal
+    assert {c["name"] for c in rsp.status["clusters"]} == {"big"}
+    return copy.deepcopy(rsp.resources)
+
+
+def test_a_class_missing_from_the_list_is_asked_for_by_name_and_the_weights_stay() -> None:
+    observed = staged_through()
+    rsp = through(cache(), observed, [L4])
+    assert rsp.by_name["class/h100"] == ("InferenceClass", "h100", None)
+    assert set(observed) <= set(rsp.resources)
+
+
+def test_a_class_found_by_name_is_read_as_listed() -> None:
+    observed = staged_through()
+    rsp = through(cache(), observed, [L4], h100=[H100])
+    assert set(rsp.resources) == set(observed)
+    assert {c["name"] for c in rsp.status["clusters"]} == {"big"}
+
+
+def test_a_class_gone_by_name_takes_the_weights_off_the_clusters_it_alone_made_usable() -> None:
+    observed = staged_through()
+    rsp = through(cache(), observed, [L4], h100=[])
+    assert not [k for k in rsp.resources if k.endswith("-big")]

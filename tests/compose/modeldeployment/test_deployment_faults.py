@@ -57,9 +57,11 @@ def reconcile(
     classes: list[Obj] | None = None,
     listed: list[Obj] | None = None,
     gone: tuple[str, ...] = (),
+    classes_gone: tuple[str, ...] = (),
 ) -> Response:
     """A reconcile with ``observed`` composed; ``listed``: the required replicas (default all);
-    ``gone``: clusters asked for by name that are not there. No route names a pool."""
+    ``gone``, ``classes_gone``: clusters and classes asked for by name that are not there. No
+    route names a pool."""
     required = {
         ROUTES: [],
         CLUSTERS: fleet,
@@ -67,6 +69,7 @@ def reconcile(
         REPLICAS: list(observed.values()) if listed is None else listed,
     }
     required |= {f"cluster/{name}": [] for name in gone}
+    required |= {f"class/{name}": [] for name in classes_gone}
     rsp = run(md, observed, required)
     assert rsp.fatal is None, rsp.fatal
     # The replicas only: a Ready replica also gets a ModelEndpoint, which these tests leave aside.
@@ -130,23 +133,46 @@ def test_a_replica_whose_cluster_is_deleted_and_that_has_nowhere_to_go_is_kept_a
     assert f"removing {name}" not in message
 
 
-def test_a_replica_on_an_unlisted_class_is_not_scaled_down_on_no_evidence() -> None:
-    # Two serving replicas for one wanted: with every class listed the scale-down keeps h100's
-    # (same load, then the earlier cluster name). A list that lags h100 must not turn that
-    # into deleting it: it stays, said why, beside the one the scheduler keeps.
+def scaled_in_on_two_classes() -> tuple[Obj, dict[str, Obj], list[Obj], str]:
+    """Two serving replicas, on an h100 and an a100 cluster, for one wanted: with every class
+    listed the scale-down keeps h100's (same load, then the earlier cluster name)."""
     md = deployment("qwen", WHOLE_NODE, replicas=2)
     fleet = [*clusters("c1"), *clusters("c2", class_name="a100")]
     observed = settled(md, fleet, classes=[H100, A100])
     md["spec"]["replicas"] = 1
-    full = reconcile(md, observed, fleet, classes=[H100, A100])
-    [wanted] = on(full, "c1")
+    [wanted] = on(reconcile(md, observed, fleet, classes=[H100, A100]), "c1")
+    return md, observed, fleet, wanted
+
+
+def test_a_pool_s_class_missing_from_the_list_is_asked_for_by_name_and_nothing_changes() -> None:
+    md, observed, fleet, _ = scaled_in_on_two_classes()
     rsp = reconcile(md, observed, fleet, classes=[A100])
+    assert rsp.by_name["class/h100"] == ("InferenceClass", "h100", None)
     assert set(rsp.resources) == set(observed)
+    assert rsp.condition("ReplicasScheduled")[:2] == ("Unknown", "WaitingForFleet")
+
+
+def test_a_pool_s_class_found_by_name_is_read_as_listed() -> None:
+    md, observed, fleet, wanted = scaled_in_on_two_classes()
+    full = reconcile(md, observed, fleet, classes=[H100, A100])
+    rsp = run(md, observed, {**required_of(observed, fleet, [A100]), "class/h100": [H100]})
+    assert rsp.resources[wanted] == full.resources[wanted]
+    assert rsp.condition("ReplicasScheduled") == full.condition("ReplicasScheduled")
+
+
+def test_a_replica_on_a_pool_whose_class_is_gone_by_name_is_kept_and_said_why() -> None:
+    md, observed, fleet, wanted = scaled_in_on_two_classes()
+    rsp = run(md, observed, {**required_of(observed, fleet, [A100]), "class/h100": []})
+    assert wanted in rsp.resources
     name = observed[wanted]["metadata"]["name"]
     assert (
         f"{name} on c1 kept until its ground is listed again (nothing is scaled down on no "
-        "evidence) (InferenceClass h100 of pool p is not listed: deleted, or the list lags)"
+        "evidence) (InferenceClass h100 of pool p is deleted)"
     ) in rsp.condition("ReplicasScheduled")[2]
+
+
+def required_of(observed: dict[str, Obj], fleet: list[Obj], classes: list[Obj]) -> dict:
+    return {ROUTES: [], CLUSTERS: fleet, CLASSES: classes, REPLICAS: list(observed.values())}
 
 
 def test_a_replica_whose_cluster_is_unlisted_is_asked_for_by_name_and_kept_meanwhile() -> None:
@@ -192,7 +218,7 @@ def test_a_replica_whose_cluster_is_deleted_moves_make_before_break() -> None:
     assert set(done.resources) == {new}
 
 
-def test_a_replica_whose_pool_class_is_unlisted_moves_make_before_break() -> None:
+def test_a_replica_whose_pool_class_is_gone_by_name_moves_make_before_break() -> None:
     md = deployment("qwen", WHOLE_NODE)
     fleet = [*clusters("east", class_name="a100"), *clusters("west")]
     observed = settled(md, fleet, classes=[A100, H100])
@@ -200,13 +226,10 @@ def test_a_replica_whose_pool_class_is_unlisted_moves_make_before_break() -> Non
     assert observed[old]["spec"]["clusterName"] == "east"
     # Not serving either: a serving replica would be kept by the ordinary make-before-break.
     observed[old] = serving(observed[old], "False")
-    moving = reconcile(md, observed, fleet, classes=[H100])
+    moving = reconcile(md, observed, fleet, classes=[H100], classes_gone=("a100",))
     assert old in moving.resources
     assert on(moving, "west")
-    assert (
-        "(InferenceClass a100 of pool p is not listed: deleted, or the list lags)"
-        in (moving.condition("ReplicasScheduled")[2])
-    )
+    assert "(InferenceClass a100 of pool p is deleted)" in moving.condition("ReplicasScheduled")[2]
 
 
 # --- the replica list lagging or a label edited --------------------------------------------------

@@ -12,6 +12,7 @@ from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLI
 from modelplane.compose.registry import default_registry
 from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_observed
+from tests.compose.modelreplica import support
 from tests.compose.through import run
 from tests.fleet.builders import deployment, inference_class, inference_cluster
 
@@ -67,3 +68,41 @@ def test_a_hand_written_replicas_pods_keep_kubernetes_defaults() -> None:
     for pod in engine_pods("replica-sidecar"):
         assert "terminationGracePeriodSeconds" not in pod
         assert all("lifecycle" not in c for c in pod["containers"])
+
+
+def drained_pods(*containers: Obj) -> list[Obj]:
+    """The pod specs of a replica its deployment stamped with the default drain, whose member
+    runs ``containers``."""
+    mr = support.replica(support.engine("main", support.standalone(containers=list(containers))))
+    mr["metadata"]["annotations"] = {labels.TERMINATION_GRACE: "600", labels.PRE_STOP_SECONDS: "30"}
+    rsp = run(mr, {}, {"cluster": [support.cluster()]})
+    assert rsp.fatal is None, rsp.fatal
+    pods = []
+    for obj in rsp.resources.values():
+        manifest = obj["spec"].get("forProvider", {}).get("manifest") or {}
+        if manifest.get("kind") == "Deployment" and "epp" not in manifest["metadata"]["name"]:
+            pods.append(manifest["spec"]["template"]["spec"])
+    return pods
+
+
+SLEEP = {"sleep": {"seconds": 30}}
+
+
+def test_a_sidecar_in_front_of_the_engine_sleeps_as_long_as_the_engine() -> None:
+    sidecar = {"name": "proxy", "image": "example/proxy:1", "ports": [{"containerPort": 8000}]}
+    [pod] = drained_pods(sidecar, {"name": "engine", "image": "vllm/vllm-openai:v0.23.0"})
+    assert {c["name"]: c["lifecycle"]["preStop"] for c in pod["containers"]} == {
+        "proxy": SLEEP,
+        "engine": SLEEP,
+    }
+
+
+def test_a_container_s_own_lifecycle_is_kept_beside_the_sleep_and_its_own_pre_stop_wins() -> None:
+    own = {"exec": {"command": ["/bin/drain"]}}
+    engine = {"name": "engine", "image": "vllm/vllm-openai:v0.23.0"}
+    engine["lifecycle"] = {"postStart": {"exec": {"command": ["/bin/warm"]}}}
+    sidecar = {"name": "proxy", "image": "example/proxy:1", "lifecycle": {"preStop": own}}
+    [pod] = drained_pods(sidecar, engine)
+    by_name = {c["name"]: c["lifecycle"] for c in pod["containers"]}
+    assert by_name["engine"] == {**engine["lifecycle"], "preStop": SLEEP}
+    assert by_name["proxy"] == {"preStop": own}

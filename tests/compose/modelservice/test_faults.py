@@ -5,10 +5,9 @@ views) is Fatal or keeps every observed resource the true inputs still want. Cro
 whatever a non-fatal response leaves out, and a route deleted under a failed list turns clients'
 requests into 404s.
 
-The ways a list departs from the truth are ``tests.compose.worlds``'s. A gateway missing from a
-list that holds others is deleted by design for an external ModelEndpoint, so that list does
-not lag there; the fleet-wide property (``tests/compose/test_teardown_property.py``) answers the
-requirements composers ask by name, as Crossplane does.
+The ways a list departs from the truth are ``tests.compose.worlds``'s. What a composer asks for
+by name is left unanswered here (not fetched yet); the fleet-wide property
+(``tests/compose/test_teardown_property.py``) answers it, as Crossplane does.
 
 The worlds are ``tests.compose.worlds.World``s, so they join the fleet-wide property's table of
 worlds as they are.
@@ -120,7 +119,7 @@ def external_endpoint_world(draw: st.DrawFn) -> World:
     endpoint = external_endpoint("x", url, auth=auth, ready=False)
     required = {"inference-gateways": gateways, "inference-clusters": clusters}
     observed = settled(compose_endpoint, endpoint, required, 1)
-    return World(endpoint, required, observed, frozenset({"inference-clusters"}))
+    return World(endpoint, required, observed, frozenset(required))
 
 
 def replica_endpoint_world() -> st.SearchStrategy[World]:

@@ -164,3 +164,52 @@ def test_a_gateway_gone_by_name_loses_its_routes() -> None:
     required["gateway/side"] = []
     rsp = run(MS, observed, required)
     assert "front/side" not in rsp.resources and "front/main" in rsp.resources
+
+
+def test_lanes_kept_for_endpoints_listed_without_status_are_named_in_the_status() -> None:
+    required = truth()
+    required[endpoints_requirement(0)] = [
+        {k: v for k, v in e.items() if k != "status"} if e["metadata"]["name"] == "r2" else e
+        for e in required[endpoints_requirement(0)] or []
+    ]
+    rsp = run(MS, settled(), required)
+    status, reason, message = rsp.condition("EndpointsResolved")
+    assert (status, reason) == ("True", "CarriedForward")
+    assert "r2 (publishes no status.routing.backendName yet)" in message
+    assert "r0 (" not in message and "r1 (" not in message
+
+
+def test_lanes_kept_on_a_cluster_listed_without_status_are_named_in_the_status() -> None:
+    required = truth()
+    required["inference-clusters"] = [
+        {k: v for k, v in c.items() if k != "status"} if c["metadata"]["name"] == "west" else c
+        for c in required["inference-clusters"] or []
+    ]
+    rsp = run(MS, settled(), required)
+    status, reason, message = rsp.condition("EndpointsResolved")
+    assert (status, reason) == ("True", "CarriedForward")
+    assert "r2 (its cluster west publishes no providerConfigRef)" in message
+
+
+def test_lanes_kept_on_a_cluster_not_listed_are_named_in_the_status() -> None:
+    required = truth()
+    required["inference-clusters"] = [
+        c for c in required["inference-clusters"] or [] if c["metadata"]["name"] != "west"
+    ]
+    rsp = run(MS, settled(), required)
+    assert backends(rsp)["front/main"] == before()["front/main"]
+    status, reason, message = rsp.condition("EndpointsResolved")
+    assert (status, reason) == ("True", "CarriedForward")
+    assert "r2 (its cluster west is not listed)" in message
+
+
+def test_a_service_serving_on_carried_lanes_stays_as_ready_as_its_routes_say() -> None:
+    stale = truth()
+    stale[endpoints_requirement(0)] = [
+        {k: v for k, v in e.items() if k != "status"} for e in stale[endpoints_requirement(0)] or []
+    ]
+    observed = settled()
+    carried, resolved = run(MS, observed, stale), run(MS, observed, truth())
+    assert carried.condition("RoutingReady") == resolved.condition("RoutingReady")
+    assert carried.composite_ready == resolved.composite_ready
+    assert resolved.condition("EndpointsResolved")[:2] == ("True", "Resolved")

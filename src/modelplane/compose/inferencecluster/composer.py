@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.evidence import look_up
+from modelplane.compose.evidence import listed_and_found, look_up
 from modelplane.compose.inferencecluster.allocation import allocation
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
@@ -63,6 +63,8 @@ PROVIDER_CONFIG = "provider-config"
 HELM_PROVIDER_CONFIG = "helm-provider-config"
 GUARDED_GATEWAY = "guarded-gateway"
 """Requirements asking for a guarded gateway by name: ``guarded-gateway/<name>``."""
+CLASS_BY_NAME = "class"
+"""Requirements asking for a node pool's class the list does not hold: ``class/<name>``."""
 GUARDED_REPLICA = "guarded-replica"
 """Requirements asking for a guarded replica by name: ``guarded-replica/<namespace>/<name>``."""
 LABEL_VALUE_MAX = 63
@@ -84,9 +86,14 @@ def compose_cluster(inputs: Inputs) -> Result:
             "replicas placed here carry it as a label value, so none could be; use a shorter name"
         )
     t = target_of(cluster, dns_label(name))
+    # A pool's class the list does not hold is asked for by name: only nothing back is evidence
+    # that the pool lost its devices (and its place in status.gpuPools).
+    classes, class_lookup = listed_and_found(
+        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", _pool_classes(spec)
+    )
     managed: Managed | None = None
     if source in CLOUDS:
-        found = managed_cluster(cluster, source, inputs.required.get(CLASSES), inputs.observed, t)
+        found = managed_cluster(cluster, source, classes, inputs.observed, t)
         if isinstance(found, str):
             return Result.failed(f"InferenceCluster {found}")
         managed = found
@@ -106,6 +113,7 @@ def compose_cluster(inputs: Inputs) -> Result:
             CLASSES: Requirement(API_VERSION, "InferenceClass"),
             REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={CLUSTER: name}),
             GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
+            **class_lookup.requirements,
         },
         conditions=[_source_supported(source)],
     )
@@ -154,11 +162,16 @@ def compose_cluster(inputs: Inputs) -> Result:
     storage_class = (existing.get("cache") or {}).get("storageClassName")
     if storage_class:
         status["cache"] = {"storageClassName": storage_class}
-    classes = inputs.required.get(CLASSES)
     if classes is None:
+        asked = [f"InferenceClass {n} by name (not listed)" for n in sorted(class_lookup.pending)]
+        reading = ", ".join(asked) or "InferenceClasses"
         result.conditions.append(
-            Condition("PoolsResolved", "Unknown", "WaitingForClasses", "reading InferenceClasses")
+            Condition("PoolsResolved", "Unknown", "WaitingForClasses", f"reading {reading}")
         )
+        # Not read yet is no evidence a pool changed: the scheduler keeps reading the last ones.
+        published = (cluster.get("status") or {}).get("gpuPools")
+        if published is not None:
+            status["gpuPools"] = published
     else:
         pools, missing = gpu_pools(spec.get("nodePools") or [], classes)
         status["gpuPools"] = pools
@@ -174,6 +187,14 @@ def compose_cluster(inputs: Inputs) -> Result:
     result.conditions.sort(key=lambda c: c.type == "InUse")
     result.ready = _readiness(result.conditions)
     return result
+
+
+def _pool_classes(spec: Mapping[str, Any]) -> set[str]:
+    return {
+        str(p.get("className"))
+        for p in spec.get("nodePools") or ()
+        if isinstance(p, Mapping) and p.get("className")
+    }
 
 
 SERVES = ("SourceSupported", "StackReady", "GatewayReady", "PoolsResolved")

@@ -39,7 +39,7 @@ from modelplane.compose.cache import (
     revision_path,
     stages_on,
 )
-from modelplane.compose.evidence import look_up
+from modelplane.compose.evidence import listed_and_found, look_up
 from modelplane.compose.modelcache import hydrated as latch
 from modelplane.compose.modelcache import revisions
 from modelplane.compose.modelcache.revisions import Holding
@@ -66,6 +66,8 @@ CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
 BY_NAME = "cluster"
 """Requirements asking for a cluster the list does not hold by name: ``cluster/<name>``."""
+CLASS_BY_NAME = "class"
+"""Requirements asking for a pool's class the list does not hold by name: ``class/<name>``."""
 HYDRATED = "Hydrated"
 
 # The vLLM engine image the examples pin: it ships huggingface_hub with the ``hf`` CLI, so the
@@ -147,7 +149,15 @@ def compose_model_cache(inputs: Inputs) -> Result:
             result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
         message = "not listed; its objects are kept until it is read by name"
         phases.append(carried_phase(mc, name, message, done.get(name)))
-    for cluster in where_used(mc, inputs, selected(mc, [*listed, *lookup.found.values()])):
+    candidates = selected(mc, [*listed, *lookup.found.values()])
+    # A class the candidates' pools name that the list does not hold is asked for by name:
+    # a lagging list would otherwise take its clusters out of where the weights are used.
+    pools = () if "clusterSelector" in mc["spec"] else _pool_classes(candidates)
+    classes, class_lookup = listed_and_found(
+        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pools
+    )
+    result.requirements.update(class_lookup.requirements)
+    for cluster in where_used(mc, inputs, candidates, classes):
         name = str(cluster["metadata"]["name"])
         observed = mine.get(name, {})
         provider_config = _provider_config(cluster)
@@ -198,12 +208,17 @@ def _users(mc: Obj) -> dict[str, Requirement]:
     }
 
 
-def where_used(mc: Obj, inputs: Inputs, clusters: list[Obj]) -> list[Obj]:
+def where_used(
+    mc: Obj, inputs: Inputs, clusters: list[Obj], classes: list[Obj] | None
+) -> list[Obj]:
     """Without a clusterSelector, the weights follow placements: staged only on the clusters
     where a deployment referencing the cache could be placed (scheduling.placeable_clusters)
-    or a replica still mounts it. Until those lists are read, and while nothing references the
-    cache (weights staged ahead of a deployment), every cluster stays selected."""
+    or a replica still mounts it. Until those lists are read (``classes`` None: not read yet,
+    or a class asked for by name not answered), and while nothing references the cache
+    (weights staged ahead of a deployment), every cluster stays selected."""
     if "clusterSelector" in mc["spec"] or any(k not in inputs.required for k in _users(mc)):
+        return clusters
+    if classes is None:
         return clusters
     name = str(mc["metadata"]["name"])
 
@@ -216,13 +231,21 @@ def where_used(mc: Obj, inputs: Inputs, clusters: list[Obj]) -> list[Obj]:
     replicas = [r for r in inputs.required[REPLICAS] if mounts(r)]
     if not deployments and not replicas:
         return clusters
-    classes = list(inputs.required[CLASSES])
     if not classes:
         return clusters  # an empty list of classes is no evidence that nothing fits
     used = {str((r.get("spec") or {}).get("clusterName", "")) for r in replicas}
     for d in deployments:
         used.update(placeable_clusters(d, clusters, classes))
     return [c for c in clusters if str(c["metadata"]["name"]) in used]
+
+
+def _pool_classes(clusters: list[Obj]) -> set[str]:
+    return {
+        str(p.get("className"))
+        for c in clusters
+        for p in (c.get("spec") or {}).get("nodePools") or ()
+        if isinstance(p, Mapping) and p.get("className")
+    }
 
 
 def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:

@@ -24,8 +24,9 @@ Nothing running is lost to a fault:
   fewer than ``spec.replicas`` of the scheduled replicas are serving: make before break;
 - a replica's cluster missing from the list is asked for by name, every observed resource
   carried forward until the answer comes; found, it is read as listed (the list lagged);
+- a pool's InferenceClass missing from the list is asked for by name too;
 - a replica whose cluster is gone (asked for by name, absent), or whose pool's InferenceClass is
-  not listed, stays, serving or not, while fewer than ``spec.replicas`` of the scheduled
+  (likewise), stays, serving or not, while fewer than ``spec.replicas`` of the scheduled
   replicas are serving: it is counted as moving (``status.replicas.moving``);
 - a replica leaving (scale-in, a move completed, a drain) goes in two phases (``drain.py``):
   its endpoint first, the replica once no route references its pool.
@@ -37,7 +38,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.evidence import Lookup, look_up
+from modelplane.compose.evidence import Lookup, listed_and_found, look_up
 from modelplane.compose.modeldeployment.drain import ROUTES, draining, routes_requirement
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.footprint import Footprint, footprint
@@ -75,6 +76,8 @@ CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
 CLUSTER_BY_NAME = "cluster"
 """Requirements asking for a replica's cluster the list does not hold: ``cluster/<name>``."""
+CLASS_BY_NAME = "class"
+"""Requirements asking for a pool's class the list does not hold: ``class/<name>``."""
 LABEL_VALUE_MAX = 63
 SCHEDULED = "ReplicasScheduled"
 SERVING = "ReplicasServing"
@@ -150,7 +153,15 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
         for c in [*inputs.required[CLUSTERS], *lookup.found.values()]
         if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX
     ]
-    classes = inputs.required[CLASSES]
+    # A pool's class the list does not hold is asked for by name, as a cluster is.
+    pool_classes = {str(p["className"]) for c in clusters for p in _node_pools(c)}
+    classes, class_lookup = listed_and_found(
+        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pool_classes
+    )
+    if classes is None:
+        asked = [f"InferenceClass {n} by name (not listed)" for n in sorted(class_lookup.pending)]
+        more = {**lookup.requirements, **class_lookup.requirements}
+        return _waiting(asks, inputs.observed, asked, more), frozenset()
     # What the deployment composed is its own, whatever the (possibly lagging) list says.
     plan = schedule(
         md,
@@ -164,7 +175,7 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     if plan.selector_errors:
         return _invalid_selectors(asks, mine, plan), frozenset()
 
-    result = Result(requirements={**asks, **lookup.requirements})
+    result = Result(requirements={**asks, **lookup.requirements, **class_lookup.requirements})
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     placed_keys: list[str] = []
     names: dict[str, str] = {}
@@ -206,9 +217,11 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     if any(key not in result.resources for key in mine):
         # Asked for whenever a replica leaves, kept or not, so the requirements settle.
         result.requirements[ROUTES] = routes_requirement(md)
-    leaving = draining(inputs, mine, result.resources)
-    for key in leaving:
-        result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
+    drain = draining(inputs, mine, result.resources)
+    result.requirements.update(drain.requirements)
+    leaving = list(drain.replicas)
+    for key, replica in drain.replicas.items():
+        result.resources[key] = Desired(replica, ready=ready_as_observed(mine[key]))
 
     ready = serving_placed + len(kept)
     replicas = {"total": plan.scheduled, "ready": ready}
@@ -458,7 +471,7 @@ def _unlisted(replica: Obj, clusters: Mapping[str, Obj], class_names: set[str]) 
             pool = str(member.get("nodePoolName", ""))
             class_name = pools.get(pool)
             if class_name is not None and class_name not in class_names:
-                return f"InferenceClass {class_name} of pool {pool} is not listed"
+                return f"InferenceClass {class_name} of pool {pool} is deleted"
     return ""
 
 
@@ -533,6 +546,11 @@ def _look_up_clusters(inputs: Inputs, mine: Mapping[str, Obj]) -> Lookup:
     return look_up(
         inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", standing - listed - {""}
     )
+
+
+def _node_pools(cluster: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    pools = (cluster.get("spec") or {}).get("nodePools") or ()
+    return [p for p in pools if isinstance(p, Mapping) and p.get("className")]
 
 
 def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:

@@ -8,24 +8,50 @@ replica is kept (without an endpoint) while its endpoint is still observed, whil
 namespace's route Objects (labelled ``modelplane.ai/routes-pools``) names its pool in what it
 asks for or in what it observes on the cluster, and while that list has not been read. Its
 serving pods then get their termination grace period to finish in-flight streams.
+
+A list of route Objects can lag like any other, and an empty one looks exactly like every route
+letting go. So the route Objects found naming the pool are recorded on the draining replica
+(``DRAIN_ROUTES``, from the first reconcile it leaves in, while its endpoint is still there), and
+one the list no longer holds is asked for by name: the replica goes only once each is answered,
+gone or no longer naming the pool. A replica whose endpoint was withdrawn before it began to
+leave (it stopped serving, or its cluster's gateway went) has nothing recorded: no working
+traffic rides on its pool, and it is judged by the list.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.compose.evidence import look_up
 from modelplane.compose.frontdoor import POOL_HEADER
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Desired, Inputs, Requirement, namespace_of
 from modelplane.labels import ROUTES_POOLS
+from modelplane.observed import carried
 
 Obj = dict[str, Any]
 
 ROUTES = "service-routes"
 """The requirement listing the namespace's route Objects while a replica drains."""
+ROUTE_BY_NAME = "route"
+"""Requirements asking for a recorded route Object the list does not hold:
+``route/<namespace>/<name>``."""
+DRAIN_ROUTES = "modelplane.ai/drain-routes"
+"""Annotation on a draining ModelReplica: the route Objects last seen naming its pool (comma
+separated)."""
+
+
+@dataclass(frozen=True)
+class Drain:
+    """The replicas kept while they drain, and what is asked for by name meanwhile."""
+
+    replicas: dict[str, Obj] = field(default_factory=dict)
+    """The draining replicas' desired form (as observed, their routes recorded), by key."""
+    requirements: dict[str, Requirement] = field(default_factory=dict)
 
 
 def routes_requirement(md: Mapping[str, Any]) -> Requirement:
@@ -37,20 +63,45 @@ def routes_requirement(md: Mapping[str, Any]) -> Requirement:
     )
 
 
-def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desired]) -> list[str]:
+def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desired]) -> Drain:
     """The observed replicas ``desired`` leaves out that must stay until the routes let go."""
     leaving = [key for key in mine if key not in desired]
-    if not leaving:
-        return []
     listed = inputs.required.get(ROUTES)
-    referenced = None if listed is None else referenced_pools(listed)
-    return [
-        key
-        for key in leaving
-        if endpoint_key(key) in inputs.observed
-        or referenced is None
-        or replica_pool_name(str(mine[key]["metadata"]["name"])) in referenced
-    ]
+    if not leaving or listed is None:
+        return Drain({key: carried(mine[key]) for key in leaving})
+    recorded = {key: _recorded(mine[key]) for key in leaving}
+    held = {str((o.get("metadata") or {}).get("name")) for o in listed}
+    asked = set().union(*recorded.values()) - held
+    namespace = namespace_of(inputs.composite)
+    lookup = look_up(inputs, ROUTE_BY_NAME, OBJECT_API_VERSION, "Object", asked, namespace)
+    naming = _naming([*listed, *lookup.found.values()])
+    out: dict[str, Obj] = {}
+    for key in leaving:
+        pool = replica_pool_name(str(mine[key]["metadata"]["name"]))
+        routes = naming.get(pool, set()) | (recorded[key] & lookup.pending)
+        if routes or endpoint_key(key) in inputs.observed:
+            out[key] = _recording(carried(mine[key]), routes)
+    return Drain(out, lookup.requirements)
+
+
+def _recorded(replica: Mapping[str, Any]) -> set[str]:
+    annotations = (replica.get("metadata") or {}).get("annotations") or {}
+    return {n for n in str(annotations.get(DRAIN_ROUTES) or "").split(",") if n}
+
+
+def _recording(replica: Obj, routes: set[str]) -> Obj:
+    annotations = {**(replica["metadata"].get("annotations") or {})}
+    annotations[DRAIN_ROUTES] = ",".join(sorted(routes))
+    return {**replica, "metadata": {**replica["metadata"], "annotations": annotations}}
+
+
+def _naming(objects: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """The route Objects naming each InferencePool, by pool."""
+    out: dict[str, set[str]] = {}
+    for obj in objects:
+        for pool in referenced_pools([obj]):
+            out.setdefault(pool, set()).add(str((obj.get("metadata") or {}).get("name")))
+    return out
 
 
 def referenced_pools(objects: Iterable[Mapping[str, Any]]) -> set[str]:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.egress import allowance_of, refusal
+from modelplane.compose.evidence import look_up
 from modelplane.compose.frontdoor import (
     API_VERSION,
     ClusterGateway,
@@ -43,6 +44,13 @@ Obj = dict[str, Any]
 CLUSTER = "cluster"
 CLUSTERS = "inference-clusters"
 GATEWAYS = "inference-gateways"
+GATEWAY_BY_NAME = "gateway"
+"""Requirements asking for a gateway the endpoint has objects for that the list does not hold:
+``gateway/<name>``."""
+HOSTED_FOR = "modelplane.ai/gateways"
+"""Annotation on each Object an external endpoint composes on a cluster: the InferenceGateways
+running there it was composed for (comma separated), so a list that comes back without them is
+checked by name before that cluster's objects go."""
 ROUTING = "RoutingReady"
 
 
@@ -140,15 +148,24 @@ def _external(inputs: Inputs) -> Result:
     missing = [n for n in requirements if n not in inputs.required]
     if missing:
         return _hold(inputs, requirements, f"reading {', '.join(missing)}")
-    gateways = inputs.required[GATEWAYS]
+    # A gateway the composed objects were made for that the list does not hold is asked for by
+    # name: only nothing back is evidence that its cluster's objects may go.
+    listed = list(inputs.required[GATEWAYS])
+    unlisted = _composed_for(inputs.observed) - {str(g["metadata"]["name"]) for g in listed}
+    lookup = look_up(inputs, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", unlisted)
+    requirements = {**requirements, **lookup.requirements}
+    if lookup.pending:
+        asked = [f"InferenceGateway {n} by name (not listed)" for n in sorted(lookup.pending)]
+        return _hold(inputs, requirements, f"reading {', '.join(asked)}")
+    gateways = [*listed, *lookup.found.values()]
     private = refusal(url.host, [allowance_of(g) for g in gateways]) if gateways else ""
     if private:
         return _refused(requirements, "EgressRefused", f"spec.url: {private}")
 
-    if not inputs.required[GATEWAYS] and inputs.observed:
+    if not gateways and inputs.observed and not lookup.gone:
         # A list that failed looks like every gateway deleted: keep what is composed.
         return _hold(inputs, requirements, "no InferenceGateway is listed")
-    hosts, unwritable = _hosts(inputs.required[GATEWAYS], inputs.required[CLUSTERS])
+    hosts, unwritable = _hosts(gateways, inputs.required[CLUSTERS])
     result = Result(requirements=requirements)
     # A gateway's cluster that is not listed or cannot be written to now keeps what was
     # composed there.
@@ -167,8 +184,9 @@ def _external(inputs: Inputs) -> Result:
         )
         return result
     waiting: list[str] = []
+    hosting = _hosting(gateways)
     for host in hosts:
-        composed = _on_host(endpoint, url, host)
+        composed = _on_host(endpoint, url, host, hosting[host.cluster])
         for key, obj in composed.items():
             result.resources[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
         if not all(observed_ready(inputs.observed.get(key)) for key in composed):
@@ -213,9 +231,30 @@ def _hosts(gateways: list[Obj], clusters: list[Obj]) -> tuple[list[ClusterGatewa
     return writable, names - {h.cluster for h in writable}
 
 
-def _on_host(endpoint: Obj, url: EndpointURL, host: ClusterGateway) -> dict[str, Obj]:
-    """The endpoint's objects on one gateway's cluster, keyed ``<what>/<cluster>`` (a name
-    holds no ``/``, so no two keys meet)."""
+def _hosting(gateways: list[Obj]) -> dict[str, list[str]]:
+    """The InferenceGateways on each cluster, by cluster name."""
+    out: dict[str, list[str]] = {}
+    for g in sorted(gateways, key=lambda g: str(g["metadata"]["name"])):
+        out.setdefault(str((g.get("spec") or {}).get("clusterName") or ""), []).append(
+            str(g["metadata"]["name"])
+        )
+    return out
+
+
+def _composed_for(observed: Mapping[str, Obj]) -> set[str]:
+    """The gateways the observed objects were composed for, as each Object records them."""
+    out: set[str] = set()
+    for obj in observed.values():
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        out |= {n for n in str(annotations.get(HOSTED_FOR) or "").split(",") if n}
+    return out
+
+
+def _on_host(
+    endpoint: Obj, url: EndpointURL, host: ClusterGateway, gateways: list[str]
+) -> dict[str, Obj]:
+    """The endpoint's objects on one gateway's cluster (for ``gateways``, those running there),
+    keyed ``<what>/<cluster>`` (a name holds no ``/``, so no two keys meet)."""
     name = str(endpoint["metadata"]["name"])
     namespace = namespace_of(endpoint)
     manifests: dict[str, tuple[Obj, list[str] | None]] = {
@@ -238,6 +277,7 @@ def _on_host(endpoint: Obj, url: EndpointURL, host: ClusterGateway) -> dict[str,
             manifest,
             management_policies=policies,
         )
+        obj["metadata"]["annotations"] = {HOSTED_FOR: ",".join(gateways)}
         if what == "credential":
             obj["spec"]["references"] = [external.credential_reference(namespace, auth)]
         out[key] = obj

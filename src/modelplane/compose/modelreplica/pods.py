@@ -163,13 +163,11 @@ def member_pod(
     if grace is not None:
         pod["terminationGracePeriodSeconds"] = grace
     if pre_stop:
-        # The engine keeps answering what it has while the pool stops sending it more.
-        out_containers[:] = [
-            {**c, "lifecycle": {"preStop": {"sleep": {"seconds": pre_stop}}}}
-            if c.get("name") == ENGINE_CONTAINER
-            else c
-            for c in out_containers
-        ]
+        # The engine keeps answering what it has while the pool stops sending it more. The
+        # kubelet stops a pod's containers in parallel, each once its own preStop returns
+        # (kuberuntime_container.go, killContainersWithSyncResult), so every container sleeps:
+        # a sidecar in front of the engine, or a gang's worker, stays up as long as it does.
+        out_containers[:] = [_sleeping(c, pre_stop) for c in out_containers]
     pull_secrets = spec.get("imagePullSecrets")
     if pull_secrets:
         pod["imagePullSecrets"] = pull_secrets
@@ -230,6 +228,14 @@ def _engine(
         if "readinessProbe" not in container:
             out["readinessProbe"] = _default_probe(_http_port(ports, port))
     return out
+
+
+def _sleeping(container: Obj, seconds: int) -> Obj:
+    """The container with a preStop sleep, unless it has a preStop of its own (the user's)."""
+    lifecycle = container.get("lifecycle") or {}
+    if "preStop" in lifecycle:
+        return container
+    return {**container, "lifecycle": {**lifecycle, "preStop": {"sleep": {"seconds": seconds}}}}
 
 
 def _drain(ctx: ReplicaContext) -> tuple[int | None, int]:

@@ -51,6 +51,10 @@ class Member:
     why_not_ready: str
     """Empty when the endpoint is ready."""
     endpoint: Mapping[str, Any]
+    carried: str = ""
+    """Why a routed endpoint stays in the routes on no evidence either way (its status, or its
+    cluster's, not written yet; its cluster not listed); empty when its status says it is ready,
+    or when it is not routed."""
 
     @property
     def ready(self) -> bool:
@@ -115,9 +119,14 @@ class Plan:
         """The endpoints the lanes send traffic to, by name."""
         return sorted(lane.endpoint for lane in self.lanes)
 
+    def carried(self) -> list[Member]:
+        """The ready endpoints kept in the routes on no evidence either way, by name."""
+        return [m for m in self.members if m.ready and m.carried]
+
     @property
     def parked(self) -> bool:
-        """Every lane is configured at weight 0: the gateways route no request."""
+        """Every lane is at weight 0: the gateways route no request (the front routes answer
+        503)."""
         return bool(self.lanes) and not any(lane.weight for lane in self.lanes)
 
     @property
@@ -155,14 +164,16 @@ def plan_service(
                 continue
             taken.add(name)
             spec = endpoint.get("spec") or {}
+            why = _why_not_ready(endpoint, clusters, name in routed)
             members.append(
                 Member(
                     name=name,
                     entry=index,
                     cluster=str(spec.get("clusterName") or ""),
                     pool=str(spec.get("inferencePool") or ""),
-                    why_not_ready=_why_not_ready(endpoint, clusters, name in routed),
+                    why_not_ready=why,
                     endpoint=endpoint,
+                    carried="" if why else _why_not_ready(endpoint, clusters, False),
                 )
             )
     weights = [_weight(e) for e in entries_spec]
@@ -181,7 +192,7 @@ def plan_service(
 
 
 def _weight(entry: Mapping[str, Any]) -> int:
-    """The entry's weight; 0 parks it (its lanes kept configured, given no traffic)."""
+    """The entry's weight; 0 parks it (its lanes kept in the routes, given no traffic)."""
     weight = entry.get("weight")
     return 1 if weight is None else int(weight)
 
@@ -200,7 +211,7 @@ def _why_not_ready(
         cluster = clusters.get(str(cluster_name))
         if cluster is None:
             if not routed:
-                return f"its cluster {cluster_name} does not exist"
+                return f"its cluster {cluster_name} is not listed"
         elif not routed or gateway_withdrawn(cluster):
             gateway = cluster_gateway(cluster)
             if not gateway.provider_config:

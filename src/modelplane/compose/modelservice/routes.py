@@ -2,8 +2,8 @@
 
 1. ``front_route`` on each gateway's host cluster: ``https://<hostname>/<ns>/<service>/`` to one
    backendRef per lane, each an InferenceGateway ``Backend`` dialling a cluster's fleet listener
-   over mutual TLS; the path is kept. With nothing ready it answers 503 through
-   ``unavailable_filter``.
+   over mutual TLS; the path is kept. With nothing ready, or every lane parked at weight 0, it
+   answers 503 through ``unavailable_filter``.
 2. ``fleet_route`` on each cluster holding ready replicas, on its inference Gateway's fleet
    listener: the service prefix stripped (the engine sees ``/v1/...``), one rule per replica's
    InferencePool, chosen by the pool header the front route set.
@@ -85,11 +85,14 @@ def front_route(
     plan: Plan,
     timeout: str,
 ) -> Obj:
-    """The service on one front gateway: every lane, or the 503 filter while none is ready."""
+    """The service on one front gateway: every lane, and the 503 filter while none is ready or
+    every lane is parked. Envoy Gateway (v1.8.1, internal/gatewayapi/route.go) leaves a weight-0
+    backendRef out of the rule's destinations once resolved, and answers a rule with none left
+    500, unless a filter answered first: parked lanes stay resolved behind the 503."""
     rule: Obj = {"matches": [_prefix(namespace, service)]}
     if plan.lanes:
         rule["backendRefs"] = [_lane_ref(gateway, host, lane) for lane in plan.lanes]
-    else:
+    if not plan.lanes or plan.parked:
         rule["filters"] = [
             {
                 "type": "ExtensionRef",

@@ -17,6 +17,7 @@ Obj = dict[str, Any]
 ENDPOINTS = "EndpointsResolved"
 ROUTING = "RoutingReady"
 ENTRY_MATCHES_NOTHING = "EntryMatchesNothing"
+CARRIED_FORWARD = "CarriedForward"
 LISTED = 10
 """Endpoints a message names before counting the rest."""
 
@@ -113,7 +114,8 @@ def _endpoints(
     unready = [f"{m.name}: {m.why_not_ready}" for m in plan.members if not m.ready]
     if len(unready) > LISTED:
         unready = [*unready[:LISTED], f"and {len(unready) - LISTED} more not ready"]
-    detail = "; ".join(lines + unready)
+    carried = _carried(plan)
+    detail = "; ".join(lines + unready + ([carried] if carried else []))
     counts = f"{plan.matched} matched in namespace {namespace}, {plan.ready} ready"
     empty = [e for e in plan.entries if not e.matched and e.index in unselected]
     if empty and len(empty) < len(plan.entries):
@@ -139,7 +141,24 @@ def _endpoints(
         return Condition(ENDPOINTS, "False", "NoEndpoints", message)
     if not plan.ready:
         return Condition(ENDPOINTS, "False", "NoReadyEndpoints", f"{counts}: {detail}")
+    if carried:
+        # Serving as routed, so not False; but what keeps those lanes is no evidence either way.
+        return Condition(ENDPOINTS, "True", CARRIED_FORWARD, f"{counts}: {detail}")
     return Condition(ENDPOINTS, "True", "Resolved", f"{counts}: {detail}")
+
+
+def _carried(plan: Plan) -> str:
+    """What the routes keep on no evidence either way, or "": a routed endpoint whose status, or
+    whose cluster's, is not written yet, or whose cluster is not listed."""
+    kept = [f"{m.name} ({m.carried})" for m in plan.carried()]
+    if not kept:
+        return ""
+    if len(kept) > LISTED:
+        kept = [*kept[:LISTED], f"and {len(kept) - LISTED} more"]
+    return (
+        f"kept in the routes as last routed, on no evidence either way (a status that says it "
+        f"is not ready takes it out): {', '.join(kept)}"
+    )
 
 
 def _selector(entry: Mapping[str, Any]) -> str:
@@ -181,8 +200,8 @@ def _routing(
             "False",
             "Parked",
             f"every entry with a ready endpoint has weight 0: the routes on "
-            f"{_plural('gateway', serving)} {names} keep every lane configured and send no "
-            "request to any; give an entry a weight to serve",
+            f"{_plural('gateway', serving)} {names} keep every lane resolved at weight 0 and "
+            "answer 503; give an entry a weight to serve",
         )
     if plan.dropped:
         left = ", ".join(lane.label for lane in plan.dropped)
