@@ -1,0 +1,600 @@
+"""Time fleet-scale RunFunction calls over real gRPC, against a baseline commit in the same run.
+
+The fleet is cloned from what `modelplane render examples/fleet-two-classes
+--simulate-ready-copies 1` leaves: its two InferenceClusters (taken in turn) renamed
+``c00000``, ``c00001``..., and on each cluster 4 serving clones of the qwen3-8b ModelReplica
+render placed there, owned by 4 other deployments. Each code (the baseline and this checkout)
+renders the example itself, so what either writes into status is what it is sent back.
+
+The ModelDeployment under test is the example's qwen3-8b:
+
+- scale-up: asking for 3 replicas, none placed yet;
+- steady state: the same once the scale-up's replicas are composed, observed serving and
+  listed in the fleet, its status what the scale-up wrote (a new tag: a status change).
+
+Requirements are resolved as Crossplane resolves them: the first call carries none, each answer
+names requirements, and the next call carries the fleet's objects that match them, until the
+requirements stop changing. The last call (the one with the fleet) is timed, each under a tag
+never seen (the response cache never answers), over loopback to a `modelplane serve` of each
+code, the two codes' calls taken in turn so a drift in the machine's speed hits both alike.
+The baseline's server accepts requests of up to 1 GiB (its 10,000-cluster request exceeds the
+default 64 MiB); this checkout's runs with the defaults.
+
+Prints, per size and state: request bytes, milliseconds per call (median and fastest), the
+ratio baseline/new, and growth from the first size to the last against the fleet's growth.
+
+    uv run python bench/bench_grpc_fleet.py [--sizes 1000 10000] [--repeat 3] [--baseline REV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from bench_render import extract
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
+
+from modelplane.function import read_requirement
+from modelplane.structs import dict_to_struct, struct_to_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = "4995454"
+API_VERSION = "modelplane.ai/v1alpha1"
+RENDER_FLAGS = ("--simulate-ready-copies", "1", "-o", "json")
+DEFAULT_RECV_MIB = 64
+METHOD = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
+PER_CLUSTER = 4
+DEPLOYMENT = ("ml-team", "qwen3-8b")
+SCALE_UP_REPLICAS = 3
+STAMP = "2026-12-01T00:00:00Z"
+MAX_ITERATIONS = 5
+"""Crossplane's ``MaxRequirementsIterations``: a function asking for more is an error there."""
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class Code:
+    """One code under test: its source tree and the server running it."""
+
+    label: str
+    src: Path
+    recv_mib: int | None
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+    rendered: dict[str, list[Obj]] = field(default_factory=dict)
+    """What its render printed, by example."""
+
+    def accepts(self, case: Case) -> bool:
+        return len(case.request) <= (self.recv_mib or DEFAULT_RECV_MIB) * 2**20
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PYTHONPATH": str(self.src),
+            "MODELPLANE_APIS": str(self.src.parent / "apis"),
+        }
+
+
+def render(code: Code, example: Path) -> list[Obj]:
+    """What ``code``'s `modelplane render EXAMPLE --simulate-ready-copies 1` prints."""
+    done = subprocess.run(
+        [sys.executable, "-m", "modelplane", "render", str(example), *RENDER_FLAGS],
+        capture_output=True,
+        text=True,
+        env=code.env(),
+        check=False,
+    )
+    if done.returncode not in (0, 3):
+        raise SystemExit(f"{code.label}: render failed: {done.stderr[-2000:]}")
+    items: list[Obj] = json.loads(done.stdout)["items"]
+    return [as_stored(o) for o in items]
+
+
+def as_stored(obj: Obj) -> Obj:
+    """``obj`` as the API server holds it once Crossplane has written its conditions, each
+    with a ``lastTransitionTime`` (render prints none)."""
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        c.setdefault("lastTransitionTime", STAMP)
+    return obj
+
+
+def start(code: Code) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        code.port = int(s.getsockname()[1])
+    command = [sys.executable, "-m", "modelplane", "serve", "--insecure"]
+    command += [f"--address=127.0.0.1:{code.port}", "--workers=1"]
+    if code.recv_mib is not None:
+        command.append(f"--max-recv-message-size={code.recv_mib}")
+    code.process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=code.env()
+    )
+    with grpc.insecure_channel(f"127.0.0.1:{code.port}") as channel:
+        grpc.channel_ready_future(channel).result(timeout=120)
+
+
+def stop(code: Code) -> None:
+    if code.process is not None:
+        code.process.terminate()
+        code.process.wait(timeout=30)
+
+
+def renamed(obj: Obj, pairs: list[tuple[str, str]]) -> Obj:
+    """``obj`` with every string occurrence of each old name replaced, in order."""
+    text = json.dumps(obj)
+    for old, new in pairs:
+        text = text.replace(old, new)
+    out: Obj = json.loads(text)
+    return out
+
+
+@dataclass
+class Fleet:
+    """Every object of the fleet, each with its Struct built once."""
+
+    objects: list[tuple[Obj, struct_pb2.Struct]]
+
+    @classmethod
+    def of(cls, objects: Iterable[Obj]) -> Fleet:
+        return cls([(o, dict_to_struct(o)) for o in objects])
+
+    def matching(self, selector: fnv1.ResourceSelector) -> list[struct_pb2.Struct]:
+        """What Crossplane lists for ``selector``, in the fleet's order."""
+        want = read_requirement(selector)
+        out = []
+        for obj, struct in self.objects:
+            meta = obj["metadata"]
+            if obj["apiVersion"] != want.api_version or obj["kind"] != want.kind:
+                continue
+            if want.namespace and meta.get("namespace") != want.namespace:
+                continue
+            if want.match_name is not None:
+                if meta["name"] == want.match_name:
+                    out.append(struct)
+                continue
+            labels = meta.get("labels") or {}
+            if all(labels.get(k) == v for k, v in (want.match_labels or {}).items()):
+                out.append(struct)
+        return out
+
+
+def composites(rendered: list[Obj]) -> list[Obj]:
+    """The Modelplane composites among what render printed (not what they compose)."""
+    return [
+        o
+        for o in rendered
+        if o["apiVersion"] == API_VERSION
+        and "crossplane.io/composite" not in (o["metadata"].get("labels") or {})
+    ]
+
+
+def the(rendered: list[Obj], kind: str, name: str, namespace: str | None = None) -> Obj:
+    (found,) = [
+        o
+        for o in rendered
+        if o["kind"] == kind
+        and o["metadata"]["name"] == name
+        and o["metadata"].get("namespace") == namespace
+    ]
+    return found
+
+
+def on_cluster(obj: Obj, cluster: str) -> bool:
+    return (obj.get("spec") or {}).get("clusterName") == cluster
+
+
+Clone = Callable[[list[Obj], str, str, int], list[Obj]]
+"""The objects to list on clone ``i`` named ``name`` of template cluster ``template``."""
+
+
+def cloned_fleet(rendered: list[Obj], size: int, per_cluster: Clone) -> list[Obj]:
+    """Every composite render printed but the clusters and what runs on them, then ``size``
+    clusters cloned from the rendered ones in turn, each with what ``per_cluster`` puts on
+    it. The first clones keep their template's name, so what names them (a gateway's
+    cluster) still finds them; the others are ``c00002``, ``c00003``..."""
+    listed = composites(rendered)
+    clusters = sorted(
+        (o for o in listed if o["kind"] == "InferenceCluster"), key=lambda c: c["metadata"]["name"]
+    )
+    names = {c["metadata"]["name"] for c in clusters}
+    out = [
+        o
+        for o in listed
+        if o["kind"] != "InferenceCluster"
+        and not (o["kind"] in PER_CLUSTER_KINDS and o["spec"].get("clusterName") in names)
+    ]
+    for i in range(size):
+        cluster = clusters[i % len(clusters)]
+        template = cluster["metadata"]["name"]
+        name = template if i < len(clusters) else f"c{i:05d}"
+        out.append(renamed(cluster, [(template, name)]))
+        out += per_cluster(rendered, template, name, i)
+    return out
+
+
+PER_CLUSTER_KINDS = ("ModelReplica", "ModelEndpoint")
+
+
+def other_replicas(rendered: list[Obj], template: str, name: str, i: int) -> list[Obj]:
+    """``PER_CLUSTER`` serving clones of the qwen3-8b replica render placed on ``template``,
+    each owned by another deployment."""
+    ns, deployment = DEPLOYMENT
+    (replica,) = [
+        r
+        for r in rendered
+        if r["kind"] == "ModelReplica"
+        and on_cluster(r, template)
+        and r["metadata"]["labels"]["modelplane.ai/deployment"] == deployment
+    ]
+    out = []
+    for k in range(PER_CLUSTER):
+        clone = renamed(
+            replica,
+            [
+                (replica["metadata"]["name"], f"other-{k}-{name}"),
+                (f"{ns}/{deployment}", f"team-{k}/other-{k}"),
+                (deployment, f"other-{k}"),
+                (ns, f"team-{k}"),
+                (template, name),
+            ],
+        )
+        clone["metadata"]["labels"]["modelplane.ai/replica-index"] = str(i)
+        out.append(clone)
+    return out
+
+
+def service_endpoints(rendered: list[Obj], template: str, name: str, i: int) -> list[Obj]:
+    """On every cluster, a clone of the served deployment's replica and endpoint (render
+    placed one on eu-west; the clones take it everywhere)."""
+    ns, service = SERVICE
+    out = []
+    for kind in PER_CLUSTER_KINDS:
+        (obj,) = [
+            o
+            for o in rendered
+            if o["kind"] == kind
+            and on_cluster(o, SERVICE_CLUSTER)
+            and o["metadata"].get("namespace") == ns
+            and o["metadata"]["labels"]["modelplane.ai/deployment"] == service
+        ]
+        clone = renamed(obj, [(SERVICE_CLUSTER, name)])
+        clone["metadata"]["labels"]["modelplane.ai/replica-index"] = str(i)
+        out.append(clone)
+    return out
+
+
+def no_clones(rendered: list[Obj], template: str, name: str, i: int) -> list[Obj]:
+    return [
+        o
+        for o in composites(rendered)
+        if o["kind"] in PER_CLUSTER_KINDS and on_cluster(o, template)
+    ]
+
+
+def composed_by(rendered: list[Obj], owner: Obj) -> dict[str, Obj]:
+    """What render composed for ``owner``, by composition resource name, as Crossplane
+    observes it once applied (a cluster's report simulated, as render simulates it)."""
+    from modelplane.simulate import simulate_observed
+
+    kind, name = owner["kind"], owner["metadata"]["name"]
+    desired = {
+        o["metadata"]["annotations"]["crossplane.io/composition-resource-name"]: o
+        for o in rendered
+        if "metadata" in o
+        and any(
+            r.get("kind") == kind and r.get("name") == name
+            for r in o["metadata"].get("ownerReferences") or []
+        )
+    }
+    return simulate_observed(desired, 1)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A composite of an example and the fleet it is reconciled against."""
+
+    example: str
+    kind: str
+    name: str
+    namespace: str | None
+    per_cluster: Clone
+    first: str = "fleet grown"
+    """What the first timed call is."""
+    scales: bool = True
+    """Whether its fleet grows with the size (an InferenceCluster's own stack does not)."""
+
+    def start(self, rendered: list[Obj]) -> tuple[Obj, dict[str, Obj]]:
+        """The composite as its first timed call observes it, and its composed resources."""
+        xr = copy.deepcopy(the(rendered, self.kind, self.name, self.namespace))
+        if self.kind == "ModelDeployment":
+            # A scale-up: asking for more than it has, nothing placed yet.
+            xr.pop("status", None)
+            xr["spec"]["replicas"] = SCALE_UP_REPLICAS
+            return xr, {}
+        return xr, composed_by(rendered, xr)
+
+
+SERVICE = ("ml-team", "qwen-eu")
+SERVICE_CLUSTER = "eu-west"
+SCENARIOS = {
+    "deployment": Scenario(
+        "fleet-two-classes", "ModelDeployment", "qwen3-8b", "ml-team", other_replicas, "scale-up"
+    ),
+    "gateway": Scenario("service-regional", "InferenceGateway", "eu", None, service_endpoints),
+    "service": Scenario(
+        "service-regional", "ModelService", "qwen-eu", "ml-team", service_endpoints
+    ),
+    "cluster": Scenario(
+        "fleet-two-classes", "InferenceCluster", "eu-west", None, no_clones, "observed", False
+    ),
+}
+
+
+def request_for(xr: Obj, observed: dict[str, Obj]) -> fnv1.RunFunctionRequest:
+    """The first call of a reconcile: the composite and its composed resources."""
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.CopyFrom(dict_to_struct(xr))
+    for key, obj in observed.items():
+        req.observed.resources[key].resource.CopyFrom(dict_to_struct(obj))
+    return req
+
+
+def resolve(
+    call: Callable[[fnv1.RunFunctionRequest], fnv1.RunFunctionResponse],
+    req: fnv1.RunFunctionRequest,
+    fleet: Fleet,
+) -> tuple[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse, int]:
+    """Crossplane's loop: call, fetch what the answer requires, call again while it changes.
+    Returns the last request, its answer and how many calls it took."""
+    requirements: dict[str, bytes] = {}
+    for calls in range(1, MAX_ITERATIONS + 2):
+        req.meta.tag = f"resolve-{time.perf_counter_ns()}"
+        rsp = call(req)
+        fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+        if fatal:
+            raise SystemExit(f"reconcile failed: {fatal[0]}")
+        asked = {
+            k: s.SerializeToString(deterministic=True)
+            for k, s in rsp.requirements.resources.items()
+        }
+        if asked == requirements:
+            return req, rsp, calls
+        requirements = asked
+        req.ClearField("required_resources")
+        for name, selector in rsp.requirements.resources.items():
+            items = req.required_resources[name].items
+            for struct in fleet.matching(selector):
+                items.add().resource.CopyFrom(struct)
+    raise SystemExit(f"requirements still changing after {MAX_ITERATIONS} iterations")
+
+
+def settled(
+    xr: Obj, rsp: fnv1.RunFunctionResponse, serving: Obj | None
+) -> tuple[Obj, dict[str, Obj], list[Obj]]:
+    """What Crossplane observes once ``rsp`` is applied: the composite with the answer's
+    status and conditions, the composed resources as a cluster reports them, and the
+    composed composites to list with the fleet (a ModelReplica with ``serving``'s status, a
+    rendered replica's)."""
+    from modelplane.simulate import simulate_observed
+
+    xr = copy.deepcopy(xr)
+    status = struct_to_dict(rsp.desired.composite.resource).get("status") or {}
+    status["conditions"] = [
+        {
+            "type": c.type,
+            "status": fnv1.Status.Name(c.status).removeprefix("STATUS_CONDITION_").title(),
+            "reason": c.reason,
+            **({"message": c.message} if c.message else {}),
+            "lastTransitionTime": STAMP,
+        }
+        for c in rsp.conditions
+    ]
+    xr["status"] = status
+    desired = {}
+    for key, r in rsp.desired.resources.items():
+        obj = struct_to_dict(r.resource)
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("annotations", {})["crossplane.io/composition-resource-name"] = key
+        if obj["apiVersion"] == API_VERSION and "namespace" in xr["metadata"]:
+            meta.setdefault("namespace", xr["metadata"]["namespace"])
+        desired[key] = obj
+    observed = simulate_observed(desired, 1)
+    listed = []
+    for obj in observed.values():
+        if obj["kind"] == "ModelReplica" and serving is not None:
+            obj["status"] = copy.deepcopy(serving["status"])
+            listed.append(obj)
+    return xr, observed, listed
+
+
+@dataclass
+class Case:
+    """One state of a scenario under one code: the request to time, and what it did."""
+
+    request: bytes
+    calls: int
+    desired: int
+
+
+def tagged(base: bytes, tag: str) -> bytes:
+    """``base`` with ``meta.tag`` set: serialized messages concatenate into their merge."""
+    return fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag=tag)).SerializeToString() + base
+
+
+Call = Callable[[fnv1.RunFunctionRequest], fnv1.RunFunctionResponse]
+
+
+def cases(call: Call, rendered: list[Obj], scenario: Scenario, size: int) -> dict[str, Case]:
+    """The requests ``call`` ends its requirements loops on: the first reconcile against the
+    fleet, then the steady state once its answer is applied."""
+    fleet = Fleet.of(cloned_fleet(rendered, size if scenario.scales else 2, scenario.per_cluster))
+    xr, observed = scenario.start(rendered)
+    req, rsp, calls = resolve(call, request_for(xr, observed), fleet)
+    out = {scenario.first: Case(_untagged(req), calls, len(rsp.desired.resources))}
+    serving = next((o for o, _ in fleet.objects if o["kind"] == "ModelReplica"), None)
+    xr, observed, listed = settled(xr, rsp, serving)
+    fleet.objects += [(o, dict_to_struct(o)) for o in listed]
+    req, rsp, calls = resolve(call, request_for(xr, observed), fleet)
+    out["steady"] = Case(_untagged(req), calls, len(rsp.desired.resources))
+    return out
+
+
+def served_cases(code: Code, scenario: Scenario, size: int) -> dict[str, Case]:
+    """``cases`` through ``code``'s server."""
+    with grpc.insecure_channel(f"127.0.0.1:{code.port}", options=_CHANNEL) as channel:
+        stub = channel.unary_unary(
+            METHOD,
+            request_serializer=fnv1.RunFunctionRequest.SerializeToString,
+            response_deserializer=fnv1.RunFunctionResponse.FromString,
+        )
+
+        def call(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+            rsp: fnv1.RunFunctionResponse = stub(req, timeout=600)
+            return rsp
+
+        return cases(call, code.rendered[scenario.example], scenario, size)
+
+
+_CHANNEL = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+
+
+def _untagged(req: fnv1.RunFunctionRequest) -> bytes:
+    req.meta.tag = ""
+    return req.SerializeToString()
+
+
+async def timed_call(port: int, base: bytes, tag: str) -> float:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=_CHANNEL) as channel:
+        call = channel.unary_unary(METHOD)
+        raw = tagged(base, tag)
+        start = time.perf_counter()
+        answer = await call(raw, timeout=600)
+        seconds = time.perf_counter() - start
+        rsp = fnv1.RunFunctionResponse.FromString(answer)
+        fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+        if fatal:
+            raise SystemExit(f"timed call failed: {fatal[0]}")
+        return seconds
+
+
+_TAGS = iter(range(10**9))
+
+
+def measure(
+    codes: list[Code], by_code: dict[str, dict[str, Case]], repeat: int
+) -> dict[tuple[str, str], list[float]]:
+    """Seconds per call of each (code, state): one warm-up, then ``repeat`` calls each, the
+    codes taken in turn."""
+    samples: dict[tuple[str, str], list[float]] = {}
+    for warm in (True, False):
+        for _ in range(1 if warm else repeat):
+            for state in next(iter(by_code.values())):
+                for code in codes:
+                    case = by_code[code.label].get(state)
+                    if case is None or not code.accepts(case):
+                        continue
+                    seconds = asyncio.run(timed_call(code.port, case.request, f"t{next(_TAGS)}"))
+                    if not warm:
+                        samples.setdefault((code.label, state), []).append(seconds)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("scenarios", nargs="*", help=f"of {', '.join(SCENARIOS)} (default: all)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", default=BASELINE)
+    parser.add_argument(
+        "--new-recv-mib",
+        type=int,
+        default=None,
+        help="raise this checkout's request limit too (to time a request over its default)",
+    )
+    args = parser.parse_args()
+    chosen = {k: SCENARIOS[k] for k in args.scenarios or SCENARIOS}
+    with tempfile.TemporaryDirectory() as tmp:
+        codes = [
+            Code("baseline", extract(args.baseline, Path(tmp) / "baseline"), 1024),
+            Code("new", ROOT / "src", args.new_recv_mib),
+        ]
+        for code in codes:
+            for example in {s.example for s in chosen.values()}:
+                code.rendered[example] = render(code, ROOT / "examples" / example)
+            start(code)
+        try:
+            for name, scenario in chosen.items():
+                report(
+                    codes,
+                    name,
+                    scenario,
+                    args.sizes if scenario.scales else args.sizes[:1],
+                    args.repeat,
+                )
+        finally:
+            for code in codes:
+                stop(code)
+
+
+def report(codes: list[Code], name: str, scenario: Scenario, sizes: list[int], repeat: int) -> None:
+    medians: dict[tuple[str, str, int], float] = {}
+    sizes_of: dict[tuple[str, str, int], int] = {}
+    states: list[str] = []
+    for n in sizes:
+        by_code = {code.label: served_cases(code, scenario, n) for code in codes}
+        states = list(by_code[codes[0].label])
+        samples = measure(codes, by_code, repeat)
+        what = f"{n} clusters" if scenario.scales else "its own stack"
+        print(f"{name} ({scenario.kind} {scenario.name}), {what}:")
+        for state in states:
+            for code in codes:
+                case = by_code[code.label][state]
+                sizes_of[(code.label, state, n)] = len(case.request)
+                head = f"  {state:<11} {code.label:<9} {len(case.request) / 2**20:7.2f} MiB"
+                times = samples.get((code.label, state))
+                if not times:
+                    print(f"{head}: over the server's {DEFAULT_RECV_MIB} MiB limit, refused")
+                    continue
+                medians[(code.label, state, n)] = statistics.median(times)
+                print(
+                    f"{head}, {statistics.median(times) * 1e3:8.1f} ms median "
+                    f"({min(times) * 1e3:8.1f} fastest), {case.calls} calls, "
+                    f"{case.desired} resources desired"
+                )
+            old, new = (c.label for c in codes)
+            bytes_ratio = sizes_of[(old, state, n)] / sizes_of[(new, state, n)]
+            line = f"  {state:<11} baseline/new: bytes x{bytes_ratio:.2f}"
+            if (new, state, n) in medians:
+                line += f", time x{medians[(old, state, n)] / medians[(new, state, n)]:.2f}"
+            print(line)
+    if len(sizes) > 1:
+        a, b = sizes[0], sizes[-1]
+        for state in states:
+            for code in codes:
+                s = sizes_of[(code.label, state, b)] / sizes_of[(code.label, state, a)]
+                line = f"growth {a} -> {b} clusters (x{b / a:g}), {state}, {code.label}: "
+                line += f"bytes x{s:.2f}"
+                if (code.label, state, b) in medians:
+                    t = medians[(code.label, state, b)] / medians[(code.label, state, a)]
+                    line += f", time x{t:.2f}"
+                print(line)
+
+
+if __name__ == "__main__":
+    main()
