@@ -18,7 +18,8 @@ requirements stop changing. The last call (the one with the fleet) is timed, eac
 never seen (the response cache never answers), over loopback to a `modelplane serve` of each
 code, the two codes' calls taken in turn so a drift in the machine's speed hits both alike.
 The baseline's server accepts requests of up to 1 GiB (its 10,000-cluster request exceeds the
-default 64 MiB); this checkout's runs with the defaults.
+default 64 MiB); this checkout's runs with the defaults, and a request over its limit is
+reported refused (and timed on a second server with the limit raised, for the figure).
 
 Prints, per size and state: request bytes, milliseconds per call (median and fastest), the
 ratio baseline/new, and growth from the first size to the last against the fleet's growth.
@@ -57,31 +58,41 @@ BASELINE = "4995454"
 API_VERSION = "modelplane.ai/v1alpha1"
 RENDER_FLAGS = ("--simulate-ready-copies", "1", "-o", "json")
 DEFAULT_RECV_MIB = 64
+RAISED_MIB = 1024
+"""The limit of the baseline's server, and of the server that resolves requirements."""
 METHOD = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
 PER_CLUSTER = 4
 DEPLOYMENT = ("ml-team", "qwen3-8b")
 SCALE_UP_REPLICAS = 3
 STAMP = "2026-12-01T00:00:00Z"
 MAX_ITERATIONS = 5
-"""Crossplane's ``MaxRequirementsIterations``: a function asking for more is an error there."""
+"""Crossplane's ``MaxRequirementsIterations`` (internal/xfn/required_resources.go, v2.3.4): it
+calls a function up to one more time than this, then gives up."""
 
 Obj = dict[str, Any]
 
 
 @dataclass
 class Code:
-    """One code under test: its source tree and the server running it."""
+    """One code under test: its source tree and its servers."""
 
     label: str
     src: Path
-    recv_mib: int | None
-    port: int = 0
-    process: subprocess.Popen[bytes] | None = None
+    recv_mib: int
+    """The request limit of the server timed (the default, or raised for the baseline)."""
+    servers: dict[int, tuple[subprocess.Popen[bytes], int]] = field(default_factory=dict)
+    """By request limit in MiB: a server process and its port."""
     rendered: dict[str, list[Obj]] = field(default_factory=dict)
     """What its render printed, by example."""
 
     def accepts(self, case: Case) -> bool:
-        return len(case.request) <= (self.recv_mib or DEFAULT_RECV_MIB) * 2**20
+        return len(case.request) <= self.recv_mib * 2**20
+
+    def port(self, case: Case | None = None) -> int:
+        """The timed server's port, or the raised one's for a request over its limit (and
+        for resolving requirements, whatever their size)."""
+        limit = self.recv_mib if case is not None and self.accepts(case) else RAISED_MIB
+        return self.servers[limit][1]
 
     def env(self) -> dict[str, str]:
         return {
@@ -115,24 +126,26 @@ def as_stored(obj: Obj) -> Obj:
 
 
 def start(code: Code) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        code.port = int(s.getsockname()[1])
-    command = [sys.executable, "-m", "modelplane", "serve", "--insecure"]
-    command += [f"--address=127.0.0.1:{code.port}", "--workers=1"]
-    if code.recv_mib is not None:
-        command.append(f"--max-recv-message-size={code.recv_mib}")
-    code.process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=code.env()
-    )
-    with grpc.insecure_channel(f"127.0.0.1:{code.port}") as channel:
-        grpc.channel_ready_future(channel).result(timeout=120)
+    """A server at ``code``'s limit, and one at ``RAISED_MIB`` unless that is the same."""
+    for limit in sorted({code.recv_mib, RAISED_MIB}):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        command = [sys.executable, "-m", "modelplane", "serve", "--insecure"]
+        command += [f"--address=127.0.0.1:{port}", "--workers=1"]
+        command.append(f"--max-recv-message-size={limit}")
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=code.env()
+        )
+        code.servers[limit] = (process, port)
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=120)
 
 
 def stop(code: Code) -> None:
-    if code.process is not None:
-        code.process.terminate()
-        code.process.wait(timeout=30)
+    for process, _ in code.servers.values():
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def renamed(obj: Obj, pairs: list[tuple[str, str]]) -> Obj:
@@ -155,7 +168,9 @@ class Fleet:
         return cls([(o, dict_to_struct(o)) for o in objects])
 
     def matching(self, selector: fnv1.ResourceSelector) -> list[struct_pb2.Struct]:
-        """What Crossplane lists for ``selector``, in the fleet's order."""
+        """What Crossplane lists for ``selector``: by name, or every object matching its
+        labels (in every namespace when it names none), ordered by namespace/name
+        (``ExistingRequiredResourcesFetcher.Fetch``, internal/xfn/required_resources.go)."""
         want = read_requirement(selector)
         out = []
         for obj, struct in self.objects:
@@ -164,14 +179,15 @@ class Fleet:
                 continue
             if want.namespace and meta.get("namespace") != want.namespace:
                 continue
+            key = f"{meta.get('namespace') or ''}/{meta['name']}"
             if want.match_name is not None:
                 if meta["name"] == want.match_name:
-                    out.append(struct)
+                    out.append((key, struct))
                 continue
             labels = meta.get("labels") or {}
             if all(labels.get(k) == v for k, v in (want.match_labels or {}).items()):
-                out.append(struct)
-        return out
+                out.append((key, struct))
+        return [struct for _, struct in sorted(out, key=lambda pair: pair[0])]
 
 
 def composites(rendered: list[Obj]) -> list[Obj]:
@@ -360,8 +376,10 @@ def resolve(
     req: fnv1.RunFunctionRequest,
     fleet: Fleet,
 ) -> tuple[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse, int]:
-    """Crossplane's loop: call, fetch what the answer requires, call again while it changes.
-    Returns the last request, its answer and how many calls it took."""
+    """Crossplane's loop (``FetchingFunctionRunner.RunFunction``, internal/xfn/
+    required_resources.go, v2.3.4): call, fetch what the answer requires, call again with it
+    and the answer's context while the requirements change. Returns the last request, its
+    answer and how many calls it took."""
     requirements: dict[str, bytes] = {}
     for calls in range(1, MAX_ITERATIONS + 2):
         req.meta.tag = f"resolve-{time.perf_counter_ns()}"
@@ -377,6 +395,7 @@ def resolve(
             return req, rsp, calls
         requirements = asked
         req.ClearField("required_resources")
+        req.context.CopyFrom(rsp.context)
         for name, selector in rsp.requirements.resources.items():
             items = req.required_resources[name].items
             for struct in fleet.matching(selector):
@@ -457,7 +476,7 @@ def cases(call: Call, rendered: list[Obj], scenario: Scenario, size: int) -> dic
 
 def served_cases(code: Code, scenario: Scenario, size: int) -> dict[str, Case]:
     """``cases`` through ``code``'s server."""
-    with grpc.insecure_channel(f"127.0.0.1:{code.port}", options=_CHANNEL) as channel:
+    with grpc.insecure_channel(f"127.0.0.1:{code.port()}", options=_CHANNEL) as channel:
         stub = channel.unary_unary(
             METHOD,
             request_serializer=fnv1.RunFunctionRequest.SerializeToString,
@@ -506,10 +525,9 @@ def measure(
         for _ in range(1 if warm else repeat):
             for state in next(iter(by_code.values())):
                 for code in codes:
-                    case = by_code[code.label].get(state)
-                    if case is None or not code.accepts(case):
-                        continue
-                    seconds = asyncio.run(timed_call(code.port, case.request, f"t{next(_TAGS)}"))
+                    case = by_code[code.label][state]
+                    port = code.port(case)
+                    seconds = asyncio.run(timed_call(port, case.request, f"t{next(_TAGS)}"))
                     if not warm:
                         samples.setdefault((code.label, state), []).append(seconds)
     return samples
@@ -521,18 +539,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", default=BASELINE)
-    parser.add_argument(
-        "--new-recv-mib",
-        type=int,
-        default=None,
-        help="raise this checkout's request limit too (to time a request over its default)",
-    )
     args = parser.parse_args()
     chosen = {k: SCENARIOS[k] for k in args.scenarios or SCENARIOS}
     with tempfile.TemporaryDirectory() as tmp:
         codes = [
-            Code("baseline", extract(args.baseline, Path(tmp) / "baseline"), 1024),
-            Code("new", ROOT / "src", args.new_recv_mib),
+            Code("baseline", extract(args.baseline, Path(tmp) / "baseline"), RAISED_MIB),
+            Code("new", ROOT / "src", DEFAULT_RECV_MIB),
         ]
         for code in codes:
             for example in {s.example for s in chosen.values()}:
@@ -566,34 +578,33 @@ def report(codes: list[Code], name: str, scenario: Scenario, sizes: list[int], r
             for code in codes:
                 case = by_code[code.label][state]
                 sizes_of[(code.label, state, n)] = len(case.request)
-                head = f"  {state:<11} {code.label:<9} {len(case.request) / 2**20:7.2f} MiB"
-                times = samples.get((code.label, state))
-                if not times:
-                    print(f"{head}: over the server's {DEFAULT_RECV_MIB} MiB limit, refused")
-                    continue
+                times = samples[(code.label, state)]
                 medians[(code.label, state, n)] = statistics.median(times)
                 print(
-                    f"{head}, {statistics.median(times) * 1e3:8.1f} ms median "
+                    f"  {state:<11} {code.label:<9} {len(case.request) / 2**20:7.2f} MiB, "
+                    f"{statistics.median(times) * 1e3:8.1f} ms median "
                     f"({min(times) * 1e3:8.1f} fastest), {case.calls} calls, "
                     f"{case.desired} resources desired"
                 )
+                if not code.accepts(case):
+                    print(
+                        f"  {'':<11} {code.label:<9} over its {code.recv_mib} MiB limit: refused "
+                        f"as served; timed with the limit raised"
+                    )
             old, new = (c.label for c in codes)
             bytes_ratio = sizes_of[(old, state, n)] / sizes_of[(new, state, n)]
-            line = f"  {state:<11} baseline/new: bytes x{bytes_ratio:.2f}"
-            if (new, state, n) in medians:
-                line += f", time x{medians[(old, state, n)] / medians[(new, state, n)]:.2f}"
-            print(line)
+            time_ratio = medians[(old, state, n)] / medians[(new, state, n)]
+            print(f"  {state:<11} baseline/new: bytes x{bytes_ratio:.2f}, time x{time_ratio:.2f}")
     if len(sizes) > 1:
         a, b = sizes[0], sizes[-1]
         for state in states:
             for code in codes:
                 s = sizes_of[(code.label, state, b)] / sizes_of[(code.label, state, a)]
-                line = f"growth {a} -> {b} clusters (x{b / a:g}), {state}, {code.label}: "
-                line += f"bytes x{s:.2f}"
-                if (code.label, state, b) in medians:
-                    t = medians[(code.label, state, b)] / medians[(code.label, state, a)]
-                    line += f", time x{t:.2f}"
-                print(line)
+                t = medians[(code.label, state, b)] / medians[(code.label, state, a)]
+                print(
+                    f"growth {a} -> {b} clusters (x{b / a:g}), {state}, {code.label}: "
+                    f"bytes x{s:.2f}, time x{t:.2f}"
+                )
 
 
 if __name__ == "__main__":

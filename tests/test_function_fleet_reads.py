@@ -5,13 +5,15 @@ composition reads that is not is still refused, naming it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose.admission import Admission
-from modelplane.compose.registry import default_registry
+from modelplane.compose.registry import SERVICE_ENTRIES, default_registry
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
 from tests.compose.modelservice.kit import (
@@ -23,6 +25,7 @@ from tests.compose.modelservice.kit import (
 )
 
 Obj = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[1]
 CLUSTERS = "inference-clusters"
 GATEWAYS = "inference-gateways"
 
@@ -68,3 +71,20 @@ def test_a_mistyped_cluster_field_the_composition_reads_is_refused_naming_it(kin
     [message] = fatal(*fleet_of(kind, clusters))
     assert message.startswith(f"required resource {CLUSTERS}[")
     assert "is invalid: status.gateway.fleetHostname: " in message
+
+
+def test_a_service_reads_its_entries_endpoints_as_views_too() -> None:
+    composite, required = fleet_of("ModelService", [cluster("edge"), cluster("east")])
+    [endpoint] = required["endpoints-0"]
+    endpoint["metadata"]["annotations"] = {"note": 5}  # a field no composition reads
+    assert fatal(composite, required) == []
+
+
+def test_every_entry_a_service_may_have_has_its_lists_read_as_views() -> None:
+    definition = yaml.safe_load((ROOT / "apis" / "modelservices" / "definition.yaml").read_text())
+    [version] = definition["spec"]["versions"]
+    entries = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["endpoints"]
+    assert entries["maxItems"] == SERVICE_ENTRIES
+    lazy = default_registry().lazy_requirements("modelplane.ai/v1alpha1", "ModelService")
+    last = SERVICE_ENTRIES - 1
+    assert {f"endpoints-{last}", f"replicas-{last}", CLUSTERS} <= lazy

@@ -19,8 +19,15 @@ from modelplane.compose.modelreplica.composer import (
 )
 from modelplane.compose.modelreplica.composer import compose as compose_model_replica
 from modelplane.compose.modelservice.composer import CLUSTERS as SERVICE_CLUSTERS
-from modelplane.compose.modelservice.composer import compose_service
+from modelplane.compose.modelservice.composer import (
+    compose_service,
+    endpoints_requirement,
+    replicas_requirement,
+)
 from modelplane.composer import Registry
+
+SERVICE_ENTRIES = 16
+"""The most entries a ModelService's ``spec.endpoints`` holds (its XRD's maxItems)."""
 
 
 def default_registry() -> Registry:
@@ -46,6 +53,12 @@ def default_registry() -> Registry:
     # The front door: gateways on clusters, services routed through them, their endpoints. Each
     # lists every cluster of the fleet and reads a few fields of its status.
     registry.register(API_VERSION, "InferenceGateway", compose_gateway, lazy=(GATEWAY_CLUSTERS,))
-    registry.register(API_VERSION, "ModelService", compose_service, lazy=(SERVICE_CLUSTERS,))
+    # A service also lists, per entry, the endpoints and replicas its selector matches: one per
+    # cluster for a model deployed fleet-wide.
+    entries = range(SERVICE_ENTRIES)
+    selected = [f(i) for i in entries for f in (endpoints_requirement, replicas_requirement)]
+    registry.register(
+        API_VERSION, "ModelService", compose_service, lazy=(SERVICE_CLUSTERS, *selected)
+    )
     registry.register(API_VERSION, "ModelEndpoint", compose_endpoint, lazy=(ENDPOINT_CLUSTERS,))
     return registry
