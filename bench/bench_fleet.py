@@ -106,8 +106,9 @@ def request(n: int) -> fnv1.RunFunctionRequest:
     req = fnv1.RunFunctionRequest()
     req.observed.composite.resource.CopyFrom(dict_to_struct(scaling_up()))
     for name, items in ((CLUSTERS, clusters), (CLASSES, [H100]), (REPLICAS, [])):
+        listed = req.required_resources[name]  # listed, even when nothing matched
         for obj in items:
-            req.required_resources[name].items.add().resource.CopyFrom(dict_to_struct(obj))
+            listed.items.add().resource.CopyFrom(dict_to_struct(obj))
     return req
 
 
