@@ -152,7 +152,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         if cached is not None:
             # The key is the tag (or the content), so the tag already matches.
             return cached, Outcome(*_identity_of(req), result="cached")
-        with _no_cycle_collection():
+        with no_cycle_collection():
             rsp, outcome = self._compose(req)
         if outcome.result != "fatal" and self.responses.budget:
             self.responses.put(key, rsp, rsp.ByteSize())
@@ -234,18 +234,23 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 
 
 @contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """The cyclic collector off while one request composes. A fleet's request is read through
-    hundreds of thousands of views that all live until the call ends and form no cycles
-    (reference counting frees them then); every full collection meanwhile walks all of them,
-    and how many come due grows with the request, so at 10,000 clusters they cost a fifth of
-    the call. What the call drops in cycles, if anything, is collected after it."""
+def no_cycle_collection(*, untraversed: bool = False) -> Iterator[None]:
+    """The cyclic collector off for the block, as it was before afterwards. A fleet's request
+    is read through hundreds of thousands of views that all live until the call ends and form
+    no cycles (reference counting frees them then); every full collection meanwhile walks all
+    of them, and how many come due grows with the request, so at 10,000 clusters they cost a
+    fifth of the call. What the block drops in cycles, if anything, is collected after it.
+    ``untraversed``: what survives the block joins the oldest generation without being walked
+    (freezing and unfreezing splices the generations' lists)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if untraversed:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
