@@ -144,12 +144,26 @@ def start(code: Code) -> None:
         command = [sys.executable, "-m", "modelplane", "serve", "--insecure"]
         command += [f"--address=127.0.0.1:{port}", "--workers=1"]
         command.append(f"--max-recv-message-size={limit}")
+        if serves_metrics(code):
+            command.append("--metrics-address=")  # none: every server would want one port
         process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=code.env()
         )
         code.servers[limit] = (process, port)
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             grpc.channel_ready_future(channel).result(timeout=120)
+
+
+def serves_metrics(code: Code) -> bool:
+    """Whether ``code``'s server takes ``--metrics-address`` (the baseline's does not)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "modelplane", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        env=code.env(),
+        check=True,
+    )
+    return "--metrics-address" in done.stdout
 
 
 def stop(code: Code) -> None:
