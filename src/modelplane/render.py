@@ -21,9 +21,7 @@ every call already made, so a composite whose inputs did not change costs a look
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import hashlib
 import json
 import sys
@@ -38,7 +36,13 @@ from modelplane import exits, manifests, owners
 from modelplane import output as output_
 from modelplane.compose.modelservice.status import ENDPOINTS, ENTRY_MATCHES_NOTHING
 from modelplane.composer import Condition, Event, Inputs, Registry, Requirement, Result
-from modelplane.function import FunctionRunner, invalid_result, read_response, run_composer
+from modelplane.function import (
+    FunctionRunner,
+    invalid_result,
+    no_cycle_collection,
+    read_response,
+    run_composer,
+)
 from modelplane.kube.names import dns_label
 from modelplane.owners import Identity, Owner, identity, owner_of
 from modelplane.structs import fill_struct, plain
@@ -803,30 +807,15 @@ def render_passes(
 ) -> tuple[list[Obj], int]:
     """``render_documents``, and how many passes it took (the last one changed nothing).
     ``through_function``: every call goes through the FunctionRunner (``Session``)."""
-    with _no_cycle_collection():
+    # A render allocates millions of dicts and lists and keeps most until it ends, and none
+    # form cycles (reference counting frees what it drops). The cyclic collector, at any
+    # threshold, walks every young survivor for nothing (a fleet's render spent a third of its
+    # time there at the defaults, and 70 ms in one collection at a raised threshold). What
+    # survives joins the oldest generation untraversed, where it would end up anyway.
+    with no_cycle_collection(untraversed=True):
         return _render_passes(
             registry, inputs, observed, admit, simulate, progress, through_function
         )
-
-
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """A render allocates millions of dicts and lists and keeps most until it ends, and none
-    form cycles (reference counting frees what it drops). The cyclic collector, at any
-    threshold, walks every young survivor for nothing (a fleet's render spent a third of its
-    time there at the defaults, and 70 ms in one collection at a raised threshold). It is off
-    while rendering, as it was before afterwards; what a render drops in cycles, if anything,
-    is collected later. What survives joins the oldest generation untraversed (freezing and
-    unfreezing splices the generations' lists), where it would end up anyway."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
 
 
 def _render_passes(

@@ -311,6 +311,8 @@ class WorkerError(RuntimeError):
 # On the socket to a worker: a request is its length (8 bytes) then its bytes; an answer is the
 # response's length (8), the pickled Outcome's (4), the Outcome, then the response.
 _READY = b"ready"
+_CHUNK = 128 * 1024
+"""What of a request is written to a worker at a time: less than a socket pair's buffer."""
 
 
 class Worker:
@@ -348,6 +350,9 @@ class Worker:
     async def ready(self) -> None:
         """Wait until the worker has loaded its composers and definitions."""
         self._reader, self._writer = await asyncio.open_connection(sock=self.sock)
+        # drain() waits for an empty buffer, so each chunk of a request goes to the socket
+        # as it is, never copied into the transport's buffer first.
+        self._writer.transport.set_write_buffer_limits(0)
         try:
             said = await asyncio.wait_for(self._reader.readexactly(len(_READY)), _STARTUP_SECONDS)
         except (TimeoutError, asyncio.IncompleteReadError, OSError):
@@ -357,8 +362,13 @@ class Worker:
 
     async def call(self, raw: bytes) -> tuple[bytes, Outcome]:
         assert self._reader is not None and self._writer is not None
-        # One write, one wake-up of the worker.
-        self._writer.writelines((len(raw).to_bytes(8, "big"), raw))
+        # One write, one wake-up of the worker; a large request (a fleet's runs to tens of MiB)
+        # in chunks the socket takes whole, rather than joined and copied into a buffer.
+        view = memoryview(raw)
+        self._writer.writelines((len(raw).to_bytes(8, "big"), view[:_CHUNK]))
+        for start in range(_CHUNK, len(raw), _CHUNK):
+            await self._writer.drain()
+            self._writer.write(view[start : start + _CHUNK])
         await self._writer.drain()
         head = await self._reader.readexactly(12)
         size, meta = int.from_bytes(head[:8], "big"), int.from_bytes(head[8:], "big")

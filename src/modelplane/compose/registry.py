@@ -5,9 +5,11 @@ from __future__ import annotations
 from modelplane.compose.inferenceclass.composer import compose_class
 from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
+from modelplane.compose.inferencegateway.composer import CLUSTERS as GATEWAY_CLUSTERS
 from modelplane.compose.inferencegateway.composer import compose_gateway
 from modelplane.compose.modelcache.composer import compose_model_cache
 from modelplane.compose.modeldeployment.composer import CLUSTERS, REPLICAS, compose_deployment
+from modelplane.compose.modelendpoint.composer import CLUSTERS as ENDPOINT_CLUSTERS
 from modelplane.compose.modelendpoint.composer import compose_endpoint
 from modelplane.compose.modelreplica.composer import (
     API_VERSION,
@@ -16,8 +18,16 @@ from modelplane.compose.modelreplica.composer import (
     LAZY_COMPOSITE,
 )
 from modelplane.compose.modelreplica.composer import compose as compose_model_replica
-from modelplane.compose.modelservice.composer import compose_service
+from modelplane.compose.modelservice.composer import CLUSTERS as SERVICE_CLUSTERS
+from modelplane.compose.modelservice.composer import (
+    compose_service,
+    endpoints_requirement,
+    replicas_requirement,
+)
 from modelplane.composer import Registry
+
+SERVICE_ENTRIES = 16
+"""The most entries a ModelService's ``spec.endpoints`` holds (its XRD's maxItems)."""
 
 
 def default_registry() -> Registry:
@@ -40,8 +50,15 @@ def default_registry() -> Registry:
     # The scheduler reads a few fields of every cluster of the fleet and of its own replicas:
     # views spare converting thousands of whole objects on every reconcile.
     registry.register(API_VERSION, "ModelDeployment", compose_deployment, lazy=(CLUSTERS, REPLICAS))
-    # The front door: gateways on clusters, services routed through them, their endpoints.
-    registry.register(API_VERSION, "InferenceGateway", compose_gateway)
-    registry.register(API_VERSION, "ModelService", compose_service)
-    registry.register(API_VERSION, "ModelEndpoint", compose_endpoint)
+    # The front door: gateways on clusters, services routed through them, their endpoints. Each
+    # lists every cluster of the fleet and reads a few fields of its status.
+    registry.register(API_VERSION, "InferenceGateway", compose_gateway, lazy=(GATEWAY_CLUSTERS,))
+    # A service also lists, per entry, the endpoints and replicas its selector matches: one per
+    # cluster for a model deployed fleet-wide.
+    entries = range(SERVICE_ENTRIES)
+    selected = [f(i) for i in entries for f in (endpoints_requirement, replicas_requirement)]
+    registry.register(
+        API_VERSION, "ModelService", compose_service, lazy=(SERVICE_CLUSTERS, *selected)
+    )
+    registry.register(API_VERSION, "ModelEndpoint", compose_endpoint, lazy=(ENDPOINT_CLUSTERS,))
     return registry

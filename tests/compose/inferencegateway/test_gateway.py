@@ -352,3 +352,20 @@ def test_a_tls_secret_is_read_from_crossplane_system() -> None:
         r["patchesFrom"]["namespace"] for r in result.resources[TLS].resource["spec"]["references"]
     }
     assert source == "crossplane-system"
+
+
+def test_on_a_large_fleet_the_condition_names_ten_clusters_and_counts_the_rest() -> None:
+    fleet = [cluster("edge"), *(cluster(f"c{i:02d}") for i in range(30))]
+    fleet += [cluster(f"dark{i:02d}", address="") for i in range(12)]
+    message = condition(settled(gateway(), fleet), "GatewayReady").message
+    assert "reaches the fleet listener of 31 clusters: c00, c01, c02, c03, c04, c05, c06, " in (
+        message
+    )
+    assert "c07, c08, c09 and 21 more; no gateway address published by dark00, " in message
+    assert message.endswith("dark08, dark09 and 2 more")
+
+
+def test_on_a_large_fleet_every_cluster_reached_still_gets_its_backend() -> None:
+    fleet = [cluster("edge"), *(cluster(f"c{i:02d}") for i in range(30))]
+    backends = [k for k in manifests(compose(gateway(), fleet)) if k.startswith(BACKEND)]
+    assert len(backends) == 31

@@ -52,6 +52,8 @@ CLIENT_SECRET = "client-secret"
 BACKEND = "backend/"
 BACKEND_TLS = "backend-tls/"
 READY = "GatewayReady"
+NAMED_CLUSTERS = 10
+"""How many clusters GatewayReady names of those reached (and of those unreachable)."""
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
 CLUSTER_BY_NAME = "cluster"
 """Requirements asking for a dialled cluster the list does not hold: ``cluster/<name>``."""
@@ -234,9 +236,9 @@ def _ready(
     plural = "s" if len(reachable) != 1 else ""
     fleet = f"reaches the fleet listener of {len(reachable)} cluster{plural}"
     if reachable:
-        fleet += f": {', '.join(t.cluster for t in reachable)}"
+        fleet += f": {_first_named([t.cluster for t in reachable])}"
     if unreachable:
-        fleet += f"; no gateway address published by {', '.join(unreachable)}"
+        fleet += f"; no gateway address published by {_first_named(unreachable)}"
     waiting = [
         what
         for key, what in (
@@ -253,6 +255,15 @@ def _ready(
             READY, "False", "Provisioning", f"{where}: waiting for {', '.join(waiting)}; {fleet}"
         )
     return Condition(READY, "True", "Programmed", f"{where} at {address}; {fleet}")
+
+
+def _first_named(clusters: list[str]) -> str:
+    """The first ``NAMED_CLUSTERS`` names and how many more: the condition is sent with the
+    gateway to every reconcile that requires it (every cluster, service and endpoint), so it
+    must not grow with the fleet; the backends themselves name every cluster reached."""
+    shown = ", ".join(clusters[:NAMED_CLUSTERS])
+    rest = len(clusters) - NAMED_CLUSTERS
+    return f"{shown} and {rest} more" if rest > 0 else shown
 
 
 def _address(ig: Obj, observed: Obj | None) -> str:

@@ -327,7 +327,10 @@ def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, 
     where = _by_cluster(plan.placements)
     placed = f"{plan.scheduled} of {plan.desired} replicas placed"
     if where:
-        placed += ": " + ", ".join(f"{c} ({', '.join(i)})" for c, i in where.items())
+        # The condition is sent back on every reconcile: it names a few clusters, not the fleet.
+        named = [f"{c} ({', '.join(i)})" for c, i in list(where.items())[:PLACED_CLUSTERS]]
+        rest = len(where) - PLACED_CLUSTERS
+        placed += ": " + ", ".join(named) + (f" and {rest} more clusters" if rest > 0 else "")
     kept_names = {str(mine[k]["metadata"]["name"]) for k in kept}
     moving = [
         f"{r.name} on {r.cluster} kept serving until its replacement serves ({r.reason})"
@@ -348,6 +351,8 @@ def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, 
 
 SHORTFALL_LINES = 10
 """Per-cluster shortfall lines a condition lists before grouping clusters by reason."""
+PLACED_CLUSTERS = 10
+"""How many clusters ReplicasScheduled names, with the replicas placed on each."""
 
 
 def _grouped(shortfall: tuple[str, ...]) -> list[str]:
