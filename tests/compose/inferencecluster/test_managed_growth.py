@@ -95,6 +95,17 @@ def test_a_replica_admitted_on_an_empty_pool_raises_its_size(source: str) -> Non
     assert _set_size(source, pool) == (2 if source == "GKE" else 3)
 
 
+def test_replicas_that_share_a_node_raise_the_pool_by_that_node_only() -> None:
+    # Two 2-GPU replicas pack on one 4-GPU node, as the scheduler charged them.
+    ic = _empty("EKS")
+    halves = [
+        placed_replica("qwen", "ml", "west", i, [engine("main", placed_member("gpua", 2))])
+        for i in range(2)
+    ]
+    pool = _reconcile(ic, _reporting(ic, "EKS", 0), halves)
+    assert _set_size("EKS", pool) == 1
+
+
 @pytest.mark.parametrize("source", SOURCES)
 def test_the_raised_pool_is_admitted_by_its_crd(source: str) -> None:
     ic = _empty(source)
@@ -192,40 +203,25 @@ def _emptied(tmp_path: Path, example: str, cluster: str) -> Path:
     return out
 
 
-@pytest.mark.parametrize(
-    ("example", "files", "kind", "size"),
-    [
-        (
-            "llama-3.1-8b",
-            ["inference-class-eks.yaml", "inference-cluster-eks.yaml", "model-deployment.yaml"],
-            "NodeGroup",
-            lambda p: p["spec"]["initProvider"]["scalingConfig"]["desiredSize"],
-        ),
-        (
-            "qwen2.5-72b",
-            [
-                "inference-class-aks.yaml",
-                "inference-cluster-aks.yaml",
-                "model-cache.yaml",
-                "model-deployment.yaml",
-            ],
-            "KubernetesClusterNodePool",
-            lambda p: p["spec"]["initProvider"]["nodeCount"],
-        ),
-    ],
-    ids=["EKS", "AKS"],
-)
+EMPTIED_EXAMPLES = {"EKS": ("llama-3.1-8b", "eks"), "AKS": ("qwen2.5-72b", "aks")}
+"""A public example per cloud with a GPU pool that may grow (its classes and cluster named
+for the cloud), rendered with its deployment and, where it has one, its cache."""
+
+
+@pytest.mark.parametrize("source", sorted(EMPTIED_EXAMPLES))
 def test_render_of_a_public_example_on_an_empty_pool_shows_the_pool_raised(
-    tmp_path: Path, example: str, files: list[str], kind: str, size: Any
+    tmp_path: Path, source: str
 ) -> None:
-    cluster = next(f for f in files if f.startswith("inference-cluster"))
-    paths = [
-        str(_emptied(tmp_path, example, f) if f == cluster else PUBLIC / example / f) for f in files
-    ]
+    example, cloud = EMPTIED_EXAMPLES[source]
+    cluster = f"inference-cluster-{cloud}.yaml"
+    others = [f"inference-class-{cloud}.yaml", "model-deployment.yaml", "model-cache.yaml"]
+    paths = [str(_emptied(tmp_path, example, cluster))]
+    paths += [str(PUBLIC / example / f) for f in others if (PUBLIC / example / f).exists()]
+    kind = "NodeGroup" if source == "EKS" else "KubernetesClusterNodePool"
     out = CliRunner().invoke(cli.main, ["render", *paths])
     docs = [d for d in yaml.safe_load_all(out.stdout) if d]
     replicas = [d for d in docs if d["kind"] == "ModelReplica"]
     gpu_pools = [d for d in docs if d["kind"] == kind and "system" not in d["metadata"]["name"]]
     assert replicas and gpu_pools
-    assert [size(p) for p in gpu_pools] == [1]
+    assert [_created_at(source, p) for p in gpu_pools] == [1]
     assert [str(e) for p in gpu_pools for e in upstream().admit(p).errors] == []
