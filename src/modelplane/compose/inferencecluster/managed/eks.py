@@ -364,11 +364,10 @@ def _rescaled(pool: PoolPlan, observed: Mapping[str, Any] | None) -> Obj | None:
     ):
         return None
     size = int(reported["desiredSize"])
-    raised = pool.raised(size)
     bounds = (pool.min_nodes, pool.max_nodes)
-    if (int(reported["minSize"]), int(reported["maxSize"])) == bounds and raised is None:
+    if (int(reported["minSize"]), int(reported["maxSize"])) == bounds and pool.raised(size) is None:
         return None
-    desired = raised if raised is not None else pool.within(size)
+    desired = pool.within(max(size, pool.needed))
     return {"minSize": bounds[0], "maxSize": bounds[1], "desiredSize": desired}
 
 
