@@ -15,7 +15,9 @@ from typing import Any
 
 from modelplane.compose.evidence import look_up
 from modelplane.composer import Inputs, Requirement
-from modelplane.scheduling.allocation import arbitrate, read_published
+from modelplane.scheduling.allocation import arbitrate, decode, read_published
+from modelplane.scheduling.capacity import Pool, Unit, order_units
+from modelplane.scheduling.capacity import nodes_needed as fewest_nodes
 from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.fleet import Cluster
 from modelplane.scheduling.policy import replica_key
@@ -59,9 +61,32 @@ def allocation(
                 here[replica_key(found)] = found
     if pending:
         return last
+    return arbitrate(name, _pools(cluster, classes), here.values(), sticky).published()
+
+
+def nodes_needed(cluster: Obj, published: Mapping[str, Any] | None, classes: Any) -> dict[str, int]:
+    """The fewest nodes of each pool that hold what ``published`` (an allocation) admitted
+    there; a pool it admits nothing on is absent. Empty until the classes are read."""
+    read = read_published(published)
+    if read is None or classes is None:
+        return {}
+    pools = {p.name: p for p in _pools(cluster, classes)}
+    units: dict[str, tuple[Unit, ...]] = {}
+    for _, pool, entry in read.entries:
+        if pool in pools:
+            units[pool] = units.get(pool, ()) + decode(pools[pool], entry)
+    out = {}
+    for pool, us in units.items():
+        p = pools[pool]
+        # Admitted within the pool's maxNodeCount, so it fits there; a fit the search gave
+        # up on asks for all of it.
+        out[pool] = fewest_nodes(p.per_node, order_units(us), p.node_count) or p.node_count
+    return out
+
+
+def _pools(cluster: Obj, classes: Any) -> tuple[Pool, ...]:
     kinds = {str((c.get("metadata") or {}).get("name", "")): device_kinds(c) for c in classes}
-    pools = Cluster(name, cluster, kinds).pools
-    return arbitrate(name, pools, here.values(), sticky).published()
+    return Cluster(str(cluster["metadata"]["name"]), cluster, kinds).pools
 
 
 def _on(replica: Mapping[str, Any], cluster: str) -> bool:

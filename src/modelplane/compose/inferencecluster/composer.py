@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.evidence import listed_and_found, look_up
-from modelplane.compose.inferencecluster.allocation import allocation
+from modelplane.compose.inferencecluster.allocation import allocation, nodes_needed
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
     GATEWAY,
@@ -91,9 +91,13 @@ def compose_cluster(inputs: Inputs) -> Result:
     classes, class_lookup = listed_and_found(
         inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", _pool_classes(spec)
     )
+    lookups: dict[str, Requirement] = {}
+    admitted = allocation(inputs, inputs.required.get(REPLICAS), classes, lookups, API_VERSION)
     managed: Managed | None = None
     if source in CLOUDS:
-        found = managed_cluster(cluster, source, classes, inputs.observed, t)
+        # A managed pool is grown to what its admitted replicas need.
+        needed = nodes_needed(cluster, admitted, classes)
+        found = managed_cluster(cluster, source, classes, inputs.observed, t, needed)
         if isinstance(found, str):
             return Result.failed(f"InferenceCluster {found}")
         managed = found
@@ -114,6 +118,7 @@ def compose_cluster(inputs: Inputs) -> Result:
             REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={CLUSTER: name}),
             GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
             **class_lookup.requirements,
+            **lookups,
         },
         conditions=[_source_supported(source)],
     )
@@ -176,9 +181,6 @@ def compose_cluster(inputs: Inputs) -> Result:
         pools, missing = gpu_pools(spec.get("nodePools") or [], classes)
         status["gpuPools"] = pools
         result.conditions.append(pools_condition(pools, missing))
-    admitted = allocation(
-        inputs, inputs.required.get(REPLICAS), classes, result.requirements, API_VERSION
-    )
     if admitted is not None:
         status["allocation"] = admitted
     result.status = status

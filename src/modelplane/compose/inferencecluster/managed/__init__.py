@@ -71,11 +71,12 @@ def managed_cluster(
     classes: list[Obj] | None,
     observed: Mapping[str, Any],
     t: Target,
+    needed: Mapping[str, int],
 ) -> Managed | str:
     """The cloud resources of a managed cluster, or why its spec cannot be built (a message
-    naming the field)."""
+    naming the field). ``needed``: the nodes each pool's admitted replicas need."""
     module = CLOUDS[source]
-    cloud, problems = cloud_of(composite, source, classes)
+    cloud, problems = cloud_of(composite, source, classes, needed)
     problems += module.problems(cloud) if cloud.location else []
     if problems:
         return "; ".join(problems)

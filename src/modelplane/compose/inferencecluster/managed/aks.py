@@ -24,6 +24,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     PoolPlan,
     Provisioned,
     connection_secret,
+    reported_count,
     storage_class,
 )
 from modelplane.compose.inferencecluster.releases import Chart, release
@@ -47,7 +48,8 @@ AGENT_POOL_NAME = rf"[a-z][a-z0-9]{{0,{AGENT_POOL_NAME_MAX - 1}}}"
 STORAGE_CLASS = "modelplane-rwx-azurefile"
 # nodeCount is seeded once and then left to AKS's autoscaler (no LateInitialize, not in
 # forProvider): upjet drops the diff of a top-level field only initProvider sets, so Crossplane
-# never reverts a scale.
+# never reverts a scale. Only admitted replicas needing more nodes than the pool reports put it
+# in forProvider, until the pool reports them.
 POOL_POLICIES = ["Observe", "Create", "Update", "Delete"]
 NODE_TEMPLATE_LABEL = "k8s.io_cluster-autoscaler_node-template_label_"
 NODE_TEMPLATE_TAINT = "k8s.io_cluster-autoscaler_node-template_taint_"
@@ -127,7 +129,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     )
     pools = ["cluster"]
     for pool in cloud.pools or ():
-        out[f"nodepool-{pool.name}"] = _pool(cloud, pool)
+        out[f"nodepool-{pool.name}"] = _pool(cloud, pool, observed.get(f"nodepool-{pool.name}"))
         pools.append(f"nodepool-{pool.name}")
     return Provisioned(
         resources=out,
@@ -139,7 +141,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     )
 
 
-def _pool(cloud: Cloud, pool: PoolPlan) -> Obj:
+def _pool(cloud: Cloud, pool: PoolPlan, observed: Mapping[str, Any] | None) -> Obj:
     for_provider: Obj = {
         "kubernetesClusterIdRef": cloud.ref("cluster"),
         "vnetSubnetIdRef": cloud.ref("subnet"),
@@ -158,6 +160,12 @@ def _pool(cloud: Cloud, pool: PoolPlan) -> Obj:
         for_provider["orchestratorVersion"] = cloud.version
     if pool.zones:
         for_provider["zones"] = [z.rsplit("-", 1)[-1] for z in pool.zones]
+    # Admitted replicas need more nodes than the pool reports: set through forProvider until
+    # it reports them (azurerm v4.54.0 sends a changed node_count with autoscaling enabled).
+    reported = reported_count(observed, "nodeCount")
+    raised = None if reported is None else pool.raised(reported)
+    if raised is not None:
+        for_provider["nodeCount"] = raised
     obj = cloud.resource(
         CONTAINERS,
         "KubernetesClusterNodePool",

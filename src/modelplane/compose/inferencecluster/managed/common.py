@@ -49,12 +49,26 @@ class PoolPlan:
     """The pool's interconnect: None, EFA (EKS) or InfiniBand (AKS)."""
     capacity_reservation: str = ""
     """An EC2 Capacity Block the pool's nodes come from (EKS)."""
+    needed: int = 0
+    """The nodes the replicas the cluster admitted on the pool need (``status.allocation``)."""
+
+    def within(self, size: int) -> int:
+        """``size`` within the pool's bounds (EKS and AKS refuse a size outside them)."""
+        return min(max(size, self.min_nodes), self.max_nodes)
 
     @property
     def seed(self) -> int:
-        """The size the pool is created at: ``nodeCount`` within its bounds (EKS and AKS refuse
-        a size outside them)."""
-        return min(max(self.nodes, self.min_nodes), self.max_nodes)
+        """The size the pool is created at: ``nodeCount``, or the nodes its admitted replicas
+        need when more, within its bounds."""
+        return self.within(max(self.nodes, self.needed))
+
+    def raised(self, size: int) -> int | None:
+        """The size a created pool reporting ``size`` is set to because its admitted replicas
+        need more nodes (within its bounds), or None while it has enough: the autoscaler's own
+        size always stands, so the two never undo each other. The cluster autoscaler (v1.35.0)
+        models no DRA devices on a node of an empty pool and would never add one for them."""
+        target = self.within(max(size, self.needed))
+        return target if target > size else None
 
     @property
     def labels(self) -> dict[str, str]:
@@ -163,7 +177,9 @@ def connection_secret(cloud: Cloud, key: str) -> Obj:
     return {"writeConnectionSecretToRef": {"name": cloud.name(f"{key}-conn")}}
 
 
-def cloud_of(composite: Obj, source: str, classes: list[Obj] | None) -> tuple[Cloud, list[str]]:
+def cloud_of(
+    composite: Obj, source: str, classes: list[Obj] | None, needed: Mapping[str, int]
+) -> tuple[Cloud, list[str]]:
     spec = composite.get("spec") or {}
     block_name = source.lower()
     block = (spec.get("cluster") or {}).get(block_name) or {}
@@ -173,7 +189,7 @@ def cloud_of(composite: Obj, source: str, classes: list[Obj] | None) -> tuple[Cl
     if not location:
         field_name = "location" if source == "AKS" else "region"
         problems.append(f"spec.cluster.{block_name}.{field_name} is required for source {source}")
-    pools, pool_problems = _pools(spec.get("nodePools") or [], classes, source)
+    pools, pool_problems = _pools(spec.get("nodePools") or [], classes, source, needed)
     cloud = Cloud(
         source=source,
         cluster=str(composite["metadata"]["name"]),
@@ -189,7 +205,7 @@ def cloud_of(composite: Obj, source: str, classes: list[Obj] | None) -> tuple[Cl
 
 
 def _pools(
-    node_pools: list[Obj], classes: list[Obj] | None, source: str
+    node_pools: list[Obj], classes: list[Obj] | None, source: str, needed: Mapping[str, int]
 ) -> tuple[tuple[PoolPlan, ...] | None, list[str]]:
     if classes is None:
         return None, []
@@ -226,6 +242,7 @@ def _pools(
                 capacity_reservation=str(
                     (pool.get("capacityBlock") or {}).get("capacityReservationId") or ""
                 ),
+                needed=needed.get(str(pool["name"]), 0),
             )
         )
     return tuple(plans), problems
@@ -238,3 +255,12 @@ def at_provider(obj: Mapping[str, Any] | None, key: str) -> str:
     if obj is None:
         return ""
     return str(((obj.get("status") or {}).get("atProvider") or {}).get(key) or "")
+
+
+def reported_count(obj: Mapping[str, Any] | None, key: str) -> int | None:
+    """A count the cloud reports in ``status.atProvider`` (0 included), None while none is.
+    Observed resources arrive as protobuf Structs, whose numbers are floats."""
+    value = (((obj or {}).get("status") or {}).get("atProvider") or {}).get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)

@@ -42,7 +42,18 @@ VPC_CIDR = "10.0.0.0/16"
 MAX_ZONES = 8
 """Each zone takes a /20 in each half of the /16."""
 SYSTEM_INSTANCE_TYPE = "m6i.xlarge"
-SYSTEM_BOUNDS = (1, 2)
+SYSTEM_NODES = PoolPlan(
+    name=SYSTEM_POOL,
+    machine=SYSTEM_INSTANCE_TYPE,
+    disk_gb=0,
+    accelerator_type="",
+    accelerator_count=0,
+    nodes=1,
+    min_nodes=1,
+    max_nodes=2,
+    zones=(),
+)
+"""The system node group's size: 1, growing to 2 (its other fields are not read)."""
 AMI_SYSTEM = "AL2023_x86_64_STANDARD"
 AMI_GPU = "AL2023_x86_64_NVIDIA"
 ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver")
@@ -52,7 +63,8 @@ STORAGE_CLASS = "modelplane-rwx-efs"
 # initProvider sets by the field's path in the API's shape, which misses a nested one
 # (scalingConfig.desiredSize is scaling_config.0.desired_size in Terraform's diff): with
 # minSize and maxSize in forProvider, every poll would set the size back to the seed. Only a
-# change of the bounds puts scalingConfig in forProvider, until the node group reports them.
+# change of the bounds, or admitted replicas needing more nodes than the group has, puts
+# scalingConfig in forProvider, until the node group reports them.
 NODE_GROUP_POLICIES = ["Observe", "Create", "Update", "Delete"]
 AUTOSCALER = Chart(
     "cluster-autoscaler",
@@ -318,8 +330,7 @@ def _node_group(
     cloud: Cloud,
     key: str,
     for_provider: Obj,
-    bounds: tuple[int, int],
-    seed: int,
+    pool: PoolPlan,
     observed: Mapping[str, Any] | None,
 ) -> Obj:
     base = {
@@ -328,10 +339,10 @@ def _node_group(
         "nodeRoleArnRef": cloud.ref("role-node"),
         **for_provider,
     }
-    rebound = _rebound(bounds, observed)
-    if rebound:
-        base["scalingConfig"] = rebound
-    scaling = {"minSize": bounds[0], "maxSize": bounds[1], "desiredSize": seed}
+    rescaled = _rescaled(pool, observed)
+    if rescaled:
+        base["scalingConfig"] = rescaled
+    scaling = {"minSize": pool.min_nodes, "maxSize": pool.max_nodes, "desiredSize": pool.seed}
     return cloud.resource(
         EKS,
         "NodeGroup",
@@ -342,18 +353,22 @@ def _node_group(
     )
 
 
-def _rebound(bounds: tuple[int, int], observed: Mapping[str, Any] | None) -> Obj | None:
-    """The scaling config that moves a created node group to new bounds, keeping the size the
-    autoscaler gave it (within them); None while the group reports the bounds asked for, or
-    reports none (not created yet: initProvider creates it)."""
+def _rescaled(pool: PoolPlan, observed: Mapping[str, Any] | None) -> Obj | None:
+    """The scaling config that moves a created node group to new bounds, or up to the nodes
+    its admitted replicas need, keeping the size the autoscaler gave it when that is more
+    (within the bounds); None while the group reports the bounds asked for and enough nodes,
+    or reports no scaling config (not created yet: initProvider creates it)."""
     reported = (((observed or {}).get("status") or {}).get("atProvider") or {}).get("scalingConfig")
-    if not isinstance(reported, Mapping) or "minSize" not in reported or "maxSize" not in reported:
+    if not isinstance(reported, Mapping) or not {"minSize", "maxSize", "desiredSize"} <= set(
+        reported
+    ):
         return None
-    low, high = bounds
-    if (int(reported["minSize"]), int(reported["maxSize"])) == (low, high):
+    size = int(reported["desiredSize"])
+    bounds = (pool.min_nodes, pool.max_nodes)
+    if (int(reported["minSize"]), int(reported["maxSize"])) == bounds and pool.raised(size) is None:
         return None
-    size = int(reported.get("desiredSize", low))
-    return {"minSize": low, "maxSize": high, "desiredSize": min(max(size, low), high)}
+    desired = pool.within(max(size, pool.needed))
+    return {"minSize": bounds[0], "maxSize": bounds[1], "desiredSize": desired}
 
 
 def _node_groups(
@@ -370,8 +385,7 @@ def _node_groups(
             "subnetIdRefs": private,
             "labels": {POOL: SYSTEM_POOL},
         },
-        SYSTEM_BOUNDS,
-        SYSTEM_BOUNDS[0],
+        SYSTEM_NODES,
         observed.get(system),
     )
     keys, outlives = [system], []
@@ -391,8 +405,7 @@ def _node_groups(
                 if not groups and key not in observed:
                     continue  # its nodes would launch without the groups' ids
             group = fabric.templated_group(cloud, pool, group)
-        bounds = (pool.min_nodes, pool.max_nodes)
-        out[key] = _node_group(cloud, key, group, bounds, pool.seed, observed.get(key))
+        out[key] = _node_group(cloud, key, group, pool, observed.get(key))
     return keys, outlives
 
 

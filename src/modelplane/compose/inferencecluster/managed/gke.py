@@ -2,15 +2,17 @@
 services, the regional cluster (Filestore CSI on, for ModelCache), a system pool and one GPU
 pool per spec pool, and the service account the provider configs reach the cluster with.
 
-GKE autoscales node pools itself within each pool's bounds; a GPU pool carries the label that
-makes the autoscaler model the NVIDIA DRA driver's devices, so it can grow from zero. GKE
-installs the GPU driver (``gpuDriverInstallationConfig``). The connection secret's kubeconfig
-carries no credential: the service account's key is added as the provider configs' identity.
+GKE autoscales node pools itself within each pool's bounds; a GPU pool carries the NVIDIA DRA
+driver label, and is grown to what its admitted replicas need (docs/design/managed-clusters.md,
+Autoscaling). GKE installs the GPU driver (``gpuDriverInstallationConfig``). The connection
+secret's kubeconfig carries no credential: the service account's key is added as the provider
+configs' identity.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from modelplane.compose.inferencecluster.managed.common import (
@@ -22,6 +24,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     Provisioned,
     at_provider,
     connection_secret,
+    reported_count,
     storage_class,
 )
 from modelplane.compose.inferencecluster.target import Target
@@ -104,7 +107,8 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     )
     pools = [f"nodepool-{SYSTEM_POOL}"]
     for pool in cloud.pools or ():
-        out[f"nodepool-{pool.name}"] = _gpu_pool(cloud, pool)
+        key = f"nodepool-{pool.name}"
+        out[key] = _gpu_pool(cloud, pool, observed.get(key))
         pools.append(f"nodepool-{pool.name}")
     _identity(cloud, out, observed)
     return Provisioned(
@@ -143,7 +147,7 @@ def _pool(
     return cloud.resource(CONTAINER, "NodePool", f"nodepool-{name}", for_provider)
 
 
-def _gpu_pool(cloud: Cloud, pool: PoolPlan) -> Obj:
+def _gpu_pool(cloud: Cloud, pool: PoolPlan, observed: Mapping[str, Any] | None) -> Obj:
     config = {
         "machineType": pool.machine,
         "diskSizeGb": pool.disk_gb,
@@ -157,7 +161,7 @@ def _gpu_pool(cloud: Cloud, pool: PoolPlan) -> Obj:
         "labels": {**pool.labels, DRA_DRIVER_LABEL: "true"},
         "taint": [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}],
     }
-    return _pool(
+    out = _pool(
         cloud,
         pool.name,
         config,
@@ -165,6 +169,30 @@ def _gpu_pool(cloud: Cloud, pool: PoolPlan) -> Obj:
         bounds=(pool.min_nodes, pool.max_nodes),
         zones=pool.zones,
     )
+    raised = _raised_per_zone(pool, observed)
+    if raised is not None:
+        out["spec"]["forProvider"]["nodeCount"] = raised
+    return out
+
+
+def _raised_per_zone(pool: PoolPlan, observed: Mapping[str, Any] | None) -> int | None:
+    """The nodes per zone a created pool is set to because its admitted replicas need more
+    than it has, or None (enough, or not reported). Whether GKE's autoscaler models DRA
+    devices on a node of an empty pool is not documented (the open autoscaler's GCE provider
+    at v1.35.0 models none), so a pool is grown for them as on EKS and AKS.
+
+    terraform-provider-google v6.47.0 (provider-upjet-gcp v2.6.0's) reads ``node_count`` as
+    the average size of the pool's instance groups, one per zone, and sets a changed one with
+    SetSize; ``initialNodeCount`` forces a new pool, so it is never raised."""
+    size = reported_count(observed, "nodeCount")
+    groups = (((observed or {}).get("status") or {}).get("atProvider") or {}).get(
+        "instanceGroupUrls"
+    )
+    # Observed resources may be read lazily: a list arrives as a Sequence view.
+    if size is None or not isinstance(groups, Sequence) or isinstance(groups, str) or not groups:
+        return None
+    per_zone = -(-pool.needed // len(groups))
+    return replace(pool, needed=per_zone).raised(size)
 
 
 def _identity(cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]) -> None:
