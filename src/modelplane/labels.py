@@ -58,3 +58,8 @@ only once none of them references its InferencePool."""
 STACK_COMPONENT = "modelplane.ai/stack-component"
 """Label: the serving-stack component (cert-manager, grove, ...) a composed Release, Object or
 Usage belongs to, so each component's resources and readiness can be read together."""
+
+STACK_WAVE = "modelplane.ai/stack-wave"
+"""Label on an InferenceCluster: the wave (a decimal from 0) in which it takes a new release's
+default serving-stack versions, once every cluster of the wave before runs them. Unlabelled: in
+no wave, at once."""
