@@ -49,6 +49,10 @@ MODEL_REVISION = "modelplane.ai/model-revision"
 revision of the ModelCache's weights its engines read; absent, what ``cache.replica_weights``
 resolves for an unpinned replica."""
 
+SURGE_FOR = "modelplane.ai/surge-for"
+"""Annotation on a ModelReplica placed by a rollout's surge: the name of the outdated replica it
+replaces, which leaves (two-phase) once this one serves."""
+
 ROUTES_POOLS = "modelplane.ai/routes-pools"
 """Label ("true") on a ModelService's route Objects: a replica leaving its deployment is deleted
 only once none of them references its InferencePool."""
