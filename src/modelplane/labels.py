@@ -67,3 +67,8 @@ STACK_WAVE = "modelplane.ai/stack-wave"
 """Label on an InferenceCluster: the wave (a decimal from 0) in which it takes a new release's
 default serving-stack versions, once every cluster of the wave before runs them. Unlabelled: in
 no wave, at once."""
+
+PODS_REVISION = "modelplane.ai/pods-revision"
+"""Annotation a ModelDeployment stamps on each ModelReplica: the pods revision (what this
+Modelplane composes into pods of its own accord) the replica was last updated at. A replica
+stamped at another revision keeps the pods it runs until its deployment's rollout reaches it."""

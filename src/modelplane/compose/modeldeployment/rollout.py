@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.composer import Condition
-from modelplane.labels import MODEL_REVISION, PRE_STOP_SECONDS, TERMINATION_GRACE
+from modelplane.labels import MODEL_REVISION, PODS_REVISION, PRE_STOP_SECONDS, TERMINATION_GRACE
 
 Obj = dict[str, Any]
 
@@ -49,7 +49,7 @@ class Strategy:
         )
 
 
-STAMPED_ANNOTATIONS = (TERMINATION_GRACE, PRE_STOP_SECONDS, MODEL_REVISION)
+STAMPED_ANNOTATIONS = (TERMINATION_GRACE, PRE_STOP_SECONDS, MODEL_REVISION, PODS_REVISION)
 """Annotations that reach the replica's pods: a change to them rolls out like the template."""
 
 
