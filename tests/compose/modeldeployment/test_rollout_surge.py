@@ -10,10 +10,10 @@ from typing import Any
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import ROUTES
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
-from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
 from modelplane.labels import SURGE_FOR
+from tests.compose.modeldeployment.test_rollout import md, stamp_of
 from tests.compose.through import Response, run
-from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+from tests.fleet.builders import inference_class, inference_cluster, with_condition
 
 Obj = dict[str, Any]
 ONE_GPU = inference_class("h100", gpus=1)
@@ -24,19 +24,6 @@ def clusters(nodes: int) -> list[Obj]:
     return [
         inference_cluster(n, {"h100": ("h100", nodes)}, classes=[ONE_GPU]) for n in ("a", "b", "c")
     ]
-
-
-def md(image: str = "vllm/vllm-openai:v1", **rollout: Any) -> Obj:
-    out = deployment("qwen", replicas=6)
-    member = out["spec"]["template"]["spec"]["engines"][0]["members"][0]
-    member["template"]["spec"]["containers"][0]["image"] = image
-    if rollout:
-        out["spec"]["rollout"] = rollout
-    return out
-
-
-def stamp_of(obj: Obj) -> str:
-    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH))
 
 
 class Fleet:
