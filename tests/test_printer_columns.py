@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from modelplane.compose.inferencecluster.waves import revision
 from tests.test_ready_conditions import example, find, named, render
 
 APIS = Path(__file__).resolve().parents[1] / "apis"
@@ -57,6 +58,11 @@ def test_a_cluster_shows_its_stack_state_and_whether_its_pools_resolve() -> None
     assert shown["STACK-STATE"] == "Installed"
     assert shown["POOLS"] == "ClassNotFound"
     assert shown["GATEWAY"]
+
+
+def test_a_cluster_shows_the_stack_revision_it_runs() -> None:
+    cluster = find(render(example("service-canary")), "InferenceCluster", "us-east")
+    assert row(cluster, "inferenceclusters")["STACK-REVISION"] == revision()
 
 
 def test_a_gateway_shows_why_it_does_not_serve() -> None:

@@ -49,6 +49,10 @@ MODEL_REVISION = "modelplane.ai/model-revision"
 revision of the ModelCache's weights its engines read; absent, what ``cache.replica_weights``
 resolves for an unpinned replica."""
 
+SURGE_FOR = "modelplane.ai/surge-for"
+"""Annotation on a ModelReplica placed by a rollout's surge: the name of the outdated replica it
+replaces, which leaves (two-phase) once this one serves."""
+
 ROUTES_POOLS = "modelplane.ai/routes-pools"
 """Label ("true") on a ModelService's route Objects: a replica leaving its deployment is deleted
 only once none of them references its InferencePool."""
@@ -58,3 +62,13 @@ only once none of them references its InferencePool."""
 STACK_COMPONENT = "modelplane.ai/stack-component"
 """Label: the serving-stack component (cert-manager, grove, ...) a composed Release, Object or
 Usage belongs to, so each component's resources and readiness can be read together."""
+
+STACK_WAVE = "modelplane.ai/stack-wave"
+"""Label on an InferenceCluster: the wave (a decimal from 0) in which it takes a new release's
+default serving-stack versions, once every cluster of the wave before runs them. Unlabelled: in
+no wave, at once."""
+
+PODS_REVISION = "modelplane.ai/pods-revision"
+"""Annotation a ModelDeployment stamps on each ModelReplica: the pods revision (what this
+Modelplane composes into pods of its own accord) the replica was last updated at. A replica
+stamped at another revision keeps the pods it runs until its deployment's rollout reaches it."""

@@ -75,7 +75,7 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
     """
     observed = dict(obj)
     if _is_release(observed):
-        observed["status"] = _release_status()
+        observed["status"] = _release_status(observed)
         return observed
     if _is_issued(observed):
         # As cert-manager reports an Issuer whose CA Secret it read, a Certificate it issued.
@@ -142,14 +142,19 @@ def _provisioned(obj: Obj) -> Obj:
     }
 
 
-def _release_status() -> Obj:
-    # As provider-helm reports a release Helm installed and, with wait, found ready.
+def _release_status(release: Obj) -> Obj:
+    # As provider-helm reports a release Helm installed and, with wait, found ready, with the
+    # chart version installed (v1.4.0 pkg/controller/namespaced/release/observe.go).
+    chart = ((release.get("spec") or {}).get("forProvider") or {}).get("chart") or {}
+    at_provider: Obj = {
+        "state": "deployed",
+        "revision": 1,
+        "releaseDescription": "Install complete",
+    }
+    if chart.get("version"):
+        at_provider["version"] = chart["version"]
     return {
-        "atProvider": {
-            "state": "deployed",
-            "revision": 1,
-            "releaseDescription": "Install complete",
-        },
+        "atProvider": at_provider,
         "conditions": [
             _condition("Ready", True, "Available"),
             _condition("Synced", True, "ReconcileSuccess"),

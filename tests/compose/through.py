@@ -31,6 +31,8 @@ class Response:
     """The composite's desired status fields (conditions aside)."""
     by_name: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
     """Requirements selecting one object by name: (kind, name, namespace) by requirement."""
+    by_labels: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    """Requirements selecting by labels: (kind, labels) by requirement."""
 
     def condition(self, type_: str) -> tuple[str, str, str]:
         return self.conditions[type_]
@@ -84,6 +86,11 @@ def run(
             name: (sel.kind, sel.match_name, sel.namespace or None)
             for name, sel in rsp.requirements.resources.items()
             if sel.WhichOneof("match") == "match_name"
+        },
+        by_labels={
+            name: (sel.kind, dict(sel.match_labels.labels))
+            for name, sel in rsp.requirements.resources.items()
+            if sel.WhichOneof("match") == "match_labels"
         },
         status={
             k: v

@@ -6,11 +6,15 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from modelplane.compose.inferencecluster.components import INSTALLED
+from modelplane.compose.inferencecluster.status import component_state
 from tests.conformance.fleets import NAMES, fleet
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "design" / "serving-stack.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "design" / "serving-stack.md"
+CRD = ROOT / "tests" / "upstream" / "crds" / "helm.m.crossplane.io_releases.yaml"
 
 
 def published_forms() -> dict[str, str]:
@@ -54,3 +58,39 @@ def test_every_composed_release_names_its_chart_version_as_the_registry_publishe
         if chart["version"] != forms[chart["name"]]
     }
     assert wrong == set()
+
+
+def test_a_release_states_in_status_the_chart_version_it_installed() -> None:
+    """crossplane-contrib/provider-helm v1.4.0, apis/namespaced/release/v1beta1/types.go
+    ``ReleaseObservation.Version`` ("the actual deployed chart version"), which
+    pkg/controller/namespaced/release/observe.go ``generateObservation`` fills from the Helm
+    release's chart metadata: the version the stack's upgrade waves read as installed."""
+    crd = yaml.safe_load(CRD.read_text())
+    [version] = crd["spec"]["versions"]
+    at_provider = version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"][
+        "atProvider"
+    ]
+    assert at_provider["properties"]["version"]["type"] == "string"
+
+
+@pytest.mark.parametrize(("installed", "state"), [("v1.20.0", "Installing"), ("v1.21.1", "Ready")])
+def test_a_release_whose_installed_version_is_not_the_composed_one_is_not_ready(
+    installed: str, state: str
+) -> None:
+    """provider-helm v1.4.0, pkg/controller/namespaced/release/release.go ``Observe``: Ready
+    (Available) is written only on an observation, so until the provider has upgraded a changed
+    Release it still reads Ready from the version before; ``status.atProvider.version`` says
+    which version that was."""
+    release = {
+        "kind": "Release",
+        "spec": {"forProvider": {"chart": {"name": "cert-manager", "version": "v1.21.1"}}},
+        "status": {
+            "atProvider": {"state": "deployed", "version": installed},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+        },
+    }
+    observed = {"cert-manager": release}
+    got = component_state(
+        "cert-manager", "Managed", "v1.21.1", ["cert-manager"], observed, {"cert-manager": True}
+    )
+    assert got.state == state

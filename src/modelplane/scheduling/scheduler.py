@@ -44,6 +44,7 @@ def schedule(
     *,
     admits: Admits | None = None,
     hold: str = "",
+    leaving: frozenset[str] = frozenset(),
 ) -> pl.Schedule:
     """Place ``deployment``'s replicas on ``clusters`` (InferenceClusters) whose pools'
     ``classes`` (InferenceClasses) fit, charging what each cluster's allocation publishes for
@@ -67,6 +68,8 @@ def schedule(
     prices = {str(c.get("metadata", {}).get("name", "")): class_price(c) for c in classes}
     fleet = parse_clusters(clusters, kinds, prices)
     ours, others = policy.split_ours(replicas, namespace, name, composed)
+    gone = [r for r in ours if replica_key(r)[1] in leaving]
+    ours = [r for r in ours if replica_key(r)[1] not in leaving]
     ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
 
     errors = _selector_errors(engines, kinds, fleet)
@@ -83,6 +86,8 @@ def schedule(
     published = _published({c.name: c for c in fleet})
     ledger = Ledger(FleetPools(fleet), _held_by_others(published, fleet, f"{namespace}/{name}"))
     removed += policy.charge_fleet(ledger, kept, load, others, stamped, published)
+    for r in gone:
+        ledger.charge_observed(r)  # leaving: its devices stay held until it is deleted
 
     cached = bool(template.get("modelCacheRef"))
     # Before any cluster is read, every one ranks at least as well as the best any class gives.

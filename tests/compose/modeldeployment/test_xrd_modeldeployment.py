@@ -487,3 +487,16 @@ def test_a_drain_whose_pre_stop_outlasts_its_grace_period_is_refused() -> None:
 def test_a_deployment_without_a_drain_is_admitted_with_its_defaults() -> None:
     admitted = admission("modeldeployments").admit(deployment("qwen")).object["spec"]
     assert admitted["drain"] == {"terminationGracePeriodSeconds": 600, "preStopSeconds": 30}
+
+
+def test_a_rollout_that_could_update_nothing_is_refused() -> None:
+    md = deployment("qwen")
+    md["spec"]["rollout"] = {"maxUnavailable": 0}
+    [error] = errors("modeldeployments", md)
+    assert "rollout.maxUnavailable and rollout.maxSurge cannot both be 0" in error
+
+
+def test_a_rollout_that_only_surges_is_admitted() -> None:
+    md = deployment("qwen")
+    md["spec"]["rollout"] = {"maxUnavailable": 0, "maxSurge": 1}
+    assert errors("modeldeployments", md) == []

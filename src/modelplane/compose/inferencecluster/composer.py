@@ -36,6 +36,7 @@ from modelplane.compose.inferencecluster.providers import (
 )
 from modelplane.compose.inferencecluster.stack import built_for
 from modelplane.compose.inferencecluster.status import (
+    STACK_READY,
     component_state,
     stack_condition,
     waiting_condition,
@@ -46,6 +47,12 @@ from modelplane.compose.inferencecluster.usages import (
     gateway_guard,
     guarded_replicas,
     replica_guard,
+)
+from modelplane.compose.inferencecluster.waves import (
+    PREVIOUS_WAVE,
+    plan,
+    published_revision,
+    up_to_date,
 )
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
 from modelplane.kube.names import dns_label
@@ -101,6 +108,9 @@ def compose_cluster(inputs: Inputs) -> Result:
         if isinstance(found, str):
             return Result.failed(f"InferenceCluster {found}")
         managed = found
+    # Modelplane's default versions reach the cluster in its wave, not on the next poll.
+    wave = plan(cluster, t, inputs.observed, inputs.required.get(PREVIOUS_WAVE))
+    t = wave.target
     existing = managed.existing() if managed else spec["cluster"].get("existing") or {}
     if not isinstance(existing.get("secretRef"), Mapping) or not existing["secretRef"].get("name"):
         return Result.failed(
@@ -122,6 +132,8 @@ def compose_cluster(inputs: Inputs) -> Result:
         },
         conditions=[_source_supported(source)],
     )
+    if wave.requirement is not None:
+        result.requirements[PREVIOUS_WAVE] = wave.requirement
     # The guard first: no later fault may drop the protection of replicas running here.
     _guard(inputs, name, result, _gateway_guards(inputs, name, result))
     observed = inputs.observed
@@ -164,6 +176,11 @@ def compose_cluster(inputs: Inputs) -> Result:
     status: Obj = {"providerConfigRef": {"name": t.kubernetes_config}}
     status["gateway"] = _gateway_status(cluster, t, observed.get(GATEWAY), result)
     status["servingStack"] = {"components": [s.published() for s in states]}
+    stack_ready = any(c.type == STACK_READY and c.status == "True" for c in result.conditions)
+    revision = published_revision(cluster, wave, observed, stack_ready)
+    if revision:
+        status["servingStack"]["revision"] = revision
+    result.conditions.append(up_to_date(wave, revision, observed))
     storage_class = (existing.get("cache") or {}).get("storageClassName")
     if storage_class:
         status["cache"] = {"storageClassName": storage_class}

@@ -8,6 +8,7 @@ install, so a release the user already has is never adopted, upgraded or uninsta
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,9 @@ WAIT_TIMEOUT = "10m"
 # A release that failed (timed out waiting, a webhook refused it) is rolled back or, on a first
 # install, uninstalled and retried; after this many attempts it stays failed and says why.
 ROLLBACK_LIMIT = 3
+
+BUNDLE_VERSION = "inference.networking.k8s.io/bundle-version"
+"""The annotation naming the Inference Extension bundle a CRD comes from."""
 
 CRD_ESTABLISHED = (
     "has(object.status) && has(object.status.conditions)"
@@ -114,3 +118,27 @@ def observed_crd(t: Target, component: str, key: str, crd: str) -> Obj:
         readiness={"policy": "DeriveFromCelQuery", "celQuery": CRD_ESTABLISHED},
         management_policies=["Observe"],
     )
+
+
+def composed_version(obj: Mapping[str, Any]) -> str:
+    """The version a Release or an inference-extension CRD Object was composed at ("" for
+    anything else)."""
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "Release":
+        return str(((spec.get("forProvider") or {}).get("chart") or {}).get("version") or "")
+    return _bundle((spec.get("forProvider") or {}).get("manifest"))
+
+
+def installed_version(obj: Mapping[str, Any]) -> str:
+    """The version the provider reports installed ("" when it states none)."""
+    at_provider = (obj.get("status") or {}).get("atProvider") or {}
+    if obj.get("kind") == "Release":
+        return str(at_provider.get("version") or "")
+    return _bundle(at_provider.get("manifest"))
+
+
+def _bundle(manifest: Any) -> str:
+    if not isinstance(manifest, Mapping) or manifest.get("kind") != "CustomResourceDefinition":
+        return ""
+    annotations = (manifest.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(BUNDLE_VERSION) or "")

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.compose.inferencecluster.releases import installed_version
 from modelplane.composer import Condition
 from modelplane.kube.objects import condition
 
@@ -82,6 +83,10 @@ def component_state(
                 state, message = FAILED, failure
             elif state != FAILED:
                 state, message = INSTALLING, message or failure
+        elif _upgrading(obj, version):
+            # Ready reports the version before until the provider has upgraded it.
+            state = _worse(state, INSTALLING)
+            message = message or f"upgrading from {installed_version(obj)} to {version}"
         elif not ready[key]:
             state = _worse(state, INSTALLING)
     return ComponentState(name, mode, version, state, message[:_MESSAGE_MAX])
@@ -148,6 +153,13 @@ def _failure(obj: Mapping[str, Any]) -> str:
     if obj.get("kind") == "Release" and at_provider.get("state") == "failed":
         return "the Helm release failed"
     return ""
+
+
+def _upgrading(obj: Mapping[str, Any], version: str) -> bool:
+    """Whether the provider states another version installed than the one composed (a
+    statement only: a provider that states none is judged by Ready alone)."""
+    installed = installed_version(obj)
+    return bool(version and installed and installed != version)
 
 
 def _worse(state: str, other: str) -> str:

@@ -52,7 +52,8 @@ from modelplane.compose.modeldeployment.rollout import (
     to_update,
 )
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
-from modelplane.compose.modeldeployment.weights import pin, pinning
+from modelplane.compose.modeldeployment.surge import start, surges_of
+from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning
 from modelplane.composer import (
     Condition,
     Desired,
@@ -63,7 +64,7 @@ from modelplane.composer import (
     namespace_of,
 )
 from modelplane.kube.objects import condition
-from modelplane.labels import DEPLOYMENT
+from modelplane.labels import DEPLOYMENT, SURGE_FOR
 from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.scheduling.allocation import read_published
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
@@ -162,16 +163,24 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
         asked = [f"InferenceClass {n} by name (not listed)" for n in sorted(class_lookup.pending)]
         more = {**lookup.requirements, **class_lookup.requirements}
         return _waiting(asks, inputs.observed, asked, more), frozenset()
-    # What the deployment composed is its own, whatever the (possibly lagging) list says.
-    plan = schedule(
-        md,
-        clusters,
-        classes,
-        inputs.required[REPLICAS],
-        list(mine.values()),
-        admits=cache.admits,
-        hold=cache.hold,
-    )
+    surges = surges_of(mine)
+    desired = int(md["spec"]["replicas"])
+
+    def place(extra: int) -> Schedule:
+        """The schedule with ``extra`` replicas beyond spec.replicas (the surge's)."""
+        # What the deployment composed is its own, whatever the (possibly lagging) list says.
+        return schedule(
+            {**md, "spec": {**md["spec"], "replicas": desired + extra}},
+            clusters,
+            classes,
+            inputs.required[REPLICAS],
+            list(mine.values()),
+            admits=cache.admits,
+            hold=cache.hold,
+            leaving=surges.leaving,
+        )
+
+    plan = place(len(surges.in_flight))
     if plan.selector_errors:
         return _invalid_selectors(asks, mine, plan), frozenset()
 
@@ -184,31 +193,49 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     candidates: list[Candidate] = []
     weights = pinning(cache.cache, [p.cluster for p in plan.placements], mine.values())
     for p in plan.placements:
-        key = by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
+        key = _key_of(p, by_name)
         observed = mine.get(key)
         # A replica re-placed where it was keeps the name it has: an in-place update, even of
         # one named before names hashed the namespace.
         names[key] = p.existing or (
             str(observed["metadata"]["name"]) if observed else replica_name(md, p)
         )
-        stamped[key] = stamp(md, p, names[key])
-        pin(stamped[key], observed, weights)
-        stamped[key]["metadata"].setdefault("annotations", {})[TEMPLATE_HASH] = template_hash(
-            stamped[key]
-        )
+        stamped[key] = _stamped(md, p, names[key], observed, weights)
         if observed is not None and outdated(observed, stamped[key]):
             candidates.append(Candidate(p.index, key, _serving(observed) == "True", p.cluster))
         placed_keys.append(key)
-    unavailable = sum(1 for k in placed_keys if k in mine and _serving(mine[k]) != "True")
-    updating = to_update(candidates, strategy, unavailable)
-    held = {c.key for c in candidates} - updating
+    started = start(strategy, candidates, surges, plan, place, bool(set(mine) - set(placed_keys)))
+    surging = dict(surges.in_flight)
+    for p, old in started.placements:
+        key = replica_key(p.index, p.cluster)
+        names[key] = replica_name(md, p)
+        stamped[key] = _stamped(md, p, names[key], None, weights)
+        placed_keys.append(key)
+        surging[key] = old
+    for key, old in [*surging.items(), *((k, o) for o, k in surges.replaced.items())]:
+        if key in stamped:
+            stamped[key]["metadata"]["annotations"][SURGE_FOR] = str(mine[old]["metadata"]["name"])
+    replacing = set(surging.values())
+    candidates = [c for c in candidates if c.key not in replacing]
+    counted = [k for k in placed_keys if k not in surging]
+    unavailable = sum(1 for k in counted if k in mine and _serving(mine[k]) != "True")
+    # Kill first only where no surge found room; what serves nothing is updated regardless.
+    pace = strategy if started.no_room else dataclasses.replace(strategy, max_unavailable=0)
+    updating = to_update(candidates, pace, unavailable)
+    held = ({c.key for c in candidates} - updating) | (replacing & set(placed_keys))
     for key in placed_keys:
         observed = mine.get(key)
         replica = carried(mine[key]) if key in held else stamped[key]
         result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
-    progress = _progress(placed_keys, held, updating, mine, strategy, candidates)
+    progress = _progress(counted, held, updating, mine, strategy, candidates, surging)
+    blocked = started.no_room and strategy.max_surge and not strategy.by_cluster
+    if blocked and held and not updating and not surging:
+        progress = dataclasses.replace(progress, no_room=not progress.stalled)
+    # Conditions count the replicas the deployment asks for; the surge is the rollout's.
+    counts = tuple(p for p in plan.placements if _key_of(p, by_name) not in surging)
+    plan = dataclasses.replace(plan, desired=desired, placements=counts)
 
-    serving_placed = sum(1 for k in placed_keys if _serving(mine.get(k)) == "True")
+    serving_placed = sum(1 for k in counted if _serving(mine.get(k)) == "True")
     kept = _make_before_break(mine, plan, clusters, serving_placed, result.resources)
     stranded = _stranded(mine, plan, clusters, classes, serving_placed, [*result.resources, *kept])
     for key in [*kept, *stranded]:
@@ -236,9 +263,11 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
         # Capacity is not what is short: nothing new may be placed until the cache is read.
         scheduled = Condition(SCHEDULED, "False", "WaitingForModelCache", scheduled.message)
     scheduled = _with_draining(scheduled, leaving, mine)
-    scheduled = _with_awaiting(scheduled, md, plan, [names[k] for k in placed_keys], clusters)
+    shown = [names[_key_of(p, by_name)] for p in plan.placements]
+    scheduled = _with_awaiting(scheduled, md, plan, shown, clusters)
     result.conditions.append(scheduled)
-    result.conditions.append(serving_condition(plan.desired, names, kept, mine))
+    counted_names = {k: names[k] for k in counted}
+    result.conditions.append(serving_condition(plan.desired, counted_names, kept, mine))
     if scheduled.status != "True":
         # Fewer replicas placed than asked: the deployment does not do its job, whatever the
         # replicas it did place report (none at all would read Available).
@@ -255,11 +284,13 @@ def _progress(
     mine: Mapping[str, Obj],
     strategy: Strategy,
     candidates: list[Candidate],
+    surging: Mapping[str, str],
 ) -> Progress:
+    """``placed``: the replicas counted, surge replicas aside (``surging``)."""
     updated = [k for k in placed if k not in held]
     stalled = [
         str(mine[k]["metadata"]["name"])
-        for k in updated
+        for k in [*updated, *surging]
         if k in mine and _serving(mine[k]) == "False"
     ]
     below = {c.key for c in candidates if c.index < strategy.partition}
@@ -270,7 +301,24 @@ def _progress(
         remaining=len(held),
         stalled=tuple(stalled) if held else (),
         partitioned=len(held & below),
+        surge=len(surging),
     )
+
+
+def _key_of(p: ReplicaPlacement, by_name: Mapping[str, str]) -> str:
+    """A placement's composition resource name: the one it stands under, or a new one."""
+    return by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
+
+
+def _stamped(
+    md: Obj, p: ReplicaPlacement, name: str, observed: Obj | None, weights: Pinning
+) -> Obj:
+    """The ModelReplica for ``p``, pinned to the weights it reads, annotated with the hash of
+    what it is stamped with."""
+    out = stamp(md, p, name)
+    pin(out, observed, weights)
+    out["metadata"].setdefault("annotations", {})[TEMPLATE_HASH] = template_hash(out)
+    return out
 
 
 def _with_draining(cond: Condition, leaving: Iterable[str], mine: Mapping[str, Obj]) -> Condition:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.composer import Condition
-from modelplane.labels import MODEL_REVISION, PRE_STOP_SECONDS, TERMINATION_GRACE
+from modelplane.labels import MODEL_REVISION, PODS_REVISION, PRE_STOP_SECONDS, TERMINATION_GRACE
 
 Obj = dict[str, Any]
 
@@ -29,6 +29,8 @@ ROLLED_OUT = "RolledOut"
 @dataclass(frozen=True)
 class Strategy:
     max_unavailable: int = 1
+    max_surge: int = 0
+    """Replicas placed beside outdated ones, make before break, where the fleet has room."""
     partition: int = 0
     paused: bool = False
     by_cluster: bool = False
@@ -40,13 +42,14 @@ class Strategy:
         spec = (md.get("spec") or {}).get("rollout") or {}
         return cls(
             max_unavailable=int(spec.get("maxUnavailable", 1)),
+            max_surge=int(spec.get("maxSurge", 0)),
             partition=int(spec.get("partition", 0)),
             paused=bool(spec.get("paused", False)),
             by_cluster=spec.get("unit") == "Cluster",
         )
 
 
-STAMPED_ANNOTATIONS = (TERMINATION_GRACE, PRE_STOP_SECONDS, MODEL_REVISION)
+STAMPED_ANNOTATIONS = (TERMINATION_GRACE, PRE_STOP_SECONDS, MODEL_REVISION, PODS_REVISION)
 """Annotations that reach the replica's pods: a change to them rolls out like the template."""
 
 
@@ -132,19 +135,27 @@ class Progress:
     """Updated replicas that report ModelServing False: what holds the rollout."""
     partitioned: int = 0
     """Of ``remaining``, those below the partition."""
+    surge: int = 0
+    """Replicas placed beside outdated ones, not counted in ``updated`` until these leave."""
+    no_room: bool = False
+    """Nothing moves: no surge finds room and maxUnavailable allows no in-place update."""
 
     def status(self) -> Obj:
-        return {"updated": self.updated, "serving": self.serving, "remaining": self.remaining}
+        out = {"updated": self.updated, "serving": self.serving, "remaining": self.remaining}
+        if self.surge:
+            out["surge"] = self.surge
+        return out
 
     def condition(self, strategy: Strategy) -> Condition:
         pace = (
             "a cluster at a time"
             if strategy.by_cluster
-            else (f"maxUnavailable {strategy.max_unavailable}")
+            else f"maxSurge {strategy.max_surge}, maxUnavailable {strategy.max_unavailable}"
         )
+        surge = f", {self.surge} surging beside them" if self.surge else ""
         counts = (
-            f"{self.updated} updated ({self.serving} serving), {self.remaining} to update "
-            f"({pace}, partition {strategy.partition})"
+            f"{self.updated} updated ({self.serving} serving), {self.remaining} to update"
+            f"{surge} ({pace}, partition {strategy.partition})"
         )
         if not self.remaining:
             return Condition(ROLLED_OUT, "True", "Complete", counts)
@@ -154,6 +165,15 @@ class Progress:
             )
         if strategy.paused:
             return Condition(ROLLED_OUT, "False", "Paused", f"{counts}; spec.rollout.paused")
+        if self.no_room:
+            return Condition(
+                ROLLED_OUT,
+                "False",
+                "Stalled",
+                f"{counts}; the fleet has no room for a surge replica and maxUnavailable "
+                f"{strategy.max_unavailable} allows no serving replica to stop: add capacity "
+                "or raise spec.rollout.maxUnavailable",
+            )
         if self.stalled:
             held = ", ".join(self.stalled)
             return Condition(

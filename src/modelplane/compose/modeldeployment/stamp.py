@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.compose.modeldeployment.picker import replica_serving
+from modelplane.compose.pods_revision import pods_revision
 from modelplane.composer import namespace_of
 from modelplane.kube.names import dns_label
 from modelplane.labels import (
     CLUSTER,
     DEPLOYMENT,
     DEPLOYMENT_NAMESPACE,
+    PODS_REVISION,
     REPLICA_INDEX,
     TERMINATION_GRACE,
 )
@@ -57,7 +59,7 @@ def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
         spec["serving"] = replica_serving(tspec["serving"])
     spec["engines"] = [_engine(e, placement) for e in tspec["engines"]]
     metadata: Obj = {"name": name, "namespace": namespace_of(md), "labels": labels}
-    metadata["annotations"] = _drain(md)
+    metadata["annotations"] = {**_drain(md), PODS_REVISION: pods_revision()}
     assignment = placement.device_assignment()
     if assignment is not None:
         metadata["annotations"][DEVICE_ASSIGNMENT] = assignment

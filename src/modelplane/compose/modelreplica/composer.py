@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modelreplica import picker, pools, routing, status
+from modelplane.compose.modelreplica import picker, pools, revision, routing, status
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import NAMESPACE_KEY
 from modelplane.compose.modelreplica.remote import wrap
@@ -84,6 +84,8 @@ def compose(inputs: Inputs) -> Result:
     except EngineShapeError as e:
         return Result.failed(f"ModelReplica is invalid: {e}")
     resources.update(routing.compose_routing(ctx))
+    # Until its deployment's rollout reaches it, what this release adds to pods waits.
+    resources = revision.held(replica, resources, inputs.observed)
 
     result = Result(
         resources={

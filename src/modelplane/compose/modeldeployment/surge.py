@@ -1,0 +1,123 @@
+"""Surge: an outdated replica is replaced make-before-break where the fleet has room.
+
+With ``spec.rollout.maxSurge`` above 0, a serving outdated replica is not updated in place (its
+engines would restart, and with one copy stop serving). A new replica with the current template
+is placed beside it instead, at a free index, wherever the scheduler's ledger has room for the
+deployment's replicas plus the surge (every replica of the fleet charged, the old one too); the
+new one is annotated ``modelplane.ai/surge-for: <old>``. Once it serves, the old one leaves in
+two phases (``drain.py``): endpoint first, then the replica, charged to the ledger until it is
+gone. At most ``maxSurge`` surge replicas are in flight; none is started while a replica still
+drains (a new one could otherwise take the index, and the name, of one still leaving).
+
+Only where the scheduler finds no room for a surge (the fleet is full, or the deployment is not
+fully placed) are outdated replicas updated in place, kill first, as ``maxUnavailable`` allows;
+outdated replicas that serve nothing are updated in place whatever the surge, as they cost
+nothing. ``unit: Cluster`` does not surge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.compose.modeldeployment.rollout import Candidate, Strategy
+from modelplane.kube.objects import condition
+from modelplane.labels import SURGE_FOR
+from modelplane.scheduling.placement import ReplicaPlacement, Schedule
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Surges:
+    """The surges the observed replicas hold."""
+
+    in_flight: dict[str, str]
+    """Surge replica key -> the key of the outdated replica it replaces, not serving yet."""
+    leaving: frozenset[str]
+    """Names of the replicas a serving surge replaced: they leave, charged until gone."""
+    replaced: dict[str, str]
+    """Old replica key -> its surge replica's key, for those leaving."""
+
+
+def surges_of(mine: Mapping[str, Obj]) -> Surges:
+    by_name = {str(o["metadata"]["name"]): k for k, o in mine.items()}
+    in_flight: dict[str, str] = {}
+    leaving: set[str] = set()
+    replaced: dict[str, str] = {}
+    for key, obj in mine.items():
+        old = str(((obj.get("metadata") or {}).get("annotations") or {}).get(SURGE_FOR) or "")
+        old_key = by_name.get(old)
+        if old_key is None or old_key == key:
+            continue
+        if serving(obj):
+            leaving.add(old)
+            replaced[old_key] = key
+        else:
+            in_flight[key] = old_key
+    return Surges(in_flight, frozenset(leaving), replaced)
+
+
+@dataclass(frozen=True)
+class Started:
+    placements: tuple[tuple[ReplicaPlacement, str], ...]
+    """New surge placements, each with the key of the outdated replica it replaces."""
+    no_room: bool
+    """The scheduler found no room for a surge asked for: kill-first may update in place."""
+
+
+def start(
+    strategy: Strategy,
+    candidates: list[Candidate],
+    surges: Surges,
+    plan: Schedule,
+    place: Callable[[int], Schedule],
+    draining: bool,
+) -> Started:
+    """Surge replicas to place now. ``place(n)``: the schedule with ``n`` replicas beyond
+    ``spec.replicas``; ``plan`` is ``place(len(surges.in_flight))``; ``draining``: a replica
+    still leaves."""
+    if strategy.max_surge == 0 or strategy.by_cluster:
+        return Started((), no_room=True)
+    if strategy.paused:
+        return Started((), no_room=False)
+    busy = set(surges.in_flight.values())
+    wanted = sorted(
+        (
+            c
+            for c in candidates
+            if c.serving and c.index >= strategy.partition and c.key not in busy
+        ),
+        key=lambda c: c.index,
+    )
+    asked = min(strategy.max_surge - len(surges.in_flight), len(wanted))
+    if asked <= 0 or draining:
+        return Started((), no_room=False)
+    if not _steady(plan):
+        return Started((), no_room=True)
+    wider = place(len(surges.in_flight) + asked)
+    taken = {p.index for p in plan.placements}
+    extra = sorted(
+        (p for p in wider.placements if p.index not in taken and p.existing is None),
+        key=lambda p: p.index,
+    )
+    if wider.removed or not taken <= {p.index for p in wider.placements}:
+        extra = []  # the wider schedule would change what stands: no surge
+    pairs = tuple((p, c.key) for p, c in zip(extra, wanted, strict=False))
+    return Started(pairs, no_room=len(pairs) < asked)
+
+
+def _steady(plan: Schedule) -> bool:
+    """Every replica placed where it stands, none leaving: only then is room for a surge
+    room, not a replica the schedule still owes."""
+    return (
+        not plan.removed
+        and plan.scheduled >= plan.desired
+        and all(p.existing is not None for p in plan.placements)
+    )
+
+
+def serving(obj: Obj | None) -> bool:
+    c = condition(obj, "ModelServing")
+    return bool(c and c.get("status") == "True")

@@ -1,0 +1,178 @@
+"""maxSurge: a template change replaces serving replicas make-before-break where the fleet has
+room, through the FunctionRunner over several reconciles. A replica counts as serving traffic
+while it serves and its ModelEndpoint is composed (a leaving one has lost its endpoint)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
+from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.endpoints import endpoint_key
+from modelplane.labels import SURGE_FOR
+from tests.compose.modeldeployment.test_rollout import md, stamp_of
+from tests.compose.through import Response, run
+from tests.fleet.builders import inference_class, inference_cluster, with_condition
+
+Obj = dict[str, Any]
+ONE_GPU = inference_class("h100", gpus=1)
+
+
+def clusters(nodes: int) -> list[Obj]:
+    """Three clusters of ``nodes`` one-GPU nodes: 2 hold six replicas exactly, 3 leave room."""
+    return [
+        inference_cluster(n, {"h100": ("h100", nodes)}, classes=[ONE_GPU]) for n in ("a", "b", "c")
+    ]
+
+
+class Fleet:
+    """Replicas as the clusters run them: a new or restamped one serves from the reconcile
+    after next; ``broken`` stamps never serve."""
+
+    def __init__(self, nodes: int) -> None:
+        self.fleet = clusters(nodes)
+        self.observed: dict[str, Obj] = {}
+        self.broken: frozenset[str] = frozenset()
+        self.history: list[Response] = []
+
+    def reconcile(self, composite: Obj) -> Response:
+        before = self.observed
+        mine = [o for o in before.values() if o["kind"] == "ModelReplica"]
+        required = {CLUSTERS: self.fleet, CLASSES: [ONE_GPU], REPLICAS: mine, ROUTES: []}
+        rsp = run(composite, before, required)
+        assert rsp.fatal is None, rsp.fatal
+        after = {}
+        for key, obj in rsp.resources.items():
+            obj = copy.deepcopy(obj)
+            if obj["kind"] == "ModelReplica":
+                was = before.get(key)
+                restarted = was is None or stamp_of(was) != stamp_of(obj)
+                up = not restarted and stamp_of(obj) not in self.broken
+                obj = with_condition(obj, "ModelServing", "True" if up else "False")
+            after[key] = obj
+        self.observed = after
+        self.history.append(rsp)
+        return rsp
+
+    def routed(self) -> int:
+        """Replicas serving with their endpoint composed: what takes traffic."""
+        return sum(
+            1
+            for key, o in self.observed.items()
+            if o["kind"] == "ModelReplica"
+            and endpoint_key(key) in self.observed
+            and any(
+                c["type"] == "ModelServing" and c["status"] == "True"
+                for c in o["status"]["conditions"]
+            )
+        )
+
+    def replicas(self) -> dict[str, Obj]:
+        return {k: o for k, o in self.observed.items() if o["kind"] == "ModelReplica"}
+
+    def stamps(self) -> set[str]:
+        return {stamp_of(o) for o in self.replicas().values()}
+
+
+def settled(nodes: int) -> Fleet:
+    fleet = Fleet(nodes)
+    for _ in range(3):
+        fleet.reconcile(md())
+    assert fleet.routed() == 6
+    return fleet
+
+
+NEW = md("vllm/vllm-openai:v2", maxSurge=1, maxUnavailable=0)
+
+
+def test_with_room_a_surge_never_leaves_fewer_than_all_replicas_serving() -> None:
+    fleet = settled(nodes=3)
+    old = fleet.stamps()
+    routed = []
+    for _ in range(30):
+        rsp = fleet.reconcile(NEW)
+        routed.append(fleet.routed())
+    assert min(routed) == 6
+    assert fleet.stamps().isdisjoint(old)
+    assert len(fleet.replicas()) == 6
+    assert rsp.condition("RolledOut")[:2] == ("True", "Complete")
+
+
+def test_the_surge_replica_is_placed_beside_the_old_one_and_status_counts_it() -> None:
+    fleet = settled(nodes=3)
+    before = set(fleet.replicas())
+    rsp = fleet.reconcile(NEW)
+    assert rsp.status["rollout"] == {"updated": 0, "serving": 0, "remaining": 6, "surge": 1}
+    assert rsp.status["replicas"]["total"] == 6
+    [surge] = set(fleet.replicas()) - before
+    replaced = fleet.replicas()[surge]["metadata"]["annotations"][SURGE_FOR]
+    assert replaced in {o["metadata"]["name"] for o in fleet.replicas().values()}
+    assert "1 surging beside them" in rsp.condition("RolledOut")[2]
+
+
+def test_the_old_replica_loses_its_endpoint_before_it_is_deleted() -> None:
+    fleet = settled(nodes=3)
+    for _ in range(30):
+        before = fleet.observed
+        fleet.reconcile(NEW)
+        for key in set(before) - set(fleet.observed):
+            if before[key]["kind"] == "ModelReplica":
+                assert endpoint_key(key) not in before, key
+
+
+def test_at_most_max_surge_replicas_are_placed_beside_the_old_ones() -> None:
+    fleet = settled(nodes=3)
+    for _ in range(30):
+        rsp = fleet.reconcile(md("vllm/vllm-openai:v2", maxSurge=2, maxUnavailable=0))
+        assert rsp.status["rollout"].get("surge", 0) <= 2
+        assert len(fleet.replicas()) <= 8
+    assert fleet.routed() == 6
+
+
+def test_without_room_replicas_are_updated_in_place_as_max_unavailable_allows() -> None:
+    fleet = settled(nodes=2)
+    names = set(fleet.replicas())
+    routed = []
+    for _ in range(20):
+        rsp = fleet.reconcile(md("vllm/vllm-openai:v2", maxSurge=1, maxUnavailable=1))
+        routed.append(fleet.routed())
+        assert "surge" not in rsp.status["rollout"]
+    assert min(routed) == 5
+    assert set(fleet.replicas()) == names
+    assert rsp.condition("RolledOut")[1] == "Complete"
+
+
+def test_without_room_and_max_unavailable_0_no_serving_replica_stops() -> None:
+    fleet = settled(nodes=2)
+    old = fleet.stamps()
+    for _ in range(4):
+        rsp = fleet.reconcile(NEW)
+        assert fleet.routed() == 6
+    assert fleet.stamps() == old
+    status, reason, message = rsp.condition("RolledOut")
+    assert (status, reason) == ("False", "Stalled")
+    assert "no room for a surge replica" in message
+
+
+def test_a_surge_replica_that_never_serves_keeps_the_old_one_serving() -> None:
+    fleet = settled(nodes=3)
+    old = fleet.stamps()
+    fleet.reconcile(NEW)
+    fleet.broken = frozenset(fleet.stamps() - old)
+    for _ in range(6):
+        rsp = fleet.reconcile(NEW)
+        assert fleet.routed() == 6
+    assert len(fleet.replicas()) == 7
+    status, reason, message = rsp.condition("RolledOut")
+    assert (status, reason) == ("False", "Stalled")
+    assert "held by updated replicas not serving" in message
+
+
+def test_a_paused_rollout_places_no_surge() -> None:
+    fleet = settled(nodes=3)
+    names = set(fleet.replicas())
+    for _ in range(3):
+        rsp = fleet.reconcile(md("vllm/vllm-openai:v2", maxSurge=1, paused=True))
+    assert set(fleet.replicas()) == names
+    assert rsp.condition("RolledOut")[1] == "Paused"
