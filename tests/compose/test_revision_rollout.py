@@ -7,6 +7,7 @@ it, never before."""
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
 
 from modelplane.compose.cache import UNVERSIONED, pinned_revision, replica_weights, revision_path
@@ -28,6 +29,23 @@ from tests.fleet.builders import (
 Obj = dict[str, Any]
 H100 = inference_class("h100")
 NAMES = ("a", "b", "c")
+
+
+def commit(label: str) -> str:
+    """The commit a label (a tag, or a branch at some point of its history) stands for."""
+    return hashlib.sha1(label.encode()).hexdigest()
+
+
+LABELS = {commit(n): n for n in ("v1", "v2", "main@1", "main@2")}
+
+
+def named(node: Any) -> Any:
+    """``node`` with every commit of LABELS shown as its label, keys included."""
+    if isinstance(node, dict):
+        return {named(k): named(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [named(v) for v in node]
+    return LABELS.get(node, node) if isinstance(node, str) else node
 
 
 def fleet() -> list[Obj]:
@@ -63,10 +81,11 @@ def _manifest(obj: Obj) -> Obj:
 class World:
     """The cache's claims and the deployment's replicas as the clusters run them.
 
-    A hydration Job completes once its cluster is in ``finishing``; a prune Job at once. On
-    disk each claim holds what completed Jobs wrote and did not delete. A replica whose stamp
-    changed restarts (not serving for a reconcile); it serves only once the revision it is
-    pinned to is on its cluster's disk, as its pods wait for that revision's marker.
+    A hydration Job completes once its cluster is in ``finishing``; a prune Job at once; a
+    resolve Pod at once, with the commit ``hub`` names for its revision then. On disk each
+    claim holds what completed Jobs wrote and did not delete, by label (LABELS). A replica
+    whose stamp changed restarts (not serving for a reconcile); it serves only once the revision
+    it is pinned to is on its cluster's disk, as its pods wait for that revision's marker.
     """
 
     def __init__(self, deployment: Obj, revision: str) -> None:
@@ -76,6 +95,9 @@ class World:
         self.observed: dict[str, Obj] = {}
         self.disk: dict[str, set[str]] = {n: set() for n in NAMES}
         self.finishing: set[str] = set(NAMES)
+        self.hub = {"v1": commit("v1"), "v2": commit("v2"), "main": commit("main@1")}
+        self.resolved: list[tuple[str, str]] = []
+        """(cluster, commit) for every resolve Pod that ran."""
         self.pruned: list[tuple[str, str, set[str]]] = []
         """(cluster, revision, what the replicas there read) for every deletion."""
 
@@ -104,6 +126,8 @@ class World:
                 role == cache_composer.HYDRATE and cluster in self.finishing
             )
             manifest: Obj = {"metadata": {"uid": f"uid-{cluster}"}}
+            if role == cache_composer.RESOLVE:
+                manifest["status"] = self._resolve(cluster, _manifest(obj), key)
             if role in (cache_composer.HYDRATE, cache_composer.PRUNE) and done:
                 manifest["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
                 self._ran(role, cluster, _manifest(obj))
@@ -112,6 +136,17 @@ class World:
         self.cache_observed = observed
         self.mc = {**self.mc, "status": rsp.status}
         return rsp
+
+    def _resolve(self, cluster: str, pod: Obj, key: str) -> Obj:
+        """The Pod's status: once terminated, it keeps the commit it ended with."""
+        before = self.cache_observed.get(key)
+        if before is not None:
+            return dict(before["status"]["atProvider"]["manifest"]["status"])
+        [container] = pod["spec"]["containers"]
+        sha = self.hub[container["args"][1]]
+        self.resolved.append((cluster, sha))
+        terminated = {"exitCode": 0, "message": sha}
+        return {"phase": "Succeeded", "containerStatuses": [{"state": {"terminated": terminated}}]}
 
     def _ran(self, role: str, cluster: str, job: Obj) -> None:
         [container] = job["spec"]["template"]["spec"]["containers"]
@@ -129,12 +164,13 @@ class World:
     def _revision_at(self, path: str) -> str:
         if "/revisions/" not in path:
             return UNVERSIONED
-        [revision] = [r for r in ("v1", "v2") if revision_path(self.mc, r) == path]
+        [revision] = [n for c, n in LABELS.items() if revision_path(self.mc, c) == path]
         return revision
 
     def reads(self, replica: Obj) -> str:
         """The revision the replica's pods read, as its composition resolves it."""
-        return replica_weights(self.mc, pinned_revision(replica), _cluster(replica)).revision
+        weights = replica_weights(self.mc, pinned_revision(replica), _cluster(replica))
+        return str(named(weights.revision))
 
     def reconcile_deployment(self) -> Response:
         required = {
@@ -184,7 +220,7 @@ def _stamp(obj: Obj) -> str:
 
 
 def _pin(replica: Obj) -> str:
-    return str(pinned_revision(replica))
+    return str(named(pinned_revision(replica)))
 
 
 def _cluster(replica: Obj) -> str:
@@ -197,10 +233,11 @@ def _index(replica: Obj) -> int:
 
 def settled(deployment: Obj) -> World:
     world = World(deployment, "v1")
-    for _ in range(4):
+    for _ in range(30):
         world.round()
-    assert world.serving() == {i: "v1" for i in range(6)}
-    return world
+        if world.pins() == {i: "v1" for i in range(6)} == world.serving():
+            return world
+    raise AssertionError(world.pins())
 
 
 def changed(world: World, rounds: int, finishing: dict[int, str]) -> list[tuple[Response, int]]:
@@ -249,7 +286,7 @@ def test_no_replica_moves_until_the_new_revision_is_hydrated_on_every_cluster() 
 def test_the_new_revision_hydrates_beside_the_old_one() -> None:
     world = settled(md())
     changed(world, 3, {0: "a"})
-    entries = {e["name"]: e for e in world.mc["status"]["clusters"]}
+    entries = {e["name"]: e for e in named(world.mc["status"]["clusters"])}
     assert entries["a"]["revisions"] == ["v2", "v1"]
     assert entries["b"]["revisions"] == ["v1"]
     assert world.disk["a"] == {"v1", "v2"}
@@ -266,7 +303,7 @@ def test_an_old_revision_is_pruned_everywhere_once_no_replica_reads_it() -> None
     world = settled(md(maxUnavailable=2))
     changed(world, 20, {0: "a", 1: "b", 2: "c"})
     assert world.disk == {n: {"v2"} for n in NAMES}
-    assert {e["name"]: e["revisions"] for e in world.mc["status"]["clusters"]} == {
+    assert {e["name"]: e["revisions"] for e in named(world.mc["status"]["clusters"])} == {
         n: ["v2"] for n in NAMES
     }
     assert all(revision not in reads for _, revision, reads in world.pruned)
@@ -274,7 +311,8 @@ def test_an_old_revision_is_pruned_everywhere_once_no_replica_reads_it() -> None
 
 
 def test_a_revision_replicas_still_read_is_never_pruned() -> None:
-    world = settled(md(partition=3))
+    world = settled(md())
+    world.md["spec"]["rollout"] = {"partition": 3}
     changed(world, 20, {0: "a", 1: "b", 2: "c"})
     assert world.pins() == {0: "v1", 1: "v1", 2: "v1", 3: "v2", 4: "v2", 5: "v2"}
     clusters_with_v1 = {r["spec"]["clusterName"] for r in world.replicas() if _pin(r) == "v1"}
@@ -285,11 +323,9 @@ def test_a_revision_replicas_still_read_is_never_pruned() -> None:
 
 def rolled_at_once() -> World:
     """Every replica moved from v1 to v2, hydrated everywhere at once, in one step."""
-    world = World(md(maxUnavailable=6), "v1")
-    for _ in range(4):
-        world.round()
+    world = settled(md(maxUnavailable=6))
     world.mc = {**cache("v2"), "status": world.mc["status"]}
-    for _ in range(3):
+    for _ in range(4):  # resolved, hydrated, pinned, serving
         world.round()
     assert world.serving() == {i: "v2" for i in range(6)}
     return world
@@ -299,7 +335,7 @@ def test_an_old_revision_is_kept_while_the_replicas_are_not_read() -> None:
     world = rolled_at_once()
     for _ in range(6):
         rsp = world.reconcile_cache(listed=False)
-    assert all(e["revisions"] == ["v2", "v1"] for e in rsp.status["clusters"])
+    assert all(e["revisions"] == ["v2", "v1"] for e in named(rsp.status["clusters"]))
     assert not [k for k in rsp.resources if k.startswith("prune-")]
 
 
@@ -308,7 +344,7 @@ def test_an_old_revision_is_pruned_after_three_reconciles_unused_then_its_job_go
     seen = []
     for _ in range(5):
         rsp = world.reconcile_cache()
-        [a] = [e for e in rsp.status["clusters"] if e["name"] == "a"]
+        [a] = [e for e in named(rsp.status["clusters"]) if e["name"] == "a"]
         pruner = [k for k in rsp.resources if k.startswith("prune-") and k.endswith("-a")]
         seen.append((a.get("unused"), a.get("pruning"), a["revisions"], bool(pruner)))
     assert seen == [
@@ -372,7 +408,7 @@ def test_a_revision_set_back_while_it_is_pruned_hydrates_again_only_once_that_is
     world = rolled_at_once()
     for _ in range(3):
         world.reconcile_cache()
-    assert all(e.get("pruning") == ["v1"] for e in world.mc["status"]["clusters"])
+    assert all(e.get("pruning") == ["v1"] for e in named(world.mc["status"]["clusters"]))
     world.mc = {**cache("v1"), "status": world.mc["status"]}
     rsp = world.reconcile_cache()
     assert not [k for k in rsp.resources if k.startswith("hydrate-")]
@@ -380,4 +416,4 @@ def test_a_revision_set_back_while_it_is_pruned_hydrates_again_only_once_that_is
     for _ in range(3):
         rsp = world.reconcile_cache()
     assert world.disk == {n: {"v1", "v2"} for n in NAMES}
-    assert all(e["revisions"][0] == "v1" for e in rsp.status["clusters"])
+    assert all(e["revisions"][0] == "v1" for e in named(rsp.status["clusters"]))

@@ -49,12 +49,17 @@ def test_an_engine_given_no_revision_reads_the_snapshot_the_job_downloaded(tmp_p
     assert offline_snapshot(cache, REPO_FOLDER, None) == cache / REPO_FOLDER / "snapshots" / COMMIT
 
 
-@pytest.mark.parametrize("revision", ["v1.0", COMMIT])
-def test_an_engine_given_the_revision_reads_the_same_snapshot(
-    tmp_path: Path, revision: str
+def test_an_engine_given_the_commit_reads_the_same_snapshot(tmp_path: Path) -> None:
+    cache = hydrated(tmp_path)
+    assert offline_snapshot(cache, REPO_FOLDER, COMMIT).name == COMMIT
+
+
+def test_an_engine_given_the_branch_s_name_fails_offline_as_the_job_downloads_its_commit(
+    tmp_path: Path,
 ) -> None:
     cache = hydrated(tmp_path)
-    assert offline_snapshot(cache, REPO_FOLDER, revision).name == COMMIT
+    with pytest.raises(LocalEntryNotFoundError):
+        offline_snapshot(cache, REPO_FOLDER, "v1.0")
 
 
 def test_an_engine_given_another_revision_fails_instead_of_downloading(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ Weights hydrated before revision paths sit at the claim's root (``UNVERSIONED``)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,12 @@ DEFAULT_REVISION = "main"
 UNVERSIONED = ":root"
 """The weights hydrated at the claim's root before revision paths: ``:`` is in no git ref name,
 so no revision can take this name."""
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+"""A full commit hash (huggingface_hub file_download.py REGEX_COMMIT_HASH): names one snapshot."""
+RESOLVED = "resolved"
+"""status.resolved of a ModelCache: the commit its branch or tag was resolved to, once."""
+RESOLVE_ANNOTATION = "modelplane.ai/resolve-revision"
+"""Changing its value on a ModelCache resolves its branch or tag again."""
 # status.clusters[] of a ModelCache: what each cluster's claim holds.
 REVISIONS, UNVERSIONED_FIELD, PRUNING = "revisions", "unversioned", "pruning"
 
@@ -66,10 +73,38 @@ def stages_on(cache: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in cache_selector(cache).items())
 
 
-def cache_revision(model_cache: Mapping[str, Any]) -> str:
-    """The revision the cache hydrates now (``spec.huggingFace.revision``, else main)."""
+def requested_revision(model_cache: Mapping[str, Any]) -> str:
+    """The revision the user asks for (``spec.huggingFace.revision``, else main)."""
     hf = (model_cache.get("spec") or {}).get("huggingFace") or {}
     return str(hf.get("revision") or DEFAULT_REVISION)
+
+
+def resolve_request(model_cache: Mapping[str, Any]) -> dict[str, str]:
+    """What a resolution answers: the requested branch or tag and the annotation asking again."""
+    out = {"revision": requested_revision(model_cache)}
+    annotations = (model_cache.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(RESOLVE_ANNOTATION):
+        out["request"] = str(annotations[RESOLVE_ANNOTATION])
+    return out
+
+
+def resolved_commit(model_cache: Mapping[str, Any]) -> str | None:
+    """The commit the cache hydrates: the requested revision when it is one, else the commit
+    its status records for this request; None while the branch or tag is not resolved."""
+    requested = requested_revision(model_cache)
+    if COMMIT.match(requested):
+        return requested
+    record = (model_cache.get("status") or {}).get(RESOLVED) or {}
+    if not isinstance(record, Mapping) or not COMMIT.match(str(record.get("commit") or "")):
+        return None
+    asked = {k: str(v) for k, v in record.items() if k in ("revision", "request")}
+    return str(record["commit"]) if asked == resolve_request(model_cache) else None
+
+
+def cache_revision(model_cache: Mapping[str, Any]) -> str:
+    """The revision the cache hydrates now: its commit once resolved, else the requested
+    revision (which no cluster hydrates: see resolved_commit)."""
+    return resolved_commit(model_cache) or requested_revision(model_cache)
 
 
 def _repo(model_cache: Mapping[str, Any]) -> str:
@@ -110,6 +145,10 @@ def unversioned_on(model_cache: Mapping[str, Any], cluster: str) -> str | None:
     if REVISIONS not in entry:
         return cache_revision(model_cache) if entry.get("phase") == "Ready" else None
     value = entry.get(UNVERSIONED_FIELD)
+    if value and str(value) == requested_revision(model_cache):
+        # Recorded by the branch or tag's name (before it was resolved): the root holds what
+        # the replicas reading it read, which is the cache's revision until it changes.
+        return cache_revision(model_cache)
     return str(value) if value else None
 
 

@@ -5,6 +5,7 @@ thrown away by a transient fault."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,10 @@ def cache(
     revision: str | None = None,
     auth: Obj | None = None,
     size: int = 20,
+    resolved: bool = True,
 ) -> Obj:
+    """``resolved``: the status records the commit of ``revision`` (main when None), as once
+    the resolve step ran (test_modelcache_resolve.py)."""
     hf: Obj = {"repo": "Qwen/Qwen3-8B", "sizeGiB": size}
     if revision is not None:
         hf["revision"] = revision
@@ -50,12 +54,21 @@ def cache(
     spec: Obj = {"source": "HuggingFace", "huggingFace": hf}
     if selector is not None:
         spec["clusterSelector"] = {"matchLabels": selector}
-    return {
+    out = {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelCache",
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
+    if resolved:
+        ref = revision or "main"
+        out["status"] = {"resolved": {"revision": ref, "commit": commit_of(ref)}}
+    return out
+
+
+def commit_of(revision: str) -> str:
+    """The commit a branch or tag stands for on the Hub in these tests."""
+    return hashlib.sha1(revision.encode()).hexdigest()
 
 
 def cluster(
@@ -250,8 +263,8 @@ def test_the_job_downloads_into_the_claim_where_the_engines_read() -> None:
 @pytest.mark.parametrize(
     ("revision", "args"),
     [
-        (None, ["Qwen/Qwen3-8B"]),
-        ("v1.0", ["Qwen/Qwen3-8B", "--revision", "v1.0"]),
+        (None, ["Qwen/Qwen3-8B", "--revision", commit_of("main")]),
+        ("v1.0", ["Qwen/Qwen3-8B", "--revision", commit_of("v1.0")]),
     ],
 )
 def test_the_job_runs_the_hugging_face_cli_on_the_repo_at_its_revision(

@@ -9,6 +9,7 @@ from typing import Any
 from modelplane.compose.modelcache.composer import CLUSTERS, compose_model_cache
 from modelplane.composer import Inputs
 from modelplane.simulate import simulate_observed
+from tests.compose.modelcache.test_modelcache import commit_of
 from tests.compose.through import run
 
 Obj = dict[str, Any]
@@ -20,6 +21,7 @@ def cache() -> Obj:
         "kind": "ModelCache",
         "metadata": {"name": "weights", "namespace": "ml"},
         "spec": {"source": "HuggingFace", "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": 20}},
+        "status": {"resolved": {"revision": "main", "commit": commit_of("main")}},
     }
 
 

@@ -12,7 +12,7 @@ import yaml
 
 from modelplane.compose.modelcache.composer import CLUSTERS
 from modelplane.simulate import simulate_observed
-from tests.compose.modelcache.test_modelcache import COMPLETE, cache, cluster
+from tests.compose.modelcache.test_modelcache import COMPLETE, cache, cluster, commit_of
 from tests.compose.through import Response, run
 
 Obj = dict[str, Any]
@@ -51,7 +51,7 @@ def observed(rsp: Response, job: Obj | None = COMPLETE, claim_uid: str = "uid-1"
 
 def with_status(mc: Obj, rsp: Response) -> Obj:
     """The cache as the next reconcile reads it: the status ``rsp`` wrote."""
-    return {**mc, "status": {"clusters": rsp_status(rsp)}}
+    return {**mc, "status": {k: v for k, v in rsp.status.items() if k != "summary"}}
 
 
 def rsp_status(rsp: Response) -> list[Obj]:
@@ -76,7 +76,7 @@ def test_a_completed_job_is_recorded_with_its_digest_and_the_claim_it_filled() -
         "phase": "Ready",
         "hydratedBy": digest,
         "claimUID": "uid-1",
-        "revisions": ["main"],
+        "revisions": [commit_of("main")],
     }
 
 
@@ -118,6 +118,7 @@ def test_a_new_revision_hydrates_again_and_brings_the_token_back() -> None:
     done, mc, seen = hydrate(cache(auth=AUTH))
     moved = copy.deepcopy(mc)
     moved["spec"]["huggingFace"]["revision"] = "v2"
+    moved["status"]["resolved"] = {"revision": "v2", "commit": commit_of("v2")}
     after = reconcile(moved, {k: v for k, v in seen.items() if not k.startswith("hydrate-")})
     assert kinds(after) == ["Job", "Namespace", "PersistentVolumeClaim", "Secret"]
     assert [c["phase"] for c in rsp_status(after)] == ["Pending"]

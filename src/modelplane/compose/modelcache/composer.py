@@ -11,8 +11,10 @@ namespace on the control plane, applied to the cache's namespace on the workload
   that names none cannot stage: its phase says so and nothing new is composed there);
 - with ``huggingFace.authSecret``, a copy of the token on the workload cluster, patched from the
   user's Secret by provider-kubernetes, so the token never appears in a composed manifest;
-- a hydration Job that runs ``hf download`` into the claim with the same ``HF_HUB_CACHE`` the
-  engines get, so the snapshot lands where the engines look for it.
+- a hydration Job that runs ``hf download`` of the revision's commit into the claim with the
+  same ``HF_HUB_CACHE`` the engines get, so the snapshot lands where the engines look for it;
+- while a branch or tag is not resolved to a commit, on the first cluster only, the Pod that
+  resolves it (resolve.py), and no hydration Job anywhere.
 
 A cluster that no longer matches loses its objects (the cache is per cluster), and so does one
 that no longer exists: missing from the list, it is asked for by name, and its objects stay
@@ -33,15 +35,19 @@ from modelplane.compose.cache import (
     CACHE_MOUNT_PATH,
     CACHE_VOLUME,
     MARKER_DIR,
+    RESOLVED,
     cache_claim_name,
     cache_revision,
+    requested_revision,
+    resolve_request,
+    resolved_commit,
     revision_marker,
     revision_path,
     stages_on,
 )
 from modelplane.compose.evidence import listed_and_found, look_up
 from modelplane.compose.modelcache import hydrated as latch
-from modelplane.compose.modelcache import revisions
+from modelplane.compose.modelcache import resolve, revisions
 from modelplane.compose.modelcache.revisions import Holding
 from modelplane.compose.remote import (
     NEVER_DELETE,
@@ -99,7 +105,10 @@ NO_STORAGE_CLASS = (
     "(spec.cluster.existing.cache.storageClassName)"
 )
 NAMESPACE, CLAIM, TOKEN, HYDRATE, PRUNE = "namespace", "claim", "token", "hydrate", "prune"
-ROLES = (NAMESPACE, CLAIM, TOKEN, HYDRATE, PRUNE)
+RESOLVE = "resolve"
+ROLES = (NAMESPACE, CLAIM, TOKEN, HYDRATE, PRUNE, RESOLVE)
+DIGESTED = (HYDRATE, PRUNE, RESOLVE)
+"""Roles whose keys carry a digest of what they run: ``<role>-<digest>-<cluster>``."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +166,11 @@ def compose_model_cache(inputs: Inputs) -> Result:
         inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pools
     )
     result.requirements.update(class_lookup.requirements)
-    for cluster in where_used(mc, inputs, candidates, classes):
+    used = where_used(mc, inputs, candidates, classes)
+    mc, resolver, resolving = resolution(mc, used, inputs.observed)
+    for key, obj in resolver.items():
+        result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
+    for cluster in used:
         name = str(cluster["metadata"]["name"])
         observed = mine.get(name, {})
         provider_config = _provider_config(cluster)
@@ -173,7 +186,9 @@ def compose_model_cache(inputs: Inputs) -> Result:
                 phases.append(ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS, holding=kept))
             continue
         composed = compose_cluster(mc, cluster, provider_config)
-        if cache_revision(mc) in revisions.recorded(mc, name).pruning:
+        if resolving is not None:
+            phase, composed = resolving.waiting(name, composed)
+        elif cache_revision(mc) in revisions.recorded(mc, name).pruning:
             phase, composed = still_pruning(mc, name, composed)
         else:
             phase, composed = hydration(name, composed, inputs.observed, done.get(name))
@@ -189,7 +204,10 @@ def compose_model_cache(inputs: Inputs) -> Result:
         "clusters": [p.as_status() for p in phases],
         "summary": {"ready": f"{ready}/{len(phases)}"},
     }
-    hydrated = hydrated_condition(phases)
+    commit = resolved_commit(mc)
+    if commit is not None:
+        result.status[RESOLVED] = resolve.record(mc, commit)
+    hydrated = hydrated_condition(phases, resolving is not None)
     result.conditions.append(hydrated)
     if hydrated.status != "True":
         # Staged nowhere yet (no cluster selected, or none writable): nothing composed says so.
@@ -338,12 +356,11 @@ def token_secret_name(cache: str) -> str:
 
 
 def hydration_job(mc: Obj, authenticated: bool) -> Obj:
-    """``hf download`` of the repo at its revision into the claim; the name is set by the caller."""
+    """``hf download`` of the repo at its commit into the claim; the name is set by the caller."""
     hf = mc["spec"]["huggingFace"]
-    args = [str(hf["repo"])]
-    if hf.get("revision"):
-        args += ["--revision", str(hf["revision"])]
     revision = cache_revision(mc)
+    # The resolved commit, never the branch: every cluster downloads the same snapshot.
+    args = [str(hf["repo"]), "--revision", revision]
     env: list[Obj] = [
         # Exactly what the engines pinned to this revision get (pods.py): the download lands
         # where they read, beside every other revision.
@@ -427,6 +444,70 @@ _DOWNLOAD_THEN_MARK = (
     'printf %s "${snapshot##*/}" > "$repo/refs/main" && '
     f'mkdir -p {MARKER_DIR} && touch "$MODELPLANE_HYDRATED_MARKER"'
 )
+
+
+POD_SUCCEEDED = (
+    "has(object.status) && has(object.status.phase) && object.status.phase == 'Succeeded'"
+)
+
+
+@dataclass(frozen=True)
+class Resolving:
+    """The cache's branch or tag is not resolved yet: no cluster downloads it."""
+
+    revision: str
+    cluster: str
+    """Where the resolve Pod runs ("" when no cluster can run it)."""
+    message: str
+
+    def waiting(self, name: str, composed: dict[str, Obj]) -> tuple[ClusterPhase, dict[str, Obj]]:
+        """One cluster's phase, and what of ``composed`` it needs: no hydration Job, and the
+        token only where the resolve Pod reads it."""
+        token = f"{TOKEN}-{name}" if name != self.cluster else None
+        needed = {k: v for k, v in composed.items() if not k.startswith(f"{HYDRATE}-")}
+        needed.pop(token or "", None)
+        if name == self.cluster:
+            message = f"resolving revision {self.revision} to a commit here: {self.message}"
+        else:
+            message = f"waiting for revision {self.revision} to be resolved on {self.cluster}"
+        return ClusterPhase(name, PENDING, message), needed
+
+
+def resolution(
+    mc: Obj, clusters: list[Obj], observed: Mapping[str, Obj]
+) -> tuple[Obj, dict[str, Obj], Resolving | None]:
+    """The cache with its commit (resolve.py), the resolve Pod's Object while it is needed, and
+    what the clusters wait for while the revision is not resolved."""
+    if resolved_commit(mc) is not None:
+        return mc, {}, None
+    revision = requested_revision(mc)
+    stageable = [c for c in clusters if _provider_config(c) and cache_storage_class(c)]
+    if not stageable:
+        return mc, {}, Resolving(revision, "", "no cluster can stage the weights")
+    template = hydration_job(mc, "authSecret" in mc["spec"]["huggingFace"])["spec"]["template"]
+    pod = resolve.resolve_pod(mc, template)
+    # A new request is a new Pod: an old one still observed must not answer it.
+    digest = short_hash(repr(pod["spec"]), repr(resolve_request(mc)))
+    pod["metadata"]["name"] = dns_label("modelcache", _name(mc), RESOLVE, digest)
+    # Where this Pod already runs, while that cluster can stage (a list that lags must not move
+    # it); else the first in name order.
+    running = [c for c in stageable if f"{RESOLVE}-{digest}-{c['metadata']['name']}" in observed]
+    cluster = (running or stageable)[0]
+    name, provider_config = str(cluster["metadata"]["name"]), str(_provider_config(cluster))
+    key = f"{RESOLVE}-{digest}-{name}"
+    wrapped = _wrap(
+        mc,
+        f"{RESOLVE}-{digest}",
+        name,
+        provider_config,
+        pod,
+        readiness={"policy": "DeriveFromCelQuery", "celQuery": POD_SUCCEEDED},
+    )
+    commit, message = resolve.observed(observed.get(key))
+    if commit is None:
+        return mc, {key: wrapped}, Resolving(revision, name, message)
+    # Used at once, and kept until the record is in the status it is published to.
+    return resolve.with_record(mc, resolve.record(mc, commit)), {key: wrapped}, None
 
 
 def hydration(
@@ -550,7 +631,7 @@ def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:
     return ClusterPhase(name, HYDRATING, "the hydration Job is downloading the weights")
 
 
-def hydrated_condition(phases: list[ClusterPhase]) -> Condition:
+def hydrated_condition(phases: list[ClusterPhase], resolving: bool = False) -> Condition:
     if not phases:
         return Condition(HYDRATED, "False", "NoMatchingCluster", "no InferenceCluster is selected")
     waiting = [f"{p.name}: {p.phase}" + (f" ({p.message})" if p.message else "") for p in phases]
@@ -564,6 +645,8 @@ def hydrated_condition(phases: list[ClusterPhase]) -> Condition:
         return Condition(HYDRATED, "False", "HydrationFailed", message)
     if any(p.phase == CANNOT_STAGE for p in phases):
         return Condition(HYDRATED, "False", "NoStorageClass", message)
+    if resolving:
+        return Condition(HYDRATED, "False", "Resolving", message)
     return Condition(HYDRATED, "False", "Hydrating", message)
 
 
@@ -596,7 +679,7 @@ def _observed_by_cluster(observed: Mapping[str, Obj]) -> dict[str, dict[str, Obj
         role, _, rest = key.partition("-")
         if role not in ROLES or not isinstance(obj.get("metadata"), Mapping):
             continue
-        cluster = rest.partition("-")[2] if role in (HYDRATE, PRUNE) else rest
+        cluster = rest.partition("-")[2] if role in DIGESTED else rest
         out.setdefault(cluster, {})[key] = obj
     return out
 

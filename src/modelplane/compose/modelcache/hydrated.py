@@ -55,7 +55,7 @@ def keep_status(mc: Mapping[str, Any], result: Result) -> Result:
     """``result`` publishing the status the cache has: a reconcile that cannot read the fleet
     must not lose the record of what is hydrated (the status it returns replaces the old)."""
     status = mc.get("status") or {}
-    for field in ("clusters", "summary"):
+    for field in ("clusters", "summary", "resolved"):
         if field in status:
             result.status.setdefault(field, status[field])
     return result

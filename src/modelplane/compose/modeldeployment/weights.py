@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.compose.cache import cache_revision, hydrated_revisions
+from modelplane.compose.cache import cache_revision, hydrated_revisions, resolved_commit
 from modelplane.compose.cache import pinned_revision as _pinned
 from modelplane.composer import Condition
 from modelplane.labels import MODEL_REVISION
@@ -47,16 +47,18 @@ class Pinning:
             self.usual is None or self.usual in hydrated_revisions(self.cache, cluster)
         ):
             return self.usual
-        return cache_revision(self.cache)
+        # Not resolved yet: no commit to pin; the replica is pinned once there is one.
+        return resolved_commit(self.cache)
 
     def held(self, rolled_out: Condition) -> Condition:
         """The rollout's condition, saying it waits for the revision while it does."""
         if self.cache is None or not self.hydrating:
             return rolled_out
         where = ", ".join(self.hydrating)
+        state = "hydrated yet on" if resolved_commit(self.cache) else "resolved to a commit for"
         message = (
             f"revision {cache_revision(self.cache)} of ModelCache {_name(self.cache)} is not "
-            f"hydrated yet on {where}: replicas keep the revision they read until it is "
+            f"{state} {where}: replicas keep the revision they read until it is "
             f"hydrated on every cluster they run on; {rolled_out.message}"
         )
         return Condition(rolled_out.type, "False", WAITING, message)
@@ -67,7 +69,8 @@ def pinning(
 ) -> Pinning:
     if cache is None:
         return Pinning()
-    revision = cache_revision(cache)
+    # A branch or tag not resolved yet is hydrated nowhere: every cluster waits for its commit.
+    revision = resolved_commit(cache)
     hydrating = sorted({c for c in clusters if revision not in hydrated_revisions(cache, c)})
     pins = Counter(_pinned(o) for o in observed if _ref(o).get("name") == _name(cache))
     usual = min(pins, key=lambda p: (-pins[p], p or "")) if pins else None

@@ -1,0 +1,93 @@
+"""A branch or tag resolved to one commit, once for the whole cache.
+
+``hf download --revision main`` on each cluster would resolve ``main`` when that cluster
+downloads: two clusters minutes apart could hold two commits, and one deployment's replicas
+serve two sets of weights. So a revision that is not a commit is resolved once, by a small Pod
+on the first cluster the cache stages on (in name order): it asks the Hub for the revision's
+commit (huggingface_hub ``HfApi.model_info(repo, revision=..., expand=["sha"]).sha``) and ends
+with that commit as its termination message, which the Pod's observed status carries back
+through its provider-kubernetes Object (no ConfigMap, no RBAC on the workload cluster). The
+cache records it in ``status.resolved`` and every cluster downloads that commit.
+
+Evidence, not absence: once recorded, the record alone decides; the Pod goes, and nothing that
+is (not) observed of it resolves the branch again. Only a new request does: another revision, or
+a new value of the ``modelplane.ai/resolve-revision`` annotation. The Pod is kept until the
+record is in the cache's status, so a lost status write reads the same commit back from it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.cache import COMMIT, RESOLVED, requested_revision, resolve_request
+
+Obj = dict[str, Any]
+
+TERMINATION_LOG = "/dev/termination-log"
+_DOWNLOAD_ONLY = ("HF_HUB_CACHE", "MODELPLANE_HYDRATED_MARKER")
+# argv, never the shell, carries the repo and revision; the commit is the termination message.
+_RESOLVE = (
+    "import sys\n"
+    "from huggingface_hub import HfApi\n"
+    "info = HfApi().model_info(sys.argv[1], revision=sys.argv[2], expand=['sha'])\n"
+    f"open({TERMINATION_LOG!r}, 'w').write(info.sha)\n"
+)
+
+
+def resolve_pod(mc: Mapping[str, Any], template: Obj) -> Obj:
+    """The Pod resolving the cache's revision, from the hydration Job's pod ``template`` (same
+    image, user, token and scratch); the name is set by the caller."""
+    spec = copy.deepcopy(template["spec"])
+    [container] = spec["containers"]
+    repo = str(mc["spec"]["huggingFace"]["repo"])
+    container.update(
+        {
+            "name": "resolve",
+            "command": ["python3", "-c", _RESOLVE],
+            "args": [repo, requested_revision(mc)],
+            "env": [e for e in container["env"] if e["name"] not in _DOWNLOAD_ONLY],
+            # A failed attempt's log tail becomes its message: the status shows why (a gated
+            # repo, a revision that does not exist) while the kubelet retries.
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+        }
+    )
+    container["volumeMounts"] = [m for m in container["volumeMounts"] if m["mountPath"] == "/tmp"]
+    spec["volumes"] = [v for v in spec["volumes"] if "emptyDir" in v]
+    # OnFailure: a flaky Hub is retried in place, and a success ends the Pod Succeeded.
+    spec["restartPolicy"] = "OnFailure"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": copy.deepcopy(template["metadata"]) | {"name": ""},
+        "spec": spec,
+    }
+
+
+def observed(obj: Mapping[str, Any] | None) -> tuple[str | None, str]:
+    """The commit the observed resolve Pod ended with, or None and what it is doing."""
+    pod = ((obj or {}).get("status") or {}).get("atProvider", {}).get("manifest")
+    if not pod:
+        return None, "the resolve Pod is not observed yet"
+    failed = ""
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        done = (status.get("state") or {}).get("terminated") or {}
+        message = str(done.get("message") or "").strip()
+        if done.get("exitCode") == 0 and COMMIT.match(message):
+            return message, ""
+        last = (status.get("lastState") or {}).get("terminated") or {}
+        failed = str(last.get("message") or done.get("message") or "").strip()[-300:]
+    if failed:
+        return None, f"the resolve Pod failed, retrying: {failed}"
+    return None, "the resolve Pod is asking the Hub"
+
+
+def record(mc: Mapping[str, Any], commit: str) -> Obj:
+    """The status record of ``commit`` answering the cache's current request."""
+    return {**resolve_request(mc), "commit": commit}
+
+
+def with_record(mc: Obj, entry: Obj) -> Obj:
+    """The cache as if its status already recorded ``entry``."""
+    return {**mc, "status": {**(mc.get("status") or {}), RESOLVED: entry}}
