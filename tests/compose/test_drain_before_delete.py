@@ -183,7 +183,8 @@ def draining_one() -> tuple[World, Obj, str]:
 
 def required_with(world: World, routes: list[Obj], **by_name: list[Obj]) -> dict:
     mine = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
-    return {CLUSTERS: fleet(), CLASSES: [H100], REPLICAS: mine, ROUTES: routes, **by_name}
+    required = {CLUSTERS: fleet(), CLASSES: [H100], REPLICAS: mine, ROUTES: routes, HOLDS: []}
+    return {**required, **by_name}
 
 
 def test_an_empty_route_list_asks_for_the_recorded_routes_by_name_and_keeps_the_replica() -> None:
