@@ -172,6 +172,9 @@ def test_a_refused_delete_of_a_composed_replica_is_never_asked_for() -> None:
     [usage] = [u for u in world.usages() if u["spec"]["of"]["resourceRef"]["name"] == replica]
     mine = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
     required = {CLUSTERS: fleet_of_three(), CLASSES: [H100], REPLICAS: mine, ROUTES: []}
+    # The routes let go: gone when asked for by name.
+    asked = run(md, world.deployment, {**required, HOLDS: []}).by_name
+    required |= {key: [] for key in asked}
     kept = run(md, world.deployment, {**required, HOLDS: [usage]})
     released = run(md, world.deployment, {**required, HOLDS: []})
 

@@ -26,11 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.compose.evidence import look_up
-from modelplane.compose.frontdoor import POOL_HEADER
-from modelplane.compose.inferencecluster.usages import USAGE_API_VERSION
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.routed import USAGE_API_VERSION, held_replicas, referenced_pools
 from modelplane.composer import Desired, Inputs, Requirement, namespace_of
 from modelplane.labels import HOLDS_ROUTED, ROUTES_POOLS
 from modelplane.observed import carried
@@ -100,19 +99,6 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
     return Drain(out, lookup.requirements)
 
 
-def held_replicas(usages: Iterable[Mapping[str, Any]]) -> set[str]:
-    """The ModelReplicas the Usages hold: deleting one of them would be refused, and a refused
-    delete of a composed resource fails the deployment's whole reconcile (Crossplane v2.3.4,
-    internal/controller/apiextensions/composite/composition_functions.go garbage-collects
-    before it applies anything)."""
-    out: set[str] = set()
-    for usage in usages:
-        of = (usage.get("spec") or {}).get("of") or {}
-        if of.get("kind") == "ModelReplica":
-            out.add(str((of.get("resourceRef") or {}).get("name")))
-    return out
-
-
 def _recorded(replica: Mapping[str, Any]) -> set[str]:
     annotations = (replica.get("metadata") or {}).get("annotations") or {}
     return {n for n in str(annotations.get(DRAIN_ROUTES) or "").split(",") if n}
@@ -130,32 +116,4 @@ def _naming(objects: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
     for obj in objects:
         for pool in referenced_pools([obj]):
             out.setdefault(pool, set()).add(str((obj.get("metadata") or {}).get("name")))
-    return out
-
-
-def referenced_pools(objects: Iterable[Mapping[str, Any]]) -> set[str]:
-    """Every InferencePool the route Objects name, in the manifest they apply or the one they
-    observe: a fleet route's backendRef, or a front route's pool header."""
-    out: set[str] = set()
-    for obj in objects:
-        manifests = [
-            ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest"),
-            ((obj.get("status") or {}).get("atProvider") or {}).get("manifest"),
-        ]
-        for manifest in manifests:
-            if isinstance(manifest, Mapping):
-                out |= _pools(manifest)
-    return out
-
-
-def _pools(manifest: Mapping[str, Any]) -> set[str]:
-    out: set[str] = set()
-    for rule in (manifest.get("spec") or {}).get("rules") or ():
-        for ref in rule.get("backendRefs") or ():
-            if ref.get("kind") == "InferencePool":
-                out.add(str(ref.get("name")))
-            for f in ref.get("filters") or ():
-                for header in (f.get("requestHeaderModifier") or {}).get("set") or ():
-                    if header.get("name") == POOL_HEADER:
-                        out.add(str(header.get("value")))
     return out

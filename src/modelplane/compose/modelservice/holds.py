@@ -23,10 +23,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.frontdoor import API_VERSION
-from modelplane.compose.inferencecluster.usages import USAGE_API_VERSION
-from modelplane.compose.modeldeployment.drain import referenced_pools
 from modelplane.compose.modelservice.plan import Plan
 from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
 from modelplane.composer import Desired, namespace_of
 from modelplane.kube.names import dns_label
 from modelplane.labels import HOLDS_ROUTED
