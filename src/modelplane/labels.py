@@ -57,6 +57,10 @@ ROUTES_POOLS = "modelplane.ai/routes-pools"
 """Label ("true") on a ModelService's route Objects: a replica leaving its deployment is deleted
 only once none of them references its InferencePool."""
 
+HOLDS_ROUTED = "modelplane.ai/holds-routed-replica"
+"""Label ("true") on a ModelService's Usages of the replicas its routes name: a deployment lists
+them, and deletes a leaving replica only once none holds it."""
+
 
 # The serving stack: what an InferenceCluster composes on its cluster.
 STACK_COMPONENT = "modelplane.ai/stack-component"

@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import ROUTES, referenced_pools
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES, held_replicas, referenced_pools
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modelservice.composer import endpoints_requirement
 from modelplane.compose.replicapool import replica_pool_name
@@ -68,15 +68,29 @@ class World:
             if o["kind"] == "ModelReplica"
         }
 
+    def usages(self) -> list[Obj]:
+        return [o for o in self.service.values() if o["kind"] == "Usage"]
+
     def reconcile_deployment(self, md: Obj, clusters: list[Obj]) -> None:
         mine = [o for o in self.deployment.values() if o["kind"] == "ModelReplica"]
-        required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: mine, ROUTES: self.routes()}
+        required = {
+            CLUSTERS: clusters,
+            CLASSES: [H100],
+            REPLICAS: mine,
+            ROUTES: self.routes(),
+            HOLDS: self.usages(),
+        }
         rsp = run(md, self.deployment, required)
         # A route Object asked for by name is answered as Crossplane fetches it: the truth.
         for key, (_, name, _) in rsp.by_name.items():
             required[key] = [o for o in self.routes() if o["metadata"]["name"] == name]
         rsp = run(md, self.deployment, required) if rsp.by_name else rsp
         assert rsp.fatal is None, rsp.fatal
+        dropped = {o["metadata"]["name"] for o in mine} - {
+            o["metadata"]["name"] for o in rsp.resources.values()
+        }
+        # Deleting a held replica would be refused, and fail the deployment's whole reconcile.
+        assert not dropped & held_replicas(self.usages()), "a held replica was deleted"
         self.deployment = {
             k: with_condition(copy.deepcopy(o), "ModelServing", "True")
             if o["kind"] == "ModelReplica"
@@ -169,7 +183,8 @@ def draining_one() -> tuple[World, Obj, str]:
 
 def required_with(world: World, routes: list[Obj], **by_name: list[Obj]) -> dict:
     mine = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
-    return {CLUSTERS: fleet(), CLASSES: [H100], REPLICAS: mine, ROUTES: routes, **by_name}
+    required = {CLUSTERS: fleet(), CLASSES: [H100], REPLICAS: mine, ROUTES: routes, HOLDS: []}
+    return {**required, **by_name}
 
 
 def test_an_empty_route_list_asks_for_the_recorded_routes_by_name_and_keeps_the_replica() -> None:

@@ -17,7 +17,7 @@ import pytest
 from modelplane.compose import pods_revision as revision
 from modelplane.compose.endpointpicker import DEFAULT_IMAGE
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.composer import CLUSTER_REQUIREMENT
@@ -63,7 +63,7 @@ class Fleet:
 
     def reconcile(self) -> None:
         mine = [o for o in self.observed.values() if o["kind"] == "ModelReplica"]
-        required = {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: mine, ROUTES: []}
+        required = {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: mine, ROUTES: [], HOLDS: []}
         rsp = run(MD, self.observed, required)
         assert rsp.fatal is None, rsp.fatal
         self.history.append(rsp)

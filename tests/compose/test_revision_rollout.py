@@ -13,7 +13,7 @@ from typing import Any
 from modelplane.compose.cache import UNVERSIONED, pinned_revision, replica_weights, revision_path
 from modelplane.compose.modelcache import composer as cache_composer
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH, template_hash
 from modelplane.labels import MODEL_REVISION
@@ -178,6 +178,7 @@ class World:
             CLASSES: [H100],
             REPLICAS: self.replicas(),
             ROUTES: [],
+            HOLDS: [],
             CACHE: [self.mc],
         }
         rsp = run(self.md, self.observed, required)
@@ -397,7 +398,7 @@ def test_a_cache_not_read_keeps_every_replica_on_its_revision() -> None:
     rsp = run(
         world.md,
         world.observed,
-        {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: world.replicas(), ROUTES: []},
+        {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: world.replicas(), ROUTES: [], HOLDS: []},
     )
     assert {
         _index(o): _pin(o) for o in rsp.resources.values() if o["kind"] == "ModelReplica"

@@ -46,7 +46,7 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
-from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, ROUTES
+from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, HOLDS, ROUTES
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modelreplica.composer import compose as compose_replica
 from modelplane.compose.registry import default_registry
@@ -158,6 +158,7 @@ def deployment_world(draw: st.DrawFn) -> World:
             CLASSES: [H100, A100],
             REPLICAS: [*others, *observed.values()],
             ROUTES: routes,
+            HOLDS: [],
         },
         observed,
         partial=frozenset({CLUSTERS, CLASSES, REPLICAS, ROUTES}),

@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conformance.fleets import NAMES, fleet
+from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES, referenced_pools
+from modelplane.compose.modeldeployment.endpoints import endpoint_key
+from modelplane.compose.replicapool import replica_pool_name
+from tests.compose.test_drain_before_delete import H100, World, rolled
+from tests.compose.test_drain_before_delete import fleet as fleet_of_three
+from tests.compose.through import Response, run
+from tests.conformance.fleets import NAMES, SERVED, fleet
+from tests.fleet.builders import deployment
 
 ROOT = Path(__file__).resolve().parents[2]
 Obj = dict[str, Any]
@@ -108,3 +116,70 @@ def test_every_release_and_object_uses_a_provider_config_its_cluster_composes(na
         or (u["apiVersion"].partition("/")[0], ref.get("name")) not in configs
     ]
     assert unknown == []
+
+
+def _holds(name: str) -> list[Obj]:
+    return [u for u in fleet(name).composed("Usage") if u["spec"]["of"]["kind"] == "ModelReplica"]
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_every_routed_replica_is_held_by_a_usage_of_the_service(name: str) -> None:
+    """crossplane/crossplane v2.3.4, internal/webhook/protection/usage/handler.go: a DELETE is
+    refused while any Usage of the object exists (``FindUsageOf``), garbage collector's included;
+    so deleting a deployment leaves every replica a route names until its Usage goes."""
+    routed = {
+        m["spec"]["forProvider"]["manifest"]["metadata"]["name"]
+        for m in fleet(name).composed("Object")
+        if m["spec"]["forProvider"]["manifest"]["kind"] == "InferencePool"
+    } & referenced_pools(fleet(name).composed("Object"))
+    held = {replica_pool_name(u["spec"]["of"]["resourceRef"]["name"]) for u in _holds(name)}
+    assert routed and held == routed
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_a_service_s_usages_name_no_by(name: str) -> None:
+    """crossplane/crossplane v2.3.4, internal/controller/protection/usage/reconciler.go: a Usage
+    being deleted that carries ``crossplane.io/composite`` and names a ``by`` keeps its finalizer
+    while the ``by`` exists; one with a ``reason`` only is released at once. A service's Usage is
+    left out while its routes live on, so it must be the second kind."""
+    assert [u["metadata"]["name"] for u in _holds(name) if "by" in u["spec"]] == []
+    assert all(u["spec"]["reason"] for u in _holds(name))
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_a_service_s_usages_replay_the_deletion_they_refused(name: str) -> None:
+    """The same reconciler deletes ``of`` again, with the propagation policy the webhook
+    recorded in ``usage.crossplane.io/deletion-attempt-with-policy``, only when
+    ``replayDeletion`` is true; otherwise the garbage collector retries on its own backoff."""
+    assert all(u["spec"].get("replayDeletion") is True for u in _holds(name))
+    assert all("namespace" not in u["spec"]["of"]["resourceRef"] for u in _holds(name))
+
+
+def test_a_refused_delete_of_a_composed_replica_is_never_asked_for() -> None:
+    """crossplane/crossplane v2.3.4, internal/controller/apiextensions/composite/
+    composition_functions.go: composed resources left out of the desired state are deleted
+    before anything is applied, and an error doing so fails the whole reconcile. So a
+    deployment keeps a leaving replica while a Usage holds it, even once no route names it."""
+    world = World()
+    rolled(deployment("qwen", replicas=2), world, fleet_of_three(), 3)
+    md = deployment("qwen", replicas=1)
+    world.reconcile_deployment(md, fleet_of_three())  # one replica withdrawn, routes not read
+    [replica] = [
+        o["metadata"]["name"]
+        for k, o in world.deployment.items()
+        if o["kind"] == "ModelReplica" and endpoint_key(k) not in world.deployment
+    ]
+    [usage] = [u for u in world.usages() if u["spec"]["of"]["resourceRef"]["name"] == replica]
+    mine = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
+    required = {CLUSTERS: fleet_of_three(), CLASSES: [H100], REPLICAS: mine, ROUTES: []}
+    # The routes let go: gone when asked for by name.
+    asked = run(md, world.deployment, {**required, HOLDS: []}).by_name
+    required |= {key: [] for key in asked}
+    kept = run(md, world.deployment, {**required, HOLDS: [usage]})
+    released = run(md, world.deployment, {**required, HOLDS: []})
+
+    def names(rsp: Response) -> set[str]:
+        return {o["metadata"]["name"] for o in rsp.resources.values()}
+
+    assert replica in names(kept)
+    assert replica not in names(released)

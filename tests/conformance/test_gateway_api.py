@@ -276,7 +276,8 @@ def front_rule(*entries: tuple[int, dict[str, str]]) -> tuple[Obj, dict[str, Obj
     }
     rsp = run(kit.service("qwen", "ml", *entries), {}, required)
     assert rsp.fatal is None, rsp.fatal
-    manifests = {k: o["spec"]["forProvider"]["manifest"] for k, o in rsp.resources.items()}
+    objects = {k: o for k, o in rsp.resources.items() if o["kind"] == "Object"}
+    manifests = {k: o["spec"]["forProvider"]["manifest"] for k, o in objects.items()}
     [rule] = manifests["front/main"]["spec"]["rules"]
     return rule, manifests
 

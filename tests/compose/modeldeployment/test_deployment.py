@@ -14,7 +14,7 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
@@ -50,7 +50,13 @@ def reconcile(
     gone: tuple[str, ...] = (),
 ) -> Result:
     """``gone``: clusters asked for by name that are not there. No route names a pool."""
-    required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: replicas or [], ROUTES: []}
+    required = {
+        CLUSTERS: clusters,
+        CLASSES: [H100],
+        REPLICAS: replicas or [],
+        ROUTES: [],
+        HOLDS: [],
+    }
     required |= {f"cluster/{name}": [] for name in gone}
     return compose_deployment(Inputs(composite=md, required=required, observed=observed or {}))
 

@@ -20,7 +20,7 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.render import api_server_admission, render_passes
@@ -50,7 +50,9 @@ def reconcile(
     md: Obj, required: dict[str, list[Obj]], observed: dict[str, Obj] | None = None
 ) -> Result:
     inputs = Inputs(
-        composite=md, required={CLASSES: [H100], ROUTES: [], **required}, observed=observed or {}
+        composite=md,
+        required={CLASSES: [H100], ROUTES: [], HOLDS: [], **required},
+        observed=observed or {},
     )
     return compose_deployment(inputs)
 
@@ -157,7 +159,7 @@ def created(replica: Obj, at: str) -> Obj:
 
 
 def fleet_required(clusters: list[Obj], own: list[Obj]) -> dict[str, list[Obj]]:
-    return {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: own, ROUTES: []}
+    return {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: own, ROUTES: [], HOLDS: []}
 
 
 def test_two_deployments_placing_on_one_clusters_last_node_in_one_reconcile_each_end_apart() -> (

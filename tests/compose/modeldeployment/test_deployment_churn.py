@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from tests.compose.through import Response, run
 from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
 
@@ -113,7 +113,7 @@ def test_a_replica_on_a_cluster_positively_gone_moves_make_before_break() -> Non
     # The replacement serves: the old replica's endpoint goes first, and nothing is moving.
     after = as_observed(moving)
     mine = [o for o in after.values() if o["kind"] == "ModelReplica"]
-    draining = run(md, after, {**required, REPLICAS: mine, ROUTES: []})
+    draining = run(md, after, {**required, REPLICAS: mine, ROUTES: [], HOLDS: []})
     replicas = sorted(k for k, o in draining.resources.items() if o["kind"] == "ModelReplica")
     assert replicas == ["replica-0-a", "replica-1-b", "replica-1-c"]
     assert "endpoint-1-b" not in draining.resources
@@ -121,7 +121,7 @@ def test_a_replica_on_a_cluster_positively_gone_moves_make_before_break() -> Non
 
     # Its endpoint deleted and no route naming its pool: the old replica goes.
     gone = as_observed(draining)
-    done = run(md, gone, {**required, REPLICAS: mine, ROUTES: []})
+    done = run(md, gone, {**required, REPLICAS: mine, ROUTES: [], HOLDS: []})
     replicas = sorted(k for k, o in done.resources.items() if o["kind"] == "ModelReplica")
     assert replicas == ["replica-0-a", "replica-1-c"]
     assert done.status["replicas"] == {"total": 2, "ready": 2}

@@ -14,7 +14,7 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.composer import Inputs
 from tests.compose.through import Response, run
 from tests.fleet.builders import (
@@ -64,6 +64,7 @@ def reconcile(
     route names a pool."""
     required = {
         ROUTES: [],
+        HOLDS: [],
         CLUSTERS: fleet,
         CLASSES: [H100] if classes is None else classes,
         REPLICAS: list(observed.values()) if listed is None else listed,
@@ -172,7 +173,13 @@ def test_a_replica_on_a_pool_whose_class_is_gone_by_name_is_kept_and_said_why() 
 
 
 def required_of(observed: dict[str, Obj], fleet: list[Obj], classes: list[Obj]) -> dict:
-    return {ROUTES: [], CLUSTERS: fleet, CLASSES: classes, REPLICAS: list(observed.values())}
+    return {
+        ROUTES: [],
+        HOLDS: [],
+        CLUSTERS: fleet,
+        CLASSES: classes,
+        REPLICAS: list(observed.values()),
+    }
 
 
 def test_a_replica_whose_cluster_is_unlisted_is_asked_for_by_name_and_kept_meanwhile() -> None:

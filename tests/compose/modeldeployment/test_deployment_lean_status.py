@@ -11,7 +11,7 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.composer import Inputs
 from tests.fleet.builders import deployment, engine, inference_class, inference_cluster, member
 
@@ -27,7 +27,7 @@ def scheduled(replicas: int, clusters: int) -> tuple[str, str, int]:
         for i in range(clusters)
     ]
     md = deployment("qwen", engine("main", member(gpus=8)), replicas=replicas)
-    required = {CLUSTERS: fleet, CLASSES: [H100], REPLICAS: [], ROUTES: []}
+    required = {CLUSTERS: fleet, CLASSES: [H100], REPLICAS: [], ROUTES: [], HOLDS: []}
     result = compose_deployment(Inputs(composite=md, required=required))
     [cond] = [c for c in result.conditions if c.type == "ReplicasScheduled"]
     placed = sum(1 for d in result.resources.values() if d.resource["kind"] == "ModelReplica")

@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
 from tests.compose.through import Response, run
 from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
@@ -44,7 +44,9 @@ class Fleet:
     def reconcile(self, composite: Obj) -> Response:
         mine = [o for o in self.observed.values() if o["kind"] == "ModelReplica"]
         rsp = run(
-            composite, self.observed, {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: mine, ROUTES: []}
+            composite,
+            self.observed,
+            {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: mine, ROUTES: [], HOLDS: []},
         )
         assert rsp.fatal is None, rsp.fatal
         after = {}

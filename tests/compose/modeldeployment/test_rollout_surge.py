@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import ROUTES
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.labels import SURGE_FOR
 from tests.compose.modeldeployment.test_rollout import md, stamp_of
@@ -39,7 +39,7 @@ class Fleet:
     def reconcile(self, composite: Obj) -> Response:
         before = self.observed
         mine = [o for o in before.values() if o["kind"] == "ModelReplica"]
-        required = {CLUSTERS: self.fleet, CLASSES: [ONE_GPU], REPLICAS: mine, ROUTES: []}
+        required = {CLUSTERS: self.fleet, CLASSES: [ONE_GPU], REPLICAS: mine, ROUTES: [], HOLDS: []}
         rsp = run(composite, before, required)
         assert rsp.fatal is None, rsp.fatal
         after = {}

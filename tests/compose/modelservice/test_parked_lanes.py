@@ -39,8 +39,8 @@ def front_weights(rsp: Response) -> dict[str, int]:
     """The front route's backendRef weights, by the pool header each lane sets."""
     out = {}
     for key, obj in rsp.resources.items():
-        manifest = obj["spec"]["forProvider"]["manifest"]
         if key.startswith("front/"):
+            manifest = obj["spec"]["forProvider"]["manifest"]
             for rule in manifest["spec"]["rules"]:
                 for ref in rule.get("backendRefs", []):
                     for f in ref.get("filters", []):
@@ -53,6 +53,7 @@ def fleet_pools(rsp: Response) -> set[str]:
     return {
         ref["name"]
         for obj in rsp.resources.values()
+        if obj["kind"] == "Object"
         for rule in obj["spec"]["forProvider"]["manifest"].get("spec", {}).get("rules", [])
         for ref in rule.get("backendRefs", [])
         if ref.get("kind") == "InferencePool"

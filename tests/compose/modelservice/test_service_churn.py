@@ -48,8 +48,8 @@ def backends(rsp: Response) -> dict[str, list[str]]:
     assert rsp.fatal is None, rsp.fatal
     out = {}
     for key, obj in sorted(rsp.resources.items()):
-        manifest = obj["spec"]["forProvider"]["manifest"]
-        if manifest["kind"] == "HTTPRoute":
+        manifest = obj["spec"].get("forProvider", {}).get("manifest", {})
+        if manifest.get("kind") == "HTTPRoute":
             out[key] = sorted(
                 ref["name"]
                 for rule in manifest["spec"]["rules"]

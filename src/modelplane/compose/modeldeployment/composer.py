@@ -39,7 +39,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.evidence import Lookup, listed_and_found, look_up
-from modelplane.compose.modeldeployment.drain import ROUTES, draining, routes_requirement
+from modelplane.compose.modeldeployment.drain import (
+    HOLDS,
+    ROUTES,
+    draining,
+    holds_requirement,
+    routes_requirement,
+)
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.footprint import Footprint, footprint
 from modelplane.compose.modeldeployment.rollout import (
@@ -244,6 +250,7 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     if any(key not in result.resources for key in mine):
         # Asked for whenever a replica leaves, kept or not, so the requirements settle.
         result.requirements[ROUTES] = routes_requirement(md)
+        result.requirements[HOLDS] = holds_requirement(md)
     drain = draining(inputs, mine, result.resources)
     result.requirements.update(drain.requirements)
     leaving = list(drain.replicas)

@@ -6,8 +6,9 @@ Deleting both in one response would delete the pool while the ModelService, not 
 change until its next reconcile, still weights it: its share of traffic would get errors. So the
 replica is kept (without an endpoint) while its endpoint is still observed, while any of the
 namespace's route Objects (labelled ``modelplane.ai/routes-pools``) names its pool in what it
-asks for or in what it observes on the cluster, and while that list has not been read. Its
-serving pods then get their termination grace period to finish in-flight streams.
+asks for or in what it observes on the cluster, while a ModelService's Usage still holds it
+(``modelservice/holds.py``: deleting it would be refused), and while either list has not been
+read. Its serving pods then get their termination grace period to finish in-flight streams.
 
 A list of route Objects can lag like any other, and an empty one looks exactly like every route
 letting go. So the route Objects found naming the pool are recorded on the draining replica
@@ -25,18 +26,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.compose.evidence import look_up
-from modelplane.compose.frontdoor import POOL_HEADER
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.routed import USAGE_API_VERSION, held_replicas, referenced_pools
 from modelplane.composer import Desired, Inputs, Requirement, namespace_of
-from modelplane.labels import ROUTES_POOLS
+from modelplane.labels import HOLDS_ROUTED, ROUTES_POOLS
 from modelplane.observed import carried
 
 Obj = dict[str, Any]
 
 ROUTES = "service-routes"
 """The requirement listing the namespace's route Objects while a replica drains."""
+HOLDS = "service-holds"
+"""The requirement listing the ModelServices' Usages of replicas while a replica drains."""
 ROUTE_BY_NAME = "route"
 """Requirements asking for a recorded route Object the list does not hold:
 ``route/<namespace>/<name>``."""
@@ -63,12 +66,23 @@ def routes_requirement(md: Mapping[str, Any]) -> Requirement:
     )
 
 
+def holds_requirement(md: Mapping[str, Any]) -> Requirement:
+    return Requirement(
+        USAGE_API_VERSION,
+        "Usage",
+        match_labels={HOLDS_ROUTED: "true"},
+        namespace=namespace_of(md),
+    )
+
+
 def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desired]) -> Drain:
     """The observed replicas ``desired`` leaves out that must stay until the routes let go."""
     leaving = [key for key in mine if key not in desired]
     listed = inputs.required.get(ROUTES)
-    if not leaving or listed is None:
+    usages = inputs.required.get(HOLDS)
+    if not leaving or listed is None or usages is None:
         return Drain({key: carried(mine[key]) for key in leaving})
+    held_by = held_replicas(usages)
     recorded = {key: _recorded(mine[key]) for key in leaving}
     held = {str((o.get("metadata") or {}).get("name")) for o in listed}
     asked = set().union(*recorded.values()) - held
@@ -79,7 +93,8 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
     for key in leaving:
         pool = replica_pool_name(str(mine[key]["metadata"]["name"]))
         routes = naming.get(pool, set()) | (recorded[key] & lookup.pending)
-        if routes or endpoint_key(key) in inputs.observed:
+        name = str(mine[key]["metadata"]["name"])
+        if routes or endpoint_key(key) in inputs.observed or name in held_by:
             out[key] = _recording(carried(mine[key]), routes)
     return Drain(out, lookup.requirements)
 
@@ -101,32 +116,4 @@ def _naming(objects: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
     for obj in objects:
         for pool in referenced_pools([obj]):
             out.setdefault(pool, set()).add(str((obj.get("metadata") or {}).get("name")))
-    return out
-
-
-def referenced_pools(objects: Iterable[Mapping[str, Any]]) -> set[str]:
-    """Every InferencePool the route Objects name, in the manifest they apply or the one they
-    observe: a fleet route's backendRef, or a front route's pool header."""
-    out: set[str] = set()
-    for obj in objects:
-        manifests = [
-            ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest"),
-            ((obj.get("status") or {}).get("atProvider") or {}).get("manifest"),
-        ]
-        for manifest in manifests:
-            if isinstance(manifest, Mapping):
-                out |= _pools(manifest)
-    return out
-
-
-def _pools(manifest: Mapping[str, Any]) -> set[str]:
-    out: set[str] = set()
-    for rule in (manifest.get("spec") or {}).get("rules") or ():
-        for ref in rule.get("backendRefs") or ():
-            if ref.get("kind") == "InferencePool":
-                out.add(str(ref.get("name")))
-            for f in ref.get("filters") or ():
-                for header in (f.get("requestHeaderModifier") or {}).get("set") or ():
-                    if header.get("name") == POOL_HEADER:
-                        out.add(str(header.get("value")))
     return out

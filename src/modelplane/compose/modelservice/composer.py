@@ -10,6 +10,8 @@ routes; this module places them:
   (the 503 it answers with while nothing is ready), on that gateway's cluster;
 - per cluster holding ready replicas: ``fleet/<cluster>``;
 - per gateway cluster and ready external endpoint: ``egress/<cluster>/<endpoint>``.
+- per ModelReplica whose pool a route names: ``holds/<replica>``, a Usage refusing its deletion
+  until the routes let go (``holds.py``).
 
 With no ready endpoint the front routes stay and answer 503, and are marked not ready, so the
 service is not Ready. Nothing observed is dropped on no evidence (``_kept``): while the
@@ -34,6 +36,7 @@ from modelplane.compose.frontdoor import (
 )
 from modelplane.compose.modelservice import routes, status
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
+from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
@@ -131,6 +134,9 @@ def compose_service(inputs: Inputs) -> Result:
             if not plan.lanes:
                 ready = "False"  # it answers 503: the service is not Ready
         result.resources[key] = Desired(obj, ready)
+    # Deleting a replica the routes name waits until they let go.
+    held = holds(ms, plan, inputs.observed, [d.resource for d in result.resources.values()])
+    result.resources.update(held)
 
     programmed = {
         key: ready_as_observed(inputs.observed.get(key)) == "True"

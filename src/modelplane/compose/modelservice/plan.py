@@ -202,6 +202,9 @@ def _why_not_ready(
 ) -> str:
     """Why the endpoint cannot take traffic, or "". A routed endpoint whose own status, or whose
     cluster's, is not written (or lists only Crossplane's conditions) carries no evidence."""
+    if (endpoint.get("metadata") or {}).get("deletionTimestamp"):
+        # Deleting it is the evidence it is going: its lane leaves before its pool can.
+        return "is being deleted"
     spec = endpoint.get("spec") or {}
     backend = ((endpoint.get("status") or {}).get("routing") or {}).get("backendName")
     cluster_name = spec.get("clusterName")

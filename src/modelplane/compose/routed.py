@@ -1,0 +1,52 @@
+"""What a ModelService's routes name and what its Usages hold, read by the services and by the
+deployments whose replicas they route to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from modelplane.compose.frontdoor import POOL_HEADER
+
+USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
+
+
+def held_replicas(usages: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The ModelReplicas the Usages hold: deleting one of them would be refused, and a refused
+    delete of a composed resource fails the deployment's whole reconcile (Crossplane v2.3.4,
+    internal/controller/apiextensions/composite/composition_functions.go garbage-collects
+    before it applies anything)."""
+    out: set[str] = set()
+    for usage in usages:
+        of = (usage.get("spec") or {}).get("of") or {}
+        if of.get("kind") == "ModelReplica":
+            out.add(str((of.get("resourceRef") or {}).get("name")))
+    return out
+
+
+def referenced_pools(objects: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Every InferencePool the route Objects name, in the manifest they apply or the one they
+    observe: a fleet route's backendRef, or a front route's pool header."""
+    out: set[str] = set()
+    for obj in objects:
+        manifests = [
+            ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest"),
+            ((obj.get("status") or {}).get("atProvider") or {}).get("manifest"),
+        ]
+        for manifest in manifests:
+            if isinstance(manifest, Mapping):
+                out |= _pools(manifest)
+    return out
+
+
+def _pools(manifest: Mapping[str, Any]) -> set[str]:
+    out: set[str] = set()
+    for rule in (manifest.get("spec") or {}).get("rules") or ():
+        for ref in rule.get("backendRefs") or ():
+            if ref.get("kind") == "InferencePool":
+                out.add(str(ref.get("name")))
+            for f in ref.get("filters") or ():
+                for header in (f.get("requestHeaderModifier") or {}).get("set") or ():
+                    if header.get("name") == POOL_HEADER:
+                        out.add(str(header.get("value")))
+    return out
