@@ -320,17 +320,30 @@ def cluster_load(kept: list[Replica]) -> dict[str, int]:
 
 
 def scale_down(
-    kept: list[Replica], load: dict[str, int], desired: int, stamped: dict[str, dict[str, Any]]
+    kept: list[Replica],
+    load: dict[str, int],
+    desired: int,
+    stamped: dict[str, dict[str, Any]],
+    composed: frozenset[str] = frozenset(),
 ) -> list[pl.RemovedReplica]:
-    """Remove kept replicas (from ``kept`` and ``load``) past ``desired``: most-loaded cluster
-    first, then one that is not serving (keeping it would keep capacity that serves nothing),
-    then the later name, then the higher index."""
+    """Remove kept replicas (from ``kept`` and ``load``) past ``desired``: first one only listed
+    while the deployment composes others (``composed``: a list lagging a deletion shows the
+    deleted replica again, and keeping it would compose it anew while a replica that runs
+    goes), then the most-loaded cluster, then one that is not serving (keeping it would keep
+    capacity that serves nothing), then the later name, then the higher index."""
     removed = []
     idle = {k.existing for k in kept if not is_serving(stamped.get(k.existing or ""))}
+    listed_only = {k.existing for k in kept if composed and k.existing not in composed}
     while len(kept) > desired:
         victim = max(
             kept,
-            key=lambda k: (load[k.cluster], k.existing in idle, k.cluster, k.index),
+            key=lambda k: (
+                k.existing in listed_only,
+                load[k.cluster],
+                k.existing in idle,
+                k.cluster,
+                k.index,
+            ),
         )
         kept.remove(victim)
         load[victim.cluster] -= 1

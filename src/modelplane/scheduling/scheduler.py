@@ -82,7 +82,8 @@ def schedule(
         matcher, ours, {c.name: c for c in fleet}, selector, tolerations, admits
     )
     load = policy.cluster_load(kept)
-    removed += policy.scale_down(kept, load, desired, stamped)
+    composed_names = frozenset(replica_key(r)[1] for r in composed)
+    removed += policy.scale_down(kept, load, desired, stamped, composed_names)
     published = _published({c.name: c for c in fleet})
     ledger = Ledger(FleetPools(fleet), _held_by_others(published, fleet, f"{namespace}/{name}"))
     removed += policy.charge_fleet(ledger, kept, load, others, stamped, published)

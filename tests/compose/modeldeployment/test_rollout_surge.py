@@ -35,11 +35,23 @@ class Fleet:
         self.observed: dict[str, Obj] = {}
         self.broken: frozenset[str] = frozenset()
         self.history: list[Response] = []
+        self.lagging = False
+        self.listed: list[Obj] = []
 
     def reconcile(self, composite: Obj) -> Response:
         before = self.observed
         mine = [o for o in before.values() if o["kind"] == "ModelReplica"]
-        required = {CLUSTERS: self.fleet, CLASSES: [ONE_GPU], REPLICAS: mine, ROUTES: [], HOLDS: []}
+        # A lagging list answers with the replicas as they were a reconcile ago.
+        listed, self.listed = self.listed, mine
+        if not self.lagging:
+            listed = mine
+        required = {
+            CLUSTERS: self.fleet,
+            CLASSES: [ONE_GPU],
+            REPLICAS: listed,
+            ROUTES: [],
+            HOLDS: [],
+        }
         rsp = run(composite, before, required)
         assert rsp.fatal is None, rsp.fatal
         after = {}
@@ -97,6 +109,21 @@ def test_with_room_a_surge_never_leaves_fewer_than_all_replicas_serving() -> Non
     assert fleet.stamps().isdisjoint(old)
     assert len(fleet.replicas()) == 6
     assert rsp.condition("RolledOut")[:2] == ("True", "Complete")
+
+
+def test_a_replica_list_that_lags_a_deletion_revives_no_deleted_replica() -> None:
+    fleet = settled(nodes=3)
+    fleet.lagging = True
+    created: list[str] = []
+    routed = []
+    for _ in range(30):
+        before = set(fleet.replicas())
+        fleet.reconcile(NEW)
+        created += sorted(set(fleet.replicas()) - before)
+        routed.append(fleet.routed())
+    assert len(created) == 6, created  # one new replica per old one, none composed twice
+    assert min(routed) == 6
+    assert len(fleet.replicas()) == 6
 
 
 def test_the_surge_replica_is_placed_beside_the_old_one_and_status_counts_it() -> None:
