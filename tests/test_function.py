@@ -331,7 +331,15 @@ def test_a_response_larger_than_the_send_limit_is_a_fatal_naming_it():
     [message] = fatal_messages(fnv1.RunFunctionResponse.FromString(raw))
     assert message.startswith("the response is 0.0 MiB, more than the ")
     assert "Crossplane receives at most 4 MiB" in message
+    assert message.endswith("a ModelReplica's response grows with what it composes")
     assert outcome.result == "fatal"
+
+
+def test_a_refused_response_says_what_sizes_a_gateways_response() -> None:
+    from modelplane.function import _what_sizes
+
+    assert "two objects for every cluster it reaches" in _what_sizes("InferenceGateway")
+    assert "spec.replicas" in _what_sizes("ModelDeployment")
 
 
 def test_the_cache_is_bounded_by_bytes_however_many_entries():

@@ -173,8 +173,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         why = (
             f"the response is {len(out) / MIB:.1f} MiB, more than the {max_response / MIB:g} MiB "
             "this function may send (--max-send-message-size; Crossplane receives at most "
-            "4 MiB, gRPC's default, which it does not raise); spec.replicas and the template's "
-            "size bound a ModelDeployment's response"
+            f"4 MiB, gRPC's default, which it does not raise); {_what_sizes(outcome.kind)}"
         )
         return fatal_bytes(req.meta.tag, why), Outcome(
             outcome.kind, outcome.name, "fatal", message=why
@@ -317,6 +316,20 @@ def admission_errors(
 
 
 MIB = 1024 * 1024
+
+
+def _what_sizes(kind: str) -> str:
+    """What makes a composite's response as large as it is, for the message refusing it."""
+    if kind == "ModelDeployment":
+        return "spec.replicas and the template's size bound a ModelDeployment's response"
+    if kind == "InferenceGateway":
+        return (
+            "an InferenceGateway composes two objects for every cluster it reaches, which past "
+            "about 2,300 clusters is more than Crossplane receives"
+        )
+    return f"a {kind or 'composite'}'s response grows with what it composes"
+
+
 UNDECODABLE_DEPTH = (
     f"the request nests deeper than protobuf's limit of {DECODE_DEPTH_LIMIT} messages "
     "(upb_DecodeOptions_MaxDepth, which the Python runtime cannot raise): each JSON object "
