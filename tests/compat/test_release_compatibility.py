@@ -150,6 +150,17 @@ def upgraded(path: Path) -> tuple[dict[Key, Obj], dict[Key, Obj]]:
     return before, composed(docs)
 
 
+def first_pod_template(docs: dict[Key, Obj]) -> tuple[Key, str, Obj]:
+    """The first composed object carrying a pod template: its key, the template's path in its
+    manifest, and the pod spec itself (edited in place by the tests that change it)."""
+    key, doc = next((k, d) for k, d in docs.items() if any("pod template" in f for f in surface(d)))
+    manifest = doc["spec"]["forProvider"]["manifest"]
+    path, podspec = next(
+        (p, t) for p, t in _templates(manifest["spec"], "spec") if "containers" in t
+    )
+    return key, path, podspec
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_an_upgrade_keeps_every_key_name_and_pod_template_the_release_composed(
     path: Path,
@@ -170,13 +181,7 @@ def test_the_release_fixtures_cover_every_workload_kind() -> None:
 
 def test_a_changed_pod_template_is_caught() -> None:
     before, after = upgraded(RELEASE / "replica-sidecar.yaml")
-    key, doc = next(
-        (k, d) for k, d in after.items() if any("pod template" in f for f in surface(d))
-    )
-    manifest = doc["spec"]["forProvider"]["manifest"]
-    path, podspec = next(
-        (p, t) for p, t in _templates(manifest["spec"], "spec") if "containers" in t
-    )
+    key, path, podspec = first_pod_template(after)
     podspec["containers"][0]["image"] = "vllm/vllm-openai:changed"
     [change] = changes(before, after)
     assert change.startswith(f"{'/'.join(key)} pod template {path}:")
@@ -184,13 +189,7 @@ def test_a_changed_pod_template_is_caught() -> None:
 
 def test_a_migration_excuses_only_its_own_change() -> None:
     before, after = upgraded(RELEASE / "fleet-gang.yaml")
-    key, doc = next(
-        (k, d) for k, d in after.items() if any("pod template" in f for f in surface(d))
-    )
-    manifest = doc["spec"]["forProvider"]["manifest"]
-    path, podspec = next(
-        (p, t) for p, t in _templates(manifest["spec"], "spec") if "containers" in t
-    )
+    key, path, podspec = first_pod_template(after)
     assert "terminationGracePeriodSeconds" in podspec  # the drain migration applies here
     podspec["containers"][0]["args"] = ["--changed"]
     [change] = changes(before, after)
