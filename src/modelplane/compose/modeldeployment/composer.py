@@ -38,7 +38,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.evidence import Lookup, listed_and_found, look_up
+from modelplane.compose.evidence import listed_and_found
 from modelplane.compose.modeldeployment.drain import (
     HOLDS,
     ROUTES,
@@ -149,17 +149,18 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     ]
     if unlisted and mine:
         return _fleet_unlisted(md, asks, inputs.observed, mine, unlisted), frozenset()
-    lookup = _look_up_clusters(inputs, mine)
-    if lookup.pending:
+    # The clusters the replicas stand on that the list does not hold are asked for by name: a
+    # list that lags is no evidence that a cluster went.
+    standing = {str((r.get("spec") or {}).get("clusterName") or "") for r in mine.values()}
+    listed, lookup = listed_and_found(
+        inputs, CLUSTERS, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", standing - {""}
+    )
+    if listed is None:
         asked = [f"InferenceCluster {n} by name (not listed)" for n in sorted(lookup.pending)]
         return _waiting(asks, inputs.observed, asked, lookup.requirements), frozenset()
 
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
-    clusters = [
-        c
-        for c in [*inputs.required[CLUSTERS], *lookup.found.values()]
-        if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX
-    ]
+    clusters = [c for c in listed if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX]
     # A pool's class the list does not hold is asked for by name, as a cluster is.
     pool_classes = {str(p["className"]) for c in clusters for p in _node_pools(c)}
     classes, class_lookup = listed_and_found(
@@ -591,20 +592,6 @@ def _fleet_unlisted(
         ],
         events=events,
         ready="False",
-    )
-
-
-def _look_up_clusters(inputs: Inputs, mine: Mapping[str, Obj]) -> Lookup:
-    """The clusters the deployment's replicas stand on that the list does not hold, asked for
-    by name: a list that lags is no evidence that a cluster went."""
-    listed = {
-        str(c["metadata"]["name"])
-        for c in inputs.required[CLUSTERS]
-        if isinstance(c.get("metadata"), Mapping)
-    }
-    standing = {str((r.get("spec") or {}).get("clusterName") or "") for r in mine.values()}
-    return look_up(
-        inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", standing - listed - {""}
     )
 
 
