@@ -424,9 +424,6 @@ class Pool:
         for w in started:
             self._idle.put_nowait(w)
 
-    async def run(self, raw: bytes, tag: str) -> tuple[bytes, Outcome]:
-        return await self.call(await self.acquire(), raw, tag)
-
     def busy(self) -> int:
         """Workers not idle: composing, starting or being replaced."""
         return self.size - self._idle.qsize()

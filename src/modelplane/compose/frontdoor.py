@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from modelplane.kube.names import dns_label, suffixed
+from modelplane.kube.objects import condition
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -167,10 +168,7 @@ def gateway_withdrawn(cluster: Mapping[str, Any]) -> bool:
     """Whether the cluster says its gateway has no address (``GatewayReady`` False, written by
     its composition from the Gateway's own report). A cluster listed without status, or with
     only Crossplane's own conditions, says nothing about its gateway: no evidence it went away."""
-    for c in (cluster.get("status") or {}).get("conditions") or ():
-        if isinstance(c, Mapping) and c.get("type") == "GatewayReady":
-            return c.get("status") == "False"
-    return False
+    return (condition(cluster, "GatewayReady") or {}).get("status") == "False"
 
 
 def fleet_hostname(cluster: str) -> str:

@@ -36,7 +36,7 @@ from modelplane.compose.cache import (
     unversioned_on,
 )
 from modelplane.composer import namespace_of
-from modelplane.kube.objects import condition
+from modelplane.scheduling.policy import is_serving
 
 Obj = dict[str, Any]
 
@@ -99,8 +99,7 @@ def in_use(mc: Mapping[str, Any], cluster: str, replicas: Sequence[Obj] | None) 
             continue
         if namespace_of(replica) != namespace_of(mc):
             continue
-        serving = condition(replica, "ModelServing")
-        if serving is None or serving.get("status") != "True":
+        if not is_serving(replica):
             return None
         used.add(replica_weights(mc, pinned_revision(replica), cluster).revision)
     return used

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.modeldeployment.rollout import Candidate, Strategy
-from modelplane.kube.objects import condition
 from modelplane.labels import SURGE_FOR
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
+from modelplane.scheduling.policy import is_serving
 
 Obj = dict[str, Any]
 
@@ -51,7 +51,7 @@ def surges_of(mine: Mapping[str, Obj]) -> Surges:
         old_key = by_name.get(old)
         if old_key is None or old_key == key:
             continue
-        if serving(obj):
+        if is_serving(obj):
             leaving.add(old)
             replaced[old_key] = key
         else:
@@ -116,8 +116,3 @@ def _steady(plan: Schedule) -> bool:
         and plan.scheduled >= plan.desired
         and all(p.existing is not None for p in plan.placements)
     )
-
-
-def serving(obj: Obj | None) -> bool:
-    c = condition(obj, "ModelServing")
-    return bool(c and c.get("status") == "True")

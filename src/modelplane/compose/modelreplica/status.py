@@ -17,6 +17,7 @@ from typing import Any
 
 from modelplane.compose.cache import (
     UNVERSIONED,
+    held_on,
     hydrated_revisions,
     pinned_revision,
     replica_weights,
@@ -175,8 +176,7 @@ def _cache_wait(ctx: ReplicaContext) -> str:
     if not ctx.model_cache:
         return ""
     cluster = str(ctx.spec.get("clusterName", ""))
-    phases = ((ctx.model_cache.get("status") or {}).get("clusters")) or []
-    here = next((p for p in phases if isinstance(p, Mapping) and p.get("name") == cluster), None)
+    here = held_on(ctx.model_cache, cluster)
     name = ctx.model_cache_name
     if here is None:
         return f"; the pods wait for ModelCache {name}, which reports nothing for {cluster} yet"

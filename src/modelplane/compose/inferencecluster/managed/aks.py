@@ -27,7 +27,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     reported_count,
     storage_class,
 )
-from modelplane.compose.inferencecluster.releases import Chart, release
+from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME, Chart, release
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.labels import POOL
 
@@ -175,7 +175,7 @@ def _pool(cloud: Cloud, pool: PoolPlan, observed: Mapping[str, Any] | None) -> O
         managementPolicies=list(POOL_POLICIES),
     )
     # The agent pool's name in Azure is the spec pool's; a resource name could never fit.
-    obj["metadata"]["annotations"] = {"crossplane.io/external-name": pool.name}
+    obj["metadata"]["annotations"] = {EXTERNAL_NAME: pool.name}
     return obj
 
 

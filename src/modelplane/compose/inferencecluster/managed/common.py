@@ -29,7 +29,6 @@ GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "true"
 SYSTEM_POOL = "system"
 DEFAULT_CREDENTIALS = "default"
-EXTERNAL_NAME = "crossplane.io/external-name"
 
 
 @dataclass(frozen=True)
@@ -136,8 +135,6 @@ class Provisioned:
     """An identitySecretRef the provider configs add to the kubeconfig (GKE's service account
     key)."""
     storage_class: str = ""
-    problems: list[str] = field(default_factory=list)
-    """Pools that cannot be built, each naming the field at fault."""
 
     def existing(self) -> Obj:
         """The Existing block this cluster amounts to once provisioned."""

@@ -27,6 +27,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     reported_count,
     storage_class,
 )
+from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.kube.names import dns_label
 from modelplane.labels import POOL
@@ -204,9 +205,7 @@ def _identity(cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]) ->
     )
     # The account id is the external name, and GCP bounds it far below a resource name.
     account["metadata"]["annotations"] = {
-        "crossplane.io/external-name": dns_label(
-            "mp", cloud.cluster, max_len=SERVICE_ACCOUNT_ID_MAX
-        )
+        EXTERNAL_NAME: dns_label("mp", cloud.cluster, max_len=SERVICE_ACCOUNT_ID_MAX)
     }
     out["service-account"] = account
     out["service-account-key"] = cloud.resource(
