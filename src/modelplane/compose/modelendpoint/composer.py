@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.egress import allowance_of, refusal
-from modelplane.compose.evidence import look_up
+from modelplane.compose.evidence import listed_and_found
 from modelplane.compose.frontdoor import (
     API_VERSION,
     ClusterGateway,
@@ -150,14 +150,18 @@ def _external(inputs: Inputs) -> Result:
         return _hold(inputs, requirements, f"reading {', '.join(missing)}")
     # A gateway the composed objects were made for that the list does not hold is asked for by
     # name: only nothing back is evidence that its cluster's objects may go.
-    listed = list(inputs.required[GATEWAYS])
-    unlisted = _composed_for(inputs.observed) - {str(g["metadata"]["name"]) for g in listed}
-    lookup = look_up(inputs, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", unlisted)
+    gateways, lookup = listed_and_found(
+        inputs,
+        GATEWAYS,
+        GATEWAY_BY_NAME,
+        API_VERSION,
+        "InferenceGateway",
+        _composed_for(inputs.observed),
+    )
     requirements = {**requirements, **lookup.requirements}
-    if lookup.pending:
+    if gateways is None:
         asked = [f"InferenceGateway {n} by name (not listed)" for n in sorted(lookup.pending)]
         return _hold(inputs, requirements, f"reading {', '.join(asked)}")
-    gateways = [*listed, *lookup.found.values()]
     private = refusal(url.host, [allowance_of(g) for g in gateways]) if gateways else ""
     if private:
         return _refused(requirements, "EgressRefused", f"spec.url: {private}")
