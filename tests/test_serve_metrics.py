@@ -247,7 +247,7 @@ def test_a_worker_stopped_for_an_abandoned_composition_is_counted_so(tmp_path) -
         pool = Pool(1, "tests.holding:registry", 4 * MIB, debug=False, metrics=metrics)
         try:
             await pool.start()
-            handler = Handler(pool, structlog.get_logger(), abandoned_seconds=0.2, metrics=metrics)
+            handler = Handler(pool, structlog.get_logger(), abandoned_seconds=0.2)
             held = held_request(hold, "held").SerializeToString()
             # The caller gives up (its call is answered into the void, as over gRPC).
             gave_up = await asyncio.wait_for(handler.run(held, None), timeout=1)

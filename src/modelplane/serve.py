@@ -112,7 +112,7 @@ def serve(
     try:
         # After the fork: the metrics server's thread and socket are the server's alone.
         _listen_metrics(metrics, metrics_at, pool)
-        asyncio.run(_serve(pool, address, creds, insecure, options, metrics))
+        asyncio.run(_serve(pool, address, creds, insecure, options))
     except WorkerError as e:
         raise click.ClickException(str(e)) from None
     finally:
@@ -146,7 +146,6 @@ async def _serve(
     creds: grpc.ServerCredentials | None,
     insecure: bool,
     options: list[tuple[str, Any]],
-    metrics: Metrics,
 ) -> None:
     log = logging.get_logger().bind()
     loop = asyncio.get_running_loop()
@@ -156,7 +155,7 @@ async def _serve(
     try:
         await pool.start()
         server = grpc.aio.server(options=options)
-        handle = Handler(pool, log, metrics=metrics)
+        handle = Handler(pool, log)
         handlers = {
             "RunFunction": grpc.unary_unary_rpc_method_handler(
                 handle.run, request_deserializer=None, response_serializer=None
@@ -172,7 +171,7 @@ async def _serve(
         if insecure:
             server.add_insecure_port(address)
         await server.start()
-        served = metrics.server.address if metrics.server else ""
+        served = pool.metrics.server.address if pool.metrics.server else ""
         log.info("serving", address=address, tls=not insecure, workers=pool.size, metrics=served)
         await stop.wait()
         log.info("stopping", grace_seconds=GRACE_SECONDS)
@@ -208,11 +207,10 @@ class Handler:
         log: Any,
         cache_bytes: int = CACHE_BYTES,
         abandoned_seconds: float = ABANDONED_SECONDS,
-        metrics: Metrics | None = None,
     ) -> None:
         self.pool = pool
         self.log = log
-        self.metrics = metrics or Metrics()
+        self.metrics = pool.metrics  # one set of figures: the pool counts its workers' too
         self.cache: Lru[tuple[bytes, str, str]] = Lru(cache_bytes)
         self.abandoned_seconds = abandoned_seconds
         self.composing: dict[bytes | str, Composition] = {}
