@@ -43,7 +43,9 @@ def deletion_order(
         if of_key in resources and by_key in resources:
             usage_key = f"{by_key}-uses-{of_key}"
             by = resources[by_key]
-            out[usage_key] = _usage(t, usage_key, _ref(resources[of_key]), _ref(by), _component(by))
+            out[usage_key] = usage(
+                t, usage_key, reference(resources[of_key]), reference(by), _component(by)
+            )
     return out
 
 
@@ -119,7 +121,8 @@ def replica_names(replicas: Sequence[Mapping[str, Any]]) -> list[str]:
     return sorted(out)
 
 
-def _usage(t: Target, key: str, of: Obj, by: Obj, component: str) -> Obj:
+def usage(t: Target, key: str, of: Obj, by: Obj, component: str = "") -> Obj:
+    """A Usage on the control plane: deleting ``of`` waits for ``by`` to be gone."""
     metadata: Obj = {"name": t.name(key), "namespace": t.namespace}
     if component:
         metadata["labels"] = {STACK_COMPONENT: component}
@@ -133,7 +136,8 @@ def _usage(t: Target, key: str, of: Obj, by: Obj, component: str) -> Obj:
     }
 
 
-def _ref(obj: Obj) -> Obj:
+def reference(obj: Obj) -> Obj:
+    """What a Usage names ``obj`` by."""
     return {
         "apiVersion": obj["apiVersion"],
         "kind": obj["kind"],

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
-from modelplane.compose.inferencecluster.usages import USAGE_API_VERSION
+from modelplane.compose.inferencecluster.usages import reference, usage
 
 Obj = dict[str, Any]
 
@@ -74,22 +74,4 @@ def _referenced(node: Any) -> Iterator[str]:
 
 def _usage(t: Target, of: Obj, of_key: str, by: Obj, by_key: str) -> dict[str, Obj]:
     key = f"{by_key}-uses-{of_key}"
-    usage = {
-        "apiVersion": USAGE_API_VERSION,
-        "kind": "Usage",
-        "metadata": {"name": t.name(key), "namespace": t.namespace},
-        "spec": {
-            "of": _ref(of),
-            "by": _ref(by),
-            "replayDeletion": True,
-        },
-    }
-    return {key: usage}
-
-
-def _ref(obj: Obj) -> Obj:
-    return {
-        "apiVersion": obj["apiVersion"],
-        "kind": obj["kind"],
-        "resourceRef": {"name": obj["metadata"]["name"]},
-    }
+    return {key: usage(t, key, reference(of), reference(by))}
