@@ -192,7 +192,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
             phase, composed = still_pruning(mc, name, composed)
         else:
             phase, composed = hydration(name, composed, inputs.observed, done.get(name))
-        phase, pruner = holding(mc, phase, inputs, provider_config)
+        phase, pruner = holding(mc, phase, inputs, provider_config, done.get(name))
         composed.update(pruner)
         for key, obj in composed.items():
             result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
@@ -534,12 +534,16 @@ def hydration(
 
 
 def holding(
-    mc: Obj, phase: ClusterPhase, inputs: Inputs, provider_config: str
+    mc: Obj,
+    phase: ClusterPhase,
+    inputs: Inputs,
+    provider_config: str,
+    record: Mapping[str, Any] | None,
 ) -> tuple[ClusterPhase, dict[str, Obj]]:
-    """The phase with what the claim now holds, and the prune Job it still needs (revisions.py)."""
+    """The phase with what the claim now holds, and the prune Job it still needs (revisions.py);
+    ``record``: the cluster's hydration as the status records it (``hydrated``)."""
     name = phase.name
     before = revisions.recorded(mc, name)
-    record = latch.recorded(mc).get(name)
     was = str((record or {}).get(latch.CLAIM_UID) or "")
     if was and phase.claim_uid and was != phase.claim_uid:
         before = Holding()  # a claim re-created holds nothing of what the old one held
