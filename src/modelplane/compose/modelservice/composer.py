@@ -39,6 +39,7 @@ from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.remote import remote_object
+from modelplane.compose.routed import backend_refs, header_values
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
 from modelplane.labels import ROUTES_POOLS
@@ -274,18 +275,9 @@ def _still_routed(
         if what != "front":
             continue
         manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-        refs = [
-            ref
-            for rule in (manifest.get("spec") or {}).get("rules") or []
-            for ref in rule.get("backendRefs") or []
-        ]
-        names = {ref.get("name") for ref in refs}
+        names = {ref.get("name") for ref in backend_refs(manifest)}
         clusters |= {c for c in fleet if cluster_backend_name(gateway, c) in names}
-        for ref in refs:
-            for f in ref.get("filters") or []:
-                for header in (f.get("requestHeaderModifier") or {}).get("set") or []:
-                    if header.get("name") == ENDPOINT_HEADER:
-                        endpoints.add(str(header.get("value")))
+        endpoints |= header_values(manifest, ENDPOINT_HEADER)
     return clusters, endpoints
 
 
