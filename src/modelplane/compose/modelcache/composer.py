@@ -45,7 +45,7 @@ from modelplane.compose.cache import (
     revision_path,
     stages_on,
 )
-from modelplane.compose.evidence import listed_and_found, look_up
+from modelplane.compose.evidence import listed_and_found, look_up_unlisted
 from modelplane.compose.modelcache import hydrated as latch
 from modelplane.compose.modelcache import resolve, revisions
 from modelplane.compose.modelcache.revisions import Holding
@@ -142,10 +142,9 @@ def compose_model_cache(inputs: Inputs) -> Result:
     if CLUSTERS not in inputs.required:
         return latch.keep_status(mc, _waiting(inputs.observed))
     listed = list(inputs.required[CLUSTERS])
-    names = {str(c["metadata"]["name"]) for c in listed if isinstance(c.get("metadata"), Mapping)}
     # A cluster holding our objects but missing from the list is asked for by name: only
     # nothing back (or found no longer selected) is evidence enough to delete its weights.
-    lookup = look_up(inputs, BY_NAME, API_VERSION, "InferenceCluster", set(mine) - names)
+    lookup = look_up_unlisted(inputs, BY_NAME, API_VERSION, "InferenceCluster", mine, listed)
     if not listed and inputs.observed and (lookup.pending or not mine):
         held = _fleet_unlisted(inputs.observed, sorted(mine))
         held.requirements.update(lookup.requirements)

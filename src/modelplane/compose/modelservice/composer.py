@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.evidence import look_up
+from modelplane.compose.evidence import look_up_unlisted
 from modelplane.compose.frontdoor import (
     API_VERSION,
     ENDPOINT_HEADER,
@@ -94,14 +94,15 @@ def compose_service(inputs: Inputs) -> Result:
     # asked for by name: only nothing back (or, for an endpoint, found no longer selected)
     # takes it out of the routes.
     routed = _routed(inputs.observed)
-    listed = {str(e["metadata"]["name"]) for found in selected for e in found}
-    lookup = look_up(inputs, BY_NAME, API_VERSION, "ModelEndpoint", routed - listed, namespace)
+    listed = [e for found in selected for e in found]
+    lookup = look_up_unlisted(
+        inputs, BY_NAME, API_VERSION, "ModelEndpoint", routed, listed, namespace
+    )
     gateways = list(inputs.required[GATEWAYS])
     on = {k.partition("/")[2] for k in inputs.observed if k.startswith("front/")}
-    known = {str(g["metadata"]["name"]) for g in gateways}
     # With no gateway listed at all every route is held anyway (_kept).
-    gone_gateways = look_up(
-        inputs, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", on - known if known else ()
+    gone_gateways = look_up_unlisted(
+        inputs, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", on if gateways else (), gateways
     )
     requirements = {**requirements, **lookup.requirements, **gone_gateways.requirements}
     pending = [f"ModelEndpoint {n} by name (routed, not listed)" for n in sorted(lookup.pending)]
