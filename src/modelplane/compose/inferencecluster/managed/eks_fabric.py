@@ -21,6 +21,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     Cloud,
     PoolPlan,
     at_provider,
+    observation,
 )
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
@@ -58,7 +59,7 @@ def uses_efa(cloud: Cloud) -> bool:
 def security_groups(cloud: Cloud, observed: Mapping[str, Any]) -> list[str]:
     """The EFA group's and the cluster's group's ids, once AWS assigned both; else none."""
     efa = at_provider(observed.get("efa-security-group"), "id")
-    vpc = ((observed.get("cluster") or {}).get("status") or {}).get("atProvider", {})
+    vpc = observation(observed.get("cluster"))
     cluster = str((vpc.get("vpcConfig") or {}).get("clusterSecurityGroupId") or "")
     return [efa, cluster] if efa and cluster else []
 
