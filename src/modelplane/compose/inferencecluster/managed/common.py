@@ -25,7 +25,6 @@ NAMESPACE = DEFAULT_SECRET_NAMESPACE
 cluster's ClusterProviderConfigs read the kubeconfig from."""
 KUBECONFIG_KEY = "kubeconfig"
 GPU_LABEL = "modelplane.ai/gpu"
-GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "true"
 SYSTEM_POOL = "system"
 DEFAULT_CREDENTIALS = "default"

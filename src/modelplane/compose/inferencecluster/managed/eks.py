@@ -15,9 +15,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.managed import eks_fabric as fabric
 from modelplane.compose.inferencecluster.managed.common import (
-    GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
     Cloud,

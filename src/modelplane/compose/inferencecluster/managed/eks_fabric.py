@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.gpu_taint import GPU_TOLERATION
 from modelplane.compose.inferencecluster.managed.common import (
-    GPU_TAINT_KEY,
     Cloud,
     PoolPlan,
     at_provider,
@@ -131,5 +131,5 @@ def efa_security_group(cloud: Cloud, out: dict[str, Obj]) -> None:
 
 def dra_driver(t: Target) -> Obj:
     # The driver's DaemonSet must run on the GPU nodes, which carry the GPU taint.
-    values = {"tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]}
+    values = {"tolerations": [dict(GPU_TOLERATION)]}
     return release(t, "efa-dra-driver", DRA_DRIVER, DRA_DRIVER_VERSION, values)

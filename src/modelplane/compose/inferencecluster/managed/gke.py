@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.managed.common import (
-    GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
     Cloud,
