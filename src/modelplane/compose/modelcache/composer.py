@@ -46,6 +46,7 @@ from modelplane.compose.cache import (
     stages_on,
 )
 from modelplane.compose.evidence import listed_and_found, look_up_unlisted
+from modelplane.compose.frontdoor import secret_copy_references
 from modelplane.compose.modelcache import hydrated as latch
 from modelplane.compose.modelcache import resolve, revisions
 from modelplane.compose.modelcache.revisions import Holding
@@ -302,18 +303,9 @@ def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Ob
     if auth is not None:
         token = _wrap(mc, TOKEN, name, provider_config, token_secret(mc))
         source_key = str(auth.get("key") or TOKEN_KEY)
-        token["spec"]["references"] = [
-            {
-                "patchesFrom": {
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "name": str(auth["name"]),
-                    "namespace": namespace_of(mc),
-                    "fieldPath": f"data[{source_key}]",
-                },
-                "toFieldPath": f"data[{TOKEN_KEY}]",
-            }
-        ]
+        token["spec"]["references"] = secret_copy_references(
+            namespace_of(mc), [(str(auth["name"]), source_key, TOKEN_KEY)]
+        )
         out[f"{TOKEN}-{name}"] = token
     out[f"{HYDRATE}-{revision}-{name}"] = _wrap(
         mc,
