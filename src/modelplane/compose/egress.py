@@ -77,6 +77,16 @@ class Allowance:
         return any(address.version == n.version and address in n for n in self.networks)
 
 
+@dataclass(frozen=True)
+class AddressClass:
+    """The class of host a non-public address is in (see the module's docstring)."""
+
+    what: str
+    """What the address is, as a refusal names it ("a loopback address")."""
+    never: bool = False
+    """No allowance opens it; else it is private, for the platform team to open."""
+
+
 def allowance_of(gateway: Mapping[str, Any]) -> Allowance:
     """The InferenceGateway's ``spec.egress``; an entry that does not parse opens nothing."""
     egress = (gateway.get("spec") or {}).get("egress") or {}
@@ -99,13 +109,13 @@ def refusal(host: str, allowances: Sequence[Allowance] | None = None) -> str:
     if address is None and _numeric(name):
         return f"{host!r} is neither an IP address nor a DNS name"
     if address is not None:
-        reason = _address_refusal(address)
-        if reason.startswith("never:"):
-            return f"{host!r} is {reason.removeprefix('never: ')}, which no gateway may reach"
+        found = _address_class(address)
+        if found is not None and found.never:
+            return f"{host!r} is {found.what}, which no gateway may reach"
         opened = allowances is None or all(a.allows_address(address) for a in allowances)
-        if reason and not opened:
+        if found is not None and not opened:
             return (
-                f"{host!r} is {reason}; only the platform team opens it, "
+                f"{host!r} is {found.what}; only the platform team opens it, "
                 "in every InferenceGateway's spec.egress.allowedCIDRs"
             )
         return ""
@@ -134,10 +144,10 @@ def parse_address(host: str) -> IP | None:
     return _inet_aton(text)
 
 
-def _address_refusal(address: IP) -> str:
-    """``never: <what>``, the private class the address is in, or empty for a public one."""
+def _address_class(address: IP) -> AddressClass | None:
+    """The class the address is in, or None for a public one."""
     if address in METADATA_ADDRESSES:
-        return "never: a cloud metadata service"
+        return AddressClass("a cloud metadata service", never=True)
     for what, test in (
         ("a loopback address", address.is_loopback),
         ("the unspecified address", address.is_unspecified),
@@ -146,12 +156,12 @@ def _address_refusal(address: IP) -> str:
         ("a reserved address", address.is_reserved),
     ):
         if test:
-            return f"never: {what}"
+            return AddressClass(what, never=True)
     if address.is_global:
-        return ""
+        return None
     if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
-        return "a carrier-grade NAT address"
-    return "a private address"
+        return AddressClass("a carrier-grade NAT address")
+    return AddressClass("a private address")
 
 
 def _unwrapped(address: IP) -> IP:

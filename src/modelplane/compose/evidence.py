@@ -70,6 +70,24 @@ def look_up(
     return Lookup(requirements, found, frozenset(gone), frozenset(pending))
 
 
+def look_up_unlisted(
+    inputs: Inputs,
+    prefix: str,
+    api_version: str,
+    kind: str,
+    names: Iterable[str],
+    listed: Iterable[Mapping[str, Any]],
+    namespace: str | None = None,
+) -> Lookup:
+    """``look_up`` of those of ``names`` that no object of ``listed`` is named."""
+    held = {
+        str(o["metadata"].get("name"))
+        for o in listed
+        if isinstance(o, Mapping) and isinstance(o.get("metadata"), Mapping)
+    }
+    return look_up(inputs, prefix, api_version, kind, set(names) - held, namespace)
+
+
 def listed_and_found(
     inputs: Inputs,
     requirement: str,
@@ -84,12 +102,7 @@ def listed_and_found(
     listed = inputs.required.get(requirement)
     if listed is None:
         return None, Lookup()
-    held = {
-        str(o["metadata"].get("name"))
-        for o in listed
-        if isinstance(o, Mapping) and isinstance(o.get("metadata"), Mapping)
-    }
-    lookup = look_up(inputs, prefix, api_version, kind, set(names) - held)
+    lookup = look_up_unlisted(inputs, prefix, api_version, kind, names, listed)
     if lookup.pending:
         return None, lookup
     return [*listed, *lookup.found.values()], lookup

@@ -39,14 +39,28 @@ def referenced_pools(objects: Iterable[Mapping[str, Any]]) -> set[str]:
     return out
 
 
+def header_values(route: Mapping[str, Any], name: str) -> set[str]:
+    """The values an HTTPRoute manifest's backendRefs set request header ``name`` to."""
+    return {
+        str(header.get("value"))
+        for ref in backend_refs(route)
+        for f in ref.get("filters") or ()
+        for header in (f.get("requestHeaderModifier") or {}).get("set") or ()
+        if header.get("name") == name
+    }
+
+
+def backend_refs(route: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every backendRef of an HTTPRoute manifest's rules, in order."""
+    return [
+        ref
+        for rule in (route.get("spec") or {}).get("rules") or ()
+        for ref in rule.get("backendRefs") or ()
+    ]
+
+
 def _pools(manifest: Mapping[str, Any]) -> set[str]:
-    out: set[str] = set()
-    for rule in (manifest.get("spec") or {}).get("rules") or ():
-        for ref in rule.get("backendRefs") or ():
-            if ref.get("kind") == "InferencePool":
-                out.add(str(ref.get("name")))
-            for f in ref.get("filters") or ():
-                for header in (f.get("requestHeaderModifier") or {}).get("set") or ():
-                    if header.get("name") == POOL_HEADER:
-                        out.add(str(header.get("value")))
-    return out
+    named = {
+        str(ref.get("name")) for ref in backend_refs(manifest) if ref.get("kind") == "InferencePool"
+    }
+    return named | header_values(manifest, POOL_HEADER)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.crds import inference_pool_crd
 from modelplane.compose.inferencecluster.releases import (
     CRD_ESTABLISHED,
@@ -40,7 +41,6 @@ AI_GATEWAY_CONTROLLER = "ai-gateway-controller"
 AI_GATEWAY_EXTENSION_PORT = 1063
 POOL_GROUP = "inference.networking.k8s.io"
 POOL_VERSION = "v1"
-GPU_TAINT = "nvidia.com/gpu"
 DRA_NAMESPACE = "dra-driver-nvidia-gpu"
 DRA_DEVICE_CLASS = "gpu.nvidia.com"
 GANG_SCHEDULER = "kai-scheduler"
@@ -188,7 +188,7 @@ def _pool_crd(t: Target, s: Setting) -> dict[str, Obj]:
 def _nfd_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
     # GPU nodes are commonly tainted nvidia.com/gpu; a worker kept off them never labels them
     # pci-10de, and the DRA driver's kubelet plugin (node affinity on that label) never starts.
-    return {"worker": {"tolerations": [{"key": GPU_TAINT, "operator": "Exists"}]}}
+    return {"worker": {"tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists"}]}}
 
 
 # Node Feature Discovery (v0.19.0, source/pci/pci.go) labels every device of a class under "03"

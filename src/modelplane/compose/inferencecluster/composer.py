@@ -177,10 +177,10 @@ def compose_cluster(inputs: Inputs) -> Result:
     status["gateway"] = _gateway_status(cluster, t, observed.get(GATEWAY), result)
     status["servingStack"] = {"components": [s.published() for s in states]}
     stack_ready = any(c.type == STACK_READY and c.status == "True" for c in result.conditions)
-    revision = published_revision(cluster, wave, observed, stack_ready)
+    revision = published_revision(cluster, wave, stack_ready)
     if revision:
         status["servingStack"]["revision"] = revision
-    result.conditions.append(up_to_date(wave, revision, observed))
+    result.conditions.append(up_to_date(wave, revision))
     storage_class = (existing.get("cache") or {}).get("storageClassName")
     if storage_class:
         status["cache"] = {"storageClassName": storage_class}

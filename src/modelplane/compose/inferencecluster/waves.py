@@ -81,6 +81,8 @@ class Plan:
     """Unpinned components observed at another version than the default."""
     unpinned: tuple[str, ...]
     """The fields of the unpinned Managed components."""
+    versioned: Mapping[str, tuple[Mapping[str, Any], ...]]
+    """Each component's observed Releases and CRD-bundle Objects, in key order."""
 
 
 def plan(
@@ -108,6 +110,7 @@ def plan(
     else:
         waiting = ""
     open_ = not waiting
+    versioned = _versioned(observed)
     settings = dict(t.settings)
     changes = []
     unpinned = []
@@ -116,7 +119,7 @@ def plan(
         if found is not None and (not found.managed or found.version):
             continue  # pinned or External: not Modelplane's default to roll
         unpinned.append(component.field)
-        running = _composed(component.name, observed)
+        running = _composed(versioned.get(component.name, ()))
         version = component.version
         if not open_ and running and _composable(component, running):
             version = running
@@ -133,24 +136,20 @@ def plan(
         paused,
         tuple(changes),
         tuple(unpinned),
+        versioned,
     )
 
 
-def published_revision(
-    cluster: Mapping[str, Any],
-    p: Plan,
-    observed: Mapping[str, Mapping[str, Any]],
-    stack_ready: bool,
-) -> str:
+def published_revision(cluster: Mapping[str, Any], p: Plan, stack_ready: bool) -> str:
     """The revision the cluster publishes: the current one once its gate is open, its stack is
     ready and every unpinned component reports the default installed; else the last published."""
     last = str((((cluster.get("status") or {}).get("servingStack") or {}).get("revision")) or "")
-    if p.open and stack_ready and not _not_installed(p, observed):
+    if p.open and stack_ready and not _not_installed(p):
         return revision()
     return last
 
 
-def up_to_date(p: Plan, published: str, observed: Mapping[str, Mapping[str, Any]]) -> Condition:
+def up_to_date(p: Plan, published: str) -> Condition:
     current = revision()
     if published == current:
         return Condition(
@@ -170,7 +169,7 @@ def up_to_date(p: Plan, published: str, observed: Mapping[str, Mapping[str, Any]
             reason,
             f"{p.waiting}: {keeps}; revision {current} is not published until it proceeds",
         )
-    installing = _not_installed(p, observed)
+    installing = _not_installed(p)
     detail = f"installing {_changes(installing)}" if installing else "waiting for StackReady"
     return Condition(
         STACK_UP_TO_DATE,
@@ -222,14 +221,15 @@ def _done(cluster: Mapping[str, Any], current: str) -> bool:
     return stack.get("revision") == current and (ready or {}).get("status") == "True"
 
 
-def _not_installed(p: Plan, observed: Mapping[str, Mapping[str, Any]]) -> tuple[Change, ...]:
+def _not_installed(p: Plan) -> tuple[Change, ...]:
     """Unpinned components not yet reported installed at their default."""
     out = []
     fields = set(p.unpinned)
     for component in components.for_stack(p.target.stack):
         if component.field not in fields:
             continue
-        running = [installed_version(obj) for obj in _versioned(component.name, observed)] or [""]
+        objs = p.versioned.get(component.name, ())
+        running = [installed_version(obj) for obj in objs] or [""]
         if any(r != component.version for r in running):
             out.append(Change(component.name, running[0], component.version))
     return tuple(out)
@@ -240,20 +240,21 @@ def _changes(changes: Sequence[Change]) -> str:
 
 
 def _versioned(
-    component: str, observed: Mapping[str, Mapping[str, Any]]
-) -> list[Mapping[str, Any]]:
-    """The component's observed Releases and CRD-bundle Objects, in key order."""
-    out = []
+    observed: Mapping[str, Mapping[str, Any]],
+) -> dict[str, tuple[Mapping[str, Any], ...]]:
+    """Each component's observed Releases and CRD-bundle Objects, in key order: read once."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
     for _key, obj in sorted(observed.items()):
         labels = (obj.get("metadata") or {}).get("labels") or {}
-        if labels.get(STACK_COMPONENT) == component and composed_version(obj):
-            out.append(obj)
-    return out
+        component = labels.get(STACK_COMPONENT)
+        if component and composed_version(obj):
+            out.setdefault(str(component), []).append(obj)
+    return {component: tuple(objs) for component, objs in out.items()}
 
 
-def _composed(component: str, observed: Mapping[str, Mapping[str, Any]]) -> str:
-    """The version the component was last composed at, as observed ("" when none is)."""
-    for obj in _versioned(component, observed):
+def _composed(objs: Sequence[Mapping[str, Any]]) -> str:
+    """The version a component was last composed at, as observed ("" when none is)."""
+    for obj in objs:
         return composed_version(obj)
     return ""
 

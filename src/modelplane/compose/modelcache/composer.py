@@ -45,7 +45,8 @@ from modelplane.compose.cache import (
     revision_path,
     stages_on,
 )
-from modelplane.compose.evidence import listed_and_found, look_up
+from modelplane.compose.evidence import listed_and_found, look_up_unlisted
+from modelplane.compose.frontdoor import secret_copy_references
 from modelplane.compose.modelcache import hydrated as latch
 from modelplane.compose.modelcache import resolve, revisions
 from modelplane.compose.modelcache.revisions import Holding
@@ -142,10 +143,9 @@ def compose_model_cache(inputs: Inputs) -> Result:
     if CLUSTERS not in inputs.required:
         return latch.keep_status(mc, _waiting(inputs.observed))
     listed = list(inputs.required[CLUSTERS])
-    names = {str(c["metadata"]["name"]) for c in listed if isinstance(c.get("metadata"), Mapping)}
     # A cluster holding our objects but missing from the list is asked for by name: only
     # nothing back (or found no longer selected) is evidence enough to delete its weights.
-    lookup = look_up(inputs, BY_NAME, API_VERSION, "InferenceCluster", set(mine) - names)
+    lookup = look_up_unlisted(inputs, BY_NAME, API_VERSION, "InferenceCluster", mine, listed)
     if not listed and inputs.observed and (lookup.pending or not mine):
         held = _fleet_unlisted(inputs.observed, sorted(mine))
         held.requirements.update(lookup.requirements)
@@ -192,7 +192,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
             phase, composed = still_pruning(mc, name, composed)
         else:
             phase, composed = hydration(name, composed, inputs.observed, done.get(name))
-        phase, pruner = holding(mc, phase, inputs, provider_config)
+        phase, pruner = holding(mc, phase, inputs, provider_config, done.get(name))
         composed.update(pruner)
         for key, obj in composed.items():
             result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
@@ -303,18 +303,9 @@ def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Ob
     if auth is not None:
         token = _wrap(mc, TOKEN, name, provider_config, token_secret(mc))
         source_key = str(auth.get("key") or TOKEN_KEY)
-        token["spec"]["references"] = [
-            {
-                "patchesFrom": {
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "name": str(auth["name"]),
-                    "namespace": namespace_of(mc),
-                    "fieldPath": f"data[{source_key}]",
-                },
-                "toFieldPath": f"data[{TOKEN_KEY}]",
-            }
-        ]
+        token["spec"]["references"] = secret_copy_references(
+            namespace_of(mc), [(str(auth["name"]), source_key, TOKEN_KEY)]
+        )
         out[f"{TOKEN}-{name}"] = token
     out[f"{HYDRATE}-{revision}-{name}"] = _wrap(
         mc,
@@ -534,12 +525,16 @@ def hydration(
 
 
 def holding(
-    mc: Obj, phase: ClusterPhase, inputs: Inputs, provider_config: str
+    mc: Obj,
+    phase: ClusterPhase,
+    inputs: Inputs,
+    provider_config: str,
+    record: Mapping[str, Any] | None,
 ) -> tuple[ClusterPhase, dict[str, Obj]]:
-    """The phase with what the claim now holds, and the prune Job it still needs (revisions.py)."""
+    """The phase with what the claim now holds, and the prune Job it still needs (revisions.py);
+    ``record``: the cluster's hydration as the status records it (``hydrated``)."""
     name = phase.name
     before = revisions.recorded(mc, name)
-    record = latch.recorded(mc).get(name)
     was = str((record or {}).get(latch.CLAIM_UID) or "")
     if was and phase.claim_uid and was != phase.claim_uid:
         before = Holding()  # a claim re-created holds nothing of what the old one held

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.compose.evidence import look_up
+from modelplane.compose.evidence import look_up_unlisted
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
@@ -84,10 +84,11 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
         return Drain({key: carried(mine[key]) for key in leaving})
     held_by = held_replicas(usages)
     recorded = {key: _recorded(mine[key]) for key in leaving}
-    held = {str((o.get("metadata") or {}).get("name")) for o in listed}
-    asked = set().union(*recorded.values()) - held
+    asked = set().union(*recorded.values())
     namespace = namespace_of(inputs.composite)
-    lookup = look_up(inputs, ROUTE_BY_NAME, OBJECT_API_VERSION, "Object", asked, namespace)
+    lookup = look_up_unlisted(
+        inputs, ROUTE_BY_NAME, OBJECT_API_VERSION, "Object", asked, listed, namespace
+    )
     naming = _naming([*listed, *lookup.found.values()])
     out: dict[str, Obj] = {}
     for key in leaving:

@@ -283,7 +283,7 @@ def _on_host(
         )
         obj["metadata"]["annotations"] = {HOSTED_FOR: ",".join(gateways)}
         if what == "credential":
-            obj["spec"]["references"] = [external.credential_reference(namespace, auth)]
+            obj["spec"]["references"] = external.credential_references(namespace, auth)
         out[key] = obj
     return out
 

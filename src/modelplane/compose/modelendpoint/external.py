@@ -13,6 +13,7 @@ from modelplane.compose.frontdoor import (
     backend_endpoint,
     credential_name,
     external_backend_name,
+    secret_copy_references,
 )
 from modelplane.compose.remote import managed_metadata
 
@@ -55,18 +56,11 @@ def credential_secret(endpoint: str, namespace: str) -> Obj:
     }
 
 
-def credential_reference(namespace: str, auth: Obj) -> Obj:
+def credential_references(namespace: str, auth: Obj) -> list[Obj]:
+    """The credential's copy patched from the user's Secret in ``namespace``."""
     secret = auth["secretRef"]
-    return {
-        "patchesFrom": {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "name": str(secret["name"]),
-            "namespace": namespace,
-            "fieldPath": f"data[{secret.get('key') or CREDENTIAL_KEY}]",
-        },
-        "toFieldPath": f"data[{CREDENTIAL_KEY}]",
-    }
+    key = str(secret.get("key") or CREDENTIAL_KEY)
+    return secret_copy_references(namespace, [(str(secret["name"]), key, CREDENTIAL_KEY)])
 
 
 def credential_filter(endpoint: str, namespace: str, auth: Obj) -> Obj:

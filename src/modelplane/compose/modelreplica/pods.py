@@ -21,6 +21,7 @@ from modelplane.compose.cache import (
     pinned_revision,
     replica_weights,
 )
+from modelplane.compose.gpu_taint import GPU_TOLERATION
 from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import (
@@ -71,7 +72,7 @@ CACHE_WAIT_CONTAINER = "model-cache-wait"
 _WAIT_FOR_MARKER = (
     'until [ -f "$0" ]; do echo "waiting for the model cache to be hydrated: $0"; sleep 10; done'
 )
-_GPU_TOLERATIONS = frozen([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+_GPU_TOLERATIONS = frozen([GPU_TOLERATION])
 
 
 @lru_cache(maxsize=64)

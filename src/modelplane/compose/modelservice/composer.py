@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.evidence import look_up
+from modelplane.compose.evidence import look_up_unlisted
 from modelplane.compose.frontdoor import (
     API_VERSION,
     ENDPOINT_HEADER,
@@ -39,6 +39,7 @@ from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.remote import remote_object
+from modelplane.compose.routed import backend_refs, header_values
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
 from modelplane.labels import ROUTES_POOLS
@@ -93,14 +94,15 @@ def compose_service(inputs: Inputs) -> Result:
     # asked for by name: only nothing back (or, for an endpoint, found no longer selected)
     # takes it out of the routes.
     routed = _routed(inputs.observed)
-    listed = {str(e["metadata"]["name"]) for found in selected for e in found}
-    lookup = look_up(inputs, BY_NAME, API_VERSION, "ModelEndpoint", routed - listed, namespace)
+    listed = [e for found in selected for e in found]
+    lookup = look_up_unlisted(
+        inputs, BY_NAME, API_VERSION, "ModelEndpoint", routed, listed, namespace
+    )
     gateways = list(inputs.required[GATEWAYS])
     on = {k.partition("/")[2] for k in inputs.observed if k.startswith("front/")}
-    known = {str(g["metadata"]["name"]) for g in gateways}
     # With no gateway listed at all every route is held anyway (_kept).
-    gone_gateways = look_up(
-        inputs, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", on - known if known else ()
+    gone_gateways = look_up_unlisted(
+        inputs, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", on if gateways else (), gateways
     )
     requirements = {**requirements, **lookup.requirements, **gone_gateways.requirements}
     pending = [f"ModelEndpoint {n} by name (routed, not listed)" for n in sorted(lookup.pending)]
@@ -274,18 +276,9 @@ def _still_routed(
         if what != "front":
             continue
         manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-        refs = [
-            ref
-            for rule in (manifest.get("spec") or {}).get("rules") or []
-            for ref in rule.get("backendRefs") or []
-        ]
-        names = {ref.get("name") for ref in refs}
+        names = {ref.get("name") for ref in backend_refs(manifest)}
         clusters |= {c for c in fleet if cluster_backend_name(gateway, c) in names}
-        for ref in refs:
-            for f in ref.get("filters") or []:
-                for header in (f.get("requestHeaderModifier") or {}).get("set") or []:
-                    if header.get("name") == ENDPOINT_HEADER:
-                        endpoints.add(str(header.get("value")))
+        endpoints |= header_values(manifest, ENDPOINT_HEADER)
     return clusters, endpoints
 
 

@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.gpu_taint import GPU_TAINT_KEY, GPU_TOLERATION
 from modelplane.compose.inferencecluster.managed.common import (
-    GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
     Cloud,
@@ -202,11 +202,7 @@ def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
             "ofedDriver": {"deploy": True},
             "rdmaSharedDevicePlugin": {"deploy": True},
             # Its DaemonSets run on the InfiniBand nodes, which carry the GPU taint.
-            "daemonsets": {
-                "tolerations": [
-                    {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
-                ]
-            },
+            "daemonsets": {"tolerations": [dict(GPU_TOLERATION)]},
         }
         out[NETWORK_OPERATOR.key] = release(
             t, "network-operator", NETWORK_OPERATOR, NETWORK_OPERATOR_VERSION, values

@@ -25,7 +25,6 @@ NAMESPACE = DEFAULT_SECRET_NAMESPACE
 cluster's ClusterProviderConfigs read the kubeconfig from."""
 KUBECONFIG_KEY = "kubeconfig"
 GPU_LABEL = "modelplane.ai/gpu"
-GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "true"
 SYSTEM_POOL = "system"
 DEFAULT_CREDENTIALS = "default"
@@ -248,16 +247,20 @@ def _pools(
 _MACHINE_FIELD = {"EKS": "instanceType", "GKE": "machineType", "AKS": "vmSize"}
 
 
+def observation(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """What the provider reports of an observed managed resource, ``status.atProvider``
+    ({} while it is not observed or reports nothing)."""
+    return ((obj or {}).get("status") or {}).get("atProvider") or {}
+
+
 def at_provider(obj: Mapping[str, Any] | None, key: str) -> str:
-    if obj is None:
-        return ""
-    return str(((obj.get("status") or {}).get("atProvider") or {}).get(key) or "")
+    return str(observation(obj).get(key) or "")
 
 
 def reported_count(obj: Mapping[str, Any] | None, key: str) -> int | None:
     """A count the cloud reports in ``status.atProvider`` (0 included), None while none is.
     Observed resources arrive as protobuf Structs, whose numbers are floats."""
-    value = (((obj or {}).get("status") or {}).get("atProvider") or {}).get(key)
+    value = observation(obj).get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return int(value)

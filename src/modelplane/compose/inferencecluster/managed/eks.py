@@ -15,9 +15,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.managed import eks_fabric as fabric
 from modelplane.compose.inferencecluster.managed.common import (
-    GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
     Cloud,
@@ -25,6 +25,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     Provisioned,
     at_provider,
     connection_secret,
+    observation,
     storage_class,
 )
 from modelplane.compose.inferencecluster.releases import Chart, release
@@ -358,7 +359,7 @@ def _rescaled(pool: PoolPlan, observed: Mapping[str, Any] | None) -> Obj | None:
     its admitted replicas need, keeping the size the autoscaler gave it when that is more
     (within the bounds); None while the group reports the bounds asked for and enough nodes,
     or reports no scaling config (not created yet: initProvider creates it)."""
-    reported = (((observed or {}).get("status") or {}).get("atProvider") or {}).get("scalingConfig")
+    reported = observation(observed).get("scalingConfig")
     if not isinstance(reported, Mapping) or not {"minSize", "maxSize", "desiredSize"} <= set(
         reported
     ):

@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.gpu_taint import GPU_TOLERATION
 from modelplane.compose.inferencecluster.managed.common import (
-    GPU_TAINT_KEY,
     Cloud,
     PoolPlan,
     at_provider,
+    observation,
 )
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
@@ -58,7 +59,7 @@ def uses_efa(cloud: Cloud) -> bool:
 def security_groups(cloud: Cloud, observed: Mapping[str, Any]) -> list[str]:
     """The EFA group's and the cluster's group's ids, once AWS assigned both; else none."""
     efa = at_provider(observed.get("efa-security-group"), "id")
-    vpc = ((observed.get("cluster") or {}).get("status") or {}).get("atProvider", {})
+    vpc = observation(observed.get("cluster"))
     cluster = str((vpc.get("vpcConfig") or {}).get("clusterSecurityGroupId") or "")
     return [efa, cluster] if efa and cluster else []
 
@@ -130,5 +131,5 @@ def efa_security_group(cloud: Cloud, out: dict[str, Obj]) -> None:
 
 def dra_driver(t: Target) -> Obj:
     # The driver's DaemonSet must run on the GPU nodes, which carry the GPU taint.
-    values = {"tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]}
+    values = {"tolerations": [dict(GPU_TOLERATION)]}
     return release(t, "efa-dra-driver", DRA_DRIVER, DRA_DRIVER_VERSION, values)

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.managed.common import (
-    GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
     Cloud,
@@ -24,6 +24,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     Provisioned,
     at_provider,
     connection_secret,
+    observation,
     reported_count,
     storage_class,
 )
@@ -186,9 +187,7 @@ def _raised_per_zone(pool: PoolPlan, observed: Mapping[str, Any] | None) -> int 
     the average size of the pool's instance groups, one per zone, and sets a changed one with
     SetSize; ``initialNodeCount`` forces a new pool, so it is never raised."""
     size = reported_count(observed, "nodeCount")
-    groups = (((observed or {}).get("status") or {}).get("atProvider") or {}).get(
-        "instanceGroupUrls"
-    )
+    groups = observation(observed).get("instanceGroupUrls")
     # Observed resources may be read lazily: a list arrives as a Sequence view.
     if size is None or not isinstance(groups, Sequence) or isinstance(groups, str) or not groups:
         return None
