@@ -229,7 +229,7 @@ def _hops(
         out[key] = Desired(shards.shard(gateway, n, host, entries), ready_as_observed(seen))
     # A shard Ready with the cluster in its spec holds the cluster's hop.
     handed = {c for c in targets if shards.shard_of(c) in ready and c in dialled}
-    out.update(legacy_hops(observed, set(targets) | unwritten, handed))
+    out.update(legacy_hops(observed, set(targets), unwritten, handed))
     waiting = [
         c
         for c in sorted(targets)

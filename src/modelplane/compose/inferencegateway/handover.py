@@ -27,21 +27,29 @@ HANDED_OVER = "HandedOver"
 
 
 def legacy_hops(
-    observed: Mapping[str, Mapping[str, Any]], alive: Set[str], handed: Set[str]
+    observed: Mapping[str, Mapping[str, Any]],
+    targets: Set[str],
+    unwritten: Set[str],
+    handed: Set[str],
 ) -> dict[str, Desired]:
-    """The gateway's own hop Objects still to keep, each observe-only. ``alive``: clusters whose
-    hop stays (the rest went by evidence: their Object goes as it always did, deleting the
-    remote object if it was not made observe-only yet); ``handed``: clusters whose shard is
-    observed Ready with them in it."""
+    """The gateway's own hop Objects still to keep. To a cluster of ``targets`` (its shard
+    takes the hop over): observe-only, until observed so with the cluster in ``handed`` (its
+    shard observed Ready holding it). To a cluster in ``unwritten`` (listed before its address
+    was written, in no shard yet): as it was, the hop it always was. To any other cluster (gone
+    by evidence): none, as before shards (deleting it deletes the remote object, unless it was
+    made observe-only already and its shard's own Object deletes it)."""
     kept: dict[str, Desired] = {}
     for key, obj in sorted(observed.items()):
         if not key.startswith((LEGACY_BACKEND, LEGACY_BACKEND_TLS)):
             continue
         cluster = key.partition("/")[2]
-        if cluster not in alive or (cluster in handed and observe_only(obj)):
-            continue
         out = carried(dict(obj))
-        out["spec"] = {**(out.get("spec") or {}), "managementPolicies": list(OBSERVE_ONLY)}
+        if cluster in targets:
+            if cluster in handed and observe_only(obj):
+                continue
+            out["spec"] = {**(out.get("spec") or {}), "managementPolicies": list(OBSERVE_ONLY)}
+        elif cluster not in unwritten:
+            continue
         kept[key] = Desired(out, ready_as_observed(obj))
     return kept
 

@@ -118,7 +118,7 @@ def _malformed(shard: Mapping[str, Any]) -> str | None:
         return "InferenceGatewayShard spec.gatewayName is required"
     host = spec.get("host")
     if not isinstance(host, Mapping):
-        return "InferenceGatewayShard spec.host is required"
+        return "InferenceGatewayShard spec.host must be an object (providerConfigName, namespace)"
     for field in ("providerConfigName", "namespace"):
         if not _text(host.get(field)):
             return f"InferenceGatewayShard spec.host.{field} is required"
