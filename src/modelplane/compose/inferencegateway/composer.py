@@ -193,7 +193,8 @@ def compose_gateway(inputs: Inputs) -> Result:
         },
         **({"address": address} if address else {}),
     }
-    reached = [t.cluster for t in reachable if t.cluster not in waiting]
+    pending = set(waiting)
+    reached = [t.cluster for t in reachable if t.cluster not in pending]
     result.conditions.append(
         _ready(inputs.observed, hostname, host, address, reached, waiting, unreachable)
     )
