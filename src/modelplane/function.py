@@ -330,7 +330,7 @@ def _what_sizes(kind: str) -> str:
     if kind == "InferenceGatewayShard":
         return (
             "an InferenceGatewayShard composes two objects for every cluster hashed to it, "
-            "which past about 2,300 clusters in one shard (some 36,000 in the fleet) is more "
+            "which past about 2,200 clusters in one shard (some 30,000 in the fleet) is more "
             "than Crossplane receives"
         )
     return f"a {kind or 'composite'}'s response grows with what it composes"
