@@ -25,9 +25,9 @@ Prints, per size and state: request bytes, milliseconds per call as the caller w
 CPU time of the server and its worker (median and fastest; on a shared machine the wall clock
 doubles with others' load, the CPU time far less), the baseline/new ratios of bytes and CPU,
 and growth from the first size to the last. Other kinds, measured the same way on the
-examples' objects: an InferenceGateway and a ModelService (examples/service-regional) over
-1,000 clusters with an endpoint and a replica of the service on each, and an InferenceCluster
-with its whole stack observed (about 40 composed resources).
+examples' objects: an InferenceGateway (at every size) and a ModelService (examples/service-
+regional, over 1,000 clusters) with an endpoint and a replica of the service on each cluster,
+and an InferenceCluster with its whole stack observed (about 40 composed resources).
 
     uv run python bench/bench_grpc_fleet.py [--sizes 1000 10000] [--repeat 3] [--baseline REV]
 """
@@ -144,6 +144,8 @@ def start(code: Code) -> None:
         command = [sys.executable, "-m", "modelplane", "serve", "--insecure"]
         command += [f"--address=127.0.0.1:{port}", "--workers=1"]
         command.append(f"--max-recv-message-size={limit}")
+        if limit == RAISED_MIB:  # answers over 4 MiB timed too (the report flags them)
+            command.append(f"--max-send-message-size={limit}")
         if serves_metrics(code):
             command.append("--metrics-address=")  # none: every server would want one port
         process = subprocess.Popen(
@@ -383,11 +385,9 @@ SCENARIOS = {
     "deployment": Scenario(
         "fleet-two-classes", "ModelDeployment", "qwen3-8b", "ml-team", other_replicas, "scale-up"
     ),
-    # Both compose per cluster reached (a gateway two objects), so past a few thousand
-    # clusters a gateway's answer outgrows the 4 MiB Crossplane receives: measured at 1,000.
-    "gateway": Scenario(
-        "service-regional", "InferenceGateway", "eu", None, service_endpoints, largest=1000
-    ),
+    # A gateway's answer holds a shard entry per cluster (its shards the two objects), so it
+    # is measured on every size; a service's grows with its endpoints: measured at 1,000.
+    "gateway": Scenario("service-regional", "InferenceGateway", "eu", None, service_endpoints),
     "service": Scenario(
         "service-regional", "ModelService", "qwen-eu", "ml-team", service_endpoints, largest=1000
     ),
@@ -484,6 +484,8 @@ class Case:
     request: bytes
     calls: int
     desired: int
+    response: int = 0
+    """Bytes of its answer: Crossplane receives at most 4 MiB."""
 
 
 def tagged(base: bytes, tag: str) -> bytes:
@@ -500,12 +502,12 @@ def cases(call: Call, rendered: list[Obj], scenario: Scenario, size: int) -> dic
     fleet = Fleet.of(cloned_fleet(rendered, size if scenario.scales else 2, scenario.per_cluster))
     xr, observed = scenario.start(rendered)
     req, rsp, calls = resolve(call, request_for(xr, observed), fleet)
-    out = {scenario.first: Case(_untagged(req), calls, len(rsp.desired.resources))}
+    out = {scenario.first: Case(_untagged(req), calls, len(rsp.desired.resources), rsp.ByteSize())}
     serving = next((o for o, _ in fleet.objects if o["kind"] == "ModelReplica"), None)
     xr, observed, listed = settled(xr, rsp, serving)
     fleet.objects += [(o, dict_to_struct(o)) for o in listed]
     req, rsp, calls = resolve(call, request_for(xr, observed), fleet)
-    out["steady"] = Case(_untagged(req), calls, len(rsp.desired.resources))
+    out["steady"] = Case(_untagged(req), calls, len(rsp.desired.resources), rsp.ByteSize())
     return out
 
 
@@ -657,8 +659,11 @@ def report(codes: list[Code], name: str, scenario: Scenario, sizes: list[int], r
                     f"  {state:<11} {code.label:<9} {len(case.request) / 2**20:7.2f} MiB, "
                     f"{statistics.median(walls) * 1e3:7.0f} ms ({min(walls) * 1e3:5.0f}), "
                     f"CPU {statistics.median(cpus) * 1e3:7.0f} ms ({min(cpus) * 1e3:5.0f}); "
-                    f"{case.calls} calls, {case.desired} resources desired"
+                    f"{case.calls} calls, {case.desired} resources desired, "
+                    f"answer {case.response / 2**20:.2f} MiB"
                 )
+                if case.response > 4 * 2**20:
+                    print(f"  {'':<11} {code.label:<9} answer over the 4 MiB Crossplane receives")
                 if not code.accepts(case):
                     print(
                         f"  {'':<11} {code.label:<9} over its {code.recv_mib} MiB limit: refused "

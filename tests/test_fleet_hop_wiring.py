@@ -38,12 +38,18 @@ def rendered() -> list[Obj]:
 
 
 def on(docs: list[Obj], cluster: str, kind: str, owner: str | None = None) -> list[Obj]:
-    """Manifests of ``kind`` applied to ``cluster``, composed by ``owner`` when given."""
+    """Manifests of ``kind`` applied to ``cluster``, composed by ``owner`` when given (a
+    gateway's own, or by one of its InferenceGatewayShards)."""
+    owners = {owner} | {
+        d["metadata"]["name"]
+        for d in docs
+        if d.get("kind") == "InferenceGatewayShard" and d["spec"]["gatewayName"] == owner
+    }
     out = []
     for d in docs:
         if d.get("kind") != "Object" or d["spec"]["providerConfigRef"]["name"] != cluster:
             continue
-        if owner is not None and d["metadata"]["labels"]["crossplane.io/composite"] != owner:
+        if owner is not None and d["metadata"]["labels"]["crossplane.io/composite"] not in owners:
             continue
         manifest = d["spec"]["forProvider"]["manifest"]
         if manifest["kind"] == kind:

@@ -338,7 +338,8 @@ def test_a_response_larger_than_the_send_limit_is_a_fatal_naming_it():
 def test_a_refused_response_says_what_sizes_a_gateways_response() -> None:
     from modelplane.function import _what_sizes
 
-    assert "two objects for every cluster it reaches" in _what_sizes("InferenceGateway")
+    assert "InferenceGatewayShard" in _what_sizes("InferenceGateway")
+    assert "two objects for every cluster hashed to it" in _what_sizes("InferenceGatewayShard")
     assert "spec.replicas" in _what_sizes("ModelDeployment")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from modelplane.compose.inferencecluster.waves import revision
+from modelplane.compose.inferencegateway.shards import shard_name, shard_of
 from tests.test_ready_conditions import example, find, named, render
 
 APIS = Path(__file__).resolve().parents[1] / "apis"
@@ -80,3 +81,13 @@ def test_a_service_shows_its_endpoints_and_routing_state() -> None:
         "Accepted",
         3,
     )
+
+
+def test_a_gateway_shard_shows_its_gateway_how_many_clusters_and_whether_its_hops_exist() -> None:
+    docs = render(example("service-canary"), ready_copies=1)
+    shard = find(docs, "InferenceGatewayShard", shard_name("main", shard_of("us-east")))
+    assert row(shard, "inferencegatewayshards") == {
+        "GATEWAY": "main",
+        "CLUSTERS": 1,
+        "STATUS": "HopsCreated",
+    }

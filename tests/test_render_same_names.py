@@ -36,10 +36,11 @@ def test_no_object_is_listed_twice(tmp_path: Path) -> None:
 
 def test_the_tree_counts_each_composite_once_under_its_owner(tmp_path: Path) -> None:
     tree = render(str(renamed(tmp_path)), "-o", "tree").splitlines()
-    # 1 class, 3 clusters, 1 gateway, 2 deployments with 3 replicas between them, 1 service
-    assert tree[-1].startswith("11 composites")
+    # 1 class, 3 clusters, 1 gateway with a shard per cluster (each hashed to its own), 2
+    # deployments with 3 replicas between them, 1 service
+    assert tree[-1].startswith("14 composites")
     roots = [line.split()[0] for line in tree[1:-1] if not line.startswith(("├", "└", "│", " "))]
-    assert not [r for r in roots if r.startswith("ModelReplica/")]
+    assert not [r for r in roots if r.startswith(("ModelReplica/", "InferenceGatewayShard/"))]
 
 
 def test_the_deployment_owns_its_replicas_and_the_service_its_routes(tmp_path: Path) -> None:

@@ -324,8 +324,14 @@ def _what_sizes(kind: str) -> str:
         return "spec.replicas and the template's size bound a ModelDeployment's response"
     if kind == "InferenceGateway":
         return (
-            "an InferenceGateway composes two objects for every cluster it reaches, which past "
-            "about 2,300 clusters is more than Crossplane receives"
+            "an InferenceGateway composes an InferenceGatewayShard holding the address of "
+            "every cluster it reaches (its shards compose the two objects per cluster)"
+        )
+    if kind == "InferenceGatewayShard":
+        return (
+            "an InferenceGatewayShard composes two objects for every cluster hashed to it, "
+            "which past about 2,200 clusters in one shard (some 30,000 in the fleet) is more "
+            "than Crossplane receives"
         )
     return f"a {kind or 'composite'}'s response grows with what it composes"
 

@@ -4,7 +4,14 @@ resource's key and name, every remote object's identity and every pod template, 
 change is one of MIGRATIONS (deliberate, and rolled out as the docs on operations say).
 
 A changed name deletes and recreates the object (a ResourceClaimTemplate, a workload); a changed
-pod template restarts every engine it runs, all at once."""
+pod template restarts every engine it runs, all at once.
+
+What an upgrade hands over to another composite passes as long as the release's resource is
+kept on the first upgraded reconcile, as the release left it observed here: an InferenceGateway's
+own hop Objects are kept observe-only (same name, same remote object) while its
+InferenceGatewayShards compose theirs, and released only on a later reconcile, once observed
+observe-only with their shard Ready (tests/compose/inferencegateway/test_handover.py follows
+that sequence)."""
 
 from __future__ import annotations
 

@@ -36,6 +36,9 @@ from modelplane.compose.frontdoor import POOL_GROUP
 from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
 from modelplane.compose.inferencecluster.usages import REPLICA_GUARD
+from modelplane.compose.inferencegateway.composer import compose_gateway
+from modelplane.compose.inferencegateway.shard import compose_shard
+from modelplane.compose.inferencegateway.shards import SHARD as GATEWAY_SHARD
 from modelplane.compose.modelcache.composer import CLASSES as CACHE_CLASSES
 from modelplane.compose.modelcache.composer import DEPLOYMENTS as CACHE_DEPLOYMENTS
 from modelplane.compose.modelcache.composer import REPLICAS as CACHE_REPLICAS
@@ -58,6 +61,8 @@ from tests.compose.modelcache.test_modelcache_placements import H100 as PLACED_H
 from tests.compose.modelcache.test_modelcache_placements import L4 as PLACED_L4
 from tests.compose.modelcache.test_modelcache_placements import big_model, reachable
 from tests.compose.modelreplica import support
+from tests.compose.modelservice.kit import cluster as gateway_cluster
+from tests.compose.modelservice.kit import gateway
 from tests.compose.modelservice.test_faults import (
     external_endpoint_world,
     gateway_world,
@@ -270,6 +275,22 @@ def cluster_world(draw: st.DrawFn) -> World:
 
 
 @st.composite
+def shard_world(draw: st.DrawFn) -> World:
+    """A gateway's shard, its hops observed (some not created yet); it requires nothing."""
+    ig = gateway("g", "edge")
+    fleet = [gateway_cluster(n) for n in ("edge", "c0", "c1", "c2", "c3", "c4")]
+    composed = compose_gateway(Inputs(composite=ig, required={"inference-clusters": fleet}))
+    shards = [
+        d.resource for k, d in sorted(composed.resources.items()) if k.startswith(GATEWAY_SHARD)
+    ]
+    shard = draw(st.sampled_from(shards))
+    hops = compose_shard(Inputs(composite=shard))
+    observed = simulate_observed(resources(hops), 1)
+    kept = draw(st.sets(st.sampled_from(sorted(observed))))
+    return World(shard, {}, {k: o for k, o in observed.items() if k in kept})
+
+
+@st.composite
 def class_world(draw: st.DrawFn) -> World:
     return World(inference_class(draw(st.sampled_from(["h100", "a100"]))), {}, {})
 
@@ -282,6 +303,7 @@ WORLDS: dict[str, Callable[[], st.SearchStrategy[World]]] = {
     "InferenceClass.modelplane.ai": class_world,
     # The front door's worlds carry the same fields (composite, required, observed, partial, own).
     "InferenceGateway.modelplane.ai": gateway_world,
+    "InferenceGatewayShard.modelplane.ai": shard_world,
     "ModelService.modelplane.ai": service_world,
     "ModelEndpoint.modelplane.ai": external_endpoint_world,
 }
@@ -481,12 +503,21 @@ def cluster_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence
     return changed, lambda _, after: "" if REPLICA_GUARD not in after.resources else "guard kept"
 
 
+def _targets(resources: dict[str, Obj]) -> set[str]:
+    """The clusters a gateway's shards dial."""
+    return {
+        t["cluster"]
+        for k, shard in resources.items()
+        if k.startswith(GATEWAY_SHARD)
+        for t in shard["spec"]["targets"]
+    }
+
+
 @st.composite
 def gateway_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
-    """A dialled cluster says its gateway has no address: its Backend leaves."""
+    """A dialled cluster says its gateway has no address: its hop leaves its shard."""
     host = world.composite["spec"]["clusterName"]
-    dialled = sorted(k.partition("/")[2] for k in world.observed if k.startswith("backend/"))
-    dialled = [c for c in dialled if c != host]
+    dialled = sorted(c for c in _targets(world.observed) if c != host)
     assume(dialled)
     name = draw(st.sampled_from(dialled))
     [cluster] = [c for c in world.required["inference-clusters"] if c["metadata"]["name"] == name]
@@ -494,8 +525,19 @@ def gateway_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence
     withdrawn["status"]["gateway"].pop("address", None)
     withdrawn = with_condition(withdrawn, "GatewayReady", "False", "GatewayNotProgrammed")
     changed = _listed(world, "inference-clusters", withdrawn)
-    key = f"backend/{name}"
-    return changed, lambda _, after: "" if key not in after.resources else f"{key} kept"
+    kept = lambda after: name in _targets(after.resources)  # noqa: E731
+    return changed, lambda _, after: f"the hop to {name} kept" if kept(after) else ""
+
+
+@st.composite
+def shard_evidence(draw: st.DrawFn, world: World, truth: Response) -> Evidence:
+    """A target leaves the shard's spec (its gateway had evidence): its hop's Objects leave."""
+    targets = world.composite["spec"]["targets"]
+    gone = draw(st.sampled_from(sorted(t["cluster"] for t in targets)))
+    spec = {**world.composite["spec"], "targets": [t for t in targets if t["cluster"] != gone]}
+    changed = dataclasses.replace(world, composite={**world.composite, "spec": spec})
+    left = lambda after: sorted(k for k in after.resources if k.endswith(f"/{gone}"))  # noqa: E731
+    return changed, lambda _, after: "" if not left(after) else f"{left(after)} kept"
 
 
 @st.composite
@@ -539,6 +581,7 @@ EVIDENCE: dict[str, Callable[[World, Response], st.SearchStrategy[Evidence]]] = 
     "InferenceCluster.modelplane.ai": cluster_evidence,
     "InferenceClass.modelplane.ai": class_evidence,
     "InferenceGateway.modelplane.ai": gateway_evidence,
+    "InferenceGatewayShard.modelplane.ai": shard_evidence,
     "ModelService.modelplane.ai": service_evidence,
     "ModelEndpoint.modelplane.ai": endpoint_evidence,
 }

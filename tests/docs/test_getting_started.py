@@ -47,8 +47,8 @@ def test_the_tree_the_guide_promises_is_what_render_prints() -> None:
     out = CliRunner().invoke(
         cli.main, ["render", str(MANIFESTS), "-o", "tree", "--simulate-ready-copies", "1"]
     )
-    assert out.stdout.splitlines()[-1].startswith("9 composites (9 ready)")
-    assert "9 composites (9 ready)" in GUIDE.read_text()
+    assert out.stdout.splitlines()[-1].startswith("10 composites (10 ready)")
+    assert "10 composites (10 ready)" in GUIDE.read_text()
 
 
 def test_every_manifest_the_guide_applies_exists_and_is_admitted() -> None:

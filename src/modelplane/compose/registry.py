@@ -7,6 +7,8 @@ from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REP
 from modelplane.compose.inferencecluster.composer import compose_cluster
 from modelplane.compose.inferencegateway.composer import CLUSTERS as GATEWAY_CLUSTERS
 from modelplane.compose.inferencegateway.composer import compose_gateway
+from modelplane.compose.inferencegateway.shard import compose_shard
+from modelplane.compose.inferencegateway.shards import KIND as GATEWAY_SHARD
 from modelplane.compose.modelcache.composer import compose_model_cache
 from modelplane.compose.modeldeployment.composer import CLUSTERS, REPLICAS, compose_deployment
 from modelplane.compose.modelendpoint.composer import CLUSTERS as ENDPOINT_CLUSTERS
@@ -53,6 +55,8 @@ def default_registry() -> Registry:
     # The front door: gateways on clusters, services routed through them, their endpoints. Each
     # lists every cluster of the fleet and reads a few fields of its status.
     registry.register(API_VERSION, "InferenceGateway", compose_gateway, lazy=(GATEWAY_CLUSTERS,))
+    # Its hops, split in shards so no response grows with the whole fleet; each requires nothing.
+    registry.register(API_VERSION, GATEWAY_SHARD, compose_shard)
     # A service also lists, per entry, the endpoints and replicas its selector matches: one per
     # cluster for a model deployed fleet-wide.
     entries = range(SERVICE_ENTRIES)

@@ -12,8 +12,6 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
 )
 from modelplane.compose.inferencegateway.composer import (
-    BACKEND,
-    BACKEND_TLS,
     CLIENT_CERTIFICATE,
     CLIENT_SECRET,
     CLUSTERS,
@@ -22,9 +20,10 @@ from modelplane.compose.inferencegateway.composer import (
     TLS,
     compose_gateway,
 )
+from modelplane.compose.inferencegateway.shard import BACKEND, BACKEND_TLS
 from modelplane.composer import Inputs, Result
+from tests.compose.inferencegateway.kit import again, hop_manifests, hops, shard_results
 from tests.compose.modelservice.kit import (
-    again,
     cluster,
     condition,
     gateway,
@@ -47,13 +46,13 @@ def compose(ig: dict, fleet: list[dict] | None = None, observed: dict | None = N
 
 def settled(ig: dict, fleet: list[dict] | None = None) -> Result:
     inputs = Inputs(composite=ig, required={CLUSTERS: FLEET if fleet is None else fleet})
-    return again(compose_gateway, inputs, compose_gateway(inputs))
+    return again(inputs, compose_gateway(inputs))
 
 
 def test_everything_but_the_client_certificate_is_composed_on_the_gateways_cluster() -> None:
     result = compose(gateway())
-    for key, desired in result.resources.items():
-        obj = desired.resource
+    objects = {k: d.resource for k, d in result.resources.items() if not k.startswith("shard/")}
+    for key, obj in {**objects, **hops(result)}.items():
         if key == CLIENT_CERTIFICATE:
             continue
         assert obj["kind"] == "Object", key
@@ -186,7 +185,7 @@ def test_the_host_receives_the_client_certificate_and_the_fleet_cas_certificate_
 
 def test_every_cluster_with_a_gateway_address_is_reached_over_mutual_tls() -> None:
     result = compose(gateway())
-    objects = manifests(result)
+    objects = hop_manifests(result)
     assert sorted(k for k in objects if k.startswith(BACKEND)) == ["backend/east", "backend/edge"]
     backend = objects[BACKEND + "east"]
     assert backend["metadata"]["name"] == cluster_backend_name("main", "east")
@@ -216,14 +215,14 @@ def test_every_cluster_with_a_gateway_address_is_reached_over_mutual_tls() -> No
 
 def test_a_cluster_address_that_is_an_ip_is_dialled_as_one() -> None:
     fleet = [cluster("edge"), cluster("east", address="203.0.113.7")]
-    backend = manifests(compose(gateway(), fleet))[BACKEND + "east"]
+    backend = hop_manifests(compose(gateway(), fleet))[BACKEND + "east"]
     assert backend["spec"]["endpoints"] == [{"ip": {"address": "203.0.113.7", "port": 443}}]
 
 
 def test_the_fleet_hostname_defaults_to_the_contracts_name_when_not_published() -> None:
     fleet = [cluster("edge"), cluster("east")]
     del fleet[1]["status"]["gateway"]["fleetHostname"]
-    policy = manifests(compose(gateway(), fleet))[BACKEND_TLS + "east"]
+    policy = hop_manifests(compose(gateway(), fleet))[BACKEND_TLS + "east"]
     assert policy["spec"]["validation"]["hostname"] == "east.fleet.modelplane.internal"
 
 
@@ -313,12 +312,17 @@ def test_the_v0_3_1_shape_fails_the_composition_saying_what_the_new_shape_is() -
 def test_every_composed_object_passes_its_schema(tls: str) -> None:
     ig = gateway(secret="api-tls") if tls == "secret" else gateway()
     fleet = [*FLEET, cluster("ip", address="203.0.113.7"), cluster("c" * 60 + ".example.net")]
-    assert invalid(compose(ig, fleet)) == {}
+    result = compose(ig, fleet)
+    assert (
+        invalid(Result(resources={k: d for k, d in result.resources.items() if "/" not in k})) == {}
+    )
+    for shard in shard_results(result, settled=False).values():
+        assert invalid(shard) == {}
 
 
 def test_two_gateways_on_one_cluster_never_share_an_object() -> None:
-    a = manifests(compose(gateway("a", "edge")))
-    b = manifests(compose(gateway("b", "edge")))
+    a = {**manifests(compose(gateway("a", "edge"))), **hop_manifests(compose(gateway("a", "edge")))}
+    b = {**manifests(compose(gateway("b", "edge"))), **hop_manifests(compose(gateway("b", "edge")))}
     names = lambda objs: {(m["kind"], m["metadata"]["name"]) for m in objs.values()}  # noqa: E731
     assert not names(a) & names(b)
 
@@ -334,7 +338,7 @@ def test_a_cluster_listed_before_its_status_was_written_keeps_the_hop_to_it() ->
     observed = {k: d.resource for k, d in done.resources.items()}
     result = compose(gateway(), stale, observed)
     for key in (BACKEND + "east", BACKEND_TLS + "east"):
-        assert result.resources[key].resource == done.resources[key].resource
+        assert hops(result)[key] == hops(done)[key]
 
 
 def test_a_tls_secret_outside_crossplane_system_is_never_copied() -> None:
@@ -367,5 +371,5 @@ def test_on_a_large_fleet_the_condition_names_ten_clusters_and_counts_the_rest()
 
 def test_on_a_large_fleet_every_cluster_reached_still_gets_its_backend() -> None:
     fleet = [cluster("edge"), *(cluster(f"c{i:02d}") for i in range(30))]
-    backends = [k for k in manifests(compose(gateway(), fleet)) if k.startswith(BACKEND)]
+    backends = [k for k in hops(compose(gateway(), fleet)) if k.startswith(BACKEND)]
     assert len(backends) == 31

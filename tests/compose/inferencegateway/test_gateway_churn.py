@@ -1,13 +1,14 @@
 """An InferenceGateway's hops to the fleet under churn, through the FunctionRunner: a cluster
 listed without its gateway status, with only Crossplane's conditions, or missing from the list
-keeps its Backend and BackendTLSPolicy; its gateway saying it has no address, or its absence
-when asked for by name, takes them away."""
+keeps its place in its shard (so its Backend and BackendTLSPolicy), as it was composed; its
+gateway saying it has no address, or its absence when asked for by name, takes it away."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
+from modelplane.compose.inferencegateway.shards import SHARD
 from modelplane.simulate import simulate_observed
 from tests.compose.modelservice.kit import cluster, gateway
 from tests.compose.through import run
@@ -15,7 +16,11 @@ from tests.fleet.builders import with_condition
 
 Obj = dict[str, Any]
 IG = gateway("main", "edge")
-HOPS = ["backend-tls/west", "backend/west"]
+WEST = {
+    "cluster": "west",
+    "address": "west.gw.example.net",
+    "fleetHostname": "west.fleet.modelplane.internal",
+}
 
 
 def fleet() -> list[Obj]:
@@ -28,10 +33,17 @@ def settled() -> dict[str, Obj]:
     return simulate_observed(copy.deepcopy(rsp.resources), 1)
 
 
-def hops(clusters: list[Obj], **more: list[Obj]) -> list[str]:
+def hops(clusters: list[Obj], **more: list[Obj]) -> list[Obj]:
+    """West's entries in the shards composed."""
     rsp = run(IG, settled(), {"inference-clusters": clusters, **more})
     assert rsp.fatal is None, rsp.fatal
-    return sorted(k for k in rsp.resources if k.endswith("/west"))
+    return [
+        t
+        for k, shard in rsp.resources.items()
+        if k.startswith(SHARD)
+        for t in shard["spec"]["targets"]
+        if t["cluster"] == "west"
+    ]
 
 
 def west(status: Obj | None) -> list[Obj]:
@@ -44,17 +56,17 @@ def west(status: Obj | None) -> list[Obj]:
 
 
 def test_a_cluster_listed_without_status_keeps_its_hop() -> None:
-    assert hops(west(None)) == HOPS
+    assert hops(west(None)) == [WEST]
 
 
 def test_a_cluster_with_only_crossplanes_conditions_keeps_its_hop() -> None:
     synced = {"conditions": [{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}]}
-    assert hops(west(synced)) == HOPS
+    assert hops(west(synced)) == [WEST]
 
 
 def test_a_cluster_missing_from_the_list_keeps_its_hop_until_read_by_name() -> None:
-    assert hops(fleet()[:2]) == HOPS
-    assert hops(fleet()[:2], **{"cluster/west": [fleet()[2]]}) == HOPS
+    assert hops(fleet()[:2]) == [WEST]
+    assert hops(fleet()[:2], **{"cluster/west": [fleet()[2]]}) == [WEST]
 
 
 def test_a_cluster_whose_gateway_is_not_programmed_loses_its_hop() -> None:

@@ -12,7 +12,10 @@ only the provider-kubernetes Objects and the client certificate:
   the fleet's trust bundle;
 - per cluster of the fleet that publishes a gateway address, a ``Backend`` and a
   ``BackendTLSPolicy``: the mutually authenticated hop to that cluster's fleet listener, which
-  every ModelService's route on this gateway sends its traffic through.
+  every ModelService's route on this gateway sends its traffic through. These are composed by
+  InferenceGatewayShards (``shards``, ``shard``), at most 16, each holding the hops to the
+  clusters hashed to it, so no response grows with the whole fleet; a gateway that composed its
+  hops itself hands them over to its shards (``handover``) without removing any from its host.
 
 The routes themselves belong to the ModelServices (each reports whether it is programmed here).
 Keys come from cert-manager or the user's Secret, never from the function.
@@ -34,11 +37,18 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
     gateway_withdrawn,
 )
-from modelplane.compose.inferencegateway import objects
+from modelplane.compose.inferencegateway import objects, shards
+from modelplane.compose.inferencegateway.handover import (
+    LEGACY_BACKEND,
+    LEGACY_BACKEND_TLS,
+    handover_condition,
+    legacy_hops,
+)
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
-from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.kube.objects import condition
+from modelplane.observed import carry_forward, observed_ready, ready_as_observed
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -48,9 +58,6 @@ GATEWAY = "gateway"
 TLS = "tls"
 CLIENT_CERTIFICATE = "client-certificate"
 CLIENT_SECRET = "client-secret"
-# Per cluster: ``backend/<cluster>``; a name holds no ``/``, so no two keys meet.
-BACKEND = "backend/"
-BACKEND_TLS = "backend-tls/"
 READY = "GatewayReady"
 NAMED_CLUSTERS = 10
 """How many clusters GatewayReady names of those reached (and of those unreachable)."""
@@ -116,9 +123,16 @@ def compose_gateway(inputs: Inputs) -> Result:
         )
 
     # A cluster this gateway dials that the list does not hold is asked for by name: only
-    # nothing back takes its Backend away (the routes of every service on it use it).
-    dialled = {k.partition("/")[2] for k in inputs.observed if k.startswith(BACKEND)}
-    lookup = look_up(inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", dialled - set(fleet))
+    # nothing back takes its hop away (the routes of every service on it use it).
+    dialled = shards.observed_targets(inputs.observed)
+    legacy = {k.partition("/")[2] for k in inputs.observed if k.startswith(LEGACY_BACKEND)}
+    lookup = look_up(
+        inputs,
+        CLUSTER_BY_NAME,
+        API_VERSION,
+        "InferenceCluster",
+        (set(dialled) | legacy) - set(fleet),
+    )
     if lookup.pending:
         asked = ", ".join(sorted(lookup.pending))
         held = _hold(inputs, "Unknown", "WaitingForFleet", f"reading InferenceCluster {asked}")
@@ -141,20 +155,15 @@ def compose_gateway(inputs: Inputs) -> Result:
             _CERTIFICATE_READY,
         )
     reachable, unreachable = _fleet(fleet)
-    for target in reachable:
-        wanted[BACKEND + target.cluster] = (objects.cluster_backend(name, host, target), None)
-        wanted[BACKEND_TLS + target.cluster] = (
-            objects.cluster_backend_tls(name, host, target),
-            None,
-        )
-
-    result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
+    targets = {t.cluster: shards.target_entry(t) for t in reachable}
     # A cluster listed before its gateway address was written (or with only Crossplane's
     # conditions) is no evidence its gateway went away: the hop to it stays as it is.
     unwritten = {c for c in unreachable if not gateway_withdrawn(fleet[c])}
-    for key, obj in sorted(inputs.observed.items()):
-        if key.startswith((BACKEND, BACKEND_TLS)) and key.partition("/")[2] in unwritten:
-            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
+    targets.update({c: dialled[c] for c in sorted(unwritten & set(dialled))})
+
+    result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
+    hops, waiting = _hops(inputs.observed, name, host, targets, set(dialled), unwritten)
+    result.resources.update(hops)
     for key, (manifest, readiness) in wanted.items():
         obj = remote_object(
             dns_label("gw", name, key),
@@ -184,10 +193,63 @@ def compose_gateway(inputs: Inputs) -> Result:
         },
         **({"address": address} if address else {}),
     }
+    pending = set(waiting)
+    reached = [t.cluster for t in reachable if t.cluster not in pending]
     result.conditions.append(
-        _ready(inputs.observed, hostname, host, address, reachable, unreachable)
+        _ready(inputs.observed, hostname, host, address, reached, waiting, unreachable)
     )
+    handing = handover_condition(
+        {k: d for k, d in hops.items() if k.startswith((LEGACY_BACKEND, LEGACY_BACKEND_TLS))}
+    )
+    if handing is not None:
+        result.conditions.append(handing)
     return result
+
+
+def _hops(
+    observed: Mapping[str, Obj],
+    gateway: str,
+    host: ClusterGateway,
+    targets: Mapping[str, Obj],
+    dialled: set[str],
+    unwritten: set[str],
+) -> tuple[dict[str, Desired], list[str]]:
+    """The shards holding the hops to ``targets`` (only those with a member), the gateway's own
+    hop Objects still being handed over to them, and the clusters whose hop is not observed to
+    exist yet (neither its shard nor its own Object is Ready)."""
+    members: dict[int, list[Obj]] = {}
+    for cluster in sorted(targets):
+        members.setdefault(shards.shard_of(cluster), []).append(targets[cluster])
+    out: dict[str, Desired] = {}
+    ready: set[int] = set()
+    for n, entries in sorted(members.items()):
+        key = f"{shards.SHARD}{n}"
+        seen = observed.get(key)
+        if _shard_ready(seen):
+            ready.add(n)
+        out[key] = Desired(shards.shard(gateway, n, host, entries), ready_as_observed(seen))
+    # A shard Ready with the cluster in its spec holds the cluster's hop.
+    handed = {c for c in targets if shards.shard_of(c) in ready and c in dialled}
+    out.update(legacy_hops(observed, set(targets), unwritten, handed))
+    waiting = [
+        c
+        for c in sorted(targets)
+        if c not in handed and not observed_ready(observed.get(LEGACY_BACKEND + c))
+    ]
+    return out, waiting
+
+
+def _shard_ready(shard: Mapping[str, Any] | None) -> bool:
+    """Ready as last reconciled, for the spec it holds: a condition that records the generation
+    it was written for must be the shard's current one (a spec just given a cluster is not
+    reconciled yet)."""
+    if not observed_ready(shard):
+        return False
+    assert shard is not None
+    ready = condition(shard, "Ready") or {}
+    written = ready.get("observedGeneration")
+    generation = (shard.get("metadata") or {}).get("generation")
+    return written is None or generation is None or int(written) == int(generation)
 
 
 def _malformed(ig: Obj) -> str | None:
@@ -230,16 +292,19 @@ def _ready(
     hostname: str,
     host: ClusterGateway,
     address: str,
-    reachable: list[ClusterGateway],
+    reached: list[str],
+    waiting: list[str],
     unreachable: list[str],
 ) -> Condition:
-    plural = "s" if len(reachable) != 1 else ""
-    fleet = f"reaches the fleet listener of {len(reachable)} cluster{plural}"
-    if reachable:
-        fleet += f": {_first_named([t.cluster for t in reachable])}"
+    plural = "s" if len(reached) != 1 else ""
+    fleet = f"reaches the fleet listener of {len(reached)} cluster{plural}"
+    if reached:
+        fleet += f": {_first_named(reached)}"
+    if waiting:
+        fleet += f"; waiting for the hops to {len(waiting)} more: {_first_named(waiting)}"
     if unreachable:
         fleet += f"; no gateway address published by {_first_named(unreachable)}"
-    waiting = [
+    pending = [
         what
         for key, what in (
             (GATEWAY, "the Gateway is not programmed with an address"),
@@ -250,9 +315,9 @@ def _ready(
         if ready_as_observed(observed.get(key)) != "True"
     ]
     where = f"https://{hostname} on cluster {host.cluster}"
-    if waiting or not address:
+    if pending or not address:
         return Condition(
-            READY, "False", "Provisioning", f"{where}: waiting for {', '.join(waiting)}; {fleet}"
+            READY, "False", "Provisioning", f"{where}: waiting for {', '.join(pending)}; {fleet}"
         )
     return Condition(READY, "True", "Programmed", f"{where} at {address}; {fleet}")
 

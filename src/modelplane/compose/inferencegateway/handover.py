@@ -1,0 +1,73 @@
+"""Handing a gateway's hops over to its shards without a moment when a cluster has none.
+
+Before it had shards, an InferenceGateway composed each hop's Backend and BackendTLSPolicy
+itself (keys ``backend/<cluster>``, ``backend-tls/<cluster>``). Dropping such an Object would
+make provider-kubernetes delete the remote object the routes send traffic through. So each is
+kept, observe-only (``managementPolicies: [Observe]``: crossplane-runtime then skips the external
+delete), while the cluster's shard composes its own Object applying the same remote object
+(provider-kubernetes finds it by name and takes it over). It is dropped once it is observed
+observe-only and that shard is observed Ready (its Object holds the remote object): deleting it
+then leaves the remote object in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Set
+from typing import Any
+
+from modelplane.composer import Condition, Desired
+from modelplane.observed import carried, ready_as_observed
+
+Obj = dict[str, Any]
+
+LEGACY_BACKEND = "backend/"
+LEGACY_BACKEND_TLS = "backend-tls/"
+OBSERVE_ONLY = ("Observe",)
+HANDED_OVER = "HandedOver"
+
+
+def legacy_hops(
+    observed: Mapping[str, Mapping[str, Any]],
+    targets: Set[str],
+    unwritten: Set[str],
+    handed: Set[str],
+) -> dict[str, Desired]:
+    """The gateway's own hop Objects still to keep. To a cluster of ``targets`` (its shard
+    takes the hop over): observe-only, until observed so with the cluster in ``handed`` (its
+    shard observed Ready holding it). To a cluster in ``unwritten`` (listed before its address
+    was written, in no shard yet): as it was, the hop it always was. To any other cluster (gone
+    by evidence): none, as before shards (deleting it deletes the remote object, unless it was
+    made observe-only already and its shard's own Object deletes it)."""
+    kept: dict[str, Desired] = {}
+    for key, obj in sorted(observed.items()):
+        if not key.startswith((LEGACY_BACKEND, LEGACY_BACKEND_TLS)):
+            continue
+        cluster = key.partition("/")[2]
+        out = carried(dict(obj))
+        if cluster in targets:
+            if cluster in handed and observe_only(obj):
+                continue
+            out["spec"] = {**(out.get("spec") or {}), "managementPolicies": list(OBSERVE_ONLY)}
+        elif cluster not in unwritten:
+            continue
+        kept[key] = Desired(out, ready_as_observed(obj))
+    return kept
+
+
+def observe_only(obj: Mapping[str, Any]) -> bool:
+    return tuple((obj.get("spec") or {}).get("managementPolicies") or ()) == OBSERVE_ONLY
+
+
+def handover_condition(kept: Mapping[str, Desired]) -> Condition | None:
+    if not kept:
+        return None
+    clusters = sorted({k.partition("/")[2] for k in kept})
+    plural = "s" if len(clusters) != 1 else ""
+    return Condition(
+        HANDED_OVER,
+        "True",
+        "HandingOver",
+        f"the hops to {len(clusters)} cluster{plural} move to this gateway's "
+        "InferenceGatewayShards: the gateway's own Objects for them are kept observe-only until "
+        "each shard holding them is Ready, then released; no hop is removed from the host",
+    )
