@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.composer import Desired, Ready
+from modelplane.composer import Condition, Desired, Ready
 from modelplane.kube.objects import condition
 
 Obj = dict[str, Any]
@@ -41,3 +41,12 @@ def carry_forward(observed: Mapping[str, Obj]) -> dict[str, Desired]:
         name: Desired(carried(obj), ready_as_observed(obj))
         for name, obj in sorted(observed.items())
     }
+
+
+def closed(composite: Mapping[str, Any], done: Condition) -> list[Condition]:
+    """``done``, the final form of a condition a composer sets only while something lasts, once
+    the composite reports that condition: Crossplane keeps a condition a function stops
+    returning as it was last set (crossplane v2.3.4 internal/controller/apiextensions/composite/
+    reconciler.go ``handleCommonCompositionResult`` only sets those returned), so without it the
+    last "in progress" message would stand forever."""
+    return [done] if condition(composite, done.type) is not None else []

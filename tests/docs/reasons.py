@@ -55,6 +55,15 @@ def _module_reasons(tree: ast.Module) -> set[str]:
             arg = _reason_arg(call)
             if arg is not None:
                 found |= _resolve(arg, fn, tree, constants)
+    # A condition built once at module level (its reason a literal).
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            continue
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and _name(call.func) == "Condition":
+                arg = _reason_arg(call)
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.add(arg.value)
     return found
 
 

@@ -81,6 +81,23 @@ def test_a_release_observed_observe_only_is_released() -> None:
     assert "HandedOver" not in rsp.conditions
 
 
+def test_a_cluster_that_reported_a_hand_over_says_it_is_released_once_it_is() -> None:
+    # Crossplane keeps a condition a function stops returning as last set (crossplane v2.3.4
+    # internal/controller/apiextensions/composite/reconciler.go handleCommonCompositionResult),
+    # so "HandingOver" would stand for good if nothing replaced it.
+    ic = external(cluster(), "certManager")
+    handing = reconcile(ic, installed(cluster()))
+    status, reason, message = handing.condition("HandedOver")
+    ic["status"] = {
+        "conditions": [
+            {"type": "HandedOver", "status": status, "reason": reason, "message": message}
+        ]
+    }
+    rsp = reconcile(ic, as_observed(handing))
+    assert component(rsp, "cert-manager", "Release") == {}
+    assert rsp.condition("HandedOver")[:2] == ("True", "Released")
+
+
 def test_an_external_gateway_keeps_its_class_proxy_and_client_policy_observe_only() -> None:
     ic = cluster()
     observed = installed(ic)

@@ -164,3 +164,21 @@ def test_a_gateways_own_hop_to_a_cluster_listed_without_its_address_is_kept_as_i
     assert rsp.fatal is None, rsp.fatal
     for p in HOPS:
         assert rsp.resources[f"{p}lagging"]["spec"] == observed[f"{p}lagging"]["spec"]
+
+
+def test_a_gateway_that_reported_a_hand_over_says_it_is_released_once_it_is() -> None:
+    # Crossplane keeps a condition a function stops returning as last set (crossplane v2.3.4
+    # internal/controller/apiextensions/composite/reconciler.go handleCommonCompositionResult),
+    # so "HandingOver" would stand for good if nothing replaced it.
+    ig, observed, clusters = release()
+    required = {"inference-clusters": clusters}
+    upgraded = run(ig, observed, required)
+    waiting = run(ig, next_observed(upgraded, shards_ready=False), required)
+    status, reason, message = waiting.condition("HandedOver")
+    reported = copy.deepcopy(ig)
+    reported.setdefault("status", {})["conditions"] = [
+        {"type": "HandedOver", "status": status, "reason": reason, "message": message}
+    ]
+    handed = run(reported, next_observed(waiting, shards_ready=True), required)
+    assert not any(k.startswith(HOPS) for k in handed.resources)
+    assert handed.condition("HandedOver")[:2] == ("True", "Released")

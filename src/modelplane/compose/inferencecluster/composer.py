@@ -165,9 +165,7 @@ def compose_cluster(inputs: Inputs) -> Result:
         for key, obj in handed.resources.items():
             result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
         result.conditions.append(stack_condition(states))
-        handed_over = handed.condition()
-        if handed_over is not None:
-            result.conditions.append(handed_over)
+        result.conditions.extend(handed.conditions(inputs.composite))
     else:
         # A release or Object naming a ProviderConfig that does not exist yet only errors until
         # it does: compose them once both exist, and from then on always.

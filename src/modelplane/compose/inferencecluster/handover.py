@@ -20,7 +20,7 @@ from modelplane.compose.inferencecluster.stack import Part
 from modelplane.compose.inferencecluster.target import MANAGED
 from modelplane.composer import Condition
 from modelplane.labels import STACK_COMPONENT
-from modelplane.observed import carried
+from modelplane.observed import carried, closed
 
 Obj = dict[str, Any]
 
@@ -35,17 +35,28 @@ class Handover:
     components: tuple[str, ...]
     """The components being handed over."""
 
-    def condition(self) -> Condition | None:
+    def conditions(self, cluster: Mapping[str, Any]) -> list[Condition]:
         if not self.resources:
-            return None
-        return Condition(
-            HANDED_OVER,
-            "True",
-            "HandingOver",
-            f"{', '.join(self.components)} made External: what Modelplane installed stays "
-            f"installed and is no longer managed ({', '.join(sorted(self.resources))} kept "
-            "observe-only until orphaned, then released; nothing is uninstalled)",
-        )
+            return closed(cluster, RELEASED)
+        return [
+            Condition(
+                HANDED_OVER,
+                "True",
+                "HandingOver",
+                f"{', '.join(self.components)} made External: what Modelplane installed stays "
+                f"installed and is no longer managed ({', '.join(sorted(self.resources))} kept "
+                "observe-only until orphaned, then released; nothing is uninstalled)",
+            )
+        ]
+
+
+RELEASED = Condition(
+    HANDED_OVER,
+    "True",
+    "Released",
+    "every component made External is released: what Modelplane installed stays installed, "
+    "no longer managed",
+)
 
 
 def handover(

@@ -41,7 +41,7 @@ from modelplane.compose.inferencegateway import objects, shards
 from modelplane.compose.inferencegateway.handover import (
     LEGACY_BACKEND,
     LEGACY_BACKEND_TLS,
-    handover_condition,
+    handover_conditions,
     legacy_hops,
 )
 from modelplane.compose.remote import remote_object
@@ -198,11 +198,10 @@ def compose_gateway(inputs: Inputs) -> Result:
     result.conditions.append(
         _ready(inputs.observed, hostname, host, address, reached, waiting, unreachable)
     )
-    handing = handover_condition(
-        {k: d for k, d in hops.items() if k.startswith((LEGACY_BACKEND, LEGACY_BACKEND_TLS))}
-    )
-    if handing is not None:
-        result.conditions.append(handing)
+    legacy_kept = {
+        k: d for k, d in hops.items() if k.startswith((LEGACY_BACKEND, LEGACY_BACKEND_TLS))
+    }
+    result.conditions.extend(handover_conditions(ig, legacy_kept))
     return result
 
 

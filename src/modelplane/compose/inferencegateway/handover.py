@@ -16,7 +16,7 @@ from collections.abc import Mapping, Set
 from typing import Any
 
 from modelplane.composer import Condition, Desired
-from modelplane.observed import carried, ready_as_observed
+from modelplane.observed import carried, closed, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -58,16 +58,28 @@ def observe_only(obj: Mapping[str, Any]) -> bool:
     return tuple((obj.get("spec") or {}).get("managementPolicies") or ()) == OBSERVE_ONLY
 
 
-def handover_condition(kept: Mapping[str, Desired]) -> Condition | None:
+def handover_conditions(gateway: Mapping[str, Any], kept: Mapping[str, Desired]) -> list[Condition]:
     if not kept:
-        return None
+        return closed(gateway, RELEASED)
     clusters = sorted({k.partition("/")[2] for k in kept})
     plural = "s" if len(clusters) != 1 else ""
-    return Condition(
-        HANDED_OVER,
-        "True",
-        "HandingOver",
-        f"the hops to {len(clusters)} cluster{plural} move to this gateway's "
-        "InferenceGatewayShards: the gateway's own Objects for them are kept observe-only until "
-        "each shard holding them is Ready, then released; no hop is removed from the host",
-    )
+    return [
+        Condition(
+            HANDED_OVER,
+            "True",
+            "HandingOver",
+            f"the hops to {len(clusters)} cluster{plural} move to this gateway's "
+            "InferenceGatewayShards: the gateway's own Objects for them are kept observe-only "
+            "until each shard holding them is Ready, then released; no hop is removed from the "
+            "host",
+        )
+    ]
+
+
+RELEASED = Condition(
+    HANDED_OVER,
+    "True",
+    "Released",
+    "every hop is held by this gateway's InferenceGatewayShards; the gateway's own hop Objects "
+    "are released",
+)
