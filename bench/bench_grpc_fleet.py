@@ -38,8 +38,10 @@ gRPC cases send, at each size and state: a worker's run with one such call less 
 both after the same warm-up call. Instructions repeat exactly whatever the machine's load, so
 their growth from the first size to the last, printed next to the bytes', says whether the
 work grows linearly; time that grows faster than they do is the memory hierarchy.
-``--callgrind-out DIR`` keeps each counted run's profile there (``callgrind_annotate`` reads
-them per function).
+``--callgrind-out DIR`` keeps each run's profile there, the run without the call beside it
+(``callgrind.STATE-SIZE`` and ``.without``): ``callgrind_annotate`` of both, subtracted, is
+the call's instructions per function. ``--cache-sim`` also simulates the machine's caches
+(slower) and reports the last-level misses and their growth.
 """
 
 from __future__ import annotations
@@ -637,6 +639,11 @@ def main() -> None:
         help="count the ModelDeployment's in-process instructions under callgrind instead",
     )
     parser.add_argument("--callgrind-out", type=Path, help="keep the counted runs' profiles here")
+    parser.add_argument(
+        "--cache-sim",
+        action="store_true",
+        help="with --instructions: also simulate the caches and count last-level misses",
+    )
     parser.add_argument("--count-worker", help=argparse.SUPPRESS)
     parser.add_argument("--skip", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -644,7 +651,7 @@ def main() -> None:
         count_worker(Path(args.count_worker), skip=args.skip)
         return
     if args.instructions:
-        count_instructions(SCENARIOS["deployment"], args.sizes, args.callgrind_out)
+        count_instructions(SCENARIOS["deployment"], args.sizes, args.callgrind_out, args.cache_sim)
         return
     chosen = {k: SCENARIOS[k] for k in args.scenarios or SCENARIOS}
     with tempfile.TemporaryDirectory() as tmp:
@@ -714,9 +721,10 @@ def report(codes: list[Code], name: str, scenario: Scenario, sizes: list[int], r
 COUNTED_MAX_RESPONSE = 2**30
 
 
-def count_worker(path: Path, skip: bool) -> None:
+def count_worker(path: Path, skip: bool) -> bytes | None:
     """A server's worker (``serve.work``) answering the request in ``path`` once to warm up,
-    then once more unless ``skip``: what an instruction count subtracts."""
+    then once more unless ``skip``: what an instruction count subtracts. Returns the answer
+    counted."""
     from modelplane.compose.admission import Admission
     from modelplane.function import FunctionRunner
     from modelplane.serve import REGISTRY, configure_logging, load_registry
@@ -729,33 +737,60 @@ def count_worker(path: Path, skip: bool) -> None:
     base = path.read_bytes()
     warm, counted = tagged(base, "warm-up"), tagged(base, "counted")
     runner.handle_bytes(warm, COUNTED_MAX_RESPONSE)
-    if not skip:
-        runner.handle_bytes(counted, COUNTED_MAX_RESPONSE)
+    return None if skip else runner.handle_bytes(counted, COUNTED_MAX_RESPONSE)[0]
 
 
-def counted_instructions(path: Path, profile: Path | None) -> int:
-    """Instructions of one call of the request in ``path``: a worker's run with it less one
-    without it (start-up and the warm-up call cancel out). Hash seeds fixed: the count repeats."""
+LL_MISSES = ("ILmr", "DLmr", "DLmw")
+"""Callgrind's events for reads and writes missing the last-level cache it simulates."""
+LL_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache/index3")
+
+
+def last_level_cache() -> list[str]:
+    """Callgrind's option for the last-level cache the kernel reports (a VM's CPUID may claim
+    another), none when it reports none."""
+    try:
+        size, ways, line = (
+            (LL_SYSFS / f).read_text().strip()
+            for f in ("size", "ways_of_associativity", "coherency_line_size")
+        )
+    except OSError:
+        return []
+    scale = {"K": 2**10, "M": 2**20}.get(size[-1:], 1)
+    return [f"--LL={int(size.rstrip('KM')) * scale},{ways},{line}"]
+
+
+def counted_instructions(path: Path, profile: Path | None, cache_sim: bool) -> dict[str, int]:
+    """Callgrind's events for one call of the request in ``path`` (``Ir``, instructions; with
+    ``cache_sim`` also the simulated caches' misses): a worker's run with it less one without
+    it (start-up and the warm-up call cancel out). Hash seeds fixed: the counts repeat."""
     counts = []
     for skip in (False, True):
-        out = profile if profile is not None and not skip else Path(os.devnull)
+        out = Path(os.devnull)
+        if profile is not None:
+            out = profile.with_name(profile.name + ".without" * skip)
         command = [sys.executable, __file__, "--count-worker", str(path)]
         done = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command]
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+            + (["--cache-sim=yes", *last_level_cache()] if cache_sim else [])
+            + command
             + (["--skip"] if skip else []),
             capture_output=True,
             text=True,
             env={**os.environ, "PYTHONHASHSEED": "0"},
             check=False,
         )
-        found = re.search(r"Collected : (\d+)", done.stderr)
-        if done.returncode != 0 or found is None:
+        events = re.search(r"Events *: ([\w ]+)", done.stderr)
+        found = re.search(r"Collected : ([\d ]+)", done.stderr)
+        if done.returncode != 0 or events is None or found is None:
             raise SystemExit(f"callgrind counted nothing for {path.name}:\n{done.stderr[-2000:]}")
-        counts.append(int(found.group(1)))
-    return counts[0] - counts[1]
+        names, values = events.group(1).split(), map(int, found.group(1).split())
+        counts.append(dict(zip(names, values, strict=True)))
+    return {event: n - counts[1][event] for event, n in counts[0].items()}
 
 
-def count_instructions(scenario: Scenario, sizes: list[int], profiles: Path | None) -> None:
+def count_instructions(
+    scenario: Scenario, sizes: list[int], profiles: Path | None, cache_sim: bool
+) -> None:
     """The scenario's requests, resolved in process as the gRPC cases resolve them, counted
     under callgrind (two at a time: two cores), with their growth next to their bytes'."""
     from modelplane.compose.admission import Admission
@@ -767,7 +802,7 @@ def count_instructions(scenario: Scenario, sizes: list[int], profiles: Path | No
     rendered = render(new, ROOT / "examples" / scenario.example)
     if profiles is not None:
         profiles.mkdir(parents=True, exist_ok=True)
-    counts: dict[tuple[str, int], int] = {}
+    counts: dict[tuple[str, int], dict[str, int]] = {}
     sizes_of: dict[tuple[str, int], int] = {}
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:
         jobs = {}
@@ -777,26 +812,33 @@ def count_instructions(scenario: Scenario, sizes: list[int], profiles: Path | No
                 path.write_bytes(case.request)
                 sizes_of[(state, n)] = len(case.request)
                 out = profiles / f"callgrind.{state}-{n}" if profiles is not None else None
-                jobs[(state, n)] = pool.submit(counted_instructions, path, out)
+                jobs[(state, n)] = pool.submit(counted_instructions, path, out, cache_sim)
         for key, job in jobs.items():
             counts[key] = job.result()
     states = list(dict.fromkeys(state for state, _ in counts))
     print(f"{scenario.kind} {scenario.name}, in process, instructions of one call:")
     for n in sizes:
         for state in states:
+            ir, size = counts[(state, n)]["Ir"], sizes_of[(state, n)]
+            misses = f", {_ll(counts[(state, n)]) / 1e6:.1f} M last-level misses" * cache_sim
             print(
-                f"  {n:>6} clusters, {state:<11} {sizes_of[(state, n)] / 2**20:7.2f} MiB, "
-                f"{counts[(state, n)] / 1e9:6.2f} G instructions "
-                f"({counts[(state, n)] / sizes_of[(state, n)]:.0f} a request byte)"
+                f"  {n:>6} clusters, {state:<11} {size / 2**20:7.2f} MiB, {ir / 1e9:6.2f} G "
+                f"instructions ({ir / size:.0f} a request byte){misses}"
             )
     if len(sizes) > 1:
         a, b = sizes[0], sizes[-1]
         for state in states:
+            old, new = counts[(state, a)], counts[(state, b)]
+            misses = f", last-level misses x{_ll(new) / _ll(old):.2f}" if cache_sim else ""
             print(
                 f"growth {a} -> {b} clusters (x{b / a:g}), {state}: "
                 f"bytes x{sizes_of[(state, b)] / sizes_of[(state, a)]:.2f}, "
-                f"instructions x{counts[(state, b)] / counts[(state, a)]:.2f}"
+                f"instructions x{new['Ir'] / old['Ir']:.2f}{misses}"
             )
+
+
+def _ll(counts: dict[str, int]) -> int:
+    return sum(counts[e] for e in LL_MISSES)
 
 
 if __name__ == "__main__":

@@ -78,3 +78,17 @@ def test_a_scale_up_resolves_in_two_calls_and_its_steady_state_observes_what_it_
     assert len(observed) == bench.SCALE_UP_REPLICAS
     # Its replicas and, now that they serve, their endpoints.
     assert (cases["scale-up"].desired, cases["steady"].desired) == (3, 6)
+
+
+def test_the_counted_worker_answers_the_request_as_a_server_worker_does(tmp_path: Path) -> None:
+    runner = FunctionRunner(default_registry())
+    case = bench.cases(runner.run, rendered("fleet-two-classes"), bench.SCENARIOS["deployment"], 6)
+    path = tmp_path / "steady.bin"
+    path.write_bytes(case["steady"].request)
+    answer = bench.count_worker(path, skip=False)
+    assert answer is not None
+    rsp = fnv1.RunFunctionResponse.FromString(answer)
+    assert rsp.meta.tag == "counted"
+    assert not [r for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    assert len(rsp.desired.resources) == case["steady"].desired
+    assert bench.count_worker(path, skip=True) is None
