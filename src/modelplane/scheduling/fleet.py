@@ -167,10 +167,11 @@ Clusters = Sequence[Mapping[str, Any]] | Mapping[str, Mapping[str, Any]]
 
 def index_clusters(clusters: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """Each InferenceCluster by name, each name read once. Names are unique in the API; a
-    duplicated input keeps its first entry."""
+    duplicated input keeps its first entry. One without a name is malformed: reading it
+    raises (a view of a request's item says which)."""
     index: dict[str, Mapping[str, Any]] = {}
     for c in clusters:
-        index.setdefault(str((c.get("metadata") or {}).get("name", "")), c)
+        index.setdefault(str(c["metadata"]["name"]), c)
     return index
 
 
