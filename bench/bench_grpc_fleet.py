@@ -815,12 +815,25 @@ def count_instructions(
                 jobs[(state, n)] = pool.submit(counted_instructions, path, out, cache_sim)
         for key, job in jobs.items():
             counts[key] = job.result()
-    states = list(dict.fromkeys(state for state, _ in counts))
     print(f"{scenario.kind} {scenario.name}, in process, instructions of one call:")
+    print_counts(sizes, counts, sizes_of, cache_sim)
+
+
+def print_counts(
+    sizes: list[int],
+    counts: dict[tuple[str, int], dict[str, int]],
+    sizes_of: dict[tuple[str, int], int],
+    cache_sim: bool,
+) -> None:
+    """Per size and state the request's bytes and callgrind's counts, then their growth from
+    the first size to the last."""
+    states = list(dict.fromkeys(state for state, _ in counts))
     for n in sizes:
         for state in states:
             ir, size = counts[(state, n)]["Ir"], sizes_of[(state, n)]
-            misses = f", {_ll(counts[(state, n)]) / 1e6:.1f} M last-level misses" * cache_sim
+            misses = ""
+            if cache_sim:
+                misses = f", {_ll(counts[(state, n)]) / 1e6:.2f} M last-level misses"
             print(
                 f"  {n:>6} clusters, {state:<11} {size / 2**20:7.2f} MiB, {ir / 1e9:6.2f} G "
                 f"instructions ({ir / size:.0f} a request byte){misses}"
