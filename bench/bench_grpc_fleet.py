@@ -30,6 +30,18 @@ regional, over 1,000 clusters) with an endpoint and a replica of the service on 
 and an InferenceCluster with its whole stack observed (about 40 composed resources).
 
     uv run python bench/bench_grpc_fleet.py [--sizes 1000 10000] [--repeat 3] [--baseline REV]
+
+``--instructions`` counts instead, under valgrind's callgrind, the instructions of the
+ModelDeployment's request path in process (the worker's: the serialized request decoded, run
+through the FunctionRunner with admission, the response serialized) for the same requests the
+gRPC cases send, at each size and state: a worker's run with one such call less one without it,
+both after the same warm-up call. Instructions repeat exactly whatever the machine's load, so
+their growth from the first size to the last, printed next to the bytes', says whether the
+work grows linearly; time that grows faster than they do is the memory hierarchy.
+``--callgrind-out DIR`` keeps each run's profile there, the run without the call beside it
+(``callgrind.STATE-SIZE`` and ``.without``): ``callgrind_annotate`` of both, subtracted, is
+the call's instructions per function. ``--cache-sim`` also simulates the machine's caches
+(slower) and reports the last-level misses and their growth.
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ import asyncio
 import copy
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -46,6 +59,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -619,7 +633,26 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", default=BASELINE)
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count the ModelDeployment's in-process instructions under callgrind instead",
+    )
+    parser.add_argument("--callgrind-out", type=Path, help="keep the counted runs' profiles here")
+    parser.add_argument(
+        "--cache-sim",
+        action="store_true",
+        help="with --instructions: also simulate the caches and count last-level misses",
+    )
+    parser.add_argument("--count-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--skip", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.count_worker:
+        count_worker(Path(args.count_worker), skip=args.skip)
+        return
+    if args.instructions:
+        count_instructions(SCENARIOS["deployment"], args.sizes, args.callgrind_out, args.cache_sim)
+        return
     chosen = {k: SCENARIOS[k] for k in args.scenarios or SCENARIOS}
     with tempfile.TemporaryDirectory() as tmp:
         codes = [
@@ -683,6 +716,142 @@ def report(codes: list[Code], name: str, scenario: Scenario, sizes: list[int], r
                     f"growth {a} -> {b} clusters (x{b / a:g}), {state}, {code.label}: "
                     f"bytes x{s:.2f}, CPU x{t:.2f}"
                 )
+
+
+COUNTED_MAX_RESPONSE = 2**30
+
+
+def count_worker(path: Path, skip: bool) -> bytes | None:
+    """A server's worker (``serve.work``) answering the request in ``path`` once to warm up,
+    then once more unless ``skip``: what an instruction count subtracts. Returns the answer
+    counted."""
+    from modelplane.compose.admission import Admission
+    from modelplane.function import FunctionRunner
+    from modelplane.serve import REGISTRY, configure_logging, load_registry
+
+    configure_logging(False)
+    admission = Admission.default()
+    for definition in admission.definitions():
+        definition.compile()
+    runner = FunctionRunner(load_registry(REGISTRY)(), cache_size=0, admission=admission)
+    base = path.read_bytes()
+    warm, counted = tagged(base, "warm-up"), tagged(base, "counted")
+    runner.handle_bytes(warm, COUNTED_MAX_RESPONSE)
+    return None if skip else runner.handle_bytes(counted, COUNTED_MAX_RESPONSE)[0]
+
+
+LL_MISSES = ("ILmr", "DLmr", "DLmw")
+"""Callgrind's events for reads and writes missing the last-level cache it simulates."""
+LL_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache/index3")
+
+
+def last_level_cache() -> list[str]:
+    """Callgrind's option for the last-level cache the kernel reports (a VM's CPUID may claim
+    another), none when it reports none."""
+    try:
+        size, ways, line = (
+            (LL_SYSFS / f).read_text().strip()
+            for f in ("size", "ways_of_associativity", "coherency_line_size")
+        )
+    except OSError:
+        return []
+    scale = {"K": 2**10, "M": 2**20}.get(size[-1:], 1)
+    return [f"--LL={int(size.rstrip('KM')) * scale},{ways},{line}"]
+
+
+def counted_instructions(path: Path, profile: Path | None, cache_sim: bool) -> dict[str, int]:
+    """Callgrind's events for one call of the request in ``path`` (``Ir``, instructions; with
+    ``cache_sim`` also the simulated caches' misses): a worker's run with it less one without
+    it (start-up and the warm-up call cancel out). Hash seeds fixed: the counts repeat."""
+    counts = []
+    for skip in (False, True):
+        out = Path(os.devnull)
+        if profile is not None:
+            out = profile.with_name(profile.name + ".without" * skip)
+        command = [sys.executable, __file__, "--count-worker", str(path)]
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+            + (["--cache-sim=yes", *last_level_cache()] if cache_sim else [])
+            + command
+            + (["--skip"] if skip else []),
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+            check=False,
+        )
+        events = re.search(r"Events *: ([\w ]+)", done.stderr)
+        found = re.search(r"Collected : ([\d ]+)", done.stderr)
+        if done.returncode != 0 or events is None or found is None:
+            raise SystemExit(f"callgrind counted nothing for {path.name}:\n{done.stderr[-2000:]}")
+        names, values = events.group(1).split(), map(int, found.group(1).split())
+        counts.append(dict(zip(names, values, strict=True)))
+    return {event: n - counts[1][event] for event, n in counts[0].items()}
+
+
+def count_instructions(
+    scenario: Scenario, sizes: list[int], profiles: Path | None, cache_sim: bool
+) -> None:
+    """The scenario's requests, resolved in process as the gRPC cases resolve them, counted
+    under callgrind (two at a time: two cores), with their growth next to their bytes'."""
+    from modelplane.compose.admission import Admission
+    from modelplane.compose.registry import default_registry
+    from modelplane.function import FunctionRunner
+
+    runner = FunctionRunner(default_registry(), cache_size=0, admission=Admission.default())
+    new = Code("new", ROOT / "src", DEFAULT_RECV_MIB)
+    rendered = render(new, ROOT / "examples" / scenario.example)
+    if profiles is not None:
+        profiles.mkdir(parents=True, exist_ok=True)
+    counts: dict[tuple[str, int], dict[str, int]] = {}
+    sizes_of: dict[tuple[str, int], int] = {}
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:
+        jobs = {}
+        for n in sizes:
+            for state, case in cases(runner.run, rendered, scenario, n).items():
+                path = Path(tmp) / f"{state}-{n}.bin"
+                path.write_bytes(case.request)
+                sizes_of[(state, n)] = len(case.request)
+                out = profiles / f"callgrind.{state}-{n}" if profiles is not None else None
+                jobs[(state, n)] = pool.submit(counted_instructions, path, out, cache_sim)
+        for key, job in jobs.items():
+            counts[key] = job.result()
+    print(f"{scenario.kind} {scenario.name}, in process, instructions of one call:")
+    print_counts(sizes, counts, sizes_of, cache_sim)
+
+
+def print_counts(
+    sizes: list[int],
+    counts: dict[tuple[str, int], dict[str, int]],
+    sizes_of: dict[tuple[str, int], int],
+    cache_sim: bool,
+) -> None:
+    """Per size and state the request's bytes and callgrind's counts, then their growth from
+    the first size to the last."""
+    states = list(dict.fromkeys(state for state, _ in counts))
+    for n in sizes:
+        for state in states:
+            ir, size = counts[(state, n)]["Ir"], sizes_of[(state, n)]
+            misses = ""
+            if cache_sim:
+                misses = f", {_ll(counts[(state, n)]) / 1e6:.2f} M last-level misses"
+            print(
+                f"  {n:>6} clusters, {state:<11} {size / 2**20:7.2f} MiB, {ir / 1e9:6.2f} G "
+                f"instructions ({ir / size:.0f} a request byte){misses}"
+            )
+    if len(sizes) > 1:
+        a, b = sizes[0], sizes[-1]
+        for state in states:
+            old, new = counts[(state, a)], counts[(state, b)]
+            misses = f", last-level misses x{_ll(new) / _ll(old):.2f}" if cache_sim else ""
+            print(
+                f"growth {a} -> {b} clusters (x{b / a:g}), {state}: "
+                f"bytes x{sizes_of[(state, b)] / sizes_of[(state, a)]:.2f}, "
+                f"instructions x{new['Ir'] / old['Ir']:.2f}{misses}"
+            )
+
+
+def _ll(counts: dict[str, int]) -> int:
+    return sum(counts[e] for e in LL_MISSES)
 
 
 if __name__ == "__main__":

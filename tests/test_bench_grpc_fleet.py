@@ -78,3 +78,34 @@ def test_a_scale_up_resolves_in_two_calls_and_its_steady_state_observes_what_it_
     assert len(observed) == bench.SCALE_UP_REPLICAS
     # Its replicas and, now that they serve, their endpoints.
     assert (cases["scale-up"].desired, cases["steady"].desired) == (3, 6)
+
+
+def test_the_counted_worker_answers_the_request_as_a_server_worker_does(tmp_path: Path) -> None:
+    runner = FunctionRunner(default_registry())
+    case = bench.cases(runner.run, rendered("fleet-two-classes"), bench.SCENARIOS["deployment"], 6)
+    path = tmp_path / "steady.bin"
+    path.write_bytes(case["steady"].request)
+    answer = bench.count_worker(path, skip=False)
+    assert answer is not None
+    rsp = fnv1.RunFunctionResponse.FromString(answer)
+    assert rsp.meta.tag == "counted"
+    assert not [r for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    assert len(rsp.desired.resources) == case["steady"].desired
+    assert bench.count_worker(path, skip=True) is None
+
+
+def test_the_instruction_report_sets_their_growth_beside_the_bytes(capsys: Any) -> None:
+    counts = {
+        ("steady", 1000): {"Ir": 280_000_000, "ILmr": 1, "DLmr": 100_000, "DLmw": 39_999},
+        ("steady", 10000): {"Ir": 2_660_000_000, "ILmr": 10, "DLmr": 3_000_000, "DLmw": 1_499_990},
+    }
+    sizes = {("steady", 1000): 4_000_000, ("steady", 10000): 40_000_000}
+    bench.print_counts([1000, 10000], counts, sizes, cache_sim=False)
+    plain = capsys.readouterr().out.splitlines()
+    assert (
+        plain[-1] == "growth 1000 -> 10000 clusters (x10), steady: bytes x10.00, instructions x9.50"
+    )
+    bench.print_counts([1000, 10000], counts, sizes, cache_sim=True)
+    simulated = capsys.readouterr().out.splitlines()
+    assert simulated[-1].endswith("instructions x9.50, last-level misses x32.14")
+    assert "0.14 M last-level misses" in simulated[0]

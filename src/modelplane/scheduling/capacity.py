@@ -281,8 +281,9 @@ class Load(NamedTuple):
         return not self.fits()
 
 
-Published = Callable[[str], Mapping[str, tuple[Unit, ...]]]
-"""What a cluster publishes that other deployments hold, by pool (``allocation``)."""
+HeldByOthers = Callable[[str], Mapping[str, tuple[Unit, ...]]]
+"""By cluster name, what its published allocation says other deployments hold, by pool (read
+from ``allocation.Published``)."""
 
 
 class Ledger:
@@ -290,7 +291,7 @@ class Ledger:
     publishes that other deployments hold (``published``), and the replicas charged here."""
 
     def __init__(
-        self, pools: Mapping[tuple[str, str], Pool], published: Published | None = None
+        self, pools: Mapping[tuple[str, str], Pool], published: HeldByOthers | None = None
     ) -> None:
         self.pools = pools
         self.loads: dict[tuple[str, str], Load] = {}

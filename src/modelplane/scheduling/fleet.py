@@ -161,17 +161,29 @@ def cache_storage_class(cluster: Mapping[str, Any]) -> str:
     return str((existing.get("cache") or {}).get("storageClassName") or "")
 
 
+Clusters = Sequence[Mapping[str, Any]] | Mapping[str, Mapping[str, Any]]
+"""InferenceClusters as listed, or already indexed by name (``index_clusters``)."""
+
+
+def index_clusters(clusters: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Each InferenceCluster by name, each name read once. Names are unique in the API; a
+    duplicated input keeps its first entry. One without a name is malformed: reading it
+    raises (a view of a request's item says which)."""
+    index: dict[str, Mapping[str, Any]] = {}
+    for c in clusters:
+        index.setdefault(str(c["metadata"]["name"]), c)
+    return index
+
+
 def parse_clusters(
-    clusters: list[dict[str, Any]],
-    kinds: dict[str, tuple[DeviceKind, ...]],
+    clusters: Clusters,
+    kinds: Mapping[str, tuple[DeviceKind, ...]],
     prices: Mapping[str, float | None] | None = None,
 ) -> list[Cluster]:
-    parsed = [
-        Cluster(str((c.get("metadata") or {}).get("name", "")), c, kinds, prices) for c in clusters
-    ]
-    # Names are unique in the API; a duplicated input keeps its first entry.
-    unique = {c.name: c for c in reversed(parsed)}
-    return sorted(unique.values(), key=lambda c: c.name)
+    """The clusters as the scheduler reads them, sorted by name. A caller that read their
+    names already hands them over indexed, and none is read again."""
+    index = clusters if isinstance(clusters, Mapping) else index_clusters(clusters)
+    return [Cluster(name, index[name], kinds, prices) for name in sorted(index)]
 
 
 class FleetPools(Mapping[tuple[str, str], Pool]):

@@ -252,6 +252,9 @@ class Schedule:
     eligible: bool = True
     """Whether any cluster may take a new replica (its labels, taints, source and serving stack
     allow it): a shortfall with none is not a capacity problem."""
+    admitted: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    """By cluster a placement stands on that publishes an allocation, the replicas (namespace,
+    name) it admitted: read with the rest of what the cluster publishes, once."""
     explain: Callable[[], tuple[ClusterTrace, ...]] | None = field(
         default=None, compare=False, repr=False
     )

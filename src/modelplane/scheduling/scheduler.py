@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from modelplane.scheduling import placement as pl
@@ -29,7 +30,7 @@ from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
 from modelplane.scheduling.devices import DeviceKind, class_price, device_kinds
 from modelplane.scheduling.explain import judged, shortfall, trace
 from modelplane.scheduling.fill import Fill
-from modelplane.scheduling.fleet import Admits, Cluster, FleetPools, parse_clusters
+from modelplane.scheduling.fleet import Admits, Cluster, Clusters, FleetPools, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
 from modelplane.scheduling.policy import replica_index, replica_key
 from modelplane.scheduling.spread import Spread, parse_constraints
@@ -37,7 +38,7 @@ from modelplane.scheduling.spread import Spread, parse_constraints
 
 def schedule(
     deployment: dict[str, Any],
-    clusters: list[dict[str, Any]],
+    clusters: Clusters,
     classes: list[dict[str, Any]],
     replicas: list[dict[str, Any]],
     composed: Iterable[dict[str, Any]] = (),
@@ -78,14 +79,13 @@ def schedule(
 
     matcher = Matcher(engines)
     stamped = {replica_key(r)[1]: r for r in ours}
-    kept, removed = policy.retain_all(
-        matcher, ours, {c.name: c for c in fleet}, selector, tolerations, admits
-    )
+    by_name = {c.name: c for c in fleet}
+    kept, removed = policy.retain_all(matcher, ours, by_name, selector, tolerations, admits)
     load = policy.cluster_load(kept)
     composed_names = frozenset(replica_key(r)[1] for r in composed)
     removed += policy.scale_down(kept, load, desired, stamped, composed_names)
-    published = _published({c.name: c for c in fleet})
-    ledger = Ledger(FleetPools(fleet), _held_by_others(published, fleet, f"{namespace}/{name}"))
+    published = _published(by_name)
+    ledger = Ledger(FleetPools(fleet), _held_by_others(published, by_name, f"{namespace}/{name}"))
     removed += policy.charge_fleet(ledger, kept, load, others, stamped, published)
     for r in gone:
         ledger.charge_observed(r)  # leaving: its devices stay held until it is deleted
@@ -113,12 +113,14 @@ def schedule(
         lines = ("no InferenceCluster exists",)
     elif short and hold:
         lines = (hold,)
+    on = dict.fromkeys(r.cluster for r in all_replicas)
     return pl.Schedule(
         desired=desired,
         placements=tuple(placement_of(engines, r) for r in all_replicas),
         removed=tuple(sorted(removed, key=lambda x: (x.index, x.name))),
         shortfall=lines,
         eligible=any(not fill.ineligible.why(c) for c in fleet),
+        admitted={c: a.admitted for c in on if (a := published(c)) is not None},
         explain=lambda: trace(fill, all_replicas, judge),
     )
 
@@ -138,11 +140,10 @@ def _published(fleet: dict[str, Cluster]) -> Callable[[str], Published | None]:
 
 
 def _held_by_others(
-    published: Callable[[str], Published | None], fleet: list[Cluster], own: str
+    published: Callable[[str], Published | None], by_name: dict[str, Cluster], own: str
 ) -> Callable[[str], dict[str, tuple[Unit, ...]]]:
     """What each cluster publishes that deployments other than ``own`` hold, by pool: this
     deployment charges its own replicas as it stamps them, whatever the cluster saw of them."""
-    by_name = {c.name: c for c in fleet}
 
     def held(name: str) -> dict[str, tuple[Unit, ...]]:
         allocation = published(name)
@@ -153,18 +154,36 @@ def _held_by_others(
     return held
 
 
+@dataclass(frozen=True)
+class Fleet:
+    """The clusters and their classes' devices, parsed once for every deployment asked about
+    (``placeable_on``)."""
+
+    clusters: list[Cluster]
+    kinds: dict[str, tuple[DeviceKind, ...]]
+
+
+def parse_fleet(clusters: Clusters, classes: Iterable[dict[str, Any]]) -> Fleet:
+    kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
+    return Fleet(parse_clusters(clusters, kinds), kinds)
+
+
 def placeable_clusters(
-    deployment: dict[str, Any], clusters: list[dict[str, Any]], classes: list[dict[str, Any]]
+    deployment: dict[str, Any], clusters: Clusters, classes: list[dict[str, Any]]
 ) -> tuple[str, ...]:
     """The clusters where a replica of ``deployment`` could be placed, capacity aside: labels
     match, taints tolerated, the cluster reachable and its stack ready, and some pool's class
     fits every engine. Where a cache of its weights is worth staging; none while any of its
     selectors is invalid."""
+    return placeable_on(deployment, parse_fleet(clusters, classes))
+
+
+def placeable_on(deployment: dict[str, Any], parsed: Fleet) -> tuple[str, ...]:
+    """``placeable_clusters`` of a fleet already parsed."""
     template = (deployment.get("spec") or {}).get("template", {}).get("spec") or {}
     selector = (template.get("clusterSelector") or {}).get("matchLabels") or {}
     engines = parse_engines(template)
-    kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
-    fleet = parse_clusters(clusters, kinds)
+    kinds, fleet = parsed.kinds, parsed.clusters
     if _selector_errors(engines, kinds, fleet):
         return ()
     fill = Fill(

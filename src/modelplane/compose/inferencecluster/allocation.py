@@ -11,11 +11,11 @@ runs elsewhere now) leaves it. Until the replicas and classes are read, it stand
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from modelplane.compose.evidence import look_up
 from modelplane.composer import Inputs, Requirement
-from modelplane.scheduling.allocation import arbitrate, decode, read_published
+from modelplane.scheduling.allocation import Allocation, arbitrate, decode, read_published
 from modelplane.scheduling.capacity import Pool, Unit, order_units
 from modelplane.scheduling.capacity import nodes_needed as fewest_nodes
 from modelplane.scheduling.devices import device_kinds
@@ -28,21 +28,29 @@ ADMITTED_REPLICA = "admitted-replica"
 """Requirements asking for an admitted replica by name: ``admitted-replica/<namespace>/<name>``."""
 
 
+class Allotted(NamedTuple):
+    """The allocation to publish (None while there is none to publish), and the arbitration
+    that made it, when it was made now (else it is the last one, standing)."""
+
+    published: Obj | None
+    arbitrated: Allocation | None = None
+
+
 def allocation(
     inputs: Inputs,
     replicas: list[Any] | None,
     classes: list[Any] | None,
     requirements: dict[str, Requirement],
     api_version: str,
-) -> Obj | None:
-    """The allocation to publish (None while there is none to publish); the by-name
-    requirements it needs go into ``requirements``."""
+) -> Allotted:
+    """The allocation to publish; the by-name requirements it needs go into
+    ``requirements``."""
     cluster = inputs.composite
     name = str(cluster["metadata"]["name"])
     last = (cluster.get("status") or {}).get("allocation")
     last = dict(last) if isinstance(last, Mapping) else None
     if replicas is None or classes is None:
-        return last
+        return Allotted(last)
     previous = read_published(last)
     sticky = previous.admitted if previous is not None else frozenset()
     here = {replica_key(r): r for r in replicas if _on(r, name)}
@@ -60,21 +68,32 @@ def allocation(
             if _on(found, name):
                 here[replica_key(found)] = found
     if pending:
-        return last
-    return arbitrate(name, _pools(cluster, classes), here.values(), sticky).published()
+        return Allotted(last)
+    arbitrated = arbitrate(name, _pools(cluster, classes), here.values(), sticky)
+    return Allotted(arbitrated.published(), arbitrated)
 
 
-def nodes_needed(cluster: Obj, published: Mapping[str, Any] | None, classes: Any) -> dict[str, int]:
-    """The fewest nodes of each pool that hold what ``published`` (an allocation) admitted
-    there; a pool it admits nothing on is absent. Empty until the classes are read."""
-    read = read_published(published)
-    if read is None or classes is None:
+def nodes_needed(cluster: Obj, allotted: Allotted, classes: Any) -> dict[str, int]:
+    """The fewest nodes of each pool that hold what the allocation admitted there; a pool it
+    admits nothing on is absent. Empty until the classes are read."""
+    if classes is None:
         return {}
-    pools = {p.name: p for p in _pools(cluster, classes)}
     units: dict[str, tuple[Unit, ...]] = {}
-    for _, pool, entry in read.entries:
-        if pool in pools:
-            units[pool] = units.get(pool, ()) + decode(pools[pool], entry)
+    if allotted.arbitrated is not None:
+        # Arbitrated now: its units and pools as parsed, not read back from what they publish.
+        pools = {p.name: p for p in allotted.arbitrated.pools}
+        for by_pool in allotted.arbitrated.admitted.values():
+            for pool, us in by_pool.items():
+                if us:
+                    units[pool] = units.get(pool, ()) + us
+    else:
+        read = read_published(allotted.published)
+        if read is None:
+            return {}
+        pools = {p.name: p for p in _pools(cluster, classes)}
+        for _, pool, entry in read.entries:
+            if pool in pools:
+                units[pool] = units.get(pool, ()) + decode(pools[pool], entry)
     out = {}
     for pool, us in units.items():
         p = pools[pool]

@@ -196,8 +196,8 @@ def compose_cluster(inputs: Inputs) -> Result:
         pools, missing = gpu_pools(spec.get("nodePools") or [], classes)
         status["gpuPools"] = pools
         result.conditions.append(pools_condition(pools, missing))
-    if admitted is not None:
-        status["allocation"] = admitted
+    if admitted.published is not None:
+        status["allocation"] = admitted.published
     result.status = status
     # InUse is a fact, not a fault: last, so the first condition not True is what keeps the
     # cluster from serving (what `render -o tree` and a reader of `describe` look at first).

@@ -61,7 +61,7 @@ from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
 from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.scheduling.fleet import cache_storage_class
-from modelplane.scheduling.scheduler import placeable_clusters
+from modelplane.scheduling.scheduler import parse_fleet, placeable_on
 
 Obj = dict[str, Any]
 
@@ -252,8 +252,9 @@ def where_used(
     if not classes:
         return clusters  # an empty list of classes is no evidence that nothing fits
     used = {str((r.get("spec") or {}).get("clusterName", "")) for r in replicas}
+    fleet = parse_fleet(clusters, classes)  # once, whatever the number of deployments
     for d in deployments:
-        used.update(placeable_clusters(d, clusters, classes))
+        used.update(placeable_on(d, fleet))
     return [c for c in clusters if str(c["metadata"]["name"]) in used]
 
 

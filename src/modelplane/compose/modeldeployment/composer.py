@@ -38,7 +38,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.evidence import listed_and_found
+from modelplane.compose.evidence import listed_and_found, look_up
 from modelplane.compose.modeldeployment.drain import (
     HOLDS,
     ROUTES,
@@ -72,7 +72,7 @@ from modelplane.composer import (
 from modelplane.kube.objects import condition
 from modelplane.labels import DEPLOYMENT, SURGE_FOR
 from modelplane.observed import carried, carry_forward, ready_as_observed
-from modelplane.scheduling.allocation import read_published
+from modelplane.scheduling.fleet import index_clusters
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 from modelplane.scheduling.scheduler import schedule
 
@@ -88,6 +88,9 @@ CLASS_BY_NAME = "class"
 LABEL_VALUE_MAX = 63
 SCHEDULED = "ReplicasScheduled"
 SERVING = "ReplicasServing"
+
+Clusters = Mapping[str, Mapping[str, Any]]
+"""The InferenceClusters a replica may stand on, by name."""
 
 KINDS = {CLUSTERS: "InferenceCluster", CLASSES: "InferenceClass", REPLICAS: "ModelReplica"}
 
@@ -120,7 +123,9 @@ def compose_deployment(inputs: Inputs) -> Result:
     if problem:
         return Result.failed(problem)
     cache = footprint(md, inputs.required)
-    result, leaving = _place(inputs, cache)
+    # Every listed cluster's name is read once, here: what follows reads this index.
+    listed = index_clusters(inputs.required.get(CLUSTERS) or ())
+    result, leaving = _place(inputs, cache, listed)
     # Every path asks for the cache and says what it knows of it, so it is read with the fleet.
     result.requirements.update(cache.requirements)
     if cache.condition is not None:
@@ -128,11 +133,12 @@ def compose_deployment(inputs: Inputs) -> Result:
     result.events.extend(cache.events)
     # Every path placement takes gets the endpoints of the replicas it composes (endpoints.py),
     # but for those draining.
-    return with_endpoints(inputs, result, leaving)
+    return with_endpoints(inputs, result, listed, leaving)
 
 
-def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
-    """The result, and the replicas in it that are draining (kept without an endpoint)."""
+def _place(inputs: Inputs, cache: Footprint, index: Clusters) -> tuple[Result, frozenset[str]]:
+    """The result, and the replicas in it that are draining (kept without an endpoint).
+    ``index``: the clusters listed, by name."""
     md = inputs.composite
     asks = requirements(md)
     mine = _observed_replicas(inputs.observed)
@@ -152,17 +158,17 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
     # The clusters the replicas stand on that the list does not hold are asked for by name: a
     # list that lags is no evidence that a cluster went.
     standing = {str((r.get("spec") or {}).get("clusterName") or "") for r in mine.values()}
-    listed, lookup = listed_and_found(
-        inputs, CLUSTERS, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", standing - {""}
-    )
-    if listed is None:
+    unlisted_names = standing - {""} - index.keys()
+    lookup = look_up(inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", unlisted_names)
+    if lookup.pending:
         asked = [f"InferenceCluster {n} by name (not listed)" for n in sorted(lookup.pending)]
         return _waiting(asks, inputs.observed, asked, lookup.requirements), frozenset()
 
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
-    clusters = [c for c in listed if len(str(c["metadata"]["name"])) <= LABEL_VALUE_MAX]
+    found = [*index.items(), *lookup.found.items()]
+    clusters = {n: c for n, c in found if len(n) <= LABEL_VALUE_MAX}
     # A pool's class the list does not hold is asked for by name, as a cluster is.
-    pool_classes = {str(p["className"]) for c in clusters for p in _node_pools(c)}
+    pool_classes = {str(p["className"]) for c in clusters.values() for p in _node_pools(c)}
     classes, class_lookup = listed_and_found(
         inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pool_classes
     )
@@ -272,7 +278,7 @@ def _place(inputs: Inputs, cache: Footprint) -> tuple[Result, frozenset[str]]:
         scheduled = Condition(SCHEDULED, "False", "WaitingForModelCache", scheduled.message)
     scheduled = _with_draining(scheduled, leaving, mine)
     shown = [names[_key_of(p, by_name)] for p in plan.placements]
-    scheduled = _with_awaiting(scheduled, md, plan, shown, clusters)
+    scheduled = _with_awaiting(scheduled, md, plan, shown)
     result.conditions.append(scheduled)
     counted_names = {k: names[k] for k in counted}
     result.conditions.append(serving_condition(plan.desired, counted_names, kept, mine))
@@ -340,22 +346,14 @@ def _with_draining(cond: Condition, leaving: Iterable[str], mine: Mapping[str, O
     return cond._replace(message=f"{cond.message}; {line}")
 
 
-def _with_awaiting(
-    cond: Condition, md: Obj, plan: Schedule, names: list[str], clusters: list[Obj]
-) -> Condition:
+def _with_awaiting(cond: Condition, md: Obj, plan: Schedule, names: list[str]) -> Condition:
     """Says which placements their cluster has not admitted yet: its allocation lags, or it
     will refuse one that lost a race for its last devices (and it is placed again)."""
-    on = {p.cluster for p in plan.placements}
-    published = {
-        str(c["metadata"]["name"]): read_published((c.get("status") or {}).get("allocation"))
-        for c in clusters
-        if c["metadata"]["name"] in on
-    }
     namespace = namespace_of(md)
     waiting: dict[str, list[str]] = {}
     for p, name in zip(plan.placements, names, strict=True):
-        allocation = published.get(p.cluster)
-        if allocation is not None and (namespace, name) not in allocation.admitted:
+        admitted = plan.admitted.get(p.cluster)
+        if admitted is not None and (namespace, name) not in admitted:
             waiting.setdefault(p.cluster, []).append(str(p.index))
     if not waiting:
         return cond
@@ -454,7 +452,7 @@ def serving_condition(
 def _make_before_break(
     mine: Mapping[str, Obj],
     plan: Schedule,
-    clusters: list[Obj],
+    clusters: Clusters,
     serving_placed: int,
     desired: Mapping[str, Desired],
 ) -> list[str]:
@@ -465,7 +463,6 @@ def _make_before_break(
     """
     if not plan.removed:
         return []
-    existing_clusters = {str(c["metadata"]["name"]) for c in clusters}
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     kept: list[str] = []
     room = plan.desired - serving_placed
@@ -474,7 +471,7 @@ def _make_before_break(
         if room <= 0 or key is None or key in desired:
             continue
         obj = mine[key]
-        if _serving(obj) == "True" and obj["spec"].get("clusterName") in existing_clusters:
+        if _serving(obj) == "True" and obj["spec"].get("clusterName") in clusters:
             kept.append(key)
             room -= 1
     return kept
@@ -483,7 +480,7 @@ def _make_before_break(
 def _stranded(
     mine: Mapping[str, Obj],
     plan: Schedule,
-    clusters: list[Obj],
+    clusters: Clusters,
     classes: list[Obj],
     serving_placed: int,
     taken: Iterable[str],
@@ -501,7 +498,6 @@ def _stranded(
     if not plan.removed:
         return {}
     replaced = {p.index for p in plan.placements} if serving_placed >= plan.desired else set()
-    listed = {str(c["metadata"]["name"]): c for c in clusters}
     class_names = {str(c["metadata"]["name"]) for c in classes}
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     skip = set(taken)
@@ -510,13 +506,13 @@ def _stranded(
         key = by_name.get(removed.name)
         if key is None or key in skip or removed.index in replaced:
             continue
-        why = _unlisted(mine[key], listed, class_names)
+        why = _unlisted(mine[key], clusters, class_names)
         if why:
             out[key] = why
     return out
 
 
-def _unlisted(replica: Obj, clusters: Mapping[str, Obj], class_names: set[str]) -> str:
+def _unlisted(replica: Obj, clusters: Clusters, class_names: set[str]) -> str:
     """What of the replica's ground is missing from the required lists, or ""."""
     spec = replica.get("spec") or {}
     name = str(spec.get("clusterName", ""))

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import by_name, cluster_gateway, gateway_withdrawn
+from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
 from modelplane.compose.modeldeployment.stamp import API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Desired, Inputs, Result, namespace_of
@@ -38,10 +38,14 @@ def endpoint_key(replica_key: str) -> str:
 
 
 def with_endpoints(
-    inputs: Inputs, result: Result, draining: frozenset[str] = frozenset()
+    inputs: Inputs,
+    result: Result,
+    fleet: Mapping[str, Mapping[str, Any]],
+    draining: frozenset[str] = frozenset(),
 ) -> Result:
     """``result`` with the endpoints of the replicas it composes added, but for those
-    ``draining`` (kept only until the routes no longer reference them)."""
+    ``draining`` (kept only until the routes no longer reference them). ``fleet``: the
+    InferenceClusters listed, by name."""
     if result.fatal is not None:
         return result
     observed = {
@@ -52,7 +56,6 @@ def with_endpoints(
         # deleted): the deployment holds what it composed, and its endpoints are held with it.
         result.resources.update(carry_forward(observed))
         return result
-    fleet = by_name(inputs.required[CLUSTERS])
     for key, desired in list(result.resources.items()):
         replica = desired.resource
         if replica.get("kind") != "ModelReplica" or key in draining:
