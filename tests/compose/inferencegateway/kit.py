@@ -41,10 +41,21 @@ def hop_manifests(result: Result) -> dict[str, Obj]:
     return {k: o["spec"]["forProvider"]["manifest"] for k, o in hops(result).items()}
 
 
-def observed_shard(shard: Obj, ready: bool) -> Obj:
-    """A shard as Crossplane reports it after its reconcile."""
+def observed_shard(shard: Obj, ready: bool, reached: list[str] | None = None) -> Obj:
+    """A shard as Crossplane reports it after its reconcile: the clusters whose hops it reports
+    ``reached`` (by default every one of a Ready shard, none of another)."""
+    targets = (shard.get("spec") or {}).get("targets") or []
+    if reached is None:
+        reached = [t["cluster"] for t in targets] if ready else []
     status = "True" if ready else "False"
-    return {**shard, "status": {"conditions": [{"type": "Ready", "status": status}]}}
+    return {
+        **shard,
+        "status": {
+            "conditions": [{"type": "Ready", "status": status}],
+            "clusters": len(targets),
+            "reached": sorted(reached),
+        },
+    }
 
 
 def observed(result: Result) -> dict[str, Obj]:
@@ -54,7 +65,9 @@ def observed(result: Result) -> dict[str, Obj]:
         {k: d.resource for k, d in result.resources.items() if not k.startswith(SHARD)}, 1
     )
     for key, shard in shard_results(result).items():
-        out[key] = observed_shard(result.resources[key].resource, shard.ready == "True")
+        out[key] = observed_shard(
+            result.resources[key].resource, shard.ready == "True", shard.status["reached"]
+        )
     return out
 
 

@@ -56,13 +56,17 @@ def remote(obj: Obj) -> tuple[str, str, str, str]:
     )
 
 
-def applied(rsp: Response) -> dict[tuple[str, str, str, str], list[str]]:
-    """Every hop's remote object, and the management policies of each Object applying it: the
-    gateway's own and those its shards compose."""
+def applied(rsp: Response, observed: dict[str, Obj]) -> dict[tuple[str, str, str, str], list[str]]:
+    """Every hop's remote object, and the management policies of each Object holding it in this
+    reconcile: the gateway's own it keeps, and a shard's only once that shard was observed
+    reporting the hop's cluster reached (its Object exists and is ready)."""
     objects = [o for k, o in rsp.resources.items() if k.startswith(HOPS)]
     for key, shard in rsp.resources.items():
         if key.startswith(SHARD):
-            objects += run(shard).resources.values()
+            reached = set((observed.get(key) or {}).get("status", {}).get("reached") or ())
+            objects += [
+                o for k, o in run(shard).resources.items() if k.partition("/")[2] in reached
+            ]
     out: dict[tuple[str, str, str, str], list[str]] = {}
     for obj in objects:
         out.setdefault(remote(obj), []).append(
@@ -120,18 +124,48 @@ def test_the_gateways_own_hops_go_only_once_observe_only_and_their_shard_ready()
     upgraded = run(ig, observed, required)  # the release's Objects observed as it left them
     assert set(legacy) <= set(upgraded.resources)
     # Observe-only applied, the shard not Ready yet: kept.
-    waiting = run(ig, next_observed(upgraded, shards_ready=False), required)
+    before_waiting = next_observed(upgraded, shards_ready=False)
+    waiting = run(ig, before_waiting, required)
     assert set(legacy) <= set(waiting.resources)
     assert "waiting for the hops to" not in waiting.condition("GatewayReady")[2]
     # The shard Ready: released.
-    handed = run(ig, next_observed(waiting, shards_ready=True), required)
+    before_handed = next_observed(waiting, shards_ready=True)
+    handed = run(ig, before_handed, required)
     assert not set(legacy) & set(handed.resources)
     assert "HandedOver" not in handed.conditions
-    for rsp in (upgraded, waiting, handed):
+    for rsp, seen in ((upgraded, observed), (waiting, before_waiting), (handed, before_handed)):
         assert rsp.fatal is None, rsp.fatal
-        assert remotes <= set(applied(rsp)), "a hop's remote object is applied by no Object"
-        for policies in applied(rsp).values():
-            assert "*" in policies  # a shard's Object manages it at every step
+        assert remotes <= set(applied(rsp, seen)), "a hop's remote object is held by no Object"
+    for policies in applied(handed, before_handed).values():
+        assert policies == ["*"]  # once released, only the shard's Object holds it
+
+
+def test_a_gateways_own_hop_is_released_only_once_its_own_cluster_is_reached() -> None:
+    # A shard Ready as a whole says nothing of a cluster it does not report reached.
+    ig, observed, clusters = release()
+    required = {"inference-clusters": clusters}
+    upgraded = run(ig, observed, required)
+    seen = next_observed(upgraded, shards_ready=True)
+    for key, shard in upgraded.resources.items():
+        if key.startswith(SHARD):
+            seen[key] = observed_shard(shard, True, reached=[])
+    rsp = run(ig, seen, required)
+    assert rsp.fatal is None, rsp.fatal
+    for key in ("backend/us-east", "backend-tls/us-east"):
+        assert rsp.resources[key]["spec"]["managementPolicies"] == ["Observe"]
+
+
+def test_a_gateways_own_hop_to_a_cluster_the_list_misses_is_asked_for_by_name_first() -> None:
+    # A list lagging the cluster is no evidence it is gone: its hop is neither dropped nor
+    # handed over until the cluster is read by name.
+    ig, observed, clusters = release()
+    # As if the release had also dialled "far", which this list does not hold.
+    observed |= {f"{p}far": observed[f"{p}us-east"] for p in HOPS}
+    rsp = run(ig, observed, {"inference-clusters": clusters})
+    assert rsp.fatal is None, rsp.fatal
+    assert rsp.by_name["cluster/far"] == ("InferenceCluster", "far", None)
+    for key in ("backend/far", "backend-tls/far"):
+        assert rsp.resources[key]["spec"] == observed[key]["spec"]
 
 
 def test_a_shard_ready_before_the_gateways_hop_is_observed_observe_only_keeps_it() -> None:

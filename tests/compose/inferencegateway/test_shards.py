@@ -164,11 +164,12 @@ def test_a_shard_is_ready_once_every_hop_exists_and_names_those_that_do_not() ->
         "WaitingForHops",
         "InferenceGateway main: 1 of 1 hops not created yet: east",
     )
+    assert first.status == {"clusters": 1, "reached": []}
     observed = simulate_observed(copy.deepcopy(first.resources), 1)
     rsp = run(a_shard(), observed)
     assert rsp.composite_ready == "READY_TRUE"
     assert rsp.condition("HopsReady")[:2] == ("True", "HopsCreated")
-    assert rsp.status == {"clusters": 1}
+    assert rsp.status == {"clusters": 1, "reached": ["east"]}
 
 
 @pytest.mark.parametrize(
@@ -196,3 +197,18 @@ def test_a_cluster_listed_twice_in_a_shard_fails_naming_it() -> None:
     target = a_shard()["spec"]["targets"][0]
     rsp = run(a_shard(targets=[target, target]))
     assert rsp.fatal == "InferenceGatewayShard spec.targets[1].cluster 'east' is listed twice"
+
+
+def test_a_cluster_joining_a_shard_leaves_the_shards_other_clusters_reached() -> None:
+    # The shard is not Ready while the newcomer's hop is created; east's hop still exists.
+    joining = next(n for n in (f"c{i:03d}" for i in range(1000)) if shard_of(n) == shard_of("east"))
+    first = reconcile(fleet(["east"]))
+    east = f"{SHARD}{shard_of('east')}"
+    observed = {
+        k: observed_shard(o, True) if k.startswith(SHARD) else o for k, o in first.resources.items()
+    }
+    observed[east] = observed_shard(first.resources[east], False, ["east"])
+    rsp = reconcile(fleet(["east", joining]), observed)
+    message = rsp.condition("GatewayReady")[2]
+    assert f"waiting for the hops to 1 more: {joining}" in message
+    assert "east" in message.partition("; waiting")[0]

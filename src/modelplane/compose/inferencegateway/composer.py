@@ -47,7 +47,6 @@ from modelplane.compose.inferencegateway.handover import (
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
-from modelplane.kube.objects import condition
 from modelplane.observed import carry_forward, observed_ready, ready_as_observed
 from modelplane.structs import frozen
 
@@ -215,20 +214,19 @@ def _hops(
 ) -> tuple[dict[str, Desired], list[str]]:
     """The shards holding the hops to ``targets`` (only those with a member), the gateway's own
     hop Objects still being handed over to them, and the clusters whose hop is not observed to
-    exist yet (neither its shard nor its own Object is Ready)."""
+    exist yet (neither its shard reports it reached nor its own Object is Ready)."""
     members: dict[int, list[Obj]] = {}
     for cluster in sorted(targets):
         members.setdefault(shards.shard_of(cluster), []).append(targets[cluster])
     out: dict[str, Desired] = {}
-    ready: set[int] = set()
+    reached: set[str] = set()
     for n, entries in sorted(members.items()):
         key = f"{shards.SHARD}{n}"
         seen = observed.get(key)
-        if _shard_ready(seen):
-            ready.add(n)
+        reached |= shards.reached(seen)
         out[key] = Desired(shards.shard(gateway, n, host, entries), ready_as_observed(seen))
-    # A shard Ready with the cluster in its spec holds the cluster's hop.
-    handed = {c for c in targets if shards.shard_of(c) in ready and c in dialled}
+    # A cluster its shard reports reached has the shard's own Objects holding its hop.
+    handed = reached & set(targets)
     out.update(legacy_hops(observed, set(targets), unwritten, handed))
     waiting = [
         c
@@ -236,19 +234,6 @@ def _hops(
         if c not in handed and not observed_ready(observed.get(LEGACY_BACKEND + c))
     ]
     return out, waiting
-
-
-def _shard_ready(shard: Mapping[str, Any] | None) -> bool:
-    """Ready as last reconciled, for the spec it holds: a condition that records the generation
-    it was written for must be the shard's current one (a spec just given a cluster is not
-    reconciled yet)."""
-    if not observed_ready(shard):
-        return False
-    assert shard is not None
-    ready = condition(shard, "Ready") or {}
-    written = ready.get("observedGeneration")
-    generation = (shard.get("metadata") or {}).get("generation")
-    return written is None or generation is None or int(written) == int(generation)
 
 
 def _malformed(ig: Obj) -> str | None:

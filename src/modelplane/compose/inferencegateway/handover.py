@@ -6,13 +6,13 @@ make provider-kubernetes delete the remote object the routes send traffic throug
 kept, observe-only (``managementPolicies: [Observe]``: crossplane-runtime then skips the external
 delete), while the cluster's shard composes its own Object applying the same remote object
 (provider-kubernetes finds it by name and takes it over). It is dropped once it is observed
-observe-only and that shard is observed Ready (its Object holds the remote object): deleting it
-then leaves the remote object in place.
+observe-only and that shard reports the cluster reached (its Object holds the remote object):
+deleting it then leaves the remote object in place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
 from modelplane.composer import Condition, Desired
@@ -34,7 +34,7 @@ def legacy_hops(
 ) -> dict[str, Desired]:
     """The gateway's own hop Objects still to keep. To a cluster of ``targets`` (its shard
     takes the hop over): observe-only, until observed so with the cluster in ``handed`` (its
-    shard observed Ready holding it). To a cluster in ``unwritten`` (listed before its address
+    shard reports it reached). To a cluster in ``unwritten`` (listed before its address
     was written, in no shard yet): as it was, the hop it always was. To any other cluster (gone
     by evidence): none, as before shards (deleting it deletes the remote object, unless it was
     made observe-only already and its shard's own Object deletes it)."""
@@ -59,21 +59,35 @@ def observe_only(obj: Mapping[str, Any]) -> bool:
 
 
 def handover_conditions(gateway: Mapping[str, Any], kept: Mapping[str, Desired]) -> list[Condition]:
+    """While the gateway keeps hop Objects of its own: how many move to the shards (kept
+    observe-only), and how many stay as they were (their cluster publishes no address yet, so
+    no shard holds them)."""
     if not kept:
         return closed(gateway, RELEASED)
-    clusters = sorted({k.partition("/")[2] for k in kept})
-    plural = "s" if len(clusters) != 1 else ""
-    return [
-        Condition(
-            HANDED_OVER,
-            "True",
-            "HandingOver",
-            f"the hops to {len(clusters)} cluster{plural} move to this gateway's "
-            "InferenceGatewayShards: the gateway's own Objects for them are kept observe-only "
-            "until each shard holding them is Ready, then released; no hop is removed from the "
-            "host",
+    moving = _clusters(k for k, d in kept.items() if observe_only(d.resource))
+    waiting = _clusters(k for k, d in kept.items() if not observe_only(d.resource))
+    parts = []
+    if moving:
+        parts.append(
+            f"the hops to {_count(moving)} move to this gateway's InferenceGatewayShards: the "
+            "gateway's own Objects for them are kept observe-only until the shard holding each "
+            "cluster reports its hop reached, then released"
         )
-    ]
+    if waiting:
+        parts.append(
+            f"the hops to {_count(waiting)} stay as they were, the gateway's own, until their "
+            f"cluster publishes its gateway address again ({', '.join(waiting[:10])})"
+        )
+    message = "; ".join(parts) + "; no hop is removed from the host"
+    return [Condition(HANDED_OVER, "True", "HandingOver", message)]
+
+
+def _clusters(keys: Iterable[str]) -> list[str]:
+    return sorted({k.partition("/")[2] for k in keys})
+
+
+def _count(clusters: list[str]) -> str:
+    return f"{len(clusters)} cluster{'s' if len(clusters) != 1 else ''}"
 
 
 RELEASED = Condition(

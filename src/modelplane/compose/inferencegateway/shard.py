@@ -56,11 +56,12 @@ def compose_shard(inputs: Inputs) -> Result:
                 hop_object_name(name, key), CONTROL_NAMESPACE, host.provider_config, manifest
             )
             result.resources[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
-    waiting = sorted(
-        {k.partition("/")[2] for k, d in result.resources.items() if d.ready != "True"}
-    )
+    unready = {k.partition("/")[2] for k, d in result.resources.items() if d.ready != "True"}
+    waiting = sorted(unready)
     clusters = len(spec["targets"])
-    result.status = {"clusters": clusters}
+    # The gateway reads which clusters' hops exist from here, cluster by cluster.
+    reached = sorted(str(t["cluster"]) for t in spec["targets"] if t["cluster"] not in unready)
+    result.status = {"clusters": clusters, "reached": reached}
     result.conditions.append(_ready(gateway, clusters, waiting))
     result.ready = "False" if waiting else "True"
     return result

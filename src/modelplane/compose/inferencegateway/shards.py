@@ -77,3 +77,11 @@ def observed_targets(observed: Mapping[str, Any]) -> dict[str, Obj]:
             if isinstance(entry, Mapping) and entry.get("cluster"):
                 out[str(entry["cluster"])] = {k: str(v) for k, v in entry.items()}
     return out
+
+
+def reached(shard: Mapping[str, Any] | None) -> set[str]:
+    """The clusters an observed shard reports its hops to exist for (``status.reached``): each
+    cluster's own evidence, so a cluster joining a shard, or one hop that never comes up, says
+    nothing of the shard's other clusters."""
+    names = ((shard or {}).get("status") or {}).get("reached") or ()
+    return {str(n) for n in names if isinstance(n, str) and n}
