@@ -38,6 +38,7 @@ from modelplane.scheduling.placement import (
     Schedule,
 )
 from modelplane.scheduling.scheduler import schedule
+from modelplane.shortlist import shortlist
 
 __all__ = ["ManifestError", "explain", "explain_command", "load_manifests"]
 
@@ -162,7 +163,7 @@ class Explanation:
                 lines.append(f"  {subject}: {first.summary or first.verdict}")
                 pools = first.pools
             if len(group) > 1:
-                lines.append(f"    {_names(g.name for g in group)}")
+                lines.append(f"    {shortlist((g.name for g in group), NAMES_SHOWN)}")
             lines += [f"    {p}" for p in pools]
         for r in self.plan.removed:
             lines.append(f"  removing replica {r.index} ({r.name}) from {r.cluster}: {r.reason}")
@@ -482,13 +483,6 @@ def _grouped(views: list[ClusterView]) -> list[list[ClusterView]]:
         else:
             out.append([v])
     return out
-
-
-def _names(names: Iterable[str]) -> str:
-    listed = list(names)
-    shown = ", ".join(listed[:NAMES_SHOWN])
-    rest = len(listed) - NAMES_SHOWN
-    return f"{shown} and {rest} more" if rest > 0 else shown
 
 
 def natural(name: str) -> tuple[Any, ...]:

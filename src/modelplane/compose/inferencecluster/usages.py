@@ -22,6 +22,7 @@ from typing import Any
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.kube.names import dns_label
 from modelplane.labels import STACK_COMPONENT
+from modelplane.shortlist import shortlist
 
 Obj = dict[str, Any]
 
@@ -52,8 +53,7 @@ def deletion_order(
 def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
     """A ClusterUsage refusing the cluster's deletion, naming the replicas that run on it."""
     names = replica_names(replicas)
-    shown = ", ".join(names[:_NAMED_REPLICAS])
-    more = f" and {len(names) - _NAMED_REPLICAS} more" if len(names) > _NAMED_REPLICAS else ""
+    shown = shortlist(names, _NAMED_REPLICAS)
     noun = "ModelReplica runs" if len(names) == 1 else "ModelReplicas run"
     return {
         "apiVersion": USAGE_API_VERSION,
@@ -69,7 +69,7 @@ def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
                 "resourceRef": {"name": cluster},
             },
             "reason": (
-                f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}{more}): drain it (a "
+                f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}): drain it (a "
                 "NoExecute taint moves them elsewhere) or delete them before deleting the cluster"
             ),
         },

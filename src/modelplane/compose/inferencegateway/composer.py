@@ -40,7 +40,6 @@ from modelplane.compose.frontdoor import (
 from modelplane.compose.inferencegateway import objects, shards
 from modelplane.compose.inferencegateway.handover import (
     LEGACY_BACKEND,
-    LEGACY_BACKEND_TLS,
     handover_conditions,
     legacy_hops,
 )
@@ -48,6 +47,7 @@ from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.observed import carry_forward, observed_ready, ready_as_observed
+from modelplane.shortlist import shortlist
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -59,7 +59,9 @@ CLIENT_CERTIFICATE = "client-certificate"
 CLIENT_SECRET = "client-secret"
 READY = "GatewayReady"
 NAMED_CLUSTERS = 10
-"""How many clusters GatewayReady names of those reached (and of those unreachable)."""
+"""How many clusters GatewayReady names of those reached, waited for and unreachable: the
+condition is sent with the gateway to every reconcile that requires it (every cluster, service
+and endpoint), so it must not grow with the fleet; the shards name every cluster reached."""
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
 CLUSTER_BY_NAME = "cluster"
 """Requirements asking for a dialled cluster the list does not hold: ``cluster/<name>``."""
@@ -161,8 +163,9 @@ def compose_gateway(inputs: Inputs) -> Result:
     targets.update({c: dialled[c] for c in sorted(unwritten & set(dialled))})
 
     result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
-    hops, waiting = _hops(inputs.observed, name, host, targets, set(dialled), unwritten)
-    result.resources.update(hops)
+    shard_hops, legacy_kept, waiting = _hops(inputs.observed, name, host, targets, unwritten)
+    result.resources.update(shard_hops)
+    result.resources.update(legacy_kept)
     for key, (manifest, readiness) in wanted.items():
         obj = remote_object(
             dns_label("gw", name, key),
@@ -197,9 +200,6 @@ def compose_gateway(inputs: Inputs) -> Result:
     result.conditions.append(
         _ready(inputs.observed, hostname, host, address, reached, waiting, unreachable)
     )
-    legacy_kept = {
-        k: d for k, d in hops.items() if k.startswith((LEGACY_BACKEND, LEGACY_BACKEND_TLS))
-    }
     result.conditions.extend(handover_conditions(ig, legacy_kept))
     return result
 
@@ -209,9 +209,8 @@ def _hops(
     gateway: str,
     host: ClusterGateway,
     targets: Mapping[str, Obj],
-    dialled: set[str],
     unwritten: set[str],
-) -> tuple[dict[str, Desired], list[str]]:
+) -> tuple[dict[str, Desired], dict[str, Desired], list[str]]:
     """The shards holding the hops to ``targets`` (only those with a member), the gateway's own
     hop Objects still being handed over to them, and the clusters whose hop is not observed to
     exist yet (neither its shard reports it reached nor its own Object is Ready)."""
@@ -227,13 +226,13 @@ def _hops(
         out[key] = Desired(shards.shard(gateway, n, host, entries), ready_as_observed(seen))
     # A cluster its shard reports reached has the shard's own Objects holding its hop.
     handed = reached & set(targets)
-    out.update(legacy_hops(observed, set(targets), unwritten, handed))
+    legacy = legacy_hops(observed, set(targets), unwritten, handed)
     waiting = [
         c
         for c in sorted(targets)
         if c not in handed and not observed_ready(observed.get(LEGACY_BACKEND + c))
     ]
-    return out, waiting
+    return out, legacy, waiting
 
 
 def _malformed(ig: Obj) -> str | None:
@@ -283,11 +282,13 @@ def _ready(
     plural = "s" if len(reached) != 1 else ""
     fleet = f"reaches the fleet listener of {len(reached)} cluster{plural}"
     if reached:
-        fleet += f": {_first_named(reached)}"
+        fleet += f": {shortlist(reached, NAMED_CLUSTERS)}"
     if waiting:
-        fleet += f"; waiting for the hops to {len(waiting)} more: {_first_named(waiting)}"
+        fleet += (
+            f"; waiting for the hops to {len(waiting)} more: {shortlist(waiting, NAMED_CLUSTERS)}"
+        )
     if unreachable:
-        fleet += f"; no gateway address published by {_first_named(unreachable)}"
+        fleet += f"; no gateway address published by {shortlist(unreachable, NAMED_CLUSTERS)}"
     pending = [
         what
         for key, what in (
@@ -304,15 +305,6 @@ def _ready(
             READY, "False", "Provisioning", f"{where}: waiting for {', '.join(pending)}; {fleet}"
         )
     return Condition(READY, "True", "Programmed", f"{where} at {address}; {fleet}")
-
-
-def _first_named(clusters: list[str]) -> str:
-    """The first ``NAMED_CLUSTERS`` names and how many more: the condition is sent with the
-    gateway to every reconcile that requires it (every cluster, service and endpoint), so it
-    must not grow with the fleet; the backends themselves name every cluster reached."""
-    shown = ", ".join(clusters[:NAMED_CLUSTERS])
-    rest = len(clusters) - NAMED_CLUSTERS
-    return f"{shown} and {rest} more" if rest > 0 else shown
 
 
 def _address(ig: Obj, observed: Obj | None) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from modelplane.composer import Condition, Desired
 from modelplane.observed import carried, closed, ready_as_observed
+from modelplane.shortlist import shortlist
 
 Obj = dict[str, Any]
 
@@ -76,7 +77,7 @@ def handover_conditions(gateway: Mapping[str, Any], kept: Mapping[str, Desired])
     if waiting:
         parts.append(
             f"the hops to {_count(waiting)} stay as they were, the gateway's own, until their "
-            f"cluster publishes its gateway address again ({', '.join(waiting[:10])})"
+            f"cluster publishes its gateway address again ({shortlist(waiting, 10)})"
         )
     message = "; ".join(parts) + "; no hop is removed from the host"
     return [Condition(HANDED_OVER, "True", "HandingOver", message)]

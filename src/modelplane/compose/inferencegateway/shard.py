@@ -17,6 +17,7 @@ from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Result
 from modelplane.kube.names import dns_label
 from modelplane.observed import ready_as_observed
+from modelplane.shortlist import shortlist
 
 Obj = dict[str, Any]
 
@@ -76,9 +77,7 @@ def _ready(gateway: str, clusters: int, waiting: list[str]) -> Condition:
             "HopsCreated",
             f"InferenceGateway {gateway}: the hops to {clusters} cluster{plural} exist",
         )
-    shown = ", ".join(waiting[:NAMED_CLUSTERS])
-    rest = len(waiting) - NAMED_CLUSTERS
-    named = f"{shown} and {rest} more" if rest > 0 else shown
+    named = shortlist(waiting, NAMED_CLUSTERS)
     return Condition(
         READY,
         "False",
