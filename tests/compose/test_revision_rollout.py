@@ -17,13 +17,13 @@ from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH, template_hash
 from modelplane.labels import MODEL_REVISION
+from tests.compose.modeldeployment.running import as_run
 from tests.compose.through import Response, run
 from tests.fleet.builders import (
     deployment,
     inference_class,
     inference_cluster,
     model_cache,
-    with_condition,
 )
 
 Obj = dict[str, Any]
@@ -183,18 +183,9 @@ class World:
         }
         rsp = run(self.md, self.observed, required)
         assert rsp.fatal is None, rsp.fatal
-        after = {}
-        for key, obj in rsp.resources.items():
-            obj = copy.deepcopy(obj)
-            if obj["kind"] == "ModelReplica":
-                before = self.observed.get(key)
-                restarted = before is None or _stamp(before) != _stamp(obj)
-                on_disk = self.reads(obj) in self.disk[_cluster(obj)]
-                obj = with_condition(
-                    obj, "ModelServing", "True" if on_disk and not restarted else "False"
-                )
-            after[key] = obj
-        self.observed = after
+        self.observed = as_run(
+            rsp.resources, self.observed, lambda r: self.reads(r) in self.disk[_cluster(r)]
+        )
         return rsp
 
     def round(self) -> Response:
@@ -214,10 +205,6 @@ class World:
 
     def pins(self) -> dict[int, str]:
         return {_index(r): _pin(r) for r in self.replicas()}
-
-
-def _stamp(obj: Obj) -> str:
-    return str(obj["metadata"]["annotations"][TEMPLATE_HASH])
 
 
 def _pin(replica: Obj) -> str:

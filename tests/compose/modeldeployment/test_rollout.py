@@ -5,14 +5,14 @@ RolledOut condition say where it is."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
+from tests.compose.modeldeployment.running import as_run, stamp_of
 from tests.compose.through import Response, run
-from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+from tests.fleet.builders import deployment, inference_class, inference_cluster
 
 Obj = dict[str, Any]
 H100 = inference_class("h100")
@@ -27,10 +27,6 @@ def md(image: str = "vllm/vllm-openai:v1", **rollout: Any) -> Obj:
     if rollout:
         out["spec"]["rollout"] = rollout
     return out
-
-
-def stamp_of(obj: Obj) -> str:
-    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH))
 
 
 class Fleet:
@@ -49,16 +45,9 @@ class Fleet:
             {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: mine, ROUTES: [], HOLDS: []},
         )
         assert rsp.fatal is None, rsp.fatal
-        after = {}
-        for key, obj in rsp.resources.items():
-            obj = copy.deepcopy(obj)
-            if obj["kind"] == "ModelReplica":
-                before = self.observed.get(key)
-                restarted = before is None or stamp_of(before) != stamp_of(obj)
-                up = not restarted and stamp_of(obj) not in self.broken
-                obj = with_condition(obj, "ModelServing", "True" if up else "False")
-            after[key] = obj
-        self.observed = after
+        self.observed = as_run(
+            rsp.resources, self.observed, lambda r: stamp_of(r) not in self.broken
+        )
         return rsp
 
     def serving(self) -> int:

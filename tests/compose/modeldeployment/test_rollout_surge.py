@@ -4,16 +4,16 @@ while it serves and its ModelEndpoint is composed (a leaving one has lost its en
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.labels import SURGE_FOR
-from tests.compose.modeldeployment.test_rollout import md, stamp_of
+from tests.compose.modeldeployment.running import as_run, stamp_of
+from tests.compose.modeldeployment.test_rollout import md
 from tests.compose.through import Response, run
-from tests.fleet.builders import inference_class, inference_cluster, with_condition
+from tests.fleet.builders import inference_class, inference_cluster
 
 Obj = dict[str, Any]
 ONE_GPU = inference_class("h100", gpus=1)
@@ -54,16 +54,7 @@ class Fleet:
         }
         rsp = run(composite, before, required)
         assert rsp.fatal is None, rsp.fatal
-        after = {}
-        for key, obj in rsp.resources.items():
-            obj = copy.deepcopy(obj)
-            if obj["kind"] == "ModelReplica":
-                was = before.get(key)
-                restarted = was is None or stamp_of(was) != stamp_of(obj)
-                up = not restarted and stamp_of(obj) not in self.broken
-                obj = with_condition(obj, "ModelServing", "True" if up else "False")
-            after[key] = obj
-        self.observed = after
+        self.observed = as_run(rsp.resources, before, lambda r: stamp_of(r) not in self.broken)
         self.history.append(rsp)
         return rsp
 

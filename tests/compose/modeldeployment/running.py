@@ -1,0 +1,34 @@
+"""A deployment's answer as the clusters run it, for tests that reconcile over several rounds:
+a ModelReplica new or restamped (its pod templates changed) restarts and does not serve this
+round; any other serves when the test's ``serves`` says so."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
+from tests.fleet.builders import with_condition
+
+Obj = dict[str, Any]
+
+
+def stamp_of(obj: Obj) -> str:
+    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH))
+
+
+def as_run(
+    answer: Mapping[str, Obj], before: Mapping[str, Obj], serves: Callable[[Obj], bool]
+) -> dict[str, Obj]:
+    """Every resource of ``answer`` as observed next, its replicas' ModelServing set."""
+    after = {}
+    for key, obj in answer.items():
+        obj = copy.deepcopy(obj)
+        if obj["kind"] == "ModelReplica":
+            was = before.get(key)
+            restarted = was is None or stamp_of(was) != stamp_of(obj)
+            up = not restarted and serves(obj)
+            obj = with_condition(obj, "ModelServing", "True" if up else "False")
+        after[key] = obj
+    return after
