@@ -148,6 +148,17 @@ class Cluster:
         return next((p for p in self.pools if p.name == name), None)
 
 
+def pool_class_names(clusters: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The InferenceClasses the clusters' node pools name, read from their specs as listed: the
+    classes a composer must read (by name when a list misses one) before it trusts a pool."""
+    return {
+        str(p["className"])
+        for c in clusters
+        for p in (c.get("spec") or {}).get("nodePools") or ()
+        if isinstance(p, Mapping) and p.get("className")
+    }
+
+
 def cache_storage_class(cluster: Mapping[str, Any]) -> str:
     """The RWX class an InferenceCluster names for model caches, "" when it names none.
 

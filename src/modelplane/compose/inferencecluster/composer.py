@@ -58,6 +58,7 @@ from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requir
 from modelplane.kube.names import dns_label
 from modelplane.labels import CLUSTER
 from modelplane.observed import carried, observed_ready, ready_as_observed
+from modelplane.scheduling.fleet import pool_class_names
 
 Obj = dict[str, Any]
 
@@ -96,7 +97,7 @@ def compose_cluster(inputs: Inputs) -> Result:
     # A pool's class the list does not hold is asked for by name: only nothing back is evidence
     # that the pool lost its devices (and its place in status.gpuPools).
     classes, class_lookup = listed_and_found(
-        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", _pool_classes(spec)
+        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pool_class_names([cluster])
     )
     lookups: dict[str, Requirement] = {}
     admitted = allocation(inputs, inputs.required.get(REPLICAS), classes, lookups, API_VERSION)
@@ -204,14 +205,6 @@ def compose_cluster(inputs: Inputs) -> Result:
     result.conditions.sort(key=lambda c: c.type == "InUse")
     result.ready = _readiness(result.conditions)
     return result
-
-
-def _pool_classes(spec: Mapping[str, Any]) -> set[str]:
-    return {
-        str(p.get("className"))
-        for p in spec.get("nodePools") or ()
-        if isinstance(p, Mapping) and p.get("className")
-    }
 
 
 SERVES = ("SourceSupported", "StackReady", "GatewayReady", "PoolsResolved")

@@ -60,7 +60,7 @@ from modelplane.composer import Condition, Desired, Inputs, Requirement, Result,
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
 from modelplane.observed import carried, carry_forward, ready_as_observed
-from modelplane.scheduling.fleet import cache_storage_class
+from modelplane.scheduling.fleet import cache_storage_class, pool_class_names
 from modelplane.scheduling.scheduler import parse_fleet, placeable_on
 
 Obj = dict[str, Any]
@@ -161,7 +161,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
     candidates = selected(mc, [*listed, *lookup.found.values()])
     # A class the candidates' pools name that the list does not hold is asked for by name:
     # a lagging list would otherwise take its clusters out of where the weights are used.
-    pools = () if "clusterSelector" in mc["spec"] else _pool_classes(candidates)
+    pools = () if "clusterSelector" in mc["spec"] else pool_class_names(candidates)
     classes, class_lookup = listed_and_found(
         inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pools
     )
@@ -256,15 +256,6 @@ def where_used(
     for d in deployments:
         used.update(placeable_on(d, fleet))
     return [c for c in clusters if str(c["metadata"]["name"]) in used]
-
-
-def _pool_classes(clusters: list[Obj]) -> set[str]:
-    return {
-        str(p.get("className"))
-        for c in clusters
-        for p in (c.get("spec") or {}).get("nodePools") or ()
-        if isinstance(p, Mapping) and p.get("className")
-    }
 
 
 def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:

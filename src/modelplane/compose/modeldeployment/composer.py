@@ -72,7 +72,7 @@ from modelplane.composer import (
 from modelplane.kube.objects import condition
 from modelplane.labels import DEPLOYMENT, SURGE_FOR
 from modelplane.observed import carried, carry_forward, ready_as_observed
-from modelplane.scheduling.fleet import index_clusters
+from modelplane.scheduling.fleet import index_clusters, pool_class_names
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 from modelplane.scheduling.scheduler import schedule
 
@@ -168,9 +168,13 @@ def _place(inputs: Inputs, cache: Footprint, index: Clusters) -> tuple[Result, f
     found = [*index.items(), *lookup.found.items()]
     clusters = {n: c for n, c in found if len(n) <= LABEL_VALUE_MAX}
     # A pool's class the list does not hold is asked for by name, as a cluster is.
-    pool_classes = {str(p["className"]) for c in clusters.values() for p in _node_pools(c)}
     classes, class_lookup = listed_and_found(
-        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pool_classes
+        inputs,
+        CLASSES,
+        CLASS_BY_NAME,
+        API_VERSION,
+        "InferenceClass",
+        pool_class_names(clusters.values()),
     )
     if classes is None:
         asked = [f"InferenceClass {n} by name (not listed)" for n in sorted(class_lookup.pending)]
@@ -589,11 +593,6 @@ def _fleet_unlisted(
         events=events,
         ready="False",
     )
-
-
-def _node_pools(cluster: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    pools = (cluster.get("spec") or {}).get("nodePools") or ()
-    return [p for p in pools if isinstance(p, Mapping) and p.get("className")]
 
 
 def _observed_replicas(observed: Mapping[str, Obj]) -> dict[str, Obj]:
