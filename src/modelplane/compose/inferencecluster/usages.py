@@ -20,13 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
+from modelplane.compose.routed import USAGE_API_VERSION
 from modelplane.kube.names import dns_label
 from modelplane.labels import STACK_COMPONENT
 from modelplane.shortlist import shortlist
 
 Obj = dict[str, Any]
 
-USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
 CLUSTER_API_VERSION = "modelplane.ai/v1alpha1"
 REPLICA_GUARD = "replica-guard"
 GUARDED = "modelplane.ai/guarded-replicas"
