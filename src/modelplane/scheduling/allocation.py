@@ -213,11 +213,13 @@ class Published(NamedTuple):
     entries: tuple[tuple[str, str, tuple[Any, ...]], ...]
     """(deployment, pool, published units) for every admitted deployment and pool."""
 
-    def units(self, pools: Mapping[str, Pool], exclude: str) -> dict[str, tuple[Unit, ...]]:
-        """What every deployment but ``exclude`` holds, by pool of ``pools``."""
+    def units(
+        self, pools: Mapping[str, Pool], exclude: str | None = None
+    ) -> dict[str, tuple[Unit, ...]]:
+        """What every deployment but ``exclude`` (all, when None) holds, by pool of ``pools``."""
         out: dict[str, tuple[Unit, ...]] = {}
         for deployment, pool, published in self.entries:
-            if deployment == exclude or pool not in pools:
+            if (exclude is not None and deployment == exclude) or pool not in pools:
                 continue
             out[pool] = out.get(pool, ()) + decode(pools[pool], published)
         return out

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from modelplane.compose.evidence import look_up
 from modelplane.composer import Inputs, Requirement
-from modelplane.scheduling.allocation import Allocation, arbitrate, decode, read_published
+from modelplane.scheduling.allocation import Allocation, arbitrate, read_published
 from modelplane.scheduling.capacity import Pool, Unit, order_units
 from modelplane.scheduling.capacity import nodes_needed as fewest_nodes
 from modelplane.scheduling.devices import device_kinds
@@ -91,9 +91,7 @@ def nodes_needed(cluster: Obj, allotted: Allotted, classes: Any) -> dict[str, in
         if read is None:
             return {}
         pools = {p.name: p for p in _pools(cluster, classes)}
-        for _, pool, entry in read.entries:
-            if pool in pools:
-                units[pool] = units.get(pool, ()) + decode(pools[pool], entry)
+        units = read.units(pools)
     out = {}
     for pool, us in units.items():
         p = pools[pool]
