@@ -29,6 +29,11 @@ class Lookup:
     gone: frozenset[str] = frozenset()
     pending: frozenset[str] = frozenset()
     """Asked for, not fetched yet: nothing is known of them."""
+    kind: str = ""
+
+    def asked(self) -> list[str]:
+        """What a condition says is being read: each pending name, asked for by name."""
+        return [f"{self.kind} {n} by name (not listed)" for n in sorted(self.pending)]
 
 
 def requirement_name(prefix: str, name: str, namespace: str | None = None) -> str:
@@ -67,7 +72,7 @@ def look_up(
             found[name] = match[0]
         else:
             gone.add(name)
-    return Lookup(requirements, found, frozenset(gone), frozenset(pending))
+    return Lookup(requirements, found, frozenset(gone), frozenset(pending), kind)
 
 
 def look_up_unlisted(

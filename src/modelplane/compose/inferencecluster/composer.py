@@ -184,7 +184,7 @@ def compose_cluster(inputs: Inputs) -> Result:
     if storage_class:
         status["cache"] = {"storageClassName": storage_class}
     if classes is None:
-        asked = [f"InferenceClass {n} by name (not listed)" for n in sorted(class_lookup.pending)]
+        asked = class_lookup.asked()
         reading = ", ".join(asked) or "InferenceClasses"
         result.conditions.append(
             Condition("PoolsResolved", "Unknown", "WaitingForClasses", f"reading {reading}")

@@ -161,7 +161,7 @@ def _place(inputs: Inputs, cache: Footprint, index: Clusters) -> tuple[Result, f
     unlisted_names = standing - {""} - index.keys()
     lookup = look_up(inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", unlisted_names)
     if lookup.pending:
-        asked = [f"InferenceCluster {n} by name (not listed)" for n in sorted(lookup.pending)]
+        asked = lookup.asked()
         return _waiting(asks, inputs.observed, asked, lookup.requirements), frozenset()
 
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
@@ -177,7 +177,7 @@ def _place(inputs: Inputs, cache: Footprint, index: Clusters) -> tuple[Result, f
         pool_class_names(clusters.values()),
     )
     if classes is None:
-        asked = [f"InferenceClass {n} by name (not listed)" for n in sorted(class_lookup.pending)]
+        asked = class_lookup.asked()
         more = {**lookup.requirements, **class_lookup.requirements}
         return _waiting(asks, inputs.observed, asked, more), frozenset()
     surges = surges_of(mine)

@@ -160,7 +160,7 @@ def _external(inputs: Inputs) -> Result:
     )
     requirements = {**requirements, **lookup.requirements}
     if gateways is None:
-        asked = [f"InferenceGateway {n} by name (not listed)" for n in sorted(lookup.pending)]
+        asked = lookup.asked()
         return _hold(inputs, requirements, f"reading {', '.join(asked)}")
     private = refusal(url.host, [allowance_of(g) for g in gateways]) if gateways else ""
     if private:

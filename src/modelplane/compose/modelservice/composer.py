@@ -106,7 +106,7 @@ def compose_service(inputs: Inputs) -> Result:
     )
     requirements = {**requirements, **lookup.requirements, **gone_gateways.requirements}
     pending = [f"ModelEndpoint {n} by name (routed, not listed)" for n in sorted(lookup.pending)]
-    pending += [f"InferenceGateway {n} by name (not listed)" for n in sorted(gone_gateways.pending)]
+    pending += gone_gateways.asked()
     if pending:
         return _hold(inputs, requirements, pending)
     gateways += gone_gateways.found.values()
