@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.scheduling import placement as pl
-from modelplane.scheduling.scheduler import placeable_clusters, schedule
+from modelplane.scheduling.scheduler import parse_fleet, placeable_on, schedule
 from tests.fleet.fleetkit import cluster, deployment, gpu_class, memory_at_least, stamp, standalone
 
 
@@ -250,11 +250,11 @@ def test_placeable_clusters_are_those_whose_classes_fit_capacity_aside() -> None
         cluster("other", [("p", "h100", 1)], {"tier": "staging"}),
     ]
     md = deployment(engines=[standalone(gpus=1, selectors=[memory_at_least("64Gi")])])
-    assert placeable_clusters(md, fleet, [H100, L40S]) == ("full", "other")
+    assert placeable_on(md, parse_fleet(fleet, [H100, L40S])) == ("full", "other")
     md["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {"tier": "staging"}}
-    assert placeable_clusters(md, fleet, [H100, L40S]) == ("other",)
+    assert placeable_on(md, parse_fleet(fleet, [H100, L40S])) == ("other",)
 
 
 def test_no_cluster_is_placeable_while_a_selector_is_invalid() -> None:
     md = deployment(engines=[standalone(gpus=1, selectors=["device.driverr == 'x'"])])
-    assert placeable_clusters(md, [cluster("a", [("p", "h100", 1)])], [H100]) == ()
+    assert placeable_on(md, parse_fleet([cluster("a", [("p", "h100", 1)])], [H100])) == ()

@@ -168,18 +168,11 @@ def parse_fleet(clusters: Clusters, classes: Iterable[dict[str, Any]]) -> Fleet:
     return Fleet(parse_clusters(clusters, kinds), kinds)
 
 
-def placeable_clusters(
-    deployment: dict[str, Any], clusters: Clusters, classes: list[dict[str, Any]]
-) -> tuple[str, ...]:
-    """The clusters where a replica of ``deployment`` could be placed, capacity aside: labels
-    match, taints tolerated, the cluster reachable and its stack ready, and some pool's class
-    fits every engine. Where a cache of its weights is worth staging; none while any of its
-    selectors is invalid."""
-    return placeable_on(deployment, parse_fleet(clusters, classes))
-
-
 def placeable_on(deployment: dict[str, Any], parsed: Fleet) -> tuple[str, ...]:
-    """``placeable_clusters`` of a fleet already parsed."""
+    """The clusters of ``parsed`` (``parse_fleet``) where a replica of ``deployment`` could be
+    placed, capacity aside: labels match, taints tolerated, the cluster reachable and its stack
+    ready, and some pool's class fits every engine. Where a cache of its weights is worth
+    staging; none while any of its selectors is invalid."""
     template = (deployment.get("spec") or {}).get("template", {}).get("spec") or {}
     selector = (template.get("clusterSelector") or {}).get("matchLabels") or {}
     engines = parse_engines(template)

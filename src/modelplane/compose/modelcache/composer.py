@@ -230,7 +230,7 @@ def where_used(
     mc: Obj, inputs: Inputs, clusters: list[Obj], classes: list[Obj] | None
 ) -> list[Obj]:
     """Without a clusterSelector, the weights follow placements: staged only on the clusters
-    where a deployment referencing the cache could be placed (scheduling.placeable_clusters)
+    where a deployment referencing the cache could be placed (scheduling.placeable_on)
     or a replica still mounts it. Until those lists are read (``classes`` None: not read yet,
     or a class asked for by name not answered), and while nothing references the cache
     (weights staged ahead of a deployment), every cluster stays selected."""
