@@ -27,7 +27,7 @@ lags look alike.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +170,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
     mc, resolver, resolving = resolution(mc, used, inputs.observed)
     for key, obj in resolver.items():
         result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
+    on_cluster = revisions.by_cluster(inputs.required.get(REPLICAS))
     for cluster in used:
         name = str(cluster["metadata"]["name"])
         observed = mine.get(name, {})
@@ -192,7 +193,8 @@ def compose_model_cache(inputs: Inputs) -> Result:
             phase, composed = still_pruning(mc, name, composed)
         else:
             phase, composed = hydration(name, composed, inputs.observed, done.get(name))
-        phase, pruner = holding(mc, phase, inputs, provider_config, done.get(name))
+        here = None if on_cluster is None else on_cluster.get(name, [])
+        phase, pruner = holding(mc, phase, inputs, provider_config, done.get(name), here)
         composed.update(pruner)
         for key, obj in composed.items():
             result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
@@ -522,9 +524,11 @@ def holding(
     inputs: Inputs,
     provider_config: str,
     record: Mapping[str, Any] | None,
+    replicas: Sequence[Obj] | None,
 ) -> tuple[ClusterPhase, dict[str, Obj]]:
     """The phase with what the claim now holds, and the prune Job it still needs (revisions.py);
-    ``record``: the cluster's hydration as the status records it (``hydrated``)."""
+    ``record``: the cluster's hydration as the status records it (``hydrated``); ``replicas``:
+    those listed on this cluster (None while they are not read)."""
     name = phase.name
     before = revisions.recorded(mc, name)
     was = str((record or {}).get(latch.CLAIM_UID) or "")
@@ -549,7 +553,6 @@ def holding(
                 readiness={"policy": "DeriveFromCelQuery", "celQuery": JOB_COMPLETE},
             )
     else:
-        replicas = inputs.required.get(REPLICAS)
         held = revisions.counted(held, cache_revision(mc), revisions.in_use(mc, name, replicas))
     return dataclasses.replace(phase, holding=held), pruner
 

@@ -84,6 +84,17 @@ def hydrated(holding: Holding, revision: str) -> Holding:
     return dataclasses.replace(holding, revisions=(revision, *rest))
 
 
+def by_cluster(replicas: Sequence[Obj] | None) -> dict[str, list[Obj]] | None:
+    """The replicas listed by the cluster they stand on (None when they are not read): each
+    cluster's revisions in use are read from its own replicas, not from every replica listed."""
+    if replicas is None:
+        return None
+    out: dict[str, list[Obj]] = {}
+    for replica in replicas:
+        out.setdefault(str((replica.get("spec") or {}).get("clusterName")), []).append(replica)
+    return out
+
+
 def in_use(mc: Mapping[str, Any], cluster: str, replicas: Sequence[Obj] | None) -> set[str] | None:
     """The revisions the cache's replicas on ``cluster`` read, or None when that is not known:
     the replicas are not read, or one of them is not serving (its pods may be between two
