@@ -172,7 +172,7 @@ class MetricsServer:
     def address(self) -> str:
         host, port = self.httpd.server_address[:2]
         name = host.decode() if isinstance(host, bytes) else host
-        return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+        return join_address(str(name), port)
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -196,4 +196,9 @@ def metrics_address(address: str, port: int | None) -> str | None:
     chosen = own if port is None else port
     if chosen == 0:
         return None
-    return f"[{host}]:{chosen}" if ":" in host else f"{host}:{chosen}"
+    return join_address(host, chosen)
+
+
+def join_address(host: str, port: int) -> str:
+    """``host:port``, an IPv6 host bracketed: what ``split_address`` reads back."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
