@@ -49,10 +49,15 @@ def reference_pods() -> str:
         )
         resources = {**compose_workloads(ctx), **routing.compose_routing(ctx)}
         for key, obj in sorted(resources.items()):
-            manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-            if manifest.get("kind") in POD_KINDS:
-                out.append([key, list(_pod_parts(manifest))])
+            if bears_pods(obj):
+                out.append([key, list(_pod_parts(obj["spec"]["forProvider"]["manifest"]))])
     return json.dumps(out, sort_keys=True)
+
+
+def bears_pods(obj: Mapping[str, Any]) -> bool:
+    """Whether a provider-kubernetes Object applies something that runs pods."""
+    manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+    return manifest.get("kind") in POD_KINDS
 
 
 def _pod_parts(manifest: Any) -> Iterator[Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.pods_revision import POD_KINDS, pods_revision
+from modelplane.compose.pods_revision import bears_pods, pods_revision
 from modelplane.labels import DEPLOYMENT, PODS_REVISION
 from modelplane.observed import carried
 
@@ -33,11 +33,6 @@ def held(
     out = dict(resources)
     for key, obj in resources.items():
         running = observed.get(key)
-        if running is not None and _bears_pods(obj):
+        if running is not None and bears_pods(obj):
             out[key] = carried(running)
     return out
-
-
-def _bears_pods(obj: Mapping[str, Any]) -> bool:
-    manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-    return manifest.get("kind") in POD_KINDS
