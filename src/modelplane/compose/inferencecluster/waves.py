@@ -79,10 +79,8 @@ class Plan:
     paused: bool
     changes: tuple[Change, ...]
     """Unpinned components observed at another version than the default."""
-    unpinned: tuple[str, ...]
-    """The fields of the unpinned Managed components."""
-    versioned: Mapping[str, tuple[Mapping[str, Any], ...]]
-    """Each component's observed Releases and CRD-bundle Objects, in key order."""
+    not_installed: tuple[Change, ...]
+    """Unpinned components not yet reported installed at their default."""
 
 
 def plan(
@@ -113,13 +111,16 @@ def plan(
     versioned = _versioned(observed)
     settings = dict(t.settings)
     changes = []
-    unpinned = []
+    not_installed = []
     for component in components.for_stack(t.stack):
         found = t.settings.get(component.field)
         if found is not None and (not found.managed or found.version):
             continue  # pinned or External: not Modelplane's default to roll
-        unpinned.append(component.field)
-        running = _composed(versioned.get(component.name, ()))
+        objs = versioned.get(component.name, ())
+        installed = [installed_version(obj) for obj in objs] or [""]
+        if any(v != component.version for v in installed):
+            not_installed.append(Change(component.name, installed[0], component.version))
+        running = _composed(objs)
         version = component.version
         if not open_ and running and _composable(component, running):
             version = running
@@ -135,8 +136,7 @@ def plan(
         bool(invalid),
         paused,
         tuple(changes),
-        tuple(unpinned),
-        versioned,
+        tuple(not_installed),
     )
 
 
@@ -144,7 +144,7 @@ def published_revision(cluster: Mapping[str, Any], p: Plan, stack_ready: bool) -
     """The revision the cluster publishes: the current one once its gate is open, its stack is
     ready and every unpinned component reports the default installed; else the last published."""
     last = str((((cluster.get("status") or {}).get("servingStack") or {}).get("revision")) or "")
-    if p.open and stack_ready and not _not_installed(p):
+    if p.open and stack_ready and not p.not_installed:
         return revision()
     return last
 
@@ -169,7 +169,7 @@ def up_to_date(p: Plan, published: str) -> Condition:
             reason,
             f"{p.waiting}: {keeps}; revision {current} is not published until it proceeds",
         )
-    installing = _not_installed(p)
+    installing = p.not_installed
     detail = f"installing {_changes(installing)}" if installing else "waiting for StackReady"
     return Condition(
         STACK_UP_TO_DATE,
@@ -219,20 +219,6 @@ def _done(cluster: Mapping[str, Any], current: str) -> bool:
     stack = (cluster.get("status") or {}).get("servingStack") or {}
     ready = condition(cluster, "StackReady")
     return stack.get("revision") == current and (ready or {}).get("status") == "True"
-
-
-def _not_installed(p: Plan) -> tuple[Change, ...]:
-    """Unpinned components not yet reported installed at their default."""
-    out = []
-    fields = set(p.unpinned)
-    for component in components.for_stack(p.target.stack):
-        if component.field not in fields:
-            continue
-        objs = p.versioned.get(component.name, ())
-        running = [installed_version(obj) for obj in objs] or [""]
-        if any(r != component.version for r in running):
-            out.append(Change(component.name, running[0], component.version))
-    return tuple(out)
 
 
 def _changes(changes: Sequence[Change]) -> str:
