@@ -17,6 +17,13 @@ Read at the version the project requires (Kubernetes 1.34, docs/getting-started.
   ``killContainer`` runs that container's preStop, subtracts the time it took from the grace
   period and only then signals it (with at least ``minimumGracePeriodInSeconds``, 2 s, left).
   A container without the sleep is signalled at once while the others sleep.
+- kubernetes/kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_container.go`` (release-1.35),
+  ``makeMounts``: for a container's ``terminationMessagePath`` (default
+  ``/dev/termination-log``) the kubelet creates a file of its own on the host, chmods it 0666
+  whatever the umask, and bind-mounts it over that path without ``readonly``; so a non-root
+  user under ``readOnlyRootFilesystem`` writes it (the node conformance test "should report
+  termination message if TerminationMessagePath is set as non-root user and at a non-default
+  path"), and the kubelet reads it into ``state.terminated.message``.
 """
 
 from __future__ import annotations
@@ -134,3 +141,18 @@ def test_the_documented_minimum_kubernetes_has_the_sleep_action() -> None:
     text = (ROOT / "docs" / "getting-started.md").read_text()
     [minimum] = re.findall(r"Kubernetes (\d+)\.(\d+) or later", text)
     assert tuple(int(x) for x in minimum) >= SLEEP_GA
+
+
+def test_the_resolve_pod_ends_with_its_commit_where_the_kubelet_mounts_the_message_file() -> None:
+    # A ModelCache resolving a branch: its Pod runs as the hydration Job does (non-root, a
+    # read-only root filesystem) and writes the commit to the file the kubelet mounts writable.
+    from modelplane.compose.modelcache.resolve import TERMINATION_LOG
+    from tests.compose.modelcache.test_modelcache_resolve import pod
+
+    spec = pod()["a"]["spec"]
+    [only] = spec["containers"]
+    assert only.get("terminationMessagePath", "/dev/termination-log") == TERMINATION_LOG
+    assert TERMINATION_LOG == "/dev/termination-log"  # the path Kubernetes defaults to
+    assert f"open({TERMINATION_LOG!r}, 'w')" in only["command"][2]
+    assert only["securityContext"]["readOnlyRootFilesystem"] is True
+    assert spec["securityContext"]["runAsNonRoot"] is True
