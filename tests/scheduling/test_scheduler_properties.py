@@ -162,13 +162,27 @@ def pods_fit(capacity: tuple[int, ...], nodes: int, gangs: list[list[tuple[int, 
     free = [list(capacity) for _ in range(nodes)]
     used_by: list[set[int]] = [set() for _ in range(nodes)]
 
+    # Pods are placed gang by gang, so what is left to decide at pod i depends only on each
+    # node's free devices and whether it holds a pod of gang g already (earlier gangs are
+    # complete, later ones not begun): nodes alike are interchangeable, and a state that failed
+    # once fails again. Without this, proving that an overcommitted pool's pods do not fit took
+    # nodes ** pods tries, and an unlucky example never ended.
+    failed: set[tuple[int, tuple[tuple[tuple[int, ...], bool], ...]]] = set()
+
     def go(i: int) -> bool:
         if i == len(pods):
             return True
         g, pod = pods[i]
+        state = (i, tuple(sorted((tuple(free[n]), g in used_by[n]) for n in range(nodes))))
+        if state in failed:
+            return False
+        tried: set[tuple[int, ...]] = set()
         for n in range(nodes):
             if g in used_by[n] or any(f < p for f, p in zip(free[n], pod, strict=True)):
                 continue
+            if tuple(free[n]) in tried:
+                continue
+            tried.add(tuple(free[n]))
             for j, p in enumerate(pod):
                 free[n][j] -= p
             used_by[n].add(g)
@@ -177,6 +191,7 @@ def pods_fit(capacity: tuple[int, ...], nodes: int, gangs: list[list[tuple[int, 
             used_by[n].discard(g)
             for j, p in enumerate(pod):
                 free[n][j] += p
+        failed.add(state)
         return False
 
     return go(0)
