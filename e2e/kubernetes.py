@@ -1,0 +1,251 @@
+"""A Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager and,
+for a workload cluster, kube-scheduler; every binary built from its Go module (``e2e.build``).
+
+Two API servers share one etcd, each under its own prefix. Each cluster has its own CA (serving
+and client), an admin kubeconfig (``O=system:masters``) that every controller here uses, and a
+service-account signing key.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from e2e import pki, processes
+
+SERVICE_RANGE = "10.96.0.0/16"
+API_SERVICE_IP = "10.96.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Binaries:
+    etcd: Path
+    kubernetes: Path
+
+    def kube(self, name: str) -> str:
+        return str(self.kubernetes / name)
+
+
+def kubeconfig(server: str, ca: bytes, client: pki.Pair, name: str) -> dict[str, Any]:
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": name, "cluster": {"server": server, "certificate-authority-data": b64(ca)}}
+        ],
+        "users": [
+            {
+                "name": "admin",
+                "user": {
+                    "client-certificate-data": b64(client.cert),
+                    "client-key-data": b64(client.key),
+                },
+            }
+        ],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": "admin"}}],
+        "current-context": name,
+    }
+
+
+def start_etcd(run: Path, binaries: Binaries) -> str:
+    client, peer = free_port(), free_port()
+    data = run / "etcd-data"
+    url = f"http://127.0.0.1:{client}"
+    processes.start(
+        run,
+        "etcd",
+        [
+            str(binaries.etcd),
+            "--name=e2e",
+            f"--data-dir={data}",
+            f"--listen-client-urls={url}",
+            f"--advertise-client-urls={url}",
+            f"--listen-peer-urls=http://127.0.0.1:{peer}",
+            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+            f"--initial-cluster=e2e=http://127.0.0.1:{peer}",
+            "--listen-metrics-urls=",
+            # A test's data need not survive a crash of the machine: etcd's own flag to skip fsync.
+            "--unsafe-no-fsync",
+            "--quota-backend-bytes=4294967296",
+            "--log-level=warn",
+        ],
+    )
+    processes.wait_until(lambda: _etcd_healthy(url), 60, f"etcd at {url} (log: {run}/etcd.log)")
+    return url
+
+
+def _etcd_healthy(url: str) -> bool:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+        return bool(json.loads(response.read()).get("health") == "true")
+
+
+@dataclass
+class Cluster:
+    """One API server and its controllers; ``kubeconfig`` is the admin's file."""
+
+    name: str
+    run: Path
+    port: int
+    ca: pki.Pair
+    kubectl_binary: Path
+
+    @property
+    def dir(self) -> Path:
+        return self.run / self.name
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.dir / "kubeconfig"
+
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [str(self.kubectl_binary), f"--kubeconfig={self.kubeconfig}", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if check and result.returncode != 0:
+            raise RuntimeError(
+                f"kubectl {' '.join(args)} on {self.name}: exit {result.returncode}: "
+                f"{result.stderr.strip() or result.stdout.strip()}"
+            )
+        return result
+
+    def apply(self, manifests: str | list[dict[str, Any]], *flags: str) -> None:
+        text = manifests if isinstance(manifests, str) else yaml.safe_dump_all(manifests)
+        self.kubectl("apply", "--server-side", "--force-conflicts", *flags, "-f", "-", input=text)
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def ready(self) -> bool:
+        return self.kubectl("get", "--raw", "/readyz", check=False).stdout.strip() == "ok"
+
+
+def start_cluster(
+    run: Path, name: str, binaries: Binaries, etcd: str, *, scheduler: bool
+) -> Cluster:
+    directory = run / name
+    directory.mkdir(parents=True, exist_ok=True)
+    ca = pki.authority(f"{name}-ca")
+    ca.write(directory, "ca.crt", "ca.key")
+    cluster = Cluster(name, run, free_port(), ca, binaries.kubernetes / "kubectl")
+    serving = pki.leaf(
+        ca,
+        "kube-apiserver",
+        dns=(
+            "localhost",
+            "kubernetes",
+            "kubernetes.default",
+            "kubernetes.default.svc",
+            "kubernetes.default.svc.cluster.local",
+        ),
+        ips=("127.0.0.1", API_SERVICE_IP),
+        server=True,
+    )
+    serving.write(directory, "apiserver.crt", "apiserver.key")
+    admin = pki.leaf(ca, "admin", organizations=("system:masters",), client=True)
+    cluster.kubeconfig.write_text(yaml.safe_dump(kubeconfig(cluster.server, ca.cert, admin, name)))
+    private, public = pki.signing_key()
+    (directory / "sa.key").write_bytes(private)
+    (directory / "sa.pub").write_bytes(public)
+    _start_apiserver(cluster, binaries, etcd)
+    _start_controller_manager(cluster, binaries)
+    if scheduler:
+        _start_scheduler(cluster, binaries)
+    return cluster
+
+
+def _start_apiserver(cluster: Cluster, binaries: Binaries, etcd: str) -> None:
+    d = cluster.dir
+    processes.start(
+        cluster.run,
+        f"{cluster.name}-kube-apiserver",
+        [
+            binaries.kube("kube-apiserver"),
+            f"--etcd-servers={etcd}",
+            f"--etcd-prefix=/{cluster.name}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={cluster.port}",
+            f"--tls-cert-file={d / 'apiserver.crt'}",
+            f"--tls-private-key-file={d / 'apiserver.key'}",
+            f"--client-ca-file={d / 'ca.crt'}",
+            f"--service-account-key-file={d / 'sa.pub'}",
+            f"--service-account-signing-key-file={d / 'sa.key'}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-cluster-ip-range={SERVICE_RANGE}",
+            "--authorization-mode=Node,RBAC",
+            "--allow-privileged=true",
+            # Webhooks served by processes on this machine are reached at loopback URLs.
+            "--enable-aggregator-routing=false",
+            "--profiling=false",
+            "--v=1",
+        ],
+    )
+    log = cluster.run / f"{cluster.name}-kube-apiserver.log"
+    processes.wait_until(cluster.ready, 120, f"{cluster.name} kube-apiserver (log: {log})")
+
+
+def _start_controller_manager(cluster: Cluster, binaries: Binaries) -> None:
+    d = cluster.dir
+    processes.start(
+        cluster.run,
+        f"{cluster.name}-kube-controller-manager",
+        [
+            binaries.kube("kube-controller-manager"),
+            f"--kubeconfig={cluster.kubeconfig}",
+            f"--authentication-kubeconfig={cluster.kubeconfig}",
+            f"--authorization-kubeconfig={cluster.kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={free_port()}",
+            "--leader-elect=false",
+            f"--service-account-private-key-file={d / 'sa.key'}",
+            f"--root-ca-file={d / 'ca.crt'}",
+            f"--service-cluster-ip-range={SERVICE_RANGE}",
+            "--controllers=*",
+            "--v=1",
+        ],
+    )
+
+
+def _start_scheduler(cluster: Cluster, binaries: Binaries) -> None:
+    processes.start(
+        cluster.run,
+        f"{cluster.name}-kube-scheduler",
+        [
+            binaries.kube("kube-scheduler"),
+            f"--kubeconfig={cluster.kubeconfig}",
+            f"--authentication-kubeconfig={cluster.kubeconfig}",
+            f"--authorization-kubeconfig={cluster.kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={free_port()}",
+            "--leader-elect=false",
+            "--v=1",
+        ],
+    )
