@@ -145,6 +145,21 @@ def build(component: Component, log: Path | None = None) -> Path:
     return target
 
 
+def module_dir(component: str, module: str) -> Path:
+    """Where the Go module cache holds ``module`` at the version the component's wrapper pins
+    (its CRDs, stages and manifests are read from there: the files of the pinned release)."""
+    cwd = COMPONENTS[component].module
+    subprocess.run(["go", "mod", "download", module], cwd=cwd, check=True)
+    listed = subprocess.run(
+        ["go", "list", "-m", "-f", "{{.Dir}}", module],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(listed.stdout.strip())
+
+
 def build_all(names: list[str] | None = None) -> dict[str, Path]:
     chosen = [COMPONENTS[n] for n in names] if names else list(COMPONENTS.values())
     built = {}

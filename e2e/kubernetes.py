@@ -202,8 +202,9 @@ def _start_apiserver(cluster: Cluster, binaries: Binaries, etcd: str) -> None:
             f"--service-cluster-ip-range={SERVICE_RANGE}",
             "--authorization-mode=Node,RBAC",
             "--allow-privileged=true",
-            # Webhooks served by processes on this machine are reached at loopback URLs.
-            "--enable-aggregator-routing=false",
+            # The kubernetes Service cannot have a loopback endpoint (Endpoints validation refuses
+            # one): do not reconcile it, instead of failing to every few seconds.
+            "--endpoint-reconciler-type=none",
             "--profiling=false",
             "--v=1",
         ],
