@@ -26,6 +26,7 @@ from pathlib import Path
 TOOLS = Path(__file__).parent / "tools"
 
 KUBERNETES_VERSION = "v1.35.4"
+CROSSPLANE_VERSION = "v2.3.4"
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,14 @@ COMPONENTS: dict[str, Component] = {
             ldflags=_kubernetes_ldflags(KUBERNETES_VERSION),
         ),
         Component(
-            "crossplane", {"crossplane": "github.com/crossplane/crossplane/v2/cmd/crossplane"}
+            "crossplane",
+            {"crossplane": "github.com/crossplane/crossplane/v2/cmd/crossplane"},
+            # A package's spec.crossplane.version is checked against this stamp: unstamped, every
+            # package is "incompatible" (internal/controller/pkg/revision/reconciler.go).
+            ldflags=(
+                "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version"
+                f"={CROSSPLANE_VERSION}",
+            ),
         ),
         Component(
             "provider-kubernetes",

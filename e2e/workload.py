@@ -23,6 +23,7 @@ Obj = dict[str, Any]
 REPOSITORY = Path(__file__).resolve().parents[1]
 UPSTREAM_CRDS = REPOSITORY / "tests" / "upstream" / "crds"
 POOL_LABEL = "modelplane.ai/pool"
+GATEWAY_NAMESPACE = "modelplane-system"
 KWOK_NODE = {"kwok.x-k8s.io/node": "fake"}
 
 # kwok carries no default stages in its binary (pkg/kwok/cmd/root.go: "no stages found"); these
@@ -236,3 +237,42 @@ def lws_webhooks(root: Path, port: int, ca: bytes) -> list[Obj]:
                     ]
                 }
     return configurations
+
+
+def install_gateway(cluster: Cluster) -> None:
+    """The cluster's own inference Gateway, as an InferenceCluster with ``gateway.mode:
+    External`` observes it: class ``modelplane`` of Envoy Gateway's controller, the mutual-TLS
+    ``fleet`` listener a Managed gateway composes (compose/inferencecluster/gateway.py)."""
+    cluster.apply(
+        [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": GATEWAY_NAMESPACE}},
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "GatewayClass",
+                "metadata": {"name": "modelplane"},
+                "spec": {"controllerName": standins.GATEWAY_CONTROLLER},
+            },
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "Gateway",
+                "metadata": {"name": "inference-gateway", "namespace": GATEWAY_NAMESPACE},
+                "spec": {
+                    "gatewayClassName": "modelplane",
+                    "listeners": [
+                        {
+                            "name": "fleet",
+                            "port": 443,
+                            "protocol": "HTTPS",
+                            "allowedRoutes": {"namespaces": {"from": "All"}},
+                            "tls": {
+                                "mode": "Terminate",
+                                "certificateRefs": [
+                                    {"kind": "Secret", "name": "inference-gateway-fleet-tls"}
+                                ],
+                            },
+                        }
+                    ],
+                },
+            },
+        ]
+    )

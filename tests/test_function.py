@@ -172,6 +172,18 @@ def test_an_identical_request_is_answered_from_the_cache_with_its_own_tag():
     assert third == first
 
 
+def test_each_iteration_of_required_resources_under_one_tag_gets_its_own_answer():
+    # Crossplane tags a pipeline step once, then sends each iteration of its requirements,
+    # answered, under that tag (crossplane v2.3.4 composition_functions.go Tag,
+    # xfn/required_resources.go): a cache keyed by tag answered them all alike.
+    runner = FunctionRunner(standin.registry())
+    first = runner.run(request(standin.replica()))
+    second = runner.run(answered(standin.replica()))
+    assert first.meta.tag == second.meta.tag == "t1"
+    assert "cluster" in first.requirements.resources
+    assert second.desired.resources != first.desired.resources
+
+
 def test_a_fatal_response_is_not_cached():
     registry = replica_registry(raising)
     runner = FunctionRunner(registry)

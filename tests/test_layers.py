@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "modelplane.kube",
         "modelplane.structs",
+        "modelplane.wire",
         "modelplane.labels",
         "modelplane.manifests",
         "modelplane.apis",

@@ -57,14 +57,12 @@ from modelplane.structs import (
     to_value,
     value_to_py,
 )
+from modelplane.wire import DECODE_DEPTH_LIMIT, shallow_request
 
 RESPONSE_TTL_SECONDS = 60
 CACHE_BYTES = 64 * 1024 * 1024
 """What the response cache may hold: a fleet's response runs to megabytes, a replica's to
 tens of kilobytes, so a count would bound nothing."""
-DECODE_DEPTH_LIMIT = 100
-"""upb's nesting limit for a message (``upb_DecodeOptions_MaxDepth``), which Python cannot
-raise: each level of a JSON object in a Struct costs three (Struct, map entry, Value)."""
 T = TypeVar("T")
 _READY = {"True": fnv1.READY_TRUE, "False": fnv1.READY_FALSE, "Unspecified": fnv1.READY_UNSPECIFIED}
 _SEVERITY = {
@@ -145,12 +143,15 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         return self.handle(req)[0]
 
-    def handle(self, req: fnv1.RunFunctionRequest) -> tuple[fnv1.RunFunctionResponse, Outcome]:
-        """The response, and what happened, for the caller's log line."""
-        key = request_key(req)
+    def handle(
+        self, req: fnv1.RunFunctionRequest, key: str | None = None
+    ) -> tuple[fnv1.RunFunctionResponse, Outcome]:
+        """The response, and what happened, for the caller's log line. ``key`` is a hash of
+        the serialized request when the caller has its bytes."""
+        key = key or request_key(req)
         cached = self.responses.get(key)
         if cached is not None:
-            # The key is the tag (or the content), so the tag already matches.
+            # Same content, so the same tag: Crossplane's tag hashes the request it built.
             return cached, Outcome(*_identity_of(req), result="cached")
         with no_cycle_collection():
             rsp, outcome = self._compose(req)
@@ -162,11 +163,11 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         """``handle`` on the wire: a serialized request in, a serialized response out, never
         larger than ``max_response`` bytes (past it, a Fatal result naming the limit)."""
         try:
-            req = fnv1.RunFunctionRequest.FromString(raw)
+            req = decode_request(raw)
         except DecodeError as e:
-            why = UNDECODABLE_DEPTH if "depth" in str(e).lower() else f"undecodable request: {e}"
+            why = UNDECODABLE_DEPTH if _too_deep(e) else f"undecodable request: {e}"
             return fatal_bytes(peek_tag(raw), why), Outcome(result="fatal", message=why)
-        rsp, outcome = self.handle(req)
+        rsp, outcome = self.handle(req, content_key(raw))
         out = rsp.SerializeToString()
         if len(out) <= max_response:
             return out, outcome
@@ -338,10 +339,27 @@ def _what_sizes(kind: str) -> str:
 
 UNDECODABLE_DEPTH = (
     f"the request nests deeper than protobuf's limit of {DECODE_DEPTH_LIMIT} messages "
-    "(upb_DecodeOptions_MaxDepth, which the Python runtime cannot raise): each JSON object "
-    "of a resource costs 3 levels and each list 2, so a composite may nest about 30 objects, "
-    "or 20 objects within lists"
+    "(upb_DecodeOptions_MaxDepth, which the Python runtime cannot raise) outside the status "
+    "of its observed resources: each JSON object of a resource costs 3 levels and each list "
+    "2, so a composite or a resource's spec may nest about 30 objects, or 20 objects within "
+    "lists"
 )
+
+
+def _too_deep(error: DecodeError) -> bool:
+    return "depth" in str(error).lower()
+
+
+def decode_request(raw: bytes) -> fnv1.RunFunctionRequest:
+    """The request; one whose observed statuses nest too deep for upb (provider-kubernetes
+    returns an observed CustomResourceDefinition whole) is decoded with those parts nulled
+    (``wire.shallow_request``), since nothing reads them."""
+    try:
+        return fnv1.RunFunctionRequest.FromString(raw)
+    except DecodeError as e:
+        if not _too_deep(e):
+            raise
+    return fnv1.RunFunctionRequest.FromString(shallow_request(raw))
 
 
 def peek_tag(raw: bytes) -> str:
@@ -457,10 +475,17 @@ class MalformedRequestError(ValueError):
 
 
 def request_key(req: fnv1.RunFunctionRequest) -> str:
-    """Crossplane's tag already is a hash of the request; without one, hash the content."""
-    if req.meta.tag:
-        return req.meta.tag
-    return hashlib.sha256(req.SerializeToString(deterministic=True)).hexdigest()
+    """What identifies a request for the response cache: its content, never its tag alone.
+    Crossplane computes the tag once per pipeline step, before it fetches what the function
+    requires, and sends every iteration of that step (each with the required resources of the
+    last answer) under the same tag (crossplane v2.3.4 internal/controller/apiextensions/
+    composite/composition_functions.go ``Tag``, internal/xfn/required_resources.go): answered
+    by tag, the second iteration got the first's answer and no requirement was ever met."""
+    return content_key(req.SerializeToString(deterministic=True))
+
+
+def content_key(raw: bytes) -> str:
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 def read_identity(req: fnv1.RunFunctionRequest) -> tuple[str, str]:

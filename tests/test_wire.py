@@ -1,0 +1,103 @@
+"""Observed statuses nested past protobuf's decoder limit: provider-kubernetes returns an observed
+CustomResourceDefinition whole in its Object's status (v1.2.1 object.go ``setAtProvider``), and
+the real control plane sent exactly that to an InferenceCluster that observes CRDs."""
+
+from __future__ import annotations
+
+import struct as binary
+from typing import Any
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf.message import DecodeError
+
+from modelplane.function import FunctionRunner, decode_request
+from modelplane.wire import _encode_varint, shallow_request
+from tests import standin
+
+
+def field(number: int, body: bytes) -> bytes:
+    return _encode_varint(number << 3 | 2) + _encode_varint(len(body)) + body
+
+
+def value(v: Any) -> bytes:
+    if isinstance(v, dict):
+        return field(5, struct(v))
+    if isinstance(v, list):
+        return field(6, b"".join(field(1, value(x)) for x in v))
+    if isinstance(v, str):
+        return field(3, v.encode())
+    return _encode_varint(2 << 3 | 1) + binary.pack("<d", float(v))
+
+
+def struct(d: dict[str, Any]) -> bytes:
+    return b"".join(field(1, field(1, k.encode()) + field(2, value(v))) for k, v in d.items())
+
+
+def observed(name: str, obj: dict[str, Any]) -> bytes:
+    """A RunFunctionRequest holding one observed composed resource, encoded by hand: the
+    Python runtime cannot build a message it could not decode."""
+    resource = field(1, struct(obj))
+    return field(2, field(2, field(1, name.encode()) + field(2, resource)))
+
+
+def nested(depth: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth):
+        out = {"k": out}
+    return out
+
+
+def depth_of(view: Any) -> int:
+    depth = 0
+    while hasattr(view, "keys") and "k" in view:
+        view, depth = view["k"], depth + 1
+    return depth
+
+
+CRD = {
+    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+    "kind": "Object",
+    "metadata": {"name": "crd", "namespace": "crossplane-system"},
+    "spec": {"forProvider": {"manifest": {"kind": "CustomResourceDefinition"}}},
+    "status": {
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "atProvider": {"manifest": {"metadata": {"name": "x"}, "spec": nested(60)}},
+    },
+}
+
+
+def test_an_observed_status_past_the_decoder_limit_does_not_decode_as_sent():
+    with pytest.raises(DecodeError):
+        fnv1.RunFunctionRequest.FromString(observed("crd", CRD))
+
+
+def test_an_observed_status_past_the_limit_decodes_with_its_deepest_parts_null():
+    req = decode_request(observed("crd", CRD))
+    status = req.observed.resources["crd"].resource["status"]
+    assert status["conditions"][0]["type"] == "Ready"
+    assert status["atProvider"]["manifest"]["metadata"]["name"] == "x"
+    kept = depth_of(status["atProvider"]["manifest"]["spec"])
+    assert 20 < kept < 60
+
+
+def test_the_spec_of_an_observed_resource_is_never_cut():
+    deep_spec = {**CRD, "spec": {"forProvider": {"manifest": nested(40)}}}
+    with pytest.raises(DecodeError):
+        decode_request(observed("crd", deep_spec))
+
+
+def test_a_request_that_decodes_is_left_byte_for_byte():
+    raw = observed("crd", {"spec": nested(5), "status": {"conditions": [{"type": "Ready"}]}})
+    assert shallow_request(raw) == raw
+
+
+def test_a_composite_with_a_deep_observed_status_composes_instead_of_failing():
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.update(standin.replica())
+    req.meta.tag = "crd"
+    raw = req.SerializeToString() + observed("crd", CRD)  # concatenated messages merge
+    answer, outcome = FunctionRunner(standin.registry()).handle_bytes(raw, 1 << 20)
+    rsp = fnv1.RunFunctionResponse.FromString(answer)
+    assert outcome.result != "fatal"
+    assert rsp.meta.tag == "crd"
