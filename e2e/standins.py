@@ -112,30 +112,162 @@ def gateway_status(gateway: Obj, address: str) -> Obj:
     }
 
 
+def _programmed(gateway: Obj) -> bool:
+    generation = gateway["metadata"].get("generation", 1)
+    return any(
+        c.get("type") == "Programmed" and c.get("observedGeneration") == generation
+        for c in (gateway.get("status") or {}).get("conditions") or []
+    )
+
+
+def _patch_status(cluster: Cluster, resource: str, obj: Obj, status: Obj) -> None:
+    meta = obj["metadata"]
+    cluster.kubectl(
+        "patch",
+        resource,
+        meta["name"],
+        "-n",
+        meta["namespace"],
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": status}),
+    )
+
+
 def program_gateways(cluster: Cluster, address: str) -> int:
-    """Writes the stand-in status on every Gateway of an Envoy Gateway class; how many."""
+    """Writes the stand-in status on every Gateway of an Envoy Gateway class not yet programmed
+    at its generation, and on the HTTPRoutes attached to them; how many objects it wrote."""
     classes = {
         c["metadata"]["name"]
         for c in cluster.get("gatewayclasses.gateway.networking.k8s.io")["items"]
         if c["spec"].get("controllerName") == GATEWAY_CONTROLLER
     }
+    gateways = [
+        g
+        for g in cluster.get("gateways.gateway.networking.k8s.io", "-A")["items"]
+        if g["spec"].get("gatewayClassName") in classes
+    ]
     done = 0
-    for gateway in cluster.get("gateways.gateway.networking.k8s.io", "-A")["items"]:
-        if gateway["spec"].get("gatewayClassName") not in classes:
-            continue
-        status = gateway_status(gateway, address)
-        patch = {"status": status}
-        meta = gateway["metadata"]
-        cluster.kubectl(
-            "patch",
-            "gateways.gateway.networking.k8s.io",
-            meta["name"],
-            "-n",
-            meta["namespace"],
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps(patch),
-        )
-        done += 1
+    for gateway in gateways:
+        if not _programmed(gateway):
+            _patch_status(
+                cluster,
+                "gateways.gateway.networking.k8s.io",
+                gateway,
+                gateway_status(gateway, address),
+            )
+            done += 1
+    by_key = {(g["metadata"]["namespace"], g["metadata"]["name"]): g for g in gateways}
+    for route in cluster.get("httproutes.gateway.networking.k8s.io", "-A")["items"]:
+        parents = route_parents(route, by_key, _backends(cluster, route))
+        if parents and _settled(parents) != _settled((route.get("status") or {}).get("parents")):
+            _patch_status(
+                cluster, "httproutes.gateway.networking.k8s.io", route, {"parents": parents}
+            )
+            done += 1
     return done
+
+
+def _settled(parents: list[Obj] | None) -> list[Obj]:
+    """Parents as compared for a change: without transition times."""
+    return [
+        {
+            **p,
+            "conditions": [
+                {k: v for k, v in c.items() if k != "lastTransitionTime"}
+                for c in p.get("conditions") or []
+            ],
+        }
+        for p in parents or []
+    ]
+
+
+def _backends(cluster: Cluster, route: Obj) -> dict[str, bool]:
+    """Whether each backend the route names exists, keyed ``Kind/name``."""
+    namespace = route["metadata"]["namespace"]
+    found = {}
+    for rule in route["spec"].get("rules") or []:
+        for ref in rule.get("backendRefs") or []:
+            kind = ref.get("kind", "Service")
+            resource = {
+                "InferencePool": "inferencepools.inference.networking.k8s.io",
+                "Backend": "backends.gateway.envoyproxy.io",
+            }.get(kind, "services")
+            key = f"{kind}/{ref['name']}"
+            if key not in found:
+                got = cluster.kubectl(
+                    "get", resource, ref["name"], "-n", ref.get("namespace", namespace), check=False
+                )
+                found[key] = got.returncode == 0
+    return found
+
+
+def route_parents(
+    route: Obj, gateways: dict[tuple[str, str], Obj], backends: dict[str, bool]
+) -> list[Obj]:
+    """What Envoy Gateway writes on an HTTPRoute for each parent Gateway of its class
+    (internal/gatewayapi/route.go, status/route.go): Accepted when the Gateway has the listener
+    the route names and that listener admits the route's namespace; ResolvedRefs when every
+    backend it names exists."""
+    namespace = route["metadata"]["namespace"]
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    generation = route["metadata"].get("generation", 1)
+    missing = sorted(k for k, ok in backends.items() if not ok)
+    parents = []
+    for ref in route["spec"].get("parentRefs") or []:
+        gateway = gateways.get((ref.get("namespace", namespace), ref["name"]))
+        if gateway is None or ref.get("kind", "Gateway") != "Gateway":
+            continue
+        accepted, reason = _admits(gateway, ref.get("sectionName"), namespace)
+        resolved = not missing
+        parents.append(
+            {
+                "parentRef": ref,
+                "controllerName": GATEWAY_CONTROLLER,
+                "conditions": [
+                    _condition("Accepted", accepted, reason, generation, now),
+                    _condition(
+                        "ResolvedRefs",
+                        resolved,
+                        "ResolvedRefs" if resolved else "BackendNotFound",
+                        generation,
+                        now,
+                        f"backends not found: {', '.join(missing)}" if missing else "",
+                    ),
+                ],
+            }
+        )
+    return parents
+
+
+def _admits(gateway: Obj, section: str | None, namespace: str) -> tuple[bool, str]:
+    listeners = [
+        item
+        for item in gateway["spec"].get("listeners") or []
+        if section is None or item["name"] == section
+    ]
+    if not listeners:
+        return False, "NoMatchingParent"
+    for listener in listeners:
+        allowed = ((listener.get("allowedRoutes") or {}).get("namespaces") or {}).get(
+            "from", "Same"
+        )
+        if allowed == "All" or (
+            allowed == "Same" and namespace == gateway["metadata"]["namespace"]
+        ):
+            return True, "Accepted"
+    return False, "NotAllowedByListeners"
+
+
+def _condition(
+    kind: str, ok: bool, reason: str, generation: int, now: str, message: str = ""
+) -> Obj:
+    return {
+        "type": kind,
+        "status": "True" if ok else "False",
+        "reason": reason,
+        "message": message or f"{reason} (e2e stand-in for Envoy Gateway)",
+        "observedGeneration": generation,
+        "lastTransitionTime": now,
+    }
