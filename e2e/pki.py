@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,13 +97,18 @@ def leaf(
     """A leaf signed by ``ca`` (its key read from PEM, EC or RSA alike)."""
     issuer_key = serialization.load_pem_private_key(ca.key, password=None)
     issuer = x509.load_pem_x509_certificate(ca.cert)
+    with warnings.catch_warnings():
+        # Crossplane's CA names its country "Earth" (internal/initializer/cert_generator.go),
+        # which cryptography reads with a warning: the name is copied as it is.
+        warnings.simplefilter("ignore", UserWarning)
+        issuer_name = issuer.subject
     key = ec.generate_private_key(ec.SECP256R1())
     usages = [ExtendedKeyUsageOID.SERVER_AUTH] * server + [ExtendedKeyUsageOID.CLIENT_AUTH] * client
     not_before, not_after = _window()
     builder = (
         x509.CertificateBuilder()
         .subject_name(_name(common_name, organizations))
-        .issuer_name(issuer.subject)
+        .issuer_name(issuer_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(not_before)

@@ -1,0 +1,131 @@
+"""The e2e tier: Modelplane on a real control plane (kube-apiserver, Crossplane,
+provider-kubernetes, kube-scheduler with DRA, kwok nodes, LeaderWorkerSet), every binary built
+from its Go module by ``e2e.build``. ``uv run pytest -m e2e`` runs it; the default run skips it.
+
+One environment serves the session (``e2e.environment.up``); its logs stay in the run directory
+the session prints, ``$MODELPLANE_E2E_RUN`` or a fresh one under the e2e cache.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from e2e import build, environment, workload
+from e2e.kubernetes import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).parent
+
+EXTERNAL_STACK = (
+    "certManager",
+    "envoyGateway",
+    "envoyAIGateway",
+    "inferenceExtension",
+    "nodeFeatureDiscovery",
+    "nvidiaDRADriver",
+    "kaiScheduler",
+    "prometheus",
+)
+
+
+def eventually(check: Callable[[], None], timeout: float = 120, interval: float = 1.0) -> None:
+    """Runs ``check`` (assertions) until it passes; past ``timeout`` its last failure stands."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            check()
+            return
+        except (AssertionError, KeyError, ValueError, StopIteration):
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(interval)
+
+
+@pytest.fixture(scope="session")
+def e2e() -> Iterator[environment.Environment]:
+    run = build.cache_root() / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    print(f"\ne2e run directory (every process's log): {run}")
+    env = environment.up(run)
+    try:
+        yield env
+    finally:
+        env.down()
+
+
+def external(cluster: dict[str, Any]) -> dict[str, Any]:
+    """An InferenceCluster as the e2e tier runs it: every stack component, and the gateway,
+    marked External (already on the cluster: no Helm runs here, e2e.workload installs their
+    CRDs and Gateway)."""
+    spec = dict(cluster["spec"])
+    gangs = "grove" if spec.get("stack") == "Dynamo" else "leaderWorkerSet"
+    spec["servingStack"] = {
+        **(spec.get("servingStack") or {}),
+        **{c: {"mode": "External"} for c in (*EXTERNAL_STACK, gangs)},
+    }
+    spec["gateway"] = {**(spec.get("gateway") or {}), "mode": "External"}
+    return {**cluster, "spec": spec}
+
+
+def documents(*paths: Path) -> list[dict[str, Any]]:
+    out = []
+    for path in paths:
+        files = sorted(path.rglob("*.yaml")) if path.is_dir() else [path]
+        for f in files:
+            out += [d for d in yaml.safe_load_all(f.read_text()) if isinstance(d, dict)]
+    return out
+
+
+def pools_of(cluster: dict[str, Any], classes: dict[str, dict[str, Any]]) -> list[workload.Pool]:
+    return [
+        workload.Pool(p["name"], int(p.get("nodeCount", 1)), classes[p["className"]])
+        for p in cluster["spec"].get("nodePools") or []
+    ]
+
+
+def add_fleet(env: environment.Environment, docs: list[dict[str, Any]]) -> None:
+    """A workload cluster per InferenceCluster of ``docs`` (nodes as its pools say), then the
+    classes and the clusters, External, on the control plane."""
+    classes = {d["metadata"]["name"]: d for d in docs if d["kind"] == "InferenceClass"}
+    clusters = [d for d in docs if d["kind"] == "InferenceCluster"]
+    for cluster in clusters:
+        name = cluster["metadata"]["name"]
+        if name not in env.workloads:
+            env.add_workload(name, pools_of(cluster, classes))
+    env.control.apply(list(classes.values()))
+    env.control.apply([external(c) for c in clusters])
+
+
+def kubectl_wait(cluster: Cluster, line: str, timeout: str = "300s") -> None:
+    """A ``kubectl wait`` line as a guide writes it, run against ``cluster`` with a bounded
+    timeout; a failure says what was awaited."""
+    args: list[str] = []
+    words = iter(shlex.split(line)[1:])
+    for word in words:
+        if word == "--timeout":
+            next(words, None)
+        elif not word.startswith("--timeout="):
+            args.append(word)
+    result = cluster.kubectl(*args, f"--timeout={timeout}", check=False, timeout=900)
+    assert result.returncode == 0, f"{line}: {result.stderr.strip() or result.stdout.strip()}"
+
+
+def conditions(cluster: Cluster, *ref: str) -> dict[str, tuple[str, str, str]]:
+    status = cluster.get(*ref).get("status") or {}
+    return {
+        c["type"]: (c["status"], c.get("reason", ""), c.get("message", ""))
+        for c in status.get("conditions") or []
+    }
+
+
+def modelplane(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["uv", "run", "modelplane", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )

@@ -1,0 +1,106 @@
+"""docs/getting-started.md on a real control plane: its class, cluster (stack External, see
+conftest.external) and first model, waited for with the guide's own ``kubectl wait`` lines; the
+workload cluster then runs what the replicas composed, scheduled and DRA-allocated for real."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from e2e.environment import Environment
+from e2e.workload import POOL_LABEL
+from tests.docs.test_getting_started import commands
+from tests.e2e.conftest import ROOT, add_fleet, documents, kubectl_wait, modelplane
+
+pytestmark = pytest.mark.e2e
+
+GUIDE = ROOT / "docs" / "getting-started"
+
+
+def waits(prefix: str) -> list[str]:
+    return [c for c in commands() if c.startswith("kubectl") and " wait " in c and prefix in c]
+
+
+@pytest.fixture(scope="module")
+def served(e2e: Environment) -> Environment:
+    add_fleet(e2e, documents(GUIDE / "classes.yaml", GUIDE / "cluster.yaml"))
+    for line in waits("inferencecluster/gpu-1"):
+        kubectl_wait(e2e.control, line)
+    e2e.control.kubectl("create", "namespace", "ml-team")
+    e2e.control.apply((GUIDE / "model.yaml").read_text())
+    for line in waits("modeldeployment/qwen3-8b"):
+        kubectl_wait(e2e.control, line, timeout="600s")
+    return e2e
+
+
+def test_the_guide_waits_for_the_cluster_and_the_model(served: Environment) -> None:
+    assert len(waits("inferencecluster/gpu-1")) == 4
+    assert len(waits("modeldeployment/qwen3-8b")) == 3
+
+
+def test_every_replica_serves(served: Environment) -> None:
+    replicas = served.control.get("modelreplicas", "-n", "ml-team")["items"]
+    assert len(replicas) == 2
+    for replica in replicas:
+        ref = f"modelreplica/{replica['metadata']['name']}"
+        served.control.kubectl(
+            "-n", "ml-team", "wait", ref, "--for=condition=ModelServing", "--timeout=120s"
+        )
+
+
+def test_engine_pods_run_on_the_pools_nodes_with_claims_from_the_drivers_slices(
+    served: Environment,
+) -> None:
+    cluster = served.workloads["gpu-1"]
+    nodes = {n["metadata"]["name"] for n in cluster.get("nodes", "-l", f"{POOL_LABEL}=l4")["items"]}
+    claims = cluster.get("resourceclaims", "-n", "ml-team")["items"]
+    assert len(claims) == 2
+    allocated = set()
+    for claim in claims:
+        (result,) = claim["status"]["allocation"]["devices"]["results"]
+        assert result["driver"] == "gpu.nvidia.com"
+        assert result["pool"] in nodes  # the stand-in driver's pool is its node
+        allocated.add((result["pool"], result["device"]))
+        assert claim["status"].get("reservedFor"), claim["metadata"]["name"]
+    assert len(allocated) == 2  # two replicas, two distinct GPUs
+    engines = [
+        p for p in cluster.get("pods", "-n", "ml-team")["items"] if p["spec"].get("resourceClaims")
+    ]
+    assert len(engines) == 2
+    for pod in engines:
+        assert pod["spec"]["nodeName"] in nodes
+        assert pod["status"]["phase"] == "Running"
+
+
+def test_pools_and_routes_are_admitted_and_accepted_by_the_gateway(served: Environment) -> None:
+    cluster = served.workloads["gpu-1"]
+    pools = cluster.get("inferencepools.inference.networking.k8s.io", "-n", "ml-team")["items"]
+    routes = cluster.get("httproutes.gateway.networking.k8s.io", "-n", "ml-team")["items"]
+    assert len(pools) == len(routes) == 2
+    for route in routes:
+        (parent,) = route["status"]["parents"]
+        accepted = {c["type"]: c["status"] for c in parent["conditions"]}
+        assert accepted == {"Accepted": "True", "ResolvedRefs": "True"}
+
+
+def test_explain_places_the_replicas_where_they_run(served: Environment) -> None:
+    out = modelplane("explain", str(GUIDE), "-o", "json")
+    assert out.returncode == 0, out.stderr
+    (deployment,) = json.loads(out.stdout)["deployments"]
+    explained = {
+        (p["cluster"], p["engines"][0]["members"][0]["pool"]) for p in deployment["placements"]
+    }
+    running = {
+        (r["spec"]["clusterName"], r["spec"]["engines"][0]["members"][0]["nodePoolName"])
+        for r in served.control.get("modelreplicas", "-n", "ml-team")["items"]
+    }
+    assert explained == running == {("gpu-1", "l4")}
+
+
+def test_the_deployment_is_ready_for_kubectl_get(served: Environment) -> None:
+    out = served.control.kubectl("-n", "ml-team", "get", "modeldeployments").stdout
+    header, row = out.splitlines()[:2]
+    columns = dict(zip(header.split(), row.split(), strict=False))
+    assert (columns["DESIRED"], columns["PLACED"], columns["SERVING"]) == ("2", "2", "2")
+    assert columns["READY"] == "True"
