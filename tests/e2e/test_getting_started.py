@@ -5,6 +5,7 @@ workload cluster then runs what the replicas composed, scheduled and DRA-allocat
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -28,9 +29,11 @@ def served(e2e: Environment) -> Environment:
     for line in waits("inferencecluster/gpu-1"):
         kubectl_wait(e2e.control, line)
     e2e.control.kubectl("create", "namespace", "ml-team")
+    applied = time.monotonic()
     e2e.control.apply((GUIDE / "model.yaml").read_text())
     for line in waits("modeldeployment/qwen3-8b"):
         kubectl_wait(e2e.control, line, timeout="600s")
+    print(f"\ngetting-started: model applied to Ready in {time.monotonic() - applied:.0f} s")
     return e2e
 
 
