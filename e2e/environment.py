@@ -23,6 +23,14 @@ Obj = dict[str, Any]
 # RFC 5737: nothing is ever dialled there; no proxy runs in the e2e tier).
 GATEWAY_ADDRESS = "192.0.2.10"
 STATE = "environment.json"
+WORKLOAD_PROCESSES = (
+    "gateway-standin",
+    "lws",
+    "kwok",
+    "kube-scheduler",
+    "kube-controller-manager",
+    "kube-apiserver",
+)
 
 
 def default_run() -> Path:
@@ -82,6 +90,17 @@ class Environment:
         )
         self.control.apply([control.kubeconfig_secret(f"{name}-kubeconfig", cluster.kubeconfig)])
         return cluster
+
+    def remove_workload(self, name: str) -> None:
+        """Stops a workload cluster's processes and drops its kubeconfig Secret; its etcd data
+        stays under a prefix no later cluster of that name reuses."""
+        for process in WORKLOAD_PROCESSES:
+            processes.stop(self.run, f"{name}-{process}")
+        self.workloads.pop(name, None)
+        self.control.kubectl(
+            "-n", control.NAMESPACE, "delete", "secret", f"{name}-kubeconfig", "--ignore-not-found"
+        )
+        self.save()
 
     def down(self) -> None:
         processes.stop_all(self.run, order=("crossplane", "provider-kubernetes"))

@@ -127,7 +127,7 @@ class Cluster:
             input=input,
             capture_output=True,
             text=True,
-            timeout=timeout,
+            timeout=max(timeout, _waits(args) + 30),
         )
         if check and result.returncode != 0:
             raise RuntimeError(
@@ -145,6 +145,16 @@ class Cluster:
 
     def ready(self) -> bool:
         return self.kubectl("get", "--raw", "/readyz", check=False).stdout.strip() == "ok"
+
+
+def _waits(args: tuple[str, ...]) -> float:
+    """How long a ``--timeout=<n>s|m`` among kubectl's arguments lets it wait, in seconds."""
+    for arg in args:
+        if arg.startswith("--timeout="):
+            value = arg.partition("=")[2]
+            unit = {"s": 1, "m": 60, "h": 3600}.get(value[-1:], 1)
+            return float(value.rstrip("smh") or 0) * unit
+    return 0.0
 
 
 def start_cluster(
@@ -189,7 +199,8 @@ def _start_apiserver(cluster: Cluster, binaries: Binaries, etcd: str) -> None:
         [
             binaries.kube("kube-apiserver"),
             f"--etcd-servers={etcd}",
-            f"--etcd-prefix=/{cluster.name}",
+            # A cluster started again under a name gets an empty store of its own.
+            f"--etcd-prefix=/{cluster.name}-{cluster.port}",
             "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1",
             f"--secure-port={cluster.port}",
