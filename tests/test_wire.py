@@ -11,8 +11,8 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 
-from modelplane.function import FunctionRunner, decode_request
-from modelplane.wire import _encode_varint, shallow_request
+from modelplane.function import FunctionRunner, decode_request, peek_tag
+from modelplane.wire import _encode_varint, read_varint, shallow_request
 from tests import standin
 
 
@@ -101,3 +101,23 @@ def test_a_composite_with_a_deep_observed_status_composes_instead_of_failing():
     rsp = fnv1.RunFunctionResponse.FromString(answer)
     assert outcome.result != "fatal"
     assert rsp.meta.tag == "crd"
+
+
+def test_a_varint_longer_than_ten_bytes_is_malformed_after_ten():
+    with pytest.raises(ValueError, match="malformed varint"):
+        read_varint(b"\xff" * (1 << 20), 0)
+    assert read_varint(b"\xff" * 9 + b"\x01", 0) == ((1 << 63) | ((1 << 63) - 1), 10)
+
+
+def test_peeking_at_megabytes_of_continuation_bytes_reads_ten_of_them():
+    # The unbounded reader built one integer of every byte it read: 1 MiB of 0xFF held the
+    # server's event loop for minutes. Now the first eleven bytes decide.
+    read: list[int] = []
+
+    class Counting(bytes):
+        def __getitem__(self, index):  # type: ignore[override]
+            read.append(index)
+            return bytes.__getitem__(self, index)
+
+    assert peek_tag(Counting(b"\xff" * (64 << 20))) == ""
+    assert len(read) <= 11

@@ -57,7 +57,7 @@ from modelplane.structs import (
     to_value,
     value_to_py,
 )
-from modelplane.wire import DECODE_DEPTH_LIMIT, shallow_request
+from modelplane.wire import DECODE_DEPTH_LIMIT, read_varint, shallow_request
 
 RESPONSE_TTL_SECONDS = 60
 CACHE_BYTES = 64 * 1024 * 1024
@@ -369,35 +369,24 @@ def peek_tag(raw: bytes) -> str:
     i, n = 0, len(raw)
     try:
         while i < n:
-            key, i = _varint(raw, i)
+            key, i = read_varint(raw, i)
             field, wire = key >> 3, key & 7
             if wire == 2:
-                length, i = _varint(raw, i)
+                length, i = read_varint(raw, i)
                 if field == 1:  # RunFunctionRequest.meta
                     tag = fnv1.RequestMeta.FromString(raw[i : i + length]).tag
                 i += length
             elif wire == 0:
-                _, i = _varint(raw, i)
+                _, i = read_varint(raw, i)
             elif wire == 1:
                 i += 8
             elif wire == 5:
                 i += 4
             else:
                 return tag
-    except (IndexError, DecodeError):
+    except (IndexError, ValueError, DecodeError):
         return tag
     return tag
-
-
-def _varint(raw: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        b = raw[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, i
-        shift += 7
 
 
 def fatal_bytes(tag: str, message: str) -> bytes:

@@ -43,9 +43,11 @@ _LENGTH_DELIMITED = 2
 Rewrite = Callable[[bytes, int], bytes]
 
 
-def _varint(raw: bytes, i: int) -> tuple[int, int]:
+def read_varint(raw: bytes, i: int) -> tuple[int, int]:
+    """The varint at ``raw[i]`` and where it ends. At most 10 bytes are read, whatever follows:
+    a longer one is malformed (ValueError), so reading costs no more than the bytes it reads."""
     value = shift = 0
-    for _ in range(10):  # a varint is at most 10 bytes
+    for _ in range(10):
         b = raw[i]
         i += 1
         value |= (b & 0x7F) << shift
@@ -73,14 +75,14 @@ def _fields(raw: bytes) -> Iterator[tuple[int, int, int, int, int]]:
     i, n = 0, len(raw)
     while i < n:
         start = i
-        key, i = _varint(raw, i)
+        key, i = read_varint(raw, i)
         key_end, wire = i, key & 7
         if wire == 0:
-            _, end = _varint(raw, i)
+            _, end = read_varint(raw, i)
         elif wire == 1:
             end = i + 8
         elif wire == _LENGTH_DELIMITED:
-            length, i = _varint(raw, i)
+            length, i = read_varint(raw, i)
             end = i + length
         elif wire == 5:
             end = i + 4
@@ -93,7 +95,7 @@ def _fields(raw: bytes) -> Iterator[tuple[int, int, int, int, int]]:
 
 
 def _payload(raw: bytes, key_end: int, end: int) -> bytes:
-    _, start = _varint(raw, key_end)
+    _, start = read_varint(raw, key_end)
     return raw[start:end]
 
 
