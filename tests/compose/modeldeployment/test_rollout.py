@@ -171,3 +171,19 @@ def test_a_rollout_by_cluster_updates_one_cluster_at_a_time() -> None:
     assert all(len(step) <= 1 for step in restarting)
     assert fleet.changed(before) == [True] * 6
     assert rsp.condition("RolledOut")[1] == "Complete"
+
+
+def test_every_replica_updated_is_complete_only_once_each_serves() -> None:
+    # Issue 38.7: "6 updated (5 serving)" read Complete. With maxUnavailable 6 every replica is
+    # restamped at once; the reconcile before they serve again says Progressing.
+    fleet = settled(md())
+    first = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=6))
+    assert first.status["rollout"]["remaining"] == 0
+    assert first.status["rollout"]["serving"] < first.status["rollout"]["updated"]
+    status, reason, message = first.condition("RolledOut")
+    assert (status, reason) == ("False", "Progressing")
+    assert "waiting for" in message and "to serve" in message
+    for _ in range(3):
+        done = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=6))
+    assert fleet.serving() == 6
+    assert done.condition("RolledOut")[:2] == ("True", "Complete")

@@ -157,8 +157,17 @@ class Progress:
             f"{self.updated} updated ({self.serving} serving), {self.remaining} to update"
             f"{surge} ({pace}, partition {strategy.partition})"
         )
-        if not self.remaining:
+        if not self.remaining and self.serving >= self.updated:
             return Condition(ROLLED_OUT, "True", "Complete", counts)
+        if not self.remaining:
+            # Every replica carries the new template, but Complete means they serve it too.
+            waiting = self.updated - self.serving
+            return Condition(
+                ROLLED_OUT,
+                "False",
+                "Progressing",
+                f"{counts}; waiting for {waiting} updated replica(s) to serve",
+            )
         if self.partitioned == self.remaining:
             return Condition(
                 ROLLED_OUT, "False", "Partitioned", f"{counts}; lower spec.rollout.partition"
