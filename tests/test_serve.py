@@ -210,6 +210,30 @@ def test_server_refuses_to_start_without_certificates(stop):
     assert "Traceback" not in out
 
 
+def test_server_refuses_insecure_together_with_a_certificates_dir(stop, tmp_path):
+    proc = start(
+        "--address",
+        f"127.0.0.1:{free_port()}",
+        "--insecure",
+        "--tls-server-certs-dir",
+        str(tmp_path),
+    )
+    stop.append(proc)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "--insecure and --tls-server-certs-dir" in out
+
+
+def test_a_second_server_on_an_address_in_use_refuses_to_start(stop):
+    _, port = listening(stop, "--insecure")
+    second = start("--insecure", "--address", f"127.0.0.1:{port}")
+    stop.append(second)
+    out, _ = second.communicate(timeout=60)
+    assert second.returncode == 1, out
+    assert f"cannot listen on 127.0.0.1:{port}" in out
+    assert "Traceback" not in out
+
+
 def test_server_refuses_a_certificates_dir_missing_files(stop, tmp_path):
     proc = start("--address", f"127.0.0.1:{free_port()}", "--tls-server-certs-dir", str(tmp_path))
     stop.append(proc)

@@ -93,9 +93,19 @@ def serve(
     when it is empty or its port 0."""
     configure_logging(debug)
     metrics_at = _checked_metrics_address(metrics_address, metrics_port)
+    if insecure and tls_certs_dir:
+        # Either would be a choice; both is a mistake that served plaintext with a log line.
+        raise click.UsageError(
+            f"--insecure and --tls-server-certs-dir {tls_certs_dir} (or TLS_SERVER_CERTS_DIR) "
+            "are both set: drop --insecure to serve mutual TLS, or unset the directory to "
+            "serve plaintext"
+        )
     creds = None if insecure else runtime.load_credentials(_checked_certs_dir(tls_certs_dir))
     send = max_send_message_size or DEFAULT_SEND_MIB
     options = [
+        # gRPC binds with SO_REUSEPORT by default: a second server on the same address would
+        # start and silently take a share of the calls. Refuse to bind an address in use.
+        ("grpc.so_reuseport", 0),
         ("grpc.max_receive_message_length", max_recv_message_size * MIB),
         # The worker answers a response past the limit with a Fatal naming it; this only
         # leaves room for that message's own framing.
@@ -166,10 +176,16 @@ async def _serve(
                 (grpc.method_handlers_generic_handler(service, handlers),)
             )
         reflection.enable_server_reflection(runtime.SERVICE_NAMES, server)
-        if creds is not None:
-            server.add_secure_port(address, creds)
-        if insecure:
-            server.add_insecure_port(address)
+        try:
+            if creds is not None:
+                server.add_secure_port(address, creds)
+            if insecure:
+                server.add_insecure_port(address)
+        except RuntimeError as e:
+            raise click.ClickException(
+                f"cannot listen on {address} ({e}): another process, a second modelplane "
+                "serve perhaps, holds it"
+            ) from None
         await server.start()
         served = pool.metrics.server.address if pool.metrics.server else ""
         log.info("serving", address=address, tls=not insecure, workers=pool.size, metrics=served)
