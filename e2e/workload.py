@@ -131,7 +131,7 @@ def start_kwok(cluster: Cluster, binary: Path) -> None:
 
 
 def node(name: str, pool: str) -> Obj:
-    capacity = {"cpu": "64", "memory": "512Gi", "pods": "110"}
+    capacity = {"cpu": "64", "memory": "512Gi", "ephemeral-storage": "2Ti", "pods": "110"}
     return {
         "apiVersion": "v1",
         "kind": "Node",
