@@ -117,6 +117,23 @@ def kubectl_wait(cluster: Cluster, line: str, timeout: str = "300s") -> None:
     assert result.returncode == 0, f"{line}: {result.stderr.strip() or result.stdout.strip()}"
 
 
+def guarded(env: environment.Environment, cluster: str) -> None:
+    """The cluster's replica guard exists: it is composed on the cluster's first reconcile
+    after a replica is placed there (the cluster reads its replicas; a placement changes
+    nothing it composed), up to Crossplane's poll interval later."""
+    usages = env.control.get("clusterusages.protection.crossplane.io")["items"]
+    assert any(u["metadata"]["name"].startswith(f"{cluster}-replica-guard") for u in usages)
+
+
+def deleted(env: environment.Environment, cluster: str) -> None:
+    """Deletes an InferenceCluster; a refusal fails (``eventually`` retries it): its replica
+    guard lifts on the cluster's first reconcile after its replicas have gone."""
+    done = env.control.kubectl(
+        "delete", f"inferencecluster/{cluster}", "--timeout=600s", check=False
+    )
+    assert done.returncode == 0 or "NotFound" in done.stderr, done.stderr
+
+
 def conditions(cluster: Cluster, *ref: str) -> dict[str, tuple[str, str, str]]:
     status = cluster.get(*ref).get("status") or {}
     return {

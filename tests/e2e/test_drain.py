@@ -1,0 +1,88 @@
+"""Taking a cluster out of the fleet on real timing: while replicas run there its deletion is
+refused (the replica guard); a NoExecute taint re-places them on another cluster, the deployment
+serves again there, and the cluster can then be deleted (docs/operations.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from e2e.environment import Environment
+from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, guarded
+
+pytestmark = pytest.mark.e2e
+
+CLUSTERS = ("drain-a", "drain-b")
+NAMESPACE = "drain"
+LABEL = {"e2e.modelplane.ai/fleet": "drain"}
+
+
+@pytest.fixture(scope="module")
+def fleet(e2e: Environment) -> Environment:
+    docs = documents(ROOT / "docs/getting-started/classes.yaml")
+    (template,) = documents(ROOT / "docs/getting-started/cluster.yaml")
+    for name in CLUSTERS:
+        cluster = json.loads(json.dumps(template))
+        cluster["metadata"] = {"name": name, "labels": LABEL}
+        cluster["spec"]["cluster"]["existing"]["secretRef"]["name"] = f"{name}-kubeconfig"
+        docs.append(cluster)
+    add_fleet(e2e, docs)
+    for name in CLUSTERS:
+        e2e.control.kubectl(
+            "wait", f"inferencecluster/{name}", "--for=condition=Ready", "--timeout=300s"
+        )
+    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
+    model["metadata"]["namespace"] = NAMESPACE
+    model["spec"]["replicas"] = 1
+    model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": LABEL}
+    e2e.control.kubectl("create", "namespace", NAMESPACE)
+    e2e.control.apply([model])
+    ready(e2e)
+    return e2e
+
+
+def ready(env: Environment) -> None:
+    env.control.kubectl(
+        "-n",
+        NAMESPACE,
+        "wait",
+        "modeldeployment/qwen3-8b",
+        "--for=condition=Ready",
+        "--timeout=600s",
+    )
+
+
+def placed_on(env: Environment) -> set[str]:
+    replicas = env.control.get("modelreplicas", "-n", NAMESPACE)["items"]
+    return {r["spec"]["clusterName"] for r in replicas}
+
+
+def test_a_drained_clusters_replica_moves_and_the_cluster_can_then_go(fleet: Environment) -> None:
+    (first,) = placed_on(fleet)
+    (other,) = set(CLUSTERS) - {first}
+    # The guard is composed on the cluster's reconcile after the replica is placed there.
+    eventually(lambda: guarded(fleet, first), timeout=180, interval=5)
+    refused = fleet.control.kubectl("delete", f"inferencecluster/{first}", check=False)
+    assert refused.returncode != 0
+    assert f"runs on InferenceCluster {first}" in refused.stderr, refused.stderr
+
+    taint = {"spec": {"taints": [{"key": "modelplane.ai/maintenance", "effect": "NoExecute"}]}}
+    fleet.control.kubectl(
+        "patch", f"inferencecluster/{first}", "--type=merge", "-p", json.dumps(taint)
+    )
+
+    def moved() -> None:
+        assert placed_on(fleet) == {other}
+        serving = fleet.control.get("modeldeployment", "qwen3-8b", "-n", NAMESPACE)["status"]
+        assert {c["type"]: c["status"] for c in serving["conditions"]}["Ready"] == "True"
+
+    eventually(moved, timeout=600, interval=2)
+    eventually(lambda: deleted(fleet, first), timeout=300, interval=5)
+    engines = [
+        p
+        for p in fleet.workloads[other].get("pods", "-n", NAMESPACE)["items"]
+        if p["spec"].get("resourceClaims")
+    ]
+    assert len(engines) == 1
+    fleet.remove_workload(first)

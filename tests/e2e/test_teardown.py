@@ -1,0 +1,136 @@
+"""Teardown in the order the Usages promise (docs/design/serving-stack.md): a cluster that still
+runs replicas refuses its deletion, naming them; once the deployment is gone the cluster goes,
+and nothing Modelplane composed is left on either API server, while the External stack it only
+observed stays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from e2e.environment import Environment
+from e2e.workload import GATEWAY_NAMESPACE
+from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, guarded
+
+pytestmark = pytest.mark.e2e
+
+CLUSTER = "teardown"
+NAMESPACE = "teardown"
+WORKLOAD_KINDS = (
+    "deployments",
+    "pods",
+    "resourceclaims",
+    "resourceclaimtemplates",
+    "services",
+    "configmaps",
+    "serviceaccounts",
+    "roles",
+    "rolebindings",
+    "poddisruptionbudgets",
+    "inferencepools.inference.networking.k8s.io",
+    "httproutes.gateway.networking.k8s.io",
+)
+
+
+@pytest.fixture(scope="module")
+def fleet(e2e: Environment) -> Environment:
+    docs = documents(ROOT / "docs/getting-started/classes.yaml")
+    (cluster,) = documents(ROOT / "docs/getting-started/cluster.yaml")
+    cluster["metadata"]["name"] = CLUSTER
+    cluster["metadata"]["labels"] = {"e2e.modelplane.ai/fleet": CLUSTER}
+    cluster["spec"]["cluster"]["existing"]["secretRef"]["name"] = f"{CLUSTER}-kubeconfig"
+    add_fleet(e2e, [*docs, cluster])
+    e2e.control.kubectl(
+        "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
+    )
+    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
+    model["metadata"]["namespace"] = NAMESPACE
+    model["spec"]["template"]["spec"]["clusterSelector"] = {
+        "matchLabels": {"e2e.modelplane.ai/fleet": CLUSTER}
+    }
+    e2e.control.kubectl("create", "namespace", NAMESPACE)
+    e2e.control.apply([model])
+    e2e.control.kubectl(
+        "-n",
+        NAMESPACE,
+        "wait",
+        "modeldeployment/qwen3-8b",
+        "--for=condition=Ready",
+        "--timeout=600s",
+    )
+    return e2e
+
+
+def names(env: Environment, cluster: str, kind: str, *args: str) -> list[str]:
+    target = env.control if cluster == "control" else env.workloads[cluster]
+    return [o["metadata"]["name"] for o in target.get(kind, *args)["items"]]
+
+
+def test_a_cluster_running_replicas_refuses_deletion_naming_them(fleet: Environment) -> None:
+    eventually(lambda: guarded(fleet, CLUSTER), timeout=180, interval=5)
+    refused = fleet.control.kubectl(
+        "delete", f"inferencecluster/{CLUSTER}", "--wait=false", check=False
+    )
+    assert refused.returncode != 0
+    assert f"ModelReplicas run on InferenceCluster {CLUSTER}" in refused.stderr, refused.stderr
+    assert "qwen3-8b-teardown-teardown-0" in refused.stderr
+    assert names(fleet, "control", "inferenceclusters").count(CLUSTER) == 1
+
+
+def test_deleting_the_deployment_removes_its_replicas_and_workloads(fleet: Environment) -> None:
+    # The composite goes first; Kubernetes' garbage collector then deletes what it composed
+    # (Crossplane deletes composites in the background), and what those composed in turn.
+    fleet.control.kubectl("-n", NAMESPACE, "delete", "modeldeployment/qwen3-8b", "--timeout=600s")
+    eventually(lambda: workloads_gone(fleet), timeout=600, interval=2)
+
+
+def workloads_gone(fleet: Environment) -> None:
+    assert names(fleet, "control", "modelreplicas", "-n", NAMESPACE) == []
+    assert names(fleet, "control", "modelendpoints", "-n", NAMESPACE) == []
+    left = {
+        kind: [
+            n
+            for n in names(fleet, CLUSTER, kind, "-n", NAMESPACE)
+            if not n.startswith(("default", "kube-root-ca"))
+        ]
+        for kind in WORKLOAD_KINDS
+    }
+    assert {k: v for k, v in left.items() if v} == {}
+
+
+def test_then_the_cluster_goes_and_nothing_composed_is_left(fleet: Environment) -> None:
+    # The guard lifts on the cluster's next reconcile after its replicas are gone (it reads
+    # them; nothing it composed changed): until then the refusal still names them.
+    eventually(lambda: deleted(fleet, CLUSTER), timeout=300, interval=5)
+    eventually(lambda: nothing_left(fleet), timeout=600, interval=2)
+
+
+def nothing_left(fleet: Environment) -> None:
+    leftovers: dict[str, Any] = {}
+    for kind in (
+        "objects.kubernetes.m.crossplane.io",
+        "usages.protection.crossplane.io",
+        "releases.helm.m.crossplane.io",
+    ):
+        found = [n for n in names(fleet, "control", kind, "-A") if n.startswith(f"{CLUSTER}-")]
+        if found:
+            leftovers[kind] = found
+    for kind in (
+        "clusterusages.protection.crossplane.io",
+        "clusterproviderconfigs.kubernetes.m.crossplane.io",
+        "clusterproviderconfigs.helm.m.crossplane.io",
+    ):
+        found = [n for n in names(fleet, "control", kind) if n.startswith(CLUSTER)]
+        if found:
+            leftovers[kind] = found
+    assert leftovers == {}
+
+
+def test_the_external_stack_it_only_observed_stays(fleet: Environment) -> None:
+    cluster = fleet.workloads[CLUSTER]
+    assert "inference-gateway" in names(fleet, CLUSTER, "gateways", "-n", GATEWAY_NAMESPACE)
+    crds = names(fleet, CLUSTER, "crds")
+    assert "inferencepools.inference.networking.k8s.io" in crds
+    assert "leaderworkersets.leaderworkerset.x-k8s.io" in crds
+    assert cluster.get("deviceclass", "gpu.nvidia.com")["metadata"]["name"] == "gpu.nvidia.com"
