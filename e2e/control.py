@@ -34,6 +34,7 @@ import yaml
 
 from e2e import build, pki, processes
 from e2e.kubernetes import Cluster, free_port
+from tests.crossplane_packages import to_dns_label
 
 Obj = dict[str, Any]
 
@@ -48,25 +49,13 @@ UPSTREAM_CRDS = REPOSITORY / "tests" / "upstream" / "crds"
 PROVIDER_POLL = "10s"
 
 
-def _dns_label(text: str) -> str:
-    """crossplane-runtime v2.3.3 pkg/xpkg/name.go ``ToDNSLabel``."""
-    out = []
-    for i, c in enumerate(text):
-        if "a" <= c <= "z" or "0" <= c <= "9":
-            out.append(c)
-        elif c in "./:-" and i not in (0, 62, len(text) - 1):
-            out.append("-")
-        if i == 62:
-            break
-    return "".join(out).strip("-")
-
-
 def seed_package(cache: Path) -> str:
     """Writes the function's package into the xpkg cache; the digest reference to install."""
     body = (REPOSITORY / "package" / "function" / "crossplane.yaml").read_bytes()
     digest = "sha256:" + hashlib.sha256(body).hexdigest()
     cache.mkdir(parents=True, exist_ok=True)
-    friendly = _dns_label(PACKAGE_SOURCE[:50] + "-" + digest[:12])
+    # crossplane-runtime's FriendlyID: the cache file's name (pkg/xpkg/name.go).
+    friendly = to_dns_label(PACKAGE_SOURCE[:50] + "-" + digest[:12])
     (cache / f"{friendly}.gz").write_bytes(gzip.compress(body))
     return f"{PACKAGE_SOURCE}@{digest}"
 
