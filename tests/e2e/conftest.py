@@ -125,6 +125,11 @@ def guarded(env: environment.Environment, cluster: str) -> None:
     assert any(u["metadata"]["name"].startswith(f"{cluster}-replica-guard") for u in usages)
 
 
+def namespace(env: environment.Environment, name: str) -> None:
+    """The namespace on the control plane, whether an earlier test made it or not."""
+    env.control.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}])
+
+
 def deleted(env: environment.Environment, cluster: str) -> None:
     """Deletes an InferenceCluster; a refusal fails (``eventually`` retries it): its replica
     guard lifts on the cluster's first reconcile after its replicas have gone."""

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from e2e.environment import Environment
-from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, guarded
+from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, guarded, namespace
 
 pytestmark = pytest.mark.e2e
 
@@ -36,7 +36,7 @@ def fleet(e2e: Environment) -> Environment:
     model["metadata"]["namespace"] = NAMESPACE
     model["spec"]["replicas"] = 1
     model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": LABEL}
-    e2e.control.kubectl("create", "namespace", NAMESPACE)
+    namespace(e2e, NAMESPACE)
     e2e.control.apply([model])
     ready(e2e)
     return e2e

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from e2e.environment import Environment
-from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually
+from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, namespace
 
 pytestmark = pytest.mark.e2e
 
@@ -58,8 +58,8 @@ def test_the_example_reconciles_to_ready_and_deletes_clean(e2e: Environment, exa
             e2e.control.kubectl(
                 "wait", f"inferencecluster/{name}", "--for=condition=Ready", "--timeout=300s"
             )
-        for namespace in namespaces(docs):
-            e2e.control.kubectl("create", "namespace", namespace, check=False)
+        for space in namespaces(docs):
+            namespace(e2e, space)
         workloads = [d for d in docs if d["kind"] in ("ModelDeployment", "ModelReplica")]
         e2e.control.apply(workloads)
         for d in workloads:
@@ -90,8 +90,8 @@ def test_the_example_reconciles_to_ready_and_deletes_clean(e2e: Environment, exa
 
 
 def no_replicas(env: Environment, spaces: set[str]) -> None:
-    for namespace in spaces:
-        assert env.control.get("modelreplicas", "-n", namespace)["items"] == []
+    for space in spaces:
+        assert env.control.get("modelreplicas", "-n", space)["items"] == []
 
 
 def test_the_examples_clusters_were_removed(e2e: Environment) -> None:

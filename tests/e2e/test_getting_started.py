@@ -12,7 +12,7 @@ import pytest
 from e2e.environment import Environment
 from e2e.workload import POOL_LABEL
 from tests.docs.test_getting_started import commands
-from tests.e2e.conftest import ROOT, add_fleet, documents, kubectl_wait, modelplane
+from tests.e2e.conftest import ROOT, add_fleet, documents, kubectl_wait, modelplane, namespace
 
 pytestmark = pytest.mark.e2e
 
@@ -28,7 +28,7 @@ def served(e2e: Environment) -> Environment:
     add_fleet(e2e, documents(GUIDE / "classes.yaml", GUIDE / "cluster.yaml"))
     for line in waits("inferencecluster/gpu-1"):
         kubectl_wait(e2e.control, line)
-    e2e.control.kubectl("create", "namespace", "ml-team")
+    namespace(e2e, "ml-team")
     applied = time.monotonic()
     e2e.control.apply((GUIDE / "model.yaml").read_text())
     for line in waits("modeldeployment/qwen3-8b"):

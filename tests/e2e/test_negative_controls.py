@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from e2e.environment import Environment
-from tests.e2e.conftest import ROOT, add_fleet, conditions, documents, eventually
+from tests.e2e.conftest import ROOT, add_fleet, conditions, documents, eventually, namespace
 
 pytestmark = pytest.mark.e2e
 
@@ -74,7 +74,7 @@ def fleet(e2e: Environment) -> Environment:
     e2e.control.kubectl(
         "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
     )
-    e2e.control.kubectl("create", "namespace", NAMESPACE)
+    namespace(e2e, NAMESPACE)
     e2e.control.apply(
         [
             replica("twin"),

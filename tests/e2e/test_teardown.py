@@ -11,7 +11,7 @@ import pytest
 
 from e2e.environment import Environment
 from e2e.workload import GATEWAY_NAMESPACE
-from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, guarded
+from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, guarded, namespace
 
 pytestmark = pytest.mark.e2e
 
@@ -49,7 +49,7 @@ def fleet(e2e: Environment) -> Environment:
     model["spec"]["template"]["spec"]["clusterSelector"] = {
         "matchLabels": {"e2e.modelplane.ai/fleet": CLUSTER}
     }
-    e2e.control.kubectl("create", "namespace", NAMESPACE)
+    namespace(e2e, NAMESPACE)
     e2e.control.apply([model])
     e2e.control.kubectl(
         "-n",
