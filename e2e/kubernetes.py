@@ -224,6 +224,19 @@ def _start_apiserver(cluster: Cluster, binaries: Binaries, etcd: str) -> None:
     processes.wait_until(cluster.ready, 120, f"{cluster.name} kube-apiserver (log: {log})")
 
 
+def _controller_flags(cluster: Cluster) -> list[str]:
+    """What the controller-manager and the scheduler share: the admin kubeconfig for the API
+    and their own authentication, a loopback port of their own, no leader election."""
+    return [
+        f"--kubeconfig={cluster.kubeconfig}",
+        f"--authentication-kubeconfig={cluster.kubeconfig}",
+        f"--authorization-kubeconfig={cluster.kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={free_port()}",
+        "--leader-elect=false",
+    ]
+
+
 def _start_controller_manager(cluster: Cluster, binaries: Binaries) -> None:
     d = cluster.dir
     processes.start(
@@ -231,12 +244,7 @@ def _start_controller_manager(cluster: Cluster, binaries: Binaries) -> None:
         f"{cluster.name}-kube-controller-manager",
         [
             binaries.kube("kube-controller-manager"),
-            f"--kubeconfig={cluster.kubeconfig}",
-            f"--authentication-kubeconfig={cluster.kubeconfig}",
-            f"--authorization-kubeconfig={cluster.kubeconfig}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={free_port()}",
-            "--leader-elect=false",
+            *_controller_flags(cluster),
             f"--service-account-private-key-file={d / 'sa.key'}",
             f"--root-ca-file={d / 'ca.crt'}",
             f"--service-cluster-ip-range={SERVICE_RANGE}",
@@ -252,12 +260,7 @@ def _start_scheduler(cluster: Cluster, binaries: Binaries) -> None:
         f"{cluster.name}-kube-scheduler",
         [
             binaries.kube("kube-scheduler"),
-            f"--kubeconfig={cluster.kubeconfig}",
-            f"--authentication-kubeconfig={cluster.kubeconfig}",
-            f"--authorization-kubeconfig={cluster.kubeconfig}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={free_port()}",
-            "--leader-elect=false",
+            *_controller_flags(cluster),
             "--v=1",
         ],
     )
