@@ -90,6 +90,34 @@ def pools_of(cluster: dict[str, Any], classes: dict[str, dict[str, Any]]) -> lis
     ]
 
 
+FLEET_LABEL = "e2e.modelplane.ai/fleet"
+
+
+def guide_cluster(name: str, *, fleet: str | None = None, nodes: int | None = None) -> Any:
+    """docs/getting-started/cluster.yaml as cluster ``name`` (its kubeconfig Secret
+    ``<name>-kubeconfig``), labelled ``e2e.modelplane.ai/fleet: <fleet or name>`` for a
+    deployment's clusterSelector; ``nodes`` L4 nodes in its pool when given."""
+    (cluster,) = documents(ROOT / "docs/getting-started/cluster.yaml")
+    cluster["metadata"] = {"name": name, "labels": {FLEET_LABEL: fleet or name}}
+    cluster["spec"]["cluster"]["existing"]["secretRef"]["name"] = f"{name}-kubeconfig"
+    if nodes is not None:
+        cluster["spec"]["nodePools"] = [
+            {"name": "l4", "className": "nvidia-l4", "nodeCount": nodes}
+        ]
+    return cluster
+
+
+def deployment_ready(env: environment.Environment, namespace: str, name: str) -> None:
+    env.control.kubectl(
+        "-n",
+        namespace,
+        "wait",
+        f"modeldeployment/{name}",
+        "--for=condition=Ready",
+        "--timeout=600s",
+    )
+
+
 def add_fleet(env: environment.Environment, docs: list[dict[str, Any]]) -> None:
     """A workload cluster per InferenceCluster of ``docs`` (nodes as its pools say), then the
     classes and the clusters, External, on the control plane."""

@@ -17,7 +17,16 @@ from typing import Any
 import pytest
 
 from e2e.environment import Environment
-from tests.e2e.conftest import ROOT, add_fleet, documents, eventually, namespace
+from tests.e2e.conftest import (
+    FLEET_LABEL,
+    ROOT,
+    add_fleet,
+    deployment_ready,
+    documents,
+    eventually,
+    guide_cluster,
+    namespace,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -33,9 +42,7 @@ def deployment(image: str, replicas: int = REPLICAS) -> dict[str, Any]:
     spec = model["spec"]
     spec["replicas"] = replicas
     spec["rollout"] = {"maxUnavailable": MAX_UNAVAILABLE}
-    spec["template"]["spec"]["clusterSelector"] = {
-        "matchLabels": {"e2e.modelplane.ai/fleet": CLUSTER}
-    }
+    spec["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: CLUSTER}}
     spec["template"]["spec"]["engines"][0]["members"][0]["template"]["spec"]["containers"][0][
         "image"
     ] = image
@@ -45,33 +52,16 @@ def deployment(image: str, replicas: int = REPLICAS) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Environment:
     docs = documents(ROOT / "docs/getting-started/classes.yaml")
-    (cluster,) = documents(ROOT / "docs/getting-started/cluster.yaml")
-    cluster["metadata"]["name"] = CLUSTER
-    cluster["metadata"]["labels"] = {"e2e.modelplane.ai/fleet": CLUSTER}
-    cluster["spec"]["cluster"]["existing"]["secretRef"]["name"] = f"{CLUSTER}-kubeconfig"
     # One spare GPU: a replica's new pod can start beside its old one.
-    cluster["spec"]["nodePools"] = [
-        {"name": "l4", "className": "nvidia-l4", "nodeCount": REPLICAS + 1}
-    ]
+    cluster = guide_cluster(CLUSTER, nodes=REPLICAS + 1)
     add_fleet(e2e, [*docs, cluster])
     e2e.control.kubectl(
         "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
     )
     namespace(e2e, NAMESPACE)
     e2e.control.apply([deployment("vllm/vllm-openai:v0.11.0")])
-    ready(e2e)
+    deployment_ready(e2e, NAMESPACE, "rolling")
     return e2e
-
-
-def ready(env: Environment) -> None:
-    env.control.kubectl(
-        "-n",
-        NAMESPACE,
-        "wait",
-        "modeldeployment/rolling",
-        "--for=condition=Ready",
-        "--timeout=600s",
-    )
 
 
 def engine_pods(env: Environment) -> list[dict[str, Any]]:

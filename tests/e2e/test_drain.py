@@ -9,24 +9,30 @@ import json
 import pytest
 
 from e2e.environment import Environment
-from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, guarded, namespace
+from tests.e2e.conftest import (
+    FLEET_LABEL,
+    ROOT,
+    add_fleet,
+    deleted,
+    deployment_ready,
+    documents,
+    eventually,
+    guarded,
+    guide_cluster,
+    namespace,
+)
 
 pytestmark = pytest.mark.e2e
 
 CLUSTERS = ("drain-a", "drain-b")
 NAMESPACE = "drain"
-LABEL = {"e2e.modelplane.ai/fleet": "drain"}
+FLEET = "drain"
 
 
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Environment:
     docs = documents(ROOT / "docs/getting-started/classes.yaml")
-    (template,) = documents(ROOT / "docs/getting-started/cluster.yaml")
-    for name in CLUSTERS:
-        cluster = json.loads(json.dumps(template))
-        cluster["metadata"] = {"name": name, "labels": LABEL}
-        cluster["spec"]["cluster"]["existing"]["secretRef"]["name"] = f"{name}-kubeconfig"
-        docs.append(cluster)
+    docs += [guide_cluster(name, fleet=FLEET) for name in CLUSTERS]
     add_fleet(e2e, docs)
     for name in CLUSTERS:
         e2e.control.kubectl(
@@ -35,22 +41,11 @@ def fleet(e2e: Environment) -> Environment:
     (model,) = documents(ROOT / "docs/getting-started/model.yaml")
     model["metadata"]["namespace"] = NAMESPACE
     model["spec"]["replicas"] = 1
-    model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": LABEL}
+    model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: FLEET}}
     namespace(e2e, NAMESPACE)
     e2e.control.apply([model])
-    ready(e2e)
+    deployment_ready(e2e, NAMESPACE, "qwen3-8b")
     return e2e
-
-
-def ready(env: Environment) -> None:
-    env.control.kubectl(
-        "-n",
-        NAMESPACE,
-        "wait",
-        "modeldeployment/qwen3-8b",
-        "--for=condition=Ready",
-        "--timeout=600s",
-    )
 
 
 def placed_on(env: Environment) -> set[str]:

@@ -11,7 +11,18 @@ import pytest
 
 from e2e.environment import Environment
 from e2e.workload import GATEWAY_NAMESPACE
-from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, guarded, namespace
+from tests.e2e.conftest import (
+    FLEET_LABEL,
+    ROOT,
+    add_fleet,
+    deleted,
+    deployment_ready,
+    documents,
+    eventually,
+    guarded,
+    guide_cluster,
+    namespace,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -36,29 +47,16 @@ WORKLOAD_KINDS = (
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Environment:
     docs = documents(ROOT / "docs/getting-started/classes.yaml")
-    (cluster,) = documents(ROOT / "docs/getting-started/cluster.yaml")
-    cluster["metadata"]["name"] = CLUSTER
-    cluster["metadata"]["labels"] = {"e2e.modelplane.ai/fleet": CLUSTER}
-    cluster["spec"]["cluster"]["existing"]["secretRef"]["name"] = f"{CLUSTER}-kubeconfig"
-    add_fleet(e2e, [*docs, cluster])
+    add_fleet(e2e, [*docs, guide_cluster(CLUSTER)])
     e2e.control.kubectl(
         "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
     )
     (model,) = documents(ROOT / "docs/getting-started/model.yaml")
     model["metadata"]["namespace"] = NAMESPACE
-    model["spec"]["template"]["spec"]["clusterSelector"] = {
-        "matchLabels": {"e2e.modelplane.ai/fleet": CLUSTER}
-    }
+    model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: CLUSTER}}
     namespace(e2e, NAMESPACE)
     e2e.control.apply([model])
-    e2e.control.kubectl(
-        "-n",
-        NAMESPACE,
-        "wait",
-        "modeldeployment/qwen3-8b",
-        "--for=condition=Ready",
-        "--timeout=600s",
-    )
+    deployment_ready(e2e, NAMESPACE, "qwen3-8b")
     return e2e
 
 
