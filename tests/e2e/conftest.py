@@ -167,6 +167,28 @@ def deleted(env: environment.Environment, cluster: str) -> None:
     assert done.returncode == 0 or "NotFound" in done.stderr, done.stderr
 
 
+def retire(env: environment.Environment, spaces: set[str], clusters: set[str]) -> None:
+    """Takes what a test module put in the fleet out again, so the next module's deployments
+    (the guide's select every cluster) see only their own: the namespaces' ModelDeployments and
+    ModelReplicas, then the clusters (once their guards lift) and their workload processes."""
+    kinds = "modeldeployments,modelreplicas"
+    for space in spaces:
+        env.control.kubectl("-n", space, "delete", kinds, "--all", "--wait=false")
+
+    def no_replicas() -> None:
+        for space in spaces:
+            assert env.control.get("modelreplicas", "-n", space)["items"] == []
+
+    try:
+        # Kubernetes' garbage collector deletes what the deleted composites composed.
+        eventually(no_replicas, timeout=300, interval=2)
+        for name in clusters:
+            eventually(lambda n=name: deleted(env, n), timeout=300, interval=5)
+    finally:
+        for name in clusters:
+            env.remove_workload(name)
+
+
 def conditions(cluster: Cluster, *ref: str) -> dict[str, tuple[str, str, str]]:
     status = cluster.get(*ref).get("status") or {}
     return {

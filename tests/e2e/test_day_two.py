@@ -26,6 +26,7 @@ from tests.e2e.conftest import (
     eventually,
     guide_cluster,
     namespace,
+    retire,
 )
 
 pytestmark = pytest.mark.e2e
@@ -50,7 +51,7 @@ def deployment(image: str, replicas: int = REPLICAS) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def fleet(e2e: Environment) -> Environment:
+def fleet(e2e: Environment) -> Iterator[Environment]:
     docs = documents(ROOT / "docs/getting-started/classes.yaml")
     # One spare GPU: a replica's new pod can start beside its old one.
     cluster = guide_cluster(CLUSTER, nodes=REPLICAS + 1)
@@ -61,7 +62,8 @@ def fleet(e2e: Environment) -> Environment:
     namespace(e2e, NAMESPACE)
     e2e.control.apply([deployment("vllm/vllm-openai:v0.11.0")])
     deployment_ready(e2e, NAMESPACE, "rolling")
-    return e2e
+    yield e2e
+    retire(e2e, {NAMESPACE}, {CLUSTER})
 
 
 def engine_pods(env: Environment) -> list[dict[str, Any]]:

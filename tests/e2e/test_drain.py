@@ -5,6 +5,7 @@ serves again there, and the cluster can then be deleted (docs/operations.md)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,6 +21,7 @@ from tests.e2e.conftest import (
     guarded,
     guide_cluster,
     namespace,
+    retire,
 )
 
 pytestmark = pytest.mark.e2e
@@ -30,7 +32,7 @@ FLEET = "drain"
 
 
 @pytest.fixture(scope="module")
-def fleet(e2e: Environment) -> Environment:
+def fleet(e2e: Environment) -> Iterator[Environment]:
     docs = documents(ROOT / "docs/getting-started/classes.yaml")
     docs += [guide_cluster(name, fleet=FLEET) for name in CLUSTERS]
     add_fleet(e2e, docs)
@@ -45,7 +47,8 @@ def fleet(e2e: Environment) -> Environment:
     namespace(e2e, NAMESPACE)
     e2e.control.apply([model])
     deployment_ready(e2e, NAMESPACE, "qwen3-8b")
-    return e2e
+    yield e2e
+    retire(e2e, {NAMESPACE}, set(CLUSTERS) & set(e2e.workloads))
 
 
 def placed_on(env: Environment) -> set[str]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from e2e.environment import Environment
-from tests.e2e.conftest import ROOT, add_fleet, deleted, documents, eventually, namespace
+from tests.e2e.conftest import ROOT, add_fleet, documents, namespace, retire
 
 pytestmark = pytest.mark.e2e
 
@@ -72,26 +72,8 @@ def test_the_example_reconciles_to_ready_and_deletes_clean(e2e: Environment, exa
                 f"--for=condition={condition}",
                 "--timeout=600s",
             )
-        for d in workloads:
-            e2e.control.kubectl(
-                "-n",
-                d["metadata"]["namespace"],
-                "delete",
-                f"{d['kind'].lower()}/{d['metadata']['name']}",
-                "--timeout=600s",
-            )
-        # Kubernetes' garbage collector deletes what the deleted composites composed.
-        eventually(lambda: no_replicas(e2e, namespaces(docs)), timeout=300, interval=2)
-        for name in clusters:
-            eventually(lambda n=name: deleted(e2e, n), timeout=300, interval=5)
     finally:
-        for name in clusters:
-            e2e.remove_workload(name)
-
-
-def no_replicas(env: Environment, spaces: set[str]) -> None:
-    for space in spaces:
-        assert env.control.get("modelreplicas", "-n", space)["items"] == []
+        retire(e2e, namespaces(docs), set(clusters))
 
 
 def test_the_examples_clusters_were_removed(e2e: Environment) -> None:

@@ -6,13 +6,22 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from e2e.environment import Environment
 from e2e.workload import POOL_LABEL
 from tests.docs.test_getting_started import commands
-from tests.e2e.conftest import ROOT, add_fleet, documents, kubectl_wait, modelplane, namespace
+from tests.e2e.conftest import (
+    ROOT,
+    add_fleet,
+    documents,
+    kubectl_wait,
+    modelplane,
+    namespace,
+    retire,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +33,7 @@ def waits(prefix: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def served(e2e: Environment) -> Environment:
+def served(e2e: Environment) -> Iterator[Environment]:
     add_fleet(e2e, documents(GUIDE / "classes.yaml", GUIDE / "cluster.yaml"))
     for line in waits("inferencecluster/gpu-1"):
         kubectl_wait(e2e.control, line)
@@ -34,7 +43,8 @@ def served(e2e: Environment) -> Environment:
     for line in waits("modeldeployment/qwen3-8b"):
         kubectl_wait(e2e.control, line, timeout="600s")
     print(f"\ngetting-started: model applied to Ready in {time.monotonic() - applied:.0f} s")
-    return e2e
+    yield e2e
+    retire(e2e, {"ml-team"}, {"gpu-1"})
 
 
 def test_the_guide_waits_for_the_cluster_and_the_model(served: Environment) -> None:

@@ -10,12 +10,13 @@ twin that differs only in the fault and does serve, so the fault, not the tier, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from e2e.environment import Environment
-from tests.e2e.conftest import ROOT, add_fleet, conditions, documents, eventually, namespace
+from tests.e2e.conftest import ROOT, add_fleet, conditions, documents, eventually, namespace, retire
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +65,7 @@ def replica(name: str, *, memory: str = "20Gi", env: list[dict[str, str]] | None
 
 
 @pytest.fixture(scope="module")
-def fleet(e2e: Environment) -> Environment:
+def fleet(e2e: Environment) -> Iterator[Environment]:
     docs = documents(ROOT / "docs/getting-started/classes.yaml")
     (cluster,) = documents(ROOT / "docs/getting-started/cluster.yaml")
     cluster["metadata"]["name"] = CLUSTER
@@ -83,7 +84,8 @@ def fleet(e2e: Environment) -> Environment:
         ]
     )
     serving(e2e, "twin")
-    return e2e
+    yield e2e
+    retire(e2e, {NAMESPACE}, {CLUSTER})
 
 
 def serving(env: Environment, name: str, timeout: str = "300s") -> None:

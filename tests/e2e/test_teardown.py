@@ -5,6 +5,7 @@ observed stays."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from tests.e2e.conftest import (
     guarded,
     guide_cluster,
     namespace,
+    retire,
 )
 
 pytestmark = pytest.mark.e2e
@@ -45,7 +47,7 @@ WORKLOAD_KINDS = (
 
 
 @pytest.fixture(scope="module")
-def fleet(e2e: Environment) -> Environment:
+def fleet(e2e: Environment) -> Iterator[Environment]:
     docs = documents(ROOT / "docs/getting-started/classes.yaml")
     add_fleet(e2e, [*docs, guide_cluster(CLUSTER)])
     e2e.control.kubectl(
@@ -57,7 +59,8 @@ def fleet(e2e: Environment) -> Environment:
     namespace(e2e, NAMESPACE)
     e2e.control.apply([model])
     deployment_ready(e2e, NAMESPACE, "qwen3-8b")
-    return e2e
+    yield e2e
+    retire(e2e, {NAMESPACE}, {CLUSTER})
 
 
 def names(env: Environment, cluster: str, kind: str, *args: str) -> list[str]:
