@@ -14,6 +14,7 @@ from modelplane.compose.inferencecluster.composer import (
     REPLICAS,
     compose_cluster,
 )
+from modelplane.compose.inferencecluster.prerequisites import AFTER
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
@@ -92,8 +93,12 @@ def created(result: Result) -> dict[str, Obj]:
 
 
 def installing(ic: Obj, **kw: Any) -> Result:
-    """The reconcile after the ProviderConfigs exist: the whole stack composed, nothing ready."""
-    return run(ic, created(run(ic, **kw)), **kw)
+    """The reconcile after the ProviderConfigs exist and the Gateway API CRD is served: the
+    whole stack composed, nothing of it ready but what another component starts after
+    (prerequisites.AFTER)."""
+    observed = created(run(ic, created(run(ic, **kw)), **kw))
+    waited = {key: observed[key] for key, _ in AFTER.values() if key in observed}
+    return run(ic, {**observed, **simulate_observed(waited, ready_copies=1)}, **kw)
 
 
 def installed(ic: Obj, **kw: Any) -> Result:

@@ -117,8 +117,15 @@ def _crd_probe(crd: str) -> Callable[[Target, str], dict[str, Obj]]:
 def _cert_manager_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
     # CRDs come with the chart and stay when it is uninstalled (deleting them would delete
     # every Certificate on the cluster, the user's too). A Certificate's Secret is owned by it,
-    # so removing the fleet Certificate removes its key.
-    return {"crds": {"enabled": True, "keep": True}, "enableCertificateOwnerRef": True}
+    # so removing the fleet Certificate removes its key. Gateway API support is off by default
+    # and the front door's HTTP-01 solver (gatewayHTTPRoute) needs it: the chart writes
+    # ``config`` as the controller's ControllerConfiguration (prerequisites.py: it then needs
+    # the Gateway API CRDs before it starts).
+    return {
+        "crds": {"enabled": True, "keep": True},
+        "enableCertificateOwnerRef": True,
+        "config": {"gatewayAPI": {"enabled": True}},
+    }
 
 
 def _envoy_gateway_values(_t: Target, _s: Setting, _c: Chart) -> Obj:

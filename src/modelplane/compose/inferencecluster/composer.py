@@ -30,6 +30,7 @@ from modelplane.compose.inferencecluster.gateway import (
 from modelplane.compose.inferencecluster.handover import handover
 from modelplane.compose.inferencecluster.managed import CLOUDS, Managed, managed_cluster
 from modelplane.compose.inferencecluster.pools import gpu_pools, pools_condition
+from modelplane.compose.inferencecluster.prerequisites import held
 from modelplane.compose.inferencecluster.providers import (
     helm_provider_config_for,
     provider_config_for,
@@ -148,8 +149,9 @@ def compose_cluster(inputs: Inputs) -> Result:
     )
     built = built_for(t)
     ready = {key: observed_ready(obj) for key, obj in observed.items()}
+    waits = held(built.resources, observed, ready)
     states = [
-        component_state(p.name, p.mode, p.version, keys, observed, ready)
+        component_state(p.name, p.mode, p.version, keys, observed, ready, waits)
         for p, keys in zip(built.stack.parts, built.keys, strict=True)
     ]
     if managed and not managed.ready and not any(key in observed for key in built.resources):
@@ -158,7 +160,8 @@ def compose_cluster(inputs: Inputs) -> Result:
     elif _may_install(observed, built.resources):
         on_cluster = {**built.resources, **(managed.provisioned.on_cluster if managed else {})}
         for key, obj in on_cluster.items():
-            result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
+            if key not in waits:
+                result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
         usages = {**built.usages, **(managed.usages(t, on_cluster) if managed else {})}
         for key, obj in usages.items():
             result.resources[key] = Desired(obj, _exists(observed, key))

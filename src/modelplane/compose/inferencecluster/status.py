@@ -64,14 +64,18 @@ def component_state(
     keys: Sequence[str],
     observed: Mapping[str, Any],
     ready: Mapping[str, bool],
+    held: Mapping[str, str] | None = None,
 ) -> ComponentState:
     """``ready``: whether each observed resource is ready (``observed.observed_ready``), read
-    once by the caller for every component."""
+    once by the caller for every component; ``held``: keys not composed yet, each with what it
+    waits for (``prerequisites.held``)."""
     state, message = READY, ""
     for key in keys:
         obj = observed.get(key)
         if obj is None:
             state = _worse(state, INSTALLING)
+            if held and key in held:
+                message = message or f"{key} waits for {held[key]}"
             continue
         outdated = outdated_gateway_api(obj)
         if outdated:
