@@ -1,10 +1,11 @@
 """A GKE InferenceCluster: a regional cluster on its own network, GPU node pools as the classes
-describe them (GKE installs the driver and autoscales), and a service account the provider
-configs reach the cluster with."""
+describe them (GKE autoscales them; Modelplane installs their driver for DRA), and a service
+account the provider configs reach the cluster with."""
 
 from __future__ import annotations
 
-from tests.compose.inferencecluster.managed import managed, provisioned, run
+from modelplane.compose.inferencecluster.composer import CLASSES
+from tests.compose.inferencecluster.managed import managed, observed_as_ready, provisioned, run
 
 REGION = "us-west1"
 
@@ -32,7 +33,7 @@ def test_the_gpu_pool_runs_the_class_machine_with_its_accelerators_and_the_pools
         {
             "type": "nvidia-l4",
             "count": 4,
-            "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+            "gpuDriverInstallationConfig": {"gpuDriverVersion": "INSTALLATION_DISABLED"},
         }
     ]
     assert fp["initialNodeCount"] == 2
@@ -47,6 +48,10 @@ def test_the_gpu_pool_is_labelled_for_our_workloads_and_tainted_for_gpus() -> No
         "modelplane.ai/gpu": "nvidia-l4",
         # GKE's autoscaler models the DRA driver's devices on a pool at zero by this label.
         "cloud.google.com/gke-nvidia-gpu-dra-driver": "true",
+        # GKE's device plugin stays off: the DRA driver alone hands the GPUs out.
+        "gke-no-default-nvidia-gpu-device-plugin": "true",
+        # The DRA driver's kubelet plugin runs here without waiting for Node Feature Discovery.
+        "nvidia.com/gpu.present": "true",
     }
     assert config["taint"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
 
@@ -108,3 +113,41 @@ def test_filestore_backs_modelcache_on_the_clusters_network() -> None:
     fp = composed["cluster"]["spec"]["forProvider"]
     assert fp["addonsConfig"]["gcpFilestoreCsiDriverConfig"] == {"enabled": True}
     assert composed["filestore-api"]["spec"]["forProvider"]["service"] == "file.googleapis.com"
+
+
+def _installer(composed: dict) -> dict:
+    return composed["nvidia-driver-installer"]["spec"]["forProvider"]["manifest"]
+
+
+def test_modelplane_installs_the_gpu_driver_on_every_gpu_node_gke_leaves_without_one() -> None:
+    installer = _installer(_composed())
+    assert (installer["kind"], installer["metadata"]["namespace"]) == ("DaemonSet", "kube-system")
+    pod = installer["spec"]["template"]["spec"]
+    [term] = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert {(e["key"], e["operator"]) for e in term["matchExpressions"]} == {
+        ("cloud.google.com/gke-accelerator", "Exists"),
+        ("cloud.google.com/gke-gpu-driver-version", "DoesNotExist"),
+    }
+    assert pod["tolerations"] == [{"operator": "Exists"}]
+
+
+def test_the_driver_installer_is_there_before_the_classes_are_read() -> None:
+    # Withdrawn on a reconcile that cannot rebuild the pools, it would be deleted from the cluster.
+    ic = managed("GKE")
+    ready = provisioned(ic)
+    without_classes = run(ic, observed_as_ready(ready), **{CLASSES: None})
+    assert "nvidia-driver-installer" in without_classes.resources
+
+
+def test_the_dra_driver_finds_the_gpu_driver_where_the_installer_puts_it() -> None:
+    composed = _composed()
+    values = composed["nvidia-dra-driver"]["spec"]["forProvider"]["values"]
+    assert values["nvidiaDriverRoot"] == "/home/kubernetes/bin/nvidia"
+
+
+def test_a_driver_root_the_platform_team_names_stands() -> None:
+    ic = managed("GKE", servingStack={"nvidiaDRADriver": {"driverRoot": "/run/nvidia/driver"}})
+    values = provisioned(ic).resources["nvidia-dra-driver"]["spec"]["forProvider"]["values"]
+    assert values["nvidiaDriverRoot"] == "/run/nvidia/driver"

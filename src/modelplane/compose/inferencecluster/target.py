@@ -8,7 +8,7 @@ its namespaced resources live in, the two ClusterProviderConfigs that reach it, 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from modelplane.compose.frontdoor import FleetPKI, fleet_pki
@@ -24,6 +24,13 @@ FLEET_DOMAIN = "fleet.modelplane.internal"
 
 MANAGED = "Managed"
 EXTERNAL = "External"
+
+DRA_DRIVER_FIELD = "nvidiaDRADriver"
+GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+DRIVER_ROOTS = {"GKE": GKE_DRIVER_ROOT}
+"""Where a managed cluster's GPU nodes hold the NVIDIA driver when the spec names no driverRoot.
+The DRA driver's kubelet plugin looks for the driver under its root only; on GKE Modelplane runs
+GKE's driver installer, which installs it under /home/kubernetes/bin/nvidia (managed/gke.py)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,8 @@ def target_of(cluster: Obj, provider_config: str) -> Target:
         for field, block in sorted((spec.get("servingStack") or {}).items())
         if isinstance(block, Mapping)
     }
+    source = str((spec.get("cluster") or {}).get("source") or "")
+    _default_driver_root(settings, DRIVER_ROOTS.get(source, ""))
     return Target(
         cluster=name,
         namespace=str(secret.get("namespace") or DEFAULT_SECRET_NAMESPACE),
@@ -105,3 +114,11 @@ def target_of(cluster: Obj, provider_config: str) -> Target:
         settings=settings,
         orphan=(spec.get("servingStack") or {}).get("deletionPolicy") == "Orphan",
     )
+
+
+def _default_driver_root(settings: dict[str, Setting], root: str) -> None:
+    """The DRA driver installed with the cluster's own driver root, unless the spec names one
+    or observes a DRA driver Modelplane does not install."""
+    found = settings.get(DRA_DRIVER_FIELD) or Setting(MANAGED, "", {})
+    if root and found.managed and not found.spec.get("driverRoot"):
+        settings[DRA_DRIVER_FIELD] = replace(found, spec={**found.spec, "driverRoot": root})

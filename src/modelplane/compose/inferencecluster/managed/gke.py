@@ -4,9 +4,13 @@ pool per spec pool, and the service account the provider configs reach the clust
 
 GKE autoscales node pools itself within each pool's bounds; a GPU pool carries the NVIDIA DRA
 driver label, and is grown to what its admitted replicas need (docs/design/managed-clusters.md,
-Autoscaling). GKE installs the GPU driver (``gpuDriverInstallationConfig``). The connection
-secret's kubeconfig carries no credential: the service account's key is added as the provider
-configs' identity.
+Autoscaling). GPUs are claimed through DRA, and GKE supports DRA only on pools where it neither
+installs the GPU driver nor runs its device plugin: a GPU pool has driver installation disabled
+and the label that keeps GKE's device plugin off, and Modelplane runs GKE's own driver installer
+(the image GKE preloads on every GPU node), which puts the driver under
+``/home/kubernetes/bin/nvidia``, the root the DRA driver is given on GKE (``target.py``). The
+connection secret's kubeconfig carries no credential: the service account's key is added as the
+provider configs' identity.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ from modelplane.compose.inferencecluster.managed.common import (
     reported_count,
     storage_class,
 )
-from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME
-from modelplane.compose.inferencecluster.target import Target
+from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME, stack_object
+from modelplane.compose.inferencecluster.target import GKE_DRIVER_ROOT, Target
 from modelplane.kube.names import dns_label
 from modelplane.labels import POOL
 
@@ -46,6 +50,17 @@ SYSTEM_MACHINE_TYPE = "e2-standard-4"
 IMAGE_TYPE = "COS_CONTAINERD"
 OAUTH_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 DRA_DRIVER_LABEL = "cloud.google.com/gke-nvidia-gpu-dra-driver"
+"""Tells GKE's autoscaler that a pool's GPUs are claimed through the DRA driver."""
+NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+"""Keeps GKE's own device plugin off a pool: the DRA driver alone hands its GPUs out."""
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+"""One of the nodes the DRA driver's kubelet plugin runs on (its chart's node affinity), so it
+does not wait for Node Feature Discovery to label the node."""
+DRIVER_INSTALLATION = {"gpuDriverVersion": "INSTALLATION_DISABLED"}
+DRIVER_INSTALLER = "nvidia-driver-installer"
+DRIVER_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
+"""GKE's COS driver installer, preloaded on every GPU node under this name (never pulled)."""
+PAUSE_IMAGE = "gke.gcr.io/pause:3.8"
 STORAGE_CLASS = "modelplane-rwx-filestore"
 SERVICE_ACCOUNT_ID_MAX = 30
 """GCP's bound on a service account id (6 to 30 characters)."""
@@ -149,6 +164,13 @@ def _pool(
     return cloud.resource(CONTAINER, "NodePool", f"nodepool-{name}", for_provider)
 
 
+DRA_POOL_LABELS = {
+    DRA_DRIVER_LABEL: "true",
+    NO_DEVICE_PLUGIN_LABEL: "true",
+    GPU_PRESENT_LABEL: "true",
+}
+
+
 def _gpu_pool(cloud: Cloud, pool: PoolPlan, observed: Mapping[str, Any] | None) -> Obj:
     config = {
         "machineType": pool.machine,
@@ -157,10 +179,10 @@ def _gpu_pool(cloud: Cloud, pool: PoolPlan, observed: Mapping[str, Any] | None) 
             {
                 "type": pool.accelerator_type,
                 "count": pool.accelerator_count,
-                "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+                "gpuDriverInstallationConfig": dict(DRIVER_INSTALLATION),
             }
         ],
-        "labels": {**pool.labels, DRA_DRIVER_LABEL: "true"},
+        "labels": {**pool.labels, **DRA_POOL_LABELS},
         "taint": [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}],
     }
     out = _pool(
@@ -236,5 +258,84 @@ def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
             "filestore.csi.storage.gke.io",
             parameters,
             allowVolumeExpansion=True,
-        )
+        ),
+        DRIVER_INSTALLER: stack_object(t, "gpu-driver", DRIVER_INSTALLER, driver_installer()),
     }
+
+
+def driver_installer() -> Obj:
+    """A DaemonSet running GKE's preloaded driver installer once on every GPU node GKE installs
+    no driver on, before a pause container that keeps the pod (and the node's driver) counted.
+    It tolerates every taint: GPU nodes carry Modelplane's."""
+    labels = {"app.kubernetes.io/name": DRIVER_INSTALLER}
+    not_installed_by_gke = [
+        {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
+        {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
+    ]
+    pod = {
+        "priorityClassName": "system-node-critical",
+        "hostNetwork": True,
+        "hostPID": True,
+        "affinity": _node_affinity(not_installed_by_gke),
+        "tolerations": [{"operator": "Exists"}],
+        "volumes": [_host_path(name, path) for name, path, _ in _INSTALLER_MOUNTS],
+        "initContainers": [_installer_container()],
+        "containers": [{"name": "pause", "image": PAUSE_IMAGE}],
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": DRIVER_INSTALLER, "namespace": "kube-system", "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {"metadata": {"labels": labels}, "spec": pod},
+        },
+    }
+
+
+# (volume, host path, path in the installer): the installer writes the driver to the host's
+# driver root through the second, and builds against the host's kernel through the others.
+_INSTALLER_MOUNTS = (
+    ("dev", "/dev", "/dev"),
+    ("driver-root", GKE_DRIVER_ROOT, "/usr/local/nvidia"),
+    ("vulkan-icd", f"{GKE_DRIVER_ROOT}/vulkan/icd.d", "/etc/vulkan/icd.d"),
+    ("host-root", "/", "/root"),
+    ("cos-tools", "/var/lib/cos-tools", "/build/cos-tools"),
+)
+
+
+def _installer_container() -> Obj:
+    env = {
+        "NVIDIA_INSTALL_DIR_HOST": GKE_DRIVER_ROOT,
+        "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
+        "VULKAN_ICD_DIR_HOST": f"{GKE_DRIVER_ROOT}/vulkan/icd.d",
+        "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
+        "ROOT_MOUNT_DIR": "/root",
+        "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools",
+        "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools",
+    }
+    return {
+        "name": "install",
+        "image": DRIVER_INSTALLER_IMAGE,
+        "imagePullPolicy": "Never",
+        # A restarted pod finds the module loaded: installing again would fail on a busy driver.
+        "command": ["bash", "-c", "lsmod | grep -q '^nvidia ' || exec /cos-gpu-installer install"],
+        "env": [{"name": k, "value": v} for k, v in env.items()],
+        "resources": {"requests": {"cpu": "150m"}},
+        "securityContext": {"privileged": True},
+        "volumeMounts": [{"name": n, "mountPath": m} for n, _, m in _INSTALLER_MOUNTS],
+    }
+
+
+def _node_affinity(expressions: list[Obj]) -> Obj:
+    terms = [{"matchExpressions": expressions}]
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+        }
+    }
+
+
+def _host_path(name: str, path: str) -> Obj:
+    return {"name": name, "hostPath": {"path": path}}
