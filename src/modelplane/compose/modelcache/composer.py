@@ -232,10 +232,11 @@ def where_used(
     mc: Obj, inputs: Inputs, clusters: list[Obj], classes: list[Obj] | None
 ) -> list[Obj]:
     """Without a clusterSelector, the weights follow placements: staged only on the clusters
-    where a deployment referencing the cache could be placed (scheduling.placeable_on)
-    or a replica still mounts it. Until those lists are read (``classes`` None: not read yet,
-    or a class asked for by name not answered), and while nothing references the cache
-    (weights staged ahead of a deployment), every cluster stays selected."""
+    where a deployment referencing the cache could be placed (scheduling.placeable_on, whatever
+    the health of the cluster's serving stack) or a replica still mounts it. Until those lists
+    are read (``classes`` None: not read yet, or a class asked for by name not answered), and
+    while nothing references the cache (weights staged ahead of a deployment), every cluster
+    stays selected."""
     if "clusterSelector" in mc["spec"] or any(k not in inputs.required for k in _users(mc)):
         return clusters
     if classes is None:
@@ -254,10 +255,22 @@ def where_used(
     if not classes:
         return clusters  # an empty list of classes is no evidence that nothing fits
     used = {str((r.get("spec") or {}).get("clusterName", "")) for r in replicas}
-    fleet = parse_fleet(clusters, classes)  # once, whatever the number of deployments
+    # Once, whatever the number of deployments; stack health aside (stack_aside).
+    fleet = parse_fleet([stack_aside(c) for c in clusters], classes)
     for d in deployments:
         used.update(placeable_on(d, fleet))
     return [c for c in clusters if str(c["metadata"]["name"]) in used]
+
+
+def stack_aside(cluster: Obj) -> Obj:
+    """The cluster without its conditions, so placeability is judged on its spec: a serving
+    stack not ready (installing, or a stack-wave upgrade) says where no new replica lands now,
+    not where the weights are wanted. Judged on it, a blip would delete the staged weights and
+    its end download them all again."""
+    status = cluster.get("status")
+    if not isinstance(status, Mapping) or "conditions" not in status:
+        return cluster
+    return {**cluster, "status": {k: v for k, v in status.items() if k != "conditions"}}
 
 
 def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:
