@@ -154,3 +154,23 @@ def test_a_pool_removed_from_the_spec_is_held_by_nothing_that_stays(source: str)
         if usage["kind"] != "Usage" or resolved(usage, usage["spec"]["of"]) != identity(pool):
             continue
         assert resolved(usage, usage["spec"]["by"]) not in staying, usage["metadata"]["name"]
+
+
+def test_every_role_keeps_its_policies_while_anything_acts_with_it() -> None:
+    # Users name only the role: the attachments are held for them, not by a reference.
+    composed = provisioned(managed("EKS")).resources
+    wave = wave_of(waves(composed))
+    by_name = {o["metadata"]["name"]: k for k, o in composed.items()}
+    users = {
+        (by_name[o["spec"]["forProvider"][f]["name"]], k)
+        for k, o in composed.items()
+        if _is_cloud(o)
+        for f in ("roleArnRef", "nodeRoleArnRef")
+        if f in o["spec"]["forProvider"]
+    }
+    assert users
+    for key, obj in composed.items():
+        if obj["kind"] == "RolePolicyAttachment":
+            role = by_name[obj["spec"]["forProvider"]["roleRef"]["name"]]
+            for user in (u for r, u in users if r == role):
+                assert wave[key] > wave[user], (key, user)

@@ -157,7 +157,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         on_cluster=on_cluster,
         kubeconfig_from="cluster-auth",
         nodes_from=tuple(pools),
-        outlives=tuple(outlives),
+        outlives=(*outlives, *policies_outlive_their_users(out)),
         holds_stack=(f"nodegroup-{SYSTEM_POOL}", "cluster-auth"),
         storage_class=STORAGE_CLASS,
     )
@@ -252,6 +252,30 @@ def _role(
             key,
             {"policyArn": arn, "roleRef": cloud.ref(f"role-{role}")},
         )
+
+
+ROLE_USER_REFS = ("roleArnRef", "nodeRoleArnRef")
+"""The references by which a resource acts with a role: the cluster's control plane, a node
+group's nodes, a pod identity's pods."""
+
+
+def policies_outlive_their_users(out: Mapping[str, Obj]) -> list[tuple[str, str]]:
+    """(attachment, user): a role's policy attachments outlive whatever acts with the role. Only
+    the role is named by its users, so nothing else would hold the attachments: deleted first,
+    they would take from the control plane the ELB permissions (AmazonEKSClusterPolicy) its
+    cloud provider deletes the gateway's load balancer with, and from nodes being drained and
+    terminated the permissions they and their network interfaces are released with."""
+    attachments: dict[str, list[str]] = {}
+    for key, obj in sorted(out.items()):
+        if obj["kind"] == "RolePolicyAttachment":
+            role = obj["spec"]["forProvider"]["roleRef"]["name"]
+            attachments.setdefault(role, []).append(key)
+    pairs = []
+    for key, obj in sorted(out.items()):
+        for field in ROLE_USER_REFS:
+            role = str((obj["spec"]["forProvider"].get(field) or {}).get("name") or "")
+            pairs += [(attachment, key) for attachment in attachments.get(role, ())]
+    return pairs
 
 
 def _identities(cloud: Cloud, out: dict[str, Obj]) -> None:
