@@ -12,17 +12,30 @@ Two classes of host are refused:
 - *never*: the gateway itself and the clouds' metadata services (loopback, unspecified,
   link-local, multicast, reserved and broadcast addresses, ``localhost``, the metadata names and
   addresses). No allow list opens them: nothing a provider serves lives there.
-- *private*: non-public addresses (RFC 1918, CGNAT, unique-local IPv6, ...) and names only a
-  cluster's own resolver answers (single labels, ``*.svc``, ``*.cluster.local``, ``*.internal``,
-  ...). The platform team opens one on the InferenceGateway (``spec.egress``), never a tenant.
+- *private*: non-public addresses (RFC 1918, CGNAT, unique-local and site-local IPv6, ...) and
+  every name that is not under a public suffix: a name is external only when it ends in a suffix
+  of the Public Suffix List's ICANN section and has a label of its own before it
+  (``api.openai.com``). Single labels, ``kubernetes.default``, ``prometheus.monitoring``,
+  ``x.pod``, ``x.corp``, ``x.lan``, ``*.svc``, ``*.cluster.local``, ``*.internal`` are names only
+  a cluster's or a network's own resolver answers. The platform team opens one on the
+  InferenceGateway (``spec.egress``), never a tenant.
+
+A name that spells a pod's address (``169-254-169-254.default.pod``: CoreDNS in ``pods
+insecure`` mode answers it with that address) is also read as the address, so a metadata or
+loopback address spelled so is refused whatever is allowed. What no check here can see is what a
+public name resolves to (docs/design/security.md): the gateways' proxies resolve without search
+domains (``inferencecluster/gateway.py``), and the platform adds an egress NetworkPolicy.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from publicsuffixlist import PublicSuffixList
 
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -123,6 +136,11 @@ def refusal(host: str, allowances: Sequence[Allowance] | None = None) -> str:
         return f"{host!r} is the gateway itself, which no gateway may reach"
     if name in METADATA_NAMES:
         return f"{host!r} is a cloud metadata service, which no gateway may reach"
+    # CoreDNS (``pods insecure``) answers a pod name with the address it spells.
+    pod = _pod_address(name)
+    found = _address_class(pod) if pod is not None else None
+    if found is not None and found.never:
+        return f"{host!r} is a pod name for {pod}, {found.what}, which no gateway may reach"
     local = _local_name(name)
     if local and allowances is not None and not all(a.allows_name(name) for a in allowances):
         return (
@@ -157,6 +175,10 @@ def _address_class(address: IP) -> AddressClass | None:
     ):
         if test:
             return AddressClass(what, never=True)
+    if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
+        # fec0::/10: deprecated (RFC 3879) but still routed inside some sites, and Python's
+        # ipaddress calls it global.
+        return AddressClass("a site-local address")
     if address.is_global:
         return None
     if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
@@ -216,12 +238,48 @@ def _numeric(name: str) -> bool:
 
 
 def _local_name(name: str) -> str:
+    """Why ``name`` is not a public DNS name, or "" when it is one."""
     if "." not in name:
         return "a single-label name, which only a cluster's resolver answers"
     for suffix in LOCAL_SUFFIXES:
         if name.endswith(f".{suffix}"):
             return f"a name under .{suffix}, which only a cluster's resolver answers"
+    suffixes = _public_suffixes()
+    if suffixes.publicsuffix(name) is None:
+        # kubernetes.default, prometheus.monitoring, x.pod, x.corp: a resolver with search
+        # domains completes them to a Service or a pod, and no public zone holds them.
+        last = name.rsplit(".", 1)[1]
+        return (
+            f"a name under .{last}, which is no public suffix (the Public Suffix List's ICANN "
+            "section), so only a cluster's or a network's own resolver answers it"
+        )
+    if suffixes.privatesuffix(name) is None:
+        return "a public suffix itself, under which others register names, not a host"
     return ""
+
+
+@functools.cache
+def _public_suffixes() -> PublicSuffixList:
+    """The ICANN section only: it alone says which names the public DNS holds; the private
+    section's entries all sit under ICANN suffixes and mark where one organisation's names end
+    (for cookies), which says nothing about where a name resolves (docs/design/security.md).
+    ``accept_unknown=False``: a suffix the list does not know is no public suffix. Loaded once
+    per process, from the list the package ships (no network)."""
+    return PublicSuffixList(only_icann=True, accept_unknown=False)
+
+
+def _pod_address(name: str) -> IP | None:
+    """The address a pod name spells (``a-b-c-d.<namespace>.pod[.<cluster domain>]``, IPv6 with
+    ``-`` for ``:``), which CoreDNS answers with whatever address the label spells."""
+    labels = name.split(".")
+    if len(labels) < 3 or labels[2] != "pod":
+        return None
+    for text in (labels[0].replace("-", "."), labels[0].replace("-", ":")):
+        try:
+            return _unwrapped(ipaddress.ip_address(text))
+        except ValueError:
+            continue
+    return None
 
 
 def _name(host: str) -> str:

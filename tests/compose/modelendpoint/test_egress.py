@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Literal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -258,3 +259,73 @@ def test_a_refusal_of_what_no_gateway_may_reach_needs_no_gateway_read() -> None:
     result = compose_endpoint(Inputs(composite=endpoint))
     assert result.resources == {}
     assert "loopback" in condition(result, "RoutingReady").message
+
+
+# --- names only a cluster's or a network's resolver answers (issue 39) --------------------------
+
+SHORT_SERVICE_NAMES = [
+    "kubernetes.default",
+    "prometheus.monitoring:9090",
+    "vllm.other-tenant:8000",
+    "kube-dns.kube-system:53",
+    "envoy-gateway.envoy-gateway-system:19000",
+]
+
+
+@pytest.mark.parametrize("host", SHORT_SERVICE_NAMES)
+def test_a_kubernetes_short_service_name_is_refused(host: str) -> None:
+    """``<service>.<namespace>`` reaches the Service through a resolver's search domains."""
+    outcome, result = verdict(f"http://{host}/")
+    assert outcome == "refused" and result is not None
+    message = condition(result, "RoutingReady").message
+    assert "no public suffix" in message and "spec.egress.allowedHosts" in message
+
+
+@pytest.mark.parametrize("host", ["x.pod", "x.lan", "x.corp", "printer.home", "nas.intranet"])
+def test_a_name_under_no_public_suffix_is_refused(host: str) -> None:
+    assert verdict(f"https://{host}/v1")[0] == "refused"
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "169-254-169-254.default.pod",
+        "169-254-169-254.default.pod.cluster.local",
+        "127-0-0-1.kube-system.pod",
+        "fe80--1.default.pod.cluster.local",
+    ],
+)
+def test_a_pod_name_spelling_what_no_gateway_may_reach_is_refused_whatever_the_allow_list(
+    host: str,
+) -> None:
+    """CoreDNS in ``pods insecure`` mode answers ``a-b-c-d.<ns>.pod`` with the address spelled."""
+    allow = gateways(EVERYTHING, [host, "*.pod", "*.cluster.local"])
+    outcome, result = verdict(f"http://{host}/", allow)
+    assert outcome == "refused" and result is not None
+    assert "which no gateway may reach" in condition(result, "RoutingReady").message
+
+
+@pytest.mark.parametrize("host", ["prometheus.monitoring", "x.corp", "10-1-2-3.models.pod"])
+def test_a_private_name_every_gateway_allows_is_composed(host: str) -> None:
+    """The platform team's allow list still opens what it names, exactly or by suffix."""
+    assert verdict(f"http://{host}:8000/", gateways(hosts=[host]))[0] == "composed"
+    suffix = "*." + host.split(".", 1)[1]
+    assert verdict(f"http://{host}:8000/", gateways(hosts=[suffix]))[0] == "composed"
+
+
+def test_a_site_local_ipv6_address_is_refused_unless_every_gateway_allows_it() -> None:
+    outcome, result = verdict("http://[fec0::1]:8000/")
+    assert outcome == "refused" and result is not None
+    assert "a site-local address" in condition(result, "RoutingReady").message
+    assert verdict("http://[fec0::1]:8000/", gateways(["fec0::/10"]))[0] == "composed"
+
+
+@pytest.mark.parametrize("host", ["co.uk", "com.au"])
+def test_a_public_suffix_itself_is_refused(host: str) -> None:
+    assert verdict(f"https://{host}/")[0] == "refused"
+
+
+@pytest.mark.parametrize("host", ["vllm.dev", "api.example.co.uk", "x.xn--p1ai", "github.io"])
+def test_a_name_under_an_icann_suffix_is_composed(host: str) -> None:
+    """``github.io`` is a suffix only in the list's private section, which is not consulted."""
+    assert verdict(f"https://{host}/v1")[0] == "composed"

@@ -130,7 +130,7 @@ def replica_endpoint(
 
 def external_endpoint(
     name: str,
-    url: str = "https://api.provider.example/v1",
+    url: str = "https://api.provider.example.com/v1",
     *,
     namespace: str = "ml",
     labels: dict[str, str] | None = None,

@@ -115,7 +115,7 @@ def external_endpoint_world(draw: st.DrawFn) -> World:
         gateway(f"g{i}", draw(st.sampled_from(HOSTS))) for i in range(draw(st.integers(1, 3)))
     ]
     auth = {"secretRef": {"name": "key"}} if draw(st.booleans()) else None
-    url = draw(st.sampled_from(["https://api.provider.example/v1", "http://10.1.2.3:8000/"]))
+    url = draw(st.sampled_from(["https://api.provider.example.com/v1", "http://10.1.2.3:8000/"]))
     endpoint = external_endpoint("x", url, auth=auth, ready=False)
     required = {"inference-gateways": gateways, "inference-clusters": clusters}
     observed = settled(compose_endpoint, endpoint, required, 1)

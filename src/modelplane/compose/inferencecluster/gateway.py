@@ -1,6 +1,7 @@
 """The cluster's inference Gateway and the fleet listener's TLS (CONTRACT-gateway.md).
 
-Managed: the namespace, an EnvoyProxy (the Service's external traffic policy), a GatewayClass
+Managed: the namespace, an EnvoyProxy (the Service's external traffic policy, and a resolver
+that never completes a name with the pod's search domains), a GatewayClass
 for Envoy Gateway's controller, and the Gateway with one listener, ``fleet`` (HTTPS 443, mutual
 TLS: a client certificate from the fleet CA required), where every replica's HTTPRoute and the
 front door's fleet routes attach; nothing on the cluster is reachable without that certificate.
@@ -67,6 +68,23 @@ POLICY_ACCEPTED_QUERY = (
     " && object.status.ancestors.exists(a, has(a.conditions)"
     ' && a.conditions.exists(c, c.type == "Accepted" && c.status == "True"))'
 )
+# Envoy resolves every hostname a Backend names (an external endpoint's, a hop to a cluster's
+# load balancer) with c-ares, which by default completes it with the pod's search domains
+# (<ns>.svc.cluster.local, svc.cluster.local, cluster.local, the node's) before trying it as
+# written: `vllm.dev` would reach Service vllm in namespace dev. Envoy Gateway v1.8.1 has no DNS
+# field for it (api/v1alpha1/dns_types.go: refresh rate, TTL, lookup family), but merges a
+# bootstrap given on the EnvoyProxy (internal/xds/bootstrap/util.go), and a resolver set there is
+# the one every DNS cluster without its own uses (tests/conformance/test_envoy_gateway_dns.py).
+# Its own xDS address is written fully qualified, with the root's dot, so it needs no search.
+CARES_RESOLVER = "envoy.extensions.network.dns_resolver.cares.v3.CaresDnsResolverConfig"
+NO_SEARCH_BOOTSTRAP = f"""\
+typed_dns_resolver_config:
+  name: envoy.network.dns_resolver.cares
+  typed_config:
+    "@type": type.googleapis.com/{CARES_RESOLVER}
+    dns_resolver_options:
+      no_default_search_domain: true
+"""
 # What a platform team renews the fleet's certificates by (docs/design/routing.md, "Rotation").
 _COMPONENT = {STACK_COMPONENT: FLEET_COMPONENT, MANAGED_BY: "modelplane"}
 _FROM_ALL = {"namespaces": {"from": "All"}}
@@ -91,7 +109,8 @@ def gateway_resources(t: Target) -> dict[str, Obj]:
                 # Local drops traffic on nodes without a proxy pod on some load balancers
                 # (Nebius rejects it outright); Cluster works everywhere.
                 "kubernetes": {"envoyService": {"externalTrafficPolicy": "Cluster"}},
-            }
+            },
+            "bootstrap": {"type": "Merge", "value": NO_SEARCH_BOOTSTRAP},
         },
     }
     gateway_class = {
