@@ -18,7 +18,13 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import cli
 from modelplane.compose.cache import cache_claim_name
-from modelplane.compose.modelcache.composer import CLUSTERS, HYDRATE_IMAGE, compose_model_cache
+from modelplane.compose.modelcache.composer import (
+    CLUSTERS,
+    DEPLOYMENTS,
+    HYDRATE_IMAGE,
+    REPLICAS,
+    compose_model_cache,
+)
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
@@ -516,8 +522,9 @@ def test_a_cluster_losing_its_provider_config_keeps_its_observed_objects() -> No
 def test_a_cluster_gone_or_no_longer_selected_loses_its_objects(fleet: list[Obj]) -> None:
     both = [cluster("a", {"t": "x"}), cluster("b", {"t": "x"})]
     observed = simulate_observed(resources(compose(cache(selector={"t": "x"}), both)), 1)
-    # A cluster missing from the list is asked for by name; nothing back is its deletion.
-    required = {CLUSTERS: fleet, "cluster/b": []}
+    # A cluster missing from the list is asked for by name; nothing back is its deletion. The
+    # replicas are read: none mounts the claim (test_selector_readers.py: while one does).
+    required = {CLUSTERS: fleet, "cluster/b": [], DEPLOYMENTS: [], REPLICAS: []}
     result = compose_model_cache(
         Inputs(composite=cache(selector={"t": "x"}), required=required, observed=observed)
     )

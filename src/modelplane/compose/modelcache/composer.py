@@ -16,12 +16,13 @@ namespace on the control plane, applied to the cache's namespace on the workload
 - while a branch or tag is not resolved to a commit, on the first cluster only, the Pod that
   resolves it (resolve.py), and no hydration Job anywhere.
 
-A cluster that no longer matches loses its objects (the cache is per cluster), and so does one
-that no longer exists: missing from the list, it is asked for by name, and its objects stay
-until nothing comes back. A selected cluster without ``providerConfigRef`` keeps what was
-observed for it: the reference going missing is a transient fault of the cluster's own
-composition. So does every cluster when none is listed: all deleted and a list that failed or
-lags look alike.
+A cluster that no longer matches loses its objects (the cache is per cluster) once the cache's
+replicas are read and none mounts the claim there (still_mounted: they move make-before-break,
+and the claim must outlive them). One that no longer exists loses them too: missing from the
+list, it is asked for by name, and its objects stay until nothing comes back. A selected
+cluster without ``providerConfigRef`` keeps what was observed for it: the reference going
+missing is a transient fault of the cluster's own composition. So does every cluster when none
+is listed: all deleted and a list that failed or lags look alike.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ NO_STORAGE_CLASS = (
 )
 NAMESPACE, CLAIM, TOKEN, HYDRATE, PRUNE = "namespace", "claim", "token", "hydrate", "prune"
 RESOLVE = "resolve"
+LISTED = 5
+"""The most replicas a message names one by one."""
 ROLES = (NAMESPACE, CLAIM, TOKEN, HYDRATE, PRUNE, RESOLVE)
 DIGESTED = (HYDRATE, PRUNE, RESOLVE)
 """Roles whose keys carry a digest of what they run: ``<role>-<digest>-<cluster>``."""
@@ -122,11 +125,17 @@ class ClusterPhase:
     claim_uid: str = ""
     holding: Holding = field(default_factory=Holding)
     """The revisions the claim holds (revisions.py)."""
+    kept: str = ""
+    """Why a cluster no longer selected keeps its claim (still_mounted); "" when selected."""
+
+    def said(self) -> str:
+        """The phase's message, with why a cluster no longer selected keeps its claim."""
+        return "; ".join(m for m in (self.message, self.kept) if m)
 
     def as_status(self) -> Obj:
         out: Obj = {"name": self.name, "phase": self.phase}
-        if self.message:
-            out["message"] = self.message
+        if self.said():
+            out["message"] = self.said()
         if self.hydrated_by:
             out[latch.HYDRATED_BY] = self.hydrated_by
         if self.claim_uid:
@@ -144,7 +153,8 @@ def compose_model_cache(inputs: Inputs) -> Result:
         return latch.keep_status(mc, _waiting(inputs.observed))
     listed = list(inputs.required[CLUSTERS])
     # A cluster holding our objects but missing from the list is asked for by name: only
-    # nothing back (or found no longer selected) is evidence enough to delete its weights.
+    # nothing back (or found no longer selected, with no replica mounting the claim there:
+    # still_mounted) is evidence enough to delete its weights.
     lookup = look_up_unlisted(inputs, BY_NAME, API_VERSION, "InferenceCluster", mine, listed)
     if not listed and inputs.observed and (lookup.pending or not mine):
         held = _fleet_unlisted(inputs.observed, sorted(mine))
@@ -158,7 +168,8 @@ def compose_model_cache(inputs: Inputs) -> Result:
             result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
         message = "not listed; its objects are kept until it is read by name"
         phases.append(carried_phase(mc, name, message, done.get(name)))
-    candidates = selected(mc, [*listed, *lookup.found.values()])
+    known = [*listed, *lookup.found.values()]
+    candidates = selected(mc, known)
     # A class the candidates' pools name that the list does not hold is asked for by name:
     # a lagging list would otherwise take its clusters out of where the weights are used.
     pools = () if "clusterSelector" in mc["spec"] else pool_class_names(candidates)
@@ -167,38 +178,19 @@ def compose_model_cache(inputs: Inputs) -> Result:
     )
     result.requirements.update(class_lookup.requirements)
     used = where_used(mc, inputs, candidates, classes)
-    mc, resolver, resolving = resolution(mc, used, inputs.observed)
+    kept = still_mounted(mc, inputs, known, used, mine)
+    staged = [*used, *(c for c, _ in kept.values())]
+    mc, resolver, resolving = resolution(mc, staged, inputs.observed)
     for key, obj in resolver.items():
         result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
     on_cluster = revisions.by_cluster(inputs.required.get(REPLICAS))
-    for cluster in used:
+    for cluster in staged:
         name = str(cluster["metadata"]["name"])
-        observed = mine.get(name, {})
-        provider_config = _provider_config(cluster)
-        storage_class = cache_storage_class(cluster)
-        if provider_config is None or not storage_class:
-            for key, obj in observed.items():
-                result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
-            if provider_config is None:
-                message = "the cluster publishes no status.providerConfigRef yet"
-                phases.append(carried_phase(mc, name, message, done.get(name)))
-            else:
-                kept = revisions.recorded(mc, name)
-                phases.append(ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS, holding=kept))
-            continue
-        composed = compose_cluster(mc, cluster, provider_config)
-        if resolving is not None:
-            phase, composed = resolving.waiting(name, composed)
-        elif cache_revision(mc) in revisions.recorded(mc, name).pruning:
-            phase, composed = still_pruning(mc, name, composed)
-        else:
-            phase, composed = hydration(name, composed, inputs.observed, done.get(name))
         here = None if on_cluster is None else on_cluster.get(name, [])
-        phase, pruner = holding(mc, phase, inputs, provider_config, done.get(name), here)
-        composed.update(pruner)
-        for key, obj in composed.items():
-            result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
-        phases.append(phase)
+        observed = mine.get(name, {})
+        phase, desired = stage_on(mc, cluster, inputs, observed, done.get(name), resolving, here)
+        result.resources.update(desired)
+        phases.append(dataclasses.replace(phase, kept=kept[name][1]) if name in kept else phase)
 
     phases.sort(key=lambda p: p.name)
     ready = sum(1 for p in phases if p.phase == READY)
@@ -215,6 +207,41 @@ def compose_model_cache(inputs: Inputs) -> Result:
         # Staged nowhere yet (no cluster selected, or none writable): nothing composed says so.
         result.ready = "False"
     return result
+
+
+def stage_on(
+    mc: Obj,
+    cluster: Obj,
+    inputs: Inputs,
+    observed: Mapping[str, Obj],
+    record: Mapping[str, Any] | None,
+    resolving: Resolving | None,
+    replicas: Sequence[Obj] | None,
+) -> tuple[ClusterPhase, dict[str, Desired]]:
+    """One cluster's phase and what is composed there; ``observed``: the cache's Objects on it,
+    ``record``: its hydration as the status records it (``hydrated``), ``replicas``: those
+    listed on it (None while they are not read)."""
+    name = str(cluster["metadata"]["name"])
+    provider_config = _provider_config(cluster)
+    if provider_config is None or not cache_storage_class(cluster):
+        desired = {k: Desired(carried(o), ready=ready_as_observed(o)) for k, o in observed.items()}
+        if provider_config is None:
+            message = "the cluster publishes no status.providerConfigRef yet"
+            return carried_phase(mc, name, message, record), desired
+        held = revisions.recorded(mc, name)
+        return ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS, holding=held), desired
+    composed = compose_cluster(mc, cluster, provider_config)
+    if resolving is not None:
+        phase, composed = resolving.waiting(name, composed)
+    elif cache_revision(mc) in revisions.recorded(mc, name).pruning:
+        phase, composed = still_pruning(mc, name, composed)
+    else:
+        phase, composed = hydration(name, composed, inputs.observed, record)
+    phase, pruner = holding(mc, phase, inputs, provider_config, record, replicas)
+    composed.update(pruner)
+    return phase, {
+        k: Desired(o, ready=ready_as_observed(inputs.observed.get(k))) for k, o in composed.items()
+    }
 
 
 def _users(mc: Obj) -> dict[str, Requirement]:
@@ -241,15 +268,8 @@ def where_used(
         return clusters
     if classes is None:
         return clusters
-    name = str(mc["metadata"]["name"])
-
-    def mounts(obj: Obj) -> bool:
-        spec = obj.get("spec") or {}
-        spec = (spec.get("template") or {}).get("spec") or spec
-        return isinstance(spec, Mapping) and (spec.get("modelCacheRef") or {}).get("name") == name
-
-    deployments = [d for d in inputs.required[DEPLOYMENTS] if mounts(d)]
-    replicas = [r for r in inputs.required[REPLICAS] if mounts(r)]
+    deployments = [d for d in inputs.required[DEPLOYMENTS] if mounts(d, mc)]
+    replicas = [r for r in inputs.required[REPLICAS] if mounts(r, mc)]
     if not deployments and not replicas:
         return clusters
     if not classes:
@@ -260,6 +280,74 @@ def where_used(
     for d in deployments:
         used.update(placeable_on(d, fleet))
     return [c for c in clusters if str(c["metadata"]["name"]) in used]
+
+
+def mounts(obj: Mapping[str, Any], mc: Obj) -> bool:
+    """Whether a ModelDeployment's template or a ModelReplica references the cache."""
+    spec = obj.get("spec") or {}
+    spec = (spec.get("template") or {}).get("spec") or spec
+    ref = spec.get("modelCacheRef") if isinstance(spec, Mapping) else None
+    return isinstance(ref, Mapping) and ref.get("name") == mc["metadata"]["name"]
+
+
+def still_mounted(
+    mc: Obj,
+    inputs: Inputs,
+    clusters: list[Obj],
+    used: list[Obj],
+    mine: Mapping[str, Any],
+) -> dict[str, tuple[Obj, str]]:
+    """The clusters of ``clusters`` holding the cache's objects that are no longer where it is
+    staged (``used``: a clusterSelector that stopped matching, or no deployment that could be
+    placed there any more), each with why it keeps them: replicas there still mount the claim,
+    or nothing says none does. Their replicas move make-before-break, so the claim must outlive
+    them: it goes only once the replicas are read and none of the cache's is on the cluster."""
+    wanted = {str(c["metadata"]["name"]) for c in used}
+    leaving = [c for c in clusters if c["metadata"]["name"] not in wanted]
+    leaving = [c for c in leaving if str(c["metadata"]["name"]) in mine]
+    if not leaving:
+        return {}
+    readers = _readers(mc, inputs)
+    out: dict[str, tuple[Obj, str]] = {}
+    for cluster in leaving:
+        name = str(cluster["metadata"]["name"])
+        if isinstance(readers, str):
+            out[name] = (cluster, readers)
+        elif readers.get(name):
+            out[name] = (cluster, _mounted_by(readers[name]))
+    return out
+
+
+def _readers(mc: Obj, inputs: Inputs) -> dict[str, list[str]] | str:
+    """The cache's replicas listed, by cluster; or why the lists are no evidence of where none
+    mounts the claim: not read yet, or no replica listed while a deployment referencing the
+    cache is (a list that lags or failed looks exactly like every replica gone)."""
+    replicas = inputs.required.get(REPLICAS)
+    deployments = inputs.required.get(DEPLOYMENTS)
+    if replicas is None or deployments is None:
+        return "no longer selected; kept until the ModelReplicas that may mount it are read"
+    if not replicas:
+        users = sorted(str(d["metadata"]["name"]) for d in deployments if mounts(d, mc))
+        if users:
+            return (
+                "no longer selected; kept: no ModelReplica is listed while ModelDeployment "
+                f"{', '.join(users)} references the cache, which is no evidence none mounts it"
+            )
+    out: dict[str, list[str]] = {}
+    for replica in replicas:
+        if mounts(replica, mc):
+            cluster = str((replica.get("spec") or {}).get("clusterName", ""))
+            out.setdefault(cluster, []).append(str(replica["metadata"]["name"]))
+    return out
+
+
+def _mounted_by(replicas: list[str]) -> str:
+    named = sorted(replicas)
+    more = f" and {len(named) - LISTED} more" if len(named) > LISTED else ""
+    return (
+        "no longer selected; its claim is kept while these ModelReplicas mount it: "
+        f"{', '.join(named[:LISTED])}{more}"
+    )
 
 
 def stack_aside(cluster: Obj) -> Obj:
@@ -637,10 +725,13 @@ def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:
 def hydrated_condition(phases: list[ClusterPhase], resolving: bool = False) -> Condition:
     if not phases:
         return Condition(HYDRATED, "False", "NoMatchingCluster", "no InferenceCluster is selected")
-    waiting = [f"{p.name}: {p.phase}" + (f" ({p.message})" if p.message else "") for p in phases]
+    waiting = [f"{p.name}: {p.phase}" + (f" ({p.said()})" if p.said() else "") for p in phases]
     waiting = [w for p, w in zip(phases, waiting, strict=True) if p.phase != READY]
     ready = len(phases) - len(waiting)
     message = f"{ready} of {len(phases)} clusters ready"
+    kept = [p.name for p in phases if p.kept and p.phase == READY]
+    if kept:
+        message += f"; kept until no ModelReplica mounts its claim: {', '.join(kept)}"
     if not waiting:
         return Condition(HYDRATED, "True", "AllClustersReady", message)
     message += "; " + "; ".join(waiting)
