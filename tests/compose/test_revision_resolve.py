@@ -75,7 +75,11 @@ def test_the_cache_s_status_shows_the_commit_its_branch_resolved_to() -> None:
     world = on_main(md())
     rounds(world, 4)
     status = world.mc["status"]
-    assert status["resolved"] == {"revision": "main", "commit": commit("main@1")}
+    assert status["resolved"] == {
+        "repo": "Qwen/Qwen3-8B",
+        "revision": "main",
+        "commit": commit("main@1"),
+    }
     assert {e["name"]: e["revisions"] for e in named(status["clusters"])} == {
         n: ["main@1"] for n in ("a", "b", "c")
     }
@@ -113,6 +117,7 @@ def test_a_new_value_of_the_annotation_resolves_again_and_rolls_onto_the_new_com
     world.mc["metadata"]["annotations"] = {RESOLVE_ANNOTATION: "2026-12-02"}
     history = rounds(world, 20)
     assert world.mc["status"]["resolved"] == {
+        "repo": "Qwen/Qwen3-8B",
         "revision": "main",
         "request": "2026-12-02",
         "commit": commit("main@2"),

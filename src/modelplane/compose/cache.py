@@ -34,7 +34,8 @@ so no revision can take this name."""
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 """A full commit hash (huggingface_hub file_download.py REGEX_COMMIT_HASH): names one snapshot."""
 RESOLVED = "resolved"
-"""status.resolved of a ModelCache: the commit its branch or tag was resolved to, once."""
+"""status.resolved of a ModelCache: the commit its branch or tag was resolved to, once, and in
+which repo."""
 RESOLVE_ANNOTATION = "modelplane.ai/resolve-revision"
 """Changing its value on a ModelCache resolves its branch or tag again."""
 # status.clusters[] of a ModelCache: what each cluster's claim holds.
@@ -90,12 +91,19 @@ def resolve_request(model_cache: Mapping[str, Any]) -> dict[str, str]:
 
 def resolved_commit(model_cache: Mapping[str, Any]) -> str | None:
     """The commit the cache hydrates: the requested revision when it is one, else the commit
-    its status records for this request; None while the branch or tag is not resolved."""
+    its status records for this request in this repo; None while the branch or tag is not
+    resolved. A record for another repo names a commit of that repo: the branch is resolved
+    anew rather than the new repo asked for a commit it may not have."""
     requested = requested_revision(model_cache)
     if COMMIT.match(requested):
         return requested
     record = (model_cache.get("status") or {}).get(RESOLVED) or {}
     if not isinstance(record, Mapping) or not COMMIT.match(str(record.get("commit") or "")):
+        return None
+    # A record written before records named their repo stands for the cache's repo: every
+    # reconcile since publishes it with the repo, and resolving anew on the upgrade could move
+    # the branch's commit, and every replica onto it, with nothing asked.
+    if str(record.get("repo", _repo(model_cache))) != _repo(model_cache):
         return None
     asked = {k: str(v) for k, v in record.items() if k in ("revision", "request")}
     return str(record["commit"]) if asked == resolve_request(model_cache) else None

@@ -68,7 +68,9 @@ def cache(
     }
     if resolved:
         ref = revision or "main"
-        out["status"] = {"resolved": {"revision": ref, "commit": commit_of(ref)}}
+        out["status"] = {
+            "resolved": {"repo": hf["repo"], "revision": ref, "commit": commit_of(ref)}
+        }
     return out
 
 

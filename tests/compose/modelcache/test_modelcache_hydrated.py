@@ -18,6 +18,7 @@ from tests.compose.through import Response, run
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[3]
 AUTH = {"name": "hf"}
+REPO = "Qwen/Qwen3-8B"
 
 
 def reconcile(mc: Obj, observed: dict[str, Obj] | None = None) -> Response:
@@ -118,7 +119,7 @@ def test_a_new_revision_hydrates_again_and_brings_the_token_back() -> None:
     done, mc, seen = hydrate(cache(auth=AUTH))
     moved = copy.deepcopy(mc)
     moved["spec"]["huggingFace"]["revision"] = "v2"
-    moved["status"]["resolved"] = {"revision": "v2", "commit": commit_of("v2")}
+    moved["status"]["resolved"] = {"repo": REPO, "revision": "v2", "commit": commit_of("v2")}
     after = reconcile(moved, {k: v for k, v in seen.items() if not k.startswith("hydrate-")})
     assert kinds(after) == ["Job", "Namespace", "PersistentVolumeClaim", "Secret"]
     assert [c["phase"] for c in rsp_status(after)] == ["Pending"]

@@ -139,7 +139,7 @@ def test_a_commit_given_is_published_as_its_own_resolution() -> None:
     mc = cache(revision=SHA)
     mc["status"]["resolved"] = {"revision": "main", "commit": commit_of("main")}  # from before
     result = compose(mc, [cluster("a")])
-    assert result.status["resolved"] == {"revision": SHA, "commit": SHA}
+    assert result.status["resolved"] == {"repo": "Qwen/Qwen3-8B", "revision": SHA, "commit": SHA}
     assert manifests(result, "Pod") == {}
 
 

@@ -251,7 +251,7 @@ class World:
             assert sha in self.commits(asked_repo), f"{cluster} asked {asked_repo} for {sha}"
         resolved = self.statuses[-1].get("resolved")
         if resolved is not None:
-            assert resolved.get("repo", repo) == repo, resolved
+            assert resolved.get("repo") == repo, resolved
             assert resolved["commit"] in self.commits(repo), resolved
         for name, entry in self.entries().items():
             if entry["phase"] == READY:

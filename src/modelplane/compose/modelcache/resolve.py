@@ -10,8 +10,10 @@ through its provider-kubernetes Object (no ConfigMap, no RBAC on the workload cl
 cache records it in ``status.resolved`` and every cluster downloads that commit.
 
 Evidence, not absence: once recorded, the record alone decides; the Pod goes, and nothing that
-is (not) observed of it resolves the branch again. Only a new request does: another revision, or
-a new value of the ``modelplane.ai/resolve-revision`` annotation. The Pod is kept until the
+is (not) observed of it resolves the branch again. Only a new request does: another repo,
+another revision, or a new value of the ``modelplane.ai/resolve-revision`` annotation. The
+record names the repo it was resolved in, so an edited repo is never asked for the commit of
+the one before. The Pod is kept until the
 record is in the cache's status, so a lost status write reads the same commit back from it.
 """
 
@@ -84,8 +86,11 @@ def observed(obj: Mapping[str, Any] | None) -> tuple[str | None, str]:
 
 
 def record(mc: Mapping[str, Any], commit: str) -> Obj:
-    """The status record of ``commit`` answering the cache's current request."""
-    return {**resolve_request(mc), "commit": commit}
+    """The status record of ``commit`` answering the cache's current request: what it resolved
+    (the repo, the revision and the annotation asking again) and to which commit, so a record
+    for another repo is never taken for this one (cache.resolved_commit)."""
+    repo = str(mc["spec"]["huggingFace"]["repo"])
+    return {"repo": repo, **resolve_request(mc), "commit": commit}
 
 
 def with_record(mc: Obj, entry: Obj) -> Obj:
