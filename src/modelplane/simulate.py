@@ -11,8 +11,9 @@ The simulated cluster has a gateway that accepts every route and a controller fo
 installed (deployed, their workloads ready), as every serving-stack component is: the stack's
 readiness never depends on ``ready_copies``. A cloud provider's managed resource (an EKS
 cluster, a GKE node pool) is observed provisioned, as render simulates a cluster Modelplane
-provisions, with the ids (a service account's email, an EKS cluster's security group) the
-cloud would assign. Anything else (a nested composite, a Usage) is returned as given.
+provisions, with the ids (a service account's email, an EKS cluster's security group, an AKS
+cluster identity's principal) the cloud would assign. Anything else (a nested composite, a
+Usage) is returned as given.
 
 ``modelplane render`` takes it as its simulator:
 ``functools.partial(simulate_observed, ready_copies=n)``; without ``--simulate-ready-copies`` it
@@ -25,6 +26,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -134,6 +136,9 @@ def _provisioned(obj: Obj) -> Obj:
         at_provider["email"] = f"{name}@simulated.iam.gserviceaccount.com"
     if str(obj.get("apiVersion", "")).startswith("eks.") and obj.get("kind") == "Cluster":
         at_provider["vpcConfig"] = {"clusterSecurityGroupId": f"sg-{name}"}
+    if obj.get("kind") == "KubernetesCluster":
+        principal = str(uuid.uuid5(uuid.NAMESPACE_URL, name))
+        at_provider["identity"] = {"type": "SystemAssigned", "principalId": principal}
     return {
         "atProvider": at_provider,
         "conditions": [

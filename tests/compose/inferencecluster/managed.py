@@ -91,9 +91,10 @@ def observed_as_ready(response: through.Response) -> dict[str, Obj]:
 
 
 def provisioned(ic: Obj) -> through.Response:
-    """The reconcile once the cloud resources, then the stack, are observed Ready."""
+    """The reconcile once the cloud resources, then the stack, are observed Ready (an AKS
+    cluster's subnet role is composed only once the cluster is observed, one reconcile later)."""
     response = run(ic)
-    for _ in range(3):
+    for _ in range(4):
         response = run(ic, observed_as_ready(response))
     return response
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from modelplane.compose.inferencecluster.composer import CLASSES
 from tests.compose import through
-from tests.compose.inferencecluster.managed import gpu_class, managed, provisioned
+from tests.compose.inferencecluster.managed import (
+    gpu_class,
+    managed,
+    observed_as_created,
+    observed_as_ready,
+    provisioned,
+    run,
+)
 
 LOCATION = "swedencentral"
 
@@ -92,3 +99,40 @@ def test_an_infiniband_pool_gets_the_network_operator_on_its_tainted_nodes() -> 
 
 def test_a_pool_off_the_fabric_gets_no_network_operator() -> None:
     assert "network-operator" not in _composed()
+
+
+def test_the_cluster_identity_is_network_contributor_on_its_subnet() -> None:
+    composed = _composed()
+    fp = composed["subnet-network-contributor"]["spec"]["forProvider"]
+    observed = observed_as_ready(provisioned(managed("AKS")))
+    assert fp["scope"] == observed["subnet"]["status"]["atProvider"]["id"]
+    principal = observed["cluster"]["status"]["atProvider"]["identity"]["principalId"]
+    assert (fp["principalId"], fp["principalType"]) == (principal, "ServicePrincipal")
+    assert fp["roleDefinitionName"] == "Network Contributor"
+
+
+def test_the_role_assignment_waits_for_the_ids_azure_assigns() -> None:
+    ic = managed("AKS")
+    assert "subnet-network-contributor" not in run(ic).resources
+    created = run(ic, observed_as_created(run(ic)))
+    assert "subnet-network-contributor" not in created.resources
+
+
+def test_the_stack_waits_for_the_role_its_load_balancer_needs() -> None:
+    ic = managed("AKS")
+    observed = observed_as_ready(run(ic))
+    composing = run(ic, observed)
+    assert "subnet-network-contributor" in composing.resources
+    assert not any(r["kind"] == "Release" for r in composing.resources.values())
+    status, reason, message = composing.conditions["StackReady"]
+    assert (status, reason) == ("False", "ClusterProvisioning")
+    assert "subnet-network-contributor" in message
+
+
+def test_the_role_assignment_stays_while_the_cluster_reports_no_identity() -> None:
+    ic = managed("AKS")
+    observed = observed_as_ready(provisioned(ic))
+    observed["cluster"]["status"]["atProvider"].pop("identity")
+    observed["subnet"]["status"]["atProvider"].pop("id")
+    kept = run(ic, observed).resources["subnet-network-contributor"]
+    assert kept["spec"] == observed["subnet-network-contributor"]["spec"]

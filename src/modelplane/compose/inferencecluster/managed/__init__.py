@@ -92,7 +92,9 @@ def managed_cluster(
             resources[key] = carried(obj)
     waiting = [
         key
-        for key in dict.fromkeys((provisioned.kubeconfig_from, *provisioned.nodes_from))
+        for key in dict.fromkeys(
+            (provisioned.kubeconfig_from, *provisioned.nodes_from, *provisioned.stack_needs)
+        )
         if not observed_ready(observed.get(key))
     ]
     if classes is None:

@@ -3,8 +3,11 @@ subnet, the cluster with its system pool, one GPU pool per spec pool, and Azure 
 ModelCache.
 
 AKS scales each pool itself within its bounds and installs the GPU driver (``gpuDriver:
-Install``). Its connection secret is a kubeconfig with a cluster-admin client certificate, so
-the provider configs need no cloud identity. Azure Files' CSI driver ships with AKS: only the
+Install``). The cluster's system-assigned identity is given Network Contributor on the subnet,
+which AKS grants only when the portal or the az CLI creates the cluster: without it the cloud
+provider on the cluster cannot put the gateway's Service behind a load balancer. Its
+connection secret is a kubeconfig with a cluster-admin client certificate, so the provider
+configs need no cloud identity. Azure Files' CSI driver ships with AKS: only the
 StorageClass is composed. A pool's tags tell the autoscaler what a node of it carries while it
 has none (but not its DRA devices: docs/design/managed-clusters.md, Autoscaling). A pool with
 ``fabric: InfiniBand`` gets the NVIDIA network operator.
@@ -23,7 +26,9 @@ from modelplane.compose.inferencecluster.managed.common import (
     Cloud,
     PoolPlan,
     Provisioned,
+    at_provider,
     connection_secret,
+    observation,
     reported_count,
     storage_class,
 )
@@ -34,6 +39,7 @@ from modelplane.labels import POOL
 Obj = dict[str, Any]
 
 AZURE = "azure.m.upbound.io/v1beta1"
+AUTHORIZATION = "authorization.azure.m.upbound.io/v1beta1"
 NETWORK = "network.azure.m.upbound.io/v1beta1"
 CONTAINERS = "containerservice.azure.m.upbound.io/v1beta1"
 
@@ -46,6 +52,8 @@ SYSTEM_VM_SIZE = "Standard_D4s_v5"
 AGENT_POOL_NAME_MAX = 12
 AGENT_POOL_NAME = rf"[a-z][a-z0-9]{{0,{AGENT_POOL_NAME_MAX - 1}}}"
 STORAGE_CLASS = "modelplane-rwx-azurefile"
+SUBNET_ROLE = "subnet-network-contributor"
+NETWORK_CONTRIBUTOR = "Network Contributor"
 # nodeCount is seeded once and then left to AKS's autoscaler (no LateInitialize, not in
 # forProvider): upjet drops the diff of a top-level field only initProvider sets, so Crossplane
 # never reverts a scale. Only admitted replicas needing more nodes than the pool reports put it
@@ -131,14 +139,41 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     for pool in cloud.pools or ():
         out[f"nodepool-{pool.name}"] = _pool(cloud, pool, observed.get(f"nodepool-{pool.name}"))
         pools.append(f"nodepool-{pool.name}")
+    role = _subnet_role(cloud, observed)
+    if role is not None:
+        out[SUBNET_ROLE] = role
     return Provisioned(
         resources=out,
         on_cluster=_on_cluster(cloud, t),
         kubeconfig_from="cluster",
         nodes_from=tuple(pools),
-        holds_stack=("cluster",),
+        stack_needs=(SUBNET_ROLE,),
+        # The role goes after the gateway's load balancer, and before the subnet it is scoped
+        # to and the cluster whose identity holds it, neither of which it names.
+        holds_stack=("cluster", SUBNET_ROLE),
+        outlives=(("subnet", SUBNET_ROLE), ("cluster", SUBNET_ROLE)),
         storage_class=STORAGE_CLASS,
     )
+
+
+def _subnet_role(cloud: Cloud, observed: Mapping[str, Any]) -> Obj | None:
+    """The cluster identity's Network Contributor on the subnet: composed once Azure assigned
+    the identity's principal and the subnet's id (the provider resolves no reference to
+    either), and kept from its own spec while either is not reported."""
+    kept = ((observed.get(SUBNET_ROLE) or {}).get("spec") or {}).get("forProvider") or {}
+    identity = observation(observed.get("cluster")).get("identity")
+    principal = identity.get("principalId") if isinstance(identity, Mapping) else None
+    principal = principal or kept.get("principalId")
+    scope = at_provider(observed.get("subnet"), "id") or kept.get("scope")
+    if not principal or not scope:
+        return None
+    assignment = {
+        "scope": str(scope),
+        "principalId": str(principal),
+        "principalType": "ServicePrincipal",
+        "roleDefinitionName": NETWORK_CONTRIBUTOR,
+    }
+    return cloud.resource(AUTHORIZATION, "RoleAssignment", SUBNET_ROLE, assignment)
 
 
 def _pool(cloud: Cloud, pool: PoolPlan, observed: Mapping[str, Any] | None) -> Obj:

@@ -123,6 +123,10 @@ class Provisioned:
     """The resource whose connection secret holds the kubeconfig."""
     nodes_from: tuple[str, ...] = ()
     """The node pools that must be Ready before anything is installed."""
+    stack_needs: tuple[str, ...] = ()
+    """What else must be Ready before anything is installed: what the stack needs of the cloud
+    (AKS: the cluster identity's role on its subnet, without which the gateway gets no load
+    balancer)."""
     outlives: tuple[tuple[str, str], ...] = ()
     """(of, by) pairs no name reference says: ``of`` outlives ``by``."""
     holds_stack: tuple[str, ...] = ()
