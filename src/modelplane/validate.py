@@ -4,7 +4,9 @@ Exit codes (``modelplane.exits``): 0 every known object is valid; 1 some object 
 no object in the input has a kind any definition serves (nothing was validated); 2 input could
 not be read (a missing file, malformed YAML, a definition that does not load). Objects whose
 kind no definition serves are skipped and counted on stderr. Each error line names the file
-and line of the field at fault: ``<file>:<line>: <Kind> <ns>/<name>: <field error>``.
+and line of the field at fault: ``<file>:<line>: <Kind> <ns>/<name>: <field error>``. What is
+valid but will not work as meant (a gang never told its leader's address) is a warning on
+stderr, ``<file>:<line>: <Kind> <ns>/<name>: Warning: <path>: <message>``, and exits 0.
 
 Every definition in play (``apis/`` and each ``--crd``) is also held to the API server's CEL
 cost budget (``modelplane.kube.cost``): one the API server would refuse to create is reported
@@ -96,7 +98,7 @@ def run(
 
     errors_to = err if output == "defaulted" else out
     refused = _print_refused(costs, errors_to)
-    invalid = checked = 0
+    invalid = checked = warned = 0
     skipped: dict[str, int] = {}
     admitted: list[Admitted] = []
     for doc in documents:
@@ -124,6 +126,7 @@ def run(
             return exits.UNREADABLE
         checked += 1
         admitted.append(result)
+        warned += _print_warnings(doc, result.warnings, err)
         if result.errors:
             invalid += 1
             label = _label(doc)
@@ -139,13 +142,27 @@ def run(
     if not checked and not invalid and not refused:
         exits.error(COMMAND, _nothing_to_validate(len(documents), skipped), err)
         return exits.INVALID
+    print(_summary(checked, invalid, warned, sum(skipped.values()), refused), file=err)
+    return exits.INVALID if invalid or refused else exits.OK
+
+
+def _summary(checked: int, invalid: int, warned: int, skipped: int, refused: int) -> str:
     summary = f"{checked} checked, {invalid} invalid"
+    if warned:
+        summary += f", {warned} warning{'s' if warned != 1 else ''}"
     if skipped:
-        summary += f", {sum(skipped.values())} skipped (kind not defined in apis/ or by --crd)"
+        summary += f", {skipped} skipped (kind not defined in apis/ or by --crd)"
     if refused:
         summary += f", {refused} definitions over the CEL cost budget"
-    print(summary, file=err)
-    return exits.INVALID if invalid or refused else exits.OK
+    return summary
+
+
+def _print_warnings(doc: Manifest, warnings: list[str], to: TextIO) -> int:
+    """Each warning at the line of its field, on stderr as kubectl prints the API server's."""
+    for warning in warnings:
+        path = warning.partition(": ")[0]
+        print(f"{doc.where_is(path)}: {_label(doc)}: Warning: {warning}", file=to)
+    return len(warnings)
 
 
 def _nothing_to_validate(found: int, skipped: dict[str, int]) -> str:

@@ -8,6 +8,11 @@ name lengths cannot be refused there; a Standalone ModelReplica member without
 if the ModelReplicas it stamps are. ``validate`` reports exactly what ``render`` and ``explain``
 refuse and what the function answers Fatal.
 
+An object admitted may carry warnings (``Admitted.warnings``, ``path: message``), as the API
+server answers with warnings beside an object it accepts: a gang whose engines are never told
+their leader's address or their rank (``modelreplica/wiring.py``). ``validate`` prints them; the
+ModelReplica composer reports the same as Warning events.
+
 It also gives the function the schema each required or observed resource is read against
 (``read_schema``): the XRD's for this project's kinds, and for anything else (the composed
 provider-kubernetes Objects) the few fields composers read of every object.
@@ -25,6 +30,7 @@ from typing import Any
 from modelplane import manifests
 from modelplane.compose.modelreplica.picker import serving_problem
 from modelplane.compose.modelreplica.shape import problem as replica_problem
+from modelplane.compose.modelreplica.wiring import gang_warnings
 from modelplane.kube import admission as api
 from modelplane.kube.admission import Admitted, subdomain_errors
 from modelplane.kube.crd import Definition, Version, load_definitions
@@ -81,10 +87,14 @@ class Admission:
         admitted = self.server.admit(obj)
         if admitted.errors:
             return admitted
-        check = self.checks.get((_group(obj), str(obj.get("kind"))))
+        kind = (_group(obj), str(obj.get("kind")))
+        check = self.checks.get(kind)
         if check is None:
             return admitted
-        return Admitted(admitted.object, check(admitted.object))
+        errors = check(admitted.object)
+        # Warnings only of an object admitted: they read fields the errors may say are wrong.
+        warnings = [] if errors else WARNINGS.get(kind, _none)(admitted.object)
+        return Admitted(admitted.object, errors, warnings)
 
     def admit_input(self, obj: Obj) -> Admitted:
         """An input as the commands read it: composites have a status subresource, which the
@@ -193,6 +203,25 @@ CHECKS: dict[tuple[str, str], Check] = {
     (GROUP, "InferenceCluster"): _cluster,
     (GROUP, "InferenceClass"): _class,
 }
+
+
+def _replica_warnings(replica: Obj) -> list[str]:
+    return gang_warnings(replica["spec"]["engines"])
+
+
+def _deployment_warnings(md: Obj) -> list[str]:
+    return gang_warnings(md["spec"]["template"]["spec"]["engines"], at="spec.template.spec")
+
+
+def _none(obj: Obj) -> list[str]:
+    return []
+
+
+WARNINGS: dict[tuple[str, str], Callable[[Obj], list[str]]] = {
+    (GROUP, "ModelReplica"): _replica_warnings,
+    (GROUP, "ModelDeployment"): _deployment_warnings,
+}
+"""What is admitted but will not work as the user surely means it, as ``path: message``."""
 
 
 def field_error(problem: str) -> FieldError:

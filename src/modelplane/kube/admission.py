@@ -42,6 +42,8 @@ class Admitted:
 
     object: dict[str, Any]
     errors: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What the object is admitted despite, as ``path: message`` (the API server's warnings)."""
 
     @property
     def ok(self) -> bool:

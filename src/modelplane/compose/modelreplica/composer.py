@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modelreplica import picker, pools, revision, routing, status
+from modelplane.compose.modelreplica import picker, pools, revision, routing, status, wiring
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import NAMESPACE_KEY
 from modelplane.compose.modelreplica.remote import wrap
@@ -97,6 +97,9 @@ def compose(inputs: Inputs) -> Result:
     serving = status.model_serving(ctx)
     result.conditions.append(serving.condition)
     result.events.extend(serving.events)
+    # Composed all the same: the engine may read the gang's variables some other way.
+    for warning in wiring.gang_warnings(spec["engines"], stack=ctx.stack):
+        result.events.append(Event("Warning", warning, wiring.REASON))
     return result
 
 

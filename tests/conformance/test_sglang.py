@@ -1,0 +1,62 @@
+"""SGLang gangs as SGLang v0.5.5 reads what Modelplane composes.
+
+Each gang pod of an example's LeaderWorkerSet is built as LeaderWorkerSet v0.9.0 builds it
+(``tests/conformance/lws.py`` cites the files), its env and command line expanded as a kubelet
+expands them, and the result parsed with SGLang's own flags (``tests/conformance/sglang.py``).
+Read from github.com/sgl-project/sglang at tag v0.5.5 (unchanged from v0.5.2):
+
+- python/sglang/srt/model_executor/model_runner.py ``init_torch_distributed``: the process
+  group meets at ``tcp://<--dist-init-addr>``, or at ``tcp://127.0.0.1:<port>`` without it;
+  each node's ranks follow from its ``--node-rank`` (0 when not given).
+"""
+
+from __future__ import annotations
+
+from argparse import Namespace
+
+import pytest
+
+from tests.conformance.expansion import command_line, environment
+from tests.conformance.fleets import fleet
+from tests.conformance.lws import GroupPod, group_pods
+from tests.conformance.sglang import server_args
+
+Obj = dict
+
+
+def _engine(template: Obj) -> Obj:
+    return next(c for c in template["spec"]["containers"] if c["name"] == "engine")
+
+
+def _args(template: Obj, pod: GroupPod | None = None) -> Namespace:
+    """SGLang's arguments in a pod of the template (of a LeaderWorkerSet's group, with ``pod``),
+    as its kubelet expands them."""
+    engine = _engine(template)
+    env = list(engine.get("env") or [])
+    if pod is not None:
+        env = pod.env(env)
+    # Secrets (a Hugging Face token) hold no flag: leave them out rather than read them.
+    env = [e for e in env if "secretKeyRef" not in (e.get("valueFrom") or {})]
+    parsed = server_args(command_line(engine, environment(env, template["metadata"]["labels"])))
+    assert parsed is not None, engine
+    return parsed
+
+
+def _fleet_gang() -> Obj:
+    [gang] = fleet("example/fleet-gang").remote("LeaderWorkerSet")
+    return gang.manifest
+
+
+@pytest.mark.parametrize("group", [0, 1])
+def test_each_node_of_the_fleet_gang_has_its_own_rank_from_zero(group: int) -> None:
+    pods = group_pods(_fleet_gang(), group)
+    ranks = [_args(template, pod).node_rank for pod, template in pods]
+    assert ranks == list(range(len(pods)))
+    assert {_args(template, pod).nnodes for pod, template in pods} == {len(pods)}
+
+
+@pytest.mark.parametrize("group", [0, 1])
+def test_every_node_of_the_fleet_gang_meets_at_its_own_groups_leader(group: int) -> None:
+    pods = group_pods(_fleet_gang(), group)
+    leader = pods[0][0].leader_address
+    assert {_args(template, pod).dist_init_addr for pod, template in pods} == {f"{leader}:5000"}
