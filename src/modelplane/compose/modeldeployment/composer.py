@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.evidence import listed_and_found, look_up
@@ -58,7 +59,7 @@ from modelplane.compose.modeldeployment.rollout import (
     to_update,
 )
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
-from modelplane.compose.modeldeployment.surge import start, surges_of
+from modelplane.compose.modeldeployment.surge import Started, Surges, start, surges_of
 from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning
 from modelplane.composer import (
     Condition,
@@ -138,32 +139,55 @@ def compose_deployment(inputs: Inputs) -> Result:
 
 def _place(inputs: Inputs, cache: Footprint, index: Clusters) -> tuple[Result, frozenset[str]]:
     """The result, and the replicas in it that are draining (kept without an endpoint).
-    ``index``: the clusters listed, by name."""
+    ``index``: the clusters listed, by name.
+
+    In four stages: gather what placement reads (or hold what runs until it is in); plan the
+    rollout (place, stamp, pick the outdated replicas to update); keep and drain what the
+    schedule no longer places; report."""
+    fleet = _gather(inputs, index)
+    if isinstance(fleet, Result):
+        return fleet, frozenset()
+    rollout = _plan_rollout(inputs, fleet, cache)
+    if isinstance(rollout, Result):
+        return rollout, frozenset()
+    result = Result(requirements=dict(fleet.requirements))
+    kept = _keep_and_drain(inputs, fleet, rollout, result)
+    _report(inputs, cache, fleet, rollout, kept, result)
+    return result, frozenset(kept.leaving)
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Everything placement reads, every list fetched and every by-name answer in."""
+
+    asks: dict[str, Requirement]
+    """The lists the deployment always asks for (``requirements``)."""
+    mine: dict[str, Obj]
+    """The replicas it composed, by key: its own, whatever the lists or their labels say."""
+    clusters: dict[str, Mapping[str, Any]]
+    """The clusters a replica may stand on (listed, or found by name), by name."""
+    classes: list[Obj]
+    requirements: dict[str, Requirement]
+    """``asks`` and the by-name requirements that must keep being answered."""
+    narrowed: bool
+    """Whether a clusterSelector narrows the cluster list (it may then match none)."""
+
+
+def _gather(inputs: Inputs, index: Clusters) -> Gathered | Result:
+    """What placement reads, or, while any of it is not in, the result that holds what runs."""
     md = inputs.composite
     asks = requirements(md)
     mine = _observed_replicas(inputs.observed)
-    missing = [name for name in asks if name not in inputs.required]
-    if missing:
-        return _waiting(asks, inputs.observed, missing), frozenset()
-    # A clusterSelector may match no cluster at all: then the replicas' clusters are asked
-    # for by name, as any cluster the list does not hold.
-    narrowed = bool(asks[CLUSTERS].match_labels)
-    unlisted = [
-        name
-        for name in (CLUSTERS, CLASSES)
-        if not inputs.required[name] and not (name == CLUSTERS and narrowed)
-    ]
-    if unlisted and mine:
-        return _fleet_unlisted(md, asks, inputs.observed, mine, unlisted), frozenset()
+    unread = _unread(inputs, asks, mine)
+    if unread is not None:
+        return unread
     # The clusters the replicas stand on that the list does not hold are asked for by name: a
     # list that lags is no evidence that a cluster went.
     standing = {str((r.get("spec") or {}).get("clusterName") or "") for r in mine.values()}
     unlisted_names = standing - {""} - index.keys()
     lookup = look_up(inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", unlisted_names)
     if lookup.pending:
-        asked = lookup.asked()
-        return _waiting(asks, inputs.observed, asked, lookup.requirements), frozenset()
-
+        return _waiting(asks, inputs.observed, lookup.asked(), lookup.requirements)
     # A cluster name is a label value on every replica placed there: a longer one hosts nothing.
     found = [*index.items(), *lookup.found.items()]
     clusters = {n: c for n, c in found if len(n) <= LABEL_VALUE_MAX}
@@ -176,85 +200,232 @@ def _place(inputs: Inputs, cache: Footprint, index: Clusters) -> tuple[Result, f
         "InferenceClass",
         pool_class_names(clusters.values()),
     )
+    more = {**lookup.requirements, **class_lookup.requirements}
     if classes is None:
-        asked = class_lookup.asked()
-        more = {**lookup.requirements, **class_lookup.requirements}
-        return _waiting(asks, inputs.observed, asked, more), frozenset()
-    surges = surges_of(mine)
-    desired = int(md["spec"]["replicas"])
+        return _waiting(asks, inputs.observed, class_lookup.asked(), more)
+    narrowed = bool(asks[CLUSTERS].match_labels)
+    return Gathered(asks, mine, clusters, classes, {**asks, **more}, narrowed)
 
-    def place(extra: int) -> Schedule:
-        """The schedule with ``extra`` replicas beyond spec.replicas (the surge's)."""
+
+def _unread(inputs: Inputs, asks: dict[str, Requirement], mine: Mapping[str, Obj]) -> Result | None:
+    """The result holding what runs while a list is not fetched yet, or lists no cluster or
+    no class while replicas run; None once the lists can be read."""
+    missing = [name for name in asks if name not in inputs.required]
+    if missing:
+        return _waiting(asks, inputs.observed, missing)
+    # A clusterSelector may match no cluster at all: then the replicas' clusters are asked
+    # for by name, as any cluster the list does not hold.
+    narrowed = bool(asks[CLUSTERS].match_labels)
+    unlisted = [
+        name
+        for name in (CLUSTERS, CLASSES)
+        if not inputs.required[name] and not (name == CLUSTERS and narrowed)
+    ]
+    if unlisted and mine:
+        return _fleet_unlisted(inputs.composite, asks, inputs.observed, mine, unlisted)
+    return None
+
+
+@dataclass(frozen=True)
+class Placer:
+    """Schedules the deployment's replicas, plus ``extra`` beyond spec.replicas (the surge's)."""
+
+    inputs: Inputs
+    fleet: Gathered
+    cache: Footprint
+    leaving: frozenset[str]
+    """Names of replicas a serving surge replaced: charged to the ledger until gone."""
+
+    def __call__(self, extra: int) -> Schedule:
+        md = self.inputs.composite
+        desired = int(md["spec"]["replicas"])
         # What the deployment composed is its own, whatever the (possibly lagging) list says.
         return schedule(
             {**md, "spec": {**md["spec"], "replicas": desired + extra}},
-            clusters,
-            classes,
-            inputs.required[REPLICAS],
-            list(mine.values()),
-            admits=cache.admits,
-            hold=cache.hold,
-            leaving=surges.leaving,
+            self.fleet.clusters,
+            self.fleet.classes,
+            self.inputs.required[REPLICAS],
+            list(self.fleet.mine.values()),
+            admits=self.cache.admits,
+            hold=self.cache.hold,
+            leaving=self.leaving,
         )
 
+
+@dataclass(frozen=True)
+class Rollout:
+    """What each placement is composed as: stamped anew, or held as it runs."""
+
+    plan: Schedule
+    """The schedule, counting the replicas the deployment asks for (surge replicas aside)."""
+    placed: tuple[str, ...]
+    """Every placement's key, surge replicas included, in the order they are composed."""
+    names: dict[str, str]
+    stamped: dict[str, Obj]
+    """What each placement is stamped with now, by key."""
+    held: frozenset[str]
+    """Placements composed as observed: outdated ones not updated yet, and replaced ones."""
+    counted: tuple[str, ...]
+    """The placements the deployment counts: surge replicas in flight aside."""
+    progress: Progress
+    weights: Pinning
+
+
+def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout | Result:
+    """Place every replica, stamp it, and decide which outdated ones are updated now (or the
+    result that holds what runs, when a device selector does not compile)."""
+    md = inputs.composite
+    mine = fleet.mine
+    surges = surges_of(mine)
+    place = Placer(inputs, fleet, cache, surges.leaving)
     plan = place(len(surges.in_flight))
     if plan.selector_errors:
-        return _invalid_selectors(asks, mine, plan), frozenset()
-
-    result = Result(requirements={**asks, **lookup.requirements, **class_lookup.requirements})
-    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
-    placed_keys: list[str] = []
-    names: dict[str, str] = {}
+        return _invalid_selectors(fleet.asks, mine, plan)
     strategy = Strategy.of(md)
-    stamped: dict[str, Obj] = {}
-    candidates: list[Candidate] = []
     weights = pinning(cache.cache, [p.cluster for p in plan.placements], mine.values())
-    for p in plan.placements:
-        key = _key_of(p, by_name)
-        observed = mine.get(key)
-        # A replica re-placed where it was keeps the name it has: an in-place update, even of
-        # one named before names hashed the namespace.
-        names[key] = p.existing or (
-            str(observed["metadata"]["name"]) if observed else replica_name(md, p)
-        )
-        stamped[key] = _stamped(md, p, names[key], observed, weights)
-        if observed is not None and outdated(observed, stamped[key]):
-            candidates.append(Candidate(p.index, key, _serving(observed) == "True", p.cluster))
-        placed_keys.append(key)
-    started = start(strategy, candidates, surges, plan, place, bool(set(mine) - set(placed_keys)))
-    surging = dict(surges.in_flight)
-    for p, old in started.placements:
-        key = replica_key(p.index, p.cluster)
-        names[key] = replica_name(md, p)
-        stamped[key] = _stamped(md, p, names[key], None, weights)
-        placed_keys.append(key)
-        surging[key] = old
-    for key, old in [*surging.items(), *((k, o) for o, k in surges.replaced.items())]:
-        if key in stamped:
-            stamped[key]["metadata"]["annotations"][SURGE_FOR] = str(mine[old]["metadata"]["name"])
+    stamps = _stamp_placements(md, plan, mine, weights)
+    leaving = bool(set(mine) - set(stamps.placed))
+    started = start(strategy, stamps.candidates, surges, plan, place, leaving)
+    surging = _add_surges(md, stamps, started, surges, mine, weights)
+    picked = _pick_updates(strategy, stamps, surging, started, mine)
+    # Conditions count the replicas the deployment asks for; the surge is the rollout's.
+    counts = tuple(p for p in plan.placements if stamps.key_of(p) not in surging)
+    plan = dataclasses.replace(plan, desired=int(md["spec"]["replicas"]), placements=counts)
+    return Rollout(
+        plan,
+        tuple(stamps.placed),
+        stamps.names,
+        stamps.stamped,
+        picked.held,
+        picked.counted,
+        picked.progress,
+        weights,
+    )
+
+
+@dataclass(frozen=True)
+class Picked:
+    """The outdated replicas the strategy holds this reconcile, and where the rollout is."""
+
+    held: frozenset[str]
+    counted: tuple[str, ...]
+    """The placements the deployment counts: surge replicas in flight aside."""
+    progress: Progress
+
+
+def _pick_updates(
+    strategy: Strategy,
+    stamps: Stamps,
+    surging: Mapping[str, str],
+    started: Started,
+    mine: Mapping[str, Obj],
+) -> Picked:
+    """Which outdated replicas are updated now, by the strategy; the rest are held."""
     replacing = set(surging.values())
-    candidates = [c for c in candidates if c.key not in replacing]
-    counted = [k for k in placed_keys if k not in surging]
+    candidates = [c for c in stamps.candidates if c.key not in replacing]
+    counted = [k for k in stamps.placed if k not in surging]
     unavailable = sum(1 for k in counted if k in mine and _serving(mine[k]) != "True")
     # Kill first only where no surge found room; what serves nothing is updated regardless.
     pace = strategy if started.no_room else dataclasses.replace(strategy, max_unavailable=0)
     updating = to_update(candidates, pace, unavailable)
-    held = ({c.key for c in candidates} - updating) | (replacing & set(placed_keys))
-    for key in placed_keys:
-        observed = mine.get(key)
-        replica = carried(mine[key]) if key in held else stamped[key]
-        result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
+    held = ({c.key for c in candidates} - updating) | (replacing & set(stamps.placed))
     progress = _progress(counted, held, updating, mine, strategy, candidates, surging)
-    blocked = started.no_room and strategy.max_surge and not strategy.by_cluster
-    if blocked and held and not updating and not surging:
+    if held and not updating and not surging and _no_room(strategy, started):
         progress = dataclasses.replace(progress, no_room=not progress.stalled)
-    # Conditions count the replicas the deployment asks for; the surge is the rollout's.
-    counts = tuple(p for p in plan.placements if _key_of(p, by_name) not in surging)
-    plan = dataclasses.replace(plan, desired=desired, placements=counts)
+    return Picked(frozenset(held), tuple(counted), progress)
 
-    serving_placed = sum(1 for k in counted if _serving(mine.get(k)) == "True")
-    kept = _make_before_break(mine, plan, clusters, serving_placed, result.resources)
-    stranded = _stranded(mine, plan, clusters, classes, serving_placed, [*result.resources, *kept])
+
+def _no_room(strategy: Strategy, started: Started) -> bool:
+    """No surge found room, and the strategy surges: then a rollout that moves nothing is
+    blocked for room (not held by replicas that do not serve)."""
+    return started.no_room and bool(strategy.max_surge) and not strategy.by_cluster
+
+
+@dataclass(frozen=True)
+class Stamps:
+    """Every placement stamped: its key, name and stamp, and the outdated ones among them."""
+
+    by_name: dict[str, str]
+    """The observed replicas' keys by name."""
+    placed: list[str] = dataclasses.field(default_factory=list)
+    names: dict[str, str] = dataclasses.field(default_factory=dict)
+    stamped: dict[str, Obj] = dataclasses.field(default_factory=dict)
+    candidates: list[Candidate] = dataclasses.field(default_factory=list)
+    """Observed placements running something other than their stamp."""
+
+    def key_of(self, p: ReplicaPlacement) -> str:
+        return _key_of(p, self.by_name)
+
+
+def _stamp_placements(md: Obj, plan: Schedule, mine: Mapping[str, Obj], weights: Pinning) -> Stamps:
+    stamps = Stamps({str(obj["metadata"]["name"]): key for key, obj in mine.items()})
+    for p in plan.placements:
+        key = stamps.key_of(p)
+        observed = mine.get(key)
+        # A replica re-placed where it was keeps the name it has: an in-place update, even of
+        # one named before names hashed the namespace.
+        name = p.existing or (str(observed["metadata"]["name"]) if observed else None)
+        stamps.names[key] = name or replica_name(md, p)
+        stamps.stamped[key] = _stamped(md, p, stamps.names[key], observed, weights)
+        if observed is not None and outdated(observed, stamps.stamped[key]):
+            serving = _serving(observed) == "True"
+            stamps.candidates.append(Candidate(p.index, key, serving, p.cluster))
+        stamps.placed.append(key)
+    return stamps
+
+
+def _add_surges(
+    md: Obj,
+    stamps: Stamps,
+    started: Started,
+    surges: Surges,
+    mine: Mapping[str, Obj],
+    weights: Pinning,
+) -> dict[str, str]:
+    """Stamp the surge replicas started now into ``stamps``, and annotate every surge replica
+    with the one it replaces. The surge replicas in flight: key -> the key it replaces."""
+    surging = dict(surges.in_flight)
+    for p, old in started.placements:
+        key = replica_key(p.index, p.cluster)
+        stamps.names[key] = replica_name(md, p)
+        stamps.stamped[key] = _stamped(md, p, stamps.names[key], None, weights)
+        stamps.placed.append(key)
+        surging[key] = old
+    for key, old in [*surging.items(), *((k, o) for o, k in surges.replaced.items())]:
+        if key in stamps.stamped:
+            annotations = stamps.stamped[key]["metadata"]["annotations"]
+            annotations[SURGE_FOR] = str(mine[old]["metadata"]["name"])
+    return surging
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What stays of the replicas the schedule no longer places, and what drains."""
+
+    serving: int
+    """Counted placements serving."""
+    kept: tuple[str, ...]
+    """Removed replicas kept serving until their replacements serve (moving)."""
+    stranded: dict[str, str]
+    """Removed replicas kept as their ground is not listed, each with why, by key."""
+    leaving: tuple[str, ...]
+    """Replicas draining: kept without an endpoint until no route references their pool."""
+
+
+def _keep_and_drain(inputs: Inputs, fleet: Gathered, rollout: Rollout, result: Result) -> Kept:
+    """Compose every placement into ``result``, then keep what must stay of the rest (make
+    before break, stranded) and drain what leaves."""
+    md = inputs.composite
+    mine = fleet.mine
+    for key in rollout.placed:
+        observed = mine.get(key)
+        replica = carried(mine[key]) if key in rollout.held else rollout.stamped[key]
+        result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
+    plan = rollout.plan
+    serving = sum(1 for k in rollout.counted if _serving(mine.get(k)) == "True")
+    kept = _make_before_break(mine, plan, fleet.clusters, serving, result.resources)
+    taken = [*result.resources, *kept]
+    stranded = _stranded(mine, plan, fleet.clusters, fleet.classes, serving, taken)
     for key in [*kept, *stranded]:
         result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
     kept += [key for key in stranded if _serving(mine[key]) == "True"]
@@ -264,35 +435,43 @@ def _place(inputs: Inputs, cache: Footprint, index: Clusters) -> tuple[Result, f
         result.requirements[HOLDS] = holds_requirement(md)
     drain = draining(inputs, mine, result.resources)
     result.requirements.update(drain.requirements)
-    leaving = list(drain.replicas)
     for key, replica in drain.replicas.items():
         result.resources[key] = Desired(replica, ready=ready_as_observed(mine[key]))
+    return Kept(serving, tuple(kept), stranded, tuple(drain.replicas))
 
-    ready = serving_placed + len(kept)
-    replicas = {"total": plan.scheduled, "ready": ready}
-    if kept:
-        replicas["moving"] = len(kept)
-    if leaving:
-        replicas["draining"] = len(leaving)
-    result.status = {"replicas": replicas, "rollout": progress.status()}
-    result.conditions.append(weights.held(progress.condition(strategy)))
-    scheduled = _with_stranded(plan, kept, mine, stranded)
+
+def _report(
+    inputs: Inputs, cache: Footprint, fleet: Gathered, rollout: Rollout, kept: Kept, result: Result
+) -> None:
+    """Status and conditions: what is placed, serving, moving, draining, and rolled out."""
+    md = inputs.composite
+    mine = fleet.mine
+    plan = rollout.plan
+    replicas = {"total": plan.scheduled, "ready": kept.serving + len(kept.kept)}
+    if kept.kept:
+        replicas["moving"] = len(kept.kept)
+    if kept.leaving:
+        replicas["draining"] = len(kept.leaving)
+    result.status = {"replicas": replicas, "rollout": rollout.progress.status()}
+    strategy = Strategy.of(md)
+    result.conditions.append(rollout.weights.held(rollout.progress.condition(strategy)))
+    scheduled = _with_stranded(plan, list(kept.kept), mine, kept.stranded)
     if cache.hold and scheduled.status != "True":
         # Capacity is not what is short: nothing new may be placed until the cache is read.
         scheduled = Condition(SCHEDULED, "False", "WaitingForModelCache", scheduled.message)
-    scheduled = _with_draining(scheduled, leaving, mine)
-    shown = [names[_key_of(p, by_name)] for p in plan.placements]
+    scheduled = _with_draining(scheduled, kept.leaving, mine)
+    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
+    shown = [rollout.names[_key_of(p, by_name)] for p in plan.placements]
     scheduled = _with_awaiting(scheduled, md, plan, shown)
     result.conditions.append(scheduled)
-    counted_names = {k: names[k] for k in counted}
-    result.conditions.append(serving_condition(plan.desired, counted_names, kept, mine))
+    counted_names = {k: rollout.names[k] for k in rollout.counted}
+    result.conditions.append(serving_condition(plan.desired, counted_names, list(kept.kept), mine))
     if scheduled.status != "True":
         # Fewer replicas placed than asked: the deployment does not do its job, whatever the
         # replicas it did place report (none at all would read Available).
         result.ready = "False"
-    if not inputs.required[CLUSTERS] and not narrowed:
+    if not inputs.required[CLUSTERS] and not fleet.narrowed:
         result.events.append(_no_clusters())
-    return result, frozenset(leaving)
 
 
 def _progress(
@@ -658,7 +837,15 @@ def _malformed(md: Obj) -> str | None:
     template = spec.get("template")
     if not isinstance(template, Mapping) or not isinstance(template.get("spec"), Mapping):
         return "ModelDeployment spec.template.spec is required"
-    engines = template["spec"].get("engines")
+    problem = _malformed_engines(template["spec"].get("engines"))
+    if problem:
+        return problem
+    if not isinstance(spec.get("replicas"), int):
+        return "ModelDeployment spec.replicas must be an integer"
+    return None
+
+
+def _malformed_engines(engines: Any) -> str | None:
     if not isinstance(engines, list) or not engines:
         return "ModelDeployment spec.template.spec.engines must list at least one engine"
     for e, engine in enumerate(engines):
@@ -671,8 +858,6 @@ def _malformed(md: Obj) -> str | None:
         for m, member in enumerate(members):
             if not isinstance(member, Mapping) or not isinstance(member.get("template"), Mapping):
                 return f"{where}.members[{m}].template is required"
-    if not isinstance(spec.get("replicas"), int):
-        return "ModelDeployment spec.replicas must be an integer"
     return None
 
 

@@ -61,29 +61,36 @@ def with_endpoints(
         if replica.get("kind") != "ModelReplica" or key in draining:
             continue
         ek = endpoint_key(key)
-        serving = _serving(inputs.observed.get(key))
-        if serving != "True":
-            # Serving False is the evidence that withdraws an endpoint; a replica whose status
-            # is not written yet keeps the endpoint it has.
-            if serving == "Unknown" and ek in observed:
-                result.resources[ek] = Desired(
-                    carried(observed[ek]), ready_as_observed(observed[ek])
-                )
-            continue
-        cluster = fleet.get(str((replica.get("spec") or {}).get("clusterName") or ""))
-        if cluster is None or not _reachable(cluster):
-            # The cluster is not listed, or listed before its gateway address was written (or
-            # with only Crossplane's conditions): no evidence its gateway went away, so an
-            # endpoint it has stays as it is.
-            if ek in observed:
-                result.resources[ek] = Desired(
-                    carried(observed[ek]), ready_as_observed(observed[ek])
-                )
-            continue
-        endpoint = _endpoint(replica, cluster)
+        endpoint = _endpoint_for(replica, inputs.observed.get(key), observed.get(ek), fleet)
         if endpoint is not None:
-            result.resources[ek] = Desired(endpoint, ready_as_observed(observed.get(ek)))
+            result.resources[ek] = endpoint
     return result
+
+
+def _endpoint_for(
+    replica: Obj,
+    observed_replica: Mapping[str, Any] | None,
+    observed: Obj | None,
+    fleet: Mapping[str, Mapping[str, Any]],
+) -> Desired | None:
+    """The replica's endpoint: composed while it serves on a reachable cluster, kept as observed
+    on no evidence either way, none (withdrawn) on evidence."""
+    kept = None if observed is None else Desired(carried(observed), ready_as_observed(observed))
+    serving = _serving(observed_replica)
+    if serving != "True":
+        # Serving False is the evidence that withdraws an endpoint; a replica whose status
+        # is not written yet keeps the endpoint it has.
+        return kept if serving == "Unknown" else None
+    cluster = fleet.get(str((replica.get("spec") or {}).get("clusterName") or ""))
+    if cluster is None or not _reachable(cluster):
+        # The cluster is not listed, or listed before its gateway address was written (or
+        # with only Crossplane's conditions): no evidence its gateway went away, so an
+        # endpoint it has stays as it is.
+        return kept
+    endpoint = _endpoint(replica, cluster)
+    if endpoint is None:
+        return None
+    return Desired(endpoint, ready_as_observed(observed))
 
 
 def _serving(replica: Mapping[str, Any] | None) -> str:

@@ -55,29 +55,8 @@ def footprint(md: Obj, required: Mapping[str, list[Any]]) -> Footprint:
     items = required.get(CACHE)
     # An answer for another name is one to the requirement of a previous reference.
     cache = next((c for c in items or () if _identity(c) == (namespace, name)), None)
-    if items is None or (cache is None and items):
-        hold = f"ModelCache {name} is not read yet, so where it stages the weights is unknown"
-        return Footprint(
-            requirements,
-            hold=f"new replicas are held: {hold}",
-            condition=Condition(
-                RESOLVED,
-                "Unknown",
-                "ModelCacheUnresolved",
-                f"reading ModelCache {name}; new replicas are held and existing ones kept",
-            ),
-        )
     if cache is None:
-        message = (
-            f"ModelCache {name} not found in namespace {namespace}: new replicas are held "
-            "until it exists; existing replicas are kept"
-        )
-        return Footprint(
-            requirements,
-            hold=f"new replicas are held: ModelCache {name} not found",
-            condition=Condition(RESOLVED, "False", "ModelCacheNotFound", message),
-            events=(Event("Warning", message, "ModelCacheNotFound"),),
-        )
+        return _unresolved(requirements, name, namespace, read=items is not None and not items)
     selector = cache_selector(cache)
     where = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
 
@@ -94,6 +73,34 @@ def footprint(md: Obj, required: Mapping[str, list[Any]]) -> Footprint:
         admits=admits if selector else None,
         condition=Condition(RESOLVED, "True", "ModelCacheResolved", message),
         cache=cache,
+    )
+
+
+def _unresolved(
+    requirements: dict[str, Requirement], name: str, namespace: str, read: bool
+) -> Footprint:
+    """New placements held: the cache is not read yet (``read`` False), or read and absent."""
+    if not read:
+        hold = f"ModelCache {name} is not read yet, so where it stages the weights is unknown"
+        return Footprint(
+            requirements,
+            hold=f"new replicas are held: {hold}",
+            condition=Condition(
+                RESOLVED,
+                "Unknown",
+                "ModelCacheUnresolved",
+                f"reading ModelCache {name}; new replicas are held and existing ones kept",
+            ),
+        )
+    message = (
+        f"ModelCache {name} not found in namespace {namespace}: new replicas are held "
+        "until it exists; existing replicas are kept"
+    )
+    return Footprint(
+        requirements,
+        hold=f"new replicas are held: ModelCache {name} not found",
+        condition=Condition(RESOLVED, "False", "ModelCacheNotFound", message),
+        events=(Event("Warning", message, "ModelCacheNotFound"),),
     )
 
 

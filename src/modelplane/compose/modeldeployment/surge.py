@@ -82,8 +82,22 @@ def start(
         return Started((), no_room=True)
     if strategy.paused:
         return Started((), no_room=False)
+    wanted = _wanted(strategy, candidates, surges)
+    asked = min(strategy.max_surge - len(surges.in_flight), len(wanted))
+    if asked <= 0 or draining:
+        return Started((), no_room=False)
+    if not _steady(plan):
+        return Started((), no_room=True)
+    extra = _room(plan, place(len(surges.in_flight) + asked))
+    pairs = tuple((p, c.key) for p, c in zip(extra, wanted, strict=False))
+    return Started(pairs, no_room=len(pairs) < asked)
+
+
+def _wanted(strategy: Strategy, candidates: list[Candidate], surges: Surges) -> list[Candidate]:
+    """The serving outdated replicas a surge may replace, lowest index first: above the
+    partition and not replaced by a surge already."""
     busy = set(surges.in_flight.values())
-    wanted = sorted(
+    return sorted(
         (
             c
             for c in candidates
@@ -91,21 +105,18 @@ def start(
         ),
         key=lambda c: c.index,
     )
-    asked = min(strategy.max_surge - len(surges.in_flight), len(wanted))
-    if asked <= 0 or draining:
-        return Started((), no_room=False)
-    if not _steady(plan):
-        return Started((), no_room=True)
-    wider = place(len(surges.in_flight) + asked)
+
+
+def _room(plan: Schedule, wider: Schedule) -> list[ReplicaPlacement]:
+    """The new placements ``wider`` (the schedule with the surge) adds beside ``plan``, lowest
+    index first; none if it would change what stands."""
     taken = {p.index for p in plan.placements}
-    extra = sorted(
+    if wider.removed or not taken <= {p.index for p in wider.placements}:
+        return []
+    return sorted(
         (p for p in wider.placements if p.index not in taken and p.existing is None),
         key=lambda p: p.index,
     )
-    if wider.removed or not taken <= {p.index for p in wider.placements}:
-        extra = []  # the wider schedule would change what stands: no surge
-    pairs = tuple((p, c.key) for p, c in zip(extra, wanted, strict=False))
-    return Started(pairs, no_room=len(pairs) < asked)
 
 
 def _steady(plan: Schedule) -> bool:
