@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from modelplane import manifests
+from modelplane.compose.modelreplica.sglang import LAUNCHER, METRICS_FLAG
 from modelplane.compose.registry import default_registry
 from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_observed
@@ -53,9 +54,33 @@ def _without_sleep(container: Obj) -> Obj:
     return {**out, "lifecycle": rest} if rest else out
 
 
+def _without_sglang_metrics(template: Any) -> Any:
+    """A pod spec as it was before SGLang engines got ``--enable-metrics`` (and the drain)."""
+    template = _without_drain(template)
+    if not isinstance(template, dict) or "containers" not in template:
+        return template
+    return {**template, "containers": [_unflagged(c) for c in template["containers"]]}
+
+
+FLAGGED = (LAUNCHER, METRICS_FLAG)
+
+
+def _unflagged(container: Obj) -> Obj:
+    out = dict(container)
+    for field in ("command", "args"):
+        words = container.get(field)
+        if words:
+            joined = [str(w).replace(f"{LAUNCHER} {METRICS_FLAG}", LAUNCHER) for w in words]
+            added = {i for i, w in enumerate(joined[1:], 1) if (joined[i - 1], w) == FLAGGED}
+            out[field] = [w for i, w in enumerate(joined) if i not in added]
+    return out
+
+
 MIGRATIONS: dict[str, Callable[[Any], Any]] = {
     # Reaches replicas of a ModelDeployment through its rollout strategy (the stamp changes).
     "drain": _without_drain,
+    # The same way: a pods revision of its own (an SGLang reference replica).
+    "sglang metrics": _without_sglang_metrics,
 }
 """Deliberate changes since the recorded release, each as what undoes it on a pod template: a
 changed template passes once some migration's undo gives back what the release composed."""

@@ -1,4 +1,4 @@
-"""SGLang gangs as SGLang v0.5.5 reads what Modelplane composes.
+"""SGLang gangs and metrics as SGLang v0.5.5 reads what Modelplane composes.
 
 Each gang pod of an example's LeaderWorkerSet is built as LeaderWorkerSet v0.9.0 builds it
 (``tests/conformance/lws.py`` cites the files), its env and command line expanded as a kubelet
@@ -7,7 +7,11 @@ Read from github.com/sgl-project/sglang at tag v0.5.5 (unchanged from v0.5.2):
 
 - python/sglang/srt/model_executor/model_runner.py ``init_torch_distributed``: the process
   group meets at ``tcp://<--dist-init-addr>``, or at ``tcp://127.0.0.1:<port>`` without it;
-  each node's ranks follow from its ``--node-rank`` (0 when not given).
+  each node's ranks follow from its ``--node-rank`` (0 when not given);
+- python/sglang/srt/entrypoints/http_server.py: ``/metrics`` is mounted
+  (``add_prometheus_middleware``, python/sglang/srt/utils/common.py) only when
+  ``server_args.enable_metrics``, and python/sglang/srt/metrics/collector.py declares the
+  gauges ``sglang:num_queue_reqs`` and ``sglang:token_usage`` the picker scores on.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ from argparse import Namespace
 import pytest
 
 from tests.conformance.expansion import command_line, environment
-from tests.conformance.fleets import fleet
+from tests.conformance.fleets import NAMES, fleet
 from tests.conformance.lws import GroupPod, group_pods
 from tests.conformance.sglang import server_args
 
 Obj = dict
+ENGINE_TYPE = "llm-d.ai/engine-type"
 
 
 def _engine(template: Obj) -> Obj:
@@ -60,3 +65,26 @@ def test_every_node_of_the_fleet_gang_meets_at_its_own_groups_leader(group: int)
     pods = group_pods(_fleet_gang(), group)
     leader = pods[0][0].leader_address
     assert {_args(template, pod).dist_init_addr for pod, template in pods} == {f"{leader}:5000"}
+
+
+def _sglang_pods(name: str) -> list[tuple[Obj, GroupPod | None]]:
+    """A pod of each template of the fleet that the picker reads with SGLang's metric names:
+    (template, the group's pod when it is a LeaderWorkerSet's)."""
+    out: list[tuple[Obj, GroupPod | None]] = []
+    for remote in fleet(name).remote():
+        manifest = remote.manifest
+        if manifest.get("kind") == "LeaderWorkerSet":
+            out += [(t, p) for p, t in group_pods(manifest, 0)]
+        elif manifest.get("kind") == "Deployment":
+            out.append((manifest["spec"]["template"], None))
+    return [(t, p) for t, p in out if t["metadata"].get("labels", {}).get(ENGINE_TYPE) == "sglang"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_sglang_engine_serves_the_metrics_its_picker_scores_on(name: str) -> None:
+    for template, pod in _sglang_pods(name):
+        assert _args(template, pod).enable_metrics, _engine(template)
+
+
+def test_some_fleet_runs_an_sglang_engine() -> None:
+    assert any(_sglang_pods(name) for name in NAMES)

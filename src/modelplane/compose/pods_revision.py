@@ -3,9 +3,10 @@
 A release that changes what the ModelReplica composer adds to pods (the default picker image or
 config, a default probe, the wiring env) moves it, and nothing else does: it is taken over the
 pod templates (and the ConfigMaps pods mount) composed for a fixed set of reference replicas,
-a Standalone engine behind the default picker with a cache, gangs on both stacks, and
-prefill/decode. A ModelDeployment stamps it on every replica (``modelplane.ai/pods-revision``),
-so a new one rolls out through the deployment's strategy (``modelreplica/revision.py``).
+a Standalone engine behind the default picker with a cache, gangs on both stacks, an SGLang
+server, and prefill/decode. A ModelDeployment stamps it on every replica
+(``modelplane.ai/pods-revision``), so a new one rolls out through the deployment's strategy
+(``modelreplica/revision.py``).
 """
 
 from __future__ import annotations
@@ -135,6 +136,15 @@ def _replica(name: str, engines: list[Obj], serving: Obj | None = None, cache: b
     }
 
 
+def _sglang() -> Obj:
+    """A Standalone SGLang server: what Modelplane adds to SGLang's command line."""
+    member = _member("Standalone")
+    [engine] = member["template"]["spec"]["containers"]
+    engine["image"] = "lmsysorg/sglang:reference"
+    engine["command"] = ["python3", "-m", "sglang.launch_server"]
+    return member
+
+
 _GANG = [{"name": "main", "members": [_member("Leader"), _member("Worker", nodes=1)]}]
 _REFERENCES: tuple[tuple[str, Obj], ...] = (
     (
@@ -143,6 +153,7 @@ _REFERENCES: tuple[tuple[str, Obj], ...] = (
     ),
     ("Standard", _replica("gang", _GANG)),
     ("Dynamo", _replica("gang", _GANG)),
+    ("Standard", _replica("sglang", [{"name": "main", "members": [_sglang()]}])),
     (
         "Standard",
         _replica(

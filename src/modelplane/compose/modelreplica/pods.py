@@ -1,8 +1,8 @@
 """One member's pod template: the user's containers plus what placement and wiring need.
 
 Modelplane touches only the ``engine`` container (claims, shared memory, cache, gang and
-cache env, the serving port and default probe); every other container passes through as the
-user wrote it, in the user's order.
+cache env, the serving port and default probe, SGLang's ``--enable-metrics``); every other
+container passes through as the user wrote it, in the user's order.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from modelplane.compose.modelreplica.labelsets import (
     with_engine_type,
 )
 from modelplane.compose.modelreplica.names import claim_template_name
+from modelplane.compose.modelreplica.sglang import with_metrics
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -206,7 +207,8 @@ def _engine(
     claims: bool,
     env: list[Obj],
 ) -> Obj:
-    out = dict(container)
+    # An SGLang server serves the metrics the picker scores on only when asked to.
+    out = with_metrics(dict(container))
     user_env = container.get("env")
     if env or user_env:
         # Injected first: Kubernetes lets the later of two same-named entries win, so the
