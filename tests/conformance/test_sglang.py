@@ -8,6 +8,9 @@ Read from github.com/sgl-project/sglang at tag v0.5.5 (unchanged from v0.5.2):
 - python/sglang/srt/model_executor/model_runner.py ``init_torch_distributed``: the process
   group meets at ``tcp://<--dist-init-addr>``, or at ``tcp://127.0.0.1:<port>`` without it;
   each node's ranks follow from its ``--node-rank`` (0 when not given);
+- python/sglang/srt/entrypoints/engine.py ``_launch_subprocesses``: every node, rank 0 as much
+  as the others, starts ``tp_size / nnodes`` scheduler processes, one per GPU of the node;
+  a node of rank 1 or more then serves only a health check, rank 0 the HTTP API;
 - python/sglang/srt/entrypoints/http_server.py: ``/metrics`` is mounted
   (``add_prometheus_middleware``, python/sglang/srt/utils/common.py) only when
   ``server_args.enable_metrics``, and python/sglang/srt/metrics/collector.py declares the
@@ -20,6 +23,8 @@ from argparse import Namespace
 
 import pytest
 
+from modelplane.compose.modelreplica.composer import compose
+from tests.compose.modelreplica.support import example_inputs
 from tests.conformance.expansion import command_line, environment
 from tests.conformance.fleets import NAMES, fleet
 from tests.conformance.lws import GroupPod, group_pods
@@ -88,3 +93,28 @@ def test_every_sglang_engine_serves_the_metrics_its_picker_scores_on(name: str) 
 
 def test_some_fleet_runs_an_sglang_engine() -> None:
     assert any(_sglang_pods(name) for name in NAMES)
+
+
+def _standard_gang() -> tuple[Obj, dict[str, Obj]]:
+    """The example's LeaderWorkerSet, and its ResourceClaimTemplates by name."""
+    result = compose(example_inputs("replica-gang-standard"))
+    manifests = [d.resource["spec"]["forProvider"]["manifest"] for d in result.resources.values()]
+    [lws] = [m for m in manifests if m["kind"] == "LeaderWorkerSet"]
+    claims = {m["metadata"]["name"]: m for m in manifests if m["kind"] == "ResourceClaimTemplate"}
+    return lws, claims
+
+
+def _claimed_gpus(template: Obj, claims: dict[str, Obj]) -> int:
+    """The GPUs the pod's device claim asks for: none without one."""
+    total = 0
+    for ref in template["spec"].get("resourceClaims") or ():
+        requests = claims[ref["resourceClaimTemplateName"]]["spec"]["spec"]["devices"]["requests"]
+        total += sum(r["exactly"]["count"] for r in requests if r["name"] == "gpu")
+    return total
+
+
+def test_every_node_of_the_standard_gang_leader_too_claims_the_gpus_its_rank_runs() -> None:
+    lws, claims = _standard_gang()
+    for pod, template in group_pods(lws, 0):
+        args = _args(template, pod)
+        assert _claimed_gpus(template, claims) == args.tp_size // args.nnodes, pod
