@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.evidence import listed_and_found, look_up
+from modelplane.compose.fleetsecrets import trust_bundle_problem
 from modelplane.compose.inferencecluster.allocation import allocation, nodes_needed
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
@@ -94,6 +95,10 @@ def compose_cluster(inputs: Inputs) -> Result:
             f"InferenceCluster name {name!r} is longer than {LABEL_VALUE_MAX} characters: "
             "replicas placed here carry it as a label value, so none could be; use a shorter name"
         )
+    trust = trust_bundle_problem(cluster)
+    if trust:
+        # Refused at admission too; a composite admitted before the rule existed stops here.
+        return Result.failed(trust)
     t = target_of(cluster, dns_label(name))
     # A pool's class the list does not hold is asked for by name: only nothing back is evidence
     # that the pool lost its devices (and its place in status.gpuPools).

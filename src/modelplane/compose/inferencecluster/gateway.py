@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.fleetsecrets import FLEET_SERVER
 from modelplane.compose.frontdoor import (
     CLIENT_DOMAIN,
     FLEET_PRIVATE_KEY,
@@ -195,7 +196,7 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
     if gw.mode != "Managed":
         return {}
     pki = gw.pki
-    leaf = suffixed(t.cluster, "fleet-server")
+    leaf = suffixed(t.cluster, FLEET_SERVER)
     issuer = {
         "apiVersion": "cert-manager.io/v1",
         "kind": "Issuer",

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from modelplane.compose.evidence import look_up
+from modelplane.compose.fleetsecrets import fleet_ca_names, front_certificate_problem
 from modelplane.compose.frontdoor import (
     API_VERSION,
     CONTROL_NAMESPACE,
@@ -97,6 +98,11 @@ def compose_gateway(inputs: Inputs) -> Result:
     if clusters is None:
         return _hold(inputs, "Unknown", "WaitingForFleet", "reading InferenceClusters")
     fleet = by_name(clusters)
+    # Every cluster's own CA name is known only now; the fixed names were refused before.
+    secret = str(_secret_ref(spec).get("name") or "")
+    copied = front_certificate_problem(secret, fleet_ca_names(fleet.values())) if secret else ""
+    if copied:
+        return Result.failed(copied)
     host_name = str(spec["clusterName"])
     if host_name not in fleet:
         return _hold(
@@ -247,7 +253,11 @@ def _malformed(ig: Obj) -> str | None:
     tls = spec.get("tls")
     if not isinstance(tls, dict) or bool(tls.get("secretRef")) == bool(tls.get("issuerRef")):
         return "InferenceGateway spec.tls takes exactly one of secretRef or issuerRef"
-    namespace = (tls.get("secretRef") or {}).get("namespace") or CONTROL_NAMESPACE
+    secret = _secret_ref(spec)
+    namespace = secret.get("namespace") or CONTROL_NAMESPACE
+    copied = front_certificate_problem(str(secret["name"])) if secret.get("name") else ""
+    if copied:
+        return copied
     if namespace != CONTROL_NAMESPACE:
         return (
             f"InferenceGateway spec.tls.secretRef.namespace {namespace!r}: a gateway copies its "
@@ -255,6 +265,12 @@ def _malformed(ig: Obj) -> str | None:
             "nothing was changed"
         )
     return None
+
+
+def _secret_ref(spec: Obj) -> Mapping[str, Any]:
+    """``spec.tls.secretRef``, or an empty mapping when there is none."""
+    secret = (spec.get("tls") or {}).get("secretRef")
+    return secret if isinstance(secret, Mapping) else {}
 
 
 def _fleet(fleet: Mapping[str, Obj]) -> tuple[list[ClusterGateway], list[str]]:
