@@ -136,6 +136,7 @@ class Registry:
         self._composers: dict[tuple[str, str], Composer] = {}
         self._lazy: dict[tuple[str, str], frozenset[str]] = {}
         self._lazy_composite: dict[tuple[str, str], LazyPaths] = {}
+        self._requires: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
 
     def register(
         self,
@@ -145,14 +146,24 @@ class Registry:
         *,
         lazy: Iterable[str] = (),
         lazy_composite: Iterable[str] = (),
+        requires: Mapping[str, tuple[str, str]] | None = None,
     ) -> None:
         """Register ``composer``; requirements named in ``lazy`` are delivered as views, and so
         are the composite's sub-trees at the ``lazy_composite`` paths (``structs.lazy_paths``):
-        parts the composer passes through or digests whole, never picks apart."""
+        parts the composer passes through or digests whole, never picks apart. ``requires``:
+        the (apiVersion, kind) each requirement asks for, by its name or, for a name built as
+        ``<prefix>/...`` (``compose.evidence.requirement_name``), by its prefix."""
         key = (_group(api_version), kind)
         self._composers[key] = composer
         self._lazy[key] = frozenset(lazy)
         self._lazy_composite[key] = lazy_paths(*lazy_composite)
+        self._requires[key] = dict(requires or {})
+
+    def required_kind(self, api_version: str, kind: str, name: str) -> tuple[str, str] | None:
+        """The (apiVersion, kind) requirement ``name`` of this composite's composer asks for;
+        None when its registration does not say."""
+        requires = self._requires.get((_group(api_version), kind), {})
+        return requires.get(name) or requires.get(name.partition("/")[0])
 
     def lazy_requirements(self, api_version: str, kind: str) -> frozenset[str]:
         return self._lazy.get((_group(api_version), kind), frozenset())

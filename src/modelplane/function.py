@@ -192,7 +192,13 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 self._admit(req, api_version, kind)
             composite = read_composite(req, self.registry.lazy_composite(api_version, kind))
             lazy = self.registry.lazy_requirements(api_version, kind)
-            inputs = read_inputs(req, composite, lazy, self.admission)
+            inputs = read_inputs(
+                req,
+                composite,
+                lazy,
+                self.admission,
+                lambda name: self.registry.required_kind(api_version, kind, name),
+            )
             kind = f"{kind}.{api_version}"  # as users read it in messages
         except (MalformedRequestError, UnknownKindError, ShapeError) as e:
             return _fatal(req, identity, str(e))
@@ -504,30 +510,23 @@ def read_inputs(
     composite: dict[str, Any],
     lazy: frozenset[str] = frozenset(),
     admission: Admission | None = None,
+    asked: Callable[[str], tuple[str, str] | None] | None = None,
 ) -> Inputs:
-    """The composer's inputs. With an ``admission``, every required and observed resource is
-    read against its schema: views check each value read, and a requirement converted to
-    plain data is checked whole first; either raises ``ShapeError`` naming the field."""
+    """The composer's inputs. ``asked`` gives the (apiVersion, kind) each requirement asked for
+    (``Registry.required_kind``): an item of another kind, or of none, raises
+    ``MalformedRequestError`` naming the requirement and the item. With an ``admission``,
+    every required and observed resource is read against its schema (a required one against
+    its requirement's kind): views check each value read, and a requirement converted to plain
+    data is checked whole first; either raises ``ShapeError`` naming the field."""
     # Crossplane before v2 answers requirements in the deprecated extra_resources field.
     required_source = req.required_resources or req.extra_resources
-    required: dict[str, list[Any]] = {}
     shapes: dict[tuple[str, str], Shape] = {}
-    for name, rs in required_source.items():
-        if admission is None:
-            convert = StructView if name in lazy else struct_to_dict
-            required[name] = [convert(r.resource) for r in rs.items]
-            continue
-        items: list[Any] = []
-        for i, r in enumerate(rs.items):
-            resource = r.resource
-            shape = _read_shape(admission, shapes, resource)
-            where = ("required resource", name, i)
-            if name in lazy:
-                items.append(checked_view(resource, shape, where))
-            else:
-                check_struct(resource, shape.schema, where)
-                items.append(struct_to_dict(resource))
-        required[name] = items
+    required = {
+        name: _read_required(
+            name, rs.items, name in lazy, admission, shapes, asked(name) if asked else None
+        )
+        for name, rs in required_source.items()
+    }
     # Typed as plain data: views are read-only Mappings, and composers only read observed state.
     observed: dict[str, Any]
     if admission is None:
@@ -535,7 +534,7 @@ def read_inputs(
     else:
         observed = {}
         for k, r in req.observed.resources.items():
-            shape = _read_shape(admission, shapes, r.resource)
+            shape = _read_shape(admission, shapes, identity(r.resource))
             observed[k] = checked_view(r.resource, shape, ("observed resource", repr(k), None))
     return Inputs(
         composite=composite,
@@ -545,11 +544,74 @@ def read_inputs(
     )
 
 
+def _read_required(
+    name: str,
+    items: Any,
+    lazy: bool,
+    admission: Admission | None,
+    shapes: dict[tuple[str, str], Shape],
+    asked: tuple[str, str] | None,
+) -> list[Any]:
+    """One requirement's items: views when ``lazy``, else plain data (checked whole first)."""
+    out: list[Any] = []
+    for i, r in enumerate(items):
+        resource = r.resource
+        kind = required_kind(resource, name, i, asked, admission)
+        if admission is None:
+            out.append(StructView(resource) if lazy else struct_to_dict(resource))
+            continue
+        shape = _read_shape(admission, shapes, kind)
+        where = ("required resource", name, i)
+        if lazy:
+            out.append(checked_view(resource, shape, where))
+        else:
+            check_struct(resource, shape.schema, where)
+            out.append(struct_to_dict(resource))
+    return out
+
+
+def required_kind(
+    resource: struct_pb2.Struct,
+    name: str,
+    index: int,
+    asked: tuple[str, str] | None,
+    admission: Admission | None = None,
+) -> tuple[str, str]:
+    """The (apiVersion, kind) required item ``name[index]`` is read as: the kind its
+    requirement asked for, in the item's own version when that one is served. Crossplane
+    fetches exactly that kind, so an item of another kind or of none was not fetched by it
+    (a hand-written input, a bug): read against its own claim, or an empty schema, a string
+    where an object belongs would reach a composer unchecked. Raises MalformedRequestError."""
+    api_version, kind = identity(resource)
+    where = f"required resource {name}[{index}]{_named(resource)} is malformed"
+    wanted = f"the requirement asked for {_qualified(*asked)}" if asked else ""
+    if not api_version or not kind:
+        missing = " and ".join(k for k, v in (("apiVersion", api_version), ("kind", kind)) if not v)
+        why = f"{where}: it has no {missing}"
+        raise MalformedRequestError(f"{why}; {wanted}" if asked else why)
+    if asked is None:
+        return api_version, kind
+    if (api_version.rpartition("/")[0], kind) != (asked[0].rpartition("/")[0], asked[1]):
+        raise MalformedRequestError(f"{where}: it is {_qualified(api_version, kind)}, but {wanted}")
+    if admission is not None and not admission.knows(api_version, kind):
+        return asked
+    return api_version, kind
+
+
+def _qualified(api_version: str, kind: str) -> str:
+    group = api_version.rpartition("/")[0]
+    return f"{kind}.{group}" if group else kind
+
+
+def _named(resource: struct_pb2.Struct) -> str:
+    name = _name_of(resource)
+    return f' ("{name}")' if name else ""
+
+
 def _read_shape(
-    admission: Admission, shapes: dict[tuple[str, str], Shape], resource: struct_pb2.Struct
+    admission: Admission, shapes: dict[tuple[str, str], Shape], key: tuple[str, str]
 ) -> Shape:
-    """What ``resource`` is read against, by its apiVersion and kind (looked up once a call)."""
-    key = identity(resource)
+    """What a resource of ``key`` (apiVersion, kind) is read against (looked up once a call)."""
     shape = shapes.get(key)
     if shape is None:
         shape = shapes[key] = shape_of(admission.read_schema(*key))

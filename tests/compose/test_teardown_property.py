@@ -103,11 +103,21 @@ def serving(mr: Obj, status: bool, created: str) -> Obj:
     return out
 
 
+def replicas_of(observed: dict[str, Obj]) -> list[Obj]:
+    """The ModelReplicas among a deployment's composed resources (its endpoints are not: the
+    requirement asks for ModelReplicas, and an item of another kind is refused)."""
+    return [o for o in observed.values() if o["kind"] == "ModelReplica"]
+
+
 def settle(md: Obj, fleet: list[Obj], others: list[Obj], rounds: int) -> dict[str, Obj]:
     """What ``rounds`` reconciles of ``md`` on ``fleet`` compose, each observed serving."""
     observed: dict[str, Obj] = {}
     for r in range(rounds):
-        required = {CLUSTERS: fleet, CLASSES: [H100, A100], REPLICAS: [*others, *observed.values()]}
+        required = {
+            CLUSTERS: fleet,
+            CLASSES: [H100, A100],
+            REPLICAS: [*others, *replicas_of(observed)],
+        }
         result = compose_deployment(Inputs(composite=md, required=required, observed=observed))
         observed = {
             k: observed.get(k) or serving(obj, True, f"2026-01-01T00:00:{r:02}Z")
@@ -161,7 +171,7 @@ def deployment_world(draw: st.DrawFn) -> World:
         {
             CLUSTERS: fleet,
             CLASSES: [H100, A100],
-            REPLICAS: [*others, *observed.values()],
+            REPLICAS: [*others, *replicas_of(observed)],
             ROUTES: routes,
             HOLDS: [],
         },

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from modelplane.compose.inferenceclass.composer import compose_class
-from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
-from modelplane.compose.inferencecluster.composer import compose_cluster
-from modelplane.compose.inferencegateway.composer import CLUSTERS as GATEWAY_CLUSTERS
-from modelplane.compose.inferencegateway.composer import compose_gateway
+from modelplane.compose.inferencecluster import composer as cluster
+from modelplane.compose.inferencecluster.allocation import ADMITTED_REPLICA
+from modelplane.compose.inferencecluster.waves import PREVIOUS_WAVE
+from modelplane.compose.inferencegateway import composer as gateway
 from modelplane.compose.inferencegateway.shard import compose_shard
 from modelplane.compose.inferencegateway.shards import KIND as GATEWAY_SHARD
-from modelplane.compose.modelcache.composer import compose_model_cache
-from modelplane.compose.modeldeployment.composer import CLUSTERS, REPLICAS, compose_deployment
-from modelplane.compose.modelendpoint.composer import CLUSTERS as ENDPOINT_CLUSTERS
-from modelplane.compose.modelendpoint.composer import compose_endpoint
+from modelplane.compose.modelcache import composer as cache
+from modelplane.compose.modeldeployment import composer as deployment
+from modelplane.compose.modeldeployment import drain, footprint
+from modelplane.compose.modelendpoint import composer as endpoint
 from modelplane.compose.modelreplica.composer import (
     API_VERSION,
     CACHE_REQUIREMENT,
@@ -20,16 +20,26 @@ from modelplane.compose.modelreplica.composer import (
     LAZY_COMPOSITE,
 )
 from modelplane.compose.modelreplica.composer import compose as compose_model_replica
-from modelplane.compose.modelservice.composer import CLUSTERS as SERVICE_CLUSTERS
-from modelplane.compose.modelservice.composer import (
-    compose_service,
-    endpoints_requirement,
-    replicas_requirement,
-)
+from modelplane.compose.modelservice import composer as service
+from modelplane.compose.remote import OBJECT_API_VERSION
+from modelplane.compose.routed import USAGE_API_VERSION
 from modelplane.composer import Registry
 
 SERVICE_ENTRIES = 16
 """The most entries a ModelService's ``spec.endpoints`` holds (its XRD's maxItems)."""
+
+# What each requirement asks for: every item answering it is read as that kind (an item of
+# another kind, or of none, is a Fatal naming the requirement and the item), never against the
+# schema of whatever kind the item claims to be.
+CLUSTER = (API_VERSION, "InferenceCluster")
+CLASS = (API_VERSION, "InferenceClass")
+REPLICA = (API_VERSION, "ModelReplica")
+GATEWAY = (API_VERSION, "InferenceGateway")
+DEPLOYMENT = (API_VERSION, "ModelDeployment")
+CACHE = (API_VERSION, "ModelCache")
+ENDPOINT = (API_VERSION, "ModelEndpoint")
+OBJECT = (OBJECT_API_VERSION, "Object")
+USAGE = (USAGE_API_VERSION, "Usage")
 
 
 def default_registry() -> Registry:
@@ -43,26 +53,98 @@ def default_registry() -> Registry:
         compose_model_replica,
         lazy=(CLUSTER_REQUIREMENT, CACHE_REQUIREMENT),
         lazy_composite=LAZY_COMPOSITE,
+        requires={CLUSTER_REQUIREMENT: CLUSTER, CACHE_REQUIREMENT: CACHE},
     )
     # A cluster reads a few fields of the replicas on it: their names (its deletion guard) and
     # what they claim (the allocation it publishes).
-    registry.register(API_VERSION, "InferenceCluster", compose_cluster, lazy=(CLUSTER_REPLICAS,))
+    registry.register(
+        API_VERSION,
+        "InferenceCluster",
+        cluster.compose_cluster,
+        lazy=(cluster.REPLICAS,),
+        requires={
+            cluster.CLASSES: CLASS,
+            cluster.CLASS_BY_NAME: CLASS,
+            cluster.REPLICAS: REPLICA,
+            cluster.GUARDED_REPLICA: REPLICA,
+            ADMITTED_REPLICA: REPLICA,
+            cluster.GATEWAYS: GATEWAY,
+            cluster.GUARDED_GATEWAY: GATEWAY,
+            PREVIOUS_WAVE: CLUSTER,
+        },
+    )
     registry.register(API_VERSION, "InferenceClass", compose_class)
-    registry.register(API_VERSION, "ModelCache", compose_model_cache)
+    registry.register(
+        API_VERSION,
+        "ModelCache",
+        cache.compose_model_cache,
+        requires={
+            cache.CLUSTERS: CLUSTER,
+            cache.BY_NAME: CLUSTER,
+            cache.CLASSES: CLASS,
+            cache.CLASS_BY_NAME: CLASS,
+            cache.DEPLOYMENTS: DEPLOYMENT,
+            cache.REPLICAS: REPLICA,
+        },
+    )
     # The scheduler reads a few fields of every cluster of the fleet and of its own replicas:
     # views spare converting thousands of whole objects on every reconcile.
-    registry.register(API_VERSION, "ModelDeployment", compose_deployment, lazy=(CLUSTERS, REPLICAS))
+    registry.register(
+        API_VERSION,
+        "ModelDeployment",
+        deployment.compose_deployment,
+        lazy=(deployment.CLUSTERS, deployment.REPLICAS),
+        requires={
+            deployment.CLUSTERS: CLUSTER,
+            deployment.CLUSTER_BY_NAME: CLUSTER,
+            deployment.CLASSES: CLASS,
+            deployment.CLASS_BY_NAME: CLASS,
+            deployment.REPLICAS: REPLICA,
+            footprint.CACHE: CACHE,
+            drain.ROUTES: OBJECT,
+            drain.ROUTE_BY_NAME: OBJECT,
+            drain.HOLDS: USAGE,
+        },
+    )
     # The front door: gateways on clusters, services routed through them, their endpoints. Each
     # lists every cluster of the fleet and reads a few fields of its status.
-    registry.register(API_VERSION, "InferenceGateway", compose_gateway, lazy=(GATEWAY_CLUSTERS,))
+    registry.register(
+        API_VERSION,
+        "InferenceGateway",
+        gateway.compose_gateway,
+        lazy=(gateway.CLUSTERS,),
+        requires={gateway.CLUSTERS: CLUSTER, gateway.CLUSTER_BY_NAME: CLUSTER},
+    )
     # Its hops, split in shards so no response grows with the whole fleet; each requires nothing.
     registry.register(API_VERSION, GATEWAY_SHARD, compose_shard)
     # A service also lists, per entry, the endpoints and replicas its selector matches: one per
     # cluster for a model deployed fleet-wide.
     entries = range(SERVICE_ENTRIES)
-    selected = [f(i) for i in entries for f in (endpoints_requirement, replicas_requirement)]
+    selected = {service.endpoints_requirement(i): ENDPOINT for i in entries}
+    selected |= {service.replicas_requirement(i): REPLICA for i in entries}
     registry.register(
-        API_VERSION, "ModelService", compose_service, lazy=(SERVICE_CLUSTERS, *selected)
+        API_VERSION,
+        "ModelService",
+        service.compose_service,
+        lazy=(service.CLUSTERS, *selected),
+        requires={
+            service.GATEWAYS: GATEWAY,
+            service.GATEWAY_BY_NAME: GATEWAY,
+            service.CLUSTERS: CLUSTER,
+            service.BY_NAME: ENDPOINT,
+            **selected,
+        },
     )
-    registry.register(API_VERSION, "ModelEndpoint", compose_endpoint, lazy=(ENDPOINT_CLUSTERS,))
+    registry.register(
+        API_VERSION,
+        "ModelEndpoint",
+        endpoint.compose_endpoint,
+        lazy=(endpoint.CLUSTERS,),
+        requires={
+            endpoint.CLUSTER: CLUSTER,
+            endpoint.CLUSTERS: CLUSTER,
+            endpoint.GATEWAYS: GATEWAY,
+            endpoint.GATEWAY_BY_NAME: GATEWAY,
+        },
+    )
     return registry

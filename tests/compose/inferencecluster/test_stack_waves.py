@@ -98,8 +98,9 @@ class Fleet:
             REPLICAS: [],
             GATEWAYS: [],
         }
-        for name, (_kind, labels) in (asked.by_labels if asked else {}).items():
-            if name in self.unlisted:
+        for name, (kind, labels) in (asked.by_labels if asked else {}).items():
+            # Only the clusters of a wave are answered from the fleet; the rest as above.
+            if name in self.unlisted or kind != "InferenceCluster":
                 continue
             required[name] = [
                 copy.deepcopy(ic)
