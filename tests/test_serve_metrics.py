@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -320,3 +321,61 @@ def test_a_metrics_address_that_is_not_host_and_port_is_a_usage_error(stop) -> N
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "--metrics-address: 'localhost' is not HOST:PORT" in out
+
+
+def closed_by_peer(conn: socket.socket) -> bool:
+    """Whether the server closed ``conn`` (end of file or reset), without waiting."""
+    conn.setblocking(False)
+    try:
+        return conn.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except ConnectionError:
+        return True
+
+
+def test_idle_connections_to_the_metrics_port_cost_no_thread_each() -> None:
+    # prometheus_client's server gave each connection a thread that waited for a request with
+    # no timeout: 1,000 idle connections held 1,009 threads. Past the few it serves at once,
+    # a connection is closed as soon as it is accepted.
+    from modelplane.metrics import MAX_SCRAPES
+
+    metrics = Metrics()
+    server = metrics.listen("127.0.0.1:0")
+    host, port = server.address.rsplit(":", 1)
+    before = threading.active_count()
+    conns = [socket.create_connection((host, int(port)), timeout=10) for _ in range(200)]
+    try:
+        deadline = time.monotonic() + 60
+        while sum(closed_by_peer(c) for c in conns) < len(conns) - MAX_SCRAPES:
+            assert time.monotonic() < deadline, "idle connections were held, not closed"
+            time.sleep(0.05)
+        assert threading.active_count() - before <= MAX_SCRAPES
+    finally:
+        for c in conns:
+            c.close()
+        metrics.close()
+
+
+def test_an_idle_metrics_connection_is_closed_and_scrapes_are_served_again() -> None:
+    metrics = Metrics()
+    server = metrics.listen("127.0.0.1:0", read_timeout=0.5)
+    host, port = server.address.rsplit(":", 1)
+    idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(20)]
+    try:
+        # Every slot held by an idle connection is given back once it times out, so a scrape
+        # is answered again (a scraper retries on its next interval).
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                assert ("modelplane_function_requests_total", frozenset()) not in scrape(int(port))
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "no scrape was answered"
+                time.sleep(0.2)
+        for conn in idle:
+            assert conn.recv(1) == b""  # closed by the server (the client timeout is 10 s)
+    finally:
+        for c in idle:
+            c.close()
+        metrics.close()

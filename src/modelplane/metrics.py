@@ -12,10 +12,11 @@ which never reach a worker.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterable
-from typing import Protocol
-from wsgiref.simple_server import WSGIServer
+from typing import Any, Protocol
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import (
     CollectorRegistry,
@@ -25,8 +26,9 @@ from prometheus_client import (
     Histogram,
     PlatformCollector,
     ProcessCollector,
-    start_http_server,
+    make_wsgi_app,
 )
+from prometheus_client.exposition import ThreadingWSGIServer
 
 DEFAULT_ADDRESS = "0.0.0.0:8080"
 """Port 8080: Crossplane declares a container port named ``metrics``, 8080, on every package's
@@ -36,6 +38,15 @@ metrics there (its Helm chart's ``metrics.port``)."""
 OTHER_KIND = "other"
 """The ``kind`` label of a composite of a kind no Modelplane definition serves (a Composition
 calling this function for another kind): such kinds are not ours to enumerate."""
+
+MAX_SCRAPES = 4
+"""Connections the metrics listener serves at once, each on a thread of its own; one more is
+closed as soon as it is accepted. Prometheus scrapes a target one request at a time, so a few
+cover every scraper a cluster runs, and a thousand idle connections cost no thread (a thread per
+connection, prometheus_client's own server, made 1,009 threads of them)."""
+READ_TIMEOUT_SECONDS = 10.0
+"""How long a connection may wait to send each part of its request: a scraper sends its request
+at once (Prometheus' default scrape_timeout is 10 s), an idle connection is closed."""
 
 RESULTS = ("composed", "cached", "fatal", "cancelled")
 RESTART_REASONS = ("exited", "abandoned")
@@ -140,11 +151,25 @@ class Metrics:
             registry=self.registry,
         ).set_function(workers.busy)
 
-    def listen(self, address: str) -> MetricsServer:
+    def listen(
+        self,
+        address: str,
+        max_scrapes: int = MAX_SCRAPES,
+        read_timeout: float = READ_TIMEOUT_SECONDS,
+    ) -> MetricsServer:
         """Serve the metrics over HTTP at ``/metrics`` (any path answers) on ``address``
-        (``host:port``), from a thread of this process. Raises OSError if it cannot bind."""
+        (``host:port``), from a thread of this process, at most ``max_scrapes`` connections at
+        once, each closed once idle for ``read_timeout`` seconds. Raises OSError if it cannot
+        bind."""
         host, port = split_address(address)
-        httpd, thread = start_http_server(port, host, registry=self.registry)
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        server = type(
+            "Server", (BoundedServer,), {"address_family": family[0][0], "slots": max_scrapes}
+        )
+        handler = type("Handler", (_QuietHandler,), {"timeout": read_timeout})
+        httpd: WSGIServer = make_server(host, port, make_wsgi_app(self.registry), server, handler)
+        thread = threading.Thread(target=httpd.serve_forever, name="metrics", daemon=True)
+        thread.start()
         self.server = MetricsServer(httpd, thread)
         return self.server
 
@@ -159,6 +184,49 @@ class Metrics:
         if not kind or self.kinds is None or kind in self.kinds:
             return kind
         return OTHER_KIND
+
+
+class BoundedServer(ThreadingWSGIServer):
+    """prometheus_client's server (a thread per connection), serving at most ``slots``
+    connections at once: the next is closed when accepted, costing no thread. A scraper whose
+    connection is closed retries on its next interval; the function's calls never wait on it."""
+
+    slots = MAX_SCRAPES
+    # Connections the kernel queues until accepted (socketserver's 5 left a burst's clients
+    # retrying their SYN for seconds): accepting, or closing, each costs next to nothing.
+    request_queue_size = 128
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._free = threading.BoundedSemaphore(self.slots)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._free.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._free.release()  # no thread started: nothing else gives the slot back
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._free.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A connection that timed out or went away: nothing to report (socketserver would print
+        # a traceback to stderr for each one).
+        return
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """Logs nothing per request (prometheus_client's handler neither)."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
 
 
 class MetricsServer:
