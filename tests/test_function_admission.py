@@ -102,6 +102,34 @@ def test_a_composite_with_null_metadata_is_refused_for_its_missing_name():
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "json_type"), [(5, "integer"), (True, "boolean"), (["a"], "array"), ({}, "object")]
+)
+@pytest.mark.parametrize("field", ["name", "namespace"])
+def test_a_composite_whose_name_is_not_a_string_is_refused_naming_the_field(
+    field: str, value: Any, json_type: str
+):
+    # Admitted, it was composed: objects named after str(5), and the message quoted it.
+    replica = seed("replica")
+    replica["metadata"][field] = value
+    shown = "" if field == "name" else "qwen3-8b-eks-l4-0"
+    [message] = fatal(request(replica, cluster=[seed("cluster")]))
+    assert message.startswith(
+        f'ModelReplica.modelplane.ai "{shown}" is invalid: [metadata.{field}: Invalid value: '
+        f'"{json_type}": metadata.{field} in body must be of type string: "{json_type}"'
+    )
+
+
+def test_validate_refuses_a_name_that_is_not_a_string(tmp_path: Path):
+    replica = seed("replica")
+    replica["metadata"]["name"] = 5
+    path = tmp_path / "replica.yaml"
+    path.write_text(yaml.safe_dump(replica))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 1
+    assert 'metadata.name: Invalid value: "integer"' in result.output
+
+
 def test_a_composite_whose_status_is_a_string_is_refused_naming_status():
     replica = seed("replica")
     replica["status"] = "ready"

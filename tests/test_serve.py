@@ -642,3 +642,16 @@ def test_workers_exit_when_the_server_is_killed(stop, tmp_path):
     while not all(exited(pid) for pid in workers):
         assert time.monotonic() < deadline, "a worker outlived its server"
         time.sleep(0.05)
+
+
+def test_a_tag_too_large_to_echo_gets_a_fatal_result_not_resource_exhausted(stop):
+    req = seed_request()
+    req.meta.tag = "t" * (30 << 20)
+    _, port = listening(stop, "--insecure")
+    with grpc.insecure_channel(
+        f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", 64 << 20)]
+    ) as channel:
+        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=120)
+    [result] = rsp.results
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert "the request's tag, 30.0 MiB, is not echoed" in result.message

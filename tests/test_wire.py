@@ -11,7 +11,13 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 
-from modelplane.function import FunctionRunner, decode_request, peek_tag
+from modelplane.function import (
+    FunctionRunner,
+    decode_request,
+    fatal_bytes,
+    loggable_tag,
+    peek_tag,
+)
 from modelplane.wire import _encode_varint, read_varint, shallow_request
 from tests import standin
 
@@ -121,3 +127,49 @@ def test_peeking_at_megabytes_of_continuation_bytes_reads_ten_of_them():
 
     assert peek_tag(Counting(b"\xff" * (64 << 20))) == ""
     assert len(read) <= 11
+
+
+def test_a_tag_too_large_to_echo_is_left_out_of_a_fatal_that_fits():
+    # Echoed, a 30 MiB tag made the Fatal itself too large to send: gRPC answered
+    # RESOURCE_EXHAUSTED, which says nothing of why.
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="t" * (30 << 20)))
+    req.observed.composite.resource.update(standin.replica())
+    limit = 4 << 20
+    answer, outcome = FunctionRunner(standin.registry(), cache_size=0).handle_bytes(
+        req.SerializeToString(), limit
+    )
+    assert len(answer) <= limit
+    rsp = fnv1.RunFunctionResponse.FromString(answer)
+    assert rsp.meta.tag == ""
+    [result] = rsp.results
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert "the request's tag, 30.0 MiB, is not echoed" in result.message
+    assert outcome.result == "fatal"
+
+
+def test_a_tag_that_fits_is_echoed_on_a_fatal():
+    rsp = fnv1.RunFunctionResponse.FromString(fatal_bytes("crossplane-tag", "why"))
+    assert (rsp.meta.tag, rsp.results[0].message) == ("crossplane-tag", "why")
+
+
+def test_a_log_line_carries_a_long_tag_cut_with_its_length():
+    assert loggable_tag("a" * 64) == "a" * 64
+    assert loggable_tag("a" * 1000) == "a" * 128 + "... (1000 characters)"
+
+
+def test_a_runner_that_keeps_no_responses_hashes_no_request(monkeypatch):
+    # The server hashes each request once, on arrival, for its cache; the worker's runner keeps
+    # nothing, and hashed every request again (tens of MiB for a fleet).
+    import modelplane.function as function
+
+    def hashed(*_):
+        raise AssertionError("hashed")
+
+    monkeypatch.setattr(function, "content_key", hashed)
+    monkeypatch.setattr(function, "request_key", hashed)
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="t"))
+    req.observed.composite.resource.update(standin.replica())
+    _, outcome = FunctionRunner(standin.registry(), cache_size=0).handle_bytes(
+        req.SerializeToString(), 1 << 20
+    )
+    assert outcome.result == "composed"

@@ -147,7 +147,11 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self, req: fnv1.RunFunctionRequest, key: str | None = None
     ) -> tuple[fnv1.RunFunctionResponse, Outcome]:
         """The response, and what happened, for the caller's log line. ``key`` is a hash of
-        the serialized request when the caller has its bytes."""
+        the serialized request when the caller has its bytes; a runner keeping no responses
+        (a serving worker: the server caches) hashes nothing."""
+        if not self.responses.budget:
+            with no_cycle_collection():
+                return self._compose(req)
         key = key or request_key(req)
         cached = self.responses.get(key)
         if cached is not None:
@@ -155,7 +159,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             return cached, Outcome(*_identity_of(req), result="cached")
         with no_cycle_collection():
             rsp, outcome = self._compose(req)
-        if outcome.result != "fatal" and self.responses.budget:
+        if outcome.result != "fatal":
             self.responses.put(key, rsp, rsp.ByteSize())
         return rsp, outcome
 
@@ -166,8 +170,10 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             req = decode_request(raw)
         except DecodeError as e:
             why = UNDECODABLE_DEPTH if _too_deep(e) else f"undecodable request: {e}"
-            return fatal_bytes(peek_tag(raw), why), Outcome(result="fatal", message=why)
-        rsp, outcome = self.handle(req, content_key(raw))
+            return fatal_bytes(peek_tag(raw), why, max_response), Outcome(
+                result="fatal", message=why
+            )
+        rsp, outcome = self.handle(req, content_key(raw) if self.responses.budget else None)
         out = rsp.SerializeToString()
         if len(out) <= max_response:
             return out, outcome
@@ -176,7 +182,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             "this function may send (--max-send-message-size; Crossplane receives at most "
             f"4 MiB, gRPC's default, which it does not raise); {_what_sizes(outcome.kind)}"
         )
-        return fatal_bytes(req.meta.tag, why), Outcome(
+        return fatal_bytes(req.meta.tag, why, max_response), Outcome(
             outcome.kind, outcome.name, "fatal", message=why
         )
 
@@ -318,11 +324,19 @@ def admission_errors(
     if not errors:
         return ()
     meta = obj.get("metadata")
-    name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
-    return (invalid(kind, api_version, name, errors),)
+    name = meta.get("name") if isinstance(meta, dict) else ""
+    # A name that is not a string is one of the errors: the API server shows none.
+    return (invalid(kind, api_version, name if isinstance(name, str) else "", errors),)
 
 
 MIB = 1024 * 1024
+
+
+CROSSPLANE_RECEIVE_LIMIT = 4 * MIB
+"""What Crossplane reads of a response: grpc-go's default client receive limit, which its
+function runner does not raise."""
+TAG_LOGGED = 128
+"""The most of a request's tag a log line carries."""
 
 
 def _what_sizes(kind: str) -> str:
@@ -395,13 +409,22 @@ def peek_tag(raw: bytes) -> str:
     return tag
 
 
-def fatal_bytes(tag: str, message: str) -> bytes:
+def fatal_bytes(tag: str, message: str, limit: int = CROSSPLANE_RECEIVE_LIMIT) -> bytes:
     """A serialized Fatal response carrying only the tag: for a request that could not be
-    read, or a response too large to send (Crossplane applies nothing from a Fatal one)."""
+    read, or a response too large to send (Crossplane applies nothing from a Fatal one). A tag
+    that would take it past ``limit`` bytes is not echoed: the answer would be refused for its
+    size (gRPC's RESOURCE_EXHAUSTED) rather than read, and Crossplane's own tags are 64
+    characters."""
     rsp = fnv1.RunFunctionResponse(
         meta=fnv1.ResponseMeta(tag=tag, ttl=duration_pb2.Duration(seconds=RESPONSE_TTL_SECONDS))
     )
     rsp.results.append(fnv1.Result(severity=fnv1.SEVERITY_FATAL, message=message))
+    if rsp.ByteSize() > limit:
+        rsp.meta.tag = ""
+        rsp.results[0].message = (
+            f"{message} (the request's tag, {len(tag.encode()) / MIB:.1f} MiB, is not echoed: "
+            "the answer would not fit the response limit)"
+        )
     return rsp.SerializeToString()
 
 
@@ -409,7 +432,7 @@ def log_request(log: Any, tag: str, outcome: Outcome, seconds: float) -> None:
     """One info line per request: its tag, the composite's kind and name, the result and how
     long it took (and a Fatal result's message)."""
     fields = {
-        "tag": tag,
+        "tag": loggable_tag(tag),
         "kind": outcome.kind,
         "name": outcome.name,
         "result": outcome.result,
@@ -418,6 +441,14 @@ def log_request(log: Any, tag: str, outcome: Outcome, seconds: float) -> None:
     if outcome.message:
         fields["message"] = outcome.message
     log.info("RunFunction", **fields)
+
+
+def loggable_tag(tag: str) -> str:
+    """A tag as a log line carries it: Crossplane's are 64 characters; a longer one (a client's
+    own, megabytes perhaps) is cut, its length said."""
+    if len(tag) <= TAG_LOGGED:
+        return tag
+    return f"{tag[:TAG_LOGGED]}... ({len(tag)} characters)"
 
 
 def _fatal(

@@ -253,7 +253,7 @@ class Handler:
                 why = "cancelled: the caller gave up or the function is stopping"
                 outcome = Outcome(result="cancelled", message=why)
                 self._answered(tag, outcome, start, len(raw), None)
-                return fatal_bytes(tag, why)
+                return fatal_bytes(tag, why, self.pool.max_response)
         self._answered(tag, outcome, start, len(raw), len(rsp))
         return rsp
 
@@ -413,6 +413,7 @@ class Pool:
         metrics: Metrics | None = None,
     ) -> None:
         self.size = size
+        self.max_response = max_response
         self.metrics = metrics or Metrics()
         self._new = lambda method: Worker(
             registry, max_response, debug, method, tuple(w.sock.fileno() for w in self._workers)
@@ -462,7 +463,7 @@ class Pool:
                 code = worker.process.exitcode
                 why = f"the worker composing this request exited (exit code {code}); replaced"
             self._replace(worker)
-            return fatal_bytes(tag, why), Outcome(result="fatal", message=why)
+            return fatal_bytes(tag, why, self.max_response), Outcome(result="fatal", message=why)
         self._idle.put_nowait(worker)
         return answer
 

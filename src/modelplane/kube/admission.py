@@ -26,7 +26,7 @@ from modelplane.kube import rules
 from modelplane.kube.crd import Definition, Version, load_definitions
 from modelplane.kube.errors import ErrorType, FieldError
 from modelplane.kube.rules import evaluate
-from modelplane.kube.schema import Schema, copy_json, prune_and_default, validate
+from modelplane.kube.schema import Schema, copy_json, json_type, prune_and_default, validate
 
 
 class UnknownKindError(KeyError):
@@ -219,6 +219,7 @@ def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
             out[key] = copy_json(value)
         else:
             errors.append(FieldError(f"metadata.{key}", ErrorType.UNKNOWN_FIELD))
+    errors += _string_errors(out)
     name = out.get("name")
     if not name and not out.get("generateName"):
         errors.append(
@@ -252,6 +253,19 @@ def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
                 )
             )
     return out, errors
+
+
+def _string_errors(meta: dict[str, Any]) -> list[FieldError]:
+    """A name, generateName or namespace that is not a string: the API server decodes metadata
+    into ObjectMeta and refuses it; admitted, a composer would name objects after ``5``."""
+    errors = []
+    for key in ("name", "generateName", "namespace"):
+        value = meta.get(key)
+        if value is not None and not isinstance(value, str):
+            path, actual = f"metadata.{key}", json_type(value)
+            message = f'{path} in body must be of type string: "{actual}"'
+            errors.append(FieldError(path, ErrorType.TYPE_INVALID, actual, message))
+    return errors
 
 
 @functools.cache
