@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from modelplane.kube.names import dns_label, suffixed
+from modelplane.kube.names import dns_label, suffixed, unique_label
 from modelplane.kube.objects import condition
 from modelplane.structs import frozen
 
@@ -210,14 +210,29 @@ def cluster_backend_name(gateway: str, cluster: str) -> str:
     return dns_label(gateway, cluster, "fleet")
 
 
-def front_route_name(gateway: str, namespace: str, service: str) -> str:
-    """A ModelService's route on a front gateway (one namespace holds every tenant's)."""
-    return dns_label(gateway, namespace, service)
+def front_route_name(gateway: str, namespace: str, service: str, kept: str | None = None) -> str:
+    """A ModelService's route on a front gateway. One namespace holds every tenant's, so a name
+    cut to fit carries an 80-bit hash (``unique_label``); ``kept`` is the name the route was
+    composed with, observed: one named before (``dns_label``, cut with a 32-bit hash) keeps
+    it, as provider-kubernetes leaves the object a renamed manifest named in place, still
+    routing (docs/design/security.md)."""
+    return _kept_or_unique(kept, gateway, namespace, service)
 
 
-def unavailable_filter_name(gateway: str, namespace: str, service: str) -> str:
-    """The direct-response filter a front route answers 503 with while nothing is ready."""
-    return dns_label(gateway, namespace, service, "unavailable")
+def unavailable_filter_name(
+    gateway: str, namespace: str, service: str, kept: str | None = None
+) -> str:
+    """The direct-response filter a front route answers 503 with while nothing is ready;
+    ``kept`` as for ``front_route_name``."""
+    return _kept_or_unique(kept, gateway, namespace, service, "unavailable")
+
+
+def _kept_or_unique(kept: str | None, *parts: str) -> str:
+    # Only the name these very parts had: an observed name is what this service composed, and
+    # no new name of either layout can equal another service's old one (unique_label).
+    if kept is not None and kept == dns_label(*parts):
+        return kept
+    return unique_label(*parts)
 
 
 # --- names in the tenant's namespace on a cluster ------------------------------------------------

@@ -8,6 +8,8 @@ import re
 
 DNS_LABEL_MAX = 63
 _HASH_LEN = 8
+_LONG_HASH_LEN = 20
+"""80 bits: a name whose readable head drops a part a tenant chooses (``unique_label``)."""
 _INVALID = re.compile(r"[^a-z0-9-]+")
 # Names that become Service names (a LeaderWorkerSet's or PodCliqueSet's headless Service, the
 # picker's Service) must be DNS-1035 labels: a leading digit gets this prefix.
@@ -34,6 +36,27 @@ def dns_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
         return joined
     clean = _INVALID.sub("-", joined.lower()).strip("-")
     suffix = short_hash(*parts)
+    head = clean[: max_len - len(suffix) - 1].rstrip("-")
+    return f"{head}-{suffix}" if head else suffix
+
+
+@functools.lru_cache(maxsize=8192)
+def unique_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
+    """``dns_label(*parts)`` while the joined parts fit whole beside its 8-character hash;
+    past that, a shorter head beside an 80-bit one.
+
+    For names that tenants' objects share one namespace under (a gateway's front routes): cut,
+    a name keeps only its head, so whoever chooses a part past the cut can try names until
+    the 32-bit hash matches another's (about a core-hour), and takes over that object. Whole,
+    the joined parts split only a few ways, which leaves nothing to search, so those names
+    stay exactly as ``dns_label`` made them. The layouts never meet: ``dns_label``'s names,
+    whole or cut, have a hyphen ninth from their end, where a long-hashed one has a digit of
+    its hash.
+    """
+    clean = _INVALID.sub("-", "-".join(p for p in parts if p).lower()).strip("-")
+    if len(clean) <= max_len - _HASH_LEN - 1:
+        return dns_label(*parts, max_len=max_len)
+    suffix = short_hash(*parts, length=_LONG_HASH_LEN)
     head = clean[: max_len - len(suffix) - 1].rstrip("-")
     return f"{head}-{suffix}" if head else suffix
 

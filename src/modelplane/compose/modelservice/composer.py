@@ -116,7 +116,7 @@ def compose_service(inputs: Inputs) -> Result:
             selected[entry].append(endpoint)
     plan = plan_service(ms, selected, fleet, frozenset(routed))
     serving, skipped = gateways_serving(ms, gateways, fleet)
-    wanted = _wanted(ms, plan, serving, fleet)
+    wanted = _wanted(ms, plan, serving, fleet, inputs.observed)
 
     result = Result(requirements=requirements, resources=_kept(inputs, fleet, skipped))
     for key, (provider_config, manifest, is_route) in wanted.items():
@@ -165,19 +165,39 @@ Wanted = dict[str, tuple[str, Obj, bool]]
 """Composition resource name -> (ClusterProviderConfig, remote manifest, whether it is a route)."""
 
 
-def _wanted(ms: Obj, plan: Plan, serving: list[Serving], fleet: Mapping[str, Obj]) -> Wanted:
+def _remote_name(obj: Mapping[str, Any] | None) -> str | None:
+    """The name of what an observed Object manages on its cluster, if it says."""
+    value: Any = obj
+    for key in ("spec", "forProvider", "manifest", "metadata", "name"):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _wanted(
+    ms: Obj,
+    plan: Plan,
+    serving: list[Serving],
+    fleet: Mapping[str, Obj],
+    observed: Mapping[str, Obj],
+) -> Wanted:
     namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
     timeout = str(ms["spec"].get("timeout") or routes.NO_TIMEOUT)
     wanted: Wanted = {}
     for g in serving:
+        kept = (
+            _remote_name(observed.get(f"front/{g.name}")),
+            _remote_name(observed.get(f"unavailable/{g.name}")),
+        )
         wanted[f"front/{g.name}"] = (
             g.host.provider_config,
-            routes.front_route(g.name, g.hostname, g.host, namespace, name, plan, timeout),
+            routes.front_route(g.name, g.hostname, g.host, namespace, name, plan, timeout, kept),
             True,
         )
         wanted[f"unavailable/{g.name}"] = (
             g.host.provider_config,
-            routes.unavailable_filter(g.name, g.host, namespace, name),
+            routes.unavailable_filter(g.name, g.host, namespace, name, kept[1]),
             False,
         )
     if not serving:

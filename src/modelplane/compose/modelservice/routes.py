@@ -84,11 +84,13 @@ def front_route(
     service: str,
     plan: Plan,
     timeout: str,
+    kept: tuple[str | None, str | None] = (None, None),
 ) -> Obj:
     """The service on one front gateway: every lane, and the 503 filter while none is ready or
     every lane is parked. Envoy Gateway (v1.8.1, internal/gatewayapi/route.go) leaves a weight-0
     backendRef out of the rule's destinations once resolved, and answers a rule with none left
-    500, unless a filter answered first: parked lanes stay resolved behind the 503."""
+    500, unless a filter answered first: parked lanes stay resolved behind the 503. ``kept``:
+    the route's and the filter's names as observed (``frontdoor.front_route_name``)."""
     rule: Obj = {"matches": [_prefix(namespace, service)]}
     if plan.lanes:
         rule["backendRefs"] = [_lane_ref(gateway, host, lane) for lane in plan.lanes]
@@ -99,7 +101,7 @@ def front_route(
                 "extensionRef": {
                     "group": ENVOY_GROUP,
                     "kind": "HTTPRouteFilter",
-                    "name": unavailable_filter_name(gateway, namespace, service),
+                    "name": unavailable_filter_name(gateway, namespace, service, kept[1]),
                 },
             }
         ]
@@ -107,7 +109,9 @@ def front_route(
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
-        "metadata": managed_metadata(front_route_name(gateway, namespace, service), host.namespace),
+        "metadata": managed_metadata(
+            front_route_name(gateway, namespace, service, kept[0]), host.namespace
+        ),
         "spec": {
             "parentRefs": [_parent(front_gateway_name(gateway), host.namespace, FRONT_LISTENER)],
             "hostnames": [hostname],
@@ -136,8 +140,11 @@ def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane) -> Obj:
     return ref
 
 
-def unavailable_filter(gateway: str, host: ClusterGateway, namespace: str, service: str) -> Obj:
-    """A 503 with an OpenAI-style error body: the service exists, nothing behind it is ready."""
+def unavailable_filter(
+    gateway: str, host: ClusterGateway, namespace: str, service: str, kept: str | None = None
+) -> Obj:
+    """A 503 with an OpenAI-style error body: the service exists, nothing behind it is ready.
+    ``kept``: its name as observed (``frontdoor.front_route_name``)."""
     body = {
         "error": {
             "code": 503,
@@ -149,7 +156,7 @@ def unavailable_filter(gateway: str, host: ClusterGateway, namespace: str, servi
         "apiVersion": ENVOY_API_VERSION,
         "kind": "HTTPRouteFilter",
         "metadata": managed_metadata(
-            unavailable_filter_name(gateway, namespace, service), host.namespace
+            unavailable_filter_name(gateway, namespace, service, kept), host.namespace
         ),
         "spec": {
             "directResponse": {
