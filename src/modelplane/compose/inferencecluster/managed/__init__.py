@@ -12,7 +12,7 @@ Nebius and Vultr are refused: their providers' CRDs are not published where they
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from modelplane.compose.inferencecluster import usages as stack_usages
@@ -77,6 +77,7 @@ def managed_cluster(
     naming the field). ``needed``: the nodes each pool's admitted replicas need."""
     module = CLOUDS[source]
     cloud, problems = cloud_of(composite, source, classes, needed)
+    cloud = replace(cloud, names=module.NAMES)
     problems += module.problems(cloud) if cloud.location else []
     if problems:
         return "; ".join(problems)

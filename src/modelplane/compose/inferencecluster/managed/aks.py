@@ -24,6 +24,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
     Cloud,
+    NameBudget,
     PoolPlan,
     Provisioned,
     at_provider,
@@ -34,6 +35,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 )
 from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME, Chart, release
 from modelplane.compose.inferencecluster.target import Target
+from modelplane.kube.names import dns_label
 from modelplane.labels import POOL
 
 Obj = dict[str, Any]
@@ -49,6 +51,10 @@ POD_CIDR = "10.244.0.0/16"
 SERVICE_CIDR = "10.96.0.0/16"
 DNS_SERVICE_IP = "10.96.0.10"
 SYSTEM_VM_SIZE = "Standard_D4s_v5"
+NAMES = NameBudget()
+"""Every resource name Azure takes here fits a Kubernetes name (a cluster's 63 characters, a
+resource group's 90); the agent pools and the DNS prefix are named apart."""
+DNS_PREFIX_MAX = 54
 AGENT_POOL_NAME_MAX = 12
 AGENT_POOL_NAME = rf"[a-z][a-z0-9]{{0,{AGENT_POOL_NAME_MAX - 1}}}"
 STORAGE_CLASS = "modelplane-rwx-azurefile"
@@ -108,7 +114,8 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     plane: Obj = {
         **group,
         "location": location,
-        "dnsPrefix": cloud.name("cluster"),
+        # The cluster's resource name when it fits Azure's 54 (the same head and hash as it).
+        "dnsPrefix": dns_label(cloud.cluster, "cluster", max_len=DNS_PREFIX_MAX),
         # Named, because the default MC_<group>_<cluster>_<location> outgrows Azure's 80.
         "nodeResourceGroup": cloud.name("nodes"),
         "identity": {"type": "SystemAssigned"},

@@ -15,7 +15,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE, Target
-from modelplane.kube.names import dns_label
+from modelplane.kube.names import DNS_LABEL_MAX, LETTER_PREFIX, dns_label
 from modelplane.labels import POOL
 
 Obj = dict[str, Any]
@@ -75,6 +75,29 @@ class PoolPlan:
 
 
 @dataclass(frozen=True)
+class NameBudget:
+    """The names a cloud takes for what is composed: ``<cluster>-<key>-<hash>``, a Kubernetes
+    name, and shorter where the cloud names the resource after it and allows fewer characters.
+    A longer name keeps a readable head and the hash of its parts (``dns_label``), so a name
+    that fits is the same under every budget and two never collide."""
+
+    limits: tuple[tuple[str, int], ...] = ()
+    """(a key, or a key prefix ending in "-"; the most characters the cloud takes)."""
+    letter_first: bool = False
+    """The cloud takes only names that start with a letter: a cluster name that starts with a
+    digit is prefixed."""
+
+    def limit(self, key: str) -> int:
+        matches = (n for k, n in self.limits if k == key or (k.endswith("-") and key.startswith(k)))
+        return min(matches, default=DNS_LABEL_MAX)
+
+    def name(self, cluster: str, key: str) -> str:
+        if self.letter_first and not cluster[:1].isalpha():
+            cluster = LETTER_PREFIX + cluster
+        return dns_label(cluster, key, max_len=self.limit(key))
+
+
+@dataclass(frozen=True)
 class Cloud:
     """One managed cluster as its spec block reads: where, which version, whose credentials."""
 
@@ -86,9 +109,11 @@ class Cloud:
     pools: tuple[PoolPlan, ...] | None
     """None until the InferenceClasses are read: no pool is composed (or withdrawn) on no
     evidence."""
+    names: NameBudget = NameBudget()
+    """What the cloud takes as the names of what is composed."""
 
     def name(self, key: str) -> str:
-        return dns_label(self.cluster, key)
+        return self.names.name(self.cluster, key)
 
     def resource(
         self, api_version: str, kind: str, key: str, for_provider: Obj, **spec: Any

@@ -21,6 +21,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
     Cloud,
+    NameBudget,
     PoolPlan,
     Provisioned,
     at_provider,
@@ -40,6 +41,9 @@ IAM = "iam.aws.m.upbound.io/v1beta1"
 EFS = "efs.aws.m.upbound.io/v1beta1"
 
 VPC_CIDR = "10.0.0.0/16"
+NAMES = NameBudget()
+"""Every name AWS takes here fits a Kubernetes name: a cluster's 100 characters, a node group's
+63, a role's 64."""
 MAX_ZONES = 8
 """Each zone takes a /20 in each half of the /16."""
 SYSTEM_INSTANCE_TYPE = "m6i.xlarge"

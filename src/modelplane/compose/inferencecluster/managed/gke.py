@@ -24,6 +24,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
     Cloud,
+    NameBudget,
     PoolPlan,
     Provisioned,
     at_provider,
@@ -64,6 +65,10 @@ PAUSE_IMAGE = "gke.gcr.io/pause:3.8"
 STORAGE_CLASS = "modelplane-rwx-filestore"
 SERVICE_ACCOUNT_ID_MAX = 30
 """GCP's bound on a service account id (6 to 30 characters)."""
+NAME_MAX = 40
+"""GKE's bound on a cluster's and a node pool's name, which are their resources' names."""
+NAMES = NameBudget(limits=(("cluster", NAME_MAX), ("nodepool-", NAME_MAX)), letter_first=True)
+"""GCP names start with a lowercase letter; a cluster's and a node pool's take 40 characters."""
 
 
 def problems(_cloud: Cloud) -> list[str]:
