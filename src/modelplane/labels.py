@@ -49,6 +49,12 @@ MODEL_REVISION = "modelplane.ai/model-revision"
 revision of the ModelCache's weights its engines read; absent, what ``cache.replica_weights``
 resolves for an unpinned replica."""
 
+TEMPLATE_HASH = "modelplane.ai/template-hash"
+"""Annotation a ModelDeployment stamps on each ModelReplica: a hash of what it is stamped with
+(spec, labels, the annotations its pods read). The replica carries it onto its workload objects
+and its ``RevisionReady`` condition names it once its cluster runs it
+(``compose/replica_revision.py``)."""
+
 SURGE_FOR = "modelplane.ai/surge-for"
 """Annotation on a ModelReplica placed by a rollout's surge: the name of the outdated replica it
 replaces, which leaves (two-phase) once this one serves."""

@@ -80,6 +80,10 @@ class Fleet:
             self.remote[key] = simulate_observed(composed.resources, ready_copies=1)
             serving = composed.condition("ModelServing")[0] == "True" and not restarted
             after[key] = with_condition(obj, "ModelServing", "True" if serving else "False")
+            # The revision that status describes, as the replica wrote it beside.
+            after[key] = with_condition(
+                after[key], "RevisionReady", *composed.condition("RevisionReady")
+            )
         self.observed = after
 
     def replicas(self) -> list[str]:

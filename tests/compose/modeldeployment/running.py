@@ -1,6 +1,7 @@
 """A deployment's answer as the clusters run it, for tests that reconcile over several rounds:
 a ModelReplica new or restamped (its pod templates changed) restarts and does not serve this
-round; any other serves when the test's ``serves`` says so."""
+round; any other serves when the test's ``serves`` says so. Each writes its status at once, for
+the stamp it was given (``reported``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
+from modelplane.compose.replica_revision import CONDITION, revision_message
+from modelplane.labels import TEMPLATE_HASH
 from tests.fleet.builders import with_condition
 
 Obj = dict[str, Any]
@@ -28,7 +30,15 @@ def as_run(
         if obj["kind"] == "ModelReplica":
             was = before.get(key)
             restarted = was is None or stamp_of(was) != stamp_of(obj)
-            up = not restarted and serves(obj)
-            obj = with_condition(obj, "ModelServing", "True" if up else "False")
+            obj = reported(obj, up=not restarted and serves(obj))
         after[key] = obj
     return after
+
+
+def reported(replica: Obj, up: bool, stamp: str | None = None) -> Obj:
+    """The replica with the status its own reconcile writes: ModelServing, and RevisionReady
+    for ``stamp`` (the one it carries, by default) ready exactly when it serves."""
+    out = with_condition(replica, "ModelServing", "True" if up else "False")
+    message = revision_message(stamp or stamp_of(replica), "ready" if up else "not ready")
+    reason = "Running" if up else "Updating"
+    return with_condition(out, CONDITION, "True" if up else "False", reason, message)

@@ -50,7 +50,6 @@ from modelplane.compose.modeldeployment.drain import (
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.footprint import Footprint, footprint
 from modelplane.compose.modeldeployment.rollout import (
-    TEMPLATE_HASH,
     Candidate,
     Progress,
     Strategy,
@@ -61,6 +60,7 @@ from modelplane.compose.modeldeployment.rollout import (
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
 from modelplane.compose.modeldeployment.surge import Started, Surges, start, surges_of
 from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning
+from modelplane.compose.replica_revision import described
 from modelplane.composer import (
     Condition,
     Desired,
@@ -71,7 +71,7 @@ from modelplane.composer import (
     namespace_of,
 )
 from modelplane.kube.objects import condition
-from modelplane.labels import DEPLOYMENT, SURGE_FOR
+from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
 from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.scheduling.fleet import index_clusters, pool_class_names
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
@@ -324,12 +324,14 @@ def _pick_updates(
     replacing = set(surging.values())
     candidates = [c for c in stamps.candidates if c.key not in replacing]
     counted = [k for k in stamps.placed if k not in surging]
-    unavailable = sum(1 for k in counted if k in mine and _serving(mine[k]) != "True")
+    # An updated replica whose status does not describe its stamp yet does not serve it: it
+    # spends the budget until it does.
+    unavailable = sum(1 for k in counted if k in mine and not stamps.available(k, mine[k]))
     # Kill first only where no surge found room; what serves nothing is updated regardless.
     pace = strategy if started.no_room else dataclasses.replace(strategy, max_unavailable=0)
     updating = to_update(candidates, pace, unavailable)
     held = ({c.key for c in candidates} - updating) | (replacing & set(stamps.placed))
-    progress = _progress(counted, held, updating, mine, strategy, candidates, surging)
+    progress = _progress(counted, held, updating, mine, strategy, stamps, surging)
     if held and not updating and not surging and _no_room(strategy, started):
         progress = dataclasses.replace(progress, no_room=not progress.stalled)
     return Picked(frozenset(held), tuple(counted), progress)
@@ -352,9 +354,28 @@ class Stamps:
     stamped: dict[str, Obj] = dataclasses.field(default_factory=dict)
     candidates: list[Candidate] = dataclasses.field(default_factory=list)
     """Observed placements running something other than their stamp."""
+    outdated: set[str] = dataclasses.field(default_factory=set)
+    """The candidates' keys."""
 
     def key_of(self, p: ReplicaPlacement) -> str:
         return _key_of(p, self.by_name)
+
+    def describes(self, key: str, observed: Obj) -> bool:
+        """Whether the replica's status describes the stamp it is given now."""
+        was = described(observed)
+        stamp = self.stamped[key]["metadata"]["annotations"][TEMPLATE_HASH]
+        return was is not None and was.revision == stamp
+
+    def available(self, key: str, observed: Obj | None) -> bool:
+        """Whether the placement serves: an outdated replica while it reports ModelServing (it
+        runs what it ran); an updated one only once its status describes its stamp, ready, and
+        serving (the status it wrote before its restamp describes what is being replaced)."""
+        if _serving(observed) != "True" or observed is None:
+            return False
+        if key in self.outdated:
+            return True
+        was = described(observed)
+        return was is not None and was.ready and self.describes(key, observed)
 
 
 def _stamp_placements(md: Obj, plan: Schedule, mine: Mapping[str, Obj], weights: Pinning) -> Stamps:
@@ -370,6 +391,7 @@ def _stamp_placements(md: Obj, plan: Schedule, mine: Mapping[str, Obj], weights:
         if observed is not None and outdated(observed, stamps.stamped[key]):
             serving = _serving(observed) == "True"
             stamps.candidates.append(Candidate(p.index, key, serving, p.cluster))
+            stamps.outdated.add(key)
         stamps.placed.append(key)
     return stamps
 
@@ -480,21 +502,23 @@ def _progress(
     updating: set[str],
     mine: Mapping[str, Obj],
     strategy: Strategy,
-    candidates: list[Candidate],
+    stamps: Stamps,
     surging: Mapping[str, str],
 ) -> Progress:
     """``placed``: the replicas counted, surge replicas aside (``surging``)."""
     updated = [k for k in placed if k not in held]
+    # Held only by what says, for its current stamp, that it does not serve: a status written
+    # before the restamp says nothing of what the replica does now.
     stalled = [
         str(mine[k]["metadata"]["name"])
         for k in [*updated, *surging]
-        if k in mine and _serving(mine[k]) == "False"
+        if k in mine and stamps.describes(k, mine[k]) and _serving(mine[k]) == "False"
     ]
-    below = {c.key for c in candidates if c.index < strategy.partition}
+    below = {c.key for c in stamps.candidates if c.index < strategy.partition}
     return Progress(
         updated=len(updated),
         # One updated now restarts: it is not serving what it was updated to yet.
-        serving=sum(1 for k in updated if k not in updating and _serving(mine.get(k)) == "True"),
+        serving=sum(1 for k in updated if k not in updating and stamps.available(k, mine.get(k))),
         remaining=len(held),
         stalled=tuple(stalled) if held else (),
         partitioned=len(held & below),

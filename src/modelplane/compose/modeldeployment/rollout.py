@@ -18,11 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.composer import Condition
-from modelplane.labels import MODEL_REVISION, PODS_REVISION, PRE_STOP_SECONDS, TERMINATION_GRACE
+from modelplane.labels import (
+    MODEL_REVISION,
+    PODS_REVISION,
+    PRE_STOP_SECONDS,
+    TEMPLATE_HASH,
+    TERMINATION_GRACE,
+)
 
 Obj = dict[str, Any]
 
-TEMPLATE_HASH = "modelplane.ai/template-hash"
 ROLLED_OUT = "RolledOut"
 
 

@@ -85,7 +85,7 @@ def compose(inputs: Inputs) -> Result:
         return Result.failed(f"ModelReplica is invalid: {e}")
     resources.update(routing.compose_routing(ctx))
     # Until its deployment's rollout reaches it, what this release adds to pods waits.
-    resources = revision.held(replica, resources, inputs.observed)
+    resources = revision.held(replica, revision.marked(replica, resources), inputs.observed)
 
     result = Result(
         resources={
@@ -97,6 +97,10 @@ def compose(inputs: Inputs) -> Result:
     serving = status.model_serving(ctx)
     result.conditions.append(serving.condition)
     result.events.extend(serving.events)
+    # Which stamp that status describes: the deployment trusts it only for the stamp it gave.
+    ready = revision.revision_ready(replica, resources, inputs.observed)
+    if ready is not None:
+        result.conditions.append(ready)
     # Composed all the same: the engine may read the gang's variables some other way.
     for warning in wiring.gang_warnings(spec["engines"], stack=ctx.stack):
         result.events.append(Event("Warning", warning, wiring.REASON))

@@ -1,4 +1,5 @@
-"""A replica stamped at another pods revision keeps the pods it runs.
+"""What a replica runs of what its deployment stamped: pods held at another pods revision, and
+the revision its status describes.
 
 A ModelDeployment stamps each replica with the pods revision it was updated at
 (``modelplane.ai/pods-revision``, a stamped annotation: a new revision rolls out through the
@@ -6,6 +7,9 @@ deployment's strategy like a template change). Until its rollout reaches a repli
 another revision, the replica keeps its pod-bearing objects (workloads, the picker's Deployment
 and ConfigMap) exactly as observed, so an upgrade of Modelplane restarts no engine or picker by
 itself. A replica that no deployment placed is composed as it is, always.
+
+Each workload object carries the stamp (``modelplane.ai/template-hash``) it was composed for,
+and ``RevisionReady`` says whether the cluster runs it (``compose/replica_revision.py``).
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.pods_revision import bears_pods, pods_revision
-from modelplane.labels import DEPLOYMENT, PODS_REVISION
-from modelplane.observed import carried
+from modelplane.compose.replica_revision import CONDITION, revision_message, stamp_of
+from modelplane.composer import Condition
+from modelplane.labels import DEPLOYMENT, PODS_REVISION, TEMPLATE_HASH
+from modelplane.observed import carried, observed_ready
 
 Obj = dict[str, Any]
 
@@ -36,3 +42,74 @@ def held(
         if running is not None and bears_pods(obj):
             out[key] = carried(running)
     return out
+
+
+RUNNING = "Running"
+UPDATING = "Updating"
+
+WORKLOAD_KINDS = frozenset({"Deployment", "LeaderWorkerSet", "PodCliqueSet"})
+"""Remote kinds that run the replica's pods and report, through their Object's readiness
+policy, whether every copy runs their current spec."""
+
+
+def marked(replica: Mapping[str, Any], resources: dict[str, Obj]) -> dict[str, Obj]:
+    """``resources``, each workload object annotated with the stamp the replica composed it
+    for, so that what its cluster runs can be told from what it ran before. On the object's
+    metadata, not its pods: the mark restarts nothing."""
+    stamp = stamp_of(replica)
+    if stamp is None:
+        return resources
+    out = dict(resources)
+    for key, obj in resources.items():
+        manifest = _manifest(obj)
+        if manifest.get("kind") not in WORKLOAD_KINDS:
+            continue
+        meta = manifest.get("metadata") or {}
+        annotations = {**(meta.get("annotations") or {}), TEMPLATE_HASH: stamp}
+        manifest = {**manifest, "metadata": {**meta, "annotations": annotations}}
+        provider = {**obj["spec"]["forProvider"], "manifest": manifest}
+        out[key] = {**obj, "spec": {**obj["spec"], "forProvider": provider}}
+    return out
+
+
+def revision_ready(
+    replica: Mapping[str, Any], resources: Mapping[str, Obj], observed: Mapping[str, Obj]
+) -> Condition | None:
+    """Whether the replica's cluster runs the stamp it was given: every workload it composes
+    observed carrying that stamp and Ready. None for a replica no deployment stamped."""
+    stamp = stamp_of(replica)
+    if stamp is None:
+        return None
+    cluster = str((replica.get("spec") or {}).get("clusterName") or "")
+    waiting = [
+        why
+        for key, obj in sorted(resources.items())
+        if _manifest(obj).get("kind") in WORKLOAD_KINDS
+        for why in [_not_running(stamp, _manifest(obj), observed.get(key))]
+        if why
+    ]
+    if waiting:
+        message = revision_message(stamp, f"not ready on {cluster}: {'; '.join(waiting)}")
+        return Condition(CONDITION, "False", UPDATING, message)
+    message = revision_message(
+        stamp, f"ready on {cluster}: every workload runs it, every copy ready"
+    )
+    return Condition(CONDITION, "True", RUNNING, message)
+
+
+def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) -> str:
+    """Why the workload does not run ``stamp`` ready on its cluster, or ""."""
+    what = f"{manifest.get('kind')} {(manifest.get('metadata') or {}).get('name')}"
+    remote = (((observed or {}).get("status") or {}).get("atProvider") or {}).get("manifest")
+    if not remote:
+        return f"{what} not observed yet"
+    runs = stamp_of(remote)
+    if runs != stamp:
+        return f"{what} runs {f'revision {runs}' if runs else 'an earlier revision'}"
+    if not observed_ready(observed):
+        return f"{what} not ready (copies updating)"
+    return ""
+
+
+def _manifest(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}

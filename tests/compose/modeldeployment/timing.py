@@ -1,0 +1,165 @@
+"""A ModelDeployment and its replicas on real timing, for rollout tests with adversarial timing.
+
+The deployment and each replica are reconciled separately, as Crossplane does: the deployment
+may be requeued on its own write several times before any replica reconciles, and a replica's
+status may land a round after it was observed. What serves is what the clusters run, kept apart
+from what any status says, so each test can judge the deployment after every step against the
+truth:
+
+- a replica whose stamp changed restarts when its own reconcile composes the new stamp; the
+  status written then still says it serves (its old pods were ready when observed), and names
+  the new revision not ready; it serves again on the replica reconcile after;
+- ``broken(name, stamp)`` replicas never serve.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
+from tests.compose.modeldeployment.running import reported, stamp_of
+from tests.compose.through import Response, run
+from tests.fleet.builders import inference_class, inference_cluster, with_condition
+
+Obj = dict[str, Any]
+H100 = inference_class("h100")
+FLEET = [inference_cluster(n, {"h100": ("h100", 4)}, classes=[H100]) for n in ("a", "b", "c")]
+
+
+@dataclass
+class Run:
+    """What a replica's cluster runs: the stamp its workloads carry, and whether it serves."""
+
+    stamp: str
+    up: bool
+
+
+class World:
+    def __init__(
+        self,
+        lag: int = 0,
+        broken: Callable[[str, str], bool] = lambda name, stamp: False,
+    ) -> None:
+        self.replicas: dict[str, Obj] = {}
+        """The ModelReplicas as the API server holds them: what the deployment last wrote,
+        with the status their own reconciles wrote."""
+        self.others: dict[str, Obj] = {}
+        self.runs: dict[str, Run] = {}
+        """What each replica's cluster runs, by replica name: the truth."""
+        self.lag = lag
+        """Replica reconciles between a status observed and the status landing."""
+        self.landing: list[tuple[int, str, str, Obj]] = []
+        self.broken = broken
+        self.ticks = 0
+        self.last: Response | None = None
+        self.judges: list[Callable[[World], None]] = []
+        """Called after every step (a test's guarantees, judged against the truth)."""
+        self.stepped = ""
+        """The step just taken: "deployment" or "replicas"."""
+        self.lowest: int | None = None
+        """The fewest replicas serving after any step since ``settle``."""
+
+    def deployment(self, md: Obj) -> Response:
+        """One deployment reconcile: it reads the replicas as they are, and writes them."""
+        observed = {**self.others, **self.replicas}
+        required = {
+            CLUSTERS: FLEET,
+            CLASSES: [H100],
+            REPLICAS: list(self.replicas.values()),
+            ROUTES: [],
+            HOLDS: [],
+        }
+        rsp = run(md, observed, required)
+        assert rsp.fatal is None, rsp.fatal
+        replicas: dict[str, Obj] = {}
+        for key, obj in rsp.resources.items():
+            if obj["kind"] != "ModelReplica":
+                continue
+            obj = copy.deepcopy(obj)
+            was = self.replicas.get(key)
+            if was is not None and "status" in was:
+                obj["status"] = copy.deepcopy(was["status"])
+            replicas[key] = obj
+        gone = {o["metadata"]["name"] for o in self.replicas.values()} - {
+            o["metadata"]["name"] for o in replicas.values()
+        }
+        for name in gone:
+            self.runs.pop(name, None)
+        self.replicas = replicas
+        self.others = {k: o for k, o in rsp.resources.items() if o["kind"] != "ModelReplica"}
+        self.last = rsp
+        self._judge("deployment")
+        return rsp
+
+    def replica_reconciles(self) -> None:
+        """Every replica reconciles: a new stamp restarts it, a restart done serves."""
+        self.ticks += 1
+        for key, obj in self.replicas.items():
+            name, stamp = obj["metadata"]["name"], stamp_of(obj)
+            run = self.runs.get(name)
+            if run is None or run.stamp != stamp:
+                # Composed anew: what the cluster ran was ready when observed, and restarts now.
+                was_up = run is not None and run.up
+                self.runs[name] = Run(stamp, up=False)
+                status = reported(obj, up=False)
+                status = with_condition(status, "ModelServing", "True" if was_up else "False")
+            else:
+                run.up = not self.broken(name, stamp)
+                status = reported(obj, up=run.up)
+            self.landing.append((self.ticks + self.lag, key, name, status["status"]))
+        for _, key, name, status in [x for x in self.landing if x[0] <= self.ticks]:
+            replica = self.replicas.get(key)
+            if replica is not None and replica["metadata"]["name"] == name:
+                replica["status"] = status
+        self.landing = [x for x in self.landing if x[0] > self.ticks]
+        self._judge("replicas")
+
+    def _judge(self, step: str) -> None:
+        self.stepped = step
+        serving = self.serving()
+        self.lowest = serving if self.lowest is None else min(self.lowest, serving)
+        for judge in self.judges:
+            judge(self)
+
+    def play(self, md: Obj, pattern: str, rounds: int) -> None:
+        """``pattern`` per round: ``D`` a deployment reconcile, ``R`` every replica's."""
+        for _ in range(rounds):
+            for step in pattern:
+                if step == "D":
+                    self.deployment(md)
+                else:
+                    self.replica_reconciles()
+
+    def settle(self, md: Obj) -> None:
+        self.play(md, "DR", 4)
+        assert self.rolled_out()
+        self.lowest = None
+
+    # The truth.
+
+    def serving(self) -> int:
+        """Replicas whose cluster serves them, whatever any status says."""
+        return sum(
+            1
+            for o in self.replicas.values()
+            if (run := self.runs.get(o["metadata"]["name"])) is not None and run.up
+        )
+
+    def rolled_out(self) -> bool:
+        """Every replica runs the stamp it carries, and serves."""
+        return all(
+            (run := self.runs.get(o["metadata"]["name"])) is not None
+            and run.up
+            and run.stamp == stamp_of(o)
+            for o in self.replicas.values()
+        )
+
+    def stamps(self) -> dict[int, str]:
+        return {
+            int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): stamp_of(o)
+            for o in self.replicas.values()
+        }
