@@ -134,6 +134,41 @@ def test_a_rollout_by_cluster_restarts_one_cluster_at_a_time_on_real_timing(
     assert world.deployment(new).condition("RolledOut")[:2] == ("True", "Complete")
 
 
+@pytest.mark.parametrize("index", [0, 5])
+def test_an_outdated_replica_that_serves_nothing_is_updated_first_whatever_its_index(
+    index: int,
+) -> None:
+    # Issue 38.3: at a high index, the replica serving nothing spent the budget, the walk
+    # stopped at the first serving replica, and the rollout never started.
+    world = settled(broken=index)
+    old = world.stamps()[index]
+    assert world.serving() == 5
+    world.judges.append(never_below(5))
+    new = md_at(V2)
+    world.play(new, "DDR", 4)
+    # The new template mends it, and the rollout goes on a replica at a time.
+    assert world.stamps()[index] != old
+    world.play(new, "DDR", 30)
+    assert world.rolled_out()
+    assert world.deployment(new).condition("RolledOut")[:2] == ("True", "Complete")
+
+
+def test_a_broken_replica_the_update_does_not_mend_stalls_the_rollout_and_says_which() -> None:
+    # Issue 38.3: a broken replica blocking progress read Progressing for good.
+    world = settled(broken=5)
+    broken = name_at(world, 5)
+    world.broken = lambda name, stamp: name == broken
+    world.judges.append(never_below(5))
+    before = world.stamps()
+    new = md_at(V2)
+    world.play(new, "DDDR", 10)
+    # Updated (it cost nothing), it still serves nothing: it holds every serving replica.
+    assert [world.stamps()[i] != before[i] for i in range(6)] == [False] * 5 + [True]
+    status, reason, message = world.deployment(new).condition("RolledOut")
+    assert (status, reason) == ("False", "Stalled")
+    assert message.endswith(f"held by updated replicas not serving: {broken}")
+
+
 @pytest.mark.parametrize(("pattern", "lag"), [("DDDR", 0), ("DR", 1)])
 def test_rolled_out_is_complete_only_once_every_replica_reports_serving_its_stamp(
     pattern: str, lag: int

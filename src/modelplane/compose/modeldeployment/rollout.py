@@ -110,25 +110,25 @@ class Candidate:
 
 
 def to_update(candidates: list[Candidate], strategy: Strategy, unavailable: int) -> set[str]:
-    """The outdated replicas to update now; ``unavailable``: placed replicas not serving."""
+    """The outdated replicas to update now; ``unavailable``: placed replicas not serving, new
+    placements included.
+
+    Outdated replicas that serve nothing go first, whatever the budget: updating them stops
+    nothing, and one left outdated would spend the budget for good, so no serving replica
+    would ever be updated (nor would the rollout say what holds it)."""
     if strategy.paused:
         return set()
     eligible = sorted(
         (c for c in candidates if c.index >= strategy.partition), key=lambda c: c.index
     )
+    idle = {c.key for c in eligible if not c.serving}
+    serving = [c for c in eligible if c.serving]
     if strategy.by_cluster:
-        if unavailable or not eligible:
-            return set()
-        return {c.key for c in eligible if c.cluster == eligible[0].cluster}
+        if unavailable or not serving:
+            return idle
+        return idle | {c.key for c in serving if c.cluster == serving[0].cluster}
     budget = strategy.max_unavailable - unavailable
-    out: set[str] = set()
-    for c in eligible:
-        if c.serving:
-            if budget <= 0:
-                break
-            budget -= 1
-        out.add(c.key)
-    return out
+    return idle | {c.key for c in serving[: max(budget, 0)]}
 
 
 @dataclass(frozen=True)
