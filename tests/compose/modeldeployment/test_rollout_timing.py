@@ -169,6 +169,21 @@ def test_a_broken_replica_the_update_does_not_mend_stalls_the_rollout_and_says_w
     assert message.endswith(f"held by updated replicas not serving: {broken}")
 
 
+@pytest.mark.parametrize(("pattern", "lag"), [("DR", 0), ("DDDR", 0), ("DR", 1)])
+def test_a_scale_up_with_a_new_image_restarts_no_serving_replica_until_the_new_ones_serve(
+    pattern: str, lag: int
+) -> None:
+    # Issue 38.5: the three new placements (not serving yet) did not count as unavailable,
+    # so a serving replica was restarted in the same reconcile.
+    world = settled(replicas=3, lag=lag)
+    world.judges.append(never_below(5))
+    new = md_at(V2, replicas=6)
+    world.play(new, pattern, 30)
+    assert world.lowest == 3
+    assert world.rolled_out() and len(world.replicas) == 6
+    assert world.deployment(new).condition("RolledOut")[:2] == ("True", "Complete")
+
+
 @pytest.mark.parametrize(("pattern", "lag"), [("DDDR", 0), ("DR", 1)])
 def test_rolled_out_is_complete_only_once_every_replica_reports_serving_its_stamp(
     pattern: str, lag: int

@@ -324,9 +324,10 @@ def _pick_updates(
     replacing = set(surging.values())
     candidates = [c for c in stamps.candidates if c.key not in replacing]
     counted = [k for k in stamps.placed if k not in surging]
-    # An updated replica whose status does not describe its stamp yet does not serve it: it
-    # spends the budget until it does.
-    unavailable = sum(1 for k in counted if k in mine and not stamps.available(k, mine[k]))
+    # A placement not created yet serves nothing either (a scale-up, or a replica re-placed off
+    # a deleted cluster), nor does one updated whose status does not describe its stamp yet: each
+    # spends the budget until it serves.
+    unavailable = sum(1 for k in counted if not stamps.available(k, mine.get(k)))
     # Kill first only where no surge found room; what serves nothing is updated regardless.
     pace = strategy if started.no_room else dataclasses.replace(strategy, max_unavailable=0)
     updating = to_update(candidates, pace, unavailable)
