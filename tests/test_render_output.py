@@ -44,7 +44,7 @@ def test_the_tree_has_a_line_per_composite_and_composed_resource_and_a_closing_c
     lines = render(EXAMPLES / "fleet-two-classes", "-o", "tree").stdout.splitlines()
     # A header, one line per document of the stream (it holds no results), the counts.
     assert len(lines) == 1 + len(stream) + 1
-    assert lines[-1] == "9 composites (4 ready), 112 composed resources (76 ready), on 2 clusters"
+    assert lines[-1] == "9 composites (4 ready), 118 composed resources (76 ready), on 2 clusters"
 
 
 def rows(tree: str) -> list[dict[str, str]]:
@@ -82,7 +82,7 @@ def test_readiness_follows_what_the_function_reported() -> None:
     assert [r["ready"] for r in rows(before.stdout) if workload in r["name"]] == ["False"]
     assert {r["ready"] for r in rows(after.stdout)} == {"True"}
     assert after.stdout.splitlines()[-1] == (
-        "3 composites (3 ready), 49 composed resources (49 ready), on 1 cluster"
+        "3 composites (3 ready), 51 composed resources (51 ready), on 1 cluster"
     )
 
 

@@ -22,10 +22,12 @@ from tests.e2e.conftest import (
     namespace,
     retire,
 )
+from tests.networkpolicy import matches
 
 pytestmark = pytest.mark.e2e
 
 GUIDE = ROOT / "docs" / "getting-started"
+COMPONENT_LABEL = "modelplane.ai/component"
 
 
 def waits(prefix: str) -> list[str]:
@@ -117,3 +119,35 @@ def test_the_deployment_is_ready_for_kubectl_get(served: Environment) -> None:
     columns = dict(zip(header.split(), row.split(), strict=False))
     assert (columns["DESIRED"], columns["PLACED"], columns["SERVING"]) == ("2", "2", "2")
     assert columns["READY"] == "True"
+
+
+def test_the_replicas_network_policies_are_admitted_and_select_their_own_pods(
+    served: Environment,
+) -> None:
+    """The API server admits every composed NetworkPolicy (no CNI enforces them here: what they
+    admit is tests/conformance/test_network_policy.py's), and each selects its own replica's
+    pods as the workload controllers labelled them, and no other replica's."""
+    cluster = served.workloads["gpu-1"]
+    policies = cluster.get("networkpolicies.networking.k8s.io", "-n", "ml-team")["items"]
+    pods = cluster.get("pods", "-n", "ml-team")["items"]
+    replicas = {
+        r["metadata"]["name"] for r in served.control.get("modelreplicas", "-n", "ml-team")["items"]
+    }
+    assert len(policies) == 2 * len(replicas) == 4
+    for policy in policies:
+        assert policy["spec"]["policyTypes"] == ["Ingress"]
+        selected = [
+            p for p in pods if matches(policy["spec"]["podSelector"], p["metadata"]["labels"])
+        ]
+        owners = {p["metadata"]["labels"]["modelplane.ai/replica"] for p in selected}
+        assert owners <= {policy["metadata"]["labels"]["modelplane.ai/replica"]}, policy["metadata"]
+    engines = [p for p in pods if p["spec"].get("resourceClaims")]
+    pickers = [p for p in pods if COMPONENT_LABEL in p["metadata"]["labels"]]
+    assert len(engines) == 2
+    for pod, suffix in [*((e, "-engines") for e in engines), *((p, "-epp") for p in pickers)]:
+        selecting = [
+            p["metadata"]["name"]
+            for p in policies
+            if matches(p["spec"]["podSelector"], pod["metadata"]["labels"])
+        ]
+        assert len(selecting) == 1 and selecting[0].endswith(suffix), selecting

@@ -22,7 +22,13 @@ from modelplane.structs import plain
 from .support import REPLICA_XRD, UPSTREAM_CRDS, example_inputs, example_names
 
 GOLDEN = Path(__file__).parent / "golden"
-BUILT_IN = {"v1", "apps/v1", "resource.k8s.io/v1", "rbac.authorization.k8s.io/v1"}
+BUILT_IN = {
+    "v1",
+    "apps/v1",
+    "resource.k8s.io/v1",
+    "rbac.authorization.k8s.io/v1",
+    "networking.k8s.io/v1",
+}
 KUBERNETES_VERSION = "1.34"
 
 

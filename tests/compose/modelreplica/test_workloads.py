@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica import routing
+from modelplane.compose.modelreplica import network, routing
 from modelplane.compose.modelreplica.workloads import (
     DEPLOYMENT_READY,
     GANGS_READY,
@@ -262,7 +262,8 @@ def test_every_remote_object_names_its_owner():
         assert labels.get("app.kubernetes.io/managed-by") == "modelplane", key
         if key != "namespace":
             assert labels["modelplane.ai/replica"] == "r", key
-            if key not in routing.KEYS:  # routing serves the whole replica, not one engine
+            # Routing and the network policies serve the whole replica, not one engine.
+            if key not in (*routing.KEYS, *network.KEYS):
                 assert labels["modelplane.ai/engine"] in ("main", "solo"), key
 
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modelreplica import picker, pools, revision, routing, status, wiring
+from modelplane.compose.modelreplica import (
+    network,
+    picker,
+    pools,
+    revision,
+    routing,
+    status,
+    wiring,
+)
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import NAMESPACE_KEY
 from modelplane.compose.modelreplica.remote import wrap
@@ -84,6 +92,8 @@ def compose(inputs: Inputs) -> Result:
     except EngineShapeError as e:
         return Result.failed(f"ModelReplica is invalid: {e}")
     resources.update(routing.compose_routing(ctx))
+    # Separate objects, never in a pod template: composed at once, they restart nothing.
+    resources.update(network.compose_network(ctx))
     # Until its deployment's rollout reaches it, what this release adds to pods waits.
     resources = revision.held(replica, revision.marked(replica, resources), inputs.observed)
 
