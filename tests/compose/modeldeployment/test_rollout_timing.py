@@ -184,6 +184,27 @@ def test_a_scale_up_with_a_new_image_restarts_no_serving_replica_until_the_new_o
     assert world.deployment(new).condition("RolledOut")[:2] == ("True", "Complete")
 
 
+@pytest.mark.parametrize(("pattern", "lag"), [("DR", 0), ("DDDR", 0), ("DR", 1)])
+def test_a_cluster_deleted_mid_rollout_stops_no_serving_replica_until_its_own_are_replaced(
+    pattern: str, lag: int
+) -> None:
+    # Issue 38.5: the deleted cluster's replicas were re-placed (new, not serving) while another
+    # serving replica was updated in the same reconcile.
+    world = settled(lag=lag)
+    new = md_at(V2)
+    world.play(new, pattern, 3)
+    lost = {
+        o["metadata"]["name"] for o in world.replicas.values() if o["spec"]["clusterName"] == "c"
+    }
+    assert lost
+    world.delete_cluster("c")
+    world.judges.append(never_below(5))
+    world.play(new, pattern, 40)
+    assert all(o["spec"]["clusterName"] != "c" for o in world.replicas.values())
+    assert world.rolled_out() and len(world.replicas) == 6
+    assert world.deployment(new).condition("RolledOut")[:2] == ("True", "Complete")
+
+
 @pytest.mark.parametrize(("pattern", "lag"), [("DDDR", 0), ("DR", 1)])
 def test_rolled_out_is_complete_only_once_every_replica_reports_serving_its_stamp(
     pattern: str, lag: int

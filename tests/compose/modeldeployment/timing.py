@@ -9,7 +9,9 @@ truth:
 - a replica whose stamp changed restarts when its own reconcile composes the new stamp; the
   status written then still says it serves (its old pods were ready when observed), and names
   the new revision not ready; it serves again on the replica reconcile after;
-- ``broken(name, stamp)`` replicas never serve.
+- ``broken(name, stamp)`` replicas never serve;
+- a cluster deleted (``delete_cluster``) is gone from the list, answers nothing when asked for
+  by name, and what ran on it serves no more.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class World:
         self.landing: list[tuple[int, str, str, Obj]] = []
         self.broken = broken
         self.ticks = 0
+        self.fleet = list(FLEET)
         self.last: Response | None = None
         self.judges: list[Callable[[World], None]] = []
         """Called after every step (a test's guarantees, judged against the truth)."""
@@ -66,14 +69,19 @@ class World:
     def deployment(self, md: Obj) -> Response:
         """One deployment reconcile: it reads the replicas as they are, and writes them."""
         observed = {**self.others, **self.replicas}
-        required = {
-            CLUSTERS: FLEET,
+        required: dict[str, list[Obj] | None] = {
+            CLUSTERS: self.fleet,
             CLASSES: [H100],
             REPLICAS: list(self.replicas.values()),
             ROUTES: [],
             HOLDS: [],
         }
         rsp = run(md, observed, required)
+        # What it asks for by name is fetched and it is called again, in the same reconcile.
+        while new := {n: ask for n, ask in rsp.by_name.items() if n not in required}:
+            for name, (_, match, _) in new.items():
+                required[name] = [c for c in self.fleet if c["metadata"]["name"] == match]
+            rsp = run(md, observed, required)
         assert rsp.fatal is None, rsp.fatal
         replicas: dict[str, Obj] = {}
         for key, obj in rsp.resources.items():
@@ -101,7 +109,11 @@ class World:
         for key, obj in self.replicas.items():
             name, stamp = obj["metadata"]["name"], stamp_of(obj)
             run = self.runs.get(name)
-            if run is None or run.stamp != stamp:
+            if obj["spec"]["clusterName"] not in {c["metadata"]["name"] for c in self.fleet}:
+                # Its cluster is gone, and what ran there with it; its reconcile says so.
+                self.runs[name] = Run(stamp, up=False)
+                status = reported(obj, up=False)
+            elif run is None or run.stamp != stamp:
                 # Composed anew: what the cluster ran was ready when observed, and restarts now.
                 was_up = run is not None and run.up
                 self.runs[name] = Run(stamp, up=False)
@@ -124,6 +136,13 @@ class World:
         self.lowest = serving if self.lowest is None else min(self.lowest, serving)
         for judge in self.judges:
             judge(self)
+
+    def delete_cluster(self, name: str) -> None:
+        self.fleet = [c for c in self.fleet if c["metadata"]["name"] != name]
+        for o in self.replicas.values():
+            if o["spec"]["clusterName"] == name:
+                self.runs[o["metadata"]["name"]].up = False
+        self._judge("cluster deleted")
 
     def play(self, md: Obj, pattern: str, rounds: int) -> None:
         """``pattern`` per round: ``D`` a deployment reconcile, ``R`` every replica's."""
