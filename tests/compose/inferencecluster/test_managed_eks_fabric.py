@@ -89,7 +89,7 @@ def test_the_efa_node_group_waits_for_both_security_group_ids() -> None:
     first = run(ic, **{"inference-classes": [_h200()]})
     created = run(ic, observed_as_created(first), **{"inference-classes": [_h200()]})
     assert "nodegroup-gpu-h200" not in created.resources
-    assert "nodegroup-gpu-h200" in created.condition("StackReady")[2]
+    assert "gpu-h200 (not created yet)" in created.condition("NodePoolsReady")[2]
 
 
 def test_the_efa_group_admits_all_traffic_from_and_to_itself() -> None:

@@ -137,7 +137,7 @@ def compose_cluster(inputs: Inputs) -> Result:
             **class_lookup.requirements,
             **lookups,
         },
-        conditions=[_source_supported(source)],
+        conditions=[_source_supported(source), *_pool_conditions(managed)],
     )
     if wave.requirement is not None:
         result.requirements[PREVIOUS_WAVE] = wave.requirement
@@ -397,6 +397,11 @@ def _may_install(observed: Mapping[str, Any], resources: Mapping[str, Obj]) -> b
 
 def _exists(observed: Mapping[str, Any], key: str) -> Ready:
     return "True" if key in observed else "Unspecified"
+
+
+def _pool_conditions(managed: Managed | None) -> list[Condition]:
+    # Only a cluster Modelplane provisions has pools it can see come up.
+    return [managed.pools_condition()] if managed else []
 
 
 def _source_supported(source: str) -> Condition:

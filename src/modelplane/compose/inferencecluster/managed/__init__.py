@@ -5,7 +5,9 @@ identity, control plane, a system pool and one GPU pool per spec pool with its c
 autoscaling and RWX storage for ModelCache), and an Object on the gateway's load balancer that
 its teardown waits on. The InferenceCluster composer then treats the
 cluster as an Existing one reached through the connection secret the cloud writes, with one
-gate: nothing is installed on it until the control plane and every node pool are Ready.
+gate: nothing is installed on it until the control plane, its kubeconfig and the system pool
+are Ready. GPU pools are not waited for (one without quota would otherwise hold the gateway);
+NodePoolsReady names each one not Ready and what its provider says.
 Nebius and Vultr are refused: their providers' CRDs are not published where they can be read.
 """
 
@@ -30,6 +32,7 @@ Obj = dict[str, Any]
 
 CLOUDS = {"EKS": eks, "GKE": gke, "AKS": aks}
 POOL_PREFIXES = ("nodegroup-", "nodepool-")
+NODE_POOLS_READY = "NodePoolsReady"
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,9 @@ class Managed:
     resources: dict[str, Obj]
     """The cloud resources, with node pools that cannot be rebuilt this time carried."""
     waiting: tuple[str, ...]
-    """What is not Ready yet of the control plane, the kubeconfig and the node pools."""
+    """What is not Ready yet of the control plane, the kubeconfig and the system pool."""
+    pools_down: tuple[str, ...] = ()
+    """Each GPU pool not Ready, with what its provider says."""
 
     @property
     def ready(self) -> bool:
@@ -54,8 +59,20 @@ class Managed:
     def message(self) -> str:
         return (
             f"the {self.source} cluster is still provisioning (waiting for "
-            f"{', '.join(self.waiting)}); the serving stack installs once it and its node pools "
-            "are Ready"
+            f"{', '.join(self.waiting)}); the serving stack installs once it and its system "
+            "pool are Ready"
+        )
+
+    def pools_condition(self) -> Condition:
+        if not self.pools_down:
+            return Condition(NODE_POOLS_READY, "True", "Provisioned", "every node pool is Ready")
+        return Condition(
+            NODE_POOLS_READY,
+            "False",
+            "PoolsNotReady",
+            f"{len(self.pools_down)} GPU pool(s) not Ready: {'; '.join(self.pools_down)}. The "
+            "serving stack does not wait for them; replicas that need them wait (GPU quota and "
+            "capacity are the usual causes)",
         )
 
     def usages(self, t: Target, on_cluster: Mapping[str, Obj]) -> dict[str, Obj]:
@@ -100,4 +117,26 @@ def managed_cluster(
     ]
     if classes is None:
         waiting.append("the InferenceClasses of its node pools")
-    return Managed(source, provisioned, resources, tuple(waiting))
+    down = tuple(
+        f"{key.split('-', 1)[-1]} ({_why_not_ready(observed.get(key))})"
+        for key in provisioned.gpu_pools_from
+        if not observed_ready(observed.get(key))
+    )
+    return Managed(source, provisioned, resources, tuple(waiting), down)
+
+
+_WHY_MAX = 240
+
+
+def _why_not_ready(obj: Mapping[str, Any] | None) -> str:
+    """What the provider says of a pool that is not Ready: a failed sync first (a quota or
+    stockout error comes back there), then its Ready condition."""
+    if obj is None:
+        return "not created yet"
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    for kind in ("Synced", "Ready"):
+        for c in conditions:
+            if c.get("type") == kind and c.get("status") != "True":
+                said = str(c.get("message") or c.get("reason") or "not Ready")
+                return f"{kind} {c.get('status')}: {said[:_WHY_MAX]}"
+    return "provisioning"

@@ -153,7 +153,8 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         resources=out,
         on_cluster=_on_cluster(cloud, t),
         kubeconfig_from="cluster",
-        nodes_from=tuple(pools),
+        nodes_from=tuple(pools[:1]),
+        gpu_pools_from=tuple(pools[1:]),
         stack_needs=(SUBNET_ROLE,),
         # The role goes after the gateway's load balancer, and before the subnet it is scoped
         # to and the cluster whose identity holds it, neither of which it names.

@@ -147,7 +147,11 @@ class Provisioned:
     kubeconfig_from: str = ""
     """The resource whose connection secret holds the kubeconfig."""
     nodes_from: tuple[str, ...] = ()
-    """The node pools that must be Ready before anything is installed."""
+    """The system pool the stack's controllers run on: Ready before anything is installed."""
+    gpu_pools_from: tuple[str, ...] = ()
+    """The GPU pools. The stack does not wait for them: a pool that cannot come up (GPU quota is
+    0 by default on every cloud, stockouts are routine) must not hold the gateway and every
+    other pool's replicas; each one not Ready is named in NodePoolsReady."""
     stack_needs: tuple[str, ...] = ()
     """What else must be Ready before anything is installed: what the stack needs of the cloud
     (AKS: the cluster identity's role on its subnet, without which the gateway gets no load

@@ -137,7 +137,8 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         resources=out,
         on_cluster=_on_cluster(cloud, t),
         kubeconfig_from="cluster",
-        nodes_from=tuple(pools),
+        nodes_from=tuple(pools[:1]),
+        gpu_pools_from=tuple(pools[1:]),
         holds_stack=(f"nodepool-{SYSTEM_POOL}", "service-account-key", "iam-container-admin"),
         identity={
             "name": cloud.name("service-account-key-conn"),
