@@ -10,8 +10,9 @@ refuse and what the function answers Fatal.
 
 An object admitted may carry warnings (``Admitted.warnings``, ``path: message``), as the API
 server answers with warnings beside an object it accepts: a gang whose engines are never told
-their leader's address or their rank (``modelreplica/wiring.py``). ``validate`` prints them; the
-ModelReplica composer reports the same as Warning events.
+their leader's address or their rank (``modelreplica/wiring.py``); an llm-d endpoint picker
+image whose tag names no release, so its age cannot be checked (``modelreplica/picker.py``).
+``validate`` prints them; the ModelReplica composer reports the same as Warning events.
 
 It also gives the function the schema each required or observed resource is read against
 (``read_schema``): the XRD's for this project's kinds, and for anything else (the composed
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from modelplane import manifests
-from modelplane.compose.modelreplica.picker import serving_problem
+from modelplane.compose.modelreplica.picker import image_warnings, serving_problem
 from modelplane.compose.modelreplica.shape import problem as replica_problem
 from modelplane.compose.modelreplica.wiring import gang_warnings
 from modelplane.kube import admission as api
@@ -206,11 +207,13 @@ CHECKS: dict[tuple[str, str], Check] = {
 
 
 def _replica_warnings(replica: Obj) -> list[str]:
-    return gang_warnings(replica["spec"]["engines"])
+    spec = replica["spec"]
+    return gang_warnings(spec["engines"]) + image_warnings(spec.get("serving"))
 
 
 def _deployment_warnings(md: Obj) -> list[str]:
-    return gang_warnings(md["spec"]["template"]["spec"]["engines"], at="spec.template.spec")
+    spec, at = md["spec"]["template"]["spec"], "spec.template.spec"
+    return gang_warnings(spec["engines"], at=at) + image_warnings(spec.get("serving"), at=at)
 
 
 def _none(obj: Obj) -> list[str]:

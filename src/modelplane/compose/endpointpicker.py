@@ -7,7 +7,8 @@ deployment written in the public API's shape (no picker named), so both run the 
 
 from __future__ import annotations
 
-# The first tag whose config API is llm-d.ai/v1alpha1 with the disagg-* plugin names used below.
+# v0.9.0 is the first release that reads the configs below (compose.pickerversions); v0.10.0
+# also reports not-ready while it drains on shutdown, so a rollout never routes to a leaving one.
 DEFAULT_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
 
 # Prefix-cache affinity first, queue depth to break ties and shed load. The producer floors the

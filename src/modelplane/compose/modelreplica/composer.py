@@ -107,6 +107,8 @@ def compose(inputs: Inputs) -> Result:
     serving = status.model_serving(ctx)
     result.conditions.append(serving.condition)
     result.events.extend(serving.events)
+    for warning in picker.image_warnings(spec.get("serving")):
+        result.events.append(Event("Warning", warning, picker.UNKNOWN_RELEASE))
     # Which stamp that status describes: the deployment trusts it only for the stamp it gave.
     ready = revision.revision_ready(replica, resources, inputs.observed)
     if ready is not None:

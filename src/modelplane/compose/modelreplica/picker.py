@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from google.protobuf import struct_pb2
 
+from modelplane.compose import pickerversions
 from modelplane.compose.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONFIG, UNIFIED_CONFIG
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import component, owned
@@ -37,6 +38,8 @@ CONFIG_FILE = "epp-config.yaml"
 CONFIG_VOLUME = "epp-config"
 CHECKSUM_ANNOTATION = "modelplane.ai/epp-config-checksum"
 POOL_GROUP = "inference.networking.k8s.io"
+# The reason of the Warning event for a picker image of no readable release.
+UNKNOWN_RELEASE = "PickerReleaseUnknown"
 
 SERVICE_ACCOUNT_KEY = "epp-service-account"
 ROLE_KEY = "epp-role"
@@ -256,8 +259,14 @@ def serving_problem(serving: Any) -> str | None:
         return (
             f"{path}.endpointPicker.template.spec.containers: Invalid value: exactly one container"
         )
-    c = containers[0]
+    config = picker.get("config")
+    if config is not None and (not isinstance(config, Mapping) or not config):
+        return f"{path}.endpointPicker.config: Invalid value: must be a non-empty object"
     cpath = f"{path}.endpointPicker.template.spec.containers[0]"
+    return _container_problem(containers[0], cpath, config)
+
+
+def _container_problem(c: Any, cpath: str, config: Any) -> str | None:
     if not isinstance(c, Mapping) or c.get("name") != CONTAINER:
         return f"{cpath}.name: Invalid value: the endpoint picker's container must be named 'epp'"
     if not isinstance(c.get("image"), str) or not c["image"]:
@@ -267,10 +276,27 @@ def serving_problem(serving: Any) -> str | None:
             return f"{cpath}.{field}: Invalid value: must be a list"
     if not all(isinstance(a, str) for a in c.get("args") or ()):
         return f"{cpath}.args: Invalid value: every argument must be a string"
-    config = picker.get("config")
-    if config is not None and (not isinstance(config, Mapping) or not config):
-        return f"{path}.endpointPicker.config: Invalid value: must be a non-empty object"
+    # A picker that cannot read what Modelplane writes crash-loops, and the gateway then fails
+    # every request of the replica: refuse it here, naming the field.
+    why = pickerversions.too_old(c["image"], config)
+    if why is not None:
+        return f"{cpath}.image: Invalid value: {c['image']!r}: {why}"
     return None
+
+
+def image_warnings(serving: Any, at: str = "spec") -> list[str]:
+    """``path: message`` when the user's picker image is an llm-d picker of no readable release
+    (``latest``, a digest): admitted, since it may well be new enough, but not judged."""
+    picker = (serving or {}).get("endpointPicker") or {}
+    if (serving or {}).get("router") != "EndpointPicker" or not picker:
+        return []
+    containers = ((picker.get("template") or {}).get("spec") or {}).get("containers") or ()
+    path = f"{at}.serving.endpointPicker.template.spec.containers[0].image"
+    found = [
+        pickerversions.unknown_release(str(c.get("image")), picker.get("config"))
+        for c in containers[:1]
+    ]
+    return [f"{path}: {w}" for w in found if w]
 
 
 def _picker(ctx: ReplicaContext) -> Obj:
