@@ -357,16 +357,18 @@ def test_the_legacy_v1beta1_service_answers_too(stop):
 
 
 def serving_held(
-    stop: list[subprocess.Popen[str]], workers: int, metrics: int = 0
+    stop: list[subprocess.Popen[str]], workers: int, metrics: int = 0, **limits: int
 ) -> tuple[subprocess.Popen[str], int]:
     """`serve` whose ModelReplica composer holds any replica annotated to wait
-    (``tests/holding.py``), on a free loopback port; metrics on port ``metrics`` (0: none)."""
+    (``tests/holding.py``), on a free loopback port; metrics on port ``metrics`` (0: none);
+    ``limits``: serve's keyword arguments bounding what it holds."""
     port = free_port()
+    extra = "".join(f", {k}={v!r}" for k, v in limits.items())
     code = (
         "from modelplane.serve import serve; "
         f"serve(address='127.0.0.1:{port}', tls_certs_dir=None, insecure=True, debug=False, "
         f"max_recv_message_size=64, max_send_message_size=None, workers={workers}, "
-        f"registry='tests.holding:registry', metrics_address='127.0.0.1:{metrics}')"
+        f"registry='tests.holding:registry', metrics_address='127.0.0.1:{metrics}'{extra})"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -655,3 +657,63 @@ def test_a_tag_too_large_to_echo_gets_a_fatal_result_not_resource_exhausted(stop
     [result] = rsp.results
     assert result.severity == fnv1.SEVERITY_FATAL
     assert "the request's tag, 30.0 MiB, is not echoed" in result.message
+
+
+# --- what the server holds at once -------------------------------------------------------------
+
+
+def padded(req: fnv1.RunFunctionRequest, size: int) -> fnv1.RunFunctionRequest:
+    """``req`` carrying ``size`` more bytes, in its context (carried through, read by nothing)."""
+    req.context.update({"modelplane.test/padding": "x" * size})
+    return req
+
+
+def own_channel(port: int) -> grpc.Channel:
+    """A channel on a connection of its own (channels to one target otherwise share one)."""
+    return grpc.insecure_channel(
+        f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]
+    )
+
+
+def test_a_request_past_the_bytes_held_is_refused_at_once_while_small_ones_go_on(stop, tmp_path):
+    # Unbounded, twelve 48 MiB requests queued behind two workers took the server past 1 GiB
+    # and an ordinary call behind them timed out. Now what the server holds is bounded (here
+    # 1 MiB): a request past it is refused RESOURCE_EXHAUSTED on arrival, not queued.
+    proc, port = serving_held(stop, workers=2, max_inflight_size=1)
+    hold = tmp_path / "release"
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        held = stub.RunFunction.future(padded(held_request(hold, "big-0"), 600_000), timeout=120)
+        try:
+            started(hold)
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.RunFunction(padded(seed_request(), 600_000), timeout=120)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "past the 1 MiB it may hold (--max-inflight-size)" in refused.value.details()
+            # An ordinary call fits beside the held one, and the other worker answers it.
+            assert stub.RunFunction(seed_request(), timeout=120).meta.tag == "seed"
+        finally:
+            hold.write_text("go")
+        assert held.result().meta.tag == "big-0"
+    refusals = [x for x in log_lines(proc) if x.get("result") == "refused"]
+    assert len(refusals) == 1
+
+
+def test_calls_past_the_concurrency_limit_on_another_connection_are_refused(stop, tmp_path):
+    _, port = serving_held(stop, workers=1, max_concurrent_rpcs=1)
+    hold = tmp_path / "release"
+    with own_channel(port) as first, own_channel(port) as second:
+        stub = grpcv1.FunctionRunnerServiceStub(first)
+        held = stub.RunFunction.future(held_request(hold, "held"), timeout=120)
+        try:
+            started(hold)
+            # The same connection's next call waits in its client for a stream of its own.
+            queued = stub.RunFunction.future(seed_request(), timeout=120)
+            with pytest.raises(grpc.RpcError) as refused:
+                grpcv1.FunctionRunnerServiceStub(second).RunFunction(seed_request(), timeout=60)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert not queued.done()
+        finally:
+            hold.write_text("go")
+        assert held.result().meta.tag == "held"
+        assert queued.result().meta.tag == "seed"

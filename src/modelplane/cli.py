@@ -116,6 +116,24 @@ def _serve_command() -> click.Command:
         help="Largest response sent, in MiB; larger is a Fatal result (Crossplane receives 4).",
     )
     @click.option(
+        "--max-inflight-size",
+        type=click.IntRange(min=1),
+        default=None,
+        envvar="MAX_INFLIGHT_SIZE",
+        help="Requests held at once, composing or waiting for a worker, summed, in MiB; past it "
+        "a call is refused RESOURCE_EXHAUSTED (one alone is always taken).  "
+        "[default: 64, or --max-recv-message-size if larger]",
+    )
+    @click.option(
+        "--max-concurrent-rpcs",
+        type=click.IntRange(min=1),
+        default=32,
+        show_default=True,
+        envvar="MAX_CONCURRENT_RPCS",
+        help="Calls taken at once; a connection's further calls wait in its client, another "
+        "connection's are refused RESOURCE_EXHAUSTED before their message is read.",
+    )
+    @click.option(
         "--workers",
         type=click.IntRange(min=1),
         default=None,

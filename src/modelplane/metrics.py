@@ -48,7 +48,8 @@ READ_TIMEOUT_SECONDS = 10.0
 """How long a connection may wait to send each part of its request: a scraper sends its request
 at once (Prometheus' default scrape_timeout is 10 s), an idle connection is closed."""
 
-RESULTS = ("composed", "cached", "fatal", "cancelled")
+RESULTS = ("composed", "cached", "fatal", "cancelled", "refused")
+"""``refused``: RESOURCE_EXHAUSTED, the requests held were at their limit (serve.Handler)."""
 RESTART_REASONS = ("exited", "abandoned")
 
 _SECONDS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120)
@@ -79,7 +80,7 @@ class Metrics:
         self.requests = Counter(
             "modelplane_function_requests",
             "RunFunction calls answered, by composite kind and result "
-            "(composed, cached, fatal, cancelled).",
+            "(composed, cached, fatal, cancelled, refused).",
             by_result,
             registry=self.registry,
         )

@@ -32,6 +32,7 @@ import ssl
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,17 @@ about 12 MiB; Crossplane sends up to 2 GiB (grpc-go's default client send limit)
 DEFAULT_SEND_MIB = 4
 """Crossplane receives at most 4 MiB (grpc-go's default client receive limit, which its
 function runner does not raise): a larger response would fail there, so it is a Fatal here."""
+DEFAULT_INFLIGHT_MIB = 64
+"""The requests the server holds at once, composing or waiting for a worker, summed: one of the
+largest accepted, or several smaller. A worker composing a request grows by 10 to 17 times its
+size (a 63 MiB one took a worker from 39 to 1,085 MiB), so this bounds the workers' memory
+together, not each worker's; a request alone is always taken (docs/design/security.md)."""
+DEFAULT_CONCURRENT_RPCS = 32
+"""Calls the server takes at once (gRPC's ``maximum_concurrent_rpcs``, and each connection's
+HTTP/2 MAX_CONCURRENT_STREAMS): gRPC reads a call's message whole before any handler sees it,
+so this times the message limit bounds what arriving calls hold. Past it a connection's client
+waits for a stream (grpc-go, Crossplane's, queues the call), and a call on another connection
+is refused RESOURCE_EXHAUSTED before its message is read."""
 _STARTUP_SECONDS = 120
 _SERVICES = (
     "apiextensions.fn.proto.v1.FunctionRunnerService",
@@ -86,11 +98,15 @@ def serve(
     registry: str = REGISTRY,
     metrics_address: str = "",
     metrics_port: int | None = None,
+    max_inflight_size: int | None = None,
+    max_concurrent_rpcs: int = DEFAULT_CONCURRENT_RPCS,
 ) -> None:
     """Serve until SIGTERM; message sizes in MiB; ``workers`` defaults to the CPUs available;
     ``registry`` names the function building the composers (``module:function``); metrics are
     served on ``metrics_address`` (``host:port``, its port replaced by ``metrics_port``), none
-    when it is empty or its port 0."""
+    when it is empty or its port 0; ``max_inflight_size`` (MiB, default the larger of
+    DEFAULT_INFLIGHT_MIB and ``max_recv_message_size``) and ``max_concurrent_rpcs`` bound the
+    requests held at once."""
     configure_logging(debug)
     metrics_at = _checked_metrics_address(metrics_address, metrics_port)
     if insecure and tls_certs_dir:
@@ -110,7 +126,11 @@ def serve(
         # The worker answers a response past the limit with a Fatal naming it; this only
         # leaves room for that message's own framing.
         ("grpc.max_send_message_length", send * MIB + MIB),
+        # A client's calls past the limit wait in the client, holding nothing here.
+        ("grpc.max_concurrent_streams", max_concurrent_rpcs),
     ]
+    inflight = max_inflight_size or max(DEFAULT_INFLIGHT_MIB, max_recv_message_size)
+    limits = Limits(inflight * MIB, max_concurrent_rpcs)
     # Compiled here, before the first workers are forked, so they start with it compiled (and
     # a missing apis/ is reported once, here).
     definitions = Admission.default().definitions()
@@ -122,7 +142,7 @@ def serve(
     try:
         # After the fork: the metrics server's thread and socket are the server's alone.
         _listen_metrics(metrics, metrics_at, pool)
-        asyncio.run(_serve(pool, address, creds, insecure, options))
+        asyncio.run(_serve(pool, address, creds, insecure, options, limits))
     except WorkerError as e:
         raise click.ClickException(str(e)) from None
     finally:
@@ -156,6 +176,7 @@ async def _serve(
     creds: grpc.ServerCredentials | None,
     insecure: bool,
     options: list[tuple[str, Any]],
+    limits: Limits,
 ) -> None:
     log = logging.get_logger().bind()
     loop = asyncio.get_running_loop()
@@ -164,8 +185,8 @@ async def _serve(
         loop.add_signal_handler(sig, stop.set)
     try:
         await pool.start()
-        server = grpc.aio.server(options=options)
-        handle = Handler(pool, log)
+        server = grpc.aio.server(options=options, maximum_concurrent_rpcs=limits.calls)
+        handle = Handler(pool, log, max_inflight=limits.inflight)
         handlers = {
             "RunFunction": grpc.unary_unary_rpc_method_handler(
                 handle.run, request_deserializer=None, response_serializer=None
@@ -188,7 +209,15 @@ async def _serve(
             ) from None
         await server.start()
         served = pool.metrics.server.address if pool.metrics.server else ""
-        log.info("serving", address=address, tls=not insecure, workers=pool.size, metrics=served)
+        log.info(
+            "serving",
+            address=address,
+            tls=not insecure,
+            workers=pool.size,
+            metrics=served,
+            max_inflight_mib=limits.inflight / MIB,
+            max_concurrent_rpcs=limits.calls,
+        )
         await stop.wait()
         log.info("stopping", grace_seconds=GRACE_SECONDS)
         stopping = asyncio.create_task(server.stop(GRACE_SECONDS))
@@ -199,6 +228,14 @@ async def _serve(
         await stopping
     finally:
         pool.close()
+
+
+@dataclass(frozen=True)
+class Limits:
+    inflight: int
+    """Bytes of requests held at once (``Handler.max_inflight``)."""
+    calls: int
+    """Calls taken at once (``DEFAULT_CONCURRENT_RPCS``)."""
 
 
 ABANDONED_SECONDS = 10
@@ -215,6 +252,11 @@ class Handler:
     it finishes and its answer is cached for the retry, rather than the worker being killed
     (a respawn costs a second of CPU, and callers with short deadlines on large requests would
     spend every worker on respawns). One nobody waits for that has no worker yet never starts.
+
+    The requests held, composing or waiting for a worker, sum to at most ``max_inflight``
+    bytes (one alone is always taken): a request past it is refused RESOURCE_EXHAUSTED on
+    arrival, rather than queued to hold its bytes (and, composing, 10 to 17 times them) until
+    its caller gives up. A repeat answered from the cache holds nothing and is never refused.
     """
 
     def __init__(
@@ -223,6 +265,7 @@ class Handler:
         log: Any,
         cache_bytes: int = CACHE_BYTES,
         abandoned_seconds: float = ABANDONED_SECONDS,
+        max_inflight: int = DEFAULT_INFLIGHT_MIB * MIB,
     ) -> None:
         self.pool = pool
         self.log = log
@@ -230,32 +273,62 @@ class Handler:
         self.cache: Lru[tuple[bytes, str, str]] = Lru(cache_bytes)
         self.abandoned_seconds = abandoned_seconds
         self.composing: dict[bytes | str, Composition] = {}
+        self.max_inflight = max_inflight
+        self.inflight = 0
+        """Bytes of the requests held: each composition's, and each call joining one."""
 
-    async def run(self, raw: bytes, context: grpc.aio.ServicerContext) -> bytes:
+    async def run(self, raw: bytes, context: grpc.aio.ServicerContext | None) -> bytes:
         start = time.perf_counter()
         tag = peek_tag(raw)
         # By content, never by tag: Crossplane sends each iteration of required resources
-        # under the first iteration's tag (function.request_key says where).
-        key = content_key(raw)
+        # under the first iteration's tag (function.request_key says where). Hashing a large
+        # request off the loop keeps it answering others meanwhile (hashlib lets go of the GIL).
+        key = content_key(raw) if len(raw) < MIB else await asyncio.to_thread(content_key, raw)
         hit = self.cache.get(key)
         if hit is not None:
             rsp, kind, name = hit
-            outcome = Outcome(kind, name, "cached")
+            self._answered(tag, Outcome(kind, name, "cached"), start, len(raw), len(rsp))
+            return rsp
+        if not self.fits(len(raw)):
+            return await self._refuse(tag, len(raw), start, context)
+        job = self.composing.get(key)
+        joined = 0
+        if job is None:
+            job = self.composing[key] = Composition(self, key, raw, tag)
         else:
-            job = self.composing.get(key)
-            if job is None:
-                job = self.composing[key] = Composition(self, key, raw, tag)
-            try:
-                rsp, outcome = await job.wait()
-            except asyncio.CancelledError:
-                # The caller gave up or the server is stopping. Returning ends the call
-                # quietly (its answer goes nowhere); the composition goes on for the retry.
-                why = "cancelled: the caller gave up or the function is stopping"
-                outcome = Outcome(result="cancelled", message=why)
-                self._answered(tag, outcome, start, len(raw), None)
-                return fatal_bytes(tag, why, self.pool.max_response)
+            joined = len(raw)  # its own copy of the bytes, held until it is answered
+            self.inflight += joined
+        try:
+            rsp, outcome = await job.wait()
+        except asyncio.CancelledError:
+            # The caller gave up or the server is stopping. Returning ends the call quietly
+            # (its answer goes nowhere); the composition goes on for the retry.
+            why = "cancelled: the caller gave up or the function is stopping"
+            outcome = Outcome(result="cancelled", message=why)
+            self._answered(tag, outcome, start, len(raw), None)
+            return fatal_bytes(tag, why, self.pool.max_response)
+        finally:
+            self.inflight -= joined
         self._answered(tag, outcome, start, len(raw), len(rsp))
         return rsp
+
+    def fits(self, size: int) -> bool:
+        """Whether a request of ``size`` bytes may be held now."""
+        return self.inflight == 0 or self.inflight + size <= self.max_inflight
+
+    async def _refuse(
+        self, tag: str, size: int, start: float, context: grpc.aio.ServicerContext | None
+    ) -> bytes:
+        why = (
+            f"the function holds {self.inflight / MIB:.1f} MiB of requests, composing or "
+            f"waiting for a worker; this one's {size / MIB:.1f} MiB would take it past the "
+            f"{self.max_inflight / MIB:g} MiB it may hold (--max-inflight-size): retry later"
+        )
+        self._answered(tag, Outcome(result="refused", message=why), start, size, None)
+        if context is not None:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+        # In process (tests, benches) there is no status to set: a Fatal says the same.
+        return fatal_bytes(tag, why, self.pool.max_response)
 
     def _answered(
         self, tag: str, outcome: Outcome, start: float, received: int, sent: int | None
@@ -271,6 +344,8 @@ class Composition:
     def __init__(self, handler: Handler, key: bytes | str, raw: bytes, tag: str) -> None:
         self.handler = handler
         self.key = key
+        self.size = len(raw)
+        handler.inflight += self.size  # until it is done: its bytes are held until then
         self.waiters = 0
         self.worker: Worker | None = None
         self._abandoned: asyncio.TimerHandle | None = None
@@ -313,6 +388,7 @@ class Composition:
         return rsp, outcome
 
     def _done(self, _: asyncio.Task[tuple[bytes, Outcome]]) -> None:
+        self.handler.inflight -= self.size
         if self._abandoned is not None:
             self._abandoned.cancel()
         if self.handler.composing.get(self.key) is self:
