@@ -197,3 +197,18 @@ def test_serve_with_a_key_of_another_certificate_names_the_key(tmp_path: Path) -
         f"modelplane serve: {certs / 'tls.key'}: not a PEM private key matching tls.crt "
         "(key values mismatch)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["render", "--bogus"], "modelplane render: No such option '--bogus'."),
+        (["bogus"], "modelplane: No such command 'bogus'."),
+        (["validate"], "modelplane validate: give PATHS to validate, or --definitions"),
+    ],
+)
+def test_a_usage_error_is_one_line_in_the_common_format(args: list[str], said: str) -> None:
+    result = invoke(*args)
+    assert result.exit_code == exits.UNREADABLE
+    assert one_line(result).startswith(said)
+    assert "--help" in one_line(result)

@@ -7,6 +7,7 @@ command imports its module only when it runs.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -30,6 +31,25 @@ def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
 
 
 class _Commands(click.Group):
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as e:
+            # Click prints usage errors over three lines; every other error here is one line
+            # in one format (README), so a script can read them the same way.
+            ctx = getattr(e, "ctx", None)
+            sub = ctx.command_path.split(" ")[1:] if ctx is not None else []
+            path = " ".join(["modelplane", *sub])
+            hint = f" (see '{path} --help')" if isinstance(e, click.UsageError) else ""
+            click.echo(f"{path}: {e.format_message()}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         # Without its API definitions no command can admit anything: say so in one line.
         from modelplane.apis import ApisNotFoundError
