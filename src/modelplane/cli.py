@@ -8,6 +8,7 @@ command imports its module only when it runs.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -31,11 +32,18 @@ def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
 
 
 class _Commands(click.Group):
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(args, prog_name, complete_var, False, **extra)
         except click.ClickException as e:
             # Click prints usage errors over three lines; every other error here is one line
             # in one format (README), so a script can read them the same way.
