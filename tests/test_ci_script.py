@@ -30,3 +30,8 @@ def test_ci_runs_the_setup_then_the_test_command_and_nothing_else() -> None:
     assert len(commands) == 2
     assert commands[0].startswith("pip install -q uv && uv sync && uv run modelplane render ")
     assert commands[1] == "uv run pytest"
+
+
+def test_ci_runs_the_property_tests_full_search_beside_the_quick_default() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "\nMODELPLANE_TESTS=full uv run pytest -m hypothesis\n" in script

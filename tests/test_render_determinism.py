@@ -16,6 +16,7 @@ from modelplane import manifests
 from modelplane.compose.registry import default_registry
 from modelplane.render import api_server_admission, render_documents
 from modelplane.simulate import simulate_observed
+from tests.properties import examples
 
 Obj = dict[str, Any]
 EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "examples").iterdir())
@@ -51,7 +52,7 @@ def observed_state(path: Path) -> list[Obj]:
     ]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     path=st.sampled_from(EXAMPLES),
     ready=st.sampled_from([None, 0, 1]),

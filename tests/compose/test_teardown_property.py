@@ -80,6 +80,7 @@ from tests.fleet.builders import (
     placed_replica,
     with_condition,
 )
+from tests.properties import examples
 
 Obj = dict[str, Any]
 CACHE_CLUSTERS = "inference-clusters"
@@ -390,7 +391,7 @@ def test_every_registered_composer_has_a_world() -> None:
 
 @pytest.mark.parametrize("kind", sorted(WORLDS))
 @settings(
-    max_examples=120,
+    max_examples=examples(120),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -599,7 +600,7 @@ EVIDENCE: dict[str, Callable[[World, Response], st.SearchStrategy[Evidence]]] = 
 
 @pytest.mark.parametrize("kind", sorted(WORLDS))
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[
         HealthCheck.too_slow,

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from modelplane.kube.admission import Admission
 from modelplane.kube.errors import FieldError
+from tests.properties import examples
 
 ADMISSION = Admission.default()
 VERSION = ADMISSION.version("modelplane.ai/v1alpha1", "ModelReplica")
@@ -193,7 +194,9 @@ def _check(obj: dict[str, Any]) -> None:
         assert again.object == admitted.object
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS

@@ -22,6 +22,7 @@ from modelplane.kube.admission import Admission
 from modelplane.scheduling.scheduler import schedule
 from tests.fleet import published
 from tests.fleet.fleetkit import GPU, cluster, deployment, engine, member, product, stamp
+from tests.properties import examples
 
 # A device kind: (product, count per node, deviceClassName). Each class's kinds have distinct
 # DeviceClass names, so a stamped request names its kind unambiguously.
@@ -327,7 +328,7 @@ def fleet_holds(
 # --- the properties -------------------------------------------------------------------------
 
 SETTINGS = settings(
-    max_examples=400,
+    max_examples=examples(400),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -373,7 +374,7 @@ def test_rescheduling_keeps_every_replica_and_stays_within_capacity(
     assert schedule(grown, clusters, classes, ours) == again
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fleet=fleet_st(), data=st.data())
 def test_every_placement_stamps_a_modelreplica_the_xrd_admits(
     fleet: Any, data: st.DataObject

@@ -17,6 +17,7 @@ from modelplane.scheduling.fleet import parse_clusters
 from modelplane.scheduling.scheduler import schedule
 from tests.fleet import builders
 from tests.fleet.fleetkit import GPU, cluster, deployment, engine, member, memory_at_least
+from tests.properties import examples
 
 Obj = dict[str, Any]
 
@@ -135,7 +136,7 @@ def shared_engine(draw: st.DrawFn) -> Obj:
     return engine("main", [member(devices=devices)], copies=draw(st.integers(1, 2)))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     nodes=st.integers(1, 3),
     first=shared_engine(),

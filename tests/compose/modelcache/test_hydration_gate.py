@@ -7,6 +7,7 @@ mount path moved into a temporary directory.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -101,7 +102,9 @@ def test_engines_wait_for_the_very_file_the_job_writes() -> None:
 def _wait(root: Path) -> subprocess.Popen[str]:
     [wait] = engine_pod()["initContainers"]
     argv = [moved(w, root) for w in wait["command"]]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    # A session of its own: killing its group stops the shell's sleep too, which would
+    # otherwise hold stdout open until it ends.
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, start_new_session=True)
 
 
 def test_the_wait_ends_as_soon_as_the_mark_is_there(tmp_path: Path) -> None:
@@ -116,7 +119,7 @@ def test_the_wait_holds_the_pod_while_the_mark_is_missing(tmp_path: Path) -> Non
     proc = _wait(tmp_path)
     with pytest.raises(subprocess.TimeoutExpired):
         proc.wait(timeout=1)
-    proc.kill()
+    os.killpg(proc.pid, signal.SIGKILL)
     out, _ = proc.communicate()
     assert "waiting for the model cache to be hydrated" in out
 

@@ -24,6 +24,7 @@ from tests.fleet.builders import (
     model_cache,
     with_condition,
 )
+from tests.properties import examples
 
 Obj = dict[str, Any]
 H100 = inference_class("h100")
@@ -219,7 +220,7 @@ def test_the_cache_is_required_while_the_fleet_is_still_being_read() -> None:
 LABELS = st.dictionaries(st.sampled_from(["tier", "region"]), st.sampled_from(["x", "y"]))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     fleet_labels=st.lists(LABELS, min_size=1, max_size=4),
     cache_selector=LABELS,

@@ -30,6 +30,7 @@ from modelplane.render import RESOURCE_NAME, api_server_admission, render_docume
 from modelplane.scheduling.scheduler import schedule
 from modelplane.simulate import simulate_observed
 from tests.fleet.fleetkit import stamp
+from tests.properties import examples
 from tests.scheduling.test_scheduler_properties import deployment_st, fleet_st
 
 Obj = dict[str, Any]
@@ -146,7 +147,7 @@ VARIANTS = {
 }
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), variant=st.sampled_from(sorted(VARIANTS)), seed=st.integers(0, 2**32))
 def test_every_fleet_example_responds_the_same_in_any_order(
     data: st.DataObject, variant: str, seed: int
@@ -158,7 +159,7 @@ def test_every_fleet_example_responds_the_same_in_any_order(
     )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fleet=fleet_st(), data=st.data(), seed=st.integers(0, 2**32))
 def test_every_generated_fleet_responds_the_same_in_any_order(
     fleet: Any, data: st.DataObject, seed: int

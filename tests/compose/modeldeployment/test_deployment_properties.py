@@ -18,6 +18,7 @@ from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.composer import Inputs
 from tests.fleet.builders import GPU_SELECTOR, inference_class, inference_cluster, model_cache
 from tests.fleet.xrd import admission
+from tests.properties import examples
 
 Obj = dict[str, Any]
 NIC = {
@@ -130,7 +131,7 @@ def _without(obj: Obj, *keys: str) -> Obj:
     return {k: v for k, v in obj.items() if k not in keys}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(deployments())
 def test_every_stamped_replica_passes_the_model_replica_xrd(md: Obj) -> None:
     admitted = admission("modeldeployments").admit(md)
@@ -187,7 +188,7 @@ def _serving(mr: Obj) -> Obj:
     return {**mr, "status": status}
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     before=st.integers(1, 3),
     after=st.integers(1, 3),

@@ -16,6 +16,7 @@ from modelplane.compose.modelendpoint.composer import CLUSTERS, GATEWAYS, compos
 from modelplane.composer import Inputs, Result
 from tests.compose.modelservice.kit import cluster, condition, external_endpoint, gateway
 from tests.fleet.xrd import errors
+from tests.properties import examples
 
 FLEET = [cluster("edge", pools=False), cluster("west")]
 Verdict = Literal["refused at admission", "refused", "composed"]
@@ -118,7 +119,7 @@ def url(scheme: str, host: str, port: str) -> str:
     return f"{scheme}://{host}{port}/v1"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(host=spelled(NEVER_V4 + NEVER_V6), port=ports)
 def test_loopback_unspecified_link_local_and_multicast_are_refused_in_every_spelling(
     host: str, port: str
@@ -127,13 +128,13 @@ def test_loopback_unspecified_link_local_and_multicast_are_refused_in_every_spel
     assert verdict(url("http", host, port), gateways(EVERYTHING))[0] != "composed"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(host=spelled(PRIVATE_V4 + PRIVATE_V6), port=ports)
 def test_private_and_cgnat_addresses_are_refused_in_every_spelling(host: str, port: str) -> None:
     assert verdict(url("http", host, port))[0] != "composed"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(address=address_in(PRIVATE_V4 + PRIVATE_V6), port=ports)
 def test_a_private_address_the_platform_team_allows_on_every_gateway_is_composed(
     address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: str
@@ -143,7 +144,7 @@ def test_a_private_address_the_platform_team_allows_on_every_gateway_is_composed
     assert verdict(url("http", host, port), gateways([network]))[0] == "composed"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(host=st.sampled_from(METADATA), scheme=schemes, port=ports)
 def test_a_cloud_metadata_service_is_refused_whatever_the_allow_list(
     host: str, scheme: str, port: str
@@ -153,7 +154,7 @@ def test_a_cloud_metadata_service_is_refused_whatever_the_allow_list(
         assert verdict(url(scheme, host, port), allow)[0] != "composed"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     local=st.sampled_from(["localhost", "{}.localhost"]),
     label=labels,
@@ -178,7 +179,7 @@ cluster_local = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(host=cluster_local, scheme=schemes, port=ports)
 def test_names_only_a_clusters_resolver_answers_are_refused_unless_every_gateway_allows_them(
     host: str, scheme: str, port: str
@@ -191,7 +192,7 @@ def test_names_only_a_clusters_resolver_answers_are_refused_unless_every_gateway
     assert verdict(url(scheme, host, port), gateways(hosts=[suffix]))[0] == "composed"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(host=st.sampled_from(PROVIDERS), scheme=schemes, port=ports)
 def test_public_providers_are_composed_with_no_allow_list(
     host: str, scheme: str, port: str
@@ -199,7 +200,7 @@ def test_public_providers_are_composed_with_no_allow_list(
     assert verdict(url(scheme, host, port))[0] == "composed"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(address=address_in(PUBLIC_V4 + PUBLIC_V6), port=ports)
 def test_public_addresses_are_composed_with_no_allow_list(
     address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: str

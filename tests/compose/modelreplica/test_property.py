@@ -13,6 +13,7 @@ from modelplane.compose.modelreplica.composer import compose
 from modelplane.compose.modelreplica.names import GROVE_COMBINED_MAX
 from modelplane.composer import Inputs
 from modelplane.kube.admission import Admission
+from tests.properties import examples
 
 from .support import REPLICA_XRD, UPSTREAM_CRDS, cluster, model_cache
 
@@ -160,7 +161,7 @@ def replicas(draw):
     }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(replica=replicas(), stack=st.sampled_from(["Standard", "Dynamo", None]))
 def test_admitted_replicas_compose_deterministically_into_names_that_fit(replica, stack):
     admitted = ADMISSION.admit(replica)
@@ -193,7 +194,7 @@ def test_admitted_replicas_compose_deterministically_into_names_that_fit(replica
             kubernetes_validate.validate(manifest, "1.34", strict=True)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(replica=replicas(), stack=st.sampled_from(["Standard", "Dynamo", None]))
 def test_through_run_function_views_compose_what_plain_data_does(replica, stack):
     """At the gRPC edge the composite's containers and the cluster arrive as read-only views

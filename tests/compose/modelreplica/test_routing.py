@@ -17,6 +17,7 @@ from tests.compose.modelreplica.routing_fixtures import (
     replica,
     standalone,
 )
+from tests.properties import examples
 
 LONG = "a" * 53 + "-0123456789"  # 63 characters, as the ModelDeployment composer may generate
 
@@ -194,7 +195,7 @@ def test_composition_is_deterministic() -> None:
 _SUBDOMAIN = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?){0,3}"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.from_regex(_SUBDOMAIN, fullmatch=True).filter(lambda n: len(n) <= 253))
 def test_any_replica_name_gives_routing_names_that_are_dns_labels(name: str) -> None:
     for key, obj in routing.compose_routing(context(replica(name))).items():
@@ -204,7 +205,7 @@ def test_any_replica_name_gives_routing_names_that_are_dns_labels(name: str) -> 
             assert len(value) <= 63, (key, value)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.from_regex(_SUBDOMAIN, fullmatch=True), st.from_regex(_SUBDOMAIN, fullmatch=True))
 def test_distinct_replicas_get_distinct_routing_names(a: str, b: str) -> None:
     if a != b:

@@ -44,6 +44,7 @@ from tests.compose.modelservice.kit import (
 )
 from tests.compose.worlds import World, degraded_required
 from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+from tests.properties import examples
 
 Obj = dict[str, Any]
 H100 = inference_class("h100")
@@ -175,7 +176,7 @@ WORLDS: dict[str, Callable[[], st.SearchStrategy[World]]] = {
 
 @pytest.mark.parametrize("kind", sorted(WORLDS))
 @settings(
-    max_examples=100,
+    max_examples=examples(100),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.modelservice.weights import integer_weights
 from tests.compose.modelservice.kit import cluster, external_endpoint, replica_endpoint, service
+from tests.properties import examples
 
 MAX = 1_000_000
 shares = st.lists(
@@ -92,7 +93,7 @@ def declared(plan: Plan) -> dict[int, Fraction]:
     return {e.index: Fraction(e.weight, total) for e in active}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(services(max_weight=1_000_000, max_count=40))
 def test_every_routes_weights_are_within_one_unit_for_any_endpoint_counts(
     case: tuple[dict, list[list[dict]]],
@@ -105,7 +106,7 @@ def test_every_routes_weights_are_within_one_unit_for_any_endpoint_counts(
     assert len(plan.lanes) <= 16
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(services(max_weight=100, max_count=4))  # at most 16 lanes: none left out
 def test_entries_get_exactly_their_declared_share_whatever_their_endpoint_counts(
     case: tuple[dict, list[list[dict]]],
