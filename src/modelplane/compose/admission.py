@@ -10,7 +10,8 @@ refuse and what the function answers Fatal.
 
 An object admitted may carry warnings (``Admitted.warnings``, ``path: message``), as the API
 server answers with warnings beside an object it accepts: a gang whose engines are never told
-their leader's address or their rank (``modelreplica/wiring.py``); an llm-d endpoint picker
+their leader's address or their rank (``modelreplica/wiring.py``); an engine whose parallelism
+flags disagree with the GPUs it claims (``modelreplica/parallelism.py``); an llm-d endpoint picker
 image whose tag names no release, so its age cannot be checked (``modelreplica/picker.py``).
 ``validate`` prints them; the ModelReplica composer reports the same as Warning events.
 
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from modelplane import manifests
+from modelplane.compose.modelreplica.parallelism import parallelism_warnings
 from modelplane.compose.modelreplica.picker import image_warnings, serving_problem
 from modelplane.compose.modelreplica.shape import problem as replica_problem
 from modelplane.compose.modelreplica.wiring import gang_warnings
@@ -208,7 +210,11 @@ CHECKS: dict[tuple[str, str], Check] = {
 
 def _replica_warnings(replica: Obj) -> list[str]:
     spec = replica["spec"]
-    return gang_warnings(spec["engines"]) + image_warnings(spec.get("serving"))
+    return (
+        gang_warnings(spec["engines"])
+        + parallelism_warnings(spec["engines"])
+        + image_warnings(spec.get("serving"))
+    )
 
 
 def _deployment_warnings(md: Obj) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from modelplane.compose.modelreplica import (
     network,
+    parallelism,
     picker,
     pools,
     revision,
@@ -116,6 +117,8 @@ def compose(inputs: Inputs) -> Result:
     # Composed all the same: the engine may read the gang's variables some other way.
     for warning in wiring.gang_warnings(spec["engines"], stack=ctx.stack):
         result.events.append(Event("Warning", warning, wiring.REASON))
+    for warning in parallelism.parallelism_warnings(spec["engines"]):
+        result.events.append(Event("Warning", warning, parallelism.REASON))
     return result
 
 
