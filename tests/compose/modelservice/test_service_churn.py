@@ -191,16 +191,43 @@ def test_lanes_kept_on_a_cluster_listed_without_status_are_named_in_the_status()
     assert "r2 (its cluster west publishes no providerConfigRef)" in message
 
 
-def test_lanes_kept_on_a_cluster_not_listed_are_named_in_the_status() -> None:
+def without_west() -> dict[str, list[Obj] | None]:
+    """The truth with west missing from the cluster list (a lagging list, or west deleted)."""
     required = truth()
     required["inference-clusters"] = [
         c for c in required["inference-clusters"] or [] if c["metadata"]["name"] != "west"
     ]
+    return required
+
+
+def test_a_cluster_not_listed_is_asked_for_by_name_and_no_route_changes_meanwhile() -> None:
+    rsp = run(MS, settled(), without_west())
+    assert backends(rsp) == before()
+    status, _, message = rsp.condition("EndpointsResolved")
+    assert status == "Unknown" and "InferenceCluster west by name" in message
+
+
+def test_a_cluster_not_listed_but_found_by_name_keeps_its_lanes() -> None:
+    required = without_west()
+    required["cluster/west"] = [cluster("west")]
     rsp = run(MS, settled(), required)
-    assert backends(rsp)["front/main"] == before()["front/main"]
-    status, reason, message = rsp.condition("EndpointsResolved")
-    assert (status, reason) == ("True", "CarriedForward")
-    assert "r2 (its cluster west is not listed)" in message
+    assert backends(rsp) == before()
+    assert rsp.condition("EndpointsResolved")[:2] == ("True", "Resolved")
+
+
+def test_a_cluster_gone_by_name_loses_its_lanes_and_fleet_route() -> None:
+    required = without_west()
+    required["cluster/west"] = []
+    after = backends(run(MS, settled(), required))
+    assert len(after["front/main"]) == len(before()["front/main"]) - 1
+    assert "fleet/west" not in after
+
+
+def test_a_cluster_gone_by_name_is_named_in_the_status() -> None:
+    required = without_west()
+    required["cluster/west"] = []
+    message = run(MS, settled(), required).condition("EndpointsResolved")[2]
+    assert "r2: its cluster west is deleted (asked for by name, not found)" in message
 
 
 def test_a_service_serving_on_carried_lanes_stays_as_ready_as_its_routes_say() -> None:

@@ -16,7 +16,9 @@ routes; this module places them:
 With no ready endpoint the front routes stay and answer 503, and are marked not ready, so the
 service is not Ready. Nothing observed is dropped on no evidence (``_kept``): while the
 requirements are being read, while no gateway is listed, for a cluster not listed or not
-writable, and a route behind the front routes until they stop sending it traffic.
+writable, and a route behind the front routes until they stop sending it traffic. A cluster the
+routes are on that the list does not hold is asked for by name: only nothing back (the cluster
+is deleted) takes its lanes and fleet route out, and with them the holds on its replicas.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.evidence import look_up_unlisted
+from modelplane.compose.evidence import listed_and_found, look_up_unlisted
 from modelplane.compose.frontdoor import (
     API_VERSION,
     ENDPOINT_HEADER,
@@ -53,6 +55,9 @@ BY_NAME = "endpoint"
 """Requirements asking for a routed endpoint no list holds: ``endpoint/<namespace>/<name>``."""
 GATEWAY_BY_NAME = "gateway"
 """Requirements asking for a gateway with routes on it that the list does not hold."""
+CLUSTER_BY_NAME = "cluster"
+"""Requirements asking for a cluster the routes are on (a fleet route, a routed replica's
+endpoint) that the list does not hold."""
 ROUTED = "modelplane.ai/routed-endpoints"
 """Annotation on each front route's Object: the endpoints it sends traffic to (comma separated),
 so a list that comes back without them is checked by name before they leave the route."""
@@ -86,7 +91,6 @@ def compose_service(inputs: Inputs) -> Result:
     if missing:
         return _hold(inputs, requirements, missing)
 
-    fleet = by_name(inputs.required[CLUSTERS])
     selected = [
         list(inputs.required[endpoints_requirement(i)]) for i in range(len(spec["endpoints"]))
     ]
@@ -104,21 +108,35 @@ def compose_service(inputs: Inputs) -> Result:
     gone_gateways = look_up_unlisted(
         inputs, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", on if gateways else (), gateways
     )
-    requirements = {**requirements, **lookup.requirements, **gone_gateways.requirements}
+    # A cluster the routes are on that the list does not hold is asked for by name: found, it
+    # is read as listed (the list lagged); nothing back is the evidence that takes its lanes,
+    # its fleet route and so the holds on its replicas out.
+    on_clusters = _routed_clusters(inputs.observed, [*listed, *lookup.found.values()], routed)
+    clusters, gone_clusters = listed_and_found(
+        inputs, CLUSTERS, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", on_clusters
+    )
+    requirements = {
+        **requirements,
+        **lookup.requirements,
+        **gone_gateways.requirements,
+        **gone_clusters.requirements,
+    }
     pending = [f"ModelEndpoint {n} by name (routed, not listed)" for n in sorted(lookup.pending)]
-    pending += gone_gateways.asked()
-    if pending:
+    pending += gone_gateways.asked() + gone_clusters.asked()
+    if pending or clusters is None:
         return _hold(inputs, requirements, pending)
+    fleet = by_name(clusters)
     gateways += gone_gateways.found.values()
     for endpoint in lookup.found.values():
         entry = _selecting(spec["endpoints"], endpoint)
         if entry is not None:
             selected[entry].append(endpoint)
-    plan = plan_service(ms, selected, fleet, frozenset(routed))
+    plan = plan_service(ms, selected, fleet, frozenset(routed), gone_clusters.gone)
     serving, skipped = gateways_serving(ms, gateways, fleet)
     wanted = _wanted(ms, plan, serving, fleet, inputs.observed)
 
-    result = Result(requirements=requirements, resources=_kept(inputs, fleet, skipped))
+    kept = _kept(inputs, fleet, skipped, gone_clusters.gone)
+    result = Result(requirements=requirements, resources=kept)
     for key, (provider_config, manifest, is_route) in wanted.items():
         obj = remote_object(
             dns_label(name, key),
@@ -233,16 +251,23 @@ def _wanted(
     return wanted
 
 
-def _kept(inputs: Inputs, fleet: Mapping[str, Obj], skipped: list[Skipped]) -> dict[str, Desired]:
+def _kept(
+    inputs: Inputs,
+    fleet: Mapping[str, Obj],
+    skipped: list[Skipped],
+    gone: frozenset[str] = frozenset(),
+) -> dict[str, Desired]:
     """Observed objects these inputs no longer ask for that stay as they are, since their going
-    could cut requests that still arrive, or rest on no evidence:
+    could cut requests that still arrive, or rest on no evidence (a cluster in ``gone``, asked
+    for by name and not found, is evidence: what is on it is not kept for being unlisted):
 
     - a gateway's route while that gateway's cluster is not listed or cannot be written to,
       and every gateway's while no gateway is listed at all (a list that failed looks like
       every gateway deleted);
     - a cluster's fleet route (an endpoint's egress route) while an observed front route still
       sends it traffic: the front routes change first and what is behind them goes on the next
-      reconcile; or while its cluster is not listed or cannot be written to.
+      reconcile; or while its cluster is not listed (and not known gone) or cannot be written
+      to.
     """
     gateways_listed = bool(inputs.required[GATEWAYS])
     skipped_keys = {f"{what}/{s.name}" for s in skipped for what in ("front", "unavailable")}
@@ -252,7 +277,7 @@ def _kept(inputs: Inputs, fleet: Mapping[str, Obj], skipped: list[Skipped]) -> d
     for key, obj in sorted(inputs.observed.items()):
         what, _, rest = key.partition("/")
         where, _, endpoint = rest.partition("/")
-        stuck = where not in fleet or where in unwritable
+        stuck = (where not in fleet and where not in gone) or where in unwritable
         keep = {
             "front": key in skipped_keys or not gateways_listed,
             "unavailable": key in skipped_keys or not gateways_listed,
@@ -273,6 +298,19 @@ def _routed(observed: Mapping[str, Obj]) -> set[str]:
             annotations = (obj.get("metadata") or {}).get("annotations") or {}
             out |= {n for n in str(annotations.get(ROUTED) or "").split(",") if n}
     return out | _still_routed(observed, {})[1]
+
+
+def _routed_clusters(
+    observed: Mapping[str, Obj], endpoints: list[Obj], routed: set[str]
+) -> set[str]:
+    """The clusters the observed routes are on: each fleet route's, and each routed replica
+    endpoint's (its lane may be all that is left of it)."""
+    out = {key.partition("/")[2] for key in observed if key.startswith("fleet/")}
+    for endpoint in endpoints:
+        cluster = (endpoint.get("spec") or {}).get("clusterName")
+        if cluster and str((endpoint.get("metadata") or {}).get("name")) in routed:
+            out.add(str(cluster))
+    return out
 
 
 def _selecting(entries: list[Obj], endpoint: Mapping[str, Any]) -> int | None:

@@ -143,12 +143,14 @@ def plan_service(
     selected: Sequence[Sequence[Mapping[str, Any]]],
     clusters: Mapping[str, Mapping[str, Any]],
     routed: frozenset[str] = frozenset(),
+    gone: frozenset[str] = frozenset(),
 ) -> Plan:
     """``selected[i]``: the ModelEndpoints entry ``i``'s selector returned; only those in the
     service's own namespace are taken, whatever the lookup returned. ``routed``: the endpoints
     the observed routes send traffic to; one of them stays routed until there is evidence it is
-    not ready (its own RoutingReady False, its cluster's GatewayReady False, a spec that cannot
-    be routed), never because a status is not written yet."""
+    not ready (its own RoutingReady False, its cluster's GatewayReady False, its cluster asked
+    for by name and not found: in ``gone``, a spec that cannot be routed), never because a
+    status is not written yet or a list does not hold its cluster."""
     namespace = namespace_of(service)
     entries_spec = (service.get("spec") or {}).get("endpoints") or []
     taken: set[str] = set()
@@ -164,7 +166,7 @@ def plan_service(
                 continue
             taken.add(name)
             spec = endpoint.get("spec") or {}
-            why = _why_not_ready(endpoint, clusters, name in routed)
+            why = _why_not_ready(endpoint, clusters, name in routed, gone)
             members.append(
                 Member(
                     name=name,
@@ -198,7 +200,10 @@ def _weight(entry: Mapping[str, Any]) -> int:
 
 
 def _why_not_ready(
-    endpoint: Mapping[str, Any], clusters: Mapping[str, Mapping[str, Any]], routed: bool
+    endpoint: Mapping[str, Any],
+    clusters: Mapping[str, Mapping[str, Any]],
+    routed: bool,
+    gone: frozenset[str] = frozenset(),
 ) -> str:
     """Why the endpoint cannot take traffic, or "". A routed endpoint whose own status, or whose
     cluster's, is not written (or lists only Crossplane's conditions) carries no evidence."""
@@ -211,16 +216,9 @@ def _why_not_ready(
     if cluster_name:
         if not spec.get("inferencePool"):
             return "names no inferencePool"
-        cluster = clusters.get(str(cluster_name))
-        if cluster is None:
-            if not routed:
-                return f"its cluster {cluster_name} is not listed"
-        elif not routed or gateway_withdrawn(cluster):
-            gateway = cluster_gateway(cluster)
-            if not gateway.provider_config:
-                return f"its cluster {cluster_name} publishes no providerConfigRef"
-            if not gateway.address:
-                return f"its cluster {cluster_name} publishes no gateway address"
+        why = _why_cluster_not_ready(str(cluster_name), clusters, routed, gone)
+        if why:
+            return why
     else:
         try:
             url = parse_url(str(spec.get("url") or ""))
@@ -237,6 +235,27 @@ def _why_not_ready(
             return f"{routing.get('reason')}: {routing.get('message') or ''}".rstrip(": ")
         if not routed:
             return "publishes no status.routing.backendName yet"
+    return ""
+
+
+def _why_cluster_not_ready(
+    name: str, clusters: Mapping[str, Mapping[str, Any]], routed: bool, gone: frozenset[str]
+) -> str:
+    """Why a replica endpoint's cluster cannot carry its traffic, or "". A routed endpoint's
+    cluster that a list does not hold is no evidence (lists lag); asked for by name and not
+    found is: the cluster is deleted, and its lanes and the pools they hold must go."""
+    cluster = clusters.get(name)
+    if cluster is None:
+        if name in gone:
+            return f"its cluster {name} is deleted (asked for by name, not found)"
+        return "" if routed else f"its cluster {name} is not listed"
+    if routed and not gateway_withdrawn(cluster):
+        return ""
+    gateway = cluster_gateway(cluster)
+    if not gateway.provider_config:
+        return f"its cluster {name} publishes no providerConfigRef"
+    if not gateway.address:
+        return f"its cluster {name} publishes no gateway address"
     return ""
 
 
