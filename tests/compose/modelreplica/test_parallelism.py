@@ -115,3 +115,10 @@ def test_the_replicas_a_deployment_example_stamps_claim_its_parallelism(example:
     assert result.exit_code == 0, result.output
     assert "tensor-parallel" in result.output or "--tp" in result.output
     assert REASON not in result.output
+
+
+def test_gpus_are_counted_in_the_device_class_the_clusters_driver_installs() -> None:
+    from modelplane.compose.inferencecluster import components
+    from modelplane.compose.modelreplica import parallelism
+
+    assert parallelism.DRA_DEVICE_CLASS == components.DRA_DEVICE_CLASS

@@ -17,13 +17,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from modelplane.compose.inferencecluster.components import DRA_DEVICE_CLASS
 from modelplane.compose.modelreplica.labelsets import role_of
 from modelplane.compose.modelreplica.pods import ENGINE_CONTAINER, member_spec
 
 Obj = dict[str, Any]
 
 REASON = "ParallelismMismatch"
+DRA_DEVICE_CLASS = "gpu.nvidia.com"
+"""The DeviceClass the cluster's NVIDIA DRA driver installs (the InferenceCluster's stack names
+the same: tests/compose/modelreplica/test_parallelism.py holds them equal)."""
 TENSOR = ("--tensor-parallel-size", "-tp", "--tp", "--tp-size")
 PIPELINE = ("--pipeline-parallel-size", "-pp", "--pp", "--pp-size")
 DATA = ("--data-parallel-size", "-dp", "--dp", "--dp-size")
