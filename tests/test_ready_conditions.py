@@ -197,7 +197,8 @@ def test_a_service_selecting_no_endpoint_is_not_ready() -> None:
         entry["selector"]["matchLabels"] = {"modelplane.ai/deployment": "nothing"}
     service = find(render(docs, ready_copies=1), "ModelService", "qwen")
     assert condition(service, "Ready")["status"] == "False"
-    assert condition(service, "EndpointsResolved")["reason"] == "NoEndpoints"
+    # Every entry selects no replica either: a typo, named as such (render exits 1).
+    assert condition(service, "EndpointsResolved")["reason"] == "EntryMatchesNothing"
 
 
 def test_a_service_whose_only_gateway_is_on_a_missing_cluster_is_not_ready() -> None:

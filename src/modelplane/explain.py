@@ -27,7 +27,7 @@ from modelplane.compose.modeldeployment.footprint import CACHE, footprint
 from modelplane.compose.modeldeployment.stamp import replica_name, stamp
 from modelplane.composer import namespace_of
 from modelplane.labels import DEPLOYMENT
-from modelplane.manifests import ManifestError, load, require_name
+from modelplane.manifests import Manifest, ManifestError, load, require_name
 from modelplane.scheduling.demand import parse_engines
 from modelplane.scheduling.devices import device_kinds, matches
 from modelplane.scheduling.placement import (
@@ -258,9 +258,33 @@ def explain_command(
         print(json.dumps({"deployments": [e.to_dict() for e in explanations]}, indent=2))
     else:
         sys.stdout.write("".join("\n".join(e.text()) + "\n" for e in explanations))
-    if any(e.plan.selector_errors for e in explanations):
+    # A pool naming a class that does not exist is a typo to fix (1), not capacity to add (3):
+    # the same verdict render gives it.
+    missing = _missing_classes(loaded, [a.object for _, a in admitted])
+    if any(e.plan.selector_errors for e in explanations) or missing:
         return exits.INVALID
     return exits.SHORT if any(e.short for e in explanations) else exits.OK
+
+
+def _missing_classes(loaded: Sequence[Manifest], objs: Sequence[Obj]) -> bool:
+    """Name on stderr each node pool whose InferenceClass is not in the input; whether any."""
+    classes = {
+        str(o["metadata"]["name"]) for o in objs if o.get("kind") == "InferenceClass" and _ours(o)
+    }
+    found = False
+    for m, obj in zip(loaded, objs, strict=True):
+        if obj.get("kind") != "InferenceCluster" or not _ours(obj):
+            continue
+        for i, pool in enumerate((obj.get("spec") or {}).get("nodePools") or []):
+            if pool.get("className") not in classes:
+                found = True
+                exits.error(
+                    COMMAND,
+                    f"{m.where_is(f'spec.nodePools[{i}].className')}: "
+                    f"{manifests.identity(obj)}: pool {pool.get('name')} names InferenceClass "
+                    f"{pool.get('className')}, which does not exist; no replica is placed there",
+                )
+    return found
 
 
 def _ours(doc: Obj) -> bool:

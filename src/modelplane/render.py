@@ -34,8 +34,16 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import exits, manifests, owners
 from modelplane import output as output_
-from modelplane.compose.modelservice.status import ENDPOINTS, ENTRY_MATCHES_NOTHING
-from modelplane.composer import Condition, Event, Inputs, Registry, Requirement, Result
+from modelplane.compose.modelservice.status import ENTRY_MATCHES_NOTHING
+from modelplane.composer import (
+    Condition,
+    Event,
+    Inputs,
+    Registry,
+    Requirement,
+    Result,
+    namespace_of,
+)
 from modelplane.function import (
     FunctionRunner,
     invalid_result,
@@ -44,6 +52,7 @@ from modelplane.function import (
     run_composer,
 )
 from modelplane.kube.names import dns_label
+from modelplane.labels import DEPLOYMENT
 from modelplane.owners import Identity, Owner, identity, owner_of
 from modelplane.structs import fill_struct, plain
 
@@ -946,7 +955,7 @@ def render_command(
         output_.print_tree(output_.tree(docs, _composable(registry)))
     else:
         sys.stdout.write(output_.yaml_stream(docs))
-    return _verdict(docs, where)
+    return verdict(docs, where, COMMAND)
 
 
 COMMAND = "render"
@@ -958,15 +967,6 @@ def _composable(registry: Registry) -> Callable[[Obj], bool]:
 
 
 _INVALID = " is invalid:"
-
-
-def empty_entries(service: Obj) -> str:
-    """The message of a rendered ModelService whose entries (some, not all) select no endpoint:
-    a misspelled selector, not a deployment that is not serving yet; else ""."""
-    for c in (service.get("status") or {}).get("conditions") or []:
-        if c.get("type") == ENDPOINTS and c.get("reason") == ENTRY_MATCHES_NOTHING:
-            return str(c.get("message") or "")
-    return ""
 
 
 def located(message: str, where: Mapping[str, manifests.Manifest]) -> list[str]:
@@ -985,35 +985,75 @@ def located(message: str, where: Mapping[str, manifests.Manifest]) -> list[str]:
     return [f"{found.where}: {line}" for line in message.splitlines()]
 
 
-def _verdict(docs: Sequence[Obj], where: Mapping[str, manifests.Manifest]) -> int:
-    """1 when a deployment's selectors are invalid or a service's entry selects nothing, 3 when
-    a deployment could not place every replica it asks for (each named on stderr), else 0."""
-    invalid = short = False
+# Exit codes follow what the user must do (README, "Exit codes"). A False condition with one of
+# these reasons names something that does not exist, or selects nothing: fix the input (1).
+FIX_INPUT = frozenset(
+    {
+        "InvalidSelector",
+        "ClassNotFound",
+        "ClusterNotFound",
+        "ModelCacheNotFound",
+        ENTRY_MATCHES_NOTHING,
+    }
+)
+
+
+def _failed(doc: Obj) -> list[Obj]:
+    return [
+        c for c in (doc.get("status") or {}).get("conditions") or [] if c.get("status") == "False"
+    ]
+
+
+def _short(doc: Obj) -> bool:
+    """A ModelDeployment that could not place every replica for want of capacity."""
+    return any(
+        c.get("type") == _SCHEDULED and c.get("reason") not in FIX_INPUT for c in _failed(doc)
+    )
+
+
+def _replica_labels(deployment: Obj) -> dict[str, str]:
+    template = ((deployment.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    return {**(template.get("labels") or {}), DEPLOYMENT: str(deployment["metadata"]["name"])}
+
+
+def _selects(entry: Obj, namespace: str, labels: Sequence[tuple[str, Mapping[str, Any]]]) -> bool:
+    wanted = ((entry.get("selector") or {}).get("matchLabels")) or {}
+    return any(
+        ns == namespace and all(have.get(k) == v for k, v in wanted.items()) for ns, have in labels
+    )
+
+
+def _starved(service: Obj, short: Sequence[Obj], replicas: Sequence[Obj]) -> bool:
+    """Whether every entry that selects no ModelReplica would select one of a deployment short
+    of capacity: its replicas are missing because they do not fit, not because of a typo."""
+    ns = namespace_of(service)
+    entries = [e for e in (service.get("spec") or {}).get("endpoints") or [] if isinstance(e, dict)]
+    present = [(namespace_of(r), (r.get("metadata") or {}).get("labels") or {}) for r in replicas]
+    wanted = [(namespace_of(d), _replica_labels(d)) for d in short]
+    empty = [e for e in entries if not _selects(e, ns, present)]
+    return bool(empty) and all(_selects(e, ns, wanted) for e in empty)
+
+
+def verdict(docs: Sequence[Obj], where: Mapping[str, manifests.Manifest], command: str) -> int:
+    """1 when an input names something that does not exist or selects nothing (a class, a
+    cluster, a cache, an invalid selector, a ModelService entry), 3 when a ModelDeployment could
+    not place every replica (and a service entry selects nothing only because of that), else 0.
+    Each problem is named on stderr at its input's line."""
+    short = [d for d in docs if d.get("kind") == "ModelDeployment" and _short(d)]
+    short_ids = {id(d) for d in short}
+    replicas = [d for d in docs if d.get("kind") == "ModelReplica"]
+    invalid = False
     for doc in docs:
-        if doc.get("kind") == "ModelService":
-            problem = empty_entries(doc)
-            if problem:
-                for line in located(f"{manifests.identity(doc)}: {problem}", where):
-                    exits.error(COMMAND, line)
-                invalid = True
-            continue
-        if doc.get("kind") != "ModelDeployment":
-            continue
-        scheduled = next(
-            (
-                c
-                for c in (doc.get("status") or {}).get("conditions") or []
-                if c.get("type") == _SCHEDULED
-            ),
-            None,
-        )
-        if scheduled is None or scheduled.get("status") != "False":
-            continue
         identity = manifests.identity(doc)
-        for line in located(f"{identity}: {scheduled.get('message', '')}", where):
-            exits.error(COMMAND, line)
-        if scheduled.get("reason") == "InvalidSelector":
-            invalid = True
-        else:
-            short = True
+        if identity not in where:
+            continue  # a composed composite: its input's own condition names the cause
+        for c in _failed(doc):
+            fix = c.get("reason") in FIX_INPUT
+            if c.get("reason") == ENTRY_MATCHES_NOTHING and _starved(doc, short, replicas):
+                fix = False
+            elif not fix and not (c.get("type") == _SCHEDULED and id(doc) in short_ids):
+                continue
+            invalid = invalid or fix
+            for line in located(f"{identity}: {c.get('message', '')}", where):
+                exits.error(command, line)
     return exits.INVALID if invalid else exits.SHORT if short else exits.OK

@@ -179,9 +179,9 @@ def routes_command(paths: Sequence[str], ready_copies: int) -> int:
     from modelplane.render import (
         RenderError,
         api_server_admission,
-        empty_entries,
         located,
         render_documents,
+        verdict,
     )
     from modelplane.simulate import simulate_observed
 
@@ -209,13 +209,7 @@ def routes_command(paths: Sequence[str], ready_copies: int) -> int:
         exits.error(COMMAND, "no ModelService in the input: nothing to route")
         return exits.INVALID
     sys.stdout.write(tables(docs))
-    # Every workload is taken as serving here, so an entry selecting nothing is a selector
-    # that matches no deployment's endpoints: a typo the table alone would hide.
-    status = exits.OK
-    for doc in docs:
-        problem = empty_entries(doc) if doc.get("kind") == "ModelService" else ""
-        if problem:
-            for line in located(f"{manifests.identity(doc)}: {problem}", where):
-                exits.error(COMMAND, line)
-            status = exits.INVALID
-    return status
+    # Every workload is taken as serving here, so an entry selecting nothing is a selector that
+    # matches no deployment's endpoints (a typo the table alone would hide: 1), unless its
+    # deployment could place no replica (3); the same verdict, per kind, as render's.
+    return verdict(docs, where, COMMAND)

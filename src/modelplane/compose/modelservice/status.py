@@ -118,17 +118,21 @@ def _endpoints(
     detail = "; ".join(lines + unready + ([carried] if carried else []))
     counts = f"{plan.matched} matched in namespace {namespace}, {plan.ready} ready"
     empty = [e for e in plan.entries if not e.matched and e.index in unselected]
-    if empty and len(empty) < len(plan.entries):
-        # A misspelled label in one entry (a canary's) would silently send its share to the
-        # others: say which entry selects nothing. (When none selects anything, NoEndpoints
-        # below says so for all of them.)
+    if empty:
+        # A misspelled label would silently send an entry's share to the others, or leave the
+        # only entry answering 503: say which entry selects nothing, with a reason a caller
+        # (render's exit code) can tell from a deployment that is not serving yet.
         named = "; ".join(
             f"entry {e.index} (weight {e.weight}, {_selector(entries[e.index])})" for e in empty
         )
+        goes = (
+            "its share goes to the other entries"
+            if len(empty) < len(plan.entries)
+            else "nothing serves the service"
+        )
         message = (
             f"no ModelEndpoint or ModelReplica in namespace {namespace} matches {named}: "
-            "its share goes to the other entries; check the selector's labels "
-            f"({counts}: {detail})"
+            f"{goes}; check the selector's labels ({counts}: {detail})"
         )
         events.append(Event("Warning", message, ENTRY_MATCHES_NOTHING))
         return Condition(ENDPOINTS, "False", ENTRY_MATCHES_NOTHING, message)
