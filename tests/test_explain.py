@@ -354,14 +354,16 @@ def test_a_cluster_the_deployments_model_cache_does_not_stage_on_is_not_eligible
 def test_a_model_cache_missing_from_the_input_holds_every_placement() -> None:
     out = explain(cached_llama_fleet(with_cache=False)).splitlines()
     assert out[0] == "ModelDeployment/ml-team/llama-70b: 0 of 2 replicas placed, 2 short"
-    assert out[1] == "  a: not eligible: new replicas are held: ModelCache llama not found"
+    held = "new replicas are held: ModelCache llama not found in namespace ml-team"
+    assert out[1] == f"  a: not eligible: {held}"
 
 
 def test_a_model_cache_of_another_name_is_not_the_deployments() -> None:
     docs = cached_llama_fleet(with_cache=True)
     docs[-1]["metadata"]["name"] = "other"
     out = explain(docs).splitlines()
-    assert out[1] == "  a: not eligible: new replicas are held: ModelCache llama not found"
+    held = "new replicas are held: ModelCache llama not found in namespace ml-team"
+    assert out[1] == f"  a: not eligible: {held}"
 
 
 def test_a_placement_that_grows_a_pool_says_from_how_many_nodes_to_how_many() -> None:

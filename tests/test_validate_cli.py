@@ -146,8 +146,9 @@ def test_an_unserved_version_of_a_known_kind_is_invalid(tmp_path: Path) -> None:
     result = invoke(str(path))
     assert result.exit_code == 1
     assert result.stdout.strip() == (
-        f'{path}:1: ModelReplica/ml-team/qwen-0: no matches for kind "ModelReplica" in version '
-        '"modelplane.ai/v9"'
+        f'{path}:1: ModelReplica/ml-team/qwen-0: apiVersion: Invalid value: "modelplane.ai/v9": '
+        'no matches for kind "ModelReplica" in version "modelplane.ai/v9" '
+        "(served: modelplane.ai/v1alpha1)"
     )
 
 

@@ -888,6 +888,22 @@ def _with_status(inputs: list[Obj], composites: list[Obj]) -> list[Obj]:
     return replaced + list(by_id.values())
 
 
+def unmatched_inputs(loaded: Sequence[manifests.Manifest]) -> list[str]:
+    """One error line per input that claims our group with a kind it does not define or a
+    version it does not serve: only composites are admitted while rendering, so such an
+    object (an InferenceClass in v1beta1, a misspelled ModelDeployment) would otherwise be
+    dropped or read as it is, silently. As validate words it."""
+    from modelplane.compose.admission import Admission
+
+    admission = Admission.default()
+    lines = []
+    for m in loaded:
+        problem = admission.unmatched(str(m.obj.get("apiVersion")), str(m.obj.get("kind")))
+        if problem is not None:
+            lines.append(f"{m.where_is(problem.path)}: {manifests.identity(m.obj)}: {problem}")
+    return lines
+
+
 def api_server_admission() -> Admit:
     """The one admission every command and the function apply (``compose.admission``): the
     API server's for the kinds under ``apis/``, then the composers' own checks; others pass."""
@@ -929,6 +945,11 @@ def render_command(
         exits.error(COMMAND, str(e))
         return exits.INVALID
     where = {manifests.identity(m.obj): m for m in loaded}
+    refused = unmatched_inputs(loaded)
+    for line in refused:
+        exits.error(COMMAND, line)
+    if refused:
+        return exits.INVALID
     # Without a simulation the fleet's clusters are taken as prepared (their serving stacks
     # installed), so the scheduler places on them; workloads are created, not yet observed.
     simulate = (

@@ -181,6 +181,7 @@ def routes_command(paths: Sequence[str], ready_copies: int) -> int:
         api_server_admission,
         located,
         render_documents,
+        unmatched_inputs,
         verdict,
     )
     from modelplane.simulate import simulate_observed
@@ -194,6 +195,11 @@ def routes_command(paths: Sequence[str], ready_copies: int) -> int:
         exits.error(COMMAND, str(e))
         return exits.UNREADABLE
     where = {manifests.identity(m.obj): m for m in loaded}
+    refused = unmatched_inputs(loaded)
+    for line in refused:
+        exits.error(COMMAND, line)
+    if refused:
+        return exits.INVALID
     try:
         docs = render_documents(
             default_registry(),

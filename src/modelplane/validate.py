@@ -3,10 +3,13 @@
 Exit codes (``modelplane.exits``): 0 every known object is valid; 1 some object is invalid, or
 no object in the input has a kind any definition serves (nothing was validated); 2 input could
 not be read (a missing file, malformed YAML, a definition that does not load). Objects whose
-kind no definition serves are skipped and counted on stderr. Each error line names the file
-and line of the field at fault: ``<file>:<line>: <Kind> <ns>/<name>: <field error>``. What is
-valid but will not work as meant (a gang never told its leader's address) is a warning on
-stderr, ``<file>:<line>: <Kind> <ns>/<name>: Warning: <path>: <message>``, and exits 0.
+kind no definition serves are skipped, each named on stderr, unless their group is ours
+(``modelplane.ai``): an unserved version or an undefined kind there is an error, with the
+nearest kind. Device selectors are compiled and their ``quantity()`` literals parsed, as render
+would. Each error line names the file and line of the field at fault:
+``<file>:<line>: <Kind> <ns>/<name>: <field error>``. What is valid but will not work as meant
+(a gang never told its leader's address) is a warning on stderr,
+``<file>:<line>: <Kind> <ns>/<name>: Warning: <path>: <message>``, and exits 0.
 
 Every definition in play (``apis/`` and each ``--crd``) is also held to the API server's CEL
 cost budget (``modelplane.kube.cost``): one the API server would refuse to create is reported
@@ -36,6 +39,7 @@ from modelplane.kube.cost import (
 )
 from modelplane.kube.crd import Definition, DefinitionError, load_definitions
 from modelplane.manifests import Manifest, ManifestError, load
+from modelplane.scheduling.selectorcheck import selector_problems
 
 EXIT_VALID = exits.OK
 EXIT_INVALID = exits.INVALID
@@ -100,6 +104,7 @@ def run(
     refused = _print_refused(costs, errors_to)
     invalid = checked = warned = 0
     skipped: dict[str, int] = {}
+    skipped_lines: list[str] = []  # each named, unless nothing was validated (one line says so)
     admitted: list[Admitted] = []
     for doc in documents:
         body = doc.obj
@@ -108,16 +113,15 @@ def run(
             skipped["(no apiVersion or kind)"] = skipped.get("(no apiVersion or kind)", 0) + 1
             continue
         if not admission.knows(api_version, kind):
-            if admission.knows_kind(api_version, kind):
-                # The kind is ours but this version is not served: the API server refuses it.
+            # Ours in a version not served, or a kind our group does not define: refused as
+            # the API server would (render refuses the same). Anyone else's is skipped, by name.
+            problem = admission.unmatched(api_version, kind)
+            if problem is not None:
                 invalid += 1
-                print(
-                    f"{doc.where}: {_label(doc)}: "
-                    f'no matches for kind "{kind}" in version "{api_version}"',
-                    file=errors_to,
-                )
+                print(f"{doc.where_is(problem.path)}: {_label(doc)}: {problem}", file=errors_to)
             else:
                 skipped[f"{kind} {api_version}"] = skipped.get(f"{kind} {api_version}", 0) + 1
+                skipped_lines.append(f"{doc.where}: {_label(doc)}: skipped: {_UNDEFINED}")
             continue
         try:
             result = admission.admit(body)
@@ -127,6 +131,10 @@ def run(
         checked += 1
         admitted.append(result)
         warned += _print_warnings(doc, result.warnings, err)
+        if not result.errors:
+            # What admission cannot see and render would refuse: selectors that do not compile,
+            # quantity() literals that do not parse.
+            result.errors.extend(selector_problems(result.object))
         if result.errors:
             invalid += 1
             label = _label(doc)
@@ -142,8 +150,13 @@ def run(
     if not checked and not invalid and not refused:
         exits.error(COMMAND, _nothing_to_validate(len(documents), skipped), err)
         return exits.INVALID
+    for line in skipped_lines:
+        print(line, file=err)
     print(_summary(checked, invalid, warned, sum(skipped.values()), refused), file=err)
     return exits.INVALID if invalid or refused else exits.OK
+
+
+_UNDEFINED = "kind not defined in apis/ or by --crd"
 
 
 def _summary(checked: int, invalid: int, warned: int, skipped: int, refused: int) -> str:
@@ -151,7 +164,7 @@ def _summary(checked: int, invalid: int, warned: int, skipped: int, refused: int
     if warned:
         summary += f", {warned} warning{'s' if warned != 1 else ''}"
     if skipped:
-        summary += f", {skipped} skipped (kind not defined in apis/ or by --crd)"
+        summary += f", {skipped} skipped ({_UNDEFINED})"
     if refused:
         summary += f", {refused} definitions over the CEL cost budget"
     return summary

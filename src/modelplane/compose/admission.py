@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -84,6 +85,34 @@ class Admission:
     def knows_kind(self, api_version: str, kind: str) -> bool:
         return self.server.knows_kind(api_version, kind)
 
+    def unmatched(self, api_version: str, kind: str) -> FieldError | None:
+        """Why no definition serves this object when one should, or None: a kind of ours in a
+        version not served (``no matches for kind``, as kubectl says), or a kind our group does
+        not define (a typo: with the nearest kind it does). Other groups' kinds are not ours to
+        judge, so they pass."""
+        if self.knows(api_version, kind):
+            return None
+        if self.knows_kind(api_version, kind):
+            served = sorted(
+                f"{d.group}/{v.name}"
+                for d in self.definitions()
+                if (d.group, d.kind) == (_group({"apiVersion": api_version}), kind)
+                for v in d.versions.values()
+                if v.served
+            )
+            detail = f'no matches for kind "{kind}" in version "{api_version}"'
+            detail += f" (served: {', '.join(served)})" if served else ""
+            return FieldError("apiVersion", ErrorType.INVALID, api_version, detail)
+        group = _group({"apiVersion": api_version})
+        if group != GROUP:
+            return None
+        ours = sorted({d.kind for d in self.definitions() if d.group == GROUP})
+        near = difflib.get_close_matches(kind, ours, n=1, cutoff=0.6)
+        detail = f"not a kind of group {GROUP}" + (
+            f'; did you mean "{near[0]}"?' if near else f" (its kinds: {', '.join(ours)})"
+        )
+        return FieldError("kind", ErrorType.INVALID, kind, detail)
+
     def admit(self, obj: Obj) -> Admitted:
         """The pruned, defaulted object and every error: the API server's, or, when it accepts
         the object, the composer's. Raises ``UnknownKindError`` for kinds it does not serve."""
@@ -103,9 +132,12 @@ class Admission:
         """An input as the commands read it: composites have a status subresource, which the
         API server ignores on create and update (compositions write it), so only the rest is
         admitted; a status given in the input is observed state, kept as it is. Objects of
-        kinds no definition serves pass unchanged."""
-        if not self.knows(str(obj.get("apiVersion")), str(obj.get("kind"))):
-            return Admitted(copy.deepcopy(obj))
+        kinds no definition serves pass unchanged, unless they claim our group (``unmatched``):
+        render would otherwise drop a misspelled kind, or an unserved version, silently."""
+        api_version, kind = str(obj.get("apiVersion")), str(obj.get("kind"))
+        if not self.knows(api_version, kind):
+            problem = self.unmatched(api_version, kind)
+            return Admitted(copy.deepcopy(obj), [problem] if problem else [])
         admitted = self.admit({k: v for k, v in obj.items() if k != "status"})
         if "status" in obj:
             admitted.object["status"] = copy.deepcopy(obj["status"])

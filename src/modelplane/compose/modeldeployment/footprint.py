@@ -56,7 +56,14 @@ def footprint(md: Obj, required: Mapping[str, list[Any]]) -> Footprint:
     # An answer for another name is one to the requirement of a previous reference.
     cache = next((c for c in items or () if _identity(c) == (namespace, name)), None)
     if cache is None:
-        return _unresolved(requirements, name, namespace, read=items is not None and not items)
+        # A deployment written without a namespace is read in the API server's default one:
+        # a cache "not found" must say where it was looked for, and why there.
+        if not (md.get("metadata") or {}).get("namespace"):
+            namespace_said = f"{namespace} (metadata.namespace is not set: {namespace} assumed)"
+        else:
+            namespace_said = namespace
+        read = items is not None and not items
+        return _unresolved(requirements, name, namespace_said, read=read)
     selector = cache_selector(cache)
     where = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
 
@@ -98,7 +105,7 @@ def _unresolved(
     )
     return Footprint(
         requirements,
-        hold=f"new replicas are held: ModelCache {name} not found",
+        hold=f"new replicas are held: ModelCache {name} not found in namespace {namespace}",
         condition=Condition(RESOLVED, "False", "ModelCacheNotFound", message),
         events=(Event("Warning", message, "ModelCacheNotFound"),),
     )

@@ -1,0 +1,65 @@
+"""Device selectors checked before anything is scheduled, for ``modelplane validate``.
+
+The API server accepts any string as a selector; the scheduler (``render``) compiles it and
+refuses a deployment whose selector does not compile. Validate promises to catch the same, so
+it compiles every selector here, and also parses each ``quantity("...")`` literal: a malformed
+one (``quantity("79 GiB")``) compiles but fails at run time on every device, which the
+scheduler can only report as "no device matches".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from modelplane.kube.errors import ErrorType, FieldError
+from modelplane.kube.quantity import QuantityError, parse_quantity
+from modelplane.scheduling.devices import SelectorProblem, compile_selector
+
+Obj = dict[str, Any]
+
+# A quantity() call on one string literal, either quote.
+_QUANTITY = re.compile(r"""\bquantity\s*\(\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\)""")
+
+
+def selector_problems(obj: Obj) -> list[FieldError]:
+    """One error per selector of a ModelDeployment or ModelReplica that cannot work."""
+    errors = []
+    for path, text in _selectors(obj):
+        compiled = compile_selector(text)
+        if isinstance(compiled, SelectorProblem):
+            errors.append(FieldError(path, ErrorType.INVALID, text, compiled.message))
+            continue
+        for match in _QUANTITY.finditer(text):
+            literal = match.group(1) if match.group(1) is not None else match.group(2)
+            try:
+                parse_quantity(literal)
+            except QuantityError as e:
+                detail = f'quantity("{literal}") is not a quantity: {e}'
+                errors.append(FieldError(path, ErrorType.INVALID, text, detail))
+    return errors
+
+
+def _selectors(obj: Obj) -> Iterator[tuple[str, str]]:
+    kind = obj.get("kind")
+    spec = obj.get("spec") or {}
+    if kind == "ModelDeployment":
+        base, requests = "spec.template.spec", "nodeSelector.devices"
+        spec = (spec.get("template") or {}).get("spec") or {}
+    elif kind == "ModelReplica":
+        base, requests = "spec", "deviceRequests"
+    else:
+        return
+    for e, engine in enumerate(spec.get("engines") or []):
+        for m, member in enumerate(engine.get("members") or []):
+            found: Any = member
+            for key in requests.split("."):
+                found = (found or {}).get(key)
+            for d, request in enumerate(found or []):
+                for s, selector in enumerate(request.get("selectors") or []):
+                    if selector.get("cel") is not None:
+                        path = (
+                            f"{base}.engines[{e}].members[{m}].{requests}[{d}].selectors[{s}].cel"
+                        )
+                        yield path, str(selector["cel"])
