@@ -11,7 +11,13 @@ truth:
   the new revision not ready; it serves again on the replica reconcile after;
 - ``broken(name, stamp)`` replicas never serve;
 - a cluster deleted (``delete_cluster``) is gone from the list, answers nothing when asked for
-  by name, and what ran on it serves no more.
+  by name, and what ran on it serves no more;
+- with ``restart_rounds``, a restarted replica serves nothing (and says so) for that many more
+  replica reconciles: a kill-first restart at one copy;
+- with ``service``, a ModelService selects every replica: its front route (one route Object,
+  what the deployment lists) names the pool of each ModelEndpoint the deployment composes, as of
+  the service's last reconcile (``S`` in ``play``); a replica is routed while the route applied
+  on the cluster names its pool.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
+from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.routed import referenced_pools
 from tests.compose.modeldeployment.running import reported, stamp_of
 from tests.compose.through import Response, run
 from tests.fleet.builders import inference_class, inference_cluster, with_condition
@@ -38,6 +46,8 @@ class Run:
 
     stamp: str
     up: bool
+    down: int = 0
+    """Replica reconciles it still serves nothing for (a restart in progress)."""
 
 
 class World:
@@ -45,7 +55,14 @@ class World:
         self,
         lag: int = 0,
         broken: Callable[[str, str], bool] = lambda name, stamp: False,
+        restart_rounds: int = 0,
+        service: bool = False,
     ) -> None:
+        self.restart_rounds = restart_rounds
+        self.route: Obj | None = _route() if service else None
+        self.unreachable: set[str] = set()
+        """Clusters whose gateway is down: nothing there is routed."""
+        """The ModelService's front route Object: what it applies and what is applied."""
         self.replicas: dict[str, Obj] = {}
         """The ModelReplicas as the API server holds them: what the deployment last wrote,
         with the status their own reconciles wrote."""
@@ -73,7 +90,7 @@ class World:
             CLUSTERS: self.fleet,
             CLASSES: [H100],
             REPLICAS: list(self.replicas.values()),
-            ROUTES: [],
+            ROUTES: [copy.deepcopy(self.route)] if self.route else [],
             HOLDS: [],
         }
         rsp = run(md, observed, required)
@@ -116,9 +133,12 @@ class World:
             elif run is None or run.stamp != stamp:
                 # Composed anew: what the cluster ran was ready when observed, and restarts now.
                 was_up = run is not None and run.up
-                self.runs[name] = Run(stamp, up=False)
+                self.runs[name] = Run(stamp, up=False, down=self.restart_rounds)
                 status = reported(obj, up=False)
                 status = with_condition(status, "ModelServing", "True" if was_up else "False")
+            elif run.down:
+                run.down -= 1
+                status = reported(obj, up=False)
             else:
                 run.up = not self.broken(name, stamp)
                 status = reported(obj, up=run.up)
@@ -129,6 +149,26 @@ class World:
                 replica["status"] = status
         self.landing = [x for x in self.landing if x[0] > self.ticks]
         self._judge("replicas")
+
+    def service_reconcile(self) -> None:
+        """The ModelService reconciles: its route names the pools of the endpoints it lists
+        now, and the cluster applies it at once."""
+        assert self.route is not None
+        pools = sorted(
+            o["spec"]["inferencePool"] for o in self.others.values() if o["kind"] == "ModelEndpoint"
+        )
+        manifest = {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "spec": {
+                "rules": [{"backendRefs": [{"kind": "InferencePool", "name": p} for p in pools]}]
+            },
+        }
+        if self.route["spec"]["forProvider"]["manifest"] != manifest:
+            self.route["metadata"]["generation"] += 1
+            self.route["spec"]["forProvider"]["manifest"] = manifest
+        self.route["status"] = {"atProvider": {"manifest": copy.deepcopy(manifest)}}
+        self._judge("service")
 
     def _judge(self, step: str) -> None:
         self.stepped = step
@@ -150,11 +190,13 @@ class World:
             for step in pattern:
                 if step == "D":
                     self.deployment(md)
+                elif step == "S":
+                    self.service_reconcile()
                 else:
                     self.replica_reconciles()
 
     def settle(self, md: Obj) -> None:
-        self.play(md, "DR", 4)
+        self.play(md, "DRS" if self.route else "DR", 4 + self.restart_rounds)
         assert self.rolled_out()
         self.lowest = None
 
@@ -168,11 +210,34 @@ class World:
             if (run := self.runs.get(o["metadata"]["name"])) is not None and run.up
         )
 
+    def routed(self, name: str) -> bool:
+        """Whether the route applied on the cluster names the replica's pool (every replica
+        is, without a ModelService)."""
+        [replica] = [o for o in self.replicas.values() if o["metadata"]["name"] == name]
+        if replica["spec"]["clusterName"] in self.unreachable:
+            return False
+        if self.route is None:
+            return True
+        applied = self.route["status"]["atProvider"]["manifest"]
+        return replica_pool_name(name) in referenced_pools(
+            [{"spec": {"forProvider": {"manifest": applied}}}]
+        )
+
+    def serving_and_routed(self) -> int:
+        return sum(
+            1
+            for o in self.replicas.values()
+            if (run := self.runs.get(o["metadata"]["name"])) is not None
+            and run.up
+            and self.routed(o["metadata"]["name"])
+        )
+
     def rolled_out(self) -> bool:
         """Every replica runs the stamp it carries, and serves."""
         return all(
             (run := self.runs.get(o["metadata"]["name"])) is not None
             and run.up
+            and self.routed(o["metadata"]["name"])
             and run.stamp == stamp_of(o)
             for o in self.replicas.values()
         )
@@ -182,3 +247,19 @@ class World:
             int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): stamp_of(o)
             for o in self.replicas.values()
         }
+
+
+def _route() -> Obj:
+    """A ModelService's front route Object, naming no pool yet."""
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {
+            "name": "chat-front-gw",
+            "namespace": "ml",
+            "generation": 1,
+            "labels": {"modelplane.ai/routes-pools": "true"},
+        },
+        "spec": {"forProvider": {"manifest": {}}},
+        "status": {"atProvider": {"manifest": {}}},
+    }

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.evidence import listed_and_found, look_up
+from modelplane.compose.frontdoor import gateway_withdrawn
 from modelplane.compose.modeldeployment.drain import (
     HOLDS,
     ROUTES,
@@ -49,6 +50,7 @@ from modelplane.compose.modeldeployment.drain import (
 )
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.footprint import Footprint, footprint
+from modelplane.compose.modeldeployment.reroute import REROUTE, Routes, recorded, routes
 from modelplane.compose.modeldeployment.rollout import (
     Candidate,
     Progress,
@@ -150,7 +152,7 @@ def _place(inputs: Inputs, cache: Footprint, index: Clusters) -> tuple[Result, f
     rollout = _plan_rollout(inputs, fleet, cache)
     if isinstance(rollout, Result):
         return rollout, frozenset()
-    result = Result(requirements=dict(fleet.requirements))
+    result = Result(requirements={**fleet.requirements, **rollout.requirements})
     kept = _keep_and_drain(inputs, fleet, rollout, result)
     _report(inputs, cache, fleet, rollout, kept, result)
     return result, frozenset(kept.leaving)
@@ -269,6 +271,9 @@ class Rollout:
     """The placements the deployment counts: surge replicas in flight aside."""
     progress: Progress
     weights: Pinning
+    requirements: dict[str, Requirement]
+    """What judging updated replicas routed again asks for (``reroute.py``)."""
+    routes: Routes
 
 
 def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout | Result:
@@ -283,7 +288,7 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
         return _invalid_selectors(fleet.asks, mine, plan)
     strategy = Strategy.of(md)
     weights = pinning(cache.cache, [p.cluster for p in plan.placements], mine.values())
-    stamps = _stamp_placements(md, plan, mine, weights)
+    stamps = _stamp_placements(md, plan, fleet, weights, routes(inputs, mine.values()))
     leaving = bool(set(mine) - set(stamps.placed))
     started = start(strategy, stamps.candidates, surges, plan, place, leaving)
     surging = _add_surges(md, stamps, started, surges, mine, weights)
@@ -300,7 +305,19 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
         picked.counted,
         picked.progress,
         weights,
+        _reroute_requirements(md, stamps, mine),
+        stamps.routes,
     )
+
+
+def _reroute_requirements(
+    md: Obj, stamps: Stamps, mine: Mapping[str, Obj]
+) -> dict[str, Requirement]:
+    """The route Objects are listed while a rollout may update a replica or waits for one to
+    be routed again: an update records the routes naming its pool (``reroute.py``)."""
+    if not stamps.candidates and not any(recorded(r) for r in mine.values()):
+        return {}
+    return {ROUTES: routes_requirement(md), **stamps.routes.requirements}
 
 
 @dataclass(frozen=True)
@@ -330,7 +347,11 @@ def _pick_updates(
     unavailable = sum(1 for k in counted if not stamps.available(k, mine.get(k)))
     # Kill first only where no surge found room; what serves nothing is updated regardless.
     pace = strategy if started.no_room else dataclasses.replace(strategy, max_unavailable=0)
-    updating = to_update(candidates, pace, unavailable)
+    # An update records the routes naming the replica's pool: none is updated before they
+    # are read (the function is called again with them, in the same reconcile).
+    updating = to_update(candidates, pace, unavailable) if stamps.routes.read else set()
+    for key in updating:
+        _record_routes(stamps.stamped[key], stamps.routes)
     held = ({c.key for c in candidates} - updating) | (replacing & set(stamps.placed))
     progress = _progress(counted, held, updating, mine, strategy, stamps, surging)
     if held and not updating and not surging and _no_room(strategy, started):
@@ -357,6 +378,10 @@ class Stamps:
     """Observed placements running something other than their stamp."""
     outdated: set[str] = dataclasses.field(default_factory=set)
     """The candidates' keys."""
+    routes: Routes = dataclasses.field(default_factory=lambda: Routes(read=False))
+    """The route Objects, which say whether an updated replica is routed again."""
+    unreachable: frozenset[str] = frozenset()
+    """Clusters whose gateway says it has no address: no route reaches a replica there."""
 
     def key_of(self, p: ReplicaPlacement) -> str:
         return _key_of(p, self.by_name)
@@ -373,14 +398,26 @@ class Stamps:
         serving (the status it wrote before its restamp describes what is being replaced)."""
         if _serving(observed) != "True" or observed is None:
             return False
+        # Its endpoint is withdrawn with its cluster's gateway: serving, it is routed nowhere.
+        if str((observed.get("spec") or {}).get("clusterName")) in self.unreachable:
+            return False
         if key in self.outdated:
-            return True
+            # It runs what it ran, but updated before and changed again, it counts only once
+            # routed again as well.
+            return self.routes.rerouted(observed)
         was = described(observed)
-        return was is not None and was.ready and self.describes(key, observed)
+        # Serving is not enough where a ModelService routed it: its lane must be back too.
+        ready = was is not None and was.ready and self.describes(key, observed)
+        return ready and self.routes.rerouted(observed)
 
 
-def _stamp_placements(md: Obj, plan: Schedule, mine: Mapping[str, Obj], weights: Pinning) -> Stamps:
-    stamps = Stamps({str(obj["metadata"]["name"]): key for key, obj in mine.items()})
+def _stamp_placements(
+    md: Obj, plan: Schedule, fleet: Gathered, weights: Pinning, routes: Routes
+) -> Stamps:
+    mine = fleet.mine
+    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
+    down = frozenset(n for n, c in fleet.clusters.items() if gateway_withdrawn(c))
+    stamps = Stamps(by_name, routes=routes, unreachable=down)
     for p in plan.placements:
         key = stamps.key_of(p)
         observed = mine.get(key)
@@ -390,11 +427,44 @@ def _stamp_placements(md: Obj, plan: Schedule, mine: Mapping[str, Obj], weights:
         stamps.names[key] = name or replica_name(md, p)
         stamps.stamped[key] = _stamped(md, p, stamps.names[key], observed, weights)
         if observed is not None and outdated(observed, stamps.stamped[key]):
-            serving = _serving(observed) == "True"
-            stamps.candidates.append(Candidate(p.index, key, serving, p.cluster))
             stamps.outdated.add(key)
+            # Serving where no route reaches it serves no one: updating it stops nothing.
+            serving = stamps.available(key, observed)
+            stamps.candidates.append(Candidate(p.index, key, serving, p.cluster))
+        elif observed is not None and not routes.rerouted(observed):
+            # Updated, not routed again yet: what it waits for stays recorded, each route
+            # marked once seen dropping its pool.
+            _carry_routes(stamps.stamped[key], routes.moved_on(observed))
         stamps.placed.append(key)
     return stamps
+
+
+def _record_routes(replica: Obj, routes: Routes) -> None:
+    """Record on a replica updated now the routes naming its pool."""
+    naming = routes.naming(str(replica["metadata"]["name"]))
+    if naming:
+        replica["metadata"].setdefault("annotations", {})[REROUTE] = naming
+    else:
+        (replica["metadata"].get("annotations") or {}).pop(REROUTE, None)
+
+
+def _moved_on(replica: Obj, routes: Routes) -> Obj:
+    """A replica held as it runs, its record of routes moved on as an updated one's is: one
+    updated, then changed again before it was routed again, must not keep its endpoint
+    withdrawn for as long as it is held."""
+    if not recorded(replica):
+        return replica
+    annotations = dict(replica["metadata"].get("annotations") or {})
+    if routes.rerouted(replica):
+        del annotations[REROUTE]
+    else:
+        annotations[REROUTE] = routes.moved_on(replica)
+    return {**replica, "metadata": {**replica["metadata"], "annotations": annotations}}
+
+
+def _carry_routes(replica: Obj, value: str) -> None:
+    if value:
+        replica["metadata"].setdefault("annotations", {})[REROUTE] = value
 
 
 def _add_surges(
@@ -442,7 +512,9 @@ def _keep_and_drain(inputs: Inputs, fleet: Gathered, rollout: Rollout, result: R
     mine = fleet.mine
     for key in rollout.placed:
         observed = mine.get(key)
-        replica = carried(mine[key]) if key in rollout.held else rollout.stamped[key]
+        replica = rollout.stamped[key]
+        if key in rollout.held:
+            replica = _moved_on(carried(mine[key]), rollout.routes)
         result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
     plan = rollout.plan
     serving = sum(1 for k in rollout.counted if _serving(mine.get(k)) == "True")

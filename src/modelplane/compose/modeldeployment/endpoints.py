@@ -3,7 +3,9 @@ a rolling update leaves it serving, though not Ready), on a cluster that publish
 address. Withdrawn on evidence that either stopped holding (ModelServing False; the cluster's
 GatewayReady False), Crossplane deleting an endpoint left out of the desired state; a replica
 whose status is not written yet, or a cluster that is not listed, or listed without its gateway
-status, is no evidence, so an endpoint there is kept as it is.
+status, is no evidence, so an endpoint there is kept as it is. An updated replica's endpoint
+is withdrawn until every route that routed it has dropped it (``reroute.py``): the rollout
+counts it again only once routed again.
 
 Each endpoint carries its replica's labels (the template's plus the deployment, cluster and
 replica index), the public ``url``/``rewritePath`` (the replica's own address on its cluster's
@@ -16,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
+from modelplane.compose.modeldeployment.reroute import withdrawn
 from modelplane.compose.modeldeployment.stamp import API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Desired, Inputs, Result, namespace_of
@@ -76,6 +79,11 @@ def _endpoint_for(
     """The replica's endpoint: composed while it serves on a reachable cluster, kept as observed
     on no evidence either way, none (withdrawn) on evidence."""
     kept = None if observed is None else Desired(carried(observed), ready_as_observed(observed))
+    if withdrawn(replica):
+        # Updated, it restarts: every ModelService routing it must drop its lane, and add it
+        # back once it serves the new stamp. The rollout counts it again only once it is
+        # routed again (reroute.py).
+        return None
     serving = _serving(observed_replica)
     if serving != "True":
         # Serving False is the evidence that withdraws an endpoint; a replica whose status
