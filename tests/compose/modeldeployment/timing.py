@@ -60,6 +60,8 @@ class World:
     ) -> None:
         self.restart_rounds = restart_rounds
         self.route: Obj | None = _route() if service else None
+        self.not_ready: set[str] = set()
+        """Clusters whose serving stack is down (``stack_down``): nothing there serves."""
         self.unreachable: set[str] = set()
         """Clusters whose gateway is down: nothing there is routed."""
         """The ModelService's front route Object: what it applies and what is applied."""
@@ -130,6 +132,10 @@ class World:
                 # Its cluster is gone, and what ran there with it; its reconcile says so.
                 self.runs[name] = Run(stamp, up=False)
                 status = reported(obj, up=False)
+            elif obj["spec"]["clusterName"] in self.not_ready:
+                # Its stack is down: whatever it is stamped with, nothing there serves.
+                self.runs[name] = Run(stamp, up=False)
+                status = reported(obj, up=False)
             elif run is None or run.stamp != stamp:
                 # Composed anew: what the cluster ran was ready when observed, and restarts now.
                 was_up = run is not None and run.up
@@ -176,6 +182,23 @@ class World:
         self.lowest = serving if self.lowest is None else min(self.lowest, serving)
         for judge in self.judges:
             judge(self)
+
+    def stack_down(self, name: str, down: bool = True) -> None:
+        """The cluster's serving stack goes down (StackReady False; its workloads gone), or
+        comes back."""
+        status, reason = ("False", "Unavailable") if down else ("True", "Available")
+        self.fleet = [
+            with_condition(c, "StackReady", status, reason) if c["metadata"]["name"] == name else c
+            for c in self.fleet
+        ]
+        if down:
+            self.not_ready.add(name)
+            for o in self.replicas.values():
+                if o["spec"]["clusterName"] == name:
+                    self.runs[o["metadata"]["name"]].up = False
+        else:
+            self.not_ready.discard(name)
+        self._judge("stack down" if down else "stack up")
 
     def delete_cluster(self, name: str) -> None:
         self.fleet = [c for c in self.fleet if c["metadata"]["name"] != name]

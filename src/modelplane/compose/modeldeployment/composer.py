@@ -558,6 +558,7 @@ def _report(
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     shown = [rollout.names[_key_of(p, by_name)] for p in plan.placements]
     scheduled = _with_awaiting(scheduled, md, plan, shown)
+    scheduled = _with_unready(scheduled, plan, fleet.clusters)
     result.conditions.append(scheduled)
     counted_names = {k: rollout.names[k] for k in rollout.counted}
     result.conditions.append(serving_condition(plan.desired, counted_names, list(kept.kept), mine))
@@ -613,6 +614,42 @@ def _stamped(
     pin(out, observed, weights)
     out["metadata"].setdefault("annotations", {})[TEMPLATE_HASH] = template_hash(out)
     return out
+
+
+CLUSTER_NOT_READY = "ClusterNotReady"
+
+
+def _with_unready(cond: Condition, plan: Schedule, clusters: Clusters) -> Condition:
+    """ReplicasScheduled False while replicas are placed on a cluster whose serving stack says
+    it is not ready: they stand where nothing serves them, and they are held there, not moved.
+
+    Held, because readiness is no evidence the cluster is gone: a stack-wave upgrade or a
+    blip brings it back with the engines' weights still staged, while moving them would load
+    the model again elsewhere and take capacity other deployments hold. Deleting the cluster,
+    or tainting it NoExecute (a drain), moves them."""
+    where: dict[str, list[str]] = {}
+    for p in sorted(plan.placements, key=lambda p: (p.cluster, p.index)):
+        why = _stack_unready(clusters.get(p.cluster))
+        if why:
+            where.setdefault(f"{p.cluster} ({why})", []).append(str(p.index))
+    if not where:
+        return cond
+    line = "held on clusters whose serving stack is not ready, not moved: " + "; ".join(
+        f"{c}: replicas {', '.join(i)}" for c, i in where.items()
+    )
+    line += " (taint a cluster NoExecute to move them)"
+    message = f"{cond.message}; {line}"
+    if cond.status != "True":
+        return cond._replace(message=message)
+    return Condition(SCHEDULED, "False", CLUSTER_NOT_READY, message)
+
+
+def _stack_unready(cluster: Mapping[str, Any] | None) -> str:
+    """Why the cluster's serving stack is not ready, "" when it is (or says nothing)."""
+    c = condition(cluster, "StackReady")
+    if c is None or c.get("status") == "True":
+        return ""
+    return str(c.get("reason") or "NotReady")
 
 
 def _with_draining(cond: Condition, leaving: Iterable[str], mine: Mapping[str, Obj]) -> Condition:
