@@ -5,7 +5,7 @@
 
 Every field is listed with its type, default, constraints (enum, bounds, pattern, lengths) and
 the message of every validation rule that sits on it, so the reference cannot drift from what
-the API server enforces (tests/test_docs_reference.py regenerates it and compares).
+the API server enforces (tests/docs/test_reference.py regenerates it and compares).
 """
 
 from __future__ import annotations
