@@ -26,6 +26,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 from modelplane.compose.inferencecluster.managed.teardown import deletion_order
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.composer import Condition
+from modelplane.kube.objects import condition
 from modelplane.observed import carried, observed_ready
 
 Obj = dict[str, Any]
@@ -133,10 +134,9 @@ def _why_not_ready(obj: Mapping[str, Any] | None) -> str:
     stockout error comes back there), then its Ready condition."""
     if obj is None:
         return "not created yet"
-    conditions = (obj.get("status") or {}).get("conditions") or []
     for kind in ("Synced", "Ready"):
-        for c in conditions:
-            if c.get("type") == kind and c.get("status") != "True":
-                said = str(c.get("message") or c.get("reason") or "not Ready")
-                return f"{kind} {c.get('status')}: {said[:_WHY_MAX]}"
+        c = condition(obj, kind)
+        if c is not None and c.get("status") != "True":
+            said = str(c.get("message") or c.get("reason") or "not Ready")
+            return f"{kind} {c.get('status')}: {said[:_WHY_MAX]}"
     return "provisioning"
