@@ -2,7 +2,8 @@
 
 A composer is a pure function ``compose(inputs: Inputs) -> Result``. It never sees protobuf:
 the gRPC edge (``modelplane.function``) and the local engine (``modelplane.render``) both
-convert at their boundary and call the same composer.
+convert at their boundary and call the same composer. A composer that cannot decide holds:
+``Result.held`` carries every observed resource forward as it stands, deleting nothing.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from modelplane.kube.objects import condition
 from modelplane.structs import LazyPaths, lazy_paths
 
 Obj = dict[str, Any]
 Ready = Literal["True", "False", "Unspecified"]
+# Server-set metadata (uid, resourceVersion, managedFields, ...) would conflict if sent back.
+_METADATA_KEPT = ("name", "namespace", "generateName", "labels", "annotations")
 Severity = Literal["Normal", "Warning", "Fatal"]
 ConditionStatus = Literal["True", "False", "Unknown"]
 
@@ -120,6 +124,56 @@ class Result:
     @classmethod
     def failed(cls, message: str) -> Result:
         return cls(fatal=message)
+
+    @classmethod
+    def held(
+        cls,
+        observed: Mapping[str, Obj],
+        *,
+        requirements: Mapping[str, Requirement] | None = None,
+        status: Obj | None = None,
+        conditions: Iterable[Condition] = (),
+        events: Iterable[Event] = (),
+        ready: Ready = "Unspecified",
+    ) -> Result:
+        """Nothing can be decided: every ``observed`` resource carried forward as it stands
+        (``carry_forward``), so nothing is deleted, with what the composer says of why."""
+        return cls(
+            resources=carry_forward(observed),
+            status=dict(status or {}),
+            conditions=list(conditions),
+            events=list(events),
+            requirements=dict(requirements or {}),
+            ready=ready,
+        )
+
+
+def observed_ready(obj: Mapping[str, Any] | None) -> bool:
+    """Whether an observed composed resource reports Ready=True (its readiness policy held)."""
+    c = condition(obj, "Ready")
+    return c is not None and c.get("status") == "True"
+
+
+def ready_as_observed(obj: Mapping[str, Any] | None) -> Ready:
+    """A desired resource is ready exactly when its observed counterpart is, never sooner."""
+    return "True" if observed_ready(obj) else "False"
+
+
+def carried(observed: Obj) -> Obj:
+    """The desired form of an observed resource: what was applied, without status or
+    server-owned metadata."""
+    out = {k: v for k, v in observed.items() if k not in ("metadata", "status")}
+    metadata = observed.get("metadata") or {}
+    out["metadata"] = {k: metadata[k] for k in _METADATA_KEPT if k in metadata}
+    return out
+
+
+def carry_forward(observed: Mapping[str, Obj]) -> dict[str, Desired]:
+    """Every observed resource as desired, each ready exactly when it is observed ready."""
+    return {
+        name: Desired(carried(obj), ready_as_observed(obj))
+        for name, obj in sorted(observed.items())
+    }
 
 
 Composer = Callable[[Inputs], Result]

@@ -47,7 +47,7 @@ from modelplane.compose.inferencegateway.handover import (
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
-from modelplane.observed import carry_forward, observed_ready, ready_as_observed
+from modelplane.observed import observed_ready, ready_as_observed
 from modelplane.shortlist import shortlist
 from modelplane.structs import frozen
 
@@ -351,9 +351,9 @@ def _manifest(observed: Obj | None) -> Mapping[str, Any]:
 def _hold(inputs: Inputs, status: Literal["False", "Unknown"], reason: str, message: str) -> Result:
     """Nothing can be decided: keep everything observed and what was published."""
     published = inputs.composite.get("status") or {}
-    return Result(
-        resources=carry_forward(inputs.observed),
-        requirements=dict(REQUIREMENTS),
+    return Result.held(
+        inputs.observed,
+        requirements=REQUIREMENTS,
         status={k: published[k] for k in ("address", "url", "gateway") if k in published},
         conditions=[
             Condition(

@@ -60,7 +60,7 @@ from modelplane.compose.remote import (
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
-from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.observed import carried, ready_as_observed
 from modelplane.scheduling.fleet import cache_storage_class, pool_class_names
 from modelplane.scheduling.scheduler import parse_fleet, placeable_on
 
@@ -779,9 +779,9 @@ def _observed_by_cluster(observed: Mapping[str, Obj]) -> dict[str, dict[str, Obj
 
 
 def _waiting(observed: Mapping[str, Obj]) -> Result:
-    return Result(
-        resources=carry_forward(observed),
-        requirements=dict(REQUIREMENTS),
+    return Result.held(
+        observed,
+        requirements=REQUIREMENTS,
         conditions=[
             Condition(
                 HYDRATED,
@@ -801,9 +801,9 @@ def _fleet_unlisted(observed: Mapping[str, Obj], clusters: list[str]) -> Result:
         "no InferenceCluster is listed (all deleted, or the list failed or lags): the "
         f"{len(observed)} composed objects{on} are kept as they are"
     )
-    return Result(
-        resources=carry_forward(observed),
-        requirements=dict(REQUIREMENTS),
+    return Result.held(
+        observed,
+        requirements=REQUIREMENTS,
         conditions=[Condition(HYDRATED, "Unknown", "ClustersNotListed", message)],
     )
 

@@ -37,7 +37,7 @@ from modelplane.compose.modelendpoint import external
 from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_object
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
-from modelplane.observed import carried, carry_forward, observed_ready, ready_as_observed
+from modelplane.observed import carried, observed_ready, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -301,9 +301,9 @@ def _refused(requirements: Mapping[str, Requirement], reason: str, why: str) -> 
 def _hold(inputs: Inputs, requirements: Mapping[str, Requirement], message: str) -> Result:
     """Nothing can be decided yet: keep what is composed and what was published."""
     published = inputs.composite.get("status") or {}
-    return Result(
-        resources=carry_forward(inputs.observed),
-        requirements=dict(requirements),
+    return Result.held(
+        inputs.observed,
+        requirements=requirements,
         status={"routing": published["routing"]} if published.get("routing") else {},
         conditions=[Condition(ROUTING, "Unknown", "Waiting", f"{message}; kept as it is")],
     )

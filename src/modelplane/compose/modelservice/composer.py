@@ -45,7 +45,7 @@ from modelplane.compose.routed import backend_refs, header_values
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
 from modelplane.labels import ROUTES_POOLS
-from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.observed import carried, ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -377,8 +377,8 @@ def _malformed(ms: Obj) -> str | None:
 
 def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[str]) -> Result:
     published = inputs.composite.get("status") or {}
-    return Result(
-        resources=carry_forward(inputs.observed),
+    return Result.held(
+        inputs.observed,
         requirements=requirements,
         status={
             k: published[k]
