@@ -1,5 +1,6 @@
 """CI runs the README's commands: exactly the ``sh`` blocks under "Try it", never the output
-shown beside them."""
+shown beside them; and it reports the composers' and the scheduler's complexity without failing
+on it."""
 
 from __future__ import annotations
 
@@ -35,3 +36,12 @@ def test_ci_runs_the_setup_then_the_test_command_and_nothing_else() -> None:
 def test_ci_runs_the_property_tests_full_search_beside_the_quick_default() -> None:
     script = (ROOT / ".ci" / "run").read_text()
     assert "\nMODELPLANE_TESTS=full uv run pytest -m hypothesis\n" in script
+
+
+REPORT = "uv run radon cc -s -n C src/modelplane/compose src/modelplane/scheduling || true\n"
+
+
+def test_ci_reports_complexity_of_compose_and_scheduling_after_mypy_without_failing() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    assert f"\n{REPORT}" in script
+    assert script.index("\nuv run mypy\n") < script.index(REPORT)
