@@ -38,7 +38,7 @@ from harness import (
     spread_report,
 )
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs
 from modelplane.function import FunctionRunner
@@ -74,7 +74,7 @@ def request(replica: Obj, cluster: Obj, *, steady: bool) -> fnv1.RunFunctionRequ
     observed: dict[str, Obj] = {}
     if steady:
         inputs = Inputs(composite=replica, required={"cluster": [cluster]})
-        desired = {k: d.resource for k, d in compose(inputs).resources.items()}
+        desired = {k: d.resource for k, d in compose_replica(inputs).resources.items()}
         copies = max(int(e.get("copies", 1)) for e in replica["spec"]["engines"])
         observed = simulate_observed(desired, copies)
     req = replica_request(replica, cluster, tag="steady")
@@ -103,7 +103,7 @@ def bench(title: str, replica: Obj, cluster: Obj, *, steady: bool, target_ms: fl
         [
             ("floor", conversion_floor(req, rsp)),
             ("SDK-helper conversion", sdk_conversion(req, rsp)),
-            ("composer", lambda: compose(inputs)),
+            ("composer", lambda: compose_replica(inputs)),
             ("cold", retagged(FunctionRunner(registry, cache_size=0), req)),
             ("unchanged", lambda: warm.run(req)),
         ]

@@ -14,7 +14,7 @@ from modelplane.compose.modelreplica.composer import (
     CACHE_REQUIREMENT,
     CLUSTER_REQUIREMENT,
     LAZY_COMPOSITE,
-    compose,
+    compose_replica,
 )
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Registry, Result
@@ -31,7 +31,7 @@ def held(inputs: Inputs) -> Result:
         aside.rename(f"{path}.started")
         while not Path(path).exists():
             time.sleep(0.01)
-    return compose(inputs)
+    return compose_replica(inputs)
 
 
 def registry() -> Registry:

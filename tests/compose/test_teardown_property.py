@@ -51,7 +51,7 @@ from modelplane.compose.modeldeployment.composer import (
 )
 from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, HOLDS, ROUTES
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
-from modelplane.compose.modelreplica.composer import compose as compose_replica
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.compose.registry import default_registry
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name

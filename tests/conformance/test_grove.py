@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from tests.compose.inferencecluster.test_wiring import Rendered
 from tests.compose.modelreplica.support import example_inputs
 from tests.conformance.expansion import command_line, environment
@@ -19,7 +19,7 @@ Obj = dict
 
 
 def _podcliqueset() -> Obj:
-    result = compose(example_inputs("replica-gang-dynamo"))
+    result = compose_replica(example_inputs("replica-gang-dynamo"))
     manifest = result.resources["workload-llama-405b"].resource["spec"]["forProvider"]["manifest"]
     assert manifest["kind"] == "PodCliqueSet"
     return manifest

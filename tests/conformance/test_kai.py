@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from tests.compose.modelreplica.support import example_inputs
 from tests.conformance.fleets import NAMES, fleet
 
@@ -22,7 +22,7 @@ Obj = dict
 
 
 def _leaderworkerset() -> Obj:
-    result = compose(example_inputs("replica-gang-standard"))
+    result = compose_replica(example_inputs("replica-gang-standard"))
     (lws,) = [
         d.resource["spec"]["forProvider"]["manifest"]
         for k, d in result.resources.items()

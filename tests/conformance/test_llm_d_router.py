@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from tests.compose.modelreplica.support import example_inputs
 from tests.conformance.fleets import NAMES, fleet
 
@@ -15,7 +15,7 @@ Obj = dict
 
 
 def _picker(example: str = "replica-seed") -> Obj:
-    result = compose(example_inputs(example))
+    result = compose_replica(example_inputs(example))
     return result.resources["epp-deployment"].resource["spec"]["forProvider"]["manifest"]
 
 
@@ -39,7 +39,7 @@ def test_pickers_run_without_leader_election_so_each_one_is_ready():
 
 
 def _serving_labels(example: str) -> dict[str, str]:
-    result = compose(example_inputs(example))
+    result = compose_replica(example_inputs(example))
     for key, desired in result.resources.items():
         manifest = desired.resource["spec"]["forProvider"]["manifest"]
         if key.startswith("workload-") and manifest["kind"] == "LeaderWorkerSet":

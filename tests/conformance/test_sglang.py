@@ -23,7 +23,7 @@ from argparse import Namespace
 
 import pytest
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from tests.compose.modelreplica.support import example_inputs
 from tests.conformance.expansion import command_line, environment
 from tests.conformance.fleets import NAMES, fleet
@@ -97,7 +97,7 @@ def test_some_fleet_runs_an_sglang_engine() -> None:
 
 def _standard_gang() -> tuple[Obj, dict[str, Obj]]:
     """The example's LeaderWorkerSet, and its ResourceClaimTemplates by name."""
-    result = compose(example_inputs("replica-gang-standard"))
+    result = compose_replica(example_inputs("replica-gang-standard"))
     manifests = [d.resource["spec"]["forProvider"]["manifest"] for d in result.resources.values()]
     [lws] = [m for m in manifests if m["kind"] == "LeaderWorkerSet"]
     claims = {m["metadata"]["name"]: m for m in manifests if m["kind"] == "ResourceClaimTemplate"}

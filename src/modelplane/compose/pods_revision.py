@@ -17,6 +17,11 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from modelplane.compose.admission import Admission
+from modelplane.compose.modelreplica import routing
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.workloads import compose_workloads
+
 Obj = dict[str, Any]
 
 POD_KINDS = frozenset({"Deployment", "LeaderWorkerSet", "PodCliqueSet", "ConfigMap"})
@@ -30,12 +35,6 @@ def pods_revision() -> str:
 
 def reference_pods() -> str:
     """What the revision digests: the reference replicas' pod templates, as JSON."""
-    # Imported here: the replica composer imports this module (through its revision module).
-    from modelplane.compose.admission import Admission
-    from modelplane.compose.modelreplica import routing
-    from modelplane.compose.modelreplica.composer import compose_workloads
-    from modelplane.compose.modelreplica.context import ReplicaContext
-
     admission = Admission.default()
     out = []
     for stack, replica in _REFERENCES:

@@ -18,8 +18,8 @@ from modelplane.compose.modelreplica.composer import (
     CACHE_REQUIREMENT,
     CLUSTER_REQUIREMENT,
     LAZY_COMPOSITE,
+    compose_replica,
 )
-from modelplane.compose.modelreplica.composer import compose as compose_model_replica
 from modelplane.compose.modelservice import composer as service
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.routed import USAGE_API_VERSION
@@ -50,7 +50,7 @@ def default_registry() -> Registry:
     registry.register(
         API_VERSION,
         "ModelReplica",
-        compose_model_replica,
+        compose_replica,
         lazy=(CLUSTER_REQUIREMENT, CACHE_REQUIREMENT),
         lazy_composite=LAZY_COMPOSITE,
         requires={CLUSTER_REQUIREMENT: CLUSTER, CACHE_REQUIREMENT: CACHE},

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.composer import Inputs, Result
 
 Obj = dict[str, Any]
@@ -171,7 +171,7 @@ def run(
     required: dict[str, list[Obj]] = {"cluster": [on if on is not None else cluster()]}
     if cache is not None:
         required["modelcache"] = [cache]
-    return compose(Inputs(composite=composite, required=required, observed=observed or {}))
+    return compose_replica(Inputs(composite=composite, required=required, observed=observed or {}))
 
 
 def manifests(result: Result) -> dict[str, Obj]:

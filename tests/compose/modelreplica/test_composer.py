@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.compose.remote import NEVER_DELETE
 from modelplane.composer import Inputs, Requirement
 
@@ -100,7 +100,7 @@ def test_each_resource_is_ready_exactly_when_its_observed_object_is():
     ids=["not-fetched", "missing", "no-provider-config", "cache-missing"],
 )
 def test_first_reconcile_without_usable_inputs_composes_nothing_and_says_why(required, reason):
-    result = compose(Inputs(composite=replica(cache="weights"), required=required))
+    result = compose_replica(Inputs(composite=replica(cache="weights"), required=required))
     assert result.fatal is None
     assert result.resources == {}
     (condition,) = result.conditions
@@ -125,7 +125,7 @@ def test_losing_inputs_later_keeps_every_observed_resource_as_observed(required)
         "spec": {"forProvider": {"manifest": {"kind": "Service"}}},
         "status": {"conditions": [{"type": "Ready", "status": "False"}]},
     }
-    result = compose(Inputs(composite=composite, required=required, observed=observed))
+    result = compose_replica(Inputs(composite=composite, required=required, observed=observed))
     assert set(result.resources) == set(observed)
     for key, desired in result.resources.items():
         assert desired.resource["spec"] == observed[key]["spec"], key
@@ -141,7 +141,7 @@ def test_losing_inputs_later_keeps_every_observed_resource_as_observed(required)
 def test_carried_resources_drop_server_set_fields():
     first = run(replica())
     observed = {key: observed_object(first, key, ready=True) for key in first.resources}
-    result = compose(Inputs(composite=replica(), required={}, observed=observed))
+    result = compose_replica(Inputs(composite=replica(), required={}, observed=observed))
     for desired in result.resources.values():
         assert "status" not in desired.resource
         assert set(desired.resource["metadata"]) <= {"name", "namespace", "labels", "annotations"}

@@ -14,7 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.compose.modelreplica.names import is_workload_key
 from modelplane.kube.admission import Admission
 from modelplane.structs import plain
@@ -43,7 +43,7 @@ def admission() -> Admission:
 
 
 def composed(name: str) -> dict:
-    result = compose(example_inputs(name))
+    result = compose_replica(example_inputs(name))
     assert result.fatal is None, result.fatal
     return {
         key: {"ready": desired.ready, "resource": desired.resource}

@@ -15,8 +15,8 @@ import pytest
 from modelplane.compose import pods_revision
 from modelplane.compose.inferencecluster import components
 from modelplane.compose.modelreplica import network, picker
-from modelplane.compose.modelreplica.composer import compose_workloads
 from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.workloads import compose_workloads
 from modelplane.kube.admission import Admission
 from tests.networkpolicy import Pod, admits, pod_ports, selects
 

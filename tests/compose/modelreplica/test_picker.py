@@ -488,12 +488,12 @@ def test_other_picker_objects_are_ready_once_created_remotely() -> None:
     ],
 )
 def test_bad_serving_fails_cleanly_naming_the_field(serving: object, field: str) -> None:
-    from modelplane.compose.modelreplica.composer import compose
+    from modelplane.compose.modelreplica.composer import compose_replica
     from modelplane.composer import Inputs
 
     composite = replica()
     composite["spec"]["serving"] = serving
-    result = compose(Inputs(composite=composite, required={"cluster": [cluster()]}))
+    result = compose_replica(Inputs(composite=composite, required={"cluster": [cluster()]}))
     assert result.fatal is not None
     assert result.fatal.startswith(f"ModelReplica is invalid: {field}")
     assert result.resources == {}

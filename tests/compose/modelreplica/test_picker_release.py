@@ -9,7 +9,7 @@ from typing import Any
 from modelplane.compose import pickerversions
 from modelplane.compose.admission import Admission
 from modelplane.compose.modelreplica import picker
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.composer import Inputs
 from tests.compose.modelreplica.routing_fixtures import cluster, replica
 
@@ -31,7 +31,7 @@ def serving(image: str, config: Obj | None = None) -> Obj:
 
 def composed(image: str) -> Any:
     composite = replica(serving=serving(image))
-    return compose(Inputs(composite=composite, required={"cluster": [cluster()]}))
+    return compose_replica(Inputs(composite=composite, required={"cluster": [cluster()]}))
 
 
 # --- refused ----------------------------------------------------------------------------------
@@ -143,5 +143,5 @@ def test_admission_admits_an_unjudged_picker_with_the_same_warning() -> None:
 
 def test_the_default_picker_draws_no_warning() -> None:
     assert picker.image_warnings({"mode": "PrefillDecode"}) == []
-    result = compose(Inputs(composite=replica(), required={"cluster": [cluster()]}))
+    result = compose_replica(Inputs(composite=replica(), required={"cluster": [cluster()]}))
     assert [e for e in result.events if e.reason == picker.UNKNOWN_RELEASE] == []

@@ -9,7 +9,7 @@ import kubernetes_validate
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.compose.modelreplica.names import GROVE_COMBINED_MAX
 from modelplane.composer import Inputs
 from modelplane.kube.admission import Admission
@@ -168,8 +168,8 @@ def test_admitted_replicas_compose_deterministically_into_names_that_fit(replica
     assume(admitted.ok)
     composite = admitted.object
     required = {"cluster": [cluster(stack=stack)], "modelcache": [model_cache()]}
-    first = compose(Inputs(composite=composite, required=required))
-    again = compose(Inputs(composite=composite, required=required))
+    first = compose_replica(Inputs(composite=composite, required=required))
+    again = compose_replica(Inputs(composite=composite, required=required))
     assert first.fatal is None, first.fatal
     dump = lambda r: json.dumps({k: (d.resource, d.ready) for k, d in r.resources.items()})  # noqa: E731
     assert dump(first) == dump(again)
@@ -208,7 +208,7 @@ def test_through_run_function_views_compose_what_plain_data_does(replica, stack)
     admitted = ADMISSION.admit(replica)
     assume(admitted.ok)
     required = {"cluster": [cluster(stack=stack)], "modelcache": [model_cache()]}
-    direct = compose(Inputs(composite=admitted.object, required=required))
+    direct = compose_replica(Inputs(composite=admitted.object, required=required))
     req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="property"))
     req.observed.composite.resource.CopyFrom(dict_to_struct(admitted.object))
     for name, objs in required.items():

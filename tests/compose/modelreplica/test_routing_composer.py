@@ -8,7 +8,7 @@ import pytest
 
 from modelplane import labels, simulate
 from modelplane.compose.modelreplica import routing
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.composer import Inputs, Result
 
 from .support import (
@@ -46,7 +46,7 @@ def reconcile(
     composite: Obj, *, on: Obj | None = None, observed: dict[str, Obj] | None = None
 ) -> Result:
     required = {"cluster": [on if on is not None else cluster()]}
-    return compose(Inputs(composite=composite, required=required, observed=observed or {}))
+    return compose_replica(Inputs(composite=composite, required=required, observed=observed or {}))
 
 
 def observe(result: Result, copies: int) -> dict[str, Obj]:

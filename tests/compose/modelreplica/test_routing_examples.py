@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from modelplane import labels, simulate
-from modelplane.compose.modelreplica.composer import compose
+from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
 
@@ -25,11 +25,11 @@ def serving(result: Result) -> Any:
 
 
 def after(inputs: Inputs, ready_copies: int) -> Result:
-    first = compose(inputs)
+    first = compose_replica(inputs)
     observed = simulate.simulate_observed(
         {k: d.resource for k, d in first.resources.items()}, ready_copies
     )
-    return compose(dataclasses.replace(inputs, observed=observed))
+    return compose_replica(dataclasses.replace(inputs, observed=observed))
 
 
 @pytest.mark.parametrize("name", example_names())
@@ -51,7 +51,7 @@ def test_prefill_decode_example_is_an_admissible_replica() -> None:
 
 def test_prefill_decode_example_runs_the_users_picker_and_config() -> None:
     inputs = example_inputs("replica-prefill-decode")
-    objs = manifests(compose(inputs))
+    objs = manifests(compose_replica(inputs))
     picker = inputs.composite["spec"]["serving"]["endpointPicker"]
     pod = objs["epp-deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["image"] == picker["template"]["spec"]["containers"][0]["image"]
@@ -60,7 +60,7 @@ def test_prefill_decode_example_runs_the_users_picker_and_config() -> None:
 
 
 def test_prefill_decode_example_labels_both_phases() -> None:
-    objs = manifests(compose(example_inputs("replica-prefill-decode")))
+    objs = manifests(compose_replica(example_inputs("replica-prefill-decode")))
     for engine, role in (("prefill", "prefill"), ("decode", "decode")):
         pod_labels = objs[f"workload-{engine}"]["spec"]["template"]["metadata"]["labels"]
         assert pod_labels[labels.LLMD_ROLE] == role
@@ -84,7 +84,7 @@ def _through_the_function(inputs: Inputs) -> dict[str, Obj]:
 
 def test_the_picker_config_survives_the_protobuf_edge_unchanged() -> None:
     inputs = example_inputs("replica-prefill-decode")
-    direct = manifests(compose(inputs))
+    direct = manifests(compose_replica(inputs))
     edge = _through_the_function(inputs)
     for key in ("epp-config", "epp-deployment"):
         assert edge[key]["spec"]["forProvider"]["manifest"] == direct[key], key

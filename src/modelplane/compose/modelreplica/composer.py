@@ -24,11 +24,8 @@ from modelplane.compose.modelreplica import (
     wiring,
 )
 from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.modelreplica.names import NAMESPACE_KEY
-from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.modelreplica.shape import problem
-from modelplane.compose.modelreplica.workloads import EngineShapeError, engine_resources
-from modelplane.compose.remote import NEVER_DELETE, remote_namespace
+from modelplane.compose.modelreplica.workloads import EngineShapeError, compose_workloads
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.observed import carry_forward, ready_as_observed
 
@@ -50,7 +47,7 @@ LAZY_COMPOSITE = (
 )
 
 
-def compose(inputs: Inputs) -> Result:
+def compose_replica(inputs: Inputs) -> Result:
     replica = inputs.composite
     bad = problem(replica) or picker.serving_problem(replica["spec"].get("serving"))
     if bad is not None:
@@ -120,18 +117,6 @@ def compose(inputs: Inputs) -> Result:
     for warning in parallelism.parallelism_warnings(spec["engines"]):
         result.events.append(Event("Warning", warning, parallelism.REASON))
     return result
-
-
-def compose_workloads(ctx: ReplicaContext) -> dict[str, Obj]:
-    """The remote namespace, then each engine's workload and claim templates, all wrapped."""
-    resources = {
-        NAMESPACE_KEY: wrap(
-            ctx, NAMESPACE_KEY, remote_namespace(ctx.namespace), management_policies=NEVER_DELETE
-        )
-    }
-    for engine in ctx.spec["engines"]:
-        resources.update(engine_resources(ctx, engine))
-    return resources
 
 
 def _requirements(replica: Obj) -> dict[str, Requirement]:

@@ -20,6 +20,7 @@ from modelplane.compose.modelreplica.labelsets import label_value, owned, role_o
 from modelplane.compose.modelreplica.names import (
     GANG_GROUP,
     LEADER_CLIQUE,
+    NAMESPACE_KEY,
     claim_key,
     gang_status_key,
     leaderworkerset_name,
@@ -31,6 +32,7 @@ from modelplane.compose.modelreplica.names import (
 )
 from modelplane.compose.modelreplica.pods import PodTemplate, member_pod, member_spec
 from modelplane.compose.modelreplica.remote import wrap
+from modelplane.compose.remote import NEVER_DELETE, remote_namespace
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -98,6 +100,18 @@ GANG_INDEX_ENV = "MODELPLANE_GANG_INDEX"
 LEADER_ADDRESS_ENV = "MODELPLANE_LEADER_ADDRESS"
 RANK_ENV = "MODELPLANE_RANK"
 GANG_SIZE_ENV = "MODELPLANE_GANG_SIZE"
+
+
+def compose_workloads(ctx: ReplicaContext) -> dict[str, Obj]:
+    """The remote namespace, then each engine's workload and claim templates, all wrapped."""
+    resources = {
+        NAMESPACE_KEY: wrap(
+            ctx, NAMESPACE_KEY, remote_namespace(ctx.namespace), management_policies=NEVER_DELETE
+        )
+    }
+    for engine in ctx.spec["engines"]:
+        resources.update(engine_resources(ctx, engine))
+    return resources
 
 
 def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
