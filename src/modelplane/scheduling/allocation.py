@@ -34,7 +34,7 @@ from modelplane.scheduling.capacity import (
     observed_units,
     order_units,
 )
-from modelplane.scheduling.policy import replica_key, replica_namespace
+from modelplane.scheduling.replicas import replica_key, replica_namespace
 
 Obj = dict[str, Any]
 Key = tuple[str, str]

@@ -16,8 +16,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 from modelplane import labels
 from modelplane.kube.objects import condition
@@ -40,25 +40,21 @@ from modelplane.scheduling.options import (
     engine_units,
     replica_units,
 )
+from modelplane.scheduling.replicas import replica_index, replica_key, replica_namespace
 
-if TYPE_CHECKING:
-    from modelplane.scheduling.allocation import Published
+__all__ = ["replica_index", "replica_key", "replica_namespace"]
 
-
-def replica_index(replica: dict[str, Any]) -> int | None:
-    raw = (replica.get("metadata", {}).get("labels") or {}).get(labels.REPLICA_INDEX)
-    try:
-        index = int(str(raw))
-    except ValueError:
-        return None
-    return index if index >= 0 and str(index) == str(raw) else None
+Key = tuple[str, str]
 
 
-def replica_namespace(replica: dict[str, Any]) -> str:
-    meta = replica.get("metadata") or {}
-    return str(
-        meta.get("namespace") or (meta.get("labels") or {}).get(labels.DEPLOYMENT_NAMESPACE, "")
-    )
+class Published(Protocol):
+    """What the policy reads of a cluster's published allocation (``allocation.Published``):
+    declared here so that the policy need not import the allocation, which imports it."""
+
+    @property
+    def admitted(self) -> frozenset[Key]: ...
+    @property
+    def refused(self) -> Mapping[Key, str]: ...
 
 
 def as_observed(index: int, replica: dict[str, Any]) -> pl.ReplicaPlacement:
@@ -254,11 +250,6 @@ def split_ours(
         mine = stamped.get(labels.DEPLOYMENT) == name and replica_namespace(r) == namespace
         (ours if mine else others).append(r)
     return ours, others
-
-
-def replica_key(replica: dict[str, Any]) -> tuple[str, str]:
-    meta = replica.get("metadata") or {}
-    return (replica_namespace(replica), str(meta.get("name", "")))
 
 
 def retain_all(
