@@ -3,8 +3,12 @@ weight, share of traffic), the shares read from the integer weights its routes c
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import pytest
+import yaml
 from click.testing import CliRunner
 
 from modelplane import cli
@@ -79,3 +83,41 @@ def test_an_endpoint_inside_the_fleet_gets_no_share_and_says_why(tmp_path: Path)
     table = routes(str(tmp_path))
     assert not [r for r in rows(table) if "kimi-k2-together" in r]
     assert "kimi-k2-together" in table and "EgressRefused" in table
+
+
+def structured(output: str, *args: str) -> list[dict[str, Any]]:
+    text = routes(*args, "-o", output)
+    data = json.loads(text) if output == "json" else yaml.safe_load(text)
+    services: list[dict[str, Any]] = data["services"]
+    return services
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_structured_output_holds_the_tables_rows(output: str) -> None:
+    [service] = structured(output, str(EXAMPLES / "service-canary"))
+    assert (service["namespace"], service["name"]) == ("ml-team", "qwen")
+    assert service["endpoints"] == {"matched": 3, "ready": 3}
+    assert sorted(
+        (r["gateway"], r["cluster"], r["weight"], r["share"]) for r in service["routes"]
+    ) == [
+        ("main", "eu-west", 10, 0.1),
+        ("main", "us-east", 90, 0.45),
+        ("main", "us-east", 90, 0.45),
+    ]
+
+
+def test_structured_output_gives_an_external_endpoints_host_apart_from_its_cluster() -> None:
+    [service] = structured("json", str(EXAMPLES / "service-overflow"))
+    [external] = [r for r in service["routes"] if r["endpoint"] == "kimi-k2-together"]
+    assert (external["cluster"], external["external"]) == (None, "api.together.xyz")
+
+
+def test_structured_output_says_why_a_row_reaches_no_endpoint() -> None:
+    [service] = structured("json", str(EXAMPLES / "service-canary"), "--simulate-ready-copies", "0")
+    [row] = service["routes"]
+    assert (row["endpoint"], row["share"], row["note"]) == (None, None, "none ready: answers 503")
+
+
+def test_structured_output_has_one_entry_per_service_in_namespace_and_name_order() -> None:
+    names = [s["name"] for s in structured("yaml", str(EXAMPLES / "service-regional"))]
+    assert names == ["qwen-eu", "qwen-us"]

@@ -303,8 +303,16 @@ def explain(paths: tuple[str, ...], output: str, deployment: str | None) -> None
     show_default=True,
     help="Render as if every composed workload had N ready copies.",
 )
-def routes(paths: tuple[str, ...], ready_copies: int) -> None:
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "yaml"]),
+    default="text",
+    show_default=True,
+    help="text: a table per service; json, yaml: the same facts, structured.",
+)
+def routes(paths: tuple[str, ...], ready_copies: int, output: str) -> None:
     """Show each ModelService's routing table: gateway, endpoint, cluster, weight, share."""
     from modelplane.routes import routes_command
 
-    raise SystemExit(routes_command(paths, ready_copies))
+    raise SystemExit(routes_command(paths, ready_copies, output))
