@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
-import yaml
+from modelplane import exits
+from modelplane.fields import Field, Kind, kinds
 
 ROOT = Path(__file__).resolve().parents[1]
 APIS = ROOT / "apis"
 OUT = ROOT / "docs" / "reference.md"
-
-Obj = dict[str, Any]
 
 
 def reference() -> str:
@@ -30,111 +28,50 @@ def reference() -> str:
         "Generated from the XRDs under `apis/` by `tools/field_reference.py`; do not edit by hand.",
         "Each kind's fields in schema order: type, default, constraints, and the message of each",
         "validation rule on the field (what `modelplane validate` and the API server print).",
+        "`modelplane fields <kind>.<field>` prints the same for one field, offline.",
         "",
     ]
-    for path in sorted(APIS.glob("*/definition.yaml")):
-        xrd = yaml.safe_load(path.read_text())
-        lines += _kind(xrd, path.relative_to(ROOT).as_posix())
+    for kind in kinds(APIS):
+        lines += _kind(kind)
+    lines += _exit_codes()
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _kind(xrd: Obj, source: str) -> list[str]:
-    spec = xrd["spec"]
-    kind = spec["names"]["kind"]
-    out = [f"## {kind}", ""]
-    for version in spec["versions"]:
-        if not version.get("served", True):
-            continue
-        schema = version["schema"]["openAPIV3Schema"]
-        out.append(
-            f"`{spec['group']}/{version['name']}`, {spec.get('scope', 'Namespaced')}; "
-            f"defined in `{source}`."
-        )
-        out.append("")
-        if schema.get("description"):
-            out += [_one_line(schema["description"]), ""]
-        out += [
-            "| field | type | default | constraints and rules | description |",
-            "|---|---|---|---|---|",
-        ]
-        for field, node, required in _walk(schema, ""):
-            out.append(_row(field, node, required))
-        out.append("")
+def _kind(kind: Kind) -> list[str]:
+    source = kind.source.relative_to(ROOT).as_posix()
+    out = [f"## {kind.kind}", ""]
+    out.append(f"`{kind.group}/{kind.version}`, {kind.scope}; defined in `{source}`.")
+    out.append("")
+    if kind.description:
+        out += [kind.description, ""]
+    out += [
+        "| field | type | default | constraints and rules | description |",
+        "|---|---|---|---|---|",
+    ]
+    out += [_row(field) for field in kind.root.walk()]
+    out.append("")
     return out
 
 
-def _walk(node: Obj, prefix: str) -> list[tuple[str, Obj, bool]]:
-    rows: list[tuple[str, Obj, bool]] = []
-    required = set(node.get("required") or ())
-    for name, child in (node.get("properties") or {}).items():
-        if not prefix and name in ("apiVersion", "kind", "metadata"):
-            continue
-        path = f"{prefix}.{name}" if prefix else name
-        rows.append((path, child, name in required))
-        rows += _walk(child, path)
-        items = child.get("items")
-        if isinstance(items, dict):
-            rows += _walk(items, path + "[]")
-        extra = child.get("additionalProperties")
-        if isinstance(extra, dict) and extra.get("properties"):
-            rows += _walk(extra, path + ".<key>")
-    return rows
+def _exit_codes() -> list[str]:
+    # The README shows the same table: both come from modelplane.exits (tests/docs holds them so).
+    return [
+        "## Exit codes",
+        "",
+        "The same for every command; written from `src/modelplane/exits.py`, as the README's.",
+        "",
+        *exits.table().splitlines(),
+        "",
+    ]
 
 
-def _row(field: str, node: Obj, required: bool) -> str:
-    kind = str(node.get("type", "any"))
-    if kind == "array" and isinstance(node.get("items"), dict):
-        kind = f"array of {node['items'].get('type', 'any')}"
-    if node.get("x-kubernetes-int-or-string"):
-        kind = "integer or string"
-    default = f"`{_flow(node['default'])}`" if "default" in node else ""
-    constraints = []
-    if required:
-        constraints.append("required")
-    if "enum" in node:
-        constraints.append("one of " + ", ".join(f"`{v}`" for v in node["enum"]))
-    for key, word in (
-        ("minimum", "min"),
-        ("maximum", "max"),
-        ("minLength", "min length"),
-        ("maxLength", "max length"),
-        ("minItems", "min items"),
-        ("maxItems", "max items"),
-        ("maxProperties", "max properties"),
-    ):
-        if key in node:
-            constraints.append(f"{word} {node[key]}")
-    if "pattern" in node:
-        constraints.append(f"pattern `{node['pattern']}`")
-    if node.get("format"):
-        constraints.append(f"format {node['format']}")
-    raw = node.get("items")
-    items: Obj = raw if isinstance(raw, dict) else {}
-    if items.get("enum"):
-        constraints.append("each one of " + ", ".join(f"`{v}`" for v in items["enum"]))
-    # Rules on an array's items are the array's entries' rules: shown on the array's row.
-    for rule in [
-        *(node.get("x-kubernetes-validations") or ()),
-        *(items.get("x-kubernetes-validations") or ()),
-    ]:
-        constraints.append(_cell(str(rule.get("message") or rule.get("rule"))))
+def _row(field: Field) -> str:
+    default = f"`{field.default}`" if field.default else ""
+    constraints = "; ".join(_cell(c) for c in field.constraints())
     return (
-        f"| `{field}` | {kind} | {default} | {'; '.join(constraints)} | "
-        f"{_cell(_one_line(str(node.get('description') or '')))} |"
+        f"| `{field.path}` | {field.type} | {default} | {constraints} | "
+        f"{_cell(field.description)} |"
     )
-
-
-def _flow(value: Any) -> str:
-    return (
-        yaml.safe_dump(value, default_flow_style=True, width=10_000)
-        .strip()
-        .removesuffix("...")
-        .strip()
-    )
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _cell(text: str) -> str:

@@ -6,6 +6,8 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
+from modelplane import exits
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -38,3 +40,17 @@ def test_defaults_and_rule_messages_are_shown() -> None:
     text = (ROOT / "docs" / "reference.md").read_text()
     assert "a DRA device needs a deviceClassName to be claimed through" in text
     assert "| `spec.provisioning.gke.diskSizeGb` | integer | `100` | min 10 |" in text
+
+
+def test_the_exit_code_table_of_the_readme_is_the_one_exits_writes() -> None:
+    assert exits.table() in (ROOT / "README.md").read_text()
+
+
+def test_the_reference_ends_with_the_same_exit_code_table() -> None:
+    text = (ROOT / "docs" / "reference.md").read_text()
+    assert text.partition("## Exit codes\n")[2].endswith(exits.table())
+
+
+def test_each_exit_code_has_one_row() -> None:
+    rows = [line for line in exits.table().splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == ["0", "1", "2", "3"]
