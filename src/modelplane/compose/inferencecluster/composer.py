@@ -1,26 +1,32 @@
-"""The InferenceCluster composition: reach a brought-your-own cluster, prepare it to serve, and
-publish what it offers.
+"""The InferenceCluster composition: reach a cluster, brought or provisioned, prepare it to
+serve, and publish what it offers.
 
-An ``Existing`` cluster gets two ClusterProviderConfigs built from its kubeconfig Secret
-(provider-kubernetes' and provider-helm's) and, once both exist, its serving stack
-(``stack.py``: Helm Releases and Objects, each component Managed or External), the Usages that
-order its deletion, and, while ModelReplicas run on it, a ClusterUsage that refuses the
-cluster's own deletion. Status carries what ModelReplicas, the front door and the scheduler
-read: ``providerConfigRef``, ``gateway``, ``gpuPools``, ``servingStack``, the ``allocation``
-of its pools to the replicas placed here (``allocation.py``: the cluster admits them, so
-deployments need not list the fleet's replicas), and the ``StackReady`` condition the scheduler
-places new replicas by. Cloud sources are accepted by
-the schema but composed by nothing: they get a condition saying so.
+``compose_cluster`` runs in stages: refuse a spec no fleet could fix, read the fleet (pool
+classes and the replicas admitted to the pools, ``allocation.py``), reach the cluster, then
+guard it, connect, install and publish. An ``Existing`` cluster is reached through its
+kubeconfig Secret; an EKS, GKE or AKS cluster is provisioned first (``managed/``: its cloud
+resources, pools grown to what the admitted replicas need) and then reached through the
+connection secret its cloud writes. Either gets two ClusterProviderConfigs (provider-kubernetes'
+and provider-helm's) and, once both exist (a managed cluster: once it and its system pool are
+Ready), its serving stack (``stack.py``: Helm Releases and Objects, each component Managed or
+External) with the Usages that order its deletion, and, while ModelReplicas or
+InferenceGateways run on it, ClusterUsages that refuse the cluster's own deletion. Status
+carries what ModelReplicas, the front door and the scheduler read: ``providerConfigRef``,
+``gateway``, ``gpuPools``, ``servingStack``, the ``allocation`` of its pools to the replicas
+placed here (the cluster admits them, so deployments need not list the fleet's replicas), and
+the ``StackReady`` condition the scheduler places new replicas by. Any other source (Nebius,
+Vultr) is refused with a condition, and what was composed before is carried forward.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from modelplane.compose.evidence import listed_and_found, look_up
+from modelplane.compose.evidence import Lookup, listed_and_found, look_up
 from modelplane.compose.fleetsecrets import trust_bundle_problem
-from modelplane.compose.inferencecluster.allocation import allocation, nodes_needed
+from modelplane.compose.inferencecluster.allocation import Allotted, allocation, nodes_needed
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
     GATEWAY,
@@ -36,9 +42,10 @@ from modelplane.compose.inferencecluster.providers import (
     helm_provider_config_for,
     provider_config_for,
 )
-from modelplane.compose.inferencecluster.stack import built_for
+from modelplane.compose.inferencecluster.stack import Built, built_for
 from modelplane.compose.inferencecluster.status import (
     STACK_READY,
+    ComponentState,
     component_state,
     stack_condition,
     waiting_condition,
@@ -52,6 +59,7 @@ from modelplane.compose.inferencecluster.usages import (
 )
 from modelplane.compose.inferencecluster.waves import (
     PREVIOUS_WAVE,
+    Plan,
     plan,
     published_revision,
     up_to_date,
@@ -83,23 +91,70 @@ __all__ = ["CLASSES", "GATEWAY", "GATEWAYS", "HELM_PROVIDER_CONFIG", "PROVIDER_C
 
 def compose_cluster(inputs: Inputs) -> Result:
     cluster = inputs.composite
-    spec = cluster.get("spec") or {}
-    source = str((spec.get("cluster") or {}).get("source", ""))
+    source = str(((cluster.get("spec") or {}).get("cluster") or {}).get("source", ""))
     if source != "Existing" and source not in CLOUDS:
         return _unsupported(inputs, source)
-
     name = str(cluster["metadata"]["name"])
+    problem = _refused(cluster, name)
+    if problem:
+        return Result.failed(problem)
+    t = target_of(cluster, dns_label(name))
+    fleet = _read_fleet(inputs, cluster)
+    reach = _reach(inputs, source, t, fleet)
+    if isinstance(reach, str):
+        return Result.failed(reach)
+    result = _asking(name, source, fleet, reach)
+    # The guard first: no later fault may drop the protection of replicas running here.
+    _guard(inputs, name, result, _gateway_guards(inputs, name, result))
+    _connect(inputs.observed, reach, result)
+    states = _install(inputs, reach, result)
+    result.status = _status(cluster, inputs.observed, fleet, reach, states, result)
+    # InUse is a fact, not a fault: last, so the first condition not True is what keeps the
+    # cluster from serving (what `render -o tree` and a reader of `describe` look at first).
+    result.conditions.sort(key=lambda c: c.type == "InUse")
+    result.ready = _readiness(result.conditions)
+    return result
+
+
+@dataclass(frozen=True)
+class _Fleet:
+    """What the cluster reads of the fleet: its pools' classes (None: not read yet), the
+    by-name lookups that fill them in and the allocation's, and the replicas it admits."""
+
+    classes: list[Obj] | None
+    class_lookup: Lookup
+    lookups: dict[str, Requirement]
+    admitted: Allotted
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """How the cluster is reached and served: its target at its wave, the connection it is
+    reached by (a managed cluster's own), and the cloud resources when Modelplane provisions
+    it."""
+
+    wave: Plan
+    existing: Obj
+    managed: Managed | None
+
+    @property
+    def target(self) -> Target:
+        return self.wave.target
+
+
+def _refused(cluster: Obj, name: str) -> str | None:
+    """Why the cluster cannot be composed whatever the fleet holds, if it cannot."""
     if len(name) > LABEL_VALUE_MAX:
         # Crossplane drops root-level XRD rules, so this cannot be refused at admission.
-        return Result.failed(
+        return (
             f"InferenceCluster name {name!r} is longer than {LABEL_VALUE_MAX} characters: "
             "replicas placed here carry it as a label value, so none could be; use a shorter name"
         )
-    trust = trust_bundle_problem(cluster)
-    if trust:
-        # Refused at admission too; a composite admitted before the rule existed stops here.
-        return Result.failed(trust)
-    t = target_of(cluster, dns_label(name))
+    # Refused at admission too; a composite admitted before the rule existed stops here.
+    return trust_bundle_problem(cluster)
+
+
+def _read_fleet(inputs: Inputs, cluster: Obj) -> _Fleet:
     # A pool's class the list does not hold is asked for by name: only nothing back is evidence
     # that the pool lost its devices (and its place in status.gpuPools).
     classes, class_lookup = listed_and_found(
@@ -107,52 +162,73 @@ def compose_cluster(inputs: Inputs) -> Result:
     )
     lookups: dict[str, Requirement] = {}
     admitted = allocation(inputs, inputs.required.get(REPLICAS), classes, lookups, API_VERSION)
+    return _Fleet(classes, class_lookup, lookups, admitted)
+
+
+def _reach(inputs: Inputs, source: str, t: Target, fleet: _Fleet) -> _Reach | str:
+    """The cluster's connection and target, or why its spec cannot be built."""
+    cluster = inputs.composite
     managed: Managed | None = None
     if source in CLOUDS:
         # A managed pool is grown to what its admitted replicas need.
-        needed = nodes_needed(cluster, admitted, classes)
-        found = managed_cluster(cluster, source, classes, inputs.observed, t, needed)
+        needed = nodes_needed(cluster, fleet.admitted, fleet.classes)
+        found = managed_cluster(cluster, source, fleet.classes, inputs.observed, t, needed)
         if isinstance(found, str):
-            return Result.failed(f"InferenceCluster {found}")
+            return f"InferenceCluster {found}"
         managed = found
     # Modelplane's default versions reach the cluster in its wave, not on the next poll.
     wave = plan(cluster, t, inputs.observed, inputs.required.get(PREVIOUS_WAVE))
-    t = wave.target
-    existing = managed.existing() if managed else spec["cluster"].get("existing") or {}
+    existing = managed.existing() if managed else cluster["spec"]["cluster"].get("existing") or {}
     if not isinstance(existing.get("secretRef"), Mapping) or not existing["secretRef"].get("name"):
-        return Result.failed(
+        return (
             "InferenceCluster spec.cluster.existing.secretRef.name is required for source Existing"
         )
-    bundle = t.setting("inferenceExtension", BUNDLES[0])
+    bundle = wave.target.setting("inferenceExtension", BUNDLES[0])
     if bundle.managed and bundle.version not in BUNDLES:
-        return Result.failed(
+        return (
             f"InferenceCluster spec.servingStack.inferenceExtension.version {bundle.version!r} "
             f"is not a bundle Modelplane ships; use one of {', '.join(BUNDLES)}"
         )
+    return _Reach(wave, existing, managed)
+
+
+def _asking(name: str, source: str, fleet: _Fleet, reach: _Reach) -> Result:
+    """The result begun: what the cluster reads next, and the conditions of its source."""
     result = Result(
         requirements={
             CLASSES: Requirement(API_VERSION, "InferenceClass"),
             REPLICAS: Requirement(API_VERSION, "ModelReplica", match_labels={CLUSTER: name}),
             GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
-            **class_lookup.requirements,
-            **lookups,
+            **fleet.class_lookup.requirements,
+            **fleet.lookups,
         },
-        conditions=[_source_supported(source), *_pool_conditions(managed)],
+        conditions=[_source_supported(source), *_pool_conditions(reach.managed)],
     )
-    if wave.requirement is not None:
-        result.requirements[PREVIOUS_WAVE] = wave.requirement
-    # The guard first: no later fault may drop the protection of replicas running here.
-    _guard(inputs, name, result, _gateway_guards(inputs, name, result))
-    observed = inputs.observed
+    if reach.wave.requirement is not None:
+        result.requirements[PREVIOUS_WAVE] = reach.wave.requirement
+    return result
+
+
+def _connect(observed: Mapping[str, Obj], reach: _Reach, result: Result) -> None:
+    """The managed cluster's cloud resources, and the ProviderConfigs that reach the cluster."""
+    managed, t = reach.managed, reach.target
     for key, obj in (managed.resources if managed else {}).items():
         result.resources[key] = Desired(obj, ready_as_observed(observed.get(key)))
     result.resources[PROVIDER_CONFIG] = Desired(
-        provider_config_for(t.kubernetes_config, existing), _exists(observed, PROVIDER_CONFIG)
+        provider_config_for(t.kubernetes_config, reach.existing),
+        _exists(observed, PROVIDER_CONFIG),
     )
     result.resources[HELM_PROVIDER_CONFIG] = Desired(
-        helm_provider_config_for(t.helm_config, existing), _exists(observed, HELM_PROVIDER_CONFIG)
+        helm_provider_config_for(t.helm_config, reach.existing),
+        _exists(observed, HELM_PROVIDER_CONFIG),
     )
-    built = built_for(t)
+
+
+def _install(inputs: Inputs, reach: _Reach, result: Result) -> list[ComponentState]:
+    """The serving stack once the cluster can take it, and the condition saying how far it is;
+    the state of each component."""
+    observed, managed = inputs.observed, reach.managed
+    built = built_for(reach.target)
     ready = {key: observed_ready(obj) for key, obj in observed.items()}
     waits = held(built.resources, observed, ready)
     states = [
@@ -163,56 +239,89 @@ def compose_cluster(inputs: Inputs) -> Result:
         # Installed once the cluster and its nodes are Ready; once composed, always composed.
         result.conditions.append(managed.provisioning())
     elif _may_install(observed, built.resources):
-        on_cluster = {**built.resources, **(managed.provisioned.on_cluster if managed else {})}
-        for key, obj in on_cluster.items():
-            if key not in waits:
-                result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
-        usages = {**built.usages, **(managed.usages(t, on_cluster) if managed else {})}
-        for key, obj in usages.items():
-            result.resources[key] = Desired(obj, _exists(observed, key))
-        handed = handover(built.stack.parts, result.resources, observed)
-        for key, obj in handed.resources.items():
-            result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
+        handed = _compose_stack(inputs, reach, built, _Observed(ready, waits), result)
         result.conditions.append(stack_condition(states))
-        result.conditions.extend(handed.conditions(inputs.composite))
+        result.conditions.extend(handed)
     else:
         # A release or Object naming a ProviderConfig that does not exist yet only errors until
         # it does: compose them once both exist, and from then on always.
-        result.conditions.append(waiting_condition(states, t.kubernetes_config))
+        result.conditions.append(waiting_condition(states, reach.target.kubernetes_config))
+    return states
 
+
+@dataclass(frozen=True)
+class _Observed:
+    """What the observed resources say of the stack: which are ready, and which are held back
+    until a prerequisite is (``prerequisites.held``)."""
+
+    ready: dict[str, bool]
+    waits: dict[str, str]
+
+
+def _compose_stack(
+    inputs: Inputs, reach: _Reach, built: Built, seen: _Observed, result: Result
+) -> list[Condition]:
+    """The stack's resources on the cluster, the Usages ordering their deletion, and the
+    hand-overs between Managed and External components; the hand-overs' conditions."""
+    observed, managed, t, ready = inputs.observed, reach.managed, reach.target, seen.ready
+    on_cluster = {**built.resources, **(managed.provisioned.on_cluster if managed else {})}
+    for key, obj in on_cluster.items():
+        if key not in seen.waits:
+            result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
+    usages = {**built.usages, **(managed.usages(t, on_cluster) if managed else {})}
+    for key, obj in usages.items():
+        result.resources[key] = Desired(obj, _exists(observed, key))
+    handed = handover(built.stack.parts, result.resources, observed)
+    for key, obj in handed.resources.items():
+        result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
+    return handed.conditions(inputs.composite)
+
+
+def _status(
+    cluster: Obj,
+    observed: Mapping[str, Obj],
+    fleet: _Fleet,
+    reach: _Reach,
+    states: list[ComponentState],
+    result: Result,
+) -> Obj:
+    """What the cluster publishes; the conditions of its gateway, revision and pools go into
+    ``result``."""
+    t = reach.target
     status: Obj = {"providerConfigRef": {"name": t.kubernetes_config}}
     status["gateway"] = _gateway_status(cluster, t, observed.get(GATEWAY), result)
     status["servingStack"] = {"components": [s.published() for s in states]}
     stack_ready = any(c.type == STACK_READY and c.status == "True" for c in result.conditions)
-    revision = published_revision(cluster, wave, stack_ready)
+    revision = published_revision(cluster, reach.wave, stack_ready)
     if revision:
         status["servingStack"]["revision"] = revision
-    result.conditions.append(up_to_date(wave, revision))
-    storage_class = (existing.get("cache") or {}).get("storageClassName")
+    result.conditions.append(up_to_date(reach.wave, revision))
+    storage_class = (reach.existing.get("cache") or {}).get("storageClassName")
     if storage_class:
         status["cache"] = {"storageClassName": storage_class}
-    if classes is None:
-        asked = class_lookup.asked()
-        reading = ", ".join(asked) or "InferenceClasses"
-        result.conditions.append(
-            Condition("PoolsResolved", "Unknown", "WaitingForClasses", f"reading {reading}")
-        )
-        # Not read yet is no evidence a pool changed: the scheduler keeps reading the last ones.
-        published = (cluster.get("status") or {}).get("gpuPools")
-        if published is not None:
-            status["gpuPools"] = published
-    else:
-        pools, missing = gpu_pools(spec.get("nodePools") or [], classes)
+    pools = _pools_status(cluster, fleet, result)
+    if pools is not None:
         status["gpuPools"] = pools
+    if fleet.admitted.published is not None:
+        status["allocation"] = fleet.admitted.published
+    return status
+
+
+def _pools_status(cluster: Obj, fleet: _Fleet, result: Result) -> list[Obj] | None:
+    """``status.gpuPools`` (None: none to publish), and the PoolsResolved condition."""
+    if fleet.classes is not None:
+        pools, missing = gpu_pools(
+            (cluster.get("spec") or {}).get("nodePools") or [], fleet.classes
+        )
         result.conditions.append(pools_condition(pools, missing))
-    if admitted.published is not None:
-        status["allocation"] = admitted.published
-    result.status = status
-    # InUse is a fact, not a fault: last, so the first condition not True is what keeps the
-    # cluster from serving (what `render -o tree` and a reader of `describe` look at first).
-    result.conditions.sort(key=lambda c: c.type == "InUse")
-    result.ready = _readiness(result.conditions)
-    return result
+        return pools
+    reading = ", ".join(fleet.class_lookup.asked()) or "InferenceClasses"
+    result.conditions.append(
+        Condition("PoolsResolved", "Unknown", "WaitingForClasses", f"reading {reading}")
+    )
+    # Not read yet is no evidence a pool changed: the scheduler keeps reading the last ones.
+    published: list[Obj] | None = (cluster.get("status") or {}).get("gpuPools")
+    return published
 
 
 SERVES = ("SourceSupported", "StackReady", "GatewayReady", "PoolsResolved")
