@@ -134,6 +134,8 @@ def _provisioned(obj: Obj) -> Obj:
     at_provider: Obj = {"id": name}
     if obj.get("kind") == "ServiceAccount":
         at_provider["email"] = f"{name}@simulated.iam.gserviceaccount.com"
+    if str(obj.get("apiVersion", "")).startswith("iam.aws.") and obj.get("kind") == "Role":
+        at_provider["arn"] = f"arn:aws:iam::000000000000:role/{name}"
     if str(obj.get("apiVersion", "")).startswith("eks.") and obj.get("kind") == "Cluster":
         at_provider["vpcConfig"] = {"clusterSecurityGroupId": f"sg-{name}"}
     if obj.get("kind") == "KubernetesCluster":

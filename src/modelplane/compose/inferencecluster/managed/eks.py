@@ -32,6 +32,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.labels import POOL
+from modelplane.observed import carried
 
 Obj = dict[str, Any]
 
@@ -61,7 +62,25 @@ SYSTEM_NODES = PoolPlan(
 """The system node group's size: 1, growing to 2 (its other fields are not read)."""
 AMI_SYSTEM = "AL2023_x86_64_STANDARD"
 AMI_GPU = "AL2023_x86_64_NVIDIA"
-ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver")
+ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
+EFS_CSI_ADDON = "aws-efs-csi-driver"
+PREINSTALLED_ADDONS = ("vpc-cni", "kube-proxy", "coredns")
+"""The add-ons EKS installs self-managed with every cluster: their managed add-on takes them over
+(resolveConflictsOnCreate OVERWRITE), where the default NONE fails the create on any field the
+self-managed copy set differently."""
+STACK_NEEDS_ON_DELETE = (
+    "addon-vpc-cni",
+    "addon-kube-proxy",
+    "addon-coredns",
+    "addon-eks-pod-identity-agent",
+    f"addon-{EFS_CSI_ADDON}",
+    "route-private",
+    "route-public",
+)
+"""What Helm's uninstalls, their hooks' pods and the EFS CSI controller releasing the caches'
+volumes need while the stack is deleted: pod networking, DNS, the pods' AWS credentials and the
+private subnets' route out (whose references hold the NAT gateway, the internet gateway, the
+route tables and the subnets), with every route table association."""
 STORAGE_CLASS = "modelplane-rwx-efs"
 # The scaling config is set through initProvider and then left to the autoscaler. upjet at the
 # commit provider-upjet-aws v2.6.0 builds on (59c45527ebe4) drops the diffs of a field only
@@ -153,6 +172,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     _network(cloud, out)
     _identities(cloud, out)
     _control_plane(cloud, out)
+    _efs_csi_addon(cloud, out, observed)
     pools, outlives = _node_groups(cloud, out, observed)
     _storage(cloud, out)
     on_cluster = _on_cluster(cloud, t, observed)
@@ -162,10 +182,17 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         kubeconfig_from="cluster-auth",
         nodes_from=tuple(pools[:1]),
         gpu_pools_from=tuple(pools[1:]),
-        outlives=(*outlives, *policies_outlive_their_users(out)),
-        holds_stack=(f"nodegroup-{SYSTEM_POOL}", "cluster-auth"),
+        outlives=(*outlives, *policies_outlive_their_users(out), *_efs_csi_outlives(out)),
+        holds_stack=(f"nodegroup-{SYSTEM_POOL}", "cluster-auth", *_stack_needs_on_delete(out)),
         storage_class=STORAGE_CLASS,
     )
+
+
+def _stack_needs_on_delete(out: Mapping[str, Obj]) -> tuple[str, ...]:
+    """STACK_NEEDS_ON_DELETE and the route table associations, which nothing refers to: one
+    gone early takes its subnet's route out with it."""
+    associations = sorted(k for k in out if k.startswith("route-table-association-"))
+    return (*STACK_NEEDS_ON_DELETE, *associations)
 
 
 def _ec2(cloud: Cloud, kind: str, key: str, for_provider: Obj, **spec: Any) -> Obj:
@@ -300,23 +327,18 @@ def _identities(cloud: Cloud, out: dict[str, Obj]) -> None:
         "role-autoscaler-policy",
         {"policyArnRef": cloud.ref("policy-autoscaler"), "roleRef": cloud.ref("role-autoscaler")},
     )
-    for role, account in (
-        ("efs-csi", EFS_CSI_SERVICE_ACCOUNT),
-        ("autoscaler", AUTOSCALER_SERVICE_ACCOUNT),
-    ):
-        key = f"pod-identity-{role}"
-        out[key] = cloud.resource(
-            EKS,
-            "PodIdentityAssociation",
-            key,
-            {
-                "region": cloud.location,
-                "clusterNameRef": cloud.ref("cluster"),
-                "namespace": "kube-system",
-                "serviceAccount": account,
-                "roleArnRef": cloud.ref(f"role-{role}"),
-            },
-        )
+    out["pod-identity-autoscaler"] = cloud.resource(
+        EKS,
+        "PodIdentityAssociation",
+        "pod-identity-autoscaler",
+        {
+            "region": cloud.location,
+            "clusterNameRef": cloud.ref("cluster"),
+            "namespace": "kube-system",
+            "serviceAccount": AUTOSCALER_SERVICE_ACCOUNT,
+            "roleArnRef": cloud.ref("role-autoscaler"),
+        },
+    )
 
 
 def _control_plane(cloud: Cloud, out: dict[str, Obj]) -> None:
@@ -348,12 +370,50 @@ def _control_plane(cloud: Cloud, out: dict[str, Obj]) -> None:
     )
     for addon in ADDONS:
         key = f"addon-{addon}"
-        out[key] = cloud.resource(
-            EKS,
-            "Addon",
-            key,
-            {"region": cloud.location, "addonName": addon, "clusterNameRef": cloud.ref("cluster")},
-        )
+        fp: Obj = {
+            "region": cloud.location,
+            "addonName": addon,
+            "clusterNameRef": cloud.ref("cluster"),
+        }
+        if addon in PREINSTALLED_ADDONS:
+            fp["resolveConflictsOnCreate"] = "OVERWRITE"
+        out[key] = cloud.resource(EKS, "Addon", key, fp)
+
+
+def _efs_csi_addon(cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]) -> None:
+    """The EFS CSI driver add-on with its own pod identity, composed once AWS reported its
+    role's ARN. Created with the add-on, the association exists before the controller's pods
+    start; a separate PodIdentityAssociation created alongside may come after them, and pods
+    started before it run without AWS credentials until restarted. The add-on's
+    podIdentityAssociation takes a role ARN only (no reference), hence the wait."""
+    key = f"addon-{EFS_CSI_ADDON}"
+    role_arn = at_provider(observed.get("role-efs-csi"), "arn")
+    if not role_arn:
+        if key in observed:
+            out[key] = carried(observed[key])
+        return
+    out[key] = cloud.resource(
+        EKS,
+        "Addon",
+        key,
+        {
+            "region": cloud.location,
+            "addonName": EFS_CSI_ADDON,
+            "clusterNameRef": cloud.ref("cluster"),
+            "podIdentityAssociation": [
+                {"roleArn": role_arn, "serviceAccount": EFS_CSI_SERVICE_ACCOUNT}
+            ],
+        },
+    )
+
+
+def _efs_csi_outlives(out: Mapping[str, Obj]) -> list[tuple[str, str]]:
+    """The EFS CSI role and its policy outlive the add-on that names the role by ARN (no
+    reference says so): the controller deletes the caches' access points with them."""
+    addon = f"addon-{EFS_CSI_ADDON}"
+    if addon not in out:
+        return []
+    return [("role-efs-csi", addon), ("role-efs-csi-efs", addon)]
 
 
 def _node_group(
