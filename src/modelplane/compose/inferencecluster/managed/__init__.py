@@ -127,14 +127,16 @@ def managed_cluster(
 
 
 _WHY_MAX = 240
+LAST_ASYNC_OPERATION = "LastAsyncOperation"
 
 
 def _why_not_ready(obj: Mapping[str, Any] | None) -> str:
     """What the provider says of a pool that is not Ready: a failed sync first (a quota or
-    stockout error comes back there), then its Ready condition."""
+    stockout error comes back there), then upjet's last async operation (which keeps that
+    error while the create is retried and Synced is True again), then its Ready condition."""
     if obj is None:
         return "not created yet"
-    for kind in ("Synced", "Ready"):
+    for kind in ("Synced", LAST_ASYNC_OPERATION, "Ready"):
         c = condition(obj, kind)
         if c is not None and c.get("status") != "True":
             said = str(c.get("message") or c.get("reason") or "not Ready")
