@@ -2,8 +2,9 @@
 
 Required: every InferenceGateway, every InferenceCluster, and per entry the ModelEndpoints its
 selector matches **in the service's own namespace** (two teams' same-labelled endpoints never
-share traffic). ``plan.plan_service`` decides the lanes and weights; ``routes`` builds the
-routes; this module places them:
+share traffic). ``compose_service`` reads them (holding everything while any is not read),
+``plan.plan_service`` decides the lanes and weights, ``routes`` builds the routes, and this
+module places them and reports (``status.py``):
 
 - per serving gateway (``spec.serviceSelector`` unset or matching the service's labels, on a
   cluster that can be written to): ``front/<gateway>`` (the route) and ``unavailable/<gateway>``
@@ -24,6 +25,7 @@ is deleted) takes its lanes and fleet route out, and with them the holds on its 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.evidence import listed_and_found, look_up_unlisted
@@ -79,10 +81,39 @@ def compose_service(inputs: Inputs) -> Result:
     problem = _malformed(ms)
     if problem:
         return Result.failed(problem)
-    namespace = namespace_of(ms)
-    name = str(ms["metadata"]["name"])
-    spec = ms["spec"]
-    requirements = _requirements(namespace, spec["endpoints"])
+    read = _read(inputs)
+    if isinstance(read, Result):
+        return read
+    plan = plan_service(ms, read.selected, read.fleet, frozenset(read.routed), read.gone)
+    serving, skipped = gateways_serving(ms, read.gateways, read.fleet)
+    wanted = _wanted(ms, plan, serving, read.fleet, inputs.observed)
+    result = Result(
+        requirements=read.requirements, resources=_kept(inputs, read.fleet, skipped, read.gone)
+    )
+    _place(inputs, plan, wanted, result)
+    _report(inputs, plan, serving, skipped, wanted, result)
+    return result
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What the service reads, every by-name lookup answered: the endpoints each entry
+    selects, the gateways, the clusters by name, the endpoints the observed routes send traffic
+    to, and the clusters asked for by name and not found (deleted)."""
+
+    requirements: dict[str, Requirement]
+    selected: list[list[Obj]]
+    gateways: list[Obj]
+    fleet: dict[str, Obj]
+    routed: set[str]
+    gone: frozenset[str]
+
+
+def _read(inputs: Inputs) -> _Read | Result:
+    """What the service reads, or a held result while any of it is not read yet."""
+    ms = inputs.composite
+    entries = ms["spec"]["endpoints"]
+    requirements = _requirements(namespace_of(ms), entries)
     # The replicas only tell a typo from a deployment not serving yet: not read, nothing is
     # called a typo, and nothing waits for them.
     missing = [
@@ -90,15 +121,20 @@ def compose_service(inputs: Inputs) -> Result:
     ]
     if missing:
         return _hold(inputs, requirements, missing)
+    selected = [list(inputs.required[endpoints_requirement(i)]) for i in range(len(entries))]
+    return _read_unlisted(inputs, requirements, selected)
 
-    selected = [
-        list(inputs.required[endpoints_requirement(i)]) for i in range(len(spec["endpoints"]))
-    ]
+
+def _read_unlisted(
+    inputs: Inputs, requirements: dict[str, Requirement], selected: list[list[Obj]]
+) -> _Read | Result:
+    """The lists read, with what the routes are on that no list holds asked for by name."""
     # An endpoint the routes send traffic to, or a gateway they are on, that no list holds is
     # asked for by name: only nothing back (or, for an endpoint, found no longer selected)
     # takes it out of the routes.
     routed = _routed(inputs.observed)
     listed = [e for found in selected for e in found]
+    namespace = namespace_of(inputs.composite)
     lookup = look_up_unlisted(
         inputs, BY_NAME, API_VERSION, "ModelEndpoint", routed, listed, namespace
     )
@@ -125,18 +161,25 @@ def compose_service(inputs: Inputs) -> Result:
     pending += gone_gateways.asked() + gone_clusters.asked()
     if pending or clusters is None:
         return _hold(inputs, requirements, pending)
-    fleet = by_name(clusters)
-    gateways += gone_gateways.found.values()
     for endpoint in lookup.found.values():
-        entry = _selecting(spec["endpoints"], endpoint)
+        entry = _selecting(inputs.composite["spec"]["endpoints"], endpoint)
         if entry is not None:
             selected[entry].append(endpoint)
-    plan = plan_service(ms, selected, fleet, frozenset(routed), gone_clusters.gone)
-    serving, skipped = gateways_serving(ms, gateways, fleet)
-    wanted = _wanted(ms, plan, serving, fleet, inputs.observed)
+    return _Read(
+        requirements,
+        selected,
+        [*gateways, *gone_gateways.found.values()],
+        by_name(clusters),
+        routed,
+        gone_clusters.gone,
+    )
 
-    kept = _kept(inputs, fleet, skipped, gone_clusters.gone)
-    result = Result(requirements=requirements, resources=kept)
+
+def _place(inputs: Inputs, plan: Plan, wanted: Wanted, result: Result) -> None:
+    """Each wanted route and filter as an Object on its cluster, and the holds on the replicas
+    the routes name."""
+    ms = inputs.composite
+    namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
     for key, (provider_config, manifest, is_route) in wanted.items():
         obj = remote_object(
             dns_label(name, key),
@@ -158,6 +201,17 @@ def compose_service(inputs: Inputs) -> Result:
     held = holds(ms, plan, inputs.observed, [d.resource for d in result.resources.values()])
     result.resources.update(held)
 
+
+def _report(
+    inputs: Inputs,
+    plan: Plan,
+    serving: list[Serving],
+    skipped: list[Skipped],
+    wanted: Wanted,
+    result: Result,
+) -> None:
+    """The service's status, conditions and events, and whether it is ready."""
+    ms = inputs.composite
     programmed = {
         key: ready_as_observed(inputs.observed.get(key)) == "True"
         for key, (_, _, is_route) in wanted.items()
@@ -165,7 +219,7 @@ def compose_service(inputs: Inputs) -> Result:
     }
     unselected = [
         i
-        for i in range(len(spec["endpoints"]))
+        for i in range(len(ms["spec"]["endpoints"]))
         if inputs.required.get(replicas_requirement(i)) == []
     ]
     report = status.report(ms, plan, serving, skipped, programmed, unselected)
@@ -176,7 +230,6 @@ def compose_service(inputs: Inputs) -> Result:
     # missing cluster) nothing is composed that would say so.
     if any(c.status != "True" for c in report.conditions):
         result.ready = "False"
-    return result
 
 
 Wanted = dict[str, tuple[str, Obj, bool]]
