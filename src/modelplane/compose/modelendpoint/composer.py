@@ -18,6 +18,7 @@ Until then ``backendName`` is withheld, and ModelServices leave the endpoint out
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.egress import allowance_of, refusal
@@ -131,20 +132,70 @@ def _external(inputs: Inputs) -> Result:
         GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
         CLUSTERS: Requirement(API_VERSION, "InferenceCluster"),
     }
-    try:
-        url = parse_url(str(endpoint["spec"]["url"]))
-        if url.tls and url.is_ip:
-            raise InvalidURLError(
-                f"{endpoint['spec']['url']!r}: an https endpoint must be named by a DNS name, "
-                "which its certificate is verified against"
-            )
-    except InvalidURLError as e:
-        return _refused(requirements, "InvalidURL", f"spec.url {e}")
+    url = _url(str(endpoint["spec"]["url"]))
+    if isinstance(url, str):
+        return _refused(requirements, "InvalidURL", f"spec.url {url}")
     # What no gateway may reach is refused before anything is read; what only the platform
     # team may open, once the gateways (and what they allow) are read.
     never = refusal(url.host)
     if never:
         return _refused(requirements, "EgressRefused", f"spec.url: {never}")
+    hosted = _read_hosts(inputs, requirements, url)
+    if isinstance(hosted, Result):
+        return hosted
+    result = Result(requirements=hosted.requirements)
+    # A gateway's cluster that is not listed or cannot be written to now keeps what was
+    # composed there.
+    for key, obj in sorted(inputs.observed.items()):
+        if key.partition("/")[2] in hosted.unwritable:
+            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
+    if not hosted.hosts:
+        result.conditions.append(
+            Condition(
+                ROUTING,
+                "False",
+                "NoGateway",
+                "no InferenceGateway runs on a cluster that publishes a providerConfigRef yet: "
+                "nothing can route to this endpoint",
+            )
+        )
+        return result
+    waiting = _compose_on_hosts(inputs, url, hosted, result)
+    _report_routing(endpoint, url, hosted, waiting, result)
+    return result
+
+
+@dataclass(frozen=True)
+class _Hosted:
+    """Where the external endpoint is reached from: the gateways (every by-name lookup
+    answered), the clusters they run on that can be written to, in name order, and those that
+    are not listed or cannot be written to now."""
+
+    requirements: dict[str, Requirement]
+    gateways: list[Obj]
+    hosts: list[ClusterGateway]
+    unwritable: set[str]
+
+
+def _url(url: str) -> EndpointURL | str:
+    """The endpoint's URL, or why it cannot be reached by one."""
+    try:
+        parsed = parse_url(url)
+    except InvalidURLError as e:
+        return str(e)
+    if parsed.tls and parsed.is_ip:
+        return (
+            f"{url!r}: an https endpoint must be named by a DNS name, which its certificate is "
+            "verified against"
+        )
+    return parsed
+
+
+def _read_hosts(
+    inputs: Inputs, requirements: dict[str, Requirement], url: EndpointURL
+) -> _Hosted | Result:
+    """The gateways and their clusters, or a held or refused result while they are not read,
+    none is listed on no evidence, or the gateways do not allow the URL."""
     missing = [n for n in requirements if n not in inputs.required]
     if missing:
         return _hold(inputs, requirements, f"reading {', '.join(missing)}")
@@ -165,37 +216,34 @@ def _external(inputs: Inputs) -> Result:
     private = refusal(url.host, [allowance_of(g) for g in gateways]) if gateways else ""
     if private:
         return _refused(requirements, "EgressRefused", f"spec.url: {private}")
-
     if not gateways and inputs.observed and not lookup.gone:
         # A list that failed looks like every gateway deleted: keep what is composed.
         return _hold(inputs, requirements, "no InferenceGateway is listed")
     hosts, unwritable = _hosts(gateways, inputs.required[CLUSTERS])
-    result = Result(requirements=requirements)
-    # A gateway's cluster that is not listed or cannot be written to now keeps what was
-    # composed there.
-    for key, obj in sorted(inputs.observed.items()):
-        if key.partition("/")[2] in unwritable:
-            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
-    if not hosts:
-        result.conditions.append(
-            Condition(
-                ROUTING,
-                "False",
-                "NoGateway",
-                "no InferenceGateway runs on a cluster that publishes a providerConfigRef yet: "
-                "nothing can route to this endpoint",
-            )
-        )
-        return result
+    return _Hosted(requirements, gateways, hosts, unwritable)
+
+
+def _compose_on_hosts(
+    inputs: Inputs, url: EndpointURL, hosted: _Hosted, result: Result
+) -> list[str]:
+    """The endpoint's objects on each gateway's cluster; the clusters where they are not all
+    ready yet."""
     waiting: list[str] = []
-    hosting = _hosting(gateways)
-    for host in hosts:
-        composed = _on_host(endpoint, url, host, hosting[host.cluster])
+    hosting = _hosting(hosted.gateways)
+    for host in hosted.hosts:
+        composed = _on_host(inputs.composite, url, host, hosting[host.cluster])
         for key, obj in composed.items():
             result.resources[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
         if not all(observed_ready(inputs.observed.get(key)) for key in composed):
             waiting.append(host.cluster)
-    names = ", ".join(h.cluster for h in hosts)
+    return waiting
+
+
+def _report_routing(
+    endpoint: Obj, url: EndpointURL, hosted: _Hosted, waiting: list[str], result: Result
+) -> None:
+    """The backend name once every cluster's objects are ready, and RoutingReady."""
+    names = ", ".join(h.cluster for h in hosted.hosts)
     if waiting:
         published = (endpoint.get("status") or {}).get("routing") or {}
         if published.get("backendName"):
@@ -211,7 +259,7 @@ def _external(inputs: Inputs) -> Result:
                 f"{', '.join(waiting)} (gateways run on {names})",
             )
         )
-        return result
+        return
     backend = external_backend_name(str(endpoint["metadata"]["name"]))
     result.status = {"routing": {"backendName": backend}}
     result.conditions.append(
@@ -222,7 +270,6 @@ def _external(inputs: Inputs) -> Result:
             f"{url.scheme}://{url.host}:{url.port} reachable from the gateways on {names}",
         )
     )
-    return result
 
 
 def _hosts(gateways: list[Obj], clusters: list[Obj]) -> tuple[list[ClusterGateway], set[str]]:
