@@ -1,0 +1,196 @@
+"""Autoscaling: the KEDA ScaledObject that drives a ModelDeployment's scale subresource from its
+engines' load, and the Prometheus queries its targets become (docs/design/autoscaling.md).
+
+KEDA writes ``spec.replicas`` through the scale subresource; everything downstream (scheduler,
+rollout, status) reads that one number as it does in manual mode. The composer only keeps it
+inside ``[minReplicas, maxReplicas]`` (``desired_replicas``), so a hand edit or a lagging
+autoscaler never takes the deployment outside what its owner allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
+
+Obj = dict[str, Any]
+
+KEDA_API_VERSION = "keda.sh/v1alpha1"
+SCALED_OBJECT = "scaled-object"
+"""The composition resource name of the deployment's ScaledObject."""
+METRICS_CONFIG = "modelplane-autoscaling"
+"""The EnvironmentConfig in which the platform names the fleet-wide Prometheus."""
+POLLING_SECONDS = 30
+RATE_WINDOW = "2m"
+
+
+@dataclass(frozen=True)
+class EngineMetrics:
+    """What one engine family calls the series the targets read (its /metrics)."""
+
+    waiting: str
+    kv_cache: str
+    """A gauge in [0, 1]."""
+    ttft: str
+    itl: str
+    """Histograms: ``<name>_bucket`` is queried."""
+
+
+# The two families Modelplane labels serving pods with (llm-d.ai/engine-type): vLLM's V1 engine
+# (vllm/v1/metrics/loggers.py) and SGLang (python/sglang/srt/metrics/collector.py).
+ENGINES = (
+    EngineMetrics(
+        "vllm:num_requests_waiting",
+        "vllm:kv_cache_usage_perc",
+        "vllm:time_to_first_token_seconds",
+        "vllm:inter_token_latency_seconds",
+    ),
+    EngineMetrics(
+        "sglang:num_queue_reqs",
+        "sglang:token_usage",
+        "sglang:time_to_first_token_seconds",
+        "sglang:inter_token_latency_seconds",
+    ),
+)
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s)$")
+
+
+def seconds(duration: str) -> float:
+    """``"800ms"`` or ``"1.5s"`` in seconds (the XRD's pattern admits nothing else)."""
+    match = _DURATION.match(duration)
+    if match is None:
+        raise ValueError(f"not a duration in ms or s: {duration!r}")
+    value = float(match.group(1))
+    return value / 1000 if match.group(2) == "ms" else value
+
+
+def prometheus_label(label: str) -> str:
+    """A pod label as Prometheus names it once a PodMonitor copies it (podTargetLabels)."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", label)
+
+
+def selector(namespace: str, name: str) -> str:
+    """The series of one deployment's engines, fleet-wide."""
+    return (
+        f'{{{prometheus_label(DEPLOYMENT)}="{name}",'
+        f'{prometheus_label(DEPLOYMENT_NAMESPACE)}="{namespace}"}}'
+    )
+
+
+def _either(metric: str, of: str, sel: str) -> str:
+    """``of`` over every engine family's ``metric``, joined with ``or``."""
+    return " or ".join(f"{getattr(e, of)}{metric}{sel}" for e in ENGINES)
+
+
+def _p90(of: str, sel: str) -> str:
+    rates = " or ".join(f"rate({getattr(e, of)}_bucket{sel}[{RATE_WINDOW}])" for e in ENGINES)
+    return f"histogram_quantile(0.9, sum by (le) ({rates}))"
+
+
+@dataclass(frozen=True)
+class Trigger:
+    name: str
+    query: str
+    metric_type: str
+    """KEDA's metricType: AverageValue divides by the current replicas, Value does not."""
+    threshold: float
+
+
+def triggers(targets: Mapping[str, Any], namespace: str, name: str) -> list[Trigger]:
+    """One Prometheus trigger per target set; the HPA follows the largest replica count asked."""
+    sel = selector(namespace, name)
+    out = []
+    if "waitingRequestsPerReplica" in targets:
+        query = f"sum({_either('', 'waiting', sel)})"
+        out.append(Trigger("waiting", query, "AverageValue", targets["waitingRequestsPerReplica"]))
+    if "kvCacheUtilization" in targets:
+        query = f"avg({_either('', 'kv_cache', sel)})"
+        out.append(Trigger("kv-cache", query, "Value", targets["kvCacheUtilization"] / 100))
+    if "timeToFirstToken" in targets:
+        threshold = seconds(targets["timeToFirstToken"]["p90"])
+        out.append(Trigger("ttft-p90", _p90("ttft", sel), "Value", threshold))
+    if "interTokenLatency" in targets:
+        threshold = seconds(targets["interTokenLatency"]["p90"])
+        out.append(Trigger("itl-p90", _p90("itl", sel), "Value", threshold))
+    return out
+
+
+def desired_replicas(spec: Mapping[str, Any]) -> int:
+    """``spec.replicas`` within the autoscaling bounds (``minReplicas`` when unset)."""
+    scaling = spec.get("autoscaling")
+    if not scaling:
+        return int(spec["replicas"])
+    low, high = int(scaling.get("minReplicas", 1)), int(scaling["maxReplicas"])
+    return min(high, max(low, int(spec.get("replicas", low))))
+
+
+@dataclass(frozen=True)
+class MetricsEndpoint:
+    """The fleet-wide Prometheus the platform names (``data.prometheus`` of ``METRICS_CONFIG``)."""
+
+    server_address: str
+    authentication: Obj | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> MetricsEndpoint | None:
+        prometheus = ((config or {}).get("data") or {}).get("prometheus") or {}
+        address = prometheus.get("serverAddress")
+        if not isinstance(address, str) or not address:
+            return None
+        return cls(address, prometheus.get("authenticationRef"))
+
+
+def _behavior(behavior: Mapping[str, Any]) -> Obj:
+    """The XRD's per-direction window and step, as autoscaling/v2 HPA behavior."""
+    out: Obj = {}
+    for direction in ("scaleUp", "scaleDown"):
+        rule = behavior.get(direction)
+        if not rule:
+            continue
+        hpa: Obj = {}
+        if "stabilizationWindowSeconds" in rule:
+            hpa["stabilizationWindowSeconds"] = rule["stabilizationWindowSeconds"]
+        if "maxReplicasPerStep" in rule:
+            period = rule.get("periodSeconds", 60)
+            step = {"type": "Pods", "value": rule["maxReplicasPerStep"], "periodSeconds": period}
+            hpa["policies"] = [step]
+        out[direction] = hpa
+    return out
+
+
+def _trigger(t: Trigger, endpoint: MetricsEndpoint) -> Obj:
+    metadata = {"serverAddress": endpoint.server_address, "query": t.query}
+    metadata["threshold"] = f"{t.threshold:g}"
+    out: Obj = {"type": "prometheus", "name": t.name, "metricType": t.metric_type}
+    out["metadata"] = metadata
+    if endpoint.authentication:
+        out["authenticationRef"] = dict(endpoint.authentication)
+    return out
+
+
+def scaled_object(md: Mapping[str, Any], endpoint: MetricsEndpoint) -> Obj:
+    """The ScaledObject that scales ``md`` (which has ``spec.autoscaling``) on its targets."""
+    meta, scaling = md["metadata"], md["spec"]["autoscaling"]
+    name, namespace = meta["name"], meta["namespace"]
+    spec: Obj = {
+        "scaleTargetRef": {"apiVersion": md["apiVersion"], "kind": md["kind"], "name": name},
+        "pollingInterval": POLLING_SECONDS,
+        "minReplicaCount": int(scaling.get("minReplicas", 1)),
+        "maxReplicaCount": int(scaling["maxReplicas"]),
+        "triggers": [
+            _trigger(t, endpoint) for t in triggers(scaling["targets"], namespace, name)
+        ],
+    }
+    behavior = _behavior(scaling.get("behavior") or {})
+    if behavior:
+        spec["advanced"] = {"horizontalPodAutoscalerConfig": {"behavior": behavior}}
+    return {
+        "apiVersion": KEDA_API_VERSION,
+        "kind": "ScaledObject",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }

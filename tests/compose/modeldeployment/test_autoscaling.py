@@ -1,0 +1,166 @@
+"""A ModelDeployment's autoscaling targets become a KEDA ScaledObject on its scale subresource
+(docs/design/autoscaling.md); ``spec.replicas`` stays within the bounds its owner set."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modelplane.compose.modeldeployment.autoscaling import (
+    MetricsEndpoint,
+    desired_replicas,
+    scaled_object,
+    seconds,
+    selector,
+    triggers,
+)
+from modelplane.kube.admission import Admission
+
+UPSTREAM_CRDS = Path(__file__).resolve().parents[3] / "tests" / "upstream" / "crds"
+ENDPOINT = MetricsEndpoint("http://thanos-query.monitoring:9090")
+ALL_TARGETS = {
+    "waitingRequestsPerReplica": 4,
+    "kvCacheUtilization": 80,
+    "timeToFirstToken": {"p90": "800ms"},
+    "interTokenLatency": {"p90": "0.06s"},
+}
+
+
+@functools.cache
+def keda() -> Admission:
+    return Admission.from_paths([UPSTREAM_CRDS])
+
+
+def deployment(**scaling: Any) -> dict[str, Any]:
+    autoscaling = {"maxReplicas": 8, "targets": ALL_TARGETS, **scaling}
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelDeployment",
+        "metadata": {"name": "qwen", "namespace": "ml-team"},
+        "spec": {"replicas": 2, "autoscaling": autoscaling},
+    }
+
+
+def by_name(md: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in scaled_object(md, ENDPOINT)["spec"]["triggers"]}
+
+
+def test_the_scaled_object_passes_kedas_crd() -> None:
+    md = deployment(minReplicas=1, behavior={"scaleDown": {"maxReplicasPerStep": 1}})
+    assert [str(e) for e in keda().admit(scaled_object(md, ENDPOINT)).errors] == []
+
+
+def test_the_scaled_object_drives_the_deployments_scale_subresource() -> None:
+    spec = scaled_object(deployment(minReplicas=2), ENDPOINT)["spec"]
+    assert spec["scaleTargetRef"] == {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelDeployment",
+        "name": "qwen",
+    }
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (2, 8)
+
+
+def test_queries_select_the_deployments_engines_by_the_labels_prometheus_copies() -> None:
+    assert selector("ml-team", "qwen") == (
+        '{modelplane_ai_deployment="qwen",modelplane_ai_deployment_namespace="ml-team"}'
+    )
+
+
+def test_waiting_requests_are_summed_and_divided_by_replicas_by_the_hpa() -> None:
+    waiting = by_name(deployment())["waiting"]
+    assert waiting["metricType"] == "AverageValue"
+    assert waiting["metadata"]["threshold"] == "4"
+    assert waiting["metadata"]["query"].startswith("sum(vllm:num_requests_waiting{")
+    assert " or sglang:num_queue_reqs{" in waiting["metadata"]["query"]
+
+
+def test_kv_cache_utilisation_is_averaged_against_a_fraction() -> None:
+    kv = by_name(deployment())["kv-cache"]
+    assert kv["metricType"] == "Value"
+    assert kv["metadata"]["threshold"] == "0.8"
+    assert kv["metadata"]["query"].startswith("avg(vllm:kv_cache_usage_perc{")
+
+
+@pytest.mark.parametrize(
+    ("trigger", "histogram", "threshold"),
+    [
+        ("ttft-p90", "time_to_first_token_seconds_bucket", "0.8"),
+        ("itl-p90", "inter_token_latency_seconds_bucket", "0.06"),
+    ],
+)
+def test_latency_targets_read_the_p90_of_both_engines_histograms(
+    trigger: str, histogram: str, threshold: str
+) -> None:
+    t = by_name(deployment())[trigger]
+    query = t["metadata"]["query"]
+    assert query.startswith("histogram_quantile(0.9, sum by (le) (")
+    assert f"rate(vllm:{histogram}{{" in query and f"rate(sglang:{histogram}{{" in query
+    assert (t["metricType"], t["metadata"]["threshold"]) == ("Value", threshold)
+
+
+def test_only_the_targets_set_become_triggers() -> None:
+    assert [t.name for t in triggers({"kvCacheUtilization": 70}, "ns", "md")] == ["kv-cache"]
+
+
+def test_behavior_becomes_the_hpas_windows_and_step_policies() -> None:
+    md = deployment(
+        behavior={
+            "scaleUp": {"stabilizationWindowSeconds": 0, "maxReplicasPerStep": 4},
+            "scaleDown": {
+                "stabilizationWindowSeconds": 300,
+                "maxReplicasPerStep": 1,
+                "periodSeconds": 120,
+            },
+        }
+    )
+    behavior = scaled_object(md, ENDPOINT)["spec"]["advanced"]["horizontalPodAutoscalerConfig"][
+        "behavior"
+    ]
+    assert behavior["scaleUp"] == {
+        "stabilizationWindowSeconds": 0,
+        "policies": [{"type": "Pods", "value": 4, "periodSeconds": 60}],
+    }
+    assert behavior["scaleDown"]["policies"] == [{"type": "Pods", "value": 1, "periodSeconds": 120}]
+
+
+def test_the_platforms_authentication_is_named_on_every_trigger() -> None:
+    endpoint = MetricsEndpoint(
+        "https://q:9090", {"name": "reader", "kind": "ClusterTriggerAuthentication"}
+    )
+    so = scaled_object(deployment(), endpoint)
+    assert {t["authenticationRef"]["name"] for t in so["spec"]["triggers"]} == {"reader"}
+    assert [str(e) for e in keda().admit(so).errors] == []
+
+
+@pytest.mark.parametrize(("replicas", "expected"), [(0, 2), (2, 2), (5, 5), (20, 8), (None, 2)])
+def test_replicas_stay_within_the_autoscaling_bounds(replicas: int | None, expected: int) -> None:
+    spec = deployment(minReplicas=2)["spec"]
+    if replicas is None:
+        del spec["replicas"]
+    else:
+        spec["replicas"] = replicas
+    assert desired_replicas(spec) == expected
+
+
+def test_manual_mode_reads_replicas_as_written() -> None:
+    assert desired_replicas({"replicas": 5}) == 5
+
+
+def test_no_named_prometheus_is_no_endpoint() -> None:
+    assert MetricsEndpoint.from_config(None) is None
+    assert MetricsEndpoint.from_config({"data": {"prometheus": {}}}) is None
+    named = MetricsEndpoint.from_config({"data": {"prometheus": {"serverAddress": "http://q"}}})
+    assert named == MetricsEndpoint("http://q")
+
+
+@pytest.mark.parametrize(("text", "value"), [("800ms", 0.8), ("1.5s", 1.5), ("2s", 2.0)])
+def test_durations_read_in_seconds(text: str, value: float) -> None:
+    assert seconds(text) == value
+
+
+def test_a_duration_in_another_unit_is_refused() -> None:
+    with pytest.raises(ValueError, match="'1m'"):
+        seconds("1m")
