@@ -24,6 +24,7 @@ Keys come from cert-manager or the user's Secret, never from the function.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from modelplane.compose.evidence import look_up
@@ -32,6 +33,7 @@ from modelplane.compose.frontdoor import (
     API_VERSION,
     CONTROL_NAMESPACE,
     ClusterGateway,
+    FleetPKI,
     by_name,
     cluster_gateway,
     fleet_pki,
@@ -92,8 +94,52 @@ def compose_gateway(inputs: Inputs) -> Result:
     problem = _malformed(ig)
     if problem:
         return Result.failed(problem)
+    hosted = _read_host(inputs)
+    if isinstance(hosted, Result):
+        return hosted
+    dialled = _read_dialled(inputs, hosted)
+    if isinstance(dialled, Result):
+        return dialled
     name = str(ig["metadata"]["name"])
-    spec = ig["spec"]
+    result = Result(requirements={**REQUIREMENTS, **dialled.requirements})
+    shard_hops, legacy_kept, waiting = _hops(
+        inputs.observed, name, hosted.host, dialled.targets, dialled.unwritten
+    )
+    result.resources.update(shard_hops)
+    result.resources.update(legacy_kept)
+    pki = fleet_pki(dialled.fleet[str(ig["spec"]["clusterName"])])
+    result.resources.update(_front(inputs, hosted, pki))
+    _report(inputs, hosted, dialled, waiting, result)
+    result.conditions.extend(handover_conditions(ig, legacy_kept))
+    return result
+
+
+@dataclass(frozen=True)
+class _Host:
+    """The cluster the gateway runs on, ready to take it, and the fleet as listed."""
+
+    fleet: dict[str, Obj]
+    host: ClusterGateway
+    class_name: str
+
+
+@dataclass(frozen=True)
+class _Dialled:
+    """The fleet as the gateway dials it, every cluster it dials read (by name when the list
+    does not hold it): the clusters that publish a gateway address and those that do not, the
+    hop entry to each cluster it keeps a hop to, and those listed with no address written yet."""
+
+    requirements: dict[str, Requirement]
+    fleet: dict[str, Obj]
+    reachable: list[ClusterGateway]
+    unreachable: list[str]
+    targets: dict[str, Obj]
+    unwritten: set[str]
+
+
+def _read_host(inputs: Inputs) -> _Host | Result:
+    """The host cluster, or a held or failed result while it cannot take the gateway."""
+    spec = inputs.composite["spec"]
     clusters = inputs.required.get(CLUSTERS)
     if clusters is None:
         return _hold(inputs, "Unknown", "WaitingForFleet", "reading InferenceClusters")
@@ -128,7 +174,11 @@ def compose_gateway(inputs: Inputs) -> Result:
             f"InferenceCluster {host_name} publishes no status.gateway.className: its serving "
             "stack has not installed the gateway software yet",
         )
+    return _Host(fleet, host, class_name)
 
+
+def _read_dialled(inputs: Inputs, hosted: _Host) -> _Dialled | Result:
+    """The clusters the gateway dials, or a held result while one is not read yet."""
     # A cluster this gateway dials that the list does not hold is asked for by name: only
     # nothing back takes its hop away (the routes of every service on it use it).
     dialled = shards.observed_targets(inputs.observed)
@@ -138,22 +188,37 @@ def compose_gateway(inputs: Inputs) -> Result:
         CLUSTER_BY_NAME,
         API_VERSION,
         "InferenceCluster",
-        (set(dialled) | legacy) - set(fleet),
+        (set(dialled) | legacy) - set(hosted.fleet),
     )
     if lookup.pending:
         asked = ", ".join(sorted(lookup.pending))
         held = _hold(inputs, "Unknown", "WaitingForFleet", f"reading InferenceCluster {asked}")
         held.requirements.update(lookup.requirements)
         return held
-    fleet.update(lookup.found)
-    hostname = str(spec["hostname"])
-    acme = "issuerRef" in spec["tls"]
-    pki = fleet_pki(fleet[host_name])
+    fleet = {**hosted.fleet, **lookup.found}
+    reachable, unreachable = _fleet(fleet)
+    targets = {t.cluster: shards.target_entry(t) for t in reachable}
+    # A cluster listed before its gateway address was written (or with only Crossplane's
+    # conditions) is no evidence its gateway went away: the hop to it stays as it is.
+    unwritten = {c for c in unreachable if not gateway_withdrawn(fleet[c])}
+    targets.update({c: dialled[c] for c in sorted(unwritten & set(dialled))})
+    return _Dialled(lookup.requirements, fleet, reachable, unreachable, targets, unwritten)
+
+
+def _front(inputs: Inputs, hosted: _Host, pki: FleetPKI) -> dict[str, Desired]:
+    """The front Gateway, its server certificate, and the fleet client certificate with its
+    copy on the host."""
+    ig = inputs.composite
+    name, spec, host = str(ig["metadata"]["name"]), ig["spec"], hosted.host
+    hostname, tls = str(spec["hostname"]), spec["tls"]
+    acme = "issuerRef" in tls
     wanted: dict[str, tuple[Obj, Obj | None]] = {
-        GATEWAY: (objects.front_gateway(name, hostname, host, class_name, acme), _GATEWAY_READY),
+        GATEWAY: (
+            objects.front_gateway(name, hostname, host, hosted.class_name, acme),
+            _GATEWAY_READY,
+        ),
         CLIENT_SECRET: (objects.client_secret_copy(name, host), None),
     }
-    tls = spec["tls"]
     if tls.get("secretRef"):
         wanted[TLS] = (objects.tls_secret_copy(name, host), None)
     else:
@@ -161,17 +226,7 @@ def compose_gateway(inputs: Inputs) -> Result:
             objects.tls_certificate(name, hostname, host, tls["issuerRef"]),
             _CERTIFICATE_READY,
         )
-    reachable, unreachable = _fleet(fleet)
-    targets = {t.cluster: shards.target_entry(t) for t in reachable}
-    # A cluster listed before its gateway address was written (or with only Crossplane's
-    # conditions) is no evidence its gateway went away: the hop to it stays as it is.
-    unwritten = {c for c in unreachable if not gateway_withdrawn(fleet[c])}
-    targets.update({c: dialled[c] for c in sorted(unwritten & set(dialled))})
-
-    result = Result(requirements={**REQUIREMENTS, **lookup.requirements})
-    shard_hops, legacy_kept, waiting = _hops(inputs.observed, name, host, targets, unwritten)
-    result.resources.update(shard_hops)
-    result.resources.update(legacy_kept)
+    out: dict[str, Desired] = {}
     for key, (manifest, readiness) in wanted.items():
         obj = remote_object(
             dns_label("gw", name, key),
@@ -184,30 +239,36 @@ def compose_gateway(inputs: Inputs) -> Result:
             obj["spec"]["references"] = objects.tls_references(str(tls["secretRef"]["name"]))
         if key == CLIENT_SECRET:
             obj["spec"]["references"] = objects.client_references(name, pki)
-        result.resources[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
+        out[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
     # Issued on the control plane, beside the fleet CA; only its Secret is copied to the host.
-    result.resources[CLIENT_CERTIFICATE] = Desired(
+    out[CLIENT_CERTIFICATE] = Desired(
         objects.client_certificate(name, pki),
         ready_as_observed(inputs.observed.get(CLIENT_CERTIFICATE)),
     )
+    return out
 
+
+def _report(
+    inputs: Inputs, hosted: _Host, dialled: _Dialled, waiting: list[str], result: Result
+) -> None:
+    """What the gateway publishes (its URL, front Gateway and address), and GatewayReady."""
+    ig = inputs.composite
+    name, hostname, host = str(ig["metadata"]["name"]), str(ig["spec"]["hostname"]), hosted.host
     address = _address(ig, inputs.observed.get(GATEWAY))
     result.status = {
         "url": f"https://{hostname}",
         "gateway": {
             "name": front_gateway_name(name),
             "namespace": host.namespace,
-            "clusterName": host_name,
+            "clusterName": str(ig["spec"]["clusterName"]),
         },
         **({"address": address} if address else {}),
     }
     pending = set(waiting)
-    reached = [t.cluster for t in reachable if t.cluster not in pending]
+    reached = [t.cluster for t in dialled.reachable if t.cluster not in pending]
     result.conditions.append(
-        _ready(inputs.observed, hostname, host, address, reached, waiting, unreachable)
+        _ready(inputs.observed, hostname, host, address, reached, waiting, dialled.unreachable)
     )
-    result.conditions.extend(handover_conditions(ig, legacy_kept))
-    return result
 
 
 def _hops(
