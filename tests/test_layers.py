@@ -57,8 +57,6 @@ PENDING_CIRCLES: frozenset[frozenset[str]] = frozenset(
                 "modelplane.compose.modeldeployment.reroute",
             }
         ),
-        # The published allocation and the placement policy.
-        frozenset({"modelplane.scheduling.allocation", "modelplane.scheduling.policy"}),
     }
 )
 NOT_IN_THE_SCHEDULER = ("grpc", "google.protobuf", "crossplane")
