@@ -316,3 +316,23 @@ def routes(paths: tuple[str, ...], ready_copies: int, output: str) -> None:
     from modelplane.routes import routes_command
 
     raise SystemExit(routes_command(paths, ready_copies, output))
+
+
+@main.command(short_help="Describe a kind's field, offline.", epilog=exits.HELP)
+@click.argument("field", metavar="KIND[.FIELD]")
+def fields(field: str) -> None:
+    """Describe a field of a Modelplane kind: type, default, constraints, description and the
+    fields below it, from the same API definitions as docs/reference.md.
+
+    KIND is any of the kind's names (modeldeployment, modeldeployments, md); FIELD is a path
+    from the object's root, as kubectl explain takes it: modeldeployment.spec.replicas.
+    """
+    from modelplane.apis import apis_dir
+    from modelplane.fields import FieldNotFoundError, describe, find, kinds
+
+    try:
+        kind, found = find(field, kinds(apis_dir()))
+    except FieldNotFoundError as e:
+        exits.error("fields", str(e))
+        raise SystemExit(exits.INVALID) from None
+    click.echo(describe(kind, found), nl=False)

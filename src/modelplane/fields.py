@@ -17,6 +17,7 @@ import yaml
 from modelplane.apis import DEFINITION
 
 Obj = dict[str, Any]
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Every object has them; the API server, not the XRD, defines them.
 _OBJECT_META = ("apiVersion", "kind", "metadata")
 _BOUNDS = (
@@ -125,7 +126,7 @@ def kinds(apis: Path) -> list[Kind]:
     """Each served version of each kind under ``apis``, by definition path."""
     out = []
     for path in sorted(apis.glob(f"*/{DEFINITION}")):
-        spec = yaml.safe_load(path.read_text())["spec"]
+        spec = yaml.load(path.read_text(), Loader=_LOADER)["spec"]
         names = spec["names"]
         called = {names["kind"], names.get("plural"), names.get("singular")}
         called |= set(names.get("shortNames") or ())
@@ -173,3 +174,78 @@ def flow(value: Any) -> str:
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+# --- `modelplane fields` ------------------------------------------------------------------
+
+
+class FieldNotFoundError(LookupError):
+    """A kind or field the definitions do not have; the message names it, one line."""
+
+
+def find(query: str, known: list[Kind]) -> tuple[Kind, Field]:
+    """The kind and field ``<kind>.<path>`` names (the kind alone names its root), as
+    ``kubectl explain`` reads it: the kind by any of its names, any case; no ``[]`` needed."""
+    called, _, path = query.partition(".")
+    by_name = {name: k for k in known for name in sorted(k.names)}
+    kind = by_name.get(called.lower())
+    if kind is None:
+        near = _near(called.lower(), sorted({k.kind.lower() for k in known}))
+        raise FieldNotFoundError(f"no kind {called} in the API definitions{near}")
+    if not path:
+        return kind, kind.root
+    wanted = bare(path)
+    fields = list(kind.root.walk())
+    found = next((f for f in fields if bare(f.path) == wanted), None)
+    if found is None:
+        near = _near(wanted, [bare(f.path) for f in fields]) or _siblings(kind, wanted, fields)
+        raise FieldNotFoundError(f"{kind.kind} has no field {path}{near}")
+    return kind, found
+
+
+def _siblings(kind: Kind, wanted: str, fields: list[Field]) -> str:
+    """The fields the nearest existing parent of ``wanted`` has, when nothing is spelt close."""
+    parent = wanted.rpartition(".")[0]
+    while parent and not any(bare(f.path) == parent for f in fields):
+        parent = parent.rpartition(".")[0]
+    holder = next((f for f in fields if bare(f.path) == parent), kind.root)
+    names = ", ".join(c.name for c in holder.children())
+    return f" ({parent or kind.kind} has {names})" if names else ""
+
+
+def _near(wanted: str, candidates: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(wanted, candidates, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def describe(kind: Kind, field: Field, width: int = 80) -> str:
+    """One field as ``kubectl explain`` prints it: kind, field and type, description, default,
+    constraints, then each field below it with its type and description."""
+    lines = [f"KIND:     {kind.kind}", f"GROUP:    {kind.group}", f"VERSION:  {kind.version}", ""]
+    if field.path:
+        lines += [f"FIELD: {bare(field.path)} <{field.type}>", ""]
+    if field.description:
+        lines += ["DESCRIPTION:", *_wrapped(field.description, 4, width), ""]
+    if field.default:
+        lines += [f"DEFAULT: {field.default}", ""]
+    constraints = field.constraints()
+    if constraints:
+        lines += ["CONSTRAINTS:", *(f"    {c}" for c in constraints), ""]
+    children = field.children()
+    if children:
+        lines.append("FIELDS:")
+        for child in children:
+            required = " -required-" if child.required else ""
+            lines.append(f"  {child.name}\t<{child.type}>{required}")
+            lines += [*_wrapped(child.description, 4, width), ""] if child.description else []
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _wrapped(text: str, indent: int, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(
+        text, width - indent, initial_indent=" " * indent, subsequent_indent=" " * indent
+    )
