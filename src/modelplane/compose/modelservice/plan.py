@@ -151,8 +151,32 @@ def plan_service(
     not ready (its own RoutingReady False, its cluster's GatewayReady False, its cluster asked
     for by name and not found: in ``gone``, a spec that cannot be routed), never because a
     status is not written yet or a list does not hold its cluster."""
-    namespace = namespace_of(service)
+    members = _members(namespace_of(service), selected, clusters, routed, gone)
     entries_spec = (service.get("spec") or {}).get("endpoints") or []
+    weights = [_weight(e) for e in entries_spec]
+    entries = tuple(
+        Entry(
+            index=i,
+            weight=weights[i] if i < len(weights) else 1,
+            matched=tuple(m.name for m in members if m.entry == i),
+            ready=tuple(m.name for m in members if m.entry == i and m.ready),
+        )
+        for i in range(len(selected))
+    )
+    shares = _shares(entries, members)
+    lanes, dropped = _lanes(members, shares)
+    return Plan(entries, tuple(members), lanes, dropped)
+
+
+def _members(
+    namespace: str,
+    selected: Sequence[Sequence[Mapping[str, Any]]],
+    clusters: Mapping[str, Mapping[str, Any]],
+    routed: frozenset[str],
+    gone: frozenset[str],
+) -> list[Member]:
+    """The endpoints the entries select in ``namespace``, each once (by the first entry that
+    selects it), in name order within each entry, with why each cannot take traffic."""
     taken: set[str] = set()
     members: list[Member] = []
     for index, found in enumerate(selected):
@@ -178,19 +202,7 @@ def plan_service(
                     carried="" if why else _why_not_ready(endpoint, clusters, False),
                 )
             )
-    weights = [_weight(e) for e in entries_spec]
-    entries = tuple(
-        Entry(
-            index=i,
-            weight=weights[i] if i < len(weights) else 1,
-            matched=tuple(m.name for m in members if m.entry == i),
-            ready=tuple(m.name for m in members if m.entry == i and m.ready),
-        )
-        for i in range(len(selected))
-    )
-    shares = _shares(entries, members)
-    lanes, dropped = _lanes(members, shares)
-    return Plan(entries, tuple(members), lanes, dropped)
+    return members
 
 
 def _weight(entry: Mapping[str, Any]) -> int:
@@ -211,31 +223,37 @@ def _why_not_ready(
         # Deleting it is the evidence it is going: its lane leaves before its pool can.
         return "is being deleted"
     spec = endpoint.get("spec") or {}
-    backend = ((endpoint.get("status") or {}).get("routing") or {}).get("backendName")
     cluster_name = spec.get("clusterName")
     if cluster_name:
         if not spec.get("inferencePool"):
             return "names no inferencePool"
         why = _why_cluster_not_ready(str(cluster_name), clusters, routed, gone)
-        if why:
-            return why
     else:
-        try:
-            url = parse_url(str(spec.get("url") or ""))
-        except InvalidURLError as e:
-            return f"spec.url {e}"
-        if url.tls and url.is_ip:
-            return "an https endpoint must be named by a DNS name"
-        never = refusal(url.host)
-        if never:
-            return f"spec.url: {never}"
-    if not backend:
-        routing = condition(endpoint, "RoutingReady")
-        if routing is not None and routing.get("status") != "True":
-            return f"{routing.get('reason')}: {routing.get('message') or ''}".rstrip(": ")
-        if not routed:
-            return "publishes no status.routing.backendName yet"
-    return ""
+        why = _why_url_not_reachable(str(spec.get("url") or ""))
+    return why or _why_no_backend(endpoint, routed)
+
+
+def _why_url_not_reachable(url: str) -> str:
+    """Why no gateway may reach an external endpoint's URL, or ""."""
+    try:
+        parsed = parse_url(url)
+    except InvalidURLError as e:
+        return f"spec.url {e}"
+    if parsed.tls and parsed.is_ip:
+        return "an https endpoint must be named by a DNS name"
+    never = refusal(parsed.host)
+    return f"spec.url: {never}" if never else ""
+
+
+def _why_no_backend(endpoint: Mapping[str, Any], routed: bool) -> str:
+    """Why an endpoint that publishes no backend name is not ready, or "" (it publishes one,
+    or it is routed and says nothing against it)."""
+    if ((endpoint.get("status") or {}).get("routing") or {}).get("backendName"):
+        return ""
+    routing = condition(endpoint, "RoutingReady")
+    if routing is not None and routing.get("status") != "True":
+        return f"{routing.get('reason')}: {routing.get('message') or ''}".rstrip(": ")
+    return "" if routed else "publishes no status.routing.backendName yet"
 
 
 def _why_cluster_not_ready(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.compose.modelservice.gateways import Serving, Skipped
-from modelplane.compose.modelservice.plan import Plan
+from modelplane.compose.modelservice.plan import Entry, Plan
 from modelplane.composer import Condition, Event, namespace_of
 
 Obj = dict[str, Any]
@@ -100,6 +100,29 @@ def _endpoints(
 ) -> Condition:
     namespace = namespace_of(service)
     entries = (service.get("spec") or {}).get("endpoints") or []
+    carried = _carried(plan)
+    counts = f"{plan.matched} matched in namespace {namespace}, {plan.ready} ready"
+    detail = f"{counts}: {_detail(plan, carried)}"
+    empty = [e for e in plan.entries if not e.matched and e.index in unselected]
+    if empty:
+        return _selects_nothing(namespace, entries, plan, empty, detail, events)
+    if not plan.matched:
+        selectors = "; ".join(
+            f"entry {i}: {_selector(e)}" for i, e in enumerate(entries) if isinstance(e, dict)
+        )
+        message = f"no ModelEndpoint in namespace {namespace} matches any entry ({selectors})"
+        events.append(Event("Warning", message, "NoEndpoints"))
+        return Condition(ENDPOINTS, "False", "NoEndpoints", message)
+    if not plan.ready:
+        return Condition(ENDPOINTS, "False", "NoReadyEndpoints", detail)
+    if carried:
+        # Serving as routed, so not False; but what keeps those lanes is no evidence either way.
+        return Condition(ENDPOINTS, "True", CARRIED_FORWARD, detail)
+    return Condition(ENDPOINTS, "True", "Resolved", detail)
+
+
+def _detail(plan: Plan, carried: str) -> str:
+    """Each entry's counts, the endpoints not ready and why, and what is carried forward."""
     active = [e for e in plan.entries if e.ready]
     lines = []
     for e in plan.entries:
@@ -114,41 +137,34 @@ def _endpoints(
     unready = [f"{m.name}: {m.why_not_ready}" for m in plan.members if not m.ready]
     if len(unready) > LISTED:
         unready = [*unready[:LISTED], f"and {len(unready) - LISTED} more not ready"]
-    carried = _carried(plan)
-    detail = "; ".join(lines + unready + ([carried] if carried else []))
-    counts = f"{plan.matched} matched in namespace {namespace}, {plan.ready} ready"
-    empty = [e for e in plan.entries if not e.matched and e.index in unselected]
-    if empty:
-        # A misspelled label would silently send an entry's share to the others, or leave the
-        # only entry answering 503: say which entry selects nothing, with a reason a caller
-        # (render's exit code) can tell from a deployment that is not serving yet.
-        named = "; ".join(
-            f"entry {e.index} (weight {e.weight}, {_selector(entries[e.index])})" for e in empty
-        )
-        goes = (
-            "its share goes to the other entries"
-            if len(empty) < len(plan.entries)
-            else "nothing serves the service"
-        )
-        message = (
-            f"no ModelEndpoint or ModelReplica in namespace {namespace} matches {named}: "
-            f"{goes}; check the selector's labels ({counts}: {detail})"
-        )
-        events.append(Event("Warning", message, ENTRY_MATCHES_NOTHING))
-        return Condition(ENDPOINTS, "False", ENTRY_MATCHES_NOTHING, message)
-    if not plan.matched:
-        selectors = "; ".join(
-            f"entry {i}: {_selector(e)}" for i, e in enumerate(entries) if isinstance(e, dict)
-        )
-        message = f"no ModelEndpoint in namespace {namespace} matches any entry ({selectors})"
-        events.append(Event("Warning", message, "NoEndpoints"))
-        return Condition(ENDPOINTS, "False", "NoEndpoints", message)
-    if not plan.ready:
-        return Condition(ENDPOINTS, "False", "NoReadyEndpoints", f"{counts}: {detail}")
-    if carried:
-        # Serving as routed, so not False; but what keeps those lanes is no evidence either way.
-        return Condition(ENDPOINTS, "True", CARRIED_FORWARD, f"{counts}: {detail}")
-    return Condition(ENDPOINTS, "True", "Resolved", f"{counts}: {detail}")
+    return "; ".join(lines + unready + ([carried] if carried else []))
+
+
+def _selects_nothing(
+    namespace: str,
+    entries: Sequence[Any],
+    plan: Plan,
+    empty: Sequence[Entry],
+    detail: str,
+    events: list[Event],
+) -> Condition:
+    # A misspelled label would silently send an entry's share to the others, or leave the
+    # only entry answering 503: say which entry selects nothing, with a reason a caller
+    # (render's exit code) can tell from a deployment that is not serving yet.
+    named = "; ".join(
+        f"entry {e.index} (weight {e.weight}, {_selector(entries[e.index])})" for e in empty
+    )
+    goes = (
+        "its share goes to the other entries"
+        if len(empty) < len(plan.entries)
+        else "nothing serves the service"
+    )
+    message = (
+        f"no ModelEndpoint or ModelReplica in namespace {namespace} matches {named}: "
+        f"{goes}; check the selector's labels ({detail})"
+    )
+    events.append(Event("Warning", message, ENTRY_MATCHES_NOTHING))
+    return Condition(ENDPOINTS, "False", ENTRY_MATCHES_NOTHING, message)
 
 
 def _carried(plan: Plan) -> str:
