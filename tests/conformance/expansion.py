@@ -54,6 +54,8 @@ def environment(env: list[Obj], pod_labels: Mapping[str, str]) -> dict[str, str]
     """
     resolved: dict[str, str] = {}
     for entry in env:
+        if "valueFrom" in entry and "fieldRef" not in entry["valueFrom"]:
+            continue  # a Secret's value (a token): the container reads it, nothing expands it
         if "valueFrom" in entry:
             value = _field(entry["valueFrom"], pod_labels)
         else:
