@@ -85,34 +85,44 @@ class Target:
 
 def target_of(cluster: Obj, provider_config: str) -> Target:
     spec = cluster.get("spec") or {}
-    name = str(cluster["metadata"]["name"])
     secret = ((spec.get("cluster") or {}).get("existing") or {}).get("secretRef") or {}
-    gateway = spec.get("gateway") or {}
-    settings = {
+    settings = _settings_of(spec)
+    source = str((spec.get("cluster") or {}).get("source") or "")
+    _default_driver_root(settings, DRIVER_ROOTS.get(source, ""))
+    return Target(
+        cluster=str(cluster["metadata"]["name"]),
+        namespace=str(secret.get("namespace") or DEFAULT_SECRET_NAMESPACE),
+        kubernetes_config=provider_config,
+        helm_config=provider_config,
+        stack=str(spec.get("stack") or "Standard"),
+        gateway=_gateway_of(cluster),
+        settings=settings,
+        orphan=(spec.get("servingStack") or {}).get("deletionPolicy") == "Orphan",
+    )
+
+
+def _settings_of(spec: Obj) -> dict[str, Setting]:
+    """Each component the spec's servingStack sets, by its field."""
+    return {
         field: Setting(
             str(block.get("mode") or MANAGED), str(block.get("version") or ""), dict(block)
         )
         for field, block in sorted((spec.get("servingStack") or {}).items())
         if isinstance(block, Mapping)
     }
-    source = str((spec.get("cluster") or {}).get("source") or "")
-    _default_driver_root(settings, DRIVER_ROOTS.get(source, ""))
-    return Target(
-        cluster=name,
-        namespace=str(secret.get("namespace") or DEFAULT_SECRET_NAMESPACE),
-        kubernetes_config=provider_config,
-        helm_config=provider_config,
-        stack=str(spec.get("stack") or "Standard"),
-        gateway=Gateway(
-            name=str(gateway.get("name") or DEFAULT_GATEWAY_NAME),
-            namespace=str(gateway.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),
-            class_name=str(gateway.get("className") or DEFAULT_GATEWAY_CLASS),
-            mode=str(gateway.get("mode") or MANAGED),
-            pki=fleet_pki(cluster),
-            fleet_hostname=f"{name}.{FLEET_DOMAIN}",
-        ),
-        settings=settings,
-        orphan=(spec.get("servingStack") or {}).get("deletionPolicy") == "Orphan",
+
+
+def _gateway_of(cluster: Obj) -> Gateway:
+    """The cluster's inference Gateway as its spec sets it, defaults filled in."""
+    name = str(cluster["metadata"]["name"])
+    gateway = (cluster.get("spec") or {}).get("gateway") or {}
+    return Gateway(
+        name=str(gateway.get("name") or DEFAULT_GATEWAY_NAME),
+        namespace=str(gateway.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),
+        class_name=str(gateway.get("className") or DEFAULT_GATEWAY_CLASS),
+        mode=str(gateway.get("mode") or MANAGED),
+        pki=fleet_pki(cluster),
+        fleet_hostname=f"{name}.{FLEET_DOMAIN}",
     )
 
 

@@ -90,6 +90,33 @@ def plan(
     previous: Sequence[Mapping[str, Any]] | None,
 ) -> Plan:
     """``previous``: the clusters of the wave before (None: not read yet)."""
+    gate = _gate(cluster, previous)
+    open_ = not gate.waiting
+    resolved = _resolve(t, observed, open_)
+    return Plan(
+        replace(t, settings=resolved.settings),
+        gate.requirement,
+        open_,
+        gate.waiting,
+        gate.invalid,
+        gate.paused,
+        resolved.changes,
+        resolved.not_installed,
+    )
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """Whether the cluster's wave may take the new defaults: why not ("": it may), and the
+    requirement listing the wave before (None: it is in no wave, or wave 0)."""
+
+    requirement: Requirement | None
+    waiting: str
+    invalid: bool
+    paused: bool
+
+
+def _gate(cluster: Mapping[str, Any], previous: Sequence[Mapping[str, Any]] | None) -> _Gate:
     wave, invalid = _wave(cluster)
     requirement = None
     if wave:
@@ -107,14 +134,33 @@ def plan(
         waiting = _previous_wave(wave - 1, previous)
     else:
         waiting = ""
-    open_ = not waiting
+    return _Gate(requirement, waiting, bool(invalid), paused)
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """Every component's setting with the version it composes at, and the unpinned components
+    observed at another version than the default or not yet reported installed at it."""
+
+    settings: dict[str, Setting]
+    changes: tuple[Change, ...]
+    not_installed: tuple[Change, ...]
+
+
+def _pinned(found: Setting | None) -> bool:
+    return found is not None and (not found.managed or bool(found.version))
+
+
+def _resolve(t: Target, observed: Mapping[str, Mapping[str, Any]], open_: bool) -> _Resolved:
+    """Each unpinned Managed component at the default, or (the gate closed) at the version it
+    was last composed at, as observed."""
     versioned = _versioned(observed)
     settings = dict(t.settings)
     changes = []
     not_installed = []
     for component in components.for_stack(t.stack):
         found = t.settings.get(component.field)
-        if found is not None and (not found.managed or found.version):
+        if _pinned(found):
             continue  # pinned or External: not Modelplane's default to roll
         objs = versioned.get(component.name, ())
         installed = [installed_version(obj) for obj in objs] or [""]
@@ -128,16 +174,7 @@ def plan(
             changes.append(Change(component.name, running, component.version))
         spec = found.spec if found is not None else {}
         settings[component.field] = Setting(MANAGED, version, spec)
-    return Plan(
-        replace(t, settings=settings),
-        requirement,
-        open_,
-        waiting,
-        bool(invalid),
-        paused,
-        tuple(changes),
-        tuple(not_installed),
-    )
+    return _Resolved(settings, tuple(changes), tuple(not_installed))
 
 
 def published_revision(cluster: Mapping[str, Any], p: Plan, stack_ready: bool) -> str:
