@@ -46,7 +46,7 @@ from modelplane.compose.cache import (
     revision_path,
     stages_on,
 )
-from modelplane.compose.evidence import listed_and_found, look_up_unlisted
+from modelplane.compose.evidence import Lookup, listed_and_found, look_up_unlisted
 from modelplane.compose.frontdoor import secret_copy_references
 from modelplane.compose.modelcache import hydrated as latch
 from modelplane.compose.modelcache import resolve, revisions
@@ -149,8 +149,40 @@ def compose_model_cache(inputs: Inputs) -> Result:
     if problem:
         return Result.failed(problem)
     mine = _observed_by_cluster(inputs.observed)
+    listed = _read_clusters(inputs, mine)
+    if isinstance(listed, Result):
+        return latch.keep_status(mc, listed)
+    result = Result(requirements={**REQUIREMENTS, **_users(mc), **listed.lookup.requirements})
+    done = latch.recorded(mc)
+    phases = []
+    for name in sorted(listed.lookup.pending):
+        for key, obj in mine[name].items():
+            result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
+        message = "not listed; its objects are kept until it is read by name"
+        phases.append(carried_phase(mc, name, message, done.get(name)))
+    staging = _staging(inputs, listed.known, mine, result)
+    mc, resolver, resolving = resolution(mc, staging.staged, inputs.observed)
+    for key, obj in resolver.items():
+        result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
+    phases += _stage(mc, inputs, staging, mine, done, resolving, result)
+    _report(mc, phases, resolving, result)
+    return result
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """The clusters known: those listed and those asked for by name and found; ``lookup``
+    holds the by-name answers (``pending``: not answered yet)."""
+
+    known: list[Obj]
+    lookup: Lookup
+
+
+def _read_clusters(inputs: Inputs, mine: Mapping[str, Mapping[str, Obj]]) -> _Listed | Result:
+    """The clusters known, or a held result while the list is not read or holds none of the
+    clusters the cache's objects are on with no evidence they are gone."""
     if CLUSTERS not in inputs.required:
-        return latch.keep_status(mc, _waiting(inputs.observed))
+        return _waiting(inputs.observed)
     listed = list(inputs.required[CLUSTERS])
     # A cluster holding our objects but missing from the list is asked for by name: only
     # nothing back (or found no longer selected, with no replica mounting the claim there:
@@ -159,16 +191,23 @@ def compose_model_cache(inputs: Inputs) -> Result:
     if not listed and inputs.observed and (lookup.pending or not mine):
         held = _fleet_unlisted(inputs.observed, sorted(mine))
         held.requirements.update(lookup.requirements)
-        return latch.keep_status(mc, held)
-    result = Result(requirements={**REQUIREMENTS, **_users(mc), **lookup.requirements})
-    phases: list[ClusterPhase] = []
-    done = latch.recorded(mc)
-    for name in sorted(lookup.pending):
-        for key, obj in mine[name].items():
-            result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
-        message = "not listed; its objects are kept until it is read by name"
-        phases.append(carried_phase(mc, name, message, done.get(name)))
-    known = [*listed, *lookup.found.values()]
+        return held
+    return _Listed([*listed, *lookup.found.values()], lookup)
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """The clusters the weights are staged on: where they are used, then those kept (by name,
+    with why) while a replica may still mount the claim there."""
+
+    staged: list[Obj]
+    kept: dict[str, tuple[Obj, str]]
+
+
+def _staging(
+    inputs: Inputs, known: list[Obj], mine: Mapping[str, Mapping[str, Obj]], result: Result
+) -> _Staging:
+    mc = inputs.composite
     candidates = selected(mc, known)
     # A class the candidates' pools name that the list does not hold is asked for by name:
     # a lagging list would otherwise take its clusters out of where the weights are used.
@@ -179,19 +218,37 @@ def compose_model_cache(inputs: Inputs) -> Result:
     result.requirements.update(class_lookup.requirements)
     used = where_used(mc, inputs, candidates, classes)
     kept = still_mounted(mc, inputs, known, used, mine)
-    staged = [*used, *(c for c, _ in kept.values())]
-    mc, resolver, resolving = resolution(mc, staged, inputs.observed)
-    for key, obj in resolver.items():
-        result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
+    return _Staging([*used, *(c for c, _ in kept.values())], kept)
+
+
+def _stage(
+    mc: Obj,
+    inputs: Inputs,
+    staging: _Staging,
+    mine: Mapping[str, Mapping[str, Obj]],
+    done: Mapping[str, Any],
+    resolving: Resolving | None,
+    result: Result,
+) -> list[ClusterPhase]:
+    """What is composed on each staged cluster (into ``result``), and its phase."""
     on_cluster = revisions.by_cluster(inputs.required.get(REPLICAS))
-    for cluster in staged:
+    phases = []
+    for cluster in staging.staged:
         name = str(cluster["metadata"]["name"])
         here = None if on_cluster is None else on_cluster.get(name, [])
         observed = mine.get(name, {})
         phase, desired = stage_on(mc, cluster, inputs, observed, done.get(name), resolving, here)
         result.resources.update(desired)
-        phases.append(dataclasses.replace(phase, kept=kept[name][1]) if name in kept else phase)
+        kept = staging.kept.get(name)
+        phases.append(dataclasses.replace(phase, kept=kept[1]) if kept else phase)
+    return phases
 
+
+def _report(
+    mc: Obj, phases: list[ClusterPhase], resolving: Resolving | None, result: Result
+) -> None:
+    """Each cluster's phase, the resolved commit, and Hydrated (the cache not ready until
+    it is True)."""
     phases.sort(key=lambda p: p.name)
     ready = sum(1 for p in phases if p.phase == READY)
     result.status = {
@@ -206,7 +263,6 @@ def compose_model_cache(inputs: Inputs) -> Result:
     if hydrated.status != "True":
         # Staged nowhere yet (no cluster selected, or none writable): nothing composed says so.
         result.ready = "False"
-    return result
 
 
 def stage_on(
@@ -264,22 +320,32 @@ def where_used(
     are read (``classes`` None: not read yet, or a class asked for by name not answered), and
     while nothing references the cache (weights staged ahead of a deployment), every cluster
     stays selected."""
-    if "clusterSelector" in mc["spec"] or any(k not in inputs.required for k in _users(mc)):
-        return clusters
-    if classes is None:
-        return clusters
-    deployments = [d for d in inputs.required[DEPLOYMENTS] if mounts(d, mc)]
-    replicas = [r for r in inputs.required[REPLICAS] if mounts(r, mc)]
-    if not deployments and not replicas:
-        return clusters
-    if not classes:
+    users = _users_read(mc, inputs, classes)
+    if users is None or not classes:
         return clusters  # an empty list of classes is no evidence that nothing fits
+    deployments, replicas = users
     used = {str((r.get("spec") or {}).get("clusterName", "")) for r in replicas}
     # Once, whatever the number of deployments; stack health aside (stack_aside).
     fleet = parse_fleet([stack_aside(c) for c in clusters], classes)
     for d in deployments:
         used.update(placeable_on(d, fleet))
     return [c for c in clusters if str(c["metadata"]["name"]) in used]
+
+
+def _users_read(
+    mc: Obj, inputs: Inputs, classes: list[Obj] | None
+) -> tuple[list[Obj], list[Obj]] | None:
+    """The deployments and replicas referencing the cache, or None while the weights do not
+    follow them: a clusterSelector, a list or a class not read yet, or nothing referencing it."""
+    if "clusterSelector" in mc["spec"] or any(k not in inputs.required for k in _users(mc)):
+        return None
+    if classes is None:
+        return None
+    deployments = [d for d in inputs.required[DEPLOYMENTS] if mounts(d, mc)]
+    replicas = [r for r in inputs.required[REPLICAS] if mounts(r, mc)]
+    if not deployments and not replicas:
+        return None
+    return deployments, replicas
 
 
 def mounts(obj: Mapping[str, Any], mc: Obj) -> bool:
@@ -735,13 +801,16 @@ def hydrated_condition(phases: list[ClusterPhase], resolving: bool = False) -> C
     if not waiting:
         return Condition(HYDRATED, "True", "AllClustersReady", message)
     message += "; " + "; ".join(waiting)
+    return Condition(HYDRATED, "False", _not_hydrated(phases, resolving), message)
+
+
+def _not_hydrated(phases: list[ClusterPhase], resolving: bool) -> str:
+    """Hydrated's reason while some cluster is not ready: the worst of their phases."""
     if any(p.phase == FAILED for p in phases):
-        return Condition(HYDRATED, "False", "HydrationFailed", message)
+        return "HydrationFailed"
     if any(p.phase == CANNOT_STAGE for p in phases):
-        return Condition(HYDRATED, "False", "NoStorageClass", message)
-    if resolving:
-        return Condition(HYDRATED, "False", "Resolving", message)
-    return Condition(HYDRATED, "False", "Hydrating", message)
+        return "NoStorageClass"
+    return "Resolving" if resolving else "Hydrating"
 
 
 def _wrap(
@@ -814,7 +883,10 @@ def _malformed(mc: Obj) -> str | None:
         return "ModelCache spec is required"
     if spec.get("source") != "HuggingFace":
         return f"ModelCache spec.source {spec.get('source')!r} is not supported: use HuggingFace"
-    hf = spec.get("huggingFace")
+    return _hugging_face_problem(spec.get("huggingFace")) or _selector_problem(spec)
+
+
+def _hugging_face_problem(hf: Any) -> str | None:
     if not isinstance(hf, Mapping):
         return "ModelCache spec.huggingFace is required when spec.source is HuggingFace"
     if not isinstance(hf.get("repo"), str) or not hf["repo"]:
@@ -825,6 +897,10 @@ def _malformed(mc: Obj) -> str | None:
     auth = hf.get("authSecret")
     if auth is not None and (not isinstance(auth, Mapping) or not auth.get("name")):
         return "ModelCache spec.huggingFace.authSecret.name is required"
+    return None
+
+
+def _selector_problem(spec: Mapping[str, Any]) -> str | None:
     selector = spec.get("clusterSelector")
     if selector is not None and not isinstance(selector, Mapping):
         return "ModelCache spec.clusterSelector must be an object with matchLabels"

@@ -20,7 +20,7 @@ record is in the cache's status, so a lost status write reads the same commit ba
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.cache import COMMIT, RESOLVED, requested_revision, resolve_request
@@ -72,17 +72,26 @@ def observed(obj: Mapping[str, Any] | None) -> tuple[str | None, str]:
     pod = ((obj or {}).get("status") or {}).get("atProvider", {}).get("manifest")
     if not pod:
         return None, "the resolve Pod is not observed yet"
+    commit, failed = _outcome((pod.get("status") or {}).get("containerStatuses") or ())
+    if commit is not None:
+        return commit, ""
+    if failed:
+        return None, f"the resolve Pod failed, retrying: {failed}"
+    return None, "the resolve Pod is asking the Hub"
+
+
+def _outcome(statuses: Iterable[Mapping[str, Any]]) -> tuple[str | None, str]:
+    """The commit the first container to succeed printed, else None and the last failure's
+    message ("" if none failed)."""
     failed = ""
-    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+    for status in statuses:
         done = (status.get("state") or {}).get("terminated") or {}
         message = str(done.get("message") or "").strip()
         if done.get("exitCode") == 0 and COMMIT.match(message):
             return message, ""
         last = (status.get("lastState") or {}).get("terminated") or {}
         failed = str(last.get("message") or done.get("message") or "").strip()[-300:]
-    if failed:
-        return None, f"the resolve Pod failed, retrying: {failed}"
-    return None, "the resolve Pod is asking the Hub"
+    return None, failed
 
 
 def record(mc: Mapping[str, Any], commit: str) -> Obj:

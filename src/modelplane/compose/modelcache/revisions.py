@@ -121,11 +121,8 @@ def counted(holding: Holding, current: str, used: set[str] | None) -> Holding:
     unused for PRUNE_AFTER reconciles moves to ``pruning``."""
     if used is None or holding.pruning or current not in holding.revisions:
         return dataclasses.replace(holding, unused=())
-    old = [r for r in holding.revisions if r != current]
-    if holding.unversioned:
-        old.append(UNVERSIONED)
     before = dict(holding.unused)
-    counts = {r: before.get(r, 0) + 1 for r in old if r not in used}
+    counts = {r: before.get(r, 0) + 1 for r in _old(holding, current) if r not in used}
     due = tuple(r for r, n in counts.items() if n >= PRUNE_AFTER)
     return Holding(
         revisions=tuple(r for r in holding.revisions if r not in due),
@@ -133,6 +130,14 @@ def counted(holding: Holding, current: str, used: set[str] | None) -> Holding:
         pruning=due,
         unused=tuple(sorted((r, n) for r, n in counts.items() if r not in due)),
     )
+
+
+def _old(holding: Holding, current: str) -> list[str]:
+    """The revisions held besides ``current``, the unversioned download last."""
+    old = [r for r in holding.revisions if r != current]
+    if holding.unversioned:
+        old.append(UNVERSIONED)
+    return old
 
 
 def prune_paths(mc: Mapping[str, Any], revisions: Sequence[str]) -> list[str]:
