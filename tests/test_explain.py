@@ -138,7 +138,8 @@ def test_clusters_sharing_a_rejection_are_counted_once_not_listed_one_by_one(
         "  48 clusters: rejected: pool l40s: engine main member 0: no device of class l40s "
         f"matches request gpu (selector `{SELECTOR_79GI}`)",
         "    eu-west-0, eu-west-1, eu-west-2, eu-west-3, eu-west-4 and 43 more",
-        "  4 clusters: not eligible: labels do not match clusterSelector tier=production",
+        "  4 clusters: not eligible: labels do not match clusterSelector tier=production "
+        "(it carries tier=staging)",
         "    staging-0, staging-1, staging-2, staging-3",
         "  us-east-0: replicas 0, 3 placed on pool h100; no room for another: pool h100 has 0 "
         "free nodes, engine main needs 1",

@@ -1,19 +1,21 @@
 """`modelplane explain`: why each replica of each ModelDeployment went where it did.
 
-Reads manifests (files, directories, ``-``), runs the scheduler for every ModelDeployment in them
-and reports, per deployment, a headline (replicas placed of those asked) and then every cluster
-considered, in natural order (eu-west-2 before eu-west-10), from the scheduler's own trace:
-what each cluster took, or why it could not, pool by pool. When several clusters share one
-verdict and reason they are reported once, counted. A request no device matches quotes the
-selector that no device satisfies. ``-o json`` carries the same facts as rows (deployment,
-cluster, pool, engine, member, request, verdict, reason).
+Reads manifests (files, directories, ``-``) and renders them as ``modelplane render`` does
+(the same composers, admission and simulated clusters: one scheduling path for both). Then,
+per ModelDeployment, from the schedule its composer asked for, it reports a headline (replicas
+placed of those asked) and every cluster considered, in natural order (eu-west-2 before
+eu-west-10), from the scheduler's own trace: what each cluster took, or why it could not, pool
+by pool. When several clusters share one verdict and reason they are reported once, counted.
+A request no device matches quotes the selector that no device satisfies. ``-o json`` carries
+the same facts as rows (deployment, cluster, pool, engine, member, request, verdict, reason).
 
-Deployments are explained in namespace/name order, and each is charged the replicas placed for
-the ones before it, as successive reconciles would be.
+Deployments are explained in namespace/name order. Each sees the others as render's passes do:
+through what each cluster publishes of the replicas it admitted.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -23,11 +25,11 @@ from typing import Any
 
 from modelplane import exits, manifests
 from modelplane.compose.admission import Admission
-from modelplane.compose.modeldeployment.footprint import CACHE, footprint
-from modelplane.compose.modeldeployment.stamp import replica_name, stamp
+from modelplane.compose.registry import default_registry
 from modelplane.composer import namespace_of
 from modelplane.labels import DEPLOYMENT
 from modelplane.manifests import Manifest, ManifestError, load, require_name
+from modelplane.render import RenderError, api_server_admission, located, render_documents
 from modelplane.scheduling.demand import parse_engines
 from modelplane.scheduling.devices import device_kinds, matches
 from modelplane.scheduling.placement import (
@@ -36,9 +38,12 @@ from modelplane.scheduling.placement import (
     ClusterTrace,
     ReplicaPlacement,
     Schedule,
+    Score,
 )
-from modelplane.scheduling.scheduler import schedule
+from modelplane.scheduling.recording import listening
+from modelplane.scheduling.selection import none_matches, unselected, wanted
 from modelplane.shortlist import shortlist
+from modelplane.simulate import simulate_stack
 
 __all__ = ["ManifestError", "explain", "explain_command", "load_manifests"]
 
@@ -192,25 +197,103 @@ class Explanation:
 
 
 def explain_all(docs: Sequence[Obj]) -> list[Explanation]:
-    """One explanation per ModelDeployment in ``docs``, in namespace/name order."""
-    by_kind: dict[str, list[Obj]] = {k: [] for k in _KINDS}
-    for doc in docs:
-        if _ours(doc):
-            by_kind[str(doc["kind"])].append(doc)
-    clusters = by_kind["InferenceCluster"]
-    classes = by_kind["InferenceClass"]
-    replicas = list(by_kind["ModelReplica"])
+    """One explanation per ModelDeployment in ``docs``, in namespace/name order.
+
+    The input is rendered as ``modelplane render`` renders it (the same composers, admission
+    and simulated clusters, pass after pass until nothing changes), and each deployment is
+    explained from the schedule its composer last asked for: explain reports the placements
+    render made, with the scheduler's reasons."""
+    ours = [d for d in docs if _ours(d)]
+    deployments = sorted((d for d in ours if d["kind"] == "ModelDeployment"), key=_identity)
+    if not deployments:
+        return []
+    with listening() as heard:
+        render_documents(default_registry(), docs, (), api_server_admission(), simulate_stack)
+    classes = [d for d in ours if d["kind"] == "InferenceClass"]
+    clusters = [d for d in ours if d["kind"] == "InferenceCluster"]
+    given = {_identity(d) for d in ours if d["kind"] == "ModelReplica"}
     out = []
-    for md in sorted(by_kind["ModelDeployment"], key=_identity):
-        # Where the deployment's ModelCache stages narrows it as it does when composed; the
-        # input holds every cache there is, so one not in it does not exist.
-        cache = footprint(md, {CACHE: [c for c in by_kind["ModelCache"] if _cache_of(md, c)]})
-        plan = schedule(md, clusters, classes, replicas, admits=cache.admits, hold=cache.hold)
+    for md in deployments:
+        ns, name = _identity(md)
+        answers = heard.of(ns, name, _replicas(md))
+        plan = _as_rendered(md, answers, given, clusters) if answers else _unscheduled(md)
         out.append(_explanation(md, plan, classes))
-        if not plan.selector_errors:
-            replicas = [r for r in replicas if not _owned_by(r, md)]
-            replicas += [stamp(md, p, p.existing or replica_name(md, p)) for p in plan.placements]
     return out
+
+
+def _as_rendered(
+    md: Obj, answers: Sequence[Schedule], given: set[tuple[str, str]], clusters: Sequence[Obj]
+) -> Schedule:
+    """The last schedule render asked for, told as one decision: a replica is kept only when the
+    input held it (a replica render placed in an earlier pass is placed, and says why it won
+    there), and every cluster the deployment's clusterSelector kept from the scheduler is
+    named, with why."""
+    last = answers[-1]
+    ns = namespace_of(md)
+    placements = tuple(
+        p if (ns, p.existing or "") in given else dataclasses.replace(p, existing=None)
+        for p in last.placements
+    )
+    final = {p.index: p.cluster for p in placements}
+    won: dict[int, Score] = {}
+    for answer in answers:
+        for c in answer.trace:
+            won.update((s.replica, s) for s in c.scores if final.get(s.replica) == c.cluster)
+    traced = tuple(
+        dataclasses.replace(c, scores=tuple(won[i] for i in c.indices if i in won))
+        for c in last.trace
+    )
+    seen = {c.cluster for c in traced}
+    selector = _cluster_selector(md)
+    unlisted = tuple(
+        ClusterTrace(name, False, unselected(labels, selector) or "not listed for it")
+        for name, labels in _labels(clusters).items()
+        if name not in seen
+    )
+    shortfall = tuple(_no_cluster_matches(line, selector, clusters) for line in last.shortfall)
+    return dataclasses.replace(
+        last,
+        placements=placements,
+        shortfall=shortfall,
+        explain=lambda: (*traced, *unlisted),
+        _trace=[],
+    )
+
+
+def _cluster_selector(md: Obj) -> dict[str, str]:
+    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
+    labels = (template.get("clusterSelector") or {}).get("matchLabels") or {}
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+def _labels(clusters: Sequence[Obj]) -> dict[str, dict[str, str]]:
+    """Each input cluster's labels, by name."""
+    return {
+        str(c["metadata"]["name"]): {
+            str(k): str(v) for k, v in ((c["metadata"].get("labels") or {}).items())
+        }
+        for c in clusters
+    }
+
+
+def _no_cluster_matches(line: str, selector: dict[str, str], clusters: Sequence[Obj]) -> str:
+    """A shortfall saying no cluster matches the clusterSelector names the clusters there are
+    and what they carry for its keys (the composer lists only the matching ones)."""
+    if selector and line == f"no InferenceCluster matches clusterSelector {wanted(selector)}":
+        return none_matches(selector, _labels(clusters))
+    return line
+
+
+def _unscheduled(md: Obj) -> Schedule:
+    """A deployment render never scheduled (its composer held it): nothing placed."""
+    return Schedule(desired=_replicas(md), placements=(), shortfall=("not scheduled",))
+
+
+def _replicas(md: Obj) -> int:
+    try:
+        return max(0, int((md.get("spec") or {}).get("replicas", 1)))
+    except (TypeError, ValueError):
+        return 0
 
 
 def explain(docs: list[Obj]) -> str:
@@ -245,7 +328,12 @@ def explain_command(
             exits.error(COMMAND, f"{m.where_is(error.path)}: {manifests.identity(m.obj)}: {error}")
     if refused:
         return exits.INVALID
-    explanations = explain_all([a.object for _, a in admitted])
+    try:
+        explanations = explain_all([a.object for _, a in admitted])
+    except RenderError as e:
+        for line in located(str(e), {manifests.identity(m.obj): m for m in loaded}):
+            exits.error(COMMAND, line)
+        return exits.INVALID
     if not explanations:
         exits.error(COMMAND, "no ModelDeployment in the input")
         return exits.INVALID

@@ -31,6 +31,7 @@ from modelplane.scheduling.options import (
     engine_options,
 )
 from modelplane.scheduling.search import SearchedOutError, search
+from modelplane.scheduling.selection import unselected
 from modelplane.scheduling.spread import Spread
 
 
@@ -62,9 +63,8 @@ class Ineligible:
     def _judge(self, c: Cluster) -> str:
         if self.hold:
             return self.hold
-        if any(c.labels.get(k) != v for k, v in self.selector.items()):
-            wanted = ", ".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
-            return f"labels do not match clusterSelector {wanted}"
+        if why := unselected(c.labels, self.selector):
+            return why
         if self.admits is not None and (why := self.admits(c)):
             return why
         if taint := untolerated(c, self.tolerations, {"NoSchedule", "NoExecute"}):

@@ -28,11 +28,12 @@ from modelplane.scheduling.allocation import Published, read_published
 from modelplane.scheduling.capacity import Ledger, Pool, Unit
 from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
 from modelplane.scheduling.devices import DeviceKind, class_price, device_kinds
-from modelplane.scheduling.explain import judged, shortfall, trace
+from modelplane.scheduling.explain import Judged, judged, shortfall, trace
 from modelplane.scheduling.fill import Fill
 from modelplane.scheduling.fleet import Admits, Cluster, Clusters, FleetPools, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
-from modelplane.scheduling.policy import replica_index, replica_key
+from modelplane.scheduling.recording import answered
+from modelplane.scheduling.replicas import replica_index, replica_key
 from modelplane.scheduling.spread import Spread, parse_constraints
 
 
@@ -56,73 +57,171 @@ def schedule(
     ``admits`` narrows the clusters a replica may stand on, as the clusterSelector does (new
     and kept replicas alike). ``hold``, when set, says why nothing new is placed: kept replicas
     stay, and every cluster is ineligible for a new one with that reason."""
-    meta = deployment.get("metadata") or {}
-    namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-    spec = deployment.get("spec") or {}
-    desired = max(0, int(spec.get("replicas", 1)))
-    template = spec.get("template", {}).get("spec") or {}
-    selector = (template.get("clusterSelector") or {}).get("matchLabels") or {}
-    tolerations = list(template.get("tolerations") or [])
-    engines = parse_engines(template)
+    request = _read(deployment, clusters, classes)
+    composed = list(composed)
+    ours = _ours(request, replicas, composed, leaving)
+    errors = _selector_errors(request.engines, request.kinds, request.fleet)
+    if errors:
+        plan = _kept_as_stamped(request.desired, ours.ours, request.fleet, errors)
+    else:
+        charged = _charge(request, ours, composed, admits)
+        fill = _filler(request, charged, admits, hold)
+        placed = _fill(fill, charged.kept, charged.removed, request.desired)
+        plan = _answer(request, fill, charged, placed, hold)
+    answered(deployment, plan)
+    return plan
 
+
+@dataclass(frozen=True)
+class _Request:
+    """What the deployment asks for, and the fleet as the scheduler reads it."""
+
+    namespace: str
+    name: str
+    desired: int
+    template: dict[str, Any]
+    selector: dict[str, Any]
+    tolerations: list[dict[str, Any]]
+    engines: tuple[Engine, ...]
+    kinds: dict[str, tuple[DeviceKind, ...]]
+    prices: dict[str, float | None]
+    fleet: list[Cluster]
+
+
+def _read(
+    deployment: dict[str, Any], clusters: Clusters, classes: list[dict[str, Any]]
+) -> _Request:
+    meta = deployment.get("metadata") or {}
+    spec = deployment.get("spec") or {}
+    template = spec.get("template", {}).get("spec") or {}
     kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
     prices = {str(c.get("metadata", {}).get("name", "")): class_price(c) for c in classes}
-    fleet = parse_clusters(clusters, kinds, prices)
-    ours, others = policy.split_ours(replicas, namespace, name, composed)
+    return _Request(
+        namespace=str(meta.get("namespace", "")),
+        name=str(meta.get("name", "")),
+        desired=max(0, int(spec.get("replicas", 1))),
+        template=template,
+        selector=(template.get("clusterSelector") or {}).get("matchLabels") or {},
+        tolerations=list(template.get("tolerations") or []),
+        engines=parse_engines(template),
+        kinds=kinds,
+        prices=prices,
+        fleet=parse_clusters(clusters, kinds, prices),
+    )
+
+
+@dataclass(frozen=True)
+class _Ours:
+    """The deployment's replicas (staying ones in index order), those leaving, and others'."""
+
+    ours: list[dict[str, Any]]
+    others: list[dict[str, Any]]
+    gone: list[dict[str, Any]]
+
+
+def _ours(
+    request: _Request,
+    replicas: list[dict[str, Any]],
+    composed: list[dict[str, Any]],
+    leaving: frozenset[str],
+) -> _Ours:
+    ours, others = policy.split_ours(replicas, request.namespace, request.name, composed)
     gone = [r for r in ours if replica_key(r)[1] in leaving]
     ours = [r for r in ours if replica_key(r)[1] not in leaving]
     ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
+    return _Ours(ours, others, gone)
 
-    errors = _selector_errors(engines, kinds, fleet)
-    if errors:
-        return _kept_as_stamped(desired, ours, fleet, errors)
 
-    matcher = Matcher(engines)
-    stamped = {replica_key(r)[1]: r for r in ours}
-    by_name = {c.name: c for c in fleet}
-    kept, removed = policy.retain_all(matcher, ours, by_name, selector, tolerations, admits)
+@dataclass(frozen=True)
+class _Charged:
+    """The replicas kept and removed, and the ledger charged with everything that stays."""
+
+    matcher: Matcher
+    kept: list[Replica]
+    removed: list[pl.RemovedReplica]
+    load: dict[str, int]
+    ledger: Ledger
+    published: Callable[[str], Published | None]
+
+
+def _charge(
+    request: _Request, ours: _Ours, composed: list[dict[str, Any]], admits: Admits | None
+) -> _Charged:
+    """Retain, scale down, then charge the ledger (steps 2 to 4 of the module's order)."""
+    matcher = Matcher(request.engines)
+    stamped = {replica_key(r)[1]: r for r in ours.ours}
+    by_name = {c.name: c for c in request.fleet}
+    kept, removed = policy.retain_all(
+        matcher, ours.ours, by_name, request.selector, request.tolerations, admits
+    )
     load = policy.cluster_load(kept)
     composed_names = frozenset(replica_key(r)[1] for r in composed)
-    removed += policy.scale_down(kept, load, desired, stamped, composed_names)
+    removed += policy.scale_down(kept, load, request.desired, stamped, composed_names)
     published = _published(by_name)
-    ledger = Ledger(FleetPools(fleet), _held_by_others(published, by_name, f"{namespace}/{name}"))
-    removed += policy.charge_fleet(ledger, kept, load, others, stamped, published)
-    for r in gone:
+    own = f"{request.namespace}/{request.name}"
+    ledger = Ledger(FleetPools(request.fleet), _held_by_others(published, by_name, own))
+    removed += policy.charge_fleet(ledger, kept, load, ours.others, stamped, published)
+    for r in ours.gone:
         ledger.charge_observed(r)  # leaving: its devices stay held until it is deleted
+    return _Charged(matcher, kept, removed, load, ledger, published)
 
-    cached = bool(template.get("modelCacheRef"))
+
+def _filler(request: _Request, charged: _Charged, admits: Admits | None, hold: str) -> Fill:
+    kinds, prices, fleet = request.kinds, request.prices, request.fleet
     # Before any cluster is read, every one ranks at least as well as the best any class gives.
-    floor = matcher.floor([Pool("", "", c, kinds[c], 1, price=prices[c]) for c in sorted(kinds)])
-    constraints = parse_constraints(template)
-    spread = (lambda f: Spread(constraints, fleet, load, f.can_take)) if constraints else None
-    fill = Fill(
-        matcher, fleet, ledger, selector, tolerations, load, cached, admits, hold, floor, spread
+    floor = charged.matcher.floor(
+        [Pool("", "", c, kinds[c], 1, price=prices[c]) for c in sorted(kinds)]
     )
-    placed = _fill(fill, kept, removed, desired)
+    constraints = parse_constraints(request.template)
+    load = charged.load
+    spread = (lambda f: Spread(constraints, fleet, load, f.can_take)) if constraints else None
+    return Fill(
+        charged.matcher,
+        fleet,
+        charged.ledger,
+        request.selector,
+        request.tolerations,
+        load,
+        bool(request.template.get("modelCacheRef")),
+        admits,
+        hold,
+        floor,
+        spread,
+    )
 
-    all_replicas = sorted(kept + placed, key=lambda r: r.index)
+
+def _answer(
+    request: _Request, fill: Fill, charged: _Charged, placed: list[Replica], hold: str
+) -> pl.Schedule:
+    all_replicas = sorted(charged.kept + placed, key=lambda r: r.index)
     judge = judged(fill)
-    short = len(all_replicas) < desired
-    lines = shortfall(fleet, judge) if short else ()
-    if short and fill.blocked and fill.spread:
-        lines = (fill.spread.report(), *lines)
-    if short and not fleet and selector:
-        wanted = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
-        lines = (f"no InferenceCluster matches clusterSelector {wanted}",)
-    elif short and not fleet:
-        lines = ("no InferenceCluster exists",)
-    elif short and hold:
-        lines = (hold,)
+    short = len(all_replicas) < request.desired
+    lines = _shortfall(request, fill, judge, hold) if short else ()
     on = dict.fromkeys(r.cluster for r in all_replicas)
     return pl.Schedule(
-        desired=desired,
-        placements=tuple(placement_of(engines, r) for r in all_replicas),
-        removed=tuple(sorted(removed, key=lambda x: (x.index, x.name))),
+        desired=request.desired,
+        placements=tuple(placement_of(request.engines, r) for r in all_replicas),
+        removed=tuple(sorted(charged.removed, key=lambda x: (x.index, x.name))),
         shortfall=lines,
-        eligible=any(not fill.ineligible.why(c) for c in fleet),
-        admitted={c: a.admitted for c in on if (a := published(c)) is not None},
+        eligible=any(not fill.ineligible.why(c) for c in request.fleet),
+        admitted={c: a.admitted for c in on if (a := charged.published(c)) is not None},
         explain=lambda: trace(fill, all_replicas, judge),
     )
+
+
+def _shortfall(request: _Request, fill: Fill, judge: Judged, hold: str) -> tuple[str, ...]:
+    """Why fewer replicas are placed than asked for: one line per cluster, or what holds all."""
+    if not request.fleet and request.selector:
+        wanted = ", ".join(f"{k}={v}" for k, v in sorted(request.selector.items()))
+        return (f"no InferenceCluster matches clusterSelector {wanted}",)
+    if not request.fleet:
+        return ("no InferenceCluster exists",)
+    if hold:
+        return (hold,)
+    lines = shortfall(request.fleet, judge)
+    if fill.blocked and fill.spread:
+        lines = (fill.spread.report(), *lines)
+    return lines
 
 
 def _published(fleet: dict[str, Cluster]) -> Callable[[str], Published | None]:
