@@ -37,7 +37,7 @@ def test_routes_exits_one_naming_the_file_line_and_the_entry(tmp_path: Path) -> 
 
 def test_render_exits_one_with_the_condition_and_a_warning(tmp_path: Path) -> None:
     out = CliRunner().invoke(
-        cli.main, ["render", str(misspelled(tmp_path)), "--simulate-ready-copies", "1"]
+        cli.main, ["render", str(misspelled(tmp_path)), "--simulate-ready-copies", "1", "-r"]
     )
     assert out.exit_code == 1
     assert (

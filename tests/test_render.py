@@ -193,7 +193,7 @@ def test_render_command_prints_a_yaml_stream(tmp_path, registry):
     d.mkdir()
     write(d, "replica.yaml", standin.replica())
     write(d, "fleet.yaml", *FLEET)
-    out = CliRunner().invoke(cli.main, ["render", str(d)])
+    out = CliRunner().invoke(cli.main, ["render", str(d), "--include-function-results"])
     assert out.exit_code == 0, out.output
     docs = list(yaml.safe_load_all(out.output))
     assert [doc["kind"] for doc in docs] == ["ModelReplica", "ConfigMap", "Result"]
@@ -201,7 +201,7 @@ def test_render_command_prints_a_yaml_stream(tmp_path, registry):
 
 def test_render_command_prints_json_as_a_kubernetes_list(tmp_path, registry):
     path = write(tmp_path, "all.yaml", standin.replica(), *FLEET)
-    out = CliRunner().invoke(cli.main, ["render", path, "-o", "json"])
+    out = CliRunner().invoke(cli.main, ["render", path, "-o", "json", "-r"])
     listed = json.loads(out.stdout)
     assert (listed["apiVersion"], listed["kind"]) == ("v1", "List")
     assert [doc["kind"] for doc in listed["items"]] == ["ModelReplica", "ConfigMap", "Result"]

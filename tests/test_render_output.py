@@ -41,10 +41,63 @@ def test_the_tree_of_fleet_two_classes_matches_its_golden_file() -> None:
 
 def test_the_tree_has_a_line_per_composite_and_composed_resource_and_a_closing_count() -> None:
     stream = list(yaml.safe_load_all(render(EXAMPLES / "fleet-two-classes").stdout))
-    lines = render(EXAMPLES / "fleet-two-classes", "-o", "tree").stdout.splitlines()
+    lines = render(EXAMPLES / "fleet-two-classes", "-o", "tree", "--show-usages").stdout
     # A header, one line per document of the stream (it holds no results), the counts.
-    assert len(lines) == 1 + len(stream) + 1
-    assert lines[-1] == "9 composites (4 ready), 118 composed resources (76 ready), on 2 clusters"
+    assert len(lines.splitlines()) == 1 + len(stream) + 1
+    assert lines.splitlines()[-1] == (
+        "9 composites (4 ready), 118 composed resources (76 ready), on 2 clusters"
+    )
+
+
+def test_the_tree_hides_usages_and_counts_them_in_its_closing_line() -> None:
+    stream = list(yaml.safe_load_all(render(EXAMPLES / "fleet-two-classes").stdout))
+    usages = [d for d in stream if d["apiVersion"].startswith("protection.crossplane.io/")]
+    lines = render(EXAMPLES / "fleet-two-classes", "-o", "tree").stdout.splitlines()
+    assert usages and not [line for line in lines if "Usage/" in line]
+    assert len(lines) == 1 + len(stream) - len(usages) + 1
+    assert lines[-1] == (
+        "9 composites (4 ready), 118 composed resources (76 ready), on 2 clusters, "
+        f"{len(usages)} Usages hidden (--show-usages)"
+    )
+
+
+def test_show_usages_puts_every_usage_in_the_tree() -> None:
+    tree = render(EXAMPLES / "fleet-two-classes", "-o", "tree", "--show-usages").stdout
+    names = [r["name"].lstrip("│├└─ ") for r in rows(tree)]
+    assert "ClusterUsage/eu-west-replica-guard-9b8eba9d" in names
+    assert sum(1 for n in names if n.startswith("Usage/")) == 18
+
+
+def test_rows_that_would_read_the_same_show_their_api_group() -> None:
+    tree = rows(render(EXAMPLES / "fleet-two-classes", "-o", "tree").stdout)
+    configs = [r["name"].lstrip("│├└─ ") for r in tree if "ClusterProviderConfig" in r["name"]]
+    assert [c for c in configs if c.endswith("/eu-west")] == [
+        "ClusterProviderConfig.helm.m.crossplane.io/eu-west",
+        "ClusterProviderConfig.kubernetes.m.crossplane.io/eu-west",
+    ]
+    # A kind and name no other row shares keeps its short form.
+    assert any(r["name"] == "InferenceCluster/eu-west" for r in tree)
+
+
+def test_a_group_is_shown_only_for_rows_that_collide() -> None:
+    docs = [
+        {"apiVersion": "x/v1", "kind": "Top", "metadata": {"name": "top"}},
+        *(
+            {
+                "apiVersion": f"{group}/v1",
+                "kind": kind,
+                "metadata": {"name": "same", "labels": {output.COMPOSITE_LABEL: "top"}},
+            }
+            for group, kind in (("a.io", "Config"), ("b.io", "Config"), ("a.io", "Other"))
+        ),
+    ]
+    out = io.StringIO()
+    output.print_tree(output.tree(docs, lambda d: d["kind"] == "Top"), out)
+    assert [line.split()[1] for line in out.getvalue().splitlines()[2:-1]] == [
+        "Config.a.io/same",
+        "Config.b.io/same",
+        "Other/same",
+    ]
 
 
 def rows(tree: str) -> list[dict[str, str]]:
@@ -81,7 +134,7 @@ def test_readiness_follows_what_the_function_reported() -> None:
     workload = "Deployment/qwen3-8b-eks-l4-0-qwen3-8b"
     assert [r["ready"] for r in rows(before.stdout) if workload in r["name"]] == ["False"]
     assert {r["ready"] for r in rows(after.stdout)} == {"True"}
-    assert after.stdout.splitlines()[-1] == (
+    assert after.stdout.splitlines()[-1].startswith(
         "3 composites (3 ready), 51 composed resources (51 ready), on 1 cluster"
     )
 
@@ -156,6 +209,34 @@ def test_yaml_stays_the_crossplane_render_stream() -> None:
     out = render(EXAMPLES / "replica-seed").stdout
     assert out.startswith("---\n")
     assert all(d.get("kind") != "List" for d in yaml.safe_load_all(out))
+
+
+def kinds(out: str) -> list[str]:
+    return [d["kind"] for d in yaml.safe_load_all(out)]
+
+
+# service-regional's function warns (its results hold a Warning).
+WARNS = EXAMPLES / "service-regional"
+
+
+def test_yaml_leaves_the_functions_results_out_unless_asked() -> None:
+    shown = render(WARNS, "--include-function-results").stdout
+    assert "Result" in kinds(shown)
+    plain = render(WARNS).stdout
+    assert "Result" not in kinds(plain)
+    assert [k for k in kinds(shown) if k != "Result"] == kinds(plain)
+
+
+def test_results_are_asked_for_with_crossplanes_short_flag_too() -> None:
+    long = render(WARNS, "--include-function-results").stdout
+    assert render(WARNS, "-r").stdout == long
+
+
+def test_json_leaves_the_functions_results_out_unless_asked() -> None:
+    plain = json.loads(render(WARNS, "-o", "json").stdout)
+    shown = json.loads(render(WARNS, "-o", "json", "-r").stdout)
+    assert "Result" not in [d["kind"] for d in plain["items"]]
+    assert "Result" in [d["kind"] for d in shown["items"]]
 
 
 # --- progress ---------------------------------------------------------------------------------

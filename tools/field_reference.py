@@ -58,7 +58,8 @@ def _exit_codes() -> list[str]:
     return [
         "## Exit codes",
         "",
-        "The same for every command; written from `src/modelplane/exits.py`, as the README's.",
+        "The same for every command, and the same table as the README's (both written from one",
+        "source).",
         "",
         *exits.table().splitlines(),
         "",

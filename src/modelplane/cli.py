@@ -219,16 +219,35 @@ def _serve_command() -> click.Command:
     help="yaml: the crossplane render stream; json: a v1 List; name: kind.group/name per "
     "object, as kubectl prints it; tree: one line per composite and composed resource.",
 )
+@click.option(
+    "-r",
+    "--include-function-results",
+    "results",
+    is_flag=True,
+    help="Print the function's Result documents (its warnings and messages) after each "
+    "composite's resources, as crossplane render -r does (yaml, json).",
+)
+@click.option(
+    "--show-usages",
+    is_flag=True,
+    help="Show Crossplane's Usages in the tree (-o tree hides them and counts them).",
+)
 def render(
-    paths: tuple[str, ...], observed: tuple[str, ...], ready_copies: int | None, output: str
+    paths: tuple[str, ...],
+    observed: tuple[str, ...],
+    ready_copies: int | None,
+    output: str,
+    results: bool,
+    show_usages: bool,
 ) -> None:
     """Run every composition in PATHS to a fixed point and print the result.
 
     PATHS are YAML or JSON files, directories (searched recursively) or - for standard input.
     """
-    from modelplane.render import render_command
+    from modelplane.render import Shown, render_command
 
-    raise SystemExit(render_command(paths, observed, output, ready_copies))
+    shown = Shown(results=results, usages=show_usages)
+    raise SystemExit(render_command(paths, observed, output, ready_copies, shown))
 
 
 @main.command(short_help="Validate manifests offline, as the API server would.", epilog=exits.HELP)

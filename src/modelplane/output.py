@@ -14,7 +14,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from modelplane import manifests, owners
@@ -27,12 +27,21 @@ COMPOSITE_LABEL = "crossplane.io/composite"
 RESULT_API_VERSION = "render.crossplane.io/v1beta1"
 # provider-kubernetes: an Object carries a manifest to the cluster its provider config reaches.
 REMOTE_KINDS = {("kubernetes.m.crossplane.io", "Object"), ("kubernetes.crossplane.io", "Object")}
+# Crossplane's deletion protection: one per dependency between composed resources, so a fleet's
+# tree is nearly half Usages, and what they guard is already in the tree.
+USAGE_KINDS = {("protection.crossplane.io", "Usage"), ("protection.crossplane.io", "ClusterUsage")}
 _UNREADY = re.compile(r"^Unready resources: (?P<keys>.*)$")
 
 
 def yaml_stream(docs: Iterable[Obj]) -> str:
     """What ``crossplane render`` prints."""
     return manifests.dump(docs)
+
+
+def without_results(docs: Iterable[Obj]) -> list[Obj]:
+    """The stream without the function's Result documents: ``crossplane render`` prints them
+    only when asked (``--include-function-results``)."""
+    return [d for d in docs if not _is_result(d)]
 
 
 def json_list(docs: Iterable[Obj]) -> str:
@@ -131,26 +140,65 @@ def _annotate(node: Node, parent: Node | None, clusters: dict[str, str]) -> None
         _annotate(child, node, clusters)
 
 
-def print_tree(roots: Sequence[Node], out: TextIO | None = None) -> None:
-    """One line per composite and composed resource, indented as the composition tree; then a
-    line with the counts."""
+def print_tree(
+    roots: Sequence[Node], out: TextIO | None = None, *, show_usages: bool = False
+) -> None:
+    """One line per composite and composed resource, indented as the composition tree (Usages
+    left out unless ``show_usages``); then a line with the counts."""
     out = out or sys.stdout
+    shown = roots if show_usages else [_without_usages(r) for r in roots]
+    labels = _labels_of(shown)
     rows: list[tuple[str, str, str, str]] = [("NAME", "CLUSTER", "READY", "STATUS")]
 
     def walk(node: Node, prefix: str, branch: str, depth: int) -> None:
-        name = prefix + branch + _label(node, depth)
+        name = prefix + branch + labels[id(node)]
         rows.append((name, node.cluster, node.ready, _status(node)))
         below = prefix + ("" if depth == 0 else ("│  " if branch == "├─ " else "   "))
         for i, child in enumerate(node.children):
             walk(child, below, "└─ " if i == len(node.children) - 1 else "├─ ", depth + 1)
 
-    for root in roots:
+    for root in shown:
         walk(root, "", "", 0)
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for name, cluster, ready, status in rows:
         line = f"{name:<{widths[0]}}   {cluster:<{widths[1]}}   {ready:<{widths[2]}}   {status}"
         out.write(line.rstrip() + "\n")
-    out.write(summary(roots) + "\n")
+    hidden = _count_usages(roots) if not show_usages else 0
+    out.write(summary(roots) + (f", {hidden} Usages hidden (--show-usages)" if hidden else ""))
+    out.write("\n")
+
+
+def _without_usages(node: Node) -> Node:
+    children = [_without_usages(c) for c in node.children if not _is_usage(c.doc)]
+    return replace(node, children=children)
+
+
+def _count_usages(roots: Sequence[Node]) -> int:
+    return sum(1 for r in roots for n in _all(r) if _is_usage(n.doc))
+
+
+def _is_usage(doc: Obj) -> bool:
+    return (_group(doc), doc.get("kind")) in USAGE_KINDS
+
+
+def _labels_of(roots: Sequence[Node]) -> dict[int, str]:
+    """Each node's label, with its API group where two rows of different groups would otherwise
+    read the same (helm's and provider-kubernetes' ClusterProviderConfig of one cluster)."""
+    nodes = [(n, depth) for r in roots for n, depth in _with_depth(r, 0)]
+    plain = {id(n): _label(n, depth) for n, depth in nodes}
+    groups: dict[str, set[str]] = {}
+    for n, _ in nodes:
+        groups.setdefault(plain[id(n)], set()).add(_group(_shown(n.doc)))
+    return {
+        id(n): _label(n, depth, grouped=True) if len(groups[plain[id(n)]]) > 1 else plain[id(n)]
+        for n, depth in nodes
+    }
+
+
+def _with_depth(node: Node, depth: int) -> Iterable[tuple[Node, int]]:
+    yield node, depth
+    for child in node.children:
+        yield from _with_depth(child, depth + 1)
 
 
 def summary(roots: Sequence[Node]) -> str:
@@ -189,16 +237,27 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _label(node: Node, depth: int) -> str:
-    doc = node.doc
-    if _is_remote(doc):
-        manifest = (doc.get("spec") or {}).get("forProvider", {}).get("manifest") or {}
-        if isinstance(manifest, dict) and manifest.get("kind"):
-            doc = manifest
+def _label(node: Node, depth: int, *, grouped: bool = False) -> str:
+    doc = _shown(node.doc)
     meta = _meta(doc)
     name = meta.get("name") or meta.get("generateName") or "?"
     namespace = meta.get("namespace") if depth == 0 else None
-    return f"{doc.get('kind')}/{namespace + '/' if namespace else ''}{name}"
+    group = _group(doc) if grouped else ""
+    kind = f"{doc.get('kind')}.{group}" if group else str(doc.get("kind"))
+    return f"{kind}/{namespace + '/' if namespace else ''}{name}"
+
+
+def _shown(doc: Obj) -> Obj:
+    """What a row shows: a provider-kubernetes Object's manifest, else the document."""
+    if _is_remote(doc):
+        manifest = (doc.get("spec") or {}).get("forProvider", {}).get("manifest") or {}
+        if isinstance(manifest, dict) and manifest.get("kind"):
+            return manifest
+    return doc
+
+
+def _group(doc: Obj) -> str:
+    return str(doc.get("apiVersion", "")).rpartition("/")[0]
 
 
 def _status(node: Node) -> str:
@@ -241,8 +300,7 @@ def _condition(doc: Obj, kind: str) -> Obj:
 
 
 def _is_remote(doc: Obj) -> bool:
-    group = str(doc.get("apiVersion", "")).rpartition("/")[0]
-    return (group, doc.get("kind")) in REMOTE_KINDS
+    return (_group(doc), doc.get("kind")) in REMOTE_KINDS
 
 
 def _is_result(doc: Obj) -> bool:

@@ -918,11 +918,21 @@ def api_server_admission() -> Admit:
     return admit
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What ``render`` prints beyond the objects: the function's Result documents (yaml, json;
+    ``crossplane render`` leaves them out too unless asked), Usages in the tree."""
+
+    results: bool = False
+    usages: bool = False
+
+
 def render_command(
     paths: Sequence[str],
     observed_paths: Sequence[str],
     output: str,
     ready_copies: int | None = None,
+    shown: Shown = Shown(),
 ) -> int:
     """``modelplane render``: exit codes as every command's (``modelplane.exits``)."""
     from modelplane.compose.registry import default_registry
@@ -968,14 +978,15 @@ def render_command(
         return exits.INVALID
     finally:
         progress.close()
+    printed = docs if shown.results else output_.without_results(docs)
     if output == "json":
-        sys.stdout.write(output_.json_list(docs))
+        sys.stdout.write(output_.json_list(printed))
     elif output == "name":
         sys.stdout.write(output_.names(docs))
     elif output == "tree":
-        output_.print_tree(output_.tree(docs, _composable(registry)))
+        output_.print_tree(output_.tree(docs, _composable(registry)), show_usages=shown.usages)
     else:
-        sys.stdout.write(output_.yaml_stream(docs))
+        sys.stdout.write(output_.yaml_stream(printed))
     return verdict(docs, where, COMMAND)
 
 

@@ -111,7 +111,8 @@ def test_no_example_claims_other_than_its_engines_parallelism(example: str) -> N
 
 @pytest.mark.parametrize("example", ["fleet-gang", "fleet-prefill-decode"])
 def test_the_replicas_a_deployment_example_stamps_claim_its_parallelism(example: str) -> None:
-    result = CliRunner().invoke(main, ["render", str(EXAMPLES / example)])
+    # -r: the function's warnings are Result documents, printed only when asked.
+    result = CliRunner().invoke(main, ["render", str(EXAMPLES / example), "-r"])
     assert result.exit_code == 0, result.output
     assert "tensor-parallel" in result.output or "--tp" in result.output
     assert REASON not in result.output
