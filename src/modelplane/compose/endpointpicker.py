@@ -7,6 +7,12 @@ deployment written in the public API's shape (no picker named), so both run the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from modelplane.compose.gpu_taint import GPU_TOLERATION
+
 # v0.9.0 is the first release that reads the configs below (compose.pickerversions); v0.10.0
 # also reports not-ready while it drains on shutdown, so a rollout never routes to a leaving one.
 DEFAULT_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
@@ -78,3 +84,38 @@ schedulingProfiles:
     weight: 1
   - pluginRef: max-score-picker
 """
+
+
+GPU_NODE_LABELS = (
+    "modelplane.ai/gpu",  # Modelplane's managed GPU pools (managed.common.GPU_LABEL)
+    "nvidia.com/gpu.present",  # the GPU Operator's feature discovery
+    "feature.node.kubernetes.io/pci-10de.present",  # Node Feature Discovery, by vendor
+    "feature.node.kubernetes.io/pci-0300_10de.present",  # by class and vendor (its default)
+    "feature.node.kubernetes.io/pci-0302_10de.present",
+)
+"""Labels only a node with an NVIDIA GPU carries."""
+PLACEMENT: Mapping[str, Any] = MappingProxyType(
+    {
+        "affinity": {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 100,
+                        "preference": {
+                            "matchExpressions": [
+                                {"key": label, "operator": "DoesNotExist"}
+                                for label in GPU_NODE_LABELS
+                            ]
+                        },
+                    }
+                ]
+            }
+        },
+        "tolerations": [dict(GPU_TOLERATION)],
+    }
+)
+"""Where the picker's pods run: anywhere, GPU nodes last. The picker asks 4 CPUs and 8Gi and
+needs no GPU, so it prefers a node with none; but it tolerates the GPU taint, because on a
+cluster whose only pool is a tainted GPU pool (small clusters often are) it would otherwise stay
+Pending, and with no picker answering, the gateway fails every request to the pool (ai-gateway
+sets FailureModeAllow false). Read-only: deep-copy it into composed output."""

@@ -9,6 +9,7 @@ path, ports, RBAC and the Service.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -19,7 +20,12 @@ import yaml
 from google.protobuf import struct_pb2
 
 from modelplane.compose import pickerversions
-from modelplane.compose.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONFIG, UNIFIED_CONFIG
+from modelplane.compose.endpointpicker import (
+    DEFAULT_IMAGE,
+    PLACEMENT,
+    PREFILL_DECODE_CONFIG,
+    UNIFIED_CONFIG,
+)
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import component, owned
 from modelplane.compose.modelreplica.remote import wrap
@@ -330,6 +336,7 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
     }
     if spec.get("imagePullSecrets"):
         pod_spec["imagePullSecrets"] = spec["imagePullSecrets"]
+    pod_spec.update(copy.deepcopy(dict(PLACEMENT)))
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
