@@ -17,6 +17,8 @@ from tests.fleet import fleetkit
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TWO_CLASSES = EXAMPLES / "fleet-two-classes"
 SELECTOR_79GI = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("79Gi")) >= 0'
+L40S_MEMORY = "the devices' memory is 46068Mi (44.9Gi)"
+"""Far below what the selector asks: its value is quoted, and no nearer value suggested."""
 
 
 def run(*paths: str | Path) -> str:
@@ -102,8 +104,35 @@ def test_a_drained_cluster_is_not_eligible_and_its_replica_moves() -> None:
 def test_a_request_no_device_matches_quotes_the_selector_at_fault() -> None:
     assert (
         "  eu-west: rejected: pool l40s: engine main member 0: no device of class l40s matches "
-        f"request gpu (selector `{SELECTOR_79GI}`)"
+        f"request gpu (selector `{SELECTOR_79GI}`: {L40S_MEMORY})"
     ) in run(TWO_CLASSES).splitlines()
+
+
+def test_a_near_miss_quotes_the_devices_value_and_the_nearest_that_matches() -> None:
+    # An H100 as DRA declares it, 81559Mi, is 79.6Gi: a selector asking for 80Gi misses it.
+    h100 = fleetkit.gpu_class("h100", memory="81559Mi")
+    selector = fleetkit.memory_at_least("80Gi")
+    md = fleetkit.deployment(engines=[fleetkit.standalone(selectors=[selector])])
+    out = explain([h100, fleetkit.cluster("a", [("h100", "h100", 1)]), md])
+    assert (
+        f"  a: rejected: pool h100: engine main member 0: no device of class h100 matches request "
+        f"gpu (selector `{selector}`: the devices' memory is 81559Mi (79.6Gi); "
+        'quantity("79Gi") would match)'
+    ) in out.splitlines()
+
+
+def test_a_selector_matching_no_cluster_names_the_clusters_and_what_they_carry() -> None:
+    clusters = [
+        cluster("c1", "h100", 1) | {"metadata": {"name": "c1", "labels": {"region": "us-west"}}},
+        cluster("c2", "h100", 1) | {"metadata": {"name": "c2", "labels": {"region": "us-west"}}},
+        cluster("c3", "h100", 1) | {"metadata": {"name": "c3", "labels": {}}},
+    ]
+    md = fleetkit.deployment(selector={"region": "us-wset"})
+    out = explain([fleetkit.gpu_class("h100"), *clusters, md]).splitlines()
+    assert (
+        "  no InferenceCluster matches clusterSelector region=us-wset; "
+        "c1, c2: region=us-west; c3: no region label"
+    ) in out
 
 
 def test_a_cluster_reason_is_said_once_not_again_on_its_pool_line() -> None:
@@ -136,7 +165,7 @@ def test_clusters_sharing_a_rejection_are_counted_once_not_listed_one_by_one(
     assert out == [
         "ModelDeployment/ml-team/llama-70b: 6 of 8 replicas placed, 2 short",
         "  48 clusters: rejected: pool l40s: engine main member 0: no device of class l40s "
-        f"matches request gpu (selector `{SELECTOR_79GI}`)",
+        f"matches request gpu (selector `{SELECTOR_79GI}`: {L40S_MEMORY})",
         "    eu-west-0, eu-west-1, eu-west-2, eu-west-3, eu-west-4 and 43 more",
         "  4 clusters: not eligible: labels do not match clusterSelector tier=production "
         "(it carries tier=staging)",
@@ -191,6 +220,7 @@ def test_json_carries_the_same_facts_structured_for_a_fleet_with_a_shortfall(
             "cluster",
             "deployment",
             "engine",
+            "hint",
             "member",
             "pool",
             "reason",
@@ -213,6 +243,7 @@ def test_json_carries_the_same_facts_structured_for_a_fleet_with_a_shortfall(
             "verdict": "rejected",
             "reason": "engine main member 0: no device of class l40s matches request gpu",
             "selector": SELECTOR_79GI,
+            "hint": L40S_MEMORY,
             "replicas": [],
             "scores": [],
         }

@@ -32,6 +32,7 @@ from modelplane.manifests import Manifest, ManifestError, load, require_name
 from modelplane.render import RenderError, api_server_admission, located, render_documents
 from modelplane.scheduling.demand import parse_engines
 from modelplane.scheduling.devices import device_kinds, matches
+from modelplane.scheduling.hints import capacity_hint
 from modelplane.scheduling.placement import (
     POOL_ROOM,
     ROOM,
@@ -91,6 +92,9 @@ class Decision:
     request: str | None = None
     selector: str | None = None
     """The request's selector expression no device of the pool's class satisfies."""
+    hint: str = ""
+    """What a capacity the selector compares is on the pool's devices, and the nearest value
+    that would match (``hints.capacity_hint``)."""
     replicas: tuple[int, ...] = ()
     scores: tuple[Obj, ...] = ()
     """On a cluster that took new replicas: per replica, why it won and the terms that ranked
@@ -107,6 +111,7 @@ class Decision:
             "verdict": self.verdict,
             "reason": self.reason,
             "selector": self.selector,
+            "hint": self.hint,
             "replicas": list(self.replicas),
             "scores": list(self.scores),
         }
@@ -245,10 +250,11 @@ def _as_rendered(
     )
     seen = {c.cluster for c in traced}
     selector = _cluster_selector(md)
+    # When the scheduler saw no cluster at all, the shortfall names them (``none_matches``).
     unlisted = tuple(
         ClusterTrace(name, False, unselected(labels, selector) or "not listed for it")
         for name, labels in _labels(clusters).items()
-        if name not in seen
+        if name not in seen and traced
     )
     shortfall = tuple(_no_cluster_matches(line, selector, clusters) for line in last.shortfall)
     return dataclasses.replace(
@@ -508,6 +514,7 @@ def _pool_decision(
     deployment: str, cluster: str, pool: str, verdict: str, reason: str, selectors: _Selectors
 ) -> Decision:
     engine = member = request = selector = None
+    hint = ""
     rest = reason
     if m := _MEMBER_REASON.match(reason):
         engine, member, rest = m["engine"], int(m["member"]), m["rest"]
@@ -516,7 +523,7 @@ def _pool_decision(
     if m := _REQUEST.search(rest):
         request = m["request"]
     if (no_match := _NO_MATCH.match(rest)) and engine is not None and member is not None:
-        selector = selectors.failing(engine, member, no_match["request"], no_match["cls"])
+        selector, hint = selectors.failing(engine, member, no_match["request"], no_match["cls"])
     return Decision(
         deployment,
         cluster,
@@ -527,6 +534,7 @@ def _pool_decision(
         member=member,
         request=request,
         selector=selector,
+        hint=hint,
     )
 
 
@@ -534,7 +542,7 @@ def _pool_text(d: Decision) -> str:
     # The scheduler's capacity reasons start with the pool's own name: the line already has it.
     text = d.reason.removeprefix(f"pool {d.pool} ")
     if d.selector:
-        text += f" (selector `{d.selector}`)"
+        text += f" (selector `{d.selector}`" + (f": {d.hint})" if d.hint else ")")
     return text
 
 
@@ -555,13 +563,16 @@ class _Selectors:
             self.engines = ()
         self.classes = {str((c.get("metadata") or {}).get("name", "")): c for c in classes}
 
-    def failing(self, engine: str, member: int, request: str, class_name: str) -> str | None:
+    def failing(
+        self, engine: str, member: int, request: str, class_name: str
+    ) -> tuple[str | None, str]:
+        """The selector at fault, and what the class's devices hold for what it compares."""
         found = next((e for e in self.engines if e.name == engine), None)
         if found is None or member >= len(found.members):
-            return None
+            return None, ""
         wanted = next((r for r in found.members[member].requests if r.name == request), None)
         if wanted is None or not wanted.selectors:
-            return None
+            return None, ""
         cls = self.classes.get(class_name)
         kinds = [
             k
@@ -571,7 +582,8 @@ class _Selectors:
         # A selector that no device satisfies on its own is the one at fault; when each is
         # satisfied by some device but no device satisfies all, they fail together.
         alone = [s for s in wanted.selectors if not any(matches((s,), k) is True for k in kinds)]
-        return " && ".join(alone or wanted.selectors)
+        hint = next((h for s in alone if (h := capacity_hint(s, kinds))), "")
+        return " && ".join(alone or wanted.selectors), hint
 
 
 # --- text ---------------------------------------------------------------------------------
