@@ -28,6 +28,15 @@ def namespace_of(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("namespace") or "default")
 
 
+def namespace_said(obj: Mapping[str, Any]) -> str:
+    """``namespace_of`` as a message about a lookup in it names it: an object written without a
+    namespace is read in the API server's default one, so a "not found" says it was assumed."""
+    namespace = namespace_of(obj)
+    if (obj.get("metadata") or {}).get("namespace"):
+        return namespace
+    return f"{namespace} (metadata.namespace is not set: {namespace} assumed)"
+
+
 @dataclass(frozen=True)
 class Requirement:
     """A resource the composer needs to see on its next call (Crossplane "required resources").

@@ -20,7 +20,7 @@ from typing import Any
 
 from modelplane.compose.cache import cache_selector, stages_on
 from modelplane.compose.modeldeployment.stamp import API_VERSION
-from modelplane.composer import Condition, Event, Requirement, namespace_of
+from modelplane.composer import Condition, Event, Requirement, namespace_of, namespace_said
 from modelplane.scheduling.fleet import Admits, Cluster
 
 Obj = dict[str, Any]
@@ -56,14 +56,9 @@ def footprint(md: Obj, required: Mapping[str, list[Any]]) -> Footprint:
     # An answer for another name is one to the requirement of a previous reference.
     cache = next((c for c in items or () if _identity(c) == (namespace, name)), None)
     if cache is None:
-        # A deployment written without a namespace is read in the API server's default one:
-        # a cache "not found" must say where it was looked for, and why there.
-        if not (md.get("metadata") or {}).get("namespace"):
-            namespace_said = f"{namespace} (metadata.namespace is not set: {namespace} assumed)"
-        else:
-            namespace_said = namespace
+        # A cache "not found" must say where it was looked for, and why there.
         read = items is not None and not items
-        return _unresolved(requirements, name, namespace_said, read=read)
+        return _unresolved(requirements, name, namespace_said(md), read=read)
     selector = cache_selector(cache)
     where = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
 

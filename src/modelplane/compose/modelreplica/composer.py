@@ -26,7 +26,16 @@ from modelplane.compose.modelreplica import (
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.shape import problem
 from modelplane.compose.modelreplica.workloads import EngineShapeError, compose_workloads
-from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
+from modelplane.composer import (
+    Condition,
+    Desired,
+    Event,
+    Inputs,
+    Requirement,
+    Result,
+    namespace_of,
+    namespace_said,
+)
 from modelplane.observed import carry_forward, ready_as_observed
 
 Obj = dict[str, Any]
@@ -75,7 +84,7 @@ def compose_replica(inputs: Inputs) -> Result:
     if cache_name and cache is None:
         return _hold(
             inputs, requirements, "WaitingForModelCache",
-            f"ModelCache {cache_name!r} is not available",
+            f"ModelCache {cache_name!r} is not available in namespace {namespace_said(replica)}",
         )  # fmt: skip
 
     ctx = ReplicaContext(

@@ -10,7 +10,7 @@ from typing import Any
 
 from modelplane.compose.modelservice.gateways import Serving, Skipped
 from modelplane.compose.modelservice.plan import Entry, Plan
-from modelplane.composer import Condition, Event, namespace_of
+from modelplane.composer import Condition, Event, namespace_of, namespace_said
 
 Obj = dict[str, Any]
 
@@ -105,12 +105,15 @@ def _endpoints(
     detail = f"{counts}: {_detail(plan, carried)}"
     empty = [e for e in plan.entries if not e.matched and e.index in unselected]
     if empty:
-        return _selects_nothing(namespace, entries, plan, empty, detail, events)
+        return _selects_nothing(namespace_said(service), entries, plan, empty, detail, events)
     if not plan.matched:
         selectors = "; ".join(
             f"entry {i}: {_selector(e)}" for i, e in enumerate(entries) if isinstance(e, dict)
         )
-        message = f"no ModelEndpoint in namespace {namespace} matches any entry ({selectors})"
+        message = (
+            f"no ModelEndpoint in namespace {namespace_said(service)} matches any entry "
+            f"({selectors})"
+        )
         events.append(Event("Warning", message, "NoEndpoints"))
         return Condition(ENDPOINTS, "False", "NoEndpoints", message)
     if not plan.ready:
