@@ -88,14 +88,15 @@ class Field:
 
     def children(self) -> list[Field]:
         """The fields directly below this one (an array's entries' and a map's values' too)."""
-        return [
-            Field(path, child, name in required)
-            for holder, prefix in _holders(self.node, self.path)
-            for required in [set(holder.get("required") or ())]
-            for name, child in (holder.get("properties") or {}).items()
-            for path in [f"{prefix}.{name}" if prefix else name]
-            if prefix or name not in _OBJECT_META
-        ]
+        out = []
+        for holder, prefix in _holders(self.node, self.path):
+            required = set(holder.get("required") or ())
+            for name, child in (holder.get("properties") or {}).items():
+                if not prefix and name in _OBJECT_META:
+                    continue
+                path = f"{prefix}.{name}" if prefix else name
+                out.append(Field(path, child, name in required))
+        return out
 
     def walk(self) -> Iterator[Field]:
         """Every field below this one, depth first in schema order."""
