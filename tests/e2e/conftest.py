@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +203,26 @@ def modelplane(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["uv", "run", "modelplane", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
+
+
+@contextmanager
+def sampled(probe: Callable[[], Any], every: float = 1.0) -> Iterator[list[Any]]:
+    """Samples ``probe`` every ``every`` seconds in the background while the block runs."""
+    samples: list[Any] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                samples.append(probe())
+            except Exception as error:  # a sample lost to a slow read is not a dip
+                samples.append(error)
+            stop.wait(every)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield samples
+    finally:
+        stop.set()
+        thread.join(timeout=30)

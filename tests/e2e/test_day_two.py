@@ -8,10 +8,8 @@ second on both API servers.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,6 +25,7 @@ from tests.e2e.conftest import (
     guide_cluster,
     namespace,
     retire,
+    sampled,
 )
 
 pytestmark = pytest.mark.e2e
@@ -79,29 +78,6 @@ def serving_pods(env: Environment) -> int:
         if conditions.get("Ready") == "True" and not pod["metadata"].get("deletionTimestamp"):
             count += 1
     return count
-
-
-@contextmanager
-def sampled(probe: Callable[[], Any], every: float = 1.0) -> Iterator[list[Any]]:
-    """Samples ``probe`` every ``every`` seconds in the background while the block runs."""
-    samples: list[Any] = []
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.is_set():
-            try:
-                samples.append(probe())
-            except Exception as error:  # a sample lost to a slow read is not a dip
-                samples.append(error)
-            stop.wait(every)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    try:
-        yield samples
-    finally:
-        stop.set()
-        thread.join(timeout=30)
 
 
 def rolled_out(env: Environment, image: str) -> None:
