@@ -110,7 +110,7 @@ def managed_cluster(
         if key.startswith(POOL_PREFIXES) and key not in resources and pool in spec_pools:
             resources[key] = carried(obj)
     waiting = [
-        key
+        _waiting_for(key, observed.get(key))
         for key in dict.fromkeys(
             (provisioned.kubeconfig_from, *provisioned.nodes_from, *provisioned.stack_needs)
         )
@@ -128,6 +128,14 @@ def managed_cluster(
 
 _WHY_MAX = 240
 LAST_ASYNC_OPERATION = "LastAsyncOperation"
+_FAILED = ("Synced False", f"{LAST_ASYNC_OPERATION} False")
+
+
+def _waiting_for(key: str, obj: Mapping[str, Any] | None) -> str:
+    """A resource the stack waits for, with the provider's error when it failed to sync (a
+    refused create would otherwise read as still provisioning)."""
+    why = _why_not_ready(obj)
+    return f"{key} ({why})" if why.startswith(_FAILED) else key
 
 
 def _why_not_ready(obj: Mapping[str, Any] | None) -> str:

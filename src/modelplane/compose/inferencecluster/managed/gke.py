@@ -63,6 +63,11 @@ DRIVER_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
 """GKE's COS driver installer, preloaded on every GPU node under this name (never pulled)."""
 PAUSE_IMAGE = "gke.gcr.io/pause:3.8"
 STORAGE_CLASS = "modelplane-rwx-filestore"
+IDENTITY = ("service-account-key", "iam-container-admin")
+"""What the stack authenticates to the cluster with: the key the provider configs present and
+the role that lets it in. The stack waits for both, so a key the organization refuses
+(iam.disableServiceAccountKeyCreation, enforced by default in organizations created since May
+2024) is named with Google's error in StackReady, not found later as a missing Secret."""
 SERVICE_ACCOUNT_ID_MAX = 30
 """GCP's bound on a service account id (6 to 30 characters)."""
 NAME_MAX = 40
@@ -139,7 +144,8 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
         kubeconfig_from="cluster",
         nodes_from=tuple(pools[:1]),
         gpu_pools_from=tuple(pools[1:]),
-        holds_stack=(f"nodepool-{SYSTEM_POOL}", "service-account-key", "iam-container-admin"),
+        stack_needs=IDENTITY,
+        holds_stack=(f"nodepool-{SYSTEM_POOL}", *IDENTITY),
         identity={
             "name": cloud.name("service-account-key-conn"),
             "key": "private_key",
