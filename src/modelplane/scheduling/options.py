@@ -9,11 +9,12 @@ Unsplit options (every member on one pool) come first.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.capacity import Pool, Unit, Vector
-from modelplane.scheduling.demand import Engine, Member
+from modelplane.scheduling.demand import Engine, Member, Request
 from modelplane.scheduling.devices import matches as selector_matches
 from modelplane.scheduling.devices import undeclared
 from modelplane.scheduling.fleet import Cluster
@@ -103,33 +104,54 @@ class Matcher:
 def _member_options(member: Member, pool: Pool) -> tuple[tuple[MemberOption, ...], str]:
     """Every distinct way the member's requests land on the pool's device kinds (each request
     on one kind; requests sharing a kind share its per-node count), or why there is none."""
-    kinds = pool.kinds
     if not member.requests:
         return (MemberOption(tuple(0 for _ in pool.claimable), ()),), ""
-    if not kinds:
+    if not pool.kinds:
         return (), f"class {pool.class_name} not found or has no devices"
     candidates = []
     for request in member.requests:
-        # A DRA device without a DeviceClass cannot be claimed (the ModelReplica would be
-        # rejected), so it never satisfies a request.
-        matching = [
-            i
-            for i, k in enumerate(kinds)
-            if (k.device_class_name or not k.claimable)
-            and selector_matches(request.selectors, k) is True
-        ]
-        if not matching:
-            why = f"no device of class {pool.class_name} matches request {request.name}"
-            typo = undeclared(request.selectors, kinds)
-            return (), f"{why}: {typo}" if typo else why
-        sized = [i for i in matching if kinds[i].count >= request.count]
-        if not sized:
-            best = max(kinds[i].count for i in matching)
-            return (), (
-                f"request {request.name} needs {request.count} devices per node, "
-                f"class {pool.class_name} has {best}"
-            )
+        sized = _kinds_for(request, pool)
+        if isinstance(sized, str):
+            return (), sized
         candidates.append(sized)
+    options = _assignments(member, pool, candidates)
+    if not options:
+        return (), f"requests do not fit the devices of one node of class {pool.class_name}"
+    return options, ""
+
+
+def _kinds_for(request: Request, pool: Pool) -> list[int] | str:
+    """The pool's device kinds (by position) that match the request and have enough devices
+    per node for it, or why none does."""
+    kinds = pool.kinds
+    # A DRA device without a DeviceClass cannot be claimed (the ModelReplica would be
+    # rejected), so it never satisfies a request.
+    matching = [
+        i
+        for i, k in enumerate(kinds)
+        if (k.device_class_name or not k.claimable)
+        and selector_matches(request.selectors, k) is True
+    ]
+    if not matching:
+        why = f"no device of class {pool.class_name} matches request {request.name}"
+        typo = undeclared(request.selectors, kinds)
+        return f"{why}: {typo}" if typo else why
+    sized = [i for i in matching if kinds[i].count >= request.count]
+    if not sized:
+        best = max(kinds[i].count for i in matching)
+        return (
+            f"request {request.name} needs {request.count} devices per node, "
+            f"class {pool.class_name} has {best}"
+        )
+    return sized
+
+
+def _assignments(
+    member: Member, pool: Pool, candidates: list[list[int]]
+) -> tuple[MemberOption, ...]:
+    """Each distinct assignment of the requests to candidate kinds that one node holds (at
+    most ``MAX_OPTIONS``)."""
+    kinds = pool.kinds
     position = {i: j for j, i in enumerate(pool.claimable)}
     options: dict[MemberOption, None] = {}
     for assignment in itertools.product(*candidates):
@@ -155,9 +177,7 @@ def _member_options(member: Member, pool: Pool) -> tuple[tuple[MemberOption, ...
         options[MemberOption(demand, resolved)] = None
         if len(options) >= MAX_OPTIONS:
             break
-    if not options:
-        return (), f"requests do not fit the devices of one node of class {pool.class_name}"
-    return tuple(options), ""
+    return tuple(options)
 
 
 def engine_units(
@@ -175,44 +195,59 @@ def engine_options(
     """The engine's options on the cluster, unsplit ones (by pool order) first; and per pool why
     no unsplit option exists there."""
     engine = matcher.engines[e]
-    per_pool: dict[str, tuple[tuple[MemberOption, ...], ...]] = {}
     reasons: dict[str, str] = {}
-    for pool in cluster.pools:
-        lists = []
-        for m in range(len(engine.members)):
-            options, reason = matcher.member(e, m, pool)
-            if not options and pool.name not in reasons:
-                reasons[pool.name] = f"engine {engine.name} member {m}: {reason}"
-            lists.append(options)
-        per_pool[pool.name] = tuple(lists)
-    result: list[EngineOption] = []
+    per_pool = {pool.name: _member_lists(matcher, e, pool, reasons) for pool in cluster.pools}
     by_name = {p.name: p for p in cluster.pools}
-    layouts: list[tuple[str, ...]] = [(p.name,) * len(engine.members) for p in cluster.pools]
-    layouts += [
-        pools
-        for pools in itertools.product([p.name for p in cluster.pools], repeat=len(engine.members))
-        if len(set(pools)) > 1
-    ]
-    for pools in layouts:
+    result: list[EngineOption] = []
+    for pools in _layouts(cluster, len(engine.members)):
         choices = [per_pool[pool][m] for m, pool in enumerate(pools)]
         for members in itertools.product(*choices):
             if not any(option.requests for option in members):
                 if len(set(pools)) == 1 and pools[0] not in reasons:
                     reasons[pools[0]] = f"engine {engine.name} would claim no device there"
                 continue
-            splits = len(set(pools)) - 1
-            units = engine_units(engine, pools, members)
-            rank = FREE
-            for member, on, option in zip(engine.members, pools, members, strict=True):
-                rank = add_ranks(
-                    rank, member_rank(option, by_name[on], member.pods * engine.copies)
-                )
-            result.append(EngineOption(pools, members, splits, units, rank))
+            result.append(_engine_option(engine, pools, members, by_name))
             if len(result) >= MAX_OPTIONS * 8:
                 break
     # Fewest splits first, then cheapest (least capable); equal ones keep pool order.
     result.sort(key=lambda o: (o.splits, o.rank))
     return result, reasons
+
+
+def _member_lists(
+    matcher: Matcher, e: int, pool: Pool, reasons: dict[str, str]
+) -> tuple[tuple[MemberOption, ...], ...]:
+    """Each member's options on the pool; the first member without any says why in
+    ``reasons``."""
+    engine = matcher.engines[e]
+    lists = []
+    for m in range(len(engine.members)):
+        options, reason = matcher.member(e, m, pool)
+        if not options and pool.name not in reasons:
+            reasons[pool.name] = f"engine {engine.name} member {m}: {reason}"
+        lists.append(options)
+    return tuple(lists)
+
+
+def _layouts(cluster: Cluster, members: int) -> list[tuple[str, ...]]:
+    """Pools for each member: every member on one pool (by pool order), then every split."""
+    names = [p.name for p in cluster.pools]
+    layouts: list[tuple[str, ...]] = [(n,) * members for n in names]
+    layouts += [pools for pools in itertools.product(names, repeat=members) if len(set(pools)) > 1]
+    return layouts
+
+
+def _engine_option(
+    engine: Engine,
+    pools: tuple[str, ...],
+    members: tuple[MemberOption, ...],
+    by_name: Mapping[str, Pool],
+) -> EngineOption:
+    rank = FREE
+    for member, on, option in zip(engine.members, pools, members, strict=True):
+        rank = add_ranks(rank, member_rank(option, by_name[on], member.pods * engine.copies))
+    units = engine_units(engine, pools, members)
+    return EngineOption(pools, members, len(set(pools)) - 1, units, rank)
 
 
 @dataclass

@@ -105,35 +105,50 @@ def retain(
     choice = []
     for e, engine in enumerate(engines):
         members = observed[engine.name].get("members") or []
-        roles = [str(m.get("role", "Standalone")) for m in members]
-        if roles != [m.role for m in engine.members]:
-            return None, f"engine {engine.name}'s members changed"
-        pools: list[str] = []
-        picked: list[MemberOption] = []
-        for m, member in enumerate(members):
-            pool = cluster.pool(str(member.get("nodePoolName", "")))
-            if pool is None:
-                return None, f"pool {member.get('nodePoolName')} is gone"
-            options, reason = matcher.member(e, m, pool)
-            if not options:
-                return None, f"pool {pool.name} no longer fits: {reason}"
-            # The option charged as stamped, so an edit elsewhere does not move its devices.
-            stamped = observed_vector(
-                pool, member.get("deviceRequests") or [], recorded.get((engine.name, m))
-            )
-            picked.append(next((o for o in options if o.demand == stamped), options[0]))
-            pools.append(pool.name)
-        if not any(o.requests for o in picked):
-            return None, f"engine {engine.name} would claim no device on its pools"
-        pools_t = tuple(pools)
-        units = engine_units(engine, pools_t, tuple(picked))
-        choice.append(EngineOption(pools_t, tuple(picked), len(set(pools_t)) - 1, units))
+        got = _retain_engine(matcher, cluster, e, members, recorded)
+        if isinstance(got, str):
+            return None, got
+        choice.append(got)
     for pool_name, alone in replica_units(tuple(choice)).items():
         pool = cluster.pool(pool_name)
         assert pool is not None
         if fit(PoolState.empty(pool.per_node, pool.node_count), alone) is None:
             return None, f"pool {pool_name} no longer fits: too small for the replica alone"
     return tuple(choice), ""
+
+
+def _retain_engine(
+    matcher: Matcher,
+    cluster: Cluster,
+    e: int,
+    members: list[dict[str, Any]],
+    recorded: Mapping[tuple[str, int], Mapping[str, str]],
+) -> EngineOption | str:
+    """Engine ``e`` of a kept replica re-resolved on its members' pinned pools, or why not."""
+    engine = matcher.engines[e]
+    roles = [str(m.get("role", "Standalone")) for m in members]
+    if roles != [m.role for m in engine.members]:
+        return f"engine {engine.name}'s members changed"
+    pools: list[str] = []
+    picked: list[MemberOption] = []
+    for m, member in enumerate(members):
+        pool = cluster.pool(str(member.get("nodePoolName", "")))
+        if pool is None:
+            return f"pool {member.get('nodePoolName')} is gone"
+        options, reason = matcher.member(e, m, pool)
+        if not options:
+            return f"pool {pool.name} no longer fits: {reason}"
+        # The option charged as stamped, so an edit elsewhere does not move its devices.
+        stamped = observed_vector(
+            pool, member.get("deviceRequests") or [], recorded.get((engine.name, m))
+        )
+        picked.append(next((o for o in options if o.demand == stamped), options[0]))
+        pools.append(pool.name)
+    if not any(o.requests for o in picked):
+        return f"engine {engine.name} would claim no device on its pools"
+    pools_t = tuple(pools)
+    units = engine_units(engine, pools_t, tuple(picked))
+    return EngineOption(pools_t, tuple(picked), len(set(pools_t)) - 1, units)
 
 
 def is_serving(replica: dict[str, Any] | None) -> bool:
@@ -164,20 +179,37 @@ def displaced(
     the ledger, already charged with every other replica, answers the common case."""
     losers: list[tuple[str, str]] = []
     if allocation is not None:
-        for r in mine:
-            why = allocation.refused.get(replica_key(r))
-            if why is not None:
-                losers.append((replica_key(r)[1], f"cluster {cluster} refused it: {why}"))
+        losers = [
+            (replica_key(r)[1], f"cluster {cluster} refused it: {why}")
+            for r in mine
+            if (why := allocation.refused.get(replica_key(r))) is not None
+        ]
         mine = [r for r in mine if replica_key(r) not in allocation.refused]
+    if _all_fit(ledger, cluster, mine):
+        return losers
+    return losers + _first_come(ledger, cluster, mine, theirs, allocation)
+
+
+def _all_fit(ledger: Ledger, cluster: str, mine: list[dict[str, Any]]) -> bool:
+    """Whether everything charged to our pools on ``cluster`` fits together with ours: then
+    no replica of ours fails beside those created before it (removing units never makes a
+    pool's packing fail)."""
     own = [observed_units(ledger.pools, cluster, r) for r in mine]
     pools = {pool for us in own for pool in us}
-    # Removing units never makes a pool's packing fail, so when everything charged to our
-    # pools fits together, no replica of ours fails beside those created before it.
-    if all(
+    return all(
         ledger.load((cluster, pool)).fits(tuple(u for us in own for u in us.get(pool, ())))
         for pool in pools
-    ):
-        return losers
+    )
+
+
+def _first_come(
+    ledger: Ledger,
+    cluster: str,
+    mine: list[dict[str, Any]],
+    theirs: list[dict[str, Any]],
+    allocation: Published | None,
+) -> list[tuple[str, str]]:
+    """Ours that do not fit beside the replicas admitted (or, unpublished, created) before."""
     by_key = {replica_key(r): r for r in [*mine, *theirs]}
     units = {key: observed_units(ledger.pools, cluster, r) for key, r in by_key.items()}
     # What the cluster admitted for other deployments holds its devices before anything else.
@@ -185,6 +217,7 @@ def displaced(
     admitted = allocation.admitted if allocation is not None else frozenset()
     before = "admitted" if allocation is not None else "created"
     ours = {replica_key(r) for r in mine}
+    losers = []
     for r in sorted([*mine, *theirs], key=lambda r: (replica_key(r) not in admitted, _created(r))):
         key = replica_key(r)
         wanted = units[key]
@@ -355,9 +388,32 @@ def charge_fleet(
     """Charge the ledger with every other replica listed that its cluster's allocation does not
     already hold (``published``; the ledger reads what it holds), then with the kept replicas
     that still fit; remove (from ``kept`` and ``load``) and return the ones that do not."""
+    neighbours = _charge_others(ledger, {k.cluster for k in kept}, others, published)
     removed = []
+    for c in sorted(neighbours):
+        mine = [stamped[k.existing or ""] for k in kept if k.cluster == c]
+        for loser, reason in displaced(ledger, c, mine, neighbours[c], published(c)):
+            k = next(k for k in kept if k.existing == loser)
+            removed.append(_drop(kept, load, k, reason))
+    for k in list(kept):
+        assert k.choice is not None
+        grown = overgrown(ledger, k, stamped[k.existing or ""])
+        if grown:
+            removed.append(_drop(kept, load, k, grown))
+            continue
+        ledger.charge(k.cluster, replica_units(k.choice))
+    return removed
+
+
+def _charge_others(
+    ledger: Ledger,
+    hosting: set[str],
+    others: list[dict[str, Any]],
+    published: Callable[[str], Published | None],
+) -> dict[str, list[dict[str, Any]]]:
+    """Charge every other replica listed that its cluster's allocation does not already hold;
+    those on a cluster in ``hosting`` (where we keep replicas), by cluster."""
     # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
-    hosting = {k.cluster for k in kept}
     neighbours: dict[str, list[dict[str, Any]]] = {c: [] for c in hosting}
     for r in others:
         on = str((r.get("spec") or {}).get("clusterName") or "")
@@ -367,20 +423,11 @@ def charge_fleet(
         ledger.charge_observed(r)
         if on in neighbours:
             neighbours[on].append(r)
-    for c in sorted(hosting):
-        mine = [stamped[k.existing or ""] for k in kept if k.cluster == c]
-        for loser, reason in displaced(ledger, c, mine, neighbours[c], published(c)):
-            k = next(k for k in kept if k.existing == loser)
-            kept.remove(k)
-            load[k.cluster] -= 1
-            removed.append(pl.RemovedReplica(loser, k.index, c, reason))
-    for k in list(kept):
-        assert k.choice is not None
-        grown = overgrown(ledger, k, stamped[k.existing or ""])
-        if grown:
-            kept.remove(k)
-            load[k.cluster] -= 1
-            removed.append(pl.RemovedReplica(k.existing or "", k.index, k.cluster, grown))
-            continue
-        ledger.charge(k.cluster, replica_units(k.choice))
-    return removed
+    return neighbours
+
+
+def _drop(kept: list[Replica], load: dict[str, int], k: Replica, reason: str) -> pl.RemovedReplica:
+    """Remove a kept replica that must move, from ``kept`` and its cluster's ``load``."""
+    kept.remove(k)
+    load[k.cluster] -= 1
+    return pl.RemovedReplica(k.existing or "", k.index, k.cluster, reason)
