@@ -15,9 +15,10 @@ from modelplane.compose.modelservice.composer import endpoints_requirement
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.labels import ROUTES_POOLS
 from modelplane.simulate import simulate_observed
+from tests.compose.modeldeployment.running import reported
 from tests.compose.modelservice.kit import cluster, gateway, service
 from tests.compose.through import run
-from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+from tests.fleet.builders import deployment, inference_class, inference_cluster
 
 Obj = dict[str, Any]
 H100 = inference_class("h100")
@@ -81,10 +82,12 @@ class World:
             HOLDS: self.usages(),
         }
         rsp = run(md, self.deployment, required)
-        # A route Object asked for by name is answered as Crossplane fetches it: the truth.
-        for key, (_, name, _) in rsp.by_name.items():
-            required[key] = [o for o in self.routes() if o["metadata"]["name"] == name]
-        rsp = run(md, self.deployment, required) if rsp.by_name else rsp
+        # A route Object asked for by name is answered as Crossplane fetches it: the truth;
+        # and it calls again until nothing new is asked.
+        while new := {k: v for k, v in rsp.by_name.items() if k not in required}:
+            for key, (_, name, _) in new.items():
+                required[key] = [o for o in self.routes() if o["metadata"]["name"] == name]
+            rsp = run(md, self.deployment, required)
         assert rsp.fatal is None, rsp.fatal
         dropped = {o["metadata"]["name"] for o in mine} - {
             o["metadata"]["name"] for o in rsp.resources.values()
@@ -92,7 +95,7 @@ class World:
         # Deleting a held replica would be refused, and fail the deployment's whole reconcile.
         assert not dropped & held_replicas(self.usages()), "a held replica was deleted"
         self.deployment = {
-            k: with_condition(copy.deepcopy(o), "ModelServing", "True")
+            k: reported(copy.deepcopy(o), up=True)
             if o["kind"] == "ModelReplica"
             else copy.deepcopy(o)
             for k, o in rsp.resources.items()

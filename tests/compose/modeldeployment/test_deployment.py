@@ -19,6 +19,7 @@ from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
+from tests.compose.modeldeployment.running import reported
 from tests.fleet.builders import (
     deployment,
     engine,
@@ -72,13 +73,13 @@ def condition(result: Result, type_: str) -> Any:
 
 
 def serving(mr: Obj, status: str = "True") -> Obj:
-    return with_condition(
-        with_condition(
-            mr, "ModelServing", status, "Serving" if status == "True" else "NoReadyCopy"
-        ),
-        "Ready",
-        status,
+    """The replica as its own reconcile reports it: serving (its status describing the stamp
+    it carries, ready) or not."""
+    out = reported(mr, up=status == "True")
+    out = with_condition(
+        out, "ModelServing", status, "Serving" if status == "True" else "NoReadyCopy"
     )
+    return with_condition(out, "Ready", status)
 
 
 def existing(result: Result, status: str = "True") -> dict[str, Obj]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
+from tests.compose.modeldeployment.running import reported
 from tests.compose.through import Response, run
 from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
 
@@ -27,12 +28,13 @@ def reconcile(md: Obj, clusters: list[Obj], observed: dict[str, Obj]) -> Respons
 
 def as_observed(rsp: Response, serving: str = "True", ready: str = "True") -> dict[str, Obj]:
     """What a reconcile composed, as the next one observes it: every replica's ModelServing and
-    Ready as given."""
+    Ready as given (its status describing the stamp it carries)."""
     assert rsp.fatal is None, rsp.fatal
     out: dict[str, Obj] = {}
     for key, obj in rsp.resources.items():
         obj = copy.deepcopy(obj)
         if obj["kind"] == "ModelReplica":
+            obj = reported(obj, up=serving == "True")
             obj = with_condition(with_condition(obj, "ModelServing", serving), "Ready", ready)
         out[key] = obj
     return out

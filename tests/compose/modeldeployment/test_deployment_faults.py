@@ -16,6 +16,7 @@ from modelplane.compose.modeldeployment.composer import (
 )
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.composer import Inputs
+from tests.compose.modeldeployment.running import reported
 from tests.compose.through import Response, run
 from tests.fleet.builders import (
     deployment,
@@ -38,8 +39,10 @@ def clusters(*names: str, class_name: str = "h100") -> list[Obj]:
 
 
 def serving(mr: Obj, status: str = "True") -> Obj:
+    """The replica as its own reconcile reports it, its status describing its stamp."""
     reason = "Serving" if status == "True" else "WaitingForCluster"
-    return with_condition(with_condition(mr, "ModelServing", status, reason), "Ready", status)
+    out = reported(mr, up=status == "True")
+    return with_condition(with_condition(out, "ModelServing", status, reason), "Ready", status)
 
 
 def settled(md: Obj, fleet: list[Obj], classes: list[Obj] | None = None) -> dict[str, Obj]:

@@ -27,8 +27,8 @@ def routed_never_below(floor: int) -> Any:
     return judge
 
 
-def behind_a_service(lag: int = 0) -> World:
-    world = World(lag=lag, restart_rounds=1, service=True)
+def behind_a_service(lag: int = 0, endpoint_lag: bool = False) -> World:
+    world = World(lag=lag, restart_rounds=1, service=True, endpoint_lag=endpoint_lag)
     world.settle(md_at())
     assert world.serving_and_routed() == 6
     world.judges = [truthful]
@@ -140,3 +140,31 @@ def test_a_replica_held_before_it_is_routed_again_gets_its_lane_back() -> None:
     assert not any(
         REROUTE in (o["metadata"].get("annotations") or {}) for o in world.replicas.values()
     )
+
+
+def test_a_surge_s_old_replica_is_released_only_once_the_new_one_is_routed() -> None:
+    # Surges trusted ModelServing alone: the old replica left as soon as its replacement said
+    # it served, before the ModelService (which adds a lane a reconcile after it sees the
+    # endpoint) routed the new one: one below spec.replicas routed.
+    world = behind_a_service(endpoint_lag=True)
+    world.judges.append(routed_never_below(6))
+    new = md_at(V2, maxSurge=1, maxUnavailable=0)
+    world.play(new, "DRDRS", 60)
+    assert world.rolled_out() and len(world.replicas) == 6
+    assert world.deployment(new).condition("RolledOut")[:2] == ("True", "Complete")
+
+
+def test_a_moved_replica_leaves_only_once_its_replacement_is_routed() -> None:
+    # Moves trusted ModelServing alone: a drained cluster's replica left as soon as its
+    # replacement said it served, before the ModelService routed the replacement.
+    world = behind_a_service(endpoint_lag=True)
+    world.judges.append(routed_never_below(6))
+    world.fleet = [
+        {**c, "spec": {**c["spec"], "taints": [{"key": "maintenance", "effect": "NoExecute"}]}}
+        if c["metadata"]["name"] == "c"
+        else c
+        for c in world.fleet
+    ]
+    world.play(md_at(), "DRDRS", 30)
+    assert all(o["spec"]["clusterName"] != "c" for o in world.replicas.values())
+    assert len(world.replicas) == 6 and world.serving_and_routed() == 6

@@ -17,7 +17,8 @@ truth:
 - with ``service``, a ModelService selects every replica: its front route (one route Object,
   what the deployment lists) names the pool of each ModelEndpoint the deployment composes, as of
   the service's last reconcile (``S`` in ``play``); a replica is routed while the route applied
-  on the cluster names its pool.
+  on the cluster names its pool. With ``endpoint_lag``, a new endpoint's lane is added only on
+  the service reconcile after the one that first saw it, as its own status comes first.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
+from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, HOLDS, ROUTES
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import referenced_pools
 from tests.compose.modeldeployment.running import reported, stamp_of
@@ -57,8 +58,14 @@ class World:
         broken: Callable[[str, str], bool] = lambda name, stamp: False,
         restart_rounds: int = 0,
         service: bool = False,
+        endpoint_lag: bool = False,
     ) -> None:
         self.restart_rounds = restart_rounds
+        self.endpoint_lag = endpoint_lag
+        """A new endpoint's lane is added a service reconcile after it is first seen (its own
+        reconcile publishes the pool it routes to first); a gone one's is dropped at once."""
+        self.seen: set[str] = set()
+        """The pools of the endpoints the service saw on its last reconcile."""
         self.route: Obj | None = _route() if service else None
         self.not_ready: set[str] = set()
         """Clusters whose serving stack is down (``stack_down``): nothing there serves."""
@@ -160,9 +167,11 @@ class World:
         """The ModelService reconciles: its route names the pools of the endpoints it lists
         now, and the cluster applies it at once."""
         assert self.route is not None
-        pools = sorted(
+        listed = {
             o["spec"]["inferencePool"] for o in self.others.values() if o["kind"] == "ModelEndpoint"
-        )
+        }
+        pools = sorted(listed & self.seen if self.endpoint_lag else listed)
+        self.seen = listed
         manifest = {
             "apiVersion": "gateway.networking.k8s.io/v1",
             "kind": "HTTPRoute",
@@ -256,13 +265,15 @@ class World:
         )
 
     def rolled_out(self) -> bool:
-        """Every replica runs the stamp it carries, and serves."""
+        """Every replica runs the stamp it carries, and serves: all but those draining (a
+        surge's old replica, one scaled in), which leave."""
         return all(
             (run := self.runs.get(o["metadata"]["name"])) is not None
             and run.up
             and self.routed(o["metadata"]["name"])
             and run.stamp == stamp_of(o)
             for o in self.replicas.values()
+            if DRAIN_ROUTES not in (o["metadata"].get("annotations") or {})
         )
 
     def stamps(self) -> dict[int, str]:

@@ -181,9 +181,7 @@ def scaled_object(md: Mapping[str, Any], endpoint: MetricsEndpoint) -> Obj:
         "pollingInterval": POLLING_SECONDS,
         "minReplicaCount": int(scaling.get("minReplicas", 1)),
         "maxReplicaCount": int(scaling["maxReplicas"]),
-        "triggers": [
-            _trigger(t, endpoint) for t in triggers(scaling["targets"], namespace, name)
-        ],
+        "triggers": [_trigger(t, endpoint) for t in triggers(scaling["targets"], namespace, name)],
     }
     behavior = _behavior(scaling.get("behavior") or {})
     if behavior:

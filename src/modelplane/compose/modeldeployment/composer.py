@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.evidence import listed_and_found, look_up
-from modelplane.compose.frontdoor import gateway_withdrawn
+from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
+from modelplane.compose.modeldeployment.doomed import is_doomed
 from modelplane.compose.modeldeployment.drain import (
     HOLDS,
     ROUTES,
@@ -62,7 +63,7 @@ from modelplane.compose.modeldeployment.rollout import (
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
 from modelplane.compose.modeldeployment.surge import Started, Surges, start, surges_of
 from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning
-from modelplane.compose.replica_revision import described
+from modelplane.compose.replica_revision import described, stamp_of
 from modelplane.composer import (
     Condition,
     Desired,
@@ -274,6 +275,8 @@ class Rollout:
     requirements: dict[str, Requirement]
     """What judging updated replicas routed again asks for (``reroute.py``)."""
     routes: Routes
+    available: frozenset[str]
+    """The counted placements that serve as the rollout counts them (``Stamps.available``)."""
 
 
 def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout | Result:
@@ -281,17 +284,20 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
     result that holds what runs, when a device selector does not compile)."""
     md = inputs.composite
     mine = fleet.mine
-    surges = surges_of(mine)
+    read = routes(inputs, mine.values())
+    down = frozenset(n for n, c in fleet.clusters.items() if gateway_withdrawn(c))
+    surges = surges_of(mine, lambda obj: serves_its_stamp(obj, read, down))
     place = Placer(inputs, fleet, cache, surges.leaving)
     plan = place(len(surges.in_flight))
     if plan.selector_errors:
         return _invalid_selectors(fleet.asks, mine, plan)
     strategy = Strategy.of(md)
     weights = pinning(cache.cache, [p.cluster for p in plan.placements], mine.values())
-    stamps = _stamp_placements(md, plan, fleet, weights, routes(inputs, mine.values()))
+    stamps = _stamp_placements(md, plan, fleet, weights, Stamps({}, routes=read, unreachable=down))
     leaving = bool(set(mine) - set(stamps.placed))
-    started = start(strategy, stamps.candidates, surges, plan, place, leaving)
-    surging = _add_surges(md, stamps, started, surges, mine, weights)
+    owed = [k for k in stamps.doomed if k not in surges.replaced]
+    started = start(strategy, stamps.candidates, surges, plan, place, leaving, owed)
+    surging = _add_surges(md, stamps, started, surges, mine, weights, fleet.clusters)
     picked = _pick_updates(strategy, stamps, surging, started, mine)
     # Conditions count the replicas the deployment asks for; the surge is the rollout's.
     counts = tuple(p for p in plan.placements if stamps.key_of(p) not in surging)
@@ -305,17 +311,20 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
         picked.counted,
         picked.progress,
         weights,
-        _reroute_requirements(md, stamps, mine),
+        _reroute_requirements(md, stamps, mine, plan),
         stamps.routes,
+        frozenset(k for k in picked.counted if stamps.available(k, mine.get(k))),
     )
 
 
 def _reroute_requirements(
-    md: Obj, stamps: Stamps, mine: Mapping[str, Obj]
+    md: Obj, stamps: Stamps, mine: Mapping[str, Obj], plan: Schedule
 ) -> dict[str, Requirement]:
     """The route Objects are listed while a rollout may update a replica or waits for one to
-    be routed again: an update records the routes naming its pool (``reroute.py``)."""
-    if not stamps.candidates and not any(recorded(r) for r in mine.values()):
+    be routed again: an update records the routes naming its pool (``reroute.py``), and so
+    does a replacement (a move, a surge) the routes of the replica it replaces."""
+    moving = stamps.candidates or stamps.doomed or plan.removed
+    if not moving and not any(recorded(r) for r in mine.values()):
         return {}
     return {ROUTES: routes_requirement(md), **stamps.routes.requirements}
 
@@ -353,6 +362,7 @@ def _pick_updates(
     for key in updating:
         _record_routes(stamps.stamped[key], stamps.routes)
     held = ({c.key for c in candidates} - updating) | (replacing & set(stamps.placed))
+    held |= set(stamps.doomed)
     progress = _progress(counted, held, updating, mine, strategy, stamps, surging)
     if held and not updating and not surging and _no_room(strategy, started):
         progress = dataclasses.replace(progress, no_room=not progress.stalled)
@@ -382,6 +392,8 @@ class Stamps:
     """The route Objects, which say whether an updated replica is routed again."""
     unreachable: frozenset[str] = frozenset()
     """Clusters whose gateway says it has no address: no route reaches a replica there."""
+    doomed: list[str] = dataclasses.field(default_factory=list)
+    """Placements whose delete a Usage refused: replaced, never updated (``doomed.py``)."""
 
     def key_of(self, p: ReplicaPlacement) -> str:
         return _key_of(p, self.by_name)
@@ -396,28 +408,47 @@ class Stamps:
         """Whether the placement serves: an outdated replica while it reports ModelServing (it
         runs what it ran); an updated one only once its status describes its stamp, ready, and
         serving (the status it wrote before its restamp describes what is being replaced)."""
-        if _serving(observed) != "True" or observed is None:
+        if observed is None:
             return False
-        # Its endpoint is withdrawn with its cluster's gateway: serving, it is routed nowhere.
-        if str((observed.get("spec") or {}).get("clusterName")) in self.unreachable:
+        if key not in self.outdated:
+            stamp = self.stamped[key]["metadata"]["annotations"][TEMPLATE_HASH]
+            return serves_its_stamp(observed, self.routes, self.unreachable, stamp)
+        if _serving(observed) != "True" or _on(observed) in self.unreachable:
             return False
-        if key in self.outdated:
-            # It runs what it ran, but updated before and changed again, it counts only once
-            # routed again as well.
-            return self.routes.rerouted(observed)
-        was = described(observed)
-        # Serving is not enough where a ModelService routed it: its lane must be back too.
-        ready = was is not None and was.ready and self.describes(key, observed)
-        return ready and self.routes.rerouted(observed)
+        # It runs what it ran, but updated before and changed again, it counts only once
+        # routed again as well.
+        return self.routes.rerouted(observed)
+
+
+def serves_its_stamp(
+    observed: Obj, routes: Routes, unreachable: frozenset[str], stamp: str | None = None
+) -> bool:
+    """Whether a replica serves ``stamp`` (by default the one it carries), as the rollout
+    counts it: its status describes that stamp, ready and serving (the status written before
+    a restamp describes what is being replaced); on a cluster whose gateway reaches it (its
+    endpoint is withdrawn with the gateway); and routed again by every route recorded on it
+    (``reroute.py``)."""
+    if _serving(observed) != "True" or _on(observed) in unreachable:
+        return False
+    was = described(observed)
+    wanted = stamp or stamp_of(observed)
+    ready = was is not None and was.ready and was.revision == wanted
+    return ready and routes.rerouted(observed)
+
+
+def _on(replica: Obj) -> str:
+    return str((replica.get("spec") or {}).get("clusterName"))
 
 
 def _stamp_placements(
-    md: Obj, plan: Schedule, fleet: Gathered, weights: Pinning, routes: Routes
+    md: Obj, plan: Schedule, fleet: Gathered, weights: Pinning, base: Stamps
 ) -> Stamps:
+    """Every placement stamped; ``base``: the routes and unreachable clusters it judges by."""
     mine = fleet.mine
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
-    down = frozenset(n for n, c in fleet.clusters.items() if gateway_withdrawn(c))
-    stamps = Stamps(by_name, routes=routes, unreachable=down)
+    stamps = dataclasses.replace(base, by_name=by_name)
+    # A placement replacing a replica the schedule moved waits for the routes of that one.
+    moved = {r.index: r for r in plan.removed if r.reason != "scale-down"}
     for p in plan.placements:
         key = stamps.key_of(p)
         observed = mine.get(key)
@@ -426,17 +457,39 @@ def _stamp_placements(
         name = p.existing or (str(observed["metadata"]["name"]) if observed else None)
         stamps.names[key] = name or replica_name(md, p)
         stamps.stamped[key] = _stamped(md, p, stamps.names[key], observed, weights)
-        if observed is not None and outdated(observed, stamps.stamped[key]):
-            stamps.outdated.add(key)
-            # Serving where no route reaches it serves no one: updating it stops nothing.
-            serving = stamps.available(key, observed)
-            stamps.candidates.append(Candidate(p.index, key, serving, p.cluster))
-        elif observed is not None and not routes.rerouted(observed):
-            # Updated, not routed again yet: what it waits for stays recorded, each route
-            # marked once seen dropping its pool.
-            _carry_routes(stamps.stamped[key], routes.moved_on(observed))
         stamps.placed.append(key)
+        if observed is not None:
+            _judge(stamps, p, key, observed)
+        elif p.index in moved:
+            was = moved[p.index]
+            adopted = _adopted(stamps.routes, was.name, was.cluster, p.cluster, fleet.clusters)
+            _carry_routes(stamps.stamped[key], adopted)
     return stamps
+
+
+def _judge(stamps: Stamps, p: ReplicaPlacement, key: str, observed: Obj) -> None:
+    """Record what the observed replica at placement ``p`` is: doomed, outdated (a candidate
+    for an update), or updated and waiting to be routed again."""
+    if is_doomed(observed):
+        # Replaced under a new name, make before break; never updated in place.
+        stamps.doomed.append(key)
+    elif outdated(observed, stamps.stamped[key]):
+        stamps.outdated.add(key)
+        # Serving where no route reaches it serves no one: updating it stops nothing.
+        serving = stamps.available(key, observed)
+        stamps.candidates.append(Candidate(p.index, key, serving, p.cluster))
+    elif not stamps.routes.rerouted(observed):
+        # Updated, not routed again yet: what it waits for stays recorded, each route
+        # marked once seen dropping its pool.
+        _carry_routes(stamps.stamped[key], stamps.routes.moved_on(observed))
+
+
+def _adopted(routes: Routes, name: str, cluster: str, to: str, clusters: Clusters) -> str:
+    """What a replacement on ``to`` of replica ``name`` on ``cluster`` waits to be routed by."""
+    elsewhere = ""
+    if to != cluster and cluster in clusters:
+        elsewhere = cluster_gateway(clusters[cluster]).provider_config
+    return routes.adopted(name, elsewhere)
 
 
 def _record_routes(replica: Obj, routes: Routes) -> None:
@@ -474,6 +527,7 @@ def _add_surges(
     surges: Surges,
     mine: Mapping[str, Obj],
     weights: Pinning,
+    clusters: Clusters,
 ) -> dict[str, str]:
     """Stamp the surge replicas started now into ``stamps``, and annotate every surge replica
     with the one it replaces. The surge replicas in flight: key -> the key it replaces."""
@@ -482,6 +536,12 @@ def _add_surges(
         key = replica_key(p.index, p.cluster)
         stamps.names[key] = replica_name(md, p)
         stamps.stamped[key] = _stamped(md, p, stamps.names[key], None, weights)
+        # It counts once every route naming the one it replaces names it too.
+        was = mine[old]
+        adopted = _adopted(
+            stamps.routes, str(was["metadata"]["name"]), _on(was), p.cluster, clusters
+        )
+        _carry_routes(stamps.stamped[key], adopted)
         stamps.placed.append(key)
         surging[key] = old
     for key, old in [*surging.items(), *((k, o) for o, k in surges.replaced.items())]:
@@ -518,9 +578,11 @@ def _keep_and_drain(inputs: Inputs, fleet: Gathered, rollout: Rollout, result: R
         result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
     plan = rollout.plan
     serving = sum(1 for k in rollout.counted if _serving(mine.get(k)) == "True")
-    kept = _make_before_break(mine, plan, fleet.clusters, serving, result.resources)
+    # A replacement counts as the rollout counts: serving its stamp, and routed.
+    available = len(rollout.available)
+    kept = _make_before_break(mine, plan, fleet.clusters, available, result.resources)
     taken = [*result.resources, *kept]
-    stranded = _stranded(mine, plan, fleet.clusters, fleet.classes, serving, taken)
+    stranded = _stranded(mine, plan, fleet.clusters, fleet.classes, available, taken)
     for key in [*kept, *stranded]:
         result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
     kept += [key for key in stranded if _serving(mine[key]) == "True"]

@@ -60,6 +60,21 @@ class Routes:
         ]
         return ",".join(named)
 
+    def adopted(self, replaced: str, elsewhere: str = "") -> str:
+        """What a replacement for the replica named ``replaced`` (a surge, a move) records:
+        the routes naming that one's pool, as if seen dropping the new one already (its pool
+        was never named), so it counts once each names its pool too. ``elsewhere``: the
+        provider config of the replaced one's cluster when the replacement stands on another;
+        a route applied there (that cluster's own route) never names a pool elsewhere."""
+        if not replaced:
+            return ""
+        pool = replica_pool_name(replaced)
+        return ",".join(
+            f"{name}@{DROPPED}"
+            for name, obj in sorted(self.by_name.items())
+            if pool in referenced_pools([obj]) and not (elsewhere and _applied_by(obj) == elsewhere)
+        )
+
     def moved_on(self, replica: Mapping[str, Any]) -> str:
         """The replica's record, with each route seen naming its pool no more marked dropped."""
         pool = replica_pool_name(str(replica["metadata"]["name"]))
@@ -126,6 +141,11 @@ def withdrawn(replica: Mapping[str, Any]) -> bool:
     """Whether the replica's endpoint stays withdrawn: a route recorded on it has not been
     seen dropping its pool yet."""
     return any(not dropped for _, dropped in recorded(replica))
+
+
+def _applied_by(obj: Mapping[str, Any]) -> str:
+    """The provider config (so the cluster) the route Object is applied through."""
+    return str(((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name") or "")
 
 
 def _names_both(obj: Mapping[str, Any], pool: str) -> bool:

@@ -17,14 +17,13 @@ nothing. ``unit: Cluster`` does not surge.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.modeldeployment.rollout import Candidate, Strategy
 from modelplane.labels import SURGE_FOR
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
-from modelplane.scheduling.policy import is_serving
 
 Obj = dict[str, Any]
 
@@ -41,7 +40,10 @@ class Surges:
     """Old replica key -> its surge replica's key, for those leaving."""
 
 
-def surges_of(mine: Mapping[str, Obj]) -> Surges:
+def surges_of(mine: Mapping[str, Obj], available: Callable[[Obj], bool]) -> Surges:
+    """``available``: whether a replica serves as the rollout counts it (its status describes
+    its stamp, ready and serving, and routed by every service that routes what it replaces):
+    only then does the replica it replaces leave."""
     by_name = {str(o["metadata"]["name"]): k for k, o in mine.items()}
     in_flight: dict[str, str] = {}
     leaving: set[str] = set()
@@ -51,7 +53,7 @@ def surges_of(mine: Mapping[str, Obj]) -> Surges:
         old_key = by_name.get(old)
         if old_key is None or old_key == key:
             continue
-        if is_serving(obj):
+        if available(obj):
             leaving.add(old)
             replaced[old_key] = key
         else:
@@ -74,23 +76,25 @@ def start(
     plan: Schedule,
     place: Callable[[int], Schedule],
     draining: bool,
+    owed: Sequence[str] = (),
 ) -> Started:
     """Surge replicas to place now. ``place(n)``: the schedule with ``n`` replicas beyond
     ``spec.replicas``; ``plan`` is ``place(len(surges.in_flight))``; ``draining``: a replica
-    still leaves."""
-    if strategy.max_surge == 0 or strategy.by_cluster:
-        return Started((), no_room=True)
-    if strategy.paused:
-        return Started((), no_room=False)
-    wanted = _wanted(strategy, candidates, surges)
-    asked = min(strategy.max_surge - len(surges.in_flight), len(wanted))
-    if asked <= 0 or draining:
-        return Started((), no_room=False)
+    still leaves. ``owed``: replicas to replace whatever the strategy (``doomed.py``), given
+    room before any surge."""
+    kill_first = strategy.max_surge == 0 or strategy.by_cluster
+    busy = set(surges.in_flight.values())
+    replacing = [k for k in owed if k not in busy]
+    wanted = [] if kill_first or strategy.paused else _wanted(strategy, candidates, surges)
+    asked = max(0, min(strategy.max_surge - len(surges.in_flight), len(wanted)))
+    keys = [*replacing, *(c.key for c in wanted[:asked])]
+    if not keys or draining:
+        return Started((), no_room=kill_first)
     if not _steady(plan):
-        return Started((), no_room=True)
-    extra = _room(plan, place(len(surges.in_flight) + asked))
-    pairs = tuple((p, c.key) for p, c in zip(extra, wanted, strict=False))
-    return Started(pairs, no_room=len(pairs) < asked)
+        return Started((), no_room=kill_first or asked > 0)
+    extra = _room(plan, place(len(surges.in_flight) + len(keys)))
+    pairs = tuple(zip(extra, keys, strict=False))
+    return Started(pairs, no_room=kill_first or len(pairs) < len(keys))
 
 
 def _wanted(strategy: Strategy, candidates: list[Candidate], surges: Surges) -> list[Candidate]:
