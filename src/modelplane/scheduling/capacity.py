@@ -367,29 +367,32 @@ def observed_vector(
     order, in which each request's selectors match its device and the requests sharing a device
     fit its per-node count. Assigning each request on its own would charge two requests that
     the search put on two devices to the same one."""
-    claimable = pool.claimable
     choices: list[tuple[int, tuple[int, ...]]] = []
     for request in requests:
-        dcn = request.get("deviceClassName")
-        count = max(0, int(request.get("count", 1)))
-        same_class = tuple(
-            j for j, i in enumerate(claimable) if pool.kinds[i].device_class_name == dcn
-        )
-        if len(same_class) <= 1:
-            if same_class:
-                choices.append((count, same_class))
-            continue
-        named = (recorded or {}).get(str(request.get("name", "")))
-        pinned = tuple(j for j in same_class if pool.kinds[claimable[j]].name == named)
-        if pinned:
-            choices.append((count, pinned[:1]))
-            continue
-        selectors = tuple(str(s.get("cel")) for s in request.get("selectors") or [] if "cel" in s)
-        matching = tuple(
-            j for j in same_class if matches(selectors, pool.kinds[claimable[j]]) is True
-        )
-        choices.append((count, matching or same_class[:1]))
+        devices = _request_devices(pool, request, recorded or {})
+        if devices:
+            choices.append((max(0, int(request.get("count", 1))), devices))
     return _assign(pool.per_node, tuple(choices))
+
+
+def _request_devices(
+    pool: Pool, request: Mapping[str, Any], recorded: Mapping[str, str]
+) -> tuple[int, ...]:
+    """The claimable devices (by position) one stamped request may be on: the one its
+    DeviceClass names, the one recorded at placement, or those its selectors match (the first
+    of the DeviceClass when none does); () when no claimable device has its DeviceClass."""
+    claimable = pool.claimable
+    dcn = request.get("deviceClassName")
+    same_class = tuple(j for j, i in enumerate(claimable) if pool.kinds[i].device_class_name == dcn)
+    if len(same_class) <= 1:
+        return same_class
+    named = recorded.get(str(request.get("name", "")))
+    pinned = tuple(j for j in same_class if pool.kinds[claimable[j]].name == named)
+    if pinned:
+        return pinned[:1]
+    selectors = tuple(str(s.get("cel")) for s in request.get("selectors") or [] if "cel" in s)
+    matching = tuple(j for j in same_class if matches(selectors, pool.kinds[claimable[j]]) is True)
+    return matching or same_class[:1]
 
 
 @lru_cache(maxsize=4096)

@@ -56,10 +56,13 @@ def _selectors(obj: Obj) -> Iterator[tuple[str, str]]:
             found: Any = member
             for key in requests.split("."):
                 found = (found or {}).get(key)
-            for d, request in enumerate(found or []):
-                for s, selector in enumerate(request.get("selectors") or []):
-                    if selector.get("cel") is not None:
-                        path = (
-                            f"{base}.engines[{e}].members[{m}].{requests}[{d}].selectors[{s}].cel"
-                        )
-                        yield path, str(selector["cel"])
+            where = f"{base}.engines[{e}].members[{m}].{requests}"
+            yield from _request_selectors(where, found or [])
+
+
+def _request_selectors(where: str, requests: list[Obj]) -> Iterator[tuple[str, str]]:
+    """Each CEL selector of a member's requests, with its path under ``where``."""
+    for d, request in enumerate(requests):
+        for s, selector in enumerate(request.get("selectors") or []):
+            if selector.get("cel") is not None:
+                yield f"{where}[{d}].selectors[{s}].cel", str(selector["cel"])
