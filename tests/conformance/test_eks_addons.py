@@ -11,6 +11,11 @@
   migrating a self-managed add-on to an Amazon EKS add-on. Valid values are NONE and
   OVERWRITE". EKS installs vpc-cni, kube-proxy and coredns self-managed with every cluster, so
   their managed add-ons are such a migration.
+- The same file: ``preserve`` "Indicates if you want to preserve the created resources when
+  deleting the EKS add-on"; unset, deleting the Addon deletes what it installed (the aws-node
+  and kube-proxy DaemonSets, CoreDNS, the Pod Identity agent, the EFS CSI controller). So an
+  add-on deleted with the cluster's other resources takes pod networking, DNS and credentials
+  from Helm's uninstalls still running: the stack holds every add-on (Usages, Crossplane v2.3.4).
 - The CRD is tests/upstream/crds/eks.aws.m.upbound.io_addons.yaml.
 """
 
@@ -23,7 +28,7 @@ import pytest
 import yaml
 
 from modelplane.compose.inferencecluster.managed import eks
-from tests.compose.inferencecluster.managed import managed, provisioned
+from tests.compose.inferencecluster.managed import managed, provisioned, wave_of, waves
 
 ROOT = Path(__file__).resolve().parents[2]
 Obj = dict[str, Any]
@@ -57,3 +62,18 @@ def test_every_composed_addon_field_is_one_the_provider_serves(for_provider_sche
     assert len(addons) == len(eks.ADDONS) + 1
     for addon in addons:
         assert set(addon["spec"]["forProvider"]) <= set(for_provider_schema)
+
+
+def test_an_addon_is_deleted_with_what_it_installed(for_provider_schema: Obj) -> None:
+    assert for_provider_schema["preserve"]["type"] == "boolean"
+    composed = provisioned(managed("EKS")).resources
+    addons = [o for o in composed.values() if o["kind"] == "Addon"]
+    assert all("preserve" not in o["spec"]["forProvider"] for o in addons)
+
+
+def test_every_addon_outlives_the_stacks_releases_and_objects() -> None:
+    composed = provisioned(managed("EKS")).resources
+    wave = wave_of(waves(composed))
+    last_of_stack = max(wave[k] for k, o in composed.items() if o["kind"] in ("Release", "Object"))
+    addons = [k for k, o in composed.items() if o["kind"] == "Addon"]
+    assert min(wave[k] for k in addons) > last_of_stack
