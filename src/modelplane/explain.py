@@ -291,8 +291,12 @@ def _no_cluster_matches(line: str, selector: dict[str, str], clusters: Sequence[
 
 
 def _unscheduled(md: Obj) -> Schedule:
-    """A deployment render never scheduled (its composer held it): nothing placed."""
-    return Schedule(desired=_replicas(md), placements=(), shortfall=("not scheduled",))
+    """A deployment whose composer never asked the scheduler (it held what runs, waiting on
+    something it reads): nothing placed, and render's conditions say why."""
+    why = (
+        "render never scheduled it: its conditions (modelplane render -o tree) say what it waits on"
+    )
+    return Schedule(desired=_replicas(md), placements=(), shortfall=(why,))
 
 
 def _replicas(md: Obj) -> int:
