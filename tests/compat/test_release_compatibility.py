@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from modelplane import manifests
+from modelplane.compose.endpointpicker import PLACEMENT
 from modelplane.compose.modelreplica.sglang import LAUNCHER, METRICS_FLAG
 from modelplane.compose.registry import default_registry
 from modelplane.render import api_server_admission, render_passes
@@ -76,11 +77,36 @@ def _unflagged(container: Obj) -> Obj:
     return out
 
 
+def _without_picker_placement(template: Any) -> Any:
+    """A pod spec as it was before the endpoint picker tolerated the GPU taint (and preferred
+    nodes without a GPU). Its Deployment rolls with a surge and no unavailability."""
+    if not isinstance(template, dict):
+        return template
+    return {k: v for k, v in template.items() if PLACEMENT.get(k) != v}
+
+
+def _without_example_token(template: Any) -> Any:
+    """A pod spec as the examples wrote it before their engines loading a gated model read
+    ``HF_TOKEN`` from the Secret ``hf-token``: an edit of the example's input, not of what
+    Modelplane composes from a given input."""
+    if not isinstance(template, dict) or "containers" not in template:
+        return template
+    return {**template, "containers": [_tokenless(c) for c in template["containers"]]}
+
+
+def _tokenless(container: Obj) -> Obj:
+    env = [e for e in container.get("env") or () if e.get("name") != "HF_TOKEN"]
+    out = {k: v for k, v in container.items() if k != "env"}
+    return {**out, "env": env} if env else out
+
+
 MIGRATIONS: dict[str, Callable[[Any], Any]] = {
     # Reaches replicas of a ModelDeployment through its rollout strategy (the stamp changes).
     "drain": _without_drain,
     # The same way: a pods revision of its own (an SGLang reference replica).
     "sglang metrics": _without_sglang_metrics,
+    "picker placement": _without_picker_placement,
+    "example token": _without_example_token,
 }
 """Deliberate changes since the recorded release, each as what undoes it on a pod template: a
 changed template passes once some migration's undo gives back what the release composed."""
