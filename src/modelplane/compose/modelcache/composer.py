@@ -800,17 +800,18 @@ def hydrated_condition(phases: list[ClusterPhase], resolving: bool = False) -> C
         message += f"; kept until no ModelReplica mounts its claim: {', '.join(kept)}"
     if not waiting:
         return Condition(HYDRATED, "True", "AllClustersReady", message)
-    message += "; " + "; ".join(waiting)
-    return Condition(HYDRATED, "False", _not_hydrated(phases, resolving), message)
+    return _not_hydrated(phases, resolving, message + "; " + "; ".join(waiting))
 
 
-def _not_hydrated(phases: list[ClusterPhase], resolving: bool) -> str:
-    """Hydrated's reason while some cluster is not ready: the worst of their phases."""
+def _not_hydrated(phases: list[ClusterPhase], resolving: bool, message: str) -> Condition:
+    """Hydrated while some cluster is not ready, by the worst of their phases."""
     if any(p.phase == FAILED for p in phases):
-        return "HydrationFailed"
+        return Condition(HYDRATED, "False", "HydrationFailed", message)
     if any(p.phase == CANNOT_STAGE for p in phases):
-        return "NoStorageClass"
-    return "Resolving" if resolving else "Hydrating"
+        return Condition(HYDRATED, "False", "NoStorageClass", message)
+    if resolving:
+        return Condition(HYDRATED, "False", "Resolving", message)
+    return Condition(HYDRATED, "False", "Hydrating", message)
 
 
 def _wrap(
