@@ -41,6 +41,7 @@ def behind_a_service(lag: int = 0, endpoint_lag: bool = False) -> World:
         ("DRDRS", 0),  # the service reconciles every other round
         ("DDRDRDRS", 0),  # requeued on its own write, the service slower still
         ("DRDRS", 1),  # replica status a round late too
+        ("DRSS", 0),  # the service on a faster poll: it routes a replica still restarting
     ],
 )
 @pytest.mark.parametrize("max_unavailable", [1, 2])

@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
+from modelplane.compose.modeldeployment.doomed import DELETION_ATTEMPT
 from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, HOLDS, ROUTES
 from modelplane.compose.replicapool import replica_pool_name
-from modelplane.compose.routed import referenced_pools
+from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
+from modelplane.labels import HOLDS_ROUTED
 from tests.compose.modeldeployment.running import reported, stamp_of
 from tests.compose.through import Response, run
 from tests.fleet.builders import inference_class, inference_cluster, with_condition
@@ -66,6 +68,13 @@ class World:
         reconcile publishes the pool it routes to first); a gone one's is dropped at once."""
         self.seen: set[str] = set()
         """The pools of the endpoints the service saw on its last reconcile."""
+        self.held: set[str] = set()
+        """Replicas the service's Usages hold (``replayDeletion``): each whose pool its route
+        named before or after its last reconcile."""
+        self.lists_lag = False
+        """The deployment's lists of route Objects and of Usages come back empty."""
+        self.replayed: list[tuple[str, bool]] = []
+        """Every replica a replayed delete removed, with whether it was draining then."""
         self.route: Obj | None = _route() if service else None
         self.not_ready: set[str] = set()
         """Clusters whose serving stack is down (``stack_down``): nothing there serves."""
@@ -99,14 +108,15 @@ class World:
             CLUSTERS: self.fleet,
             CLASSES: [H100],
             REPLICAS: list(self.replicas.values()),
-            ROUTES: [copy.deepcopy(self.route)] if self.route else [],
-            HOLDS: [],
+            ROUTES: [copy.deepcopy(self.route)] if self.route and not self.lists_lag else [],
+            HOLDS: [] if self.lists_lag else [_usage(n) for n in sorted(self.held)],
         }
         rsp = run(md, observed, required)
         # What it asks for by name is fetched and it is called again, in the same reconcile.
+        truth = [*self.fleet, *([self.route] if self.route else [])]
         while new := {n: ask for n, ask in rsp.by_name.items() if n not in required}:
             for name, (_, match, _) in new.items():
-                required[name] = [c for c in self.fleet if c["metadata"]["name"] == match]
+                required[name] = [copy.deepcopy(o) for o in truth if o["metadata"]["name"] == match]
             rsp = run(md, observed, required)
         assert rsp.fatal is None, rsp.fatal
         replicas: dict[str, Obj] = {}
@@ -117,10 +127,18 @@ class World:
             was = self.replicas.get(key)
             if was is not None and "status" in was:
                 obj["status"] = copy.deepcopy(was["status"])
+            attempt = _attempt(was)
+            if attempt is not None:
+                # The webhook's annotation is its own field: the deployment's apply keeps it.
+                obj["metadata"].setdefault("annotations", {})[DELETION_ATTEMPT] = attempt
             replicas[key] = obj
         gone = {o["metadata"]["name"] for o in self.replicas.values()} - {
             o["metadata"]["name"] for o in replicas.values()
         }
+        if self._refused(gone):
+            # A refused delete fails the whole reconcile: nothing else is applied.
+            self._judge("deployment")
+            return rsp
         for name in gone:
             self.runs.pop(name, None)
         self.replicas = replicas
@@ -163,6 +181,16 @@ class World:
         self.landing = [x for x in self.landing if x[0] > self.ticks]
         self._judge("replicas")
 
+    def _refused(self, gone: set[str]) -> bool:
+        """Crossplane deletes what the deployment left out, in turn; the Usage webhook refuses
+        a held one and records the attempt on it (foreground, as Crossplane deletes)."""
+        for name in sorted(gone):
+            if name in self.held:
+                [obj] = [o for o in self.replicas.values() if o["metadata"]["name"] == name]
+                obj["metadata"].setdefault("annotations", {})[DELETION_ATTEMPT] = "Foreground"
+                return True
+        return False
+
     def service_reconcile(self) -> None:
         """The ModelService reconciles: its route names the pools of the endpoints it lists
         now, and the cluster applies it at once."""
@@ -179,11 +207,30 @@ class World:
                 "rules": [{"backendRefs": [{"kind": "InferencePool", "name": p} for p in pools]}]
             },
         }
+        before = _pools(self.route)
         if self.route["spec"]["forProvider"]["manifest"] != manifest:
             self.route["metadata"]["generation"] += 1
             self.route["spec"]["forProvider"]["manifest"] = manifest
         self.route["status"] = {"atProvider": {"manifest": copy.deepcopy(manifest)}}
+        self._release(before | _pools(self.route))
         self._judge("service")
+
+    def _release(self, named: set[str]) -> None:
+        """The service holds each replica whose pool its route named before or after this
+        reconcile; a Usage released replays a delete recorded on its replica."""
+        now = {
+            o["metadata"]["name"]
+            for o in self.replicas.values()
+            if replica_pool_name(o["metadata"]["name"]) in named
+        }
+        for key, obj in list(self.replicas.items()):
+            name = obj["metadata"]["name"]
+            if name in self.held - now and _attempt(obj) is not None:
+                draining = DRAIN_ROUTES in (obj["metadata"].get("annotations") or {})
+                self.replayed.append((name, draining))
+                del self.replicas[key]
+                self.runs.pop(name, None)
+        self.held = now
 
     def _judge(self, step: str) -> None:
         self.stepped = step
@@ -281,6 +328,39 @@ class World:
             int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): stamp_of(o)
             for o in self.replicas.values()
         }
+
+
+def _attempt(replica: Obj | None) -> str | None:
+    annotations = ((replica or {}).get("metadata") or {}).get("annotations") or {}
+    value = annotations.get(DELETION_ATTEMPT)
+    return None if value is None else str(value)
+
+
+def _pools(route: Obj) -> set[str]:
+    """The pools a route Object names, in what it applies or what is applied."""
+    return referenced_pools([route])
+
+
+def _usage(replica: str) -> Obj:
+    """The ModelService's Usage holding ``replica``."""
+    return {
+        "apiVersion": USAGE_API_VERSION,
+        "kind": "Usage",
+        "metadata": {
+            "name": f"chat-holds-{replica}",
+            "namespace": "ml",
+            "labels": {HOLDS_ROUTED: "true"},
+        },
+        "spec": {
+            "of": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "ModelReplica",
+                "resourceRef": {"name": replica},
+            },
+            "reason": "ModelService chat routes to its InferencePool",
+            "replayDeletion": True,
+        },
+    }
 
 
 def _route() -> Obj:

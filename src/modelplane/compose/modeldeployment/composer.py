@@ -354,6 +354,24 @@ def _pick_updates(
     # a deleted cluster), nor does one updated whose status does not describe its stamp yet: each
     # spends the budget until it serves.
     unavailable = sum(1 for k in counted if not stamps.available(k, mine.get(k)))
+    updating = _updating(candidates, strategy, started, stamps, unavailable)
+    held = ({c.key for c in candidates} - updating) | (replacing & set(stamps.placed))
+    held |= set(stamps.doomed)
+    progress = _progress(counted, held, updating, mine, strategy, stamps, surging)
+    moves = bool(updating or surging)
+    if held and not moves and _no_room(strategy, started):
+        progress = dataclasses.replace(progress, no_room=not progress.stalled)
+    return Picked(frozenset(held), tuple(counted), progress)
+
+
+def _updating(
+    candidates: list[Candidate],
+    strategy: Strategy,
+    started: Started,
+    stamps: Stamps,
+    unavailable: int,
+) -> set[str]:
+    """The candidates updated now, each with the routes naming its pool recorded."""
     # Kill first only where no surge found room; what serves nothing is updated regardless.
     pace = strategy if started.no_room else dataclasses.replace(strategy, max_unavailable=0)
     # An update records the routes naming the replica's pool: none is updated before they
@@ -361,12 +379,7 @@ def _pick_updates(
     updating = to_update(candidates, pace, unavailable) if stamps.routes.read else set()
     for key in updating:
         _record_routes(stamps.stamped[key], stamps.routes)
-    held = ({c.key for c in candidates} - updating) | (replacing & set(stamps.placed))
-    held |= set(stamps.doomed)
-    progress = _progress(counted, held, updating, mine, strategy, stamps, surging)
-    if held and not updating and not surging and _no_room(strategy, started):
-        progress = dataclasses.replace(progress, no_room=not progress.stalled)
-    return Picked(frozenset(held), tuple(counted), progress)
+    return updating
 
 
 def _no_room(strategy: Strategy, started: Started) -> bool:
@@ -478,9 +491,11 @@ def _judge(stamps: Stamps, p: ReplicaPlacement, key: str, observed: Obj) -> None
         # Serving where no route reaches it serves no one: updating it stops nothing.
         serving = stamps.available(key, observed)
         stamps.candidates.append(Candidate(p.index, key, serving, p.cluster))
-    elif not stamps.routes.rerouted(observed):
-        # Updated, not routed again yet: what it waits for stays recorded, each route
-        # marked once seen dropping its pool.
+    elif recorded(observed) and not stamps.available(key, observed):
+        # Updated, not serving its stamp and routed again yet: what it waits for stays
+        # recorded, each route marked once seen dropping its pool. Routed again while it
+        # does not serve yet (a status that said it served), its lane goes once it says it
+        # does not, and it counts only once routed again serving.
         _carry_routes(stamps.stamped[key], stamps.routes.moved_on(observed))
 
 
@@ -659,6 +674,7 @@ def _progress(
         stalled=tuple(stalled) if held else (),
         partitioned=len(held & below),
         surge=len(surging),
+        doomed=tuple(str(mine[k]["metadata"]["name"]) for k in stamps.doomed),
     )
 
 

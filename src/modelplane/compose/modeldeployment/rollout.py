@@ -144,6 +144,8 @@ class Progress:
     """Replicas placed beside outdated ones, not counted in ``updated`` until these leave."""
     no_room: bool = False
     """Nothing moves: no surge finds room and maxUnavailable allows no in-place update."""
+    doomed: tuple[str, ...] = ()
+    """Replicas whose delete a Usage refused, being replaced (``doomed.py``)."""
 
     def status(self) -> Obj:
         out = {"updated": self.updated, "serving": self.serving, "remaining": self.remaining}
@@ -152,6 +154,16 @@ class Progress:
         return out
 
     def condition(self, strategy: Strategy) -> Condition:
+        cond = self._condition(strategy)
+        if not self.doomed:
+            return cond
+        line = (
+            f"replacing {', '.join(self.doomed)}: a delete a Usage refused is replayed when "
+            "the Usage goes (usage.crossplane.io/deletion-attempt-with-policy)"
+        )
+        return cond._replace(message=f"{cond.message}; {line}")
+
+    def _condition(self, strategy: Strategy) -> Condition:
         pace = (
             "a cluster at a time"
             if strategy.by_cluster
