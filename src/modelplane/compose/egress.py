@@ -119,19 +119,30 @@ def refusal(host: str, allowances: Sequence[Allowance] | None = None) -> str:
     allows it; without, only what no allowance could open is refused."""
     name = _name(host)
     address = parse_address(name)
-    if address is None and _numeric(name):
-        return f"{host!r} is neither an IP address nor a DNS name"
     if address is not None:
-        found = _address_class(address)
-        if found is not None and found.never:
-            return f"{host!r} is {found.what}, which no gateway may reach"
-        opened = allowances is None or all(a.allows_address(address) for a in allowances)
-        if found is not None and not opened:
-            return (
-                f"{host!r} is {found.what}; only the platform team opens it, "
-                "in every InferenceGateway's spec.egress.allowedCIDRs"
-            )
+        return _address_refusal(host, address, allowances)
+    if _numeric(name):
+        return f"{host!r} is neither an IP address nor a DNS name"
+    return _name_refusal(host, name, allowances)
+
+
+def _address_refusal(host: str, address: IP, allowances: Sequence[Allowance] | None) -> str:
+    """Why a gateway may not dial ``host``, spelled as ``address``."""
+    found = _address_class(address)
+    if found is None:
         return ""
+    if found.never:
+        return f"{host!r} is {found.what}, which no gateway may reach"
+    if allowances is None or all(a.allows_address(address) for a in allowances):
+        return ""
+    return (
+        f"{host!r} is {found.what}; only the platform team opens it, "
+        "in every InferenceGateway's spec.egress.allowedCIDRs"
+    )
+
+
+def _name_refusal(host: str, name: str, allowances: Sequence[Allowance] | None) -> str:
+    """Why a gateway may not dial ``host``, the DNS name ``name``."""
     if name == "localhost" or name.endswith(".localhost"):
         return f"{host!r} is the gateway itself, which no gateway may reach"
     if name in METADATA_NAMES:
