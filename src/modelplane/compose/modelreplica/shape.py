@@ -55,15 +55,23 @@ def _engine_problem(engine: Any, path: str) -> str | None:
     members = engine.get("members")
     if not isinstance(members, list) or not members:
         return f"{path}.members: Required value"
+    return _roles_problem(members, path) or _members_problem(members, path)
+
+
+def _roles_problem(members: list[Any], path: str) -> str | None:
+    """An engine is one Standalone member, or one Leader and its Workers."""
     roles = [role_of(m) if isinstance(m, Mapping) else "" for m in members]
-    if not (
-        roles == ["Standalone"]
-        or (roles.count("Leader") == 1 and "Worker" in roles and "Standalone" not in roles)
-    ):
-        return (
-            f'{path}: Invalid value: "object": an engine must be either a single Standalone '
-            "member or one Leader and one Worker member"
-        )
+    if roles == ["Standalone"]:
+        return None
+    if roles.count("Leader") == 1 and "Worker" in roles and "Standalone" not in roles:
+        return None
+    return (
+        f'{path}: Invalid value: "object": an engine must be either a single Standalone '
+        "member or one Leader and one Worker member"
+    )
+
+
+def _members_problem(members: list[Any], path: str) -> str | None:
     for j, member in enumerate(members):
         found = _member_problem(member, f"{path}.members[{j}]")
         if found:
@@ -76,26 +84,37 @@ def _engine_problem(engine: Any, path: str) -> str | None:
 def _member_problem(member: Obj, path: str) -> str | None:
     if not isinstance(member.get("nodePoolName"), str) or not member["nodePoolName"]:
         return f"{path}.nodePoolName: Required value"
-    role = role_of(member)
     spec = _spec(member)
     if spec is None:
-        if role == "Standalone":
+        if role_of(member) == "Standalone":
             return f"{path}.template.spec: Required value: the member's containers"
     else:
-        containers = spec.get("containers")
-        if not isinstance(containers, list) or not containers:
-            return f"{path}.template.spec.containers: Required value"
-        for k, c in enumerate(containers):
-            if not isinstance(c, Mapping) or not c.get("name") or not c.get("image"):
-                return f"{path}.template.spec.containers[{k}]: Required value: name and image"
-        if sum(1 for c in containers if c["name"] == "engine") != 1:
-            return (
-                f'{path}.template.spec.containers: Invalid value: "array": exactly one '
-                "container must be named 'engine'"
-            )
+        found = _containers_problem(spec, path)
+        if found:
+            return found
     nodes = (member.get("worker") or {}).get("nodes", 1)
     if not _count(nodes, 63):
         return f"{path}.worker.nodes: Invalid value: {nodes!r}: must be an integer from 1 to 63"
+    return _device_requests_problem(member, path)
+
+
+def _containers_problem(spec: Mapping[str, Any], path: str) -> str | None:
+    """The member template's containers: each named with an image, one of them the engine."""
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or not containers:
+        return f"{path}.template.spec.containers: Required value"
+    for k, c in enumerate(containers):
+        if not isinstance(c, Mapping) or not c.get("name") or not c.get("image"):
+            return f"{path}.template.spec.containers[{k}]: Required value: name and image"
+    if sum(1 for c in containers if c["name"] == "engine") != 1:
+        return (
+            f'{path}.template.spec.containers: Invalid value: "array": exactly one '
+            "container must be named 'engine'"
+        )
+    return None
+
+
+def _device_requests_problem(member: Obj, path: str) -> str | None:
     for k, request in enumerate(member.get("deviceRequests") or ()):
         if not isinstance(request, Mapping) or not request.get("name"):
             return f"{path}.deviceRequests[{k}].name: Required value"
