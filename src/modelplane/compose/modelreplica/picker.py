@@ -253,7 +253,11 @@ def serving_problem(serving: Any) -> str | None:
         return None
     if router != "EndpointPicker":
         return f'{path}.router: Unsupported value: {router!r}: supported values: "EndpointPicker"'
-    picker = serving.get("endpointPicker")
+    return _picker_problem(serving.get("endpointPicker"), path)
+
+
+def _picker_problem(picker: Any, path: str) -> str | None:
+    """``spec.serving.endpointPicker`` of a replica whose router is the EndpointPicker."""
     if not isinstance(picker, Mapping):
         return f"{path}.endpointPicker: Required value: serving.router EndpointPicker needs it"
     template = picker.get("template")
