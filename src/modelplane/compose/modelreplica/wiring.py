@@ -57,26 +57,34 @@ def gang_warnings(engines: Iterable[Obj], at: str = "spec", stack: str | None = 
 
 def _missing(role: str, spec: Mapping[str, Any] | None, stack: str | None) -> list[str]:
     """Modelplane's variables the member's engine must reference and does not."""
-    engine = next(
-        (c for c in (spec or {}).get("containers") or () if c.get("name") == ENGINE_CONTAINER),
-        None,
-    )
+    engine = _engine_container(spec)
     if engine is None:
         return []
     words = [str(w) for f in ("command", "args") for w in engine.get(f) or ()]
+    env = list(engine.get("env") or ())
+    lws = stack != "Dynamo"
+    return [
+        names[0]
+        for names in _needed(role, words)
+        if not _references(words, _aliases(names if lws else names[:1], env))
+    ]
+
+
+def _engine_container(spec: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    containers = (spec or {}).get("containers") or ()
+    return next((c for c in containers if c.get("name") == ENGINE_CONTAINER), None)
+
+
+def _needed(role: str, words: list[str]) -> list[tuple[str, str]]:
+    """The variables (each with LeaderWorkerSet's own for it) the member's engine must be told:
+    the leader's address on a worker or a multi-node engine, the rank on a multi-node one."""
     multi_node = any(_NNODES.search(w) for w in words)
     needed = []
     if role == "Worker" or multi_node:
         needed.append(_ADDRESS)
     if multi_node:
         needed.append(_RANK)
-    env = list(engine.get("env") or ())
-    lws = stack != "Dynamo"
-    return [
-        names[0]
-        for names in needed
-        if not _references(words, _aliases(names if lws else names[:1], env))
-    ]
+    return needed
 
 
 def _aliases(names: Iterable[str], env: list[Any]) -> set[str]:
