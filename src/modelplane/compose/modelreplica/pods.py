@@ -117,33 +117,18 @@ def member_pod(
     affinity: Obj | None = None,
 ) -> PodTemplate:
     role = role_of(member)
-    serving = is_serving_role(role)
     claims = bool(member.get("deviceRequests"))
-    cached = ctx.model_cache_name is not None
+    weights = _weights(ctx) if ctx.model_cache_name is not None else None
+    image = _engine_image(spec["containers"])
+    grace, pre_stop = _drain(ctx)
 
-    containers = spec["containers"]
-    injected_env = list(gang_env or ())
-    weights = _weights(ctx) if cached else None
-    if weights is not None:
-        injected_env.extend(_cache_env(weights))
-    out_containers = [
-        _engine(ctx, c, containers, serving=serving, claims=claims, env=injected_env)
-        if c.get("name") == ENGINE_CONTAINER
-        else c
-        for c in containers
-    ]
-
-    image = next(
-        (str(c.get("image", "")) for c in containers if c.get("name") == ENGINE_CONTAINER), ""
-    )
-    volumes: list[Obj] = _SHM_VOLUMES
     pod: Obj = {}
     if weights is not None:
-        claim = {"claimName": cache_claim_name(str(ctx.model_cache_name)), "readOnly": True}
-        volumes = [*_SHM_VOLUMES, {"name": CACHE_VOLUME, "persistentVolumeClaim": claim}]
         pod["initContainers"] = [_cache_wait(image, weights.marker)]
-    pod["containers"] = out_containers
-    pod["volumes"] = volumes
+    pod["containers"] = _containers(
+        ctx, spec["containers"], role, claims, _injected_env(gang_env, weights), pre_stop
+    )
+    pod["volumes"] = _volumes(ctx, weights)
     if scheduler:
         pod["schedulerName"] = scheduler
     pod["nodeSelector"] = {labels.POOL: str(member["nodePoolName"])}
@@ -161,15 +146,8 @@ def member_pod(
                 ),
             }
         ]
-    grace, pre_stop = _drain(ctx)
     if grace is not None:
         pod["terminationGracePeriodSeconds"] = grace
-    if pre_stop:
-        # The engine keeps answering what it has while the pool stops sending it more. The
-        # kubelet stops a pod's containers in parallel, each once its own preStop returns
-        # (kuberuntime_container.go, killContainersWithSyncResult), so every container sleeps:
-        # a sidecar in front of the engine, or a gang's worker, stays up as long as it does.
-        out_containers[:] = [_sleeping(c, pre_stop) for c in out_containers]
     pull_secrets = spec.get("imagePullSecrets")
     if pull_secrets:
         pod["imagePullSecrets"] = pull_secrets
@@ -181,6 +159,52 @@ def member_pod(
     merged = with_engine_type(merged, image)
     annotations = metadata.get("annotations")
     return PodTemplate(merged, dict(annotations) if annotations else None, pod)
+
+
+def _engine_image(containers: list[Obj]) -> str:
+    return next(
+        (str(c.get("image", "")) for c in containers if c.get("name") == ENGINE_CONTAINER), ""
+    )
+
+
+def _injected_env(gang_env: list[Obj] | None, weights: Weights | None) -> list[Obj]:
+    """What Modelplane tells the engine: the gang's variables, then where the weights are."""
+    env = list(gang_env or ())
+    if weights is not None:
+        env.extend(_cache_env(weights))
+    return env
+
+
+def _containers(
+    ctx: ReplicaContext,
+    containers: list[Obj],
+    role: str,
+    claims: bool,
+    env: list[Obj],
+    pre_stop: int,
+) -> list[Obj]:
+    """The member's containers: the engine completed, the others as the user wrote them."""
+    serving = is_serving_role(role)
+    out = [
+        _engine(ctx, c, containers, serving=serving, claims=claims, env=env)
+        if c.get("name") == ENGINE_CONTAINER
+        else c
+        for c in containers
+    ]
+    if pre_stop:
+        # The engine keeps answering what it has while the pool stops sending it more. The
+        # kubelet stops a pod's containers in parallel, each once its own preStop returns
+        # (kuberuntime_container.go, killContainersWithSyncResult), so every container sleeps:
+        # a sidecar in front of the engine, or a gang's worker, stays up as long as it does.
+        out = [_sleeping(c, pre_stop) for c in out]
+    return out
+
+
+def _volumes(ctx: ReplicaContext, weights: Weights | None) -> list[Obj]:
+    if weights is None:
+        return _SHM_VOLUMES
+    claim = {"claimName": cache_claim_name(str(ctx.model_cache_name)), "readOnly": True}
+    return [*_SHM_VOLUMES, {"name": CACHE_VOLUME, "persistentVolumeClaim": claim}]
 
 
 def _weights(ctx: ReplicaContext) -> Weights:
