@@ -139,7 +139,7 @@ def test_a_partition_keeps_the_replicas_below_it_on_what_they_run() -> None:
     for _ in range(6):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", partition=4))
     assert fleet.changed(before) == [False] * 4 + [True] * 2
-    assert rsp.condition("RolledOut")[1] == "Partitioned"
+    assert rsp.condition("RolledOut")[1] == "PartitionReached"
 
 
 def test_replicas_stamped_before_the_template_hash_are_not_restarted_by_an_upgrade() -> None:

@@ -62,7 +62,7 @@ from modelplane.compose.modeldeployment.rollout import (
 )
 from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
 from modelplane.compose.modeldeployment.surge import Started, Surges, start, surges_of
-from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning
+from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning, unpinned
 from modelplane.compose.replica_revision import described, stamp_of
 from modelplane.composer import (
     Condition,
@@ -293,7 +293,8 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
         return _invalid_selectors(fleet.asks, mine, plan)
     strategy = Strategy.of(md)
     weights = pinning(cache.cache, [p.cluster for p in plan.placements], mine.values())
-    stamps = _stamp_placements(md, plan, fleet, weights, Stamps({}, routes=read, unreachable=down))
+    base = Stamps({}, routes=read, unreachable=down, partition=strategy.partition)
+    stamps = _stamp_placements(md, plan, fleet, weights, base)
     leaving = bool(set(mine) - set(stamps.placed))
     owed = [k for k in stamps.doomed if k not in surges.replaced]
     started = start(strategy, stamps.candidates, surges, plan, place, leaving, owed)
@@ -378,6 +379,9 @@ def _updating(
     # are read (the function is called again with them, in the same reconcile).
     updating = to_update(candidates, pace, unavailable) if stamps.routes.read else set()
     for key in updating:
+        if key in stamps.pins:
+            # Below the partition: pinned to what it reads, as it runs otherwise.
+            stamps.stamped[key] = stamps.pins[key]
         _record_routes(stamps.stamped[key], stamps.routes)
     return updating
 
@@ -407,6 +411,10 @@ class Stamps:
     """Clusters whose gateway says it has no address: no route reaches a replica there."""
     doomed: list[str] = dataclasses.field(default_factory=list)
     """Placements whose delete a Usage refused: replaced, never updated (``doomed.py``)."""
+    partition: int = 0
+    pins: dict[str, Obj] = dataclasses.field(default_factory=dict)
+    """Outdated replicas below the partition that read their cache unpinned: each as it runs,
+    pinned to what it reads (``weights.unpinned``), updated to that by the budget."""
 
     def key_of(self, p: ReplicaPlacement) -> str:
         return _key_of(p, self.by_name)
@@ -472,7 +480,7 @@ def _stamp_placements(
         stamps.stamped[key] = _stamped(md, p, stamps.names[key], observed, weights)
         stamps.placed.append(key)
         if observed is not None:
-            _judge(stamps, p, key, observed)
+            _judge(stamps, p, key, observed, weights)
         elif p.index in moved:
             was = moved[p.index]
             adopted = _adopted(stamps.routes, was.name, was.cluster, p.cluster, fleet.clusters)
@@ -480,7 +488,7 @@ def _stamp_placements(
     return stamps
 
 
-def _judge(stamps: Stamps, p: ReplicaPlacement, key: str, observed: Obj) -> None:
+def _judge(stamps: Stamps, p: ReplicaPlacement, key: str, observed: Obj, weights: Pinning) -> None:
     """Record what the observed replica at placement ``p`` is: doomed, outdated (a candidate
     for an update), or updated and waiting to be routed again."""
     if is_doomed(observed):
@@ -490,7 +498,12 @@ def _judge(stamps: Stamps, p: ReplicaPlacement, key: str, observed: Obj) -> None
         stamps.outdated.add(key)
         # Serving where no route reaches it serves no one: updating it stops nothing.
         serving = stamps.available(key, observed)
-        stamps.candidates.append(Candidate(p.index, key, serving, p.cluster))
+        pinned = unpinned(carried(observed), weights) if p.index < stamps.partition else None
+        if pinned is not None:
+            pinned["metadata"]["annotations"][TEMPLATE_HASH] = template_hash(pinned)
+            stamps.pins[key] = pinned
+        candidate = Candidate(p.index, key, serving, p.cluster, pin=pinned is not None)
+        stamps.candidates.append(candidate)
     elif recorded(observed) and not stamps.available(key, observed):
         # Updated, not serving its stamp and routed again yet: what it waits for stays
         # recorded, each route marked once seen dropping its pool. Routed again while it
@@ -658,14 +671,8 @@ def _progress(
 ) -> Progress:
     """``placed``: the replicas counted, surge replicas aside (``surging``)."""
     updated = [k for k in placed if k not in held]
-    # Held only by what says, for its current stamp, that it does not serve: a status written
-    # before the restamp says nothing of what the replica does now.
-    stalled = [
-        str(mine[k]["metadata"]["name"])
-        for k in [*updated, *surging]
-        if k in mine and stamps.describes(k, mine[k]) and _serving(mine[k]) == "False"
-    ]
-    below = {c.key for c in stamps.candidates if c.index < strategy.partition}
+    stalled = _stalled([*updated, *surging], mine, stamps)
+    below = {c.key for c in stamps.candidates if c.index < strategy.partition and not c.pin}
     return Progress(
         updated=len(updated),
         # One updated now restarts: it is not serving what it was updated to yet.
@@ -676,6 +683,16 @@ def _progress(
         surge=len(surging),
         doomed=tuple(str(mine[k]["metadata"]["name"]) for k in stamps.doomed),
     )
+
+
+def _stalled(keys: Iterable[str], mine: Mapping[str, Obj], stamps: Stamps) -> list[str]:
+    """The names of the replicas of ``keys`` that say, for their current stamp, that they do
+    not serve: a status written before the restamp says nothing of what one does now."""
+    return [
+        str(mine[k]["metadata"]["name"])
+        for k in keys
+        if k in mine and stamps.describes(k, mine[k]) and _serving(mine[k]) == "False"
+    ]
 
 
 def _key_of(p: ReplicaPlacement, by_name: Mapping[str, str]) -> str:

@@ -29,6 +29,8 @@ from modelplane.labels import (
 Obj = dict[str, Any]
 
 ROLLED_OUT = "RolledOut"
+PARTITION_REACHED = "PartitionReached"
+"""RolledOut's reason once the rollout is complete up to ``spec.rollout.partition``."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,9 @@ class Candidate:
     key: str
     serving: bool
     cluster: str = ""
+    pin: bool = False
+    """Below the partition, it reads its cache unpinned: updated only to be pinned to what it
+    reads (``weights.unpinned``), whatever the partition."""
 
 
 def to_update(candidates: list[Candidate], strategy: Strategy, unavailable: int) -> set[str]:
@@ -118,9 +123,7 @@ def to_update(candidates: list[Candidate], strategy: Strategy, unavailable: int)
     would ever be updated (nor would the rollout say what holds it)."""
     if strategy.paused:
         return set()
-    eligible = sorted(
-        (c for c in candidates if c.index >= strategy.partition), key=lambda c: c.index
-    )
+    eligible = _eligible(candidates, strategy)
     idle = {c.key for c in eligible if not c.serving}
     serving = [c for c in eligible if c.serving]
     if strategy.by_cluster:
@@ -129,6 +132,12 @@ def to_update(candidates: list[Candidate], strategy: Strategy, unavailable: int)
         return idle | {c.key for c in serving if c.cluster == serving[0].cluster}
     budget = strategy.max_unavailable - unavailable
     return idle | {c.key for c in serving[: max(budget, 0)]}
+
+
+def _eligible(candidates: list[Candidate], strategy: Strategy) -> list[Candidate]:
+    """The candidates the partition lets through (and those only to be pinned), by index."""
+    out = [c for c in candidates if c.index >= strategy.partition or c.pin]
+    return sorted(out, key=lambda c: c.index)
 
 
 @dataclass(frozen=True)
@@ -163,6 +172,37 @@ class Progress:
         )
         return cond._replace(message=f"{cond.message}; {line}")
 
+    def _updated(self, counts: str) -> Condition:
+        """Nothing is left to update but below the partition: Complete (or, with replicas
+        below the partition, PartitionReached) once every updated replica serves."""
+        waiting = self.updated - self.serving
+        if waiting <= 0 and not self.remaining:
+            return Condition(ROLLED_OUT, "True", "Complete", counts)
+        if waiting <= 0:
+            # Complete up to the partition: every replica from it serves the current stamp and
+            # every one below it is pinned, so a revision change moves none of them at once.
+            return Condition(
+                ROLLED_OUT,
+                "False",
+                PARTITION_REACHED,
+                f"{counts}; complete up to the partition: lower spec.rollout.partition",
+            )
+        if self.stalled:
+            held = ", ".join(self.stalled)
+            return Condition(
+                ROLLED_OUT,
+                "False",
+                "Stalled",
+                f"{counts}; held by updated replicas not serving: {held}",
+            )
+        # Every replica carries the new template, but Complete means they serve it too.
+        return Condition(
+            ROLLED_OUT,
+            "False",
+            "Progressing",
+            f"{counts}; waiting for {waiting} updated replica(s) to serve",
+        )
+
     def _condition(self, strategy: Strategy) -> Condition:
         pace = (
             "a cluster at a time"
@@ -174,21 +214,8 @@ class Progress:
             f"{self.updated} updated ({self.serving} serving), {self.remaining} to update"
             f"{surge} ({pace}, partition {strategy.partition})"
         )
-        if not self.remaining and self.serving >= self.updated:
-            return Condition(ROLLED_OUT, "True", "Complete", counts)
-        if not self.remaining:
-            # Every replica carries the new template, but Complete means they serve it too.
-            waiting = self.updated - self.serving
-            return Condition(
-                ROLLED_OUT,
-                "False",
-                "Progressing",
-                f"{counts}; waiting for {waiting} updated replica(s) to serve",
-            )
         if self.partitioned == self.remaining:
-            return Condition(
-                ROLLED_OUT, "False", "Partitioned", f"{counts}; lower spec.rollout.partition"
-            )
+            return self._updated(counts)
         if strategy.paused:
             return Condition(ROLLED_OUT, "False", "Paused", f"{counts}; spec.rollout.paused")
         if self.no_room:

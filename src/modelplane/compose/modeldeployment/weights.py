@@ -21,6 +21,7 @@ from modelplane.compose.cache import cache_revision, hydrated_revisions, resolve
 from modelplane.compose.cache import pinned_revision as _pinned
 from modelplane.composer import Condition
 from modelplane.labels import MODEL_REVISION
+from modelplane.structs import plain
 
 Obj = dict[str, Any]
 
@@ -101,3 +102,23 @@ def _ref(replica: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _name(cache: Mapping[str, Any]) -> str:
     return str((cache.get("metadata") or {}).get("name", ""))
+
+
+def unpinned(observed: Obj, weights: Pinning) -> Obj | None:
+    """The observed replica pinned to the revision its cache would pin it to now, as it runs
+    otherwise, when it reads its cache unpinned (placed before the cache's revision resolved);
+    None when it is pinned, reads another cache, or there is nothing to pin it to yet.
+
+    An unpinned replica follows its cache's revision at once, outside any rollout: the next
+    revision change would restart every such replica together. Pinning it to what it reads
+    restarts nothing; the rollout does it a few at a time, below a partition too."""
+    if weights.cache is None or _ref(observed).get("name") != _name(weights.cache):
+        return None
+    if _pinned(observed) is not None or weights.hydrating:
+        return None
+    # Plain, and copied where it is changed: a plain copy may be shared.
+    out: Obj = dict(plain(observed))
+    meta = out["metadata"]
+    out["metadata"] = {**meta, "annotations": dict(meta.get("annotations") or {})}
+    pin(out, observed, weights)
+    return out if _pinned(out) is not None else None
