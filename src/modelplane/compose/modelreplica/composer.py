@@ -61,12 +61,34 @@ def compose_replica(inputs: Inputs) -> Result:
     bad = problem(replica) or picker.serving_problem(replica["spec"].get("serving"))
     if bad is not None:
         return Result.failed(f"ModelReplica is invalid: {bad}")
-    spec = replica["spec"]
     requirements = _requirements(replica)
     unlabelable = pools.unlabelable(replica)
     if unlabelable is not None:
         return pools.refused(dict(inputs.observed), requirements, unlabelable, SERVING_CONDITION)
+    ctx = _context(inputs, requirements)
+    if isinstance(ctx, Result):
+        return ctx
+    try:
+        workloads = compose_workloads(ctx)
+    except EngineShapeError as e:
+        return Result.failed(f"ModelReplica is invalid: {e}")
+    resources = _resources(ctx, workloads)
+    result = Result(
+        resources={
+            key: Desired(obj, ready_as_observed(inputs.observed.get(key)))
+            for key, obj in resources.items()
+        },
+        requirements=requirements,
+    )
+    _report(ctx, resources, result)
+    return result
 
+
+def _context(inputs: Inputs, requirements: dict[str, Requirement]) -> ReplicaContext | Result:
+    """What the replica is composed from, or a held result while its cluster (with its provider
+    config) or its cache is not usable yet."""
+    replica = inputs.composite
+    spec = replica["spec"]
     cluster = _first(inputs.required.get(CLUSTER_REQUIREMENT))
     cache_name = (spec.get("modelCacheRef") or {}).get("name")
     cache = _first(inputs.required.get(CACHE_REQUIREMENT)) if cache_name else None
@@ -86,38 +108,35 @@ def compose_replica(inputs: Inputs) -> Result:
             inputs, requirements, "WaitingForModelCache",
             f"ModelCache {cache_name!r} is not available in namespace {namespace_said(replica)}",
         )  # fmt: skip
-
-    ctx = ReplicaContext(
+    return ReplicaContext(
         replica=replica,
         cluster=cluster,
         provider_config=provider_config,
         observed=inputs.observed,
         model_cache=cache,
     )
-    try:
-        resources = compose_workloads(ctx)
-    except EngineShapeError as e:
-        return Result.failed(f"ModelReplica is invalid: {e}")
+
+
+def _resources(ctx: ReplicaContext, workloads: dict[str, Obj]) -> dict[str, Obj]:
+    """The replica's remote objects: its workloads, routing and network, release-marked."""
+    resources = dict(workloads)
     resources.update(routing.compose_routing(ctx))
     # Separate objects, never in a pod template: composed at once, they restart nothing.
     resources.update(network.compose_network(ctx))
     # Until its deployment's rollout reaches it, what this release adds to pods waits.
-    resources = revision.held(replica, revision.marked(replica, resources), inputs.observed)
+    return revision.held(ctx.replica, revision.marked(ctx.replica, resources), ctx.observed)
 
-    result = Result(
-        resources={
-            key: Desired(obj, ready_as_observed(inputs.observed.get(key)))
-            for key, obj in resources.items()
-        },
-        requirements=requirements,
-    )
+
+def _report(ctx: ReplicaContext, resources: dict[str, Obj], result: Result) -> None:
+    """The ModelServing and revision conditions, and the warnings, onto ``result``."""
+    spec = ctx.replica["spec"]
     serving = status.model_serving(ctx)
     result.conditions.append(serving.condition)
     result.events.extend(serving.events)
     for warning in picker.image_warnings(spec.get("serving")):
         result.events.append(Event("Warning", warning, picker.UNKNOWN_RELEASE))
     # Which stamp that status describes: the deployment trusts it only for the stamp it gave.
-    ready = revision.revision_ready(replica, resources, inputs.observed)
+    ready = revision.revision_ready(ctx.replica, resources, ctx.observed)
     if ready is not None:
         result.conditions.append(ready)
     # Composed all the same: the engine may read the gang's variables some other way.
@@ -125,7 +144,6 @@ def compose_replica(inputs: Inputs) -> Result:
         result.events.append(Event("Warning", warning, wiring.REASON))
     for warning in parallelism.parallelism_warnings(spec["engines"]):
         result.events.append(Event("Warning", warning, parallelism.REASON))
-    return result
 
 
 def _requirements(replica: Obj) -> dict[str, Requirement]:
