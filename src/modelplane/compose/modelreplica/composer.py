@@ -36,7 +36,7 @@ from modelplane.composer import (
     namespace_of,
     namespace_said,
 )
-from modelplane.observed import carry_forward, ready_as_observed
+from modelplane.observed import ready_as_observed
 
 Obj = dict[str, Any]
 
@@ -180,8 +180,8 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], reason: str, why
         f"{why}; keeping the {len(observed)} composed resources exactly as last observed "
         "until it returns, so nothing running is torn down"
     )
-    return Result(
-        resources=carry_forward(observed),
+    return Result.held(
+        observed,
         requirements=requirements,
         conditions=[Condition(SERVING_CONDITION, "False", reason, message)],
         events=[Event("Warning", message, reason)],

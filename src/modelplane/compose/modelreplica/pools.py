@@ -15,7 +15,6 @@ from typing import Any
 
 from modelplane.composer import Condition, Event, Requirement, Result
 from modelplane.labels import POOL
-from modelplane.observed import carry_forward
 
 Obj = dict[str, Any]
 
@@ -45,8 +44,8 @@ def refused(
     """Nothing new is composed; what was composed before is kept as last observed."""
     kept = f"; keeping the {len(observed)} composed resources as last observed" if observed else ""
     message = f"{problem}: nothing is composed for it{kept}"
-    return Result(
-        resources=carry_forward(observed),
+    return Result.held(
+        observed,
         requirements=requirements,
         conditions=[Condition(condition, "False", REASON, message)],
         events=[Event("Warning", message, REASON)],
