@@ -29,6 +29,31 @@ def test_the_first_command_shown_renders_the_tree_and_its_last_line_is_shown() -
     assert out.stdout.splitlines()[-1] in screen
 
 
+def shown_tree(screen: str) -> list[str]:
+    """The tree the first screen shows, from its header to the end of its block."""
+    lines = screen.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("NAME "))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
+    return [line for line in lines[start:end] if line.strip() != "..."]
+
+
+def same_row(shown: list[str], printed: list[str]) -> bool:
+    """Column for column; a shown word ending in ``...`` stands for any word it starts."""
+    return len(shown) == len(printed) and all(
+        a == b or (a.endswith("...") and b.startswith(a[:-3]))
+        for a, b in zip(shown, printed, strict=True)
+    )
+
+
+def test_every_tree_line_the_first_screen_shows_is_one_render_prints() -> None:
+    screen = first_screen()
+    command = next(line for line in screen.splitlines() if "uv run modelplane render" in line)
+    args = shlex.split(command.partition("uv run modelplane ")[2])
+    printed = [line.split() for line in CliRunner().invoke(cli.main, args).stdout.splitlines()]
+    for line in shown_tree(screen):
+        assert any(same_row(line.split(), p) for p in printed), line
+
+
 def test_the_first_screen_says_which_cluster_sources_work() -> None:
     statement = first_screen().partition("**Cluster sources today:**")[2].partition("\n\n")[0]
     for source in ("Existing", *sorted(CLOUDS)):
