@@ -14,10 +14,16 @@ The InferenceGateway's own certificates would come from cert-manager, which the 
 run; the ModelService needs only the gateway's spec and its host cluster's status, and its
 routes are applied by provider-kubernetes to the workload clusters like any other.
 
-Shown to fail: with the routed-again check broken in a copy of the function's source (its
-``reroute.Routes.rerouted`` returning True, so an updated replica counts as soon as it serves)
-served instead of the checkout's (``PYTHONPATH=<copy>/src`` ahead of the editable install), the
-floor broke (two of four serving and routed) while serving pods alone stayed at three or more.
+Shown to fail, with a broken copy of the function's source served instead of the checkout's
+(``git archive HEAD src apis pyproject.toml`` into a directory, the change made there,
+``PYTHONPATH=<dir>/src:.`` ahead of the editable install; nothing broken is committed):
+``modeldeployment.composer.serves_its_stamp`` returning True (an updated replica counted as
+soon as it is restamped) failed it, RolledOut saying Complete with 2 of 4 replicas updated,
+serving and routed. Breaking only the routed-again check (``reroute.Routes.rerouted`` returning
+True) did not: on this timing no sample saw fewer than 3 serving and routed, the ModelService
+putting a lane back before the deployment's next step. That guard is held by the
+multi-reconcile tests (tests/compose/modeldeployment/test_rollout_routed.py), which order
+the steps adversarially.
 """
 
 from __future__ import annotations
