@@ -7,6 +7,7 @@ and ``RolledOut`` is Complete only once every replica serves its stamp and is ro
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -90,12 +91,22 @@ def gateway_down(world: World, cluster: str) -> None:
     """The cluster says its gateway has no address: its endpoints are withdrawn, and what
     runs there, serving or not, is routed nowhere."""
     world.fleet = [
-        with_condition(c, "GatewayReady", "False", "NoAddress")
+        with_condition(_address(c, None), "GatewayReady", "False", "NoAddress")
         if c["metadata"]["name"] == cluster
         else c
         for c in world.fleet
     ]
     world.unreachable.add(cluster)
+
+
+def _address(cluster: Any, address: str | None) -> Any:
+    """The cluster with its gateway's address published (None: withdrawn)."""
+    out = copy.deepcopy(cluster)
+    gateway = out["status"]["gateway"]
+    gateway.pop("address", None)
+    if address is not None:
+        gateway["address"] = address
+    return out
 
 
 def test_replicas_behind_a_gateway_that_is_down_do_not_count_as_available() -> None:
@@ -169,3 +180,49 @@ def test_a_moved_replica_leaves_only_once_its_replacement_is_routed() -> None:
     world.play(md_at(), "DRDRS", 30)
     assert all(o["spec"]["clusterName"] != "c" for o in world.replicas.values())
     assert len(world.replicas) == 6 and world.serving_and_routed() == 6
+
+
+def gateway_up(world: World, cluster: str) -> None:
+    """The cluster's gateway has its address again."""
+    world.fleet = [
+        with_condition(_address(c, "10.0.0.9"), "GatewayReady", "True", "Programmed")
+        if c["metadata"]["name"] == cluster
+        else c
+        for c in world.fleet
+    ]
+    world.unreachable.discard(cluster)
+
+
+def routed_never_below_the_floor_or_before(floor: int) -> Any:
+    """Judge: after every step, no fewer replicas serve and are routed than ``floor``, or than
+    before the step while fewer did (a gateway coming back is routed only as its service
+    reconciles)."""
+    before: list[int] = []
+
+    def judge(world: World) -> None:
+        now = world.serving_and_routed()
+        if before:
+            assert now >= min(floor, before[-1]), f"{now} routed after {before[-1]}"
+        before.append(now)
+
+    return judge
+
+
+def test_replicas_behind_a_gateway_that_comes_back_count_once_routed_and_the_rollout_goes_on() -> (
+    None
+):
+    world = behind_a_service(endpoint_lag=True)
+    gateway_down(world, "c")
+    world.play(md_at(), "DRS", 2)
+    new = md_at(V2)
+    world.play(new, "DRDRS", 10)
+    world.judges.append(routed_never_below_the_floor_or_before(5))
+    gateway_up(world, "c")
+    rsp = world.deployment(new)
+    # Back, but not routed yet: they count for nothing until the service routes them.
+    on_c = [o for o in world.replicas.values() if o["spec"]["clusterName"] == "c"]
+    assert on_c and not any(world.routed(o["metadata"]["name"]) for o in on_c)
+    assert rsp.status["rollout"]["serving"] <= world.serving_and_routed()
+    world.play(new, "DRDRS", 60)
+    assert world.rolled_out() and world.serving_and_routed() == 6
+    assert world.deployment(new).condition("RolledOut")[:2] == ("True", "Complete")

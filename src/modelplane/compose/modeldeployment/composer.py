@@ -51,7 +51,14 @@ from modelplane.compose.modeldeployment.drain import (
 )
 from modelplane.compose.modeldeployment.endpoints import with_endpoints
 from modelplane.compose.modeldeployment.footprint import Footprint, footprint
-from modelplane.compose.modeldeployment.reroute import REROUTE, Routes, recorded, routes
+from modelplane.compose.modeldeployment.reroute import (
+    DROPPED,
+    REROUTE,
+    ROUTED,
+    Routes,
+    recorded,
+    routes,
+)
 from modelplane.compose.modeldeployment.rollout import (
     Candidate,
     Progress,
@@ -277,6 +284,8 @@ class Rollout:
     routes: Routes
     available: frozenset[str]
     """The counted placements that serve as the rollout counts them (``Stamps.available``)."""
+    unreachable: frozenset[str]
+    """Clusters whose gateway says it has no address."""
 
 
 def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout | Result:
@@ -315,6 +324,7 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
         _reroute_requirements(md, stamps, mine, plan),
         stamps.routes,
         frozenset(k for k in picked.counted if stamps.available(k, mine.get(k))),
+        down,
     )
 
 
@@ -498,6 +508,9 @@ def _judge(stamps: Stamps, p: ReplicaPlacement, key: str, observed: Obj, weights
         stamps.outdated.add(key)
         # Serving where no route reaches it serves no one: updating it stops nothing.
         serving = stamps.available(key, observed)
+        if recorded(observed):
+            # Updated now, it still waits for what it waited for.
+            _carry_routes(stamps.stamped[key], stamps.routes.moved_on(observed))
         pinned = unpinned(carried(observed), weights) if p.index < stamps.partition else None
         if pinned is not None:
             pinned["metadata"]["annotations"][TEMPLATE_HASH] = template_hash(pinned)
@@ -510,6 +523,10 @@ def _judge(stamps: Stamps, p: ReplicaPlacement, key: str, observed: Obj, weights
         # does not serve yet (a status that said it served), its lane goes once it says it
         # does not, and it counts only once routed again serving.
         _carry_routes(stamps.stamped[key], stamps.routes.moved_on(observed))
+    elif _on(observed) in stamps.unreachable:
+        # Its endpoint goes with its cluster's gateway: as after an update, the routes naming
+        # its pool now must drop it and name it again before it counts once the gateway is back.
+        _record_routes(stamps.stamped[key], stamps.routes)
 
 
 def _adopted(routes: Routes, name: str, cluster: str, to: str, clusters: Clusters) -> str:
@@ -521,20 +538,29 @@ def _adopted(routes: Routes, name: str, cluster: str, to: str, clusters: Cluster
 
 
 def _record_routes(replica: Obj, routes: Routes) -> None:
-    """Record on a replica updated now the routes naming its pool."""
+    """Record on a replica updated now the routes naming its pool, beside those it still
+    waits for (recorded when its gateway went, or an update before)."""
     naming = routes.naming(str(replica["metadata"]["name"]))
+    named = {item.partition("@")[0] for item in naming.split(",")}
+    waiting = [f"{r}@{DROPPED if d else ROUTED}" for r, d in recorded(replica) if r not in named]
+    naming = ",".join(n for n in [naming, *waiting] if n)
     if naming:
         replica["metadata"].setdefault("annotations", {})[REROUTE] = naming
     else:
         (replica["metadata"].get("annotations") or {}).pop(REROUTE, None)
 
 
-def _moved_on(replica: Obj, routes: Routes) -> Obj:
+def _moved_on(replica: Obj, routes: Routes, unreachable: frozenset[str]) -> Obj:
     """A replica held as it runs, its record of routes moved on as an updated one's is: one
     updated, then changed again before it was routed again, must not keep its endpoint
-    withdrawn for as long as it is held."""
+    withdrawn for as long as it is held. On a cluster whose gateway is withdrawn, the routes
+    naming its pool are recorded, as an update records them."""
     if not recorded(replica):
-        return replica
+        naming = routes.naming(str(replica["metadata"]["name"])) if routes.read else ""
+        if _on(replica) not in unreachable or not naming:
+            return replica
+        annotations = {**(replica["metadata"].get("annotations") or {}), REROUTE: naming}
+        return {**replica, "metadata": {**replica["metadata"], "annotations": annotations}}
     annotations = dict(replica["metadata"].get("annotations") or {})
     if routes.rerouted(replica):
         del annotations[REROUTE]
@@ -602,7 +628,7 @@ def _keep_and_drain(inputs: Inputs, fleet: Gathered, rollout: Rollout, result: R
         observed = mine.get(key)
         replica = rollout.stamped[key]
         if key in rollout.held:
-            replica = _moved_on(carried(mine[key]), rollout.routes)
+            replica = _moved_on(carried(mine[key]), rollout.routes, rollout.unreachable)
         result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
     plan = rollout.plan
     serving = sum(1 for k in rollout.counted if _serving(mine.get(k)) == "True")
