@@ -29,7 +29,9 @@ Nothing running is lost to a fault:
   (likewise), stays, serving or not, while fewer than ``spec.replicas`` of the scheduled
   replicas are serving: it is counted as moving (``status.replicas.moving``);
 - a replica leaving (scale-in, a move completed, a drain) goes in two phases (``drain.py``):
-  its endpoint first, the replica once no route references its pool.
+  its endpoint first, the replica once no route references its pool;
+- a replica whose delete a Usage refused (Crossplane replays it later) is replaced under a new
+  name, make before break, and never updated in place (``doomed.py``).
 """
 
 from __future__ import annotations

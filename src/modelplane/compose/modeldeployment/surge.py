@@ -13,6 +13,11 @@ Only where the scheduler finds no room for a surge (the fleet is full, or the de
 fully placed) are outdated replicas updated in place, kill first, as ``maxUnavailable`` allows;
 outdated replicas that serve nothing are updated in place whatever the surge, as they cost
 nothing. ``unit: Cluster`` does not surge.
+
+A surge replica counts as serving (and the one it replaces leaves) only as the rollout counts:
+its status describes its stamp, ready and serving, its gateway reaches it, and each route that
+named the old one's pool names its pool too (``reroute.py``, recorded when it is placed). The
+same placement replaces a doomed replica (``doomed.py``) whatever the strategy, given room first.
 """
 
 from __future__ import annotations
