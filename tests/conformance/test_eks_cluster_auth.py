@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from modelplane.compose.inferencecluster.releases import WAIT_TIMEOUT
-from tests.compose.inferencecluster.managed import managed, provisioned
+from tests.compose.inferencecluster.managed import managed, of_kind, provisioned
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTRA_MINUTES = 5
@@ -52,3 +52,14 @@ def test_the_cluster_auth_refreshes_at_the_providers_default() -> None:
 def test_no_refresh_period_leaves_a_token_a_whole_helm_wait() -> None:
     wait = int(WAIT_TIMEOUT.removesuffix("m"))
     assert all(_least_left(refresh) < wait for refresh in range(1, 11))
+
+
+def test_an_eks_releases_helm_wait_ends_before_its_token_can() -> None:
+    # provider-helm v1.4.0 takes forProvider.waitTimeout as the wait (pkg/controller/namespaced/
+    # release/release.go, waitTimeout) and hands it to Helm's install, upgrade and rollback
+    # (pkg/clients/helm/client.go, args.Timeout), on a client built once per reconcile.
+    releases = of_kind(provisioned(managed("EKS")), "Release")
+    least = _least_left(_default_refresh_minutes())
+    for release in releases.values():
+        wait = release["spec"]["forProvider"]["waitTimeout"]
+        assert int(wait.removesuffix("m")) < least, release["metadata"]["name"]

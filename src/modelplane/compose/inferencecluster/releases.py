@@ -25,6 +25,11 @@ RELEASE_PREFIX = "mp-"
 # Helm waits for the release's workloads to be ready before reporting it deployed, so a Ready
 # Release means running controllers, not merely applied manifests.
 WAIT_TIMEOUT = "10m"
+# An EKS kubeconfig's token can have as little as 4 minutes left when provider-helm reads it
+# (lifetime 15, refreshed every 10, checked each minute: tests/conformance/
+# test_eks_cluster_auth.py), and provider-helm keeps the client it built for the whole wait. A
+# wait that ends inside that reports the chart not ready rather than Unauthorized halfway.
+WAIT_TIMEOUTS = {"EKS": "3m"}
 # A release that failed (timed out waiting, a webhook refused it) is rolled back or, on a first
 # install, uninstalled and retried; after this many attempts it stays failed and says why.
 ROLLBACK_LIMIT = 3
@@ -68,7 +73,7 @@ def release(t: Target, component: str, chart: Chart, version: str, values: Obj) 
                 "namespace": chart.namespace,
                 "values": values,
                 "wait": True,
-                "waitTimeout": WAIT_TIMEOUT,
+                "waitTimeout": wait_timeout(t),
             },
             "rollbackLimit": ROLLBACK_LIMIT,
             "providerConfigRef": {"kind": "ClusterProviderConfig", "name": t.helm_config},
@@ -77,6 +82,11 @@ def release(t: Target, component: str, chart: Chart, version: str, values: Obj) 
     if t.orphan:
         out["spec"]["managementPolicies"] = list(NEVER_DELETE)
     return out
+
+
+def wait_timeout(t: Target) -> str:
+    """How long Helm waits for a release's workloads on the cluster: what its credentials last."""
+    return WAIT_TIMEOUTS.get(t.source, WAIT_TIMEOUT)
 
 
 def stack_object(

@@ -69,6 +69,8 @@ class Target:
     settings: dict[str, Setting]
     orphan: bool = False
     """deletionPolicy Orphan: deleting the cluster leaves everything installed on it."""
+    source: str = ""
+    """spec.cluster.source: Existing, or the cloud Modelplane provisions the cluster on."""
 
     def setting(self, field: str, default_version: str) -> Setting:
         found = self.settings.get(field)
@@ -98,6 +100,7 @@ def target_of(cluster: Obj, provider_config: str) -> Target:
         gateway=_gateway_of(cluster),
         settings=settings,
         orphan=(spec.get("servingStack") or {}).get("deletionPolicy") == "Orphan",
+        source=source,
     )
 
 
