@@ -236,45 +236,62 @@ def cloud_of(
 def _pools(
     node_pools: list[Obj], classes: list[Obj] | None, source: str, needed: Mapping[str, int]
 ) -> tuple[tuple[PoolPlan, ...] | None, list[str]]:
+    """Each node pool's plan, from its class's recipe for ``source``, and what cannot be built
+    (None while the classes are not read)."""
     if classes is None:
         return None, []
     by_name = {str((c.get("metadata") or {}).get("name")): c for c in classes}
-    block_name = source.lower()
     plans, problems = [], []
     for i, pool in enumerate(node_pools):
         cls = by_name.get(str(pool.get("className")))
         if cls is None:
             continue  # PoolsResolved reports the missing class
-        provisioning = (cls.get("spec") or {}).get("provisioning") or {}
-        recipe = provisioning.get(block_name)
-        if provisioning.get("provider") != source or not isinstance(recipe, Mapping):
-            problems.append(
-                f"spec.nodePools[{i}] ({pool.get('name')}): InferenceClass {pool.get('className')} "
-                f"has no spec.provisioning.{block_name} recipe (provider {source}), so no {source} "
-                "node pool can be built for it"
-            )
+        recipe = _recipe(cls, source)
+        if recipe is None:
+            problems.append(_no_recipe(i, pool, source))
             continue
-        accelerator = recipe.get("accelerator") or {}
-        nodes = int(pool.get("nodeCount", 1))
-        plans.append(
-            PoolPlan(
-                name=str(pool["name"]),
-                machine=str(recipe.get(_MACHINE_FIELD[source]) or ""),
-                disk_gb=int(recipe.get("diskSizeGb", 100)),
-                accelerator_type=str(accelerator.get("type") or ""),
-                accelerator_count=int(accelerator.get("count", 1)),
-                nodes=nodes,
-                min_nodes=int(pool.get("minNodeCount", nodes)),
-                max_nodes=int(pool.get("maxNodeCount", max(nodes, 1))),
-                zones=tuple(str(z) for z in pool.get("zones") or ()),
-                fabric=str((pool.get("fabric") or {}).get("type") or "None"),
-                capacity_reservation=str(
-                    (pool.get("capacityBlock") or {}).get("capacityReservationId") or ""
-                ),
-                needed=needed.get(str(pool["name"]), 0),
-            )
-        )
+        plans.append(_plan(pool, recipe, source, needed.get(str(pool["name"]), 0)))
     return tuple(plans), problems
+
+
+def _recipe(cls: Obj, source: str) -> Mapping[str, Any] | None:
+    """The class's provisioning recipe for ``source``, None when it has none."""
+    provisioning = (cls.get("spec") or {}).get("provisioning") or {}
+    recipe = provisioning.get(source.lower())
+    if provisioning.get("provider") != source or not isinstance(recipe, Mapping):
+        return None
+    return recipe
+
+
+def _no_recipe(i: int, pool: Obj, source: str) -> str:
+    block_name = source.lower()
+    return (
+        f"spec.nodePools[{i}] ({pool.get('name')}): InferenceClass {pool.get('className')} "
+        f"has no spec.provisioning.{block_name} recipe (provider {source}), so no {source} "
+        "node pool can be built for it"
+    )
+
+
+def _plan(pool: Obj, recipe: Mapping[str, Any], source: str, needed: int) -> PoolPlan:
+    """One node pool's plan: its machines from the recipe, its sizes from the pool."""
+    accelerator = recipe.get("accelerator") or {}
+    nodes = int(pool.get("nodeCount", 1))
+    return PoolPlan(
+        name=str(pool["name"]),
+        machine=str(recipe.get(_MACHINE_FIELD[source]) or ""),
+        disk_gb=int(recipe.get("diskSizeGb", 100)),
+        accelerator_type=str(accelerator.get("type") or ""),
+        accelerator_count=int(accelerator.get("count", 1)),
+        nodes=nodes,
+        min_nodes=int(pool.get("minNodeCount", nodes)),
+        max_nodes=int(pool.get("maxNodeCount", max(nodes, 1))),
+        zones=tuple(str(z) for z in pool.get("zones") or ()),
+        fabric=str((pool.get("fabric") or {}).get("type") or "None"),
+        capacity_reservation=str(
+            (pool.get("capacityBlock") or {}).get("capacityReservationId") or ""
+        ),
+        needed=needed,
+    )
 
 
 _MACHINE_FIELD = {"EKS": "instanceType", "GKE": "machineType", "AKS": "vmSize"}
