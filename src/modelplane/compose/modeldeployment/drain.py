@@ -27,6 +27,7 @@ from typing import Any
 
 from modelplane.compose.evidence import look_up_unlisted
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
+from modelplane.compose.modeldeployment.reroute import ROUTE_BY_NAME, ROUTES
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import USAGE_API_VERSION, held_replicas, referenced_pools
@@ -36,13 +37,8 @@ from modelplane.observed import carried
 
 Obj = dict[str, Any]
 
-ROUTES = "service-routes"
-"""The requirement listing the namespace's route Objects while a replica drains."""
 HOLDS = "service-holds"
 """The requirement listing the ModelServices' Usages of replicas while a replica drains."""
-ROUTE_BY_NAME = "route"
-"""Requirements asking for a recorded route Object the list does not hold:
-``route/<namespace>/<name>``."""
 DRAIN_ROUTES = "modelplane.ai/drain-routes"
 """Annotation on a draining ModelReplica: the route Objects last seen naming its pool (comma
 separated)."""

@@ -30,6 +30,13 @@ from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import referenced_pools
 from modelplane.composer import Inputs, Requirement, namespace_of
 
+ROUTES = "service-routes"
+"""The requirement listing the namespace's route Objects (while a replica drains, or until a
+withdrawn one is routed again)."""
+ROUTE_BY_NAME = "route"
+"""Requirements asking for a recorded route Object the list does not hold:
+``route/<namespace>/<name>``."""
+
 Obj = dict[str, Any]
 
 REROUTE = "modelplane.ai/reroute"
@@ -105,9 +112,6 @@ class Routes:
 def routes(inputs: Inputs, mine: Iterable[Mapping[str, Any]]) -> Routes:
     """The route Objects listed, and those recorded on ``mine`` the list does not hold asked
     for by name."""
-    # drain.py reads endpoints.py, which reads this module: imported here, not at the top.
-    from modelplane.compose.modeldeployment.drain import ROUTE_BY_NAME, ROUTES
-
     listed = inputs.required.get(ROUTES)
     if listed is None:
         return Routes(read=False)
