@@ -84,7 +84,7 @@ from modelplane.composer import (
 )
 from modelplane.kube.objects import condition
 from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
-from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.observed import carried, ready_as_observed
 from modelplane.scheduling.fleet import index_clusters, pool_class_names
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 from modelplane.scheduling.scheduler import schedule
@@ -1018,9 +1018,9 @@ def _fleet_unlisted(
     events = [Event("Warning", message, "FleetNotListed")]
     if CLUSTERS in unlisted:
         events.append(_no_clusters())
-    return Result(
-        resources=carry_forward(observed),
-        requirements=dict(asks),
+    return Result.held(
+        observed,
+        requirements=asks,
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
             Condition(SCHEDULED, "False", "FleetNotListed", message),
@@ -1047,8 +1047,8 @@ def _waiting(
     missing: list[str],
     more: Mapping[str, Requirement] | None = None,
 ) -> Result:
-    return Result(
-        resources=carry_forward(observed),
+    return Result.held(
+        observed,
         requirements={**asks, **(more or {})},
         conditions=[
             Condition(
@@ -1067,9 +1067,9 @@ def _invalid_selectors(
     detail = "; ".join(str(e) for e in plan.selector_errors)
     message = f"invalid device selector: {detail}; existing replicas are kept unchanged"
     names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
-    return Result(
-        resources=carry_forward(mine),
-        requirements=dict(asks),
+    return Result.held(
+        mine,
+        requirements=asks,
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
             Condition(SCHEDULED, "False", "InvalidSelector", message),
