@@ -34,7 +34,7 @@ from modelplane.scheduling.capacity import (
     observed_units,
     order_units,
 )
-from modelplane.scheduling.replicas import replica_key, replica_namespace
+from modelplane.scheduling.replicas import replica_identity, replica_namespace
 
 Obj = dict[str, Any]
 Key = tuple[str, str]
@@ -161,7 +161,7 @@ def arbitrate(
     keyed = {(cluster, name): p for name, p in by_pool.items()}
     wanted = []
     for r in replicas:
-        key = replica_key(r)
+        key = replica_identity(r)
         meta = r.get("metadata") or {}
         order = (key not in sticky, str(meta.get("creationTimestamp") or ""), key)
         wanted.append((order, key, deployment_of(r), observed_units(keyed, cluster, r)))

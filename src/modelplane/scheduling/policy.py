@@ -40,9 +40,9 @@ from modelplane.scheduling.options import (
     engine_units,
     replica_units,
 )
-from modelplane.scheduling.replicas import replica_index, replica_key, replica_namespace
+from modelplane.scheduling.replicas import replica_identity, replica_index, replica_namespace
 
-__all__ = ["replica_index", "replica_key", "replica_namespace"]
+__all__ = ["replica_identity", "replica_index", "replica_namespace"]
 
 Key = tuple[str, str]
 
@@ -158,7 +158,7 @@ def is_serving(replica: dict[str, Any] | None) -> bool:
 
 def _created(replica: dict[str, Any]) -> tuple[str, str, str]:
     meta = replica.get("metadata") or {}
-    return (str(meta.get("creationTimestamp") or ""), *replica_key(replica))
+    return (str(meta.get("creationTimestamp") or ""), *replica_identity(replica))
 
 
 def displaced(
@@ -180,11 +180,11 @@ def displaced(
     losers: list[tuple[str, str]] = []
     if allocation is not None:
         losers = [
-            (replica_key(r)[1], f"cluster {cluster} refused it: {why}")
+            (replica_identity(r)[1], f"cluster {cluster} refused it: {why}")
             for r in mine
-            if (why := allocation.refused.get(replica_key(r))) is not None
+            if (why := allocation.refused.get(replica_identity(r))) is not None
         ]
-        mine = [r for r in mine if replica_key(r) not in allocation.refused]
+        mine = [r for r in mine if replica_identity(r) not in allocation.refused]
     if _all_fit(ledger, cluster, mine):
         return losers
     return losers + _first_come(ledger, cluster, mine, theirs, allocation)
@@ -210,16 +210,18 @@ def _first_come(
     allocation: Published | None,
 ) -> list[tuple[str, str]]:
     """Ours that do not fit beside the replicas admitted (or, unpublished, created) before."""
-    by_key = {replica_key(r): r for r in [*mine, *theirs]}
+    by_key = {replica_identity(r): r for r in [*mine, *theirs]}
     units = {key: observed_units(ledger.pools, cluster, r) for key, r in by_key.items()}
     # What the cluster admitted for other deployments holds its devices before anything else.
     accepted: dict[str, tuple[Unit, ...]] = dict(ledger.published(cluster))
     admitted = allocation.admitted if allocation is not None else frozenset()
     before = "admitted" if allocation is not None else "created"
-    ours = {replica_key(r) for r in mine}
+    ours = {replica_identity(r) for r in mine}
     losers = []
-    for r in sorted([*mine, *theirs], key=lambda r: (replica_key(r) not in admitted, _created(r))):
-        key = replica_key(r)
+    for r in sorted(
+        [*mine, *theirs], key=lambda r: (replica_identity(r) not in admitted, _created(r))
+    ):
+        key = replica_identity(r)
         wanted = units[key]
         if all(
             _empty_load(ledger, cluster, pool).fits(accepted.get(pool, ()) + us)
@@ -273,7 +275,7 @@ def split_ours(
     be elsewhere is not taken for ours.
     """
     ours = [r for r in composed if replica_namespace(r) in (namespace, "")]
-    own = {replica_key(r)[1] for r in ours}
+    own = {replica_identity(r)[1] for r in ours}
     others: list[dict[str, Any]] = []
     for r in replicas:
         meta = r.get("metadata") or {}
@@ -300,7 +302,7 @@ def retain_all(
     for r in ours:
         index = replica_index(r)
         cluster_name = str((r.get("spec") or {}).get("clusterName", ""))
-        r_name = replica_key(r)[1]
+        r_name = replica_identity(r)[1]
 
         def drop(
             reason: str, index: int | None = index, cluster: str = cluster_name, name: str = r_name
@@ -418,7 +420,7 @@ def _charge_others(
     for r in others:
         on = str((r.get("spec") or {}).get("clusterName") or "")
         allocation = published(on)
-        if allocation is not None and replica_key(r) in allocation.admitted:
+        if allocation is not None and replica_identity(r) in allocation.admitted:
             continue
         ledger.charge_observed(r)
         if on in neighbours:

@@ -29,7 +29,7 @@ def replica_namespace(replica: dict[str, Any]) -> str:
     )
 
 
-def replica_key(replica: dict[str, Any]) -> tuple[str, str]:
+def replica_identity(replica: dict[str, Any]) -> tuple[str, str]:
     """(namespace, name): how a replica is told apart across the fleet."""
     meta = replica.get("metadata") or {}
     return (replica_namespace(replica), str(meta.get("name", "")))

@@ -33,7 +33,7 @@ from modelplane.scheduling.fill import Fill
 from modelplane.scheduling.fleet import Admits, Cluster, Clusters, FleetPools, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
 from modelplane.scheduling.recording import answered
-from modelplane.scheduling.replicas import replica_index, replica_key
+from modelplane.scheduling.replicas import replica_identity, replica_index
 from modelplane.scheduling.spread import Spread, parse_constraints
 
 
@@ -126,9 +126,9 @@ def _ours(
     leaving: frozenset[str],
 ) -> _Ours:
     ours, others = policy.split_ours(replicas, request.namespace, request.name, composed)
-    gone = [r for r in ours if replica_key(r)[1] in leaving]
-    ours = [r for r in ours if replica_key(r)[1] not in leaving]
-    ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_key(r)))
+    gone = [r for r in ours if replica_identity(r)[1] in leaving]
+    ours = [r for r in ours if replica_identity(r)[1] not in leaving]
+    ours.sort(key=lambda r: (replica_index(r) is None, replica_index(r) or 0, replica_identity(r)))
     return _Ours(ours, others, gone)
 
 
@@ -149,13 +149,13 @@ def _charge(
 ) -> _Charged:
     """Retain, scale down, then charge the ledger (steps 2 to 4 of the module's order)."""
     matcher = Matcher(request.engines)
-    stamped = {replica_key(r)[1]: r for r in ours.ours}
+    stamped = {replica_identity(r)[1]: r for r in ours.ours}
     by_name = {c.name: c for c in request.fleet}
     kept, removed = policy.retain_all(
         matcher, ours.ours, by_name, request.selector, request.tolerations, admits
     )
     load = policy.cluster_load(kept)
-    composed_names = frozenset(replica_key(r)[1] for r in composed)
+    composed_names = frozenset(replica_identity(r)[1] for r in composed)
     removed += policy.scale_down(kept, load, request.desired, stamped, composed_names)
     published = _published(by_name)
     own = f"{request.namespace}/{request.name}"

@@ -20,7 +20,7 @@ from modelplane.scheduling.capacity import Pool, Unit, order_units
 from modelplane.scheduling.capacity import nodes_needed as fewest_nodes
 from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.fleet import Cluster
-from modelplane.scheduling.policy import replica_key
+from modelplane.scheduling.policy import replica_identity
 
 Obj = dict[str, Any]
 
@@ -53,7 +53,7 @@ def allocation(
         return Allotted(last)
     previous = read_published(last)
     sticky = previous.admitted if previous is not None else frozenset()
-    here = {replica_key(r): r for r in replicas if _on(r, name)}
+    here = {replica_identity(r): r for r in replicas if _on(r, name)}
     missing: dict[str, list[str]] = {}
     for namespace, replica in sorted(sticky - set(here)):
         missing.setdefault(namespace, []).append(replica)
@@ -66,7 +66,7 @@ def allocation(
         pending = pending or bool(lookup.pending)
         for found in lookup.found.values():
             if _on(found, name):
-                here[replica_key(found)] = found
+                here[replica_identity(found)] = found
     if pending:
         return Allotted(last)
     arbitrated = arbitrate(name, _pools(cluster, classes), here.values(), sticky)

@@ -286,7 +286,7 @@ def stage_on(
             return carried_phase(mc, name, message, record), desired
         held = revisions.recorded(mc, name)
         return ClusterPhase(name, CANNOT_STAGE, NO_STORAGE_CLASS, holding=held), desired
-    composed = compose_cluster(mc, cluster, provider_config)
+    composed = compose_on_cluster(mc, cluster, provider_config)
     if resolving is not None:
         phase, composed = resolving.waiting(name, composed)
     elif cache_revision(mc) in revisions.recorded(mc, name).pruning:
@@ -433,7 +433,7 @@ def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:
     return sorted(out, key=lambda c: str(c["metadata"]["name"]))
 
 
-def compose_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Obj]:
+def compose_on_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Obj]:
     """The wrapped remote objects for one cluster, by composition resource name."""
     name = str(cluster["metadata"]["name"])
     hf = mc["spec"]["huggingFace"]
