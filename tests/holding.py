@@ -9,8 +9,8 @@ import os
 import time
 from pathlib import Path
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.modelreplica.composer import (
-    API_VERSION,
     CACHE_REQUIREMENT,
     CLUSTER_REQUIREMENT,
     LAZY_COMPOSITE,

@@ -12,6 +12,9 @@ import os
 from importlib.resources import files
 from pathlib import Path
 
+GROUP = "modelplane.ai"
+API_VERSION = f"{GROUP}/v1alpha1"
+"""The one version of every kind the project defines (its XRDs serve only this one)."""
 ENV_VAR = "MODELPLANE_APIS"
 DEFINITION = "definition.yaml"
 

@@ -21,7 +21,7 @@ def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
         return
     from importlib.metadata import PackageNotFoundError, version
 
-    from modelplane.compose.modelreplica.composer import API_VERSION
+    from modelplane.apis import API_VERSION
 
     try:
         package = version("modelplane")

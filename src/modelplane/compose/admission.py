@@ -39,13 +39,13 @@ from modelplane.kube import admission as api
 from modelplane.kube.admission import Admitted, subdomain_errors
 from modelplane.kube.crd import Definition, Version, load_definitions
 from modelplane.kube.errors import OMIT, ErrorType, FieldError
+from modelplane.kube.names import LABEL_VALUE_MAX
 from modelplane.kube.schema import Schema
 
 Obj = dict[str, Any]
 Check = Callable[[Obj], list[FieldError]]
 
 GROUP = "modelplane.ai"
-LABEL_VALUE_MAX = 63
 UnknownKindError = api.UnknownKindError
 
 

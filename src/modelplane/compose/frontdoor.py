@@ -24,7 +24,6 @@ from modelplane.structs import frozen
 
 Obj = dict[str, Any]
 
-API_VERSION = "modelplane.ai/v1alpha1"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 GATEWAY_API_VERSION = f"{GATEWAY_GROUP}/v1"
 ENVOY_GROUP = "gateway.envoyproxy.io"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.inferenceclass.composer import compose_class
 from modelplane.compose.inferencecluster import cache_guard
 from modelplane.compose.inferencecluster import composer as cluster
@@ -15,7 +16,6 @@ from modelplane.compose.modeldeployment import composer as deployment
 from modelplane.compose.modeldeployment import drain, footprint
 from modelplane.compose.modelendpoint import composer as endpoint
 from modelplane.compose.modelreplica.composer import (
-    API_VERSION,
     CACHE_REQUIREMENT,
     CLUSTER_REQUIREMENT,
     LAZY_COMPOSITE,

@@ -7,6 +7,8 @@ import hashlib
 import re
 
 DNS_LABEL_MAX = 63
+LABEL_VALUE_MAX = 63
+"""A label value's longest (apimachinery validation.LabelValueMaxLength)."""
 _HASH_LEN = 8
 _LONG_HASH_LEN = 20
 """80 bits: a name whose readable head drops a part a tenant chooses (``unique_label``)."""

@@ -16,8 +16,7 @@ from typing import Any, NamedTuple
 from modelplane.compose.evidence import look_up
 from modelplane.composer import Inputs, Requirement
 from modelplane.scheduling.allocation import Allocation, arbitrate, read_published
-from modelplane.scheduling.capacity import Pool, Unit, order_units
-from modelplane.scheduling.capacity import nodes_needed as fewest_nodes
+from modelplane.scheduling.capacity import Pool, Unit, nodes_needed, order_units
 from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.fleet import Cluster
 from modelplane.scheduling.policy import replica_identity
@@ -73,7 +72,7 @@ def allocation(
     return Allotted(arbitrated.published(), arbitrated)
 
 
-def nodes_needed(cluster: Obj, allotted: Allotted, classes: Any) -> dict[str, int]:
+def nodes_per_pool(cluster: Obj, allotted: Allotted, classes: Any) -> dict[str, int]:
     """The fewest nodes of each pool that hold what the allocation admitted there; a pool it
     admits nothing on is absent. Empty until the classes are read."""
     if classes is None:
@@ -97,7 +96,7 @@ def nodes_needed(cluster: Obj, allotted: Allotted, classes: Any) -> dict[str, in
         p = pools[pool]
         # Admitted within the pool's maxNodeCount, so it fits there; a fit the search gave
         # up on asks for all of it.
-        out[pool] = fewest_nodes(p.per_node, order_units(us), p.node_count) or p.node_count
+        out[pool] = nodes_needed(p.per_node, order_units(us), p.node_count) or p.node_count
     return out
 
 

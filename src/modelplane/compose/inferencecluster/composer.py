@@ -25,9 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.evidence import Lookup, listed_and_found, look_up
 from modelplane.compose.fleetsecrets import trust_bundle_problem
-from modelplane.compose.inferencecluster.allocation import Allotted, allocation, nodes_needed
+from modelplane.compose.inferencecluster.allocation import Allotted, allocation, nodes_per_pool
 from modelplane.compose.inferencecluster.cache_guard import cache_guard
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
@@ -67,14 +68,13 @@ from modelplane.compose.inferencecluster.waves import (
     up_to_date,
 )
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
-from modelplane.kube.names import dns_label
+from modelplane.kube.names import LABEL_VALUE_MAX, dns_label
 from modelplane.labels import CLUSTER
 from modelplane.observed import carried, observed_ready, ready_as_observed
 from modelplane.scheduling.fleet import pool_class_names
 
 Obj = dict[str, Any]
 
-API_VERSION = "modelplane.ai/v1alpha1"
 CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
 GATEWAYS = "inference-gateways"
@@ -87,7 +87,6 @@ CLASS_BY_NAME = "class"
 """Requirements asking for a node pool's class the list does not hold: ``class/<name>``."""
 GUARDED_REPLICA = "guarded-replica"
 """Requirements asking for a guarded replica by name: ``guarded-replica/<namespace>/<name>``."""
-LABEL_VALUE_MAX = 63
 __all__ = ["CLASSES", "GATEWAY", "GATEWAYS", "HELM_PROVIDER_CONFIG", "PROVIDER_CONFIG", "REPLICAS"]
 
 
@@ -175,7 +174,7 @@ def _reach(inputs: Inputs, source: str, t: Target, fleet: _Fleet) -> _Reach | st
     managed: Managed | None = None
     if source in CLOUDS:
         # A managed pool is grown to what its admitted replicas need.
-        needed = nodes_needed(cluster, fleet.admitted, fleet.classes)
+        needed = nodes_per_pool(cluster, fleet.admitted, fleet.classes)
         found = managed_cluster(cluster, source, fleet.classes, inputs.observed, t, needed)
         if isinstance(found, str):
             return f"InferenceCluster {found}"

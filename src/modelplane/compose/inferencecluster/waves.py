@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.inferencecluster import components
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.releases import composed_version, installed_version
@@ -37,7 +38,6 @@ from modelplane.labels import STACK_COMPONENT, STACK_WAVE
 
 Obj = dict[str, Any]
 
-API_VERSION = "modelplane.ai/v1alpha1"
 PREVIOUS_WAVE = "stack-wave-previous"
 """The requirement listing the clusters of the wave before this cluster's."""
 STACK_UP_TO_DATE = "StackUpToDate"

@@ -27,10 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.evidence import look_up
 from modelplane.compose.fleetsecrets import fleet_ca_names, front_certificate_problem
 from modelplane.compose.frontdoor import (
-    API_VERSION,
     CONTROL_NAMESPACE,
     ClusterGateway,
     FleetPKI,

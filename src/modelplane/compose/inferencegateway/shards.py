@@ -19,7 +19,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import API_VERSION, ClusterGateway
+from modelplane.apis import API_VERSION
+from modelplane.compose.frontdoor import ClusterGateway
 from modelplane.kube.names import dns_label
 
 Obj = dict[str, Any]

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.cache import (
     CACHE_MOUNT_PATH,
     CACHE_VOLUME,
@@ -66,7 +67,6 @@ from modelplane.scheduling.scheduler import parse_fleet, placeable_on
 
 Obj = dict[str, Any]
 
-API_VERSION = "modelplane.ai/v1alpha1"
 CLUSTERS = "inference-clusters"
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
 DEPLOYMENTS = "model-deployments"

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.evidence import listed_and_found, look_up
 from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
 from modelplane.compose.modeldeployment.doomed import is_doomed
@@ -69,7 +70,7 @@ from modelplane.compose.modeldeployment.rollout import (
     template_hash,
     to_update,
 )
-from modelplane.compose.modeldeployment.stamp import API_VERSION, replica_key, replica_name, stamp
+from modelplane.compose.modeldeployment.stamp import replica_key, replica_name, stamp
 from modelplane.compose.modeldeployment.surge import Started, Surges, start, surges_of
 from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning, unpinned
 from modelplane.compose.replica_revision import described, stamp_of
@@ -82,6 +83,7 @@ from modelplane.composer import (
     Result,
     namespace_of,
 )
+from modelplane.kube.names import LABEL_VALUE_MAX
 from modelplane.kube.objects import condition
 from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
 from modelplane.observed import carried, ready_as_observed
@@ -98,7 +100,6 @@ CLUSTER_BY_NAME = "cluster"
 """Requirements asking for a replica's cluster the list does not hold: ``cluster/<name>``."""
 CLASS_BY_NAME = "class"
 """Requirements asking for a pool's class the list does not hold: ``class/<name>``."""
-LABEL_VALUE_MAX = 63
 SCHEDULED = "ReplicasScheduled"
 SERVING = "ReplicasServing"
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
 from modelplane.compose.modeldeployment.reroute import withdrawn
-from modelplane.compose.modeldeployment.stamp import API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Desired, Inputs, Result, namespace_of
 from modelplane.kube.objects import condition

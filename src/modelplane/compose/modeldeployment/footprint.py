@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.cache import cache_selector, stages_on
-from modelplane.compose.modeldeployment.stamp import API_VERSION
 from modelplane.composer import Condition, Event, Requirement, namespace_of, namespace_said
 from modelplane.scheduling.fleet import Admits, Cluster
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.modeldeployment.picker import replica_serving
 from modelplane.compose.pods_revision import pods_revision
 from modelplane.composer import namespace_of
@@ -20,8 +21,6 @@ from modelplane.labels import PRE_STOP_SECONDS as PRE_STOP
 from modelplane.scheduling.placement import DEVICE_ASSIGNMENT, ReplicaPlacement
 
 Obj = dict[str, Any]
-
-API_VERSION = "modelplane.ai/v1alpha1"
 
 
 def replica_key(index: int, cluster: str) -> str:

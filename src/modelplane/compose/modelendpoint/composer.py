@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.egress import allowance_of, refusal
 from modelplane.compose.evidence import listed_and_found
 from modelplane.compose.frontdoor import (
-    API_VERSION,
     ClusterGateway,
     EndpointURL,
     InvalidURLError,

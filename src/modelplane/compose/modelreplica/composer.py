@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.modelreplica import (
     network,
     parallelism,
@@ -40,7 +41,6 @@ from modelplane.observed import ready_as_observed
 
 Obj = dict[str, Any]
 
-API_VERSION = "modelplane.ai/v1alpha1"
 CLUSTER_REQUIREMENT = "cluster"
 CACHE_REQUIREMENT = "modelcache"
 SERVING_CONDITION = "ModelServing"

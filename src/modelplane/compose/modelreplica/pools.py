@@ -14,12 +14,12 @@ import re
 from typing import Any
 
 from modelplane.composer import Condition, Event, Requirement, Result
+from modelplane.kube.names import LABEL_VALUE_MAX
 from modelplane.labels import POOL
 
 Obj = dict[str, Any]
 
 REASON = "InvalidNodePool"
-LABEL_VALUE_MAX = 63
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 

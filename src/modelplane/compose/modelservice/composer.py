@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.evidence import listed_and_found, look_up_unlisted
 from modelplane.compose.frontdoor import (
-    API_VERSION,
     ENDPOINT_HEADER,
     ROUTE_READINESS,
     by_name,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import API_VERSION
+from modelplane.apis import API_VERSION
 from modelplane.compose.modelservice.plan import Plan
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
