@@ -7,6 +7,9 @@ fleet-drained writes out by hand a replica an earlier reconcile composed; here t
 happens for real (the fleet undrained first, then drained) and the README's outcome follows.
 replica-cache's ReadWriteMany claim is bound by the real kube-controller-manager to a
 PersistentVolume made beforehand (static provisioning: no provisioner stands in).
+Both were shown to fail against a broken input (a local copy of this module, not committed):
+west joining with east never drained left the replica on east; with no volume made beforehand
+the claim stayed Pending.
 
 Examples that need what does not run here yet are listed with the reason, not skipped silently:
 a gang scheduler (KAI), Grove, or cert-manager on the control plane (docs/design/e2e.md says
