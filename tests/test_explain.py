@@ -98,7 +98,7 @@ def test_a_drained_cluster_is_not_eligible_and_its_replica_moves() -> None:
         "  east: not eligible: NoExecute taint modelplane.ai/maintenance not tolerated",
         "  west: replica 0 placed on pool h100",
     ]
-    assert out[3].startswith("  removing replica 0 (qwen3-8b-east-0-596bddf9) from east: ")
+    assert out[3].startswith("  removing replica 0 (qwen3-8b-ml-team-east-0-1bb9da39) from east: ")
 
 
 def test_a_request_no_device_matches_quotes_the_selector_at_fault() -> None:
