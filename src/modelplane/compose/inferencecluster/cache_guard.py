@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from modelplane.compose.evidence import look_up
-from modelplane.compose.inferencecluster.usages import CLUSTER_API_VERSION, cluster_guard
+from modelplane.compose.inferencecluster.usages import CLUSTER_API_VERSION
 from modelplane.compose.remote import OBJECT_API_VERSION
+from modelplane.compose.routed import USAGE_API_VERSION
 from modelplane.composer import Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.observed import carried
@@ -67,9 +68,23 @@ def cache_guard(inputs: Inputs, cluster: str, result: Result) -> str:
 
 def guard_for(cluster: str, caches: Iterable[Key]) -> Obj:
     """A ClusterUsage refusing the cluster's deletion, naming the caches that hold it."""
-    held = list(caches)
-    reason = _said(held, f"InferenceCluster {cluster}")
-    return cluster_guard(cluster, CACHE_GUARD, GUARDED_CACHES, _names(held), reason)
+    names = _names(caches)
+    return {
+        "apiVersion": USAGE_API_VERSION,
+        "kind": "ClusterUsage",
+        "metadata": {
+            "name": dns_label(cluster, CACHE_GUARD),
+            "annotations": {GUARDED_CACHES: ",".join(names)},
+        },
+        "spec": {
+            "of": {
+                "apiVersion": CLUSTER_API_VERSION,
+                "kind": "InferenceCluster",
+                "resourceRef": {"name": cluster},
+            },
+            "reason": _said(caches, f"InferenceCluster {cluster}"),
+        },
+    }
 
 
 def guarded_caches(guard: Mapping[str, Any]) -> list[Key]:

@@ -50,15 +50,17 @@ def deletion_order(
     return out
 
 
-def cluster_guard(cluster: str, guard: str, annotation: str, names: list[str], reason: str) -> Obj:
-    """A ClusterUsage named for ``guard`` refusing the cluster's deletion with ``reason``, the
-    objects that hold it recorded (comma separated) under ``annotation``."""
+def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
+    """A ClusterUsage refusing the cluster's deletion, naming the replicas that run on it."""
+    names = replica_names(replicas)
+    shown = shortlist(names, _NAMED_REPLICAS)
+    noun = "ModelReplica runs" if len(names) == 1 else "ModelReplicas run"
     return {
         "apiVersion": USAGE_API_VERSION,
         "kind": "ClusterUsage",
         "metadata": {
-            "name": dns_label(cluster, guard),
-            "annotations": {annotation: ",".join(names)},
+            "name": dns_label(cluster, REPLICA_GUARD),
+            "annotations": {GUARDED: ",".join(names)},
         },
         "spec": {
             "of": {
@@ -66,21 +68,12 @@ def cluster_guard(cluster: str, guard: str, annotation: str, names: list[str], r
                 "kind": "InferenceCluster",
                 "resourceRef": {"name": cluster},
             },
-            "reason": reason,
+            "reason": (
+                f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}): drain it (a "
+                "NoExecute taint moves them elsewhere) or delete them before deleting the cluster"
+            ),
         },
     }
-
-
-def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
-    """A ClusterUsage refusing the cluster's deletion, naming the replicas that run on it."""
-    names = replica_names(replicas)
-    shown = shortlist(names, _NAMED_REPLICAS)
-    noun = "ModelReplica runs" if len(names) == 1 else "ModelReplicas run"
-    reason = (
-        f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}): drain it (a "
-        "NoExecute taint moves them elsewhere) or delete them before deleting the cluster"
-    )
-    return cluster_guard(cluster, REPLICA_GUARD, GUARDED, names, reason)
 
 
 def gateway_guard(cluster: str, gateway: str) -> Obj:
