@@ -22,6 +22,7 @@ from typing import Any
 
 from modelplane.compose.evidence import look_up
 from modelplane.compose.inferencecluster.usages import CLUSTER_API_VERSION
+from modelplane.compose.modelcache.composer import CLAIM
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.routed import USAGE_API_VERSION
 from modelplane.composer import Desired, Inputs, Requirement, Result
@@ -107,9 +108,7 @@ def stages_on(cache: Mapping[str, Any], cluster: str) -> bool:
 def claim_object_name(cache: str, cluster: str) -> str:
     """The control-plane name of the Object a ModelCache applies its claim on ``cluster`` by
     (in the cache's namespace), as the ModelCache composition names it."""
-    # Spelled out, not imported: a kind's package imports no other kind's (tests/test_layers.py);
-    # tests/compose/inferencecluster/test_cache_guard.py holds it to what that composition names.
-    return dns_label("modelcache", cache, "claim", cluster)
+    return dns_label("modelcache", cache, CLAIM, cluster)
 
 
 def _holding(
