@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from modelplane.apis import API_VERSION
 from modelplane.compose.inferenceclass.composer import compose_class
-from modelplane.compose.inferencecluster import cache_guard
 from modelplane.compose.inferencecluster import composer as cluster
 from modelplane.compose.inferencecluster.allocation import ADMITTED_REPLICA
 from modelplane.compose.inferencecluster.waves import PREVIOUS_WAVE
@@ -71,9 +70,6 @@ def default_registry() -> Registry:
             ADMITTED_REPLICA: REPLICA,
             cluster.GATEWAYS: GATEWAY,
             cluster.GUARDED_GATEWAY: GATEWAY,
-            cache_guard.CACHES: CACHE,
-            cache_guard.GUARDED_CACHE: CACHE,
-            cache_guard.GUARDED_CLAIM: OBJECT,
             PREVIOUS_WAVE: CLUSTER,
         },
     )

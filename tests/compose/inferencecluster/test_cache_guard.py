@@ -13,7 +13,6 @@ from modelplane.compose.inferencecluster.cache_guard import (
 )
 from modelplane.compose.inferencecluster.composer import CLASSES, REPLICAS, compose_cluster
 from modelplane.compose.modelcache.composer import compose_model_cache
-from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Requirement, Result
 from tests.compose.inferencecluster.support import H100, cluster, condition
 from tests.compose.modelcache.test_modelcache import cache
@@ -138,18 +137,3 @@ def test_the_claim_object_name_is_the_one_the_modelcache_composition_gives() -> 
     )
     claim = composed.resources["claim-east"].resource
     assert claim["metadata"]["name"] == claim_object_name("weights", "east")
-
-
-def test_the_by_name_answers_are_read_as_caches_and_objects() -> None:
-    registry = default_registry()
-    kinds = {
-        name: registry.required_kind("modelplane.ai/v1alpha1", "InferenceCluster", name)
-        for name in compose(
-            [], guarded_by([staging()]), **{"guarded-cache/ml/weights": []}
-        ).requirements
-        if name.startswith("guarded-cache")
-    }
-    assert sorted(kinds.values()) == [
-        ("kubernetes.m.crossplane.io/v1alpha1", "Object"),
-        ("modelplane.ai/v1alpha1", "ModelCache"),
-    ]
