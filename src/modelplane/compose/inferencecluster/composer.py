@@ -10,8 +10,7 @@ connection secret its cloud writes. Either gets two ClusterProviderConfigs (prov
 and provider-helm's) and, once both exist (a managed cluster: once it and its system pool are
 Ready), its serving stack (``stack.py``: Helm Releases and Objects, each component Managed or
 External) with the Usages that order its deletion, and, while ModelReplicas or
-InferenceGateways run on it or ModelCaches stage weights on it (``cache_guard.py``),
-ClusterUsages that refuse the cluster's own deletion. Status
+InferenceGateways run on it, ClusterUsages that refuse the cluster's own deletion. Status
 carries what ModelReplicas, the front door and the scheduler read: ``providerConfigRef``,
 ``gateway``, ``gpuPools``, ``servingStack``, the ``allocation`` of its pools to the replicas
 placed here (the cluster admits them, so deployments need not list the fleet's replicas), and
@@ -29,7 +28,6 @@ from modelplane.apis import API_VERSION
 from modelplane.compose.evidence import Lookup, listed_and_found, look_up
 from modelplane.compose.fleetsecrets import trust_bundle_problem
 from modelplane.compose.inferencecluster.allocation import Allotted, allocation, nodes_per_pool
-from modelplane.compose.inferencecluster.cache_guard import cache_guard
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
     GATEWAY,
@@ -105,10 +103,8 @@ def compose_cluster(inputs: Inputs) -> Result:
     if isinstance(reach, str):
         return Result.failed(reach)
     result = _asking(name, source, fleet, reach)
-    # The guards first: no later fault may drop the protection of replicas running here or
-    # of the weights caches stage here.
-    caches = cache_guard(inputs, name, result)
-    _guard(inputs, name, result, caches, _gateway_guards(inputs, name, result))
+    # The guard first: no later fault may drop the protection of replicas running here.
+    _guard(inputs, name, result, _gateway_guards(inputs, name, result))
     _connect(inputs.observed, reach, result)
     states = _install(inputs, reach, result)
     result.status = _status(cluster, inputs.observed, fleet, reach, states, result)
@@ -338,10 +334,9 @@ def _readiness(conditions: list[Condition]) -> Ready:
     return "False" if any(c.status != "True" for c in held) else "Unspecified"
 
 
-def _guard(inputs: Inputs, name: str, result: Result, caches: str, gateways: str) -> None:
-    """The replica guard, and the InUse condition saying what holds the cluster (``caches``,
-    ``gateways``: what the cache and gateway guards say, or "")."""
-    others = "; ".join(m for m in (caches, gateways) if m)
+def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
+    """The replica guard, and the InUse condition saying what holds the cluster (``gateways``:
+    the gateways' part of it, or "")."""
     replicas = inputs.required.get(REPLICAS)
     held = inputs.observed.get(REPLICA_GUARD)
     if replicas is None:
@@ -367,9 +362,8 @@ def _guard(inputs: Inputs, name: str, result: Result, caches: str, gateways: str
             return
         running = still
     if not running:
-        if others:
-            reason = "ModelCachesStaged" if caches else "GatewaysHosted"
-            result.conditions.append(Condition("InUse", "True", reason, others))
+        if gateways:
+            result.conditions.append(Condition("InUse", "True", "GatewaysHosted", gateways))
             return
         result.conditions.append(
             Condition(
@@ -383,7 +377,7 @@ def _guard(inputs: Inputs, name: str, result: Result, caches: str, gateways: str
         return
     guard = replica_guard(name, running)
     result.resources[REPLICA_GUARD] = Desired(guard, _exists(inputs.observed, REPLICA_GUARD))
-    message = "; ".join(m for m in (str(guard["spec"]["reason"]), others) if m)
+    message = "; ".join(m for m in (str(guard["spec"]["reason"]), gateways) if m)
     result.conditions.append(Condition("InUse", "True", "ReplicasRunning", message))
 
 
