@@ -172,6 +172,11 @@ class Progress:
         )
         return cond._replace(message=f"{cond.message}; {line}")
 
+    def _stalled(self, counts: str) -> Condition:
+        held = ", ".join(self.stalled)
+        message = f"{counts}; held by updated replicas not serving: {held}"
+        return Condition(ROLLED_OUT, "False", "Stalled", message)
+
     def _updated(self, counts: str) -> Condition:
         """Nothing is left to update but below the partition: Complete (or, with replicas
         below the partition, PartitionReached) once every updated replica serves."""
@@ -188,13 +193,7 @@ class Progress:
                 f"{counts}; complete up to the partition: lower spec.rollout.partition",
             )
         if self.stalled:
-            held = ", ".join(self.stalled)
-            return Condition(
-                ROLLED_OUT,
-                "False",
-                "Stalled",
-                f"{counts}; held by updated replicas not serving: {held}",
-            )
+            return self._stalled(counts)
         # Every replica carries the new template, but Complete means they serve it too.
         return Condition(
             ROLLED_OUT,
@@ -228,11 +227,5 @@ class Progress:
                 "or raise spec.rollout.maxUnavailable",
             )
         if self.stalled:
-            held = ", ".join(self.stalled)
-            return Condition(
-                ROLLED_OUT,
-                "False",
-                "Stalled",
-                f"{counts}; held by updated replicas not serving: {held}",
-            )
+            return self._stalled(counts)
         return Condition(ROLLED_OUT, "False", "Progressing", counts)
