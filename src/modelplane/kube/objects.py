@@ -1,15 +1,88 @@
-"""Reading Kubernetes objects as the API returns them."""
+"""Reading Kubernetes objects as the API returns them.
 
-from __future__ import annotations
+The API omits empty fields, clients send ``null`` for them, and an observed object may be
+partial while a provider is still writing it: a reader cannot tell these apart and should not
+try. So every accessor here reads a missing key, a ``null`` and a value of the wrong shape on
+the way alike, as absent, and answers with the empty value of what was asked for.
+"""
 
+# No ``from __future__ import annotations``: it would shadow ``annotations`` below, and every
+# annotation here already evaluates at runtime.
 from collections.abc import Mapping
 from typing import Any
 
+Body = Mapping[str, Any]
+"""A Kubernetes object, or any part of one, as decoded from JSON or YAML."""
 
-def condition(obj: Mapping[str, Any] | None, type_: str) -> Mapping[str, Any] | None:
+
+def _is_mapping(value: object) -> bool:
+    # A dict first: an abstract isinstance check costs more than the rest of a lookup, and
+    # these run once per field per object per pass.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def dig(obj: Body | None, *path: str, default: Any = None) -> Any:
+    """The value at ``path`` under ``obj``, or ``default`` when the path is broken.
+
+    A key missing on the way, or a value on the way that is not a mapping (``null``, a list, a
+    string), ends the walk with ``default``. The value at the end is returned as it is, ``null``
+    included: ``dig(o, "spec", "replicas", default=1)`` reads as ``o["spec"].get("replicas", 1)``
+    would, and ``dig(o, "spec", "replicas") or 1`` as ``.get("replicas") or 1``.
+    """
+    value: Any = obj
+    for key in path:
+        if not _is_mapping(value) or key not in value:
+            return default
+        value = value[key]
+    return value
+
+
+def mapping(obj: Body | None, *path: str) -> Body:
+    """The mapping at ``path`` under ``obj``: empty when the path is broken or ends elsewhere."""
+    value = dig(obj, *path)
+    return value if _is_mapping(value) else {}
+
+
+def metadata(obj: Body | None) -> Body:
+    """The object's ``metadata``."""
+    return mapping(obj, "metadata")
+
+
+def name(obj: Body | None) -> str:
+    """The object's ``metadata.name``: empty when it has none."""
+    return str(dig(obj, "metadata", "name") or "")
+
+
+def namespace(obj: Body | None) -> str:
+    """The object's ``metadata.namespace`` as written: empty when it names none (a caller that
+    means the API server's ``default`` says so itself)."""
+    return str(dig(obj, "metadata", "namespace") or "")
+
+
+def labels(obj: Body | None) -> Mapping[str, str]:
+    """The object's ``metadata.labels``."""
+    return mapping(obj, "metadata", "labels")
+
+
+def annotations(obj: Body | None) -> Mapping[str, str]:
+    """The object's ``metadata.annotations``."""
+    return mapping(obj, "metadata", "annotations")
+
+
+def spec(obj: Body | None) -> Body:
+    """The object's ``spec``."""
+    return mapping(obj, "spec")
+
+
+def status(obj: Body | None) -> Body:
+    """The object's ``status``."""
+    return mapping(obj, "status")
+
+
+def condition(obj: Body | None, type_: str) -> Body | None:
     """The object's status condition of ``type_``, if it reports one."""
+    # Inlined rather than through status(): this runs for every observed object in every pass.
     for c in ((obj or {}).get("status") or {}).get("conditions") or ():
-        # A dict first: an abstract isinstance check costs more than the rest of the loop.
         if (type(c) is dict or isinstance(c, Mapping)) and c.get("type") == type_:
             return c
     return None
