@@ -12,7 +12,7 @@ would. Each error line names the file and line of the field at fault:
 ``<file>:<line>: <Kind> <ns>/<name>: Warning: <path>: <message>``, and exits 0.
 
 Every definition in play (``apis/`` and each ``--crd``) is also held to the API server's CEL
-cost budget (``modelplane.kube.cost``): one the API server would refuse to create is reported
+cost budget (``modelplane.kube.cel.budget``): one the API server would refuse to create is reported
 with the API server's errors and the run exits 1. ``run_definitions`` (``--definitions``)
 reports the budget of every definition the project ships.
 """
@@ -30,7 +30,7 @@ from modelplane import exits
 from modelplane.apis import ApisNotFoundError
 from modelplane.compose.admission import Admission
 from modelplane.kube.admission import Admitted
-from modelplane.kube.cost import (
+from modelplane.kube.cel.budget import (
     STATIC_ESTIMATED_COST_LIMIT,
     STATIC_ESTIMATED_CRD_COST_LIMIT,
     CostError,

@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.kube.cel import (
+from modelplane.kube.cel.runtime import (
     DYN,
     CelCompileError,
     CelEvaluationError,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.kube.cost import (
+from modelplane.kube.cel.budget import (
     STATIC_ESTIMATED_COST_LIMIT,
     STATIC_ESTIMATED_CRD_COST_LIMIT,
     CostError,

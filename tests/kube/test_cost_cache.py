@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from modelplane.kube import cost
+from modelplane.kube.cel import budget
 from modelplane.kube.crd import load_definitions
 
 APIS = Path(__file__).resolve().parents[2] / "apis"
@@ -26,16 +26,16 @@ def xrd(tmp_path: Path) -> Path:
     return path
 
 
-def estimate(path: Path) -> cost.DefinitionCost:
+def estimate(path: Path) -> budget.DefinitionCost:
     """As a new process would: nothing remembered in memory, only what is on disk."""
-    cost._ESTIMATES.clear()
+    budget._ESTIMATES.clear()
     [found] = load_definitions([path])
-    return cost.estimate_cached(found)
+    return budget.estimate_cached(found)
 
 
-def afresh(path: Path) -> cost.DefinitionCost:
+def afresh(path: Path) -> budget.DefinitionCost:
     [found] = load_definitions([path])
-    return cost.estimate_definition(found)
+    return budget.estimate_definition(found)
 
 
 def test_an_estimate_read_back_from_disk_equals_one_made_afresh(cache: Path, xrd: Path) -> None:

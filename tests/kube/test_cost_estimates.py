@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from modelplane.kube.celast import parse
-from modelplane.kube.celcheck import check, decl_type
-from modelplane.kube.celcost import estimate
-from modelplane.kube.celdecl import Decl
-from modelplane.kube.cost import CostError, estimate_rule
+from modelplane.kube.cel.budget import CostError, estimate_rule
+from modelplane.kube.cel.check import check, decl_type
+from modelplane.kube.cel.decl import Decl
+from modelplane.kube.cel.estimate import estimate
+from modelplane.kube.cel.syntax import parse
 
 
 def array(items: dict[str, Any], max_items: int | None = None) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.kube.cel import CelEvaluationError
+from modelplane.kube.cel.runtime import CelEvaluationError
 from modelplane.kube.dra import device_value, selector_environment
 
 H100 = {

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from modelplane.kube.celtypes import check_rules
+from modelplane.kube.cel.schematypes import check_rules
 from modelplane.kube.rules import RuleCompileError, compile_rules
 from modelplane.kube.schema import Schema, SchemaError
 from modelplane.manifests import yaml_files

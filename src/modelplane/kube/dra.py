@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.kube.cel import DYN, Environment, quantity_value, semver_value
+from modelplane.kube.cel.runtime import DYN, Environment, quantity_value, semver_value
 
 _DOMAIN_LOOKUP = re.compile(r"""\.(?:attributes|capacity)\[\s*["']([^"']+)["']\s*\]""")
 

@@ -28,8 +28,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.kube.cel import DYN, CelCompileError, CelEvaluationError, Environment, Program
-from modelplane.kube.celnames import escape
+from modelplane.kube.cel.names import escape
+from modelplane.kube.cel.runtime import (
+    DYN,
+    CelCompileError,
+    CelEvaluationError,
+    Environment,
+    Program,
+)
 from modelplane.kube.errors import ErrorType, FieldError, Key, Path, render_path
 from modelplane.kube.schema import Schema
 

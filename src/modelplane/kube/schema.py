@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.kube.celnames import is_plain
+from modelplane.kube.cel.names import is_plain
 from modelplane.kube.errors import OMIT, ErrorType, FieldError, Key, Path, render_path
 
 _MISSING: Any = object()

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from modelplane.kube import cel, dra
+from modelplane.kube import dra
+from modelplane.kube.cel import runtime as cel
 from modelplane.kube.quantity import QuantityError, parse_quantity
 
 DRA = "DRA"

@@ -10,7 +10,7 @@ from modelplane.compose.modelreplica.workloads import (
     LEADERWORKERSET_READY,
     PODCLIQUESET_READY,
 )
-from modelplane.kube.cel import DYN, Environment
+from modelplane.kube.cel.runtime import DYN, Environment
 
 ENV = Environment({"object": DYN})
 

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modelplane.kube.celast import ParseError, parse
-from modelplane.kube.celcheck import CheckError, check, decl_type, optional_of
-from modelplane.kube.celcost import MAX_UINT64, EstimateError, estimate_detail
-from modelplane.kube.celdecl import Decl, decl_of, max_cardinality
+from modelplane.kube.cel.check import CheckError, check, decl_type, optional_of
+from modelplane.kube.cel.decl import Decl, decl_of, max_cardinality
+from modelplane.kube.cel.estimate import MAX_UINT64, EstimateError, estimate_detail
+from modelplane.kube.cel.syntax import ParseError, parse
 from modelplane.kube.crd import Definition
 
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
@@ -319,7 +319,7 @@ def estimate_cached(definition: Definition) -> DefinitionCost:
 # Estimating the shipped XRDs takes longer than all the rest of `modelplane validate`, and gives
 # the same answer every run: keep answers on disk, keyed by the definition's content and the
 # estimator's own source, so an edited definition or estimator is estimated afresh.
-_ESTIMATOR = ("cost.py", "celcost.py", "celcheck.py", "celdecl.py", "celast.py")
+_ESTIMATOR = ("budget.py", "estimate.py", "check.py", "decl.py", "syntax.py")
 
 
 def _stored(definition: Definition) -> DefinitionCost:

@@ -3,10 +3,11 @@
 The API server's cost estimate reads the checked syntax tree: each expression's type (is a
 selection made on an object or map, is a value a scalar, what does a list hold) and each call's
 candidate overloads (``add_string`` and ``add_list`` cost differently). cel-expr-python's checker
-is cel-cpp's and keeps neither where Python can read them, and ``modelplane.kube.celtypes`` leaves
-some types ``dyn`` where cel-go knows them, so the types are inferred here again, from the
-schema's declaration types (``modelplane.kube.celdecl``) and the overloads cel-go v0.26 and the
-Kubernetes libraries declare (the library set of Kubernetes 1.34 to 1.36).
+is cel-cpp's and keeps neither where Python can read them, and
+``modelplane.kube.cel.schematypes`` leaves some types ``dyn`` where cel-go knows them, so the
+types are inferred here again, from the schema's declaration types (``modelplane.kube.cel.decl``)
+and the overloads cel-go v0.26 and the Kubernetes libraries declare (the library set of
+Kubernetes 1.34 to 1.36).
 
 Overload resolution follows cel-go's: every overload whose parameters accept the arguments (a
 ``dyn`` argument is accepted anywhere) is a candidate; type parameters unify; the result type is
@@ -20,7 +21,8 @@ import itertools
 from dataclasses import dataclass, field
 from functools import cache
 
-from modelplane.kube.celast import (
+from modelplane.kube.cel.decl import Decl
+from modelplane.kube.cel.syntax import (
     Call,
     Comprehension,
     CreateList,
@@ -31,7 +33,6 @@ from modelplane.kube.celast import (
     Literal,
     Select,
 )
-from modelplane.kube.celdecl import Decl
 
 
 class CheckError(ValueError):

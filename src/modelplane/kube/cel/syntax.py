@@ -1,10 +1,10 @@
 """The parsed (unchecked) syntax tree of a CEL expression, macros expanded.
 
 ``parse(expression)`` returns a tree of the frozen dataclasses below. Parsing is cel-cpp's (the
-parser behind ``modelplane.kube.cel``, with the strings, optional and bindings extensions), so
-what parses here parses there: macros (``all``, ``exists``, ``exists_one``, ``map``,
-``filter``, ``cel.bind``, ``has``) arrive expanded into comprehensions and presence tests, and
-``a.?b`` into a ``_?._`` call, exactly as cel-go's parser expands them.
+parser behind ``modelplane.kube.cel.runtime``, with the strings, optional and bindings
+extensions), so what parses here parses there: macros (``all``, ``exists``, ``exists_one``,
+``map``, ``filter``, ``cel.bind``, ``has``) arrive expanded into comprehensions and presence
+tests, and ``a.?b`` into a ``_?._`` call, exactly as cel-go's parser expands them.
 
 cel-expr-python hands the parse out only as a serialized ``cel.expr.ParsedExpr``; the message
 declarations below follow cel-spec's ``syntax.proto`` (field numbers are its wire contract) and

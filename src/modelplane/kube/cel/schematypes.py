@@ -22,8 +22,8 @@ from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from google.protobuf import descriptor_pb2, descriptor_pool
 
-from modelplane.kube import cel as kcel
-from modelplane.kube.celnames import escape
+from modelplane.kube.cel import runtime
+from modelplane.kube.cel.names import escape
 from modelplane.kube.schema import Schema
 
 _F = descriptor_pb2.FieldDescriptorProto
@@ -186,7 +186,7 @@ def check_rules(schema: Schema, where: str = "openAPIV3Schema") -> list[str]:
                 ext_optional.ExtOptional(),
                 ext_bindings.ExtBindings(),
             ],
-            functions=kcel._functions(),
+            functions=runtime._functions(),
         )
     except Exception:  # a schema shape the runtime proto cannot express: leave it to dyn
         return []
@@ -243,7 +243,7 @@ def _dependencies() -> list[descriptor_pb2.FileDescriptorProto]:
 
     struct = descriptor_pb2.FileDescriptorProto()
     struct_pb2.DESCRIPTOR.CopyToProto(struct)
-    return [struct, kcel.k8scel_file()]
+    return [struct, runtime.k8scel_file()]
 
 
 def _message(error: str, offset: int) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.kube.celnames import escape
+from modelplane.kube.cel.names import escape
 
 MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024
 MIN_STRING_SIZE = 2

@@ -3,8 +3,8 @@
 The API server runs cel-go's static estimator (``checker/cost.go``) over each checked rule, with
 the Kubernetes library's function costs (apiserver ``pkg/cel/library/cost.go``) and sizes read
 from the schema (apiextensions ``schema/cel/compilation.go``: a value's size is the
-``max_elements`` of its declaration type, ``modelplane.kube.celdecl``). This module does the same
-walk over a rule type-checked by ``modelplane.kube.celcheck``:
+``max_elements`` of its declaration type, ``modelplane.kube.cel.decl``). This module does the same
+walk over a rule type-checked by ``modelplane.kube.cel.check``:
 
 - a variable or field read costs 1, plus 1 when selecting from an object or a map; a literal 0;
   ``has()`` 0 beyond its operand (Kubernetes sets cel-go's PresenceTestHasCost(false));
@@ -31,7 +31,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from modelplane.kube.celast import (
+from modelplane.kube.cel.check import CIDR, IP, QUANTITY, SEMVER, URL, Checked, T
+from modelplane.kube.cel.decl import Decl
+from modelplane.kube.cel.syntax import (
     Call,
     Comprehension,
     CreateList,
@@ -42,8 +44,6 @@ from modelplane.kube.celast import (
     Literal,
     Select,
 )
-from modelplane.kube.celcheck import CIDR, IP, QUANTITY, SEMVER, URL, Checked, T
-from modelplane.kube.celdecl import Decl
 
 MAX_UINT64 = 2**64 - 1
 STRING_TRAVERSAL_COST_FACTOR = 0.1
