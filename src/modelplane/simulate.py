@@ -35,6 +35,7 @@ from cel_expr_python import cel
 from modelplane.compose.frontdoor import CERT_MANAGER_API_VERSION
 from modelplane.compose.inferencecluster.releases import RELEASE_API_VERSION
 from modelplane.compose.remote import OBJECT_API_VERSION
+from modelplane.kube import objects
 from modelplane.labels import STACK_COMPONENT
 from modelplane.structs import plain
 
@@ -60,8 +61,7 @@ def simulate_stack(desired: Mapping[str, Obj]) -> dict[str, Obj]:
 
 
 def _in_stack(obj: Obj) -> bool:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    stacked = STACK_COMPONENT in labels and (_is_object(obj) or _is_issued(obj))
+    stacked = STACK_COMPONENT in objects.labels(obj) and (_is_object(obj) or _is_issued(obj))
     return _is_release(obj) or _is_cloud(obj) or stacked
 
 
@@ -89,16 +89,16 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
         return observed
     if not _is_object(observed):
         return observed  # not a provider-kubernetes Object, e.g. a nested composite
-    manifest = observed.get("spec", {}).get("forProvider", {}).get("manifest") or {}
-    if observed.get("spec", {}).get("managementPolicies") == ["Observe"]:
+    manifest = objects.dig(observed, "spec", "forProvider", "manifest") or {}
+    if objects.dig(observed, "spec", "managementPolicies") == ["Observe"]:
         meta = manifest.get("metadata") or {}
         key = (str(manifest.get("kind")), meta.get("namespace", ""), meta.get("name", ""))
         manifest = (created or {}).get(key, manifest)
     remote = _remote(manifest, ready_copies)
     if remote.get("kind") == "Gateway" and "status" in remote:
-        cluster = str((observed.get("spec", {}).get("providerConfigRef") or {}).get("name") or "")
+        cluster = str(objects.dig(observed, "spec", "providerConfigRef", "name") or "")
         remote["status"] = _gateway(remote, ready_copies, cluster)
-    ready = readiness(observed.get("spec", {}).get("readiness") or {}, remote)
+    ready = readiness(objects.dig(observed, "spec", "readiness") or {}, remote)
     observed["status"] = {
         "atProvider": {"manifest": remote},
         "conditions": [
@@ -130,7 +130,7 @@ def _is_cloud(obj: Obj) -> bool:
 
 
 def _provisioned(obj: Obj) -> Obj:
-    name = str((obj.get("metadata") or {}).get("name") or "")
+    name = objects.name(obj)
     at_provider: Obj = {"id": name}
     if obj.get("kind") == "ServiceAccount":
         at_provider["email"] = f"{name}@simulated.iam.gserviceaccount.com"
@@ -153,7 +153,7 @@ def _provisioned(obj: Obj) -> Obj:
 def _release_status(release: Obj) -> Obj:
     # As provider-helm reports a release Helm installed and, with wait, found ready, with the
     # chart version installed (v1.4.0 pkg/controller/namespaced/release/observe.go).
-    chart = ((release.get("spec") or {}).get("forProvider") or {}).get("chart") or {}
+    chart = objects.mapping(release, "spec", "forProvider", "chart")
     at_provider: Obj = {
         "state": "deployed",
         "revision": 1,
@@ -173,7 +173,7 @@ def _release_status(release: Obj) -> Obj:
 def readiness(policy: Obj, remote: Obj) -> bool:
     """provider-kubernetes' readiness policies over the observed remote object."""
     kind = policy.get("policy") or "SuccessfulCreate"
-    conditions = (remote.get("status") or {}).get("conditions") or []
+    conditions = objects.status(remote).get("conditions") or []
     if kind == "SuccessfulCreate":
         return True
     if kind == "DeriveFromObject":
@@ -241,13 +241,13 @@ def _created_by_controllers(desired: Mapping[str, Obj]) -> dict[tuple[str, str, 
     """The PodCliqueScalingGroups Grove creates for each desired PodCliqueSet replica."""
     created: dict[tuple[str, str, str], Obj] = {}
     for obj in desired.values():
-        pcs = obj.get("spec", {}).get("forProvider", {}).get("manifest") or {}
+        pcs = objects.dig(obj, "spec", "forProvider", "manifest") or {}
         if pcs.get("kind") != "PodCliqueSet":
             continue
         meta = pcs.get("metadata") or {}
         spec = pcs.get("spec") or {}
         for index in range(int(spec.get("replicas", 1))):
-            for group in (spec.get("template") or {}).get("podCliqueScalingGroups") or []:
+            for group in objects.dig(spec, "template", "podCliqueScalingGroups") or []:
                 name = f"{meta.get('name')}-{index}-{group['name']}"
                 created[("PodCliqueScalingGroup", meta.get("namespace", ""), name)] = {
                     "apiVersion": "grove.io/v1alpha1",
@@ -284,7 +284,7 @@ def _deployment(d: Obj, n: int) -> Obj:
     tolerated = 0
     if strategy.get("type", "RollingUpdate") == "RollingUpdate":
         tolerated = _scaled(
-            (strategy.get("rollingUpdate") or {}).get("maxUnavailable", "25%"), replicas
+            objects.dig(strategy, "rollingUpdate", "maxUnavailable", default="25%"), replicas
         )
     available = ready >= replicas - tolerated and (ready > 0 or replicas == 0)
     return _omit_zero(
@@ -308,7 +308,7 @@ def _deployment(d: Obj, n: int) -> Obj:
 
 
 def _leader_worker_set(lws: Obj, n: int) -> Obj:
-    replicas = int((lws.get("spec") or {}).get("replicas", 1))
+    replicas = int(objects.dig(lws, "spec", "replicas", default=1))
     ready = min(n, replicas)
     # LWS reports Available once every group is ready, Progressing until then.
     available = ready >= replicas
@@ -327,7 +327,7 @@ def _leader_worker_set(lws: Obj, n: int) -> Obj:
 
 
 def _pod_clique_set(pcs: Obj, n: int) -> Obj:
-    replicas = int((pcs.get("spec") or {}).get("replicas", 1))
+    replicas = int(objects.dig(pcs, "spec", "replicas", default=1))
     ready = min(n, replicas)
     # Grove publishes counters and no Available condition.
     return _omit_zero(
@@ -341,7 +341,7 @@ def _pod_clique_set(pcs: Obj, n: int) -> Obj:
 
 
 def _scaling_group(group: Obj, n: int) -> Obj:
-    replicas = int((group.get("spec") or {}).get("replicas", 1))
+    replicas = int(objects.dig(group, "spec", "replicas", default=1))
     return _omit_zero(
         {
             "observedGeneration": group["metadata"]["generation"],
@@ -356,7 +356,7 @@ def _scaling_group(group: Obj, n: int) -> Obj:
 def _http_route(route: Obj, _n: int) -> Obj:
     # The simulated gateway accepts the route and resolves its backends.
     parents = []
-    for ref in (route.get("spec") or {}).get("parentRefs") or []:
+    for ref in objects.spec(route).get("parentRefs") or []:
         parents.append(
             {
                 "parentRef": dict(ref),
@@ -422,7 +422,7 @@ def _pod(pod: Obj, n: int) -> Obj:
     # simulated Hub answers each question (its arguments) with a commit of its own.
     if n < 1:
         return {"phase": "Pending"}
-    containers = (pod.get("spec") or {}).get("containers") or []
+    containers = objects.spec(pod).get("containers") or []
     asked = "\0".join(str(a) for c in containers for a in c.get("args") or ())
     commit = hashlib.sha1(asked.encode()).hexdigest()
     terminated = {"exitCode": 0, "reason": "Completed", "message": commit}
@@ -440,7 +440,7 @@ def _persistent_volume_claim(pvc: Obj, _n: int) -> Obj:
     return {
         "phase": "Bound",
         "accessModes": list(spec.get("accessModes") or []),
-        "capacity": dict((spec.get("resources") or {}).get("requests") or {}),
+        "capacity": dict(objects.dig(spec, "resources", "requests") or {}),
     }
 
 
@@ -466,14 +466,14 @@ def _cert_manager_ready(_obj: Obj, _n: int) -> Obj:
 def _policy(policy: Obj, _n: int) -> Obj:
     # Envoy Gateway accepts the policy on each Gateway it targets.
     ancestors = []
-    for ref in (policy.get("spec") or {}).get("targetRefs") or []:
+    for ref in objects.spec(policy).get("targetRefs") or []:
         ancestors.append(
             {
                 "ancestorRef": {
                     "group": ref.get("group"),
                     "kind": ref.get("kind"),
                     "name": ref.get("name"),
-                    "namespace": (policy.get("metadata") or {}).get("namespace", ""),
+                    "namespace": objects.dig(policy, "metadata", "namespace", default=""),
                     **({"sectionName": ref["sectionName"]} if ref.get("sectionName") else {}),
                 },
                 "controllerName": "gateway.envoyproxy.io/gatewayclass-controller",
