@@ -1,0 +1,74 @@
+"""docs/troubleshooting.md's reason tables are what tools/reasons_table.py writes from
+src/modelplane/reasons.py, and the page's prose around them is its own."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from modelplane import reasons
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "troubleshooting.md"
+
+
+def generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "reasons_table", ROOT / "tools" / "reasons_table.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_page_is_in_sync_with_reasons_py() -> None:
+    assert PAGE.read_text() == generator().page(PAGE.read_text())
+
+
+def test_a_table_is_rewritten_from_its_kind_and_the_prose_kept() -> None:
+    stale = "prose before\n<!-- reasons InferenceClass -->\n| stale |\n<!-- /reasons -->\nafter\n"
+    kinds = "".join(
+        f"<!-- reasons {k.__name__} -->\n<!-- /reasons -->\n"
+        for k in reasons.Kind.__subclasses__()
+        if k is not reasons.InferenceClass
+    )
+    text = generator().page(stale + kinds)
+    assert text.startswith(
+        "prose before\n<!-- reasons InferenceClass -->\n| reason | condition | means | do |\n"
+        "|---|---|---|---|\n| `DevicesDescribed` | Accepted True | the devices are read; the class "
+        "composes nothing | nothing |\n<!-- /reasons -->\nafter\n"
+    )
+
+
+def test_a_kind_without_a_table_on_the_page_is_refused() -> None:
+    with pytest.raises(ValueError, match="InferenceClass"):
+        generator().page("<!-- reasons ModelCache -->\n<!-- /reasons -->\n")
+
+
+def test_each_kind_holds_the_rows_its_own_class_declares() -> None:
+    assert [r.reason for r in reasons.InferenceClass.ROWS] == ["DevicesDescribed"]
+    assert (
+        reasons.InferenceGatewayShard.ROWS[0].reason == reasons.InferenceGatewayShard.HOPS_CREATED
+    )
+
+
+def test_a_reason_constant_is_the_plain_string_crossplane_records() -> None:
+    assert type(reasons.ModelService.ENTRY_MATCHES_NOTHING) is str
+    assert reasons.ModelService.ENTRY_MATCHES_NOTHING == "EntryMatchesNothing"
+
+
+def test_the_check_fails_when_the_page_differs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = generator()
+    page = tmp_path / "troubleshooting.md"
+    page.write_text(PAGE.read_text().replace("| nothing |", "| reworded |", 1))
+    monkeypatch.setattr(tool, "PAGE", page)
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    assert tool.main([]) == 1
+    assert tool.main(["--write"]) == 0
+    assert page.read_text() == PAGE.read_text()
