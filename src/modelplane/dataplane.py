@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from modelplane.kube import objects
+
 Obj = dict[str, Any]
 
 OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
@@ -95,15 +97,15 @@ class Fabric:
         for doc in docs:
             if (doc.get("apiVersion"), doc.get("kind")) == OBJECT:
                 spec = doc.get("spec") or {}
-                manifest = (spec.get("forProvider") or {}).get("manifest")
-                cluster = str((spec.get("providerConfigRef") or {}).get("name") or "")
+                manifest = objects.dig(spec, "forProvider", "manifest")
+                cluster = str(objects.dig(spec, "providerConfigRef", "name") or "")
                 if manifest:
                     self.objects.setdefault(cluster, []).append(manifest)
                     self._note_copy(cluster, manifest, spec.get("references") or [])
             elif str(doc.get("apiVersion", "")).startswith(f"{CERT_MANAGER}/"):
                 self.objects.setdefault(CONTROL_PLANE, []).append(doc)
             elif doc.get("kind") == "InferenceCluster":
-                gateway = (doc.get("status") or {}).get("gateway") or {}
+                gateway = objects.mapping(doc, "status", "gateway")
                 if gateway.get("address"):
                     self.addresses[str(gateway["address"]).lower()] = doc["metadata"]["name"]
 
@@ -135,7 +137,7 @@ class Fabric:
             (
                 c
                 for c in self.of_kind(cluster, "Certificate", namespace)
-                if (c.get("spec") or {}).get("secretName") == name
+                if objects.dig(c, "spec", "secretName") == name
             ),
             None,
         )
@@ -148,7 +150,7 @@ class Fabric:
         if issuer_ref.get("kind", "Issuer") != "Issuer":
             return ""
         issuer = self._named(cluster, "Issuer", namespace, str(issuer_ref.get("name")))
-        ca_secret = ((issuer or {}).get("spec") or {}).get("ca", {}).get("secretName")
+        ca_secret = objects.dig(issuer, "spec", "ca", "secretName")
         if not ca_secret:
             return ""
         if cluster == CONTROL_PLANE:
@@ -160,7 +162,7 @@ class Fabric:
             o
             for o in self.objects.get(cluster, [])
             if o.get("kind") == kind
-            and namespace in (None, (o.get("metadata") or {}).get("namespace", ""))
+            and namespace in (None, objects.dig(o, "metadata", "namespace", default=""))
         ]
 
     def _named(self, cluster: str, kind: str, namespace: str, name: str) -> Obj | None:
@@ -173,7 +175,7 @@ class Fabric:
         return [
             Listener(cluster, gw, listener)
             for gw in self.of_kind(cluster, "Gateway")
-            for listener in (gw.get("spec") or {}).get("listeners") or []
+            for listener in objects.spec(gw).get("listeners") or []
         ]
 
     def listener(self, cluster: str, gateway: str, namespace: str, name: str) -> Listener | None:
@@ -192,15 +194,13 @@ class Fabric:
         """The HTTPRoutes the listener admits: a parentRef naming its Gateway (and its section,
         when the parentRef names one), from a namespace its allowedRoutes admit."""
         gw = listener.gateway["metadata"]
-        allowed = ((listener.spec.get("allowedRoutes") or {}).get("namespaces") or {}).get(
-            "from", "Same"
-        )
+        allowed = objects.dig(listener.spec, "allowedRoutes", "namespaces", "from", default="Same")
         out = []
         for route in self.of_kind(listener.cluster, "HTTPRoute"):
             namespace = route["metadata"].get("namespace", "")
             if allowed == "Same" and namespace != gw.get("namespace"):
                 continue
-            for ref in (route.get("spec") or {}).get("parentRefs") or []:
+            for ref in objects.spec(route).get("parentRefs") or []:
                 if (
                     ref.get("kind", "Gateway") == "Gateway"
                     and ref.get("group", GATEWAY_GROUP) == GATEWAY_GROUP
@@ -230,7 +230,7 @@ class Fabric:
                 for t in targets
             ):
                 continue
-            validation = (spec.get("tls") or {}).get("clientValidation") or {}
+            validation = objects.mapping(spec, "tls", "clientValidation")
             if validation.get("optional"):
                 continue
             out.extend(
@@ -280,7 +280,7 @@ class Fabric:
             if f.get("type") == "ExtensionRef":
                 ref = f["extensionRef"]
                 flt = self._named(cluster, ref["kind"], namespace, ref["name"])
-                if flt is not None and (flt.get("spec") or {}).get("directResponse"):
+                if objects.dig(flt, "spec", "directResponse"):
                     return end("DirectResponse", f"{namespace}/{ref['name']}")
             headers = _modify(headers, f)
             path = _rewrite(path, prefix, f)
@@ -335,7 +335,7 @@ class Fabric:
             name = f"{namespace}/{backend['metadata']['name']}"
             return [Destination("External", cluster, host, share, path, hops, certs, name)]
         sni = str(tls.get("sni") or host)
-        cert = (tls.get("clientCertificateRef") or {}).get("name", "")
+        cert = objects.dig(tls, "clientCertificateRef", "name", default="")
         for listener in self.listeners(target):
             if listener.spec.get("port") == port and _host_matches(
                 listener.spec.get("hostname"), sni
@@ -356,10 +356,10 @@ class Fabric:
             key=lambda r: (r["metadata"].get("namespace", ""), r["metadata"]["name"]),
         )
         for route in routes:
-            hostnames = (route.get("spec") or {}).get("hostnames") or []
+            hostnames = objects.spec(route).get("hostnames") or []
             if hostnames and not any(_host_matches(h, request.host) for h in hostnames):
                 continue
-            for rule in (route.get("spec") or {}).get("rules") or []:
+            for rule in objects.spec(route).get("rules") or []:
                 for match in rule.get("matches") or [{"path": {"value": "/"}}]:
                     prefix = _matches(match, request)
                     if prefix is None:
@@ -414,7 +414,7 @@ def _modify(headers: dict[str, str], f: Obj) -> dict[str, str]:
 def _rewrite(path: str, prefix: str, f: Obj) -> str:
     if f.get("type") != "URLRewrite":
         return path
-    rewrite = ((f.get("urlRewrite") or {}).get("path")) or {}
+    rewrite = objects.mapping(f, "urlRewrite", "path")
     if rewrite.get("type") == "ReplacePrefixMatch":
         rest = path[len(prefix.rstrip("/")) :].lstrip("/")
         return str(rewrite["replacePrefixMatch"]).rstrip("/") + "/" + rest
