@@ -25,9 +25,9 @@ from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
 from tests.fleet.builders import (
+    H100,
     deployment,
     engine,
-    inference_class,
     inference_cluster,
     placed_member,
     placed_replica,
@@ -35,7 +35,6 @@ from tests.fleet.builders import (
 
 Obj = dict[str, Any]
 SEED = Path(__file__).resolve().parents[1] / "examples" / "replica-seed"
-H100 = inference_class("h100")
 
 
 def seed(name: str) -> Obj:

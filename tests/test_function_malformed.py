@@ -20,10 +20,9 @@ from modelplane.function import FunctionRunner, run_composer
 from tests.compose.modelcache.test_modelcache import cache
 from tests.compose.modelservice.kit import cluster, gateway, replica_endpoint, service
 from tests.compose.through import request
-from tests.fleet.builders import deployment, inference_class, inference_cluster
+from tests.fleet.builders import H100, deployment, inference_cluster
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 GOOD = inference_cluster("a", {"p": ("h100", 1)}, classes=[H100])
 IC = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster"}
 

@@ -13,10 +13,9 @@ from modelplane.owners import Owners
 from modelplane.render import RESOURCE_NAME, Renderer, render_documents
 from modelplane.scheduling.scheduler import schedule
 from modelplane.simulate import simulate_stack
-from tests.fleet.builders import declared_cluster, deployment, engine, inference_class, member
+from tests.fleet.builders import H100, declared_cluster, deployment, engine, member
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 # Two whole nodes: one 8-GPU replica of each deployment fits, a third does not.
 FLEET = [H100, declared_cluster("east", [("h100", "h100", 2)])]
 COMPOSITE = "crossplane.io/composite"

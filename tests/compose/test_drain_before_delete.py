@@ -15,13 +15,11 @@ from modelplane.compose.modelservice.composer import endpoints_requirement
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.labels import ROUTES_POOLS
 from modelplane.simulate import simulate_observed
-from tests.compose.modeldeployment.running import reported
 from tests.compose.modelservice.kit import cluster, gateway, service
 from tests.compose.through import run
-from tests.fleet.builders import deployment, inference_class, inference_cluster
+from tests.fleet.builders import H100, deployment, inference_cluster, reported
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 MS = service("qwen", "ml", (1, {"app": "qwen"}))
 
 

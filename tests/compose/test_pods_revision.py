@@ -24,10 +24,14 @@ from modelplane.compose.modelreplica.composer import CLUSTER_REQUIREMENT
 from modelplane.labels import PODS_REVISION
 from modelplane.simulate import simulate_observed
 from tests.compose.through import Response, run
-from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+from tests.fleet.builders import (
+    H100,
+    deployment,
+    inference_cluster,
+    with_condition,
+)
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 FLEET = [inference_cluster(n, {"h100": ("h100", 2)}, classes=[H100]) for n in ("a", "b", "c")]
 OLD_PICKER = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0"
 MD = deployment("qwen", replicas=3)

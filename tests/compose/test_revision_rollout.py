@@ -20,14 +20,13 @@ from modelplane.labels import MODEL_REVISION
 from tests.compose.modeldeployment.running import as_run
 from tests.compose.through import Response, run
 from tests.fleet.builders import (
+    H100,
     deployment,
-    inference_class,
     inference_cluster,
     model_cache,
 )
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 NAMES = ("a", "b", "c")
 
 

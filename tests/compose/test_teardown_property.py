@@ -71,6 +71,7 @@ from tests.compose.modelservice.test_faults import (
 from tests.compose.through import Response, run
 from tests.compose.worlds import World, degraded_required, truly
 from tests.fleet.builders import (
+    H100,
     declared_cluster,
     deployment,
     engine,
@@ -84,7 +85,6 @@ from tests.properties import checks_something, examples, vacuous
 
 Obj = dict[str, Any]
 CACHE_CLUSTERS = "inference-clusters"
-H100 = inference_class("h100")
 A100 = inference_class("a100")
 API = "modelplane.ai/v1alpha1"
 

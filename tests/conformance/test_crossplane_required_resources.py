@@ -18,10 +18,13 @@ from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner, read_requirement
 from modelplane.render import _Environment
 from tests.compose.through import request
-from tests.fleet.builders import deployment, inference_class, inference_cluster, placed_replica
+from tests.fleet.builders import (
+    deployment,
+    inference_cluster,
+    placed_replica,
+)
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 
 
 def selectors(md: Obj) -> dict[str, fnv1.ResourceSelector]:

@@ -12,6 +12,8 @@ import copy
 from typing import Any
 
 from modelplane import labels
+from modelplane.compose.replica_revision import CONDITION, revision_message
+from modelplane.labels import TEMPLATE_HASH
 
 Obj = dict[str, Any]
 API = "modelplane.ai/v1alpha1"
@@ -50,6 +52,10 @@ def inference_class(name: str, *, gpus: int = 8, memory: str = "81559Mi") -> Obj
     return inference_class_of(
         name, [gpu_device(gpus, memory, {"model": {"string": name}}, claim="DRA")]
     )
+
+
+H100 = inference_class("h100")
+"""The class most composer tests place on: eight 80 GiB H100s."""
 
 
 def declared_cluster(
@@ -105,6 +111,16 @@ def inference_cluster(
         "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
     }
     return ic
+
+
+def fleet(*names: str, nodes: int = 2, taints: dict[str, list[Obj]] | None = None) -> list[Obj]:
+    """Ready clusters of one ``h100`` pool of ``nodes`` H100 nodes; ``taints`` by cluster name."""
+    return [
+        inference_cluster(
+            n, {"h100": ("h100", nodes)}, taints=(taints or {}).get(n), classes=[H100]
+        )
+        for n in names
+    ]
 
 
 def node_selector(devices: list[tuple[str, int, list[str]]]) -> Obj:
@@ -214,6 +230,31 @@ def with_condition(obj: Obj, type_: str, status: str, reason: str = "", message:
     conditions[:] = [c for c in conditions if c.get("type") != type_]
     conditions.append({"type": type_, "status": status, "reason": reason, "message": message})
     return out
+
+
+def stamp_of(obj: Obj) -> str:
+    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH))
+
+
+def reported(replica: Obj, up: bool, stamp: str | None = None) -> Obj:
+    """The replica with the status its own reconcile writes: ModelServing, and RevisionReady
+    for ``stamp`` (the one it carries, by default) ready exactly when it serves."""
+    out = with_condition(replica, "ModelServing", "True" if up else "False")
+    message = revision_message(stamp or stamp_of(replica), "ready" if up else "not ready")
+    reason = "Running" if up else "Updating"
+    return with_condition(out, CONDITION, "True" if up else "False", reason, message)
+
+
+def serving(
+    replica: Obj, status: str = "True", reason: str | None = None, *, revision: bool = False
+) -> Obj:
+    """The replica as observed with ModelServing and Ready ``status``; ``reason`` of ModelServing
+    is Serving when it serves, NoReadyCopy when not, unless given. ``revision``: its status
+    also describes the stamp it carries (``reported``)."""
+    if revision:
+        replica = reported(replica, up=status == "True")
+    reason = reason or ("Serving" if status == "True" else "NoReadyCopy")
+    return with_condition(with_condition(replica, "ModelServing", status, reason), "Ready", status)
 
 
 def model_cache(name: str, namespace: str = "ml", selector: dict[str, str] | None = None) -> Obj:

@@ -7,10 +7,14 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from tests.compose.through import Response, run
-from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+from tests.fleet.builders import (
+    H100,
+    deployment,
+    inference_cluster,
+    with_condition,
+)
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 FLEET = [inference_cluster("a", {"p": ("h100", 2)}, classes=[H100])]
 
 

@@ -41,10 +41,9 @@ from modelplane.compose.modelcache.composer import (
 )
 from modelplane.simulate import readiness
 from tests.compose.through import Response, run
-from tests.fleet.builders import inference_class, inference_cluster, with_condition
+from tests.fleet.builders import H100, inference_cluster, with_condition
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 REPO = "Qwen/Qwen3-8B"
 
 

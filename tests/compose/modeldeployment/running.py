@@ -9,15 +9,9 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from modelplane.compose.replica_revision import CONDITION, revision_message
-from modelplane.labels import TEMPLATE_HASH
-from tests.fleet.builders import with_condition
+from tests.fleet.builders import reported, stamp_of
 
 Obj = dict[str, Any]
-
-
-def stamp_of(obj: Obj) -> str:
-    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH))
 
 
 def as_run(
@@ -33,12 +27,3 @@ def as_run(
             obj = reported(obj, up=not restarted and serves(obj))
         after[key] = obj
     return after
-
-
-def reported(replica: Obj, up: bool, stamp: str | None = None) -> Obj:
-    """The replica with the status its own reconcile writes: ModelServing, and RevisionReady
-    for ``stamp`` (the one it carries, by default) ready exactly when it serves."""
-    out = with_condition(replica, "ModelServing", "True" if up else "False")
-    message = revision_message(stamp or stamp_of(replica), "ready" if up else "not ready")
-    reason = "Running" if up else "Updating"
-    return with_condition(out, CONDITION, "True" if up else "False", reason, message)

@@ -19,28 +19,18 @@ from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
-from tests.compose.modeldeployment.running import reported
 from tests.fleet.builders import (
+    H100,
     deployment,
     engine,
-    inference_class,
+    fleet,
     inference_cluster,
     member,
-    with_condition,
+    serving,
 )
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
-
-
-def fleet(*names: str, nodes: int = 2, taints: dict[str, list[Obj]] | None = None) -> list[Obj]:
-    return [
-        inference_cluster(
-            n, {"h100": ("h100", nodes)}, taints=(taints or {}).get(n), classes=[H100]
-        )
-        for n in names
-    ]
 
 
 def reconcile(
@@ -72,19 +62,9 @@ def condition(result: Result, type_: str) -> Any:
     return next(c for c in result.conditions if c.type == type_)
 
 
-def serving(mr: Obj, status: str = "True") -> Obj:
-    """The replica as its own reconcile reports it: serving (its status describing the stamp
-    it carries, ready) or not."""
-    out = reported(mr, up=status == "True")
-    out = with_condition(
-        out, "ModelServing", status, "Serving" if status == "True" else "NoReadyCopy"
-    )
-    return with_condition(out, "Ready", status)
-
-
 def existing(result: Result, status: str = "True") -> dict[str, Obj]:
     """The composed replicas as Crossplane would observe them next time."""
-    return {k: serving(mr, status) for k, mr in replicas_of(result).items()}
+    return {k: serving(mr, status, revision=True) for k, mr in replicas_of(result).items()}
 
 
 def test_each_placed_replica_is_a_model_replica_that_passes_its_xrd() -> None:
@@ -157,7 +137,7 @@ def test_serving_counts_replicas_whose_model_serving_is_true() -> None:
     first = reconcile(md, fleet("east", "west"))
     observed = existing(first)
     east = next(k for k, mr in observed.items() if mr["spec"]["clusterName"] == "east")
-    observed[east] = serving(observed[east], "False")
+    observed[east] = serving(observed[east], "False", revision=True)
     result = reconcile(md, fleet("east", "west"), list(observed.values()), observed)
     assert result.status["replicas"] == {"total": 2, "ready": 1}
     cond = condition(result, "ReplicasServing")
@@ -234,7 +214,7 @@ def test_a_drained_replica_keeps_serving_until_its_replacement_serves() -> None:
         in condition(moving, "ReplicasScheduled").message
     )
 
-    both = {old: observed[old], new: serving(mrs[new])}
+    both = {old: observed[old], new: serving(mrs[new], revision=True)}
     done = reconcile(md, drained, list(both.values()), both)
     assert set(replicas_of(done)) == {new}
 
@@ -280,7 +260,7 @@ def test_a_replica_on_a_deleted_cluster_is_kept_until_its_replacement_serves() -
     assert old in mrs
     [new] = [k for k, mr in mrs.items() if mr["spec"]["clusterName"] == "west"]
 
-    both = {old: observed[old], new: serving(mrs[new])}
+    both = {old: observed[old], new: serving(mrs[new], revision=True)}
     done = reconcile(md, fleet("west"), list(both.values()), both, gone=("east",))
     assert set(replicas_of(done)) == {new}
 
@@ -333,7 +313,7 @@ def test_through_run_function_a_later_created_replica_on_an_overcommitted_node_m
     for md, when in ((mine, "2026-01-01T00:00:01Z"), (theirs, "2026-01-01T00:00:00Z")):
         [mr] = replicas_of(reconcile(md, clusters[:1])).values()
         placed[md["metadata"]["name"]] = serving(
-            {**mr, "metadata": {**mr["metadata"], "creationTimestamp": when}}
+            {**mr, "metadata": {**mr["metadata"], "creationTimestamp": when}}, revision=True
         )
     req = fnv1.RunFunctionRequest()
     req.observed.composite.resource.CopyFrom(dict_to_struct(mine))

@@ -27,16 +27,15 @@ from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_stack
 from tests.compose import through
 from tests.fleet.builders import (
+    H100,
     deployment,
     engine,
-    inference_class,
     inference_cluster,
     member,
     with_condition,
 )
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 WHOLE_NODE = engine("main", member(gpus=8))
 
 

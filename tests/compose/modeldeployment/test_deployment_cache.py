@@ -16,9 +16,9 @@ from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
 from tests.compose.through import Response, request, run
 from tests.fleet.builders import (
+    H100,
     deployment,
     engine,
-    inference_class,
     inference_cluster,
     member,
     model_cache,
@@ -27,7 +27,6 @@ from tests.fleet.builders import (
 from tests.properties import examples
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 WHOLE_NODE = engine("main", member(gpus=8))
 UNREAD = None
 

@@ -9,16 +9,16 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
-from tests.compose.modeldeployment.running import reported
 from tests.compose.through import Response, run
-from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+from tests.fleet.builders import (
+    H100,
+    deployment,
+    fleet,
+    reported,
+    with_condition,
+)
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
-
-
-def fleet(*names: str) -> list[Obj]:
-    return [inference_cluster(n, {"h100": ("h100", 2)}, classes=[H100]) for n in names]
 
 
 def reconcile(md: Obj, clusters: list[Obj], observed: dict[str, Obj]) -> Response:

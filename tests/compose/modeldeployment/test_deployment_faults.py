@@ -16,19 +16,18 @@ from modelplane.compose.modeldeployment.composer import (
 )
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.composer import Inputs
-from tests.compose.modeldeployment.running import reported
 from tests.compose.through import Response, run
 from tests.fleet.builders import (
+    H100,
     deployment,
     engine,
     inference_class,
     inference_cluster,
     member,
-    with_condition,
+    serving,
 )
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 A100 = inference_class("a100")
 WHOLE_NODE = engine("main", member(gpus=8))
 
@@ -38,19 +37,12 @@ def clusters(*names: str, class_name: str = "h100") -> list[Obj]:
     return [inference_cluster(n, {"p": (class_name, 1)}, classes=[H100, A100]) for n in names]
 
 
-def serving(mr: Obj, status: str = "True") -> Obj:
-    """The replica as its own reconcile reports it, its status describing its stamp."""
-    reason = "Serving" if status == "True" else "WaitingForCluster"
-    out = reported(mr, up=status == "True")
-    return with_condition(with_condition(out, "ModelServing", status, reason), "Ready", status)
-
-
 def settled(md: Obj, fleet: list[Obj], classes: list[Obj] | None = None) -> dict[str, Obj]:
     """The replicas a first reconcile composes, observed serving."""
     required = {CLUSTERS: fleet, CLASSES: classes or [H100], REPLICAS: []}
     result = compose_deployment(Inputs(composite=md, required=required))
     assert result.fatal is None, result.fatal
-    return {k: serving(d.resource) for k, d in result.resources.items()}
+    return {k: serving(d.resource, revision=True) for k, d in result.resources.items()}
 
 
 def reconcile(
@@ -124,7 +116,7 @@ def test_a_replica_whose_cluster_is_deleted_and_that_has_nowhere_to_go_is_kept_a
     observed = settled(md, clusters("east", "west"))
     [west] = [k for k, mr in observed.items() if mr["spec"]["clusterName"] == "west"]
     # Its own composition waits for the cluster too, so its status no longer says serving.
-    observed[west] = serving(observed[west], "False")
+    observed[west] = serving(observed[west], "False", revision=True)
     rsp = reconcile(md, observed, clusters("east"), gone=("west",))
     assert set(rsp.resources) == set(observed)
     assert rsp.resources[west]["spec"] == observed[west]["spec"]
@@ -223,7 +215,7 @@ def test_a_replica_whose_cluster_is_deleted_moves_make_before_break() -> None:
 
     assert moving.condition("ReplicasServing")[2].startswith("1 of 1 replicas serving, 1 moving")
 
-    both = {old: observed[old], new: serving(moving.resources[new])}
+    both = {old: observed[old], new: serving(moving.resources[new], revision=True)}
     done = reconcile(md, both, clusters("west"), gone=("east",))
     assert set(done.resources) == {new}
 
@@ -235,7 +227,7 @@ def test_a_replica_whose_pool_class_is_gone_by_name_moves_make_before_break() ->
     [old] = observed
     assert observed[old]["spec"]["clusterName"] == "east"
     # Not serving either: a serving replica would be kept by the ordinary make-before-break.
-    observed[old] = serving(observed[old], "False")
+    observed[old] = serving(observed[old], "False", revision=True)
     moving = reconcile(md, observed, fleet, classes=[H100], classes_gone=("a100",))
     assert old in moving.resources
     assert on(moving, "west")

@@ -13,10 +13,15 @@ from modelplane.compose.modeldeployment.composer import (
 )
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.composer import Inputs
-from tests.fleet.builders import deployment, engine, inference_class, inference_cluster, member
+from tests.fleet.builders import (
+    H100,
+    deployment,
+    engine,
+    inference_cluster,
+    member,
+)
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 
 
 def scheduled(replicas: int, clusters: int) -> tuple[str, str, int]:

@@ -20,11 +20,10 @@ from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs
 from modelplane.render import api_server_admission, render_documents
 from modelplane.simulate import simulate_stack
-from tests.fleet.builders import declared_cluster, inference_class, inference_cluster
+from tests.fleet.builders import H100, declared_cluster, inference_cluster
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 
 # The shape of the public API's "Disaggregated serving" example (modelplaneai/modelplane,
 # docs/content/models/model-deployment.md): serving.mode only, two phase engines, each member

@@ -14,11 +14,10 @@ from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_observed
 from tests.compose.modelreplica import support
 from tests.compose.through import run
-from tests.fleet.builders import deployment, inference_class, inference_cluster
+from tests.fleet.builders import H100, deployment, inference_cluster
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[3]
-H100 = inference_class("h100")
 
 
 def stamped(md: Obj) -> dict[str, str]:

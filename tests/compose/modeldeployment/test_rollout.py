@@ -10,12 +10,11 @@ from typing import Any
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
-from tests.compose.modeldeployment.running import as_run, stamp_of
+from tests.compose.modeldeployment.running import as_run
 from tests.compose.through import Response, run
-from tests.fleet.builders import deployment, inference_class, inference_cluster
+from tests.fleet.builders import H100, deployment, inference_cluster, stamp_of
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 FLEET = [inference_cluster(n, {"h100": ("h100", 2)}, classes=[H100]) for n in ("a", "b", "c")]
 
 

@@ -10,10 +10,10 @@ from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLI
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.labels import SURGE_FOR
-from tests.compose.modeldeployment.running import as_run, stamp_of
+from tests.compose.modeldeployment.running import as_run
 from tests.compose.modeldeployment.test_rollout import md
 from tests.compose.through import Response, run
-from tests.fleet.builders import inference_class, inference_cluster
+from tests.fleet.builders import inference_class, inference_cluster, stamp_of
 
 Obj = dict[str, Any]
 ONE_GPU = inference_class("h100", gpus=1)

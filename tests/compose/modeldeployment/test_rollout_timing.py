@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.compose.modeldeployment.running import stamp_of
 from tests.compose.modeldeployment.test_rollout import md
 from tests.compose.modeldeployment.timing import World
+from tests.fleet.builders import stamp_of
 
 Obj = dict[str, Any]
 V2 = "vllm/vllm-openai:v2"

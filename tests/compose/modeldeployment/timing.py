@@ -34,12 +34,10 @@ from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, HOLDS, ROUTES
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
 from modelplane.labels import HOLDS_ROUTED
-from tests.compose.modeldeployment.running import reported, stamp_of
 from tests.compose.through import Response, run
-from tests.fleet.builders import inference_class, inference_cluster, with_condition
+from tests.fleet.builders import H100, inference_cluster, reported, stamp_of, with_condition
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 FLEET = [inference_cluster(n, {"h100": ("h100", 4)}, classes=[H100]) for n in ("a", "b", "c")]
 
 

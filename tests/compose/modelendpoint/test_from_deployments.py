@@ -24,19 +24,14 @@ from modelplane.compose.modelreplica.routing import pool_name
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
 from tests.fleet.builders import (
+    H100,
     deployment,
-    inference_class,
-    inference_cluster,
+    fleet,
     with_condition,
 )
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
-
-
-def fleet(*names: str) -> list[Obj]:
-    return [inference_cluster(n, {"h100": ("h100", 2)}, classes=[H100]) for n in names]
 
 
 def reconcile(md: Obj, clusters: list[Obj], observed: dict[str, Obj] | None = None) -> Result:

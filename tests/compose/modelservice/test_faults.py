@@ -43,11 +43,15 @@ from tests.compose.modelservice.kit import (
     service,
 )
 from tests.compose.worlds import World, degraded_required
-from tests.fleet.builders import deployment, inference_class, inference_cluster, with_condition
+from tests.fleet.builders import (
+    H100,
+    deployment,
+    inference_cluster,
+    with_condition,
+)
 from tests.properties import checks_something, examples, vacuous
 
 Obj = dict[str, Any]
-H100 = inference_class("h100")
 
 
 def run(composite: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj] | None]):
