@@ -27,6 +27,7 @@ from modelplane import exits, manifests
 from modelplane.compose.admission import Admission
 from modelplane.compose.registry import default_registry
 from modelplane.composer import namespace_of
+from modelplane.kube import objects
 from modelplane.labels import DEPLOYMENT
 from modelplane.manifests import Manifest, ManifestError, load, require_name
 from modelplane.render import RenderError, api_server_admission, located, render_documents
@@ -267,8 +268,7 @@ def _as_rendered(
 
 
 def _cluster_selector(md: Obj) -> dict[str, str]:
-    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
-    labels = (template.get("clusterSelector") or {}).get("matchLabels") or {}
+    labels = objects.dig(md, "spec", "template", "spec", "clusterSelector", "matchLabels") or {}
     return {str(k): str(v) for k, v in labels.items()}
 
 
@@ -301,7 +301,7 @@ def _unscheduled(md: Obj) -> Schedule:
 
 def _replicas(md: Obj) -> int:
     try:
-        return max(0, int((md.get("spec") or {}).get("replicas", 1)))
+        return max(0, int(objects.dig(md, "spec", "replicas", default=1)))
     except (TypeError, ValueError):
         return 0
 
@@ -373,7 +373,7 @@ def _missing_classes(loaded: Sequence[Manifest], objs: Sequence[Obj]) -> bool:
     for m, obj in zip(loaded, objs, strict=True):
         if obj.get("kind") != "InferenceCluster" or not _ours(obj):
             continue
-        for i, pool in enumerate((obj.get("spec") or {}).get("nodePools") or []):
+        for i, pool in enumerate(objects.spec(obj).get("nodePools") or []):
             if pool.get("className") not in classes:
                 found = True
                 exits.error(
@@ -400,7 +400,7 @@ def _named(e: Explanation, wanted: str) -> bool:
 def _explanation(md: Obj, plan: Schedule, classes: list[Obj]) -> Explanation:
     ns, name = _identity(md)
     deployment = f"{ns}/{name}"
-    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
+    template = objects.dig(md, "spec", "template", "spec") or {}
     selectors = _Selectors(template, classes)
     notes = [f"invalid selector: {e}" for e in plan.selector_errors]
     if plan.scheduled < plan.desired and not plan.trace:
@@ -565,7 +565,7 @@ class _Selectors:
             self.engines = parse_engines(template)
         except (TypeError, ValueError, AttributeError):
             self.engines = ()
-        self.classes = {str((c.get("metadata") or {}).get("name", "")): c for c in classes}
+        self.classes = {objects.name(c): c for c in classes}
 
     def failing(
         self, engine: str, member: int, request: str, class_name: str
@@ -636,17 +636,15 @@ def _placement(p: ReplicaPlacement) -> Obj:
 
 
 def _identity(obj: Obj) -> tuple[str, str]:
-    return namespace_of(obj), str((obj.get("metadata") or {}).get("name", ""))
+    return namespace_of(obj), objects.name(obj)
 
 
 def _cache_of(md: Obj, cache: Obj) -> bool:
     """Whether ``cache`` is the ModelCache the deployment references."""
-    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
-    ref = str((template.get("modelCacheRef") or {}).get("name") or "")
+    ref = str(objects.dig(md, "spec", "template", "spec", "modelCacheRef", "name") or "")
     return _identity(cache) == (namespace_of(md), ref)
 
 
 def _owned_by(replica: Obj, md: Obj) -> bool:
-    labels = (replica.get("metadata") or {}).get("labels") or {}
     ns, name = _identity(md)
-    return labels.get(DEPLOYMENT) == name and _identity(replica)[0] == ns
+    return objects.labels(replica).get(DEPLOYMENT) == name and _identity(replica)[0] == ns
