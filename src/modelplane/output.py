@@ -13,11 +13,12 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from modelplane import manifests, owners
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -95,7 +96,7 @@ def tree(docs: Sequence[Obj], is_composite: Callable[[Obj], bool]) -> list[Node]
                 open_[-1].results.append(doc)
             continue
         node = Node(doc, is_composite(doc))
-        owner = _labels(doc).get(COMPOSITE_LABEL)
+        owner = objects.labels(doc).get(COMPOSITE_LABEL)
         if owner is None:
             open_ = []
         while open_ and not _owned_by(doc, owner, open_[-1].doc):
@@ -113,7 +114,7 @@ def _owned_by(doc: Obj, owner: str | None, composite: Obj) -> bool:
     """Whether ``doc``, labelled for composite ``owner``, is ``composite``'s: by its controller
     reference's uid or kind when it has one, as a name is shared across kinds (a ModelService
     named after its ModelDeployment)."""
-    meta = _meta(composite)
+    meta = objects.metadata(composite)
     if meta.get("name") != owner:
         return False
     ref = owners.controller_reference(doc)
@@ -128,13 +129,13 @@ def _annotate(node: Node, parent: Node | None, clusters: dict[str, str]) -> None
     doc = node.doc
     if node.composite:
         node.ready = _condition(doc, "Ready").get("status", "-")
-        node.cluster = str((doc.get("spec") or {}).get("clusterName") or "")
+        node.cluster = str(objects.dig(doc, "spec", "clusterName") or "")
     elif parent is not None:
         unready = _unready(parent.doc)
-        key = _annotations(doc).get(RESOURCE_NAME)
+        key = objects.annotations(doc).get(RESOURCE_NAME)
         node.ready = "False" if key in unready else "True"
     if _is_remote(doc):
-        ref = str(((doc.get("spec") or {}).get("providerConfigRef") or {}).get("name", ""))
+        ref = str(objects.dig(doc, "spec", "providerConfigRef", "name", default=""))
         node.cluster = clusters.get(ref, ref)
     for child in node.children:
         _annotate(child, node, clusters)
@@ -207,7 +208,11 @@ def summary(roots: Sequence[Node]) -> str:
     composites = [n for n in nodes if n.composite]
     composed = [n for n in nodes if not n.composite]
     # Only clusters that exist: a gateway naming a cluster that is not there runs on none.
-    known = {_meta(n.doc).get("name") for n in nodes if n.doc.get("kind") == "InferenceCluster"}
+    known = {
+        objects.metadata(n.doc).get("name")
+        for n in nodes
+        if n.doc.get("kind") == "InferenceCluster"
+    }
     clusters = sorted({n.cluster for n in nodes if n.cluster and n.cluster in known})
     warnings = sum(
         1 for n in composites for r in n.results if r.get("severity") == "SEVERITY_WARNING"
@@ -239,7 +244,7 @@ def _count(n: int, noun: str) -> str:
 
 def _label(node: Node, depth: int, *, grouped: bool = False) -> str:
     doc = _shown(node.doc)
-    meta = _meta(doc)
+    meta = objects.metadata(doc)
     name = meta.get("name") or meta.get("generateName") or "?"
     namespace = meta.get("namespace") if depth == 0 else None
     group = _group(doc) if grouped else ""
@@ -250,7 +255,7 @@ def _label(node: Node, depth: int, *, grouped: bool = False) -> str:
 def _shown(doc: Obj) -> Obj:
     """What a row shows: a provider-kubernetes Object's manifest, else the document."""
     if _is_remote(doc):
-        manifest = (doc.get("spec") or {}).get("forProvider", {}).get("manifest") or {}
+        manifest = objects.dig(doc, "spec", "forProvider", "manifest") or {}
         if isinstance(manifest, dict) and manifest.get("kind"):
             return manifest
     return doc
@@ -265,7 +270,7 @@ def _status(node: Node) -> str:
     (what keeps it from being ready: Crossplane's own ``Creating`` names nothing); warnings."""
     if not node.composite:
         return ""
-    conditions = (node.doc.get("status") or {}).get("conditions") or []
+    conditions = objects.status(node.doc).get("conditions") or []
     ready = _condition(node.doc, "Ready")
     failing = [c for c in conditions if c.get("type") != "Ready" and c.get("status") != "True"]
     shown = failing[0] if failing and ready.get("status") != "True" else ready
@@ -280,9 +285,9 @@ def _provider_configs(docs: Iterable[Obj]) -> dict[str, str]:
     """Provider config name -> the InferenceCluster publishing it, when the stream holds it."""
     out = {}
     for doc in docs:
-        ref = (doc.get("status") or {}).get("providerConfigRef") if doc.get("kind") else None
+        ref = objects.status(doc).get("providerConfigRef") if doc.get("kind") else None
         if doc.get("kind") == "InferenceCluster" and isinstance(ref, dict) and ref.get("name"):
-            out[str(ref["name"])] = str(_meta(doc).get("name", ""))
+            out[str(ref["name"])] = objects.name(doc)
     return out
 
 
@@ -292,11 +297,8 @@ def _unready(composite: Obj) -> set[str]:
     return set(m["keys"].split(", ")) if m else set()
 
 
-def _condition(doc: Obj, kind: str) -> Obj:
-    for c in (doc.get("status") or {}).get("conditions") or []:
-        if isinstance(c, dict) and c.get("type") == kind:
-            return c
-    return {}
+def _condition(doc: Obj, kind: str) -> Mapping[str, Any]:
+    return objects.condition(doc, kind) or {}
 
 
 def _is_remote(doc: Obj) -> bool:
@@ -305,19 +307,6 @@ def _is_remote(doc: Obj) -> bool:
 
 def _is_result(doc: Obj) -> bool:
     return doc.get("apiVersion") == RESULT_API_VERSION and doc.get("kind") == "Result"
-
-
-def _meta(doc: Obj) -> Obj:
-    meta = doc.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
-def _labels(doc: Obj) -> dict[str, str]:
-    return _meta(doc).get("labels") or {}
-
-
-def _annotations(doc: Obj) -> dict[str, str]:
-    return _meta(doc).get("annotations") or {}
 
 
 # --- progress -----------------------------------------------------------------------------
