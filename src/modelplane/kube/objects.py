@@ -16,8 +16,6 @@ Body = Mapping[str, Any]
 
 
 def _is_mapping(value: object) -> bool:
-    # A dict first: an abstract isinstance check costs more than the rest of a lookup, and
-    # these run once per field per object per pass.
     return type(value) is dict or isinstance(value, Mapping)
 
 
@@ -31,7 +29,9 @@ def dig(obj: Body | None, *path: str, default: Any = None) -> Any:
     """
     value: Any = obj
     for key in path:
-        if not _is_mapping(value) or key not in value:
+        # A dict first: an abstract isinstance check costs more than the rest of a step, and
+        # owners and render read every object of a fleet this way on every pass.
+        if (type(value) is not dict and not isinstance(value, Mapping)) or key not in value:
             return default
         value = value[key]
     return value
