@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.kube import objects
+
 Obj = Mapping[str, Any]
 Identity = tuple[str, str, str, str]
 """apiVersion, kind, namespace ("" when cluster-scoped), name."""
@@ -32,18 +34,17 @@ COMPOSITE_LABEL = "crossplane.io/composite"
 
 
 def identity(obj: Obj) -> Identity:
-    meta = obj.get("metadata") or {}
     return (
         str(obj.get("apiVersion") or ""),
         str(obj.get("kind") or ""),
-        str(meta.get("namespace") or ""),
-        str(meta.get("name") or ""),
+        objects.namespace(obj),
+        objects.name(obj),
     )
 
 
 def controller_reference(obj: Obj) -> Obj | None:
     """The owner reference marked controller (Crossplane's to its composite), if any."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+    for ref in objects.metadata(obj).get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("controller") is True:
             return ref
     return None
@@ -52,7 +53,7 @@ def controller_reference(obj: Obj) -> Obj | None:
 def owner_name(obj: Obj) -> str | None:
     """The name of the composite ``obj`` says owns it: its label, else its controller
     reference's name; None when it names none."""
-    label = ((obj.get("metadata") or {}).get("labels") or {}).get(COMPOSITE_LABEL)
+    label = objects.labels(obj).get(COMPOSITE_LABEL)
     if label:
         return str(label)
     ref = controller_reference(obj)
@@ -78,7 +79,7 @@ class Claim:
             uid=str(ref["uid"]) if ref is not None and ref.get("uid") else None,
             kind=str(ref["kind"]) if ref is not None and ref.get("kind") else None,
             referenced=ref is not None,
-            namespace=str((obj.get("metadata") or {}).get("namespace") or ""),
+            namespace=objects.namespace(obj),
         )
 
 
@@ -124,7 +125,7 @@ class Owners:
 
 
 def _uid(obj: Obj) -> str | None:
-    uid = (obj.get("metadata") or {}).get("uid")
+    uid = objects.dig(obj, "metadata", "uid")
     return str(uid) if uid else None
 
 
@@ -155,7 +156,7 @@ class Composed:
         self._by_uid: dict[str, list[_Entry]] = {}
         self._unowned: list[_Entry] = []
         for seq, obj in enumerate(resources):
-            key = ((obj.get("metadata") or {}).get("annotations") or {}).get(resource_name)
+            key = objects.annotations(obj).get(resource_name)
             if not key:
                 continue
             claim = Claim.of(obj)
