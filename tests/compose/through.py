@@ -3,6 +3,7 @@ resources go in as Structs, so composers read them as the lazy views production 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +12,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
+from modelplane.simulate import simulate_observed
 from modelplane.structs import dict_to_struct, struct_to_dict
 
 Obj = dict[str, Any]
@@ -98,3 +100,21 @@ def run(
             if k != "conditions"
         },
     )
+
+
+def reconcile(
+    composite: Obj,
+    observed: Mapping[str, Obj] | None = None,
+    required: Mapping[str, list[Obj] | None] | None = None,
+) -> Response:
+    """``run`` for a reconcile the test expects to succeed: a fatal result fails the test."""
+    rsp = run(composite, observed, required)
+    assert rsp.fatal is None, rsp.fatal
+    return rsp
+
+
+def settled(
+    composite: Obj, required: Mapping[str, list[Obj] | None], *, copies: int = 1
+) -> dict[str, Obj]:
+    """What a first reconcile composes, observed ready with ``copies`` ready of each workload."""
+    return simulate_observed(copy.deepcopy(reconcile(composite, {}, required).resources), copies)

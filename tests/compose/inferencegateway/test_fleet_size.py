@@ -14,7 +14,7 @@ from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
 from modelplane.simulate import simulate_observed
 from modelplane.structs import struct_to_dict
-from tests.compose.modelservice.kit import cluster, gateway
+from tests.compose.modelservice.kit import edge_fleet, gateway
 from tests.compose.through import request
 
 Obj = dict[str, Any]
@@ -26,7 +26,7 @@ IG = gateway("main", "edge")
 @functools.cache
 def fleet() -> list[Obj]:
     """Each cluster as much as the gateway reads of it: name, gateway address, fleet name."""
-    return [cluster("edge", pools=False), *(cluster(f"cluster-{i:05d}") for i in range(FLEET - 1))]
+    return edge_fleet(*(f"cluster-{i:05d}" for i in range(FLEET - 1)))
 
 
 def respond(

@@ -5,13 +5,12 @@ gateway saying it has no address, or its absence when asked for by name, takes i
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from modelplane.compose.inferencegateway.composer import CLUSTERS
 from modelplane.compose.inferencegateway.shards import SHARD
-from modelplane.simulate import simulate_observed
-from tests.compose.modelservice.kit import cluster, gateway
-from tests.compose.through import run
+from tests.compose.modelservice.kit import edge_fleet, gateway
+from tests.compose.through import reconcile, settled
 from tests.fleet.builders import with_condition
 
 Obj = dict[str, Any]
@@ -24,19 +23,13 @@ WEST = {
 
 
 def fleet() -> list[Obj]:
-    return [cluster("edge", pools=False), cluster("east"), cluster("west")]
-
-
-def settled() -> dict[str, Obj]:
-    rsp = run(IG, {}, {"inference-clusters": fleet()})
-    assert rsp.fatal is None, rsp.fatal
-    return simulate_observed(copy.deepcopy(rsp.resources), 1)
+    return edge_fleet("east", "west")
 
 
 def hops(clusters: list[Obj], **more: list[Obj]) -> list[Obj]:
     """West's entries in the shards composed."""
-    rsp = run(IG, settled(), {"inference-clusters": clusters, **more})
-    assert rsp.fatal is None, rsp.fatal
+    observed = settled(IG, {CLUSTERS: fleet()})
+    rsp = reconcile(IG, observed, {CLUSTERS: clusters, **more})
     return [
         t
         for k, shard in rsp.resources.items()

@@ -11,22 +11,17 @@ from typing import Any
 import pytest
 
 from modelplane.compose.frontdoor import cluster_backend_name
+from modelplane.compose.inferencegateway.composer import CLUSTERS
 from modelplane.compose.inferencegateway.shard import hop_object_name
 from modelplane.compose.inferencegateway.shards import KIND, SHARD, SHARDS, shard_name, shard_of
 from modelplane.kube.names import dns_label
 from modelplane.simulate import simulate_observed
 from tests.compose.inferencegateway.kit import observed_shard
-from tests.compose.modelservice.kit import cluster, gateway
-from tests.compose.through import Response, run
+from tests.compose.modelservice.kit import cluster, edge_fleet, gateway
+from tests.compose.through import Response, reconcile, run
 
 Obj = dict[str, Any]
 IG = gateway("main", "edge")
-
-
-def reconcile(clusters: list[Obj], observed: dict[str, Obj] | None = None) -> Response:
-    rsp = run(IG, observed or {}, {"inference-clusters": clusters})
-    assert rsp.fatal is None, rsp.fatal
-    return rsp
 
 
 def members(rsp: Response) -> dict[str, str]:
@@ -37,10 +32,6 @@ def members(rsp: Response) -> dict[str, str]:
         if key.startswith(SHARD)
         for t in obj["spec"]["targets"]
     }
-
-
-def fleet(names: list[str]) -> list[Obj]:
-    return [cluster("edge", pools=False), *(cluster(n) for n in names)]
 
 
 def a_shard(**spec: Any) -> Obj:
@@ -70,21 +61,23 @@ def a_shard(**spec: Any) -> Obj:
 
 def test_a_cluster_is_composed_in_the_shard_its_name_hashes_to() -> None:
     names = [f"c{i:03d}" for i in range(200)]
-    placed = members(reconcile(fleet(names)))
+    placed = members(reconcile(IG, {}, {CLUSTERS: edge_fleet(*names)}))
     assert placed == {c: f"{SHARD}{shard_of(c)}" for c in ["edge", *names]}
     assert len(set(placed.values())) == SHARDS  # 201 clusters spread over every shard
 
 
 def test_no_cluster_changes_shard_when_clusters_join_or_leave() -> None:
-    before = members(reconcile(fleet([f"c{i:03d}" for i in range(40)])))
-    after = members(reconcile(fleet([f"c{i:03d}" for i in range(20, 80)])))
+    before = members(reconcile(IG, {}, {CLUSTERS: edge_fleet(*(f"c{i:03d}" for i in range(40)))}))
+    after = members(
+        reconcile(IG, {}, {CLUSTERS: edge_fleet(*(f"c{i:03d}" for i in range(20, 80)))})
+    )
     stayed = set(before) & set(after)
     assert len(stayed) == 21
     assert {c: after[c] for c in stayed} == {c: before[c] for c in stayed}
 
 
 def test_only_shards_holding_a_cluster_are_composed() -> None:
-    rsp = reconcile(fleet(["east"]))
+    rsp = reconcile(IG, {}, {CLUSTERS: edge_fleet("east")})
     shards = sorted(k for k in rsp.resources if k.startswith(SHARD))
     assert shards == sorted({f"{SHARD}{shard_of('edge')}", f"{SHARD}{shard_of('east')}"})
     shard = rsp.resources[f"{SHARD}{shard_of('east')}"]
@@ -95,7 +88,7 @@ def test_only_shards_holding_a_cluster_are_composed() -> None:
 
 
 def test_a_shard_names_its_host_and_every_target_it_dials() -> None:
-    rsp = reconcile(fleet(["east"]))
+    rsp = reconcile(IG, {}, {CLUSTERS: edge_fleet("east")})
     spec = rsp.resources[f"{SHARD}{shard_of('east')}"]["spec"]
     assert spec["gatewayName"] == "main"
     assert spec["host"] == {
@@ -113,12 +106,12 @@ def test_a_shard_names_its_host_and_every_target_it_dials() -> None:
 def test_a_shard_emptied_on_evidence_goes() -> None:
     assert shard_of("east") != shard_of("edge")  # east alone in its shard
     east = f"{SHARD}{shard_of('east')}"
-    first = reconcile(fleet(["east"]))
+    first = reconcile(IG, {}, {CLUSTERS: edge_fleet("east")})
     observed = {k: observed_shard(o, True) for k, o in first.resources.items()}
-    unlisted = reconcile([cluster("edge", pools=False)], observed)
+    unlisted = reconcile(IG, observed, {CLUSTERS: edge_fleet()})
     assert east in unlisted.resources  # not listed: asked for by name, kept until answered
     assert unlisted.by_name["cluster/east"] == ("InferenceCluster", "east", None)
-    rsp = run(IG, observed, {"inference-clusters": [cluster("edge")], "cluster/east": []})
+    rsp = run(IG, observed, {CLUSTERS: [cluster("edge")], "cluster/east": []})
     assert rsp.fatal is None, rsp.fatal
     assert east not in rsp.resources
 
@@ -202,13 +195,13 @@ def test_a_cluster_listed_twice_in_a_shard_fails_naming_it() -> None:
 def test_a_cluster_joining_a_shard_leaves_the_shards_other_clusters_reached() -> None:
     # The shard is not Ready while the newcomer's hop is created; east's hop still exists.
     joining = next(n for n in (f"c{i:03d}" for i in range(1000)) if shard_of(n) == shard_of("east"))
-    first = reconcile(fleet(["east"]))
+    first = reconcile(IG, {}, {CLUSTERS: edge_fleet("east")})
     east = f"{SHARD}{shard_of('east')}"
     observed = {
         k: observed_shard(o, True) if k.startswith(SHARD) else o for k, o in first.resources.items()
     }
     observed[east] = observed_shard(first.resources[east], False, ["east"])
-    rsp = reconcile(fleet(["east", joining]), observed)
+    rsp = reconcile(IG, observed, {CLUSTERS: edge_fleet("east", joining)})
     message = rsp.condition("GatewayReady")[2]
     assert f"waiting for the hops to 1 more: {joining}" in message
     assert "east" in message.partition("; waiting")[0]

@@ -56,6 +56,11 @@ def cluster(
     }
 
 
+def edge_fleet(*names: str) -> list[Obj]:
+    """The edge cluster, hosting gateways but no pools, and a cluster of each name."""
+    return [cluster("edge", pools=False), *(cluster(n) for n in names)]
+
+
 def gateway(
     name: str = "main",
     cluster_name: str = "edge",

@@ -23,20 +23,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelplane.compose.inferencegateway.composer import compose_gateway
 from modelplane.compose.modeldeployment.composer import (
     CLASSES,
     CLUSTERS,
     REPLICAS,
     compose_deployment,
 )
-from modelplane.compose.modelendpoint.composer import compose_endpoint
-from modelplane.compose.modelservice.composer import compose_service, endpoints_requirement
-from modelplane.composer import Inputs, Result
-from modelplane.simulate import simulate_observed
+from modelplane.compose.modelservice.composer import endpoints_requirement
+from modelplane.composer import Inputs
 from tests.compose import through
 from tests.compose.modelservice.kit import (
     cluster,
+    edge_fleet,
     external_endpoint,
     gateway,
     replica_endpoint,
@@ -60,20 +58,13 @@ def run(composite: Obj, observed: Mapping[str, Obj], required: Mapping[str, list
     return None if rsp.fatal is not None else set(rsp.resources)
 
 
-def settled(compose: Callable[[Inputs], Result], composite: Obj, required: dict, copies: int):
-    """What a reconcile composed, as the next one observes it."""
-    result = compose(Inputs(composite=composite, required=required))
-    desired = {k: d.resource for k, d in result.resources.items()}
-    return simulate_observed(desired, copies)
-
-
 # --- worlds ---------------------------------------------------------------------------------------
 
 HOSTS = ["edge", "c0", "c1"]
 
 
 def fleet() -> list[Obj]:
-    return [cluster("edge", pools=False), cluster("c0"), cluster("c1"), cluster("c2")]
+    return edge_fleet("c0", "c1", "c2")
 
 
 @st.composite
@@ -104,7 +95,7 @@ def service_world(draw: st.DrawFn) -> World:
                     external_endpoint(f"x{i}{j}", labels=labels, ready=draw(st.booleans()))
                 )
         required[endpoints_requirement(i)] = found
-    observed = settled(compose_service, ms, required, draw(st.integers(0, 1)))
+    observed = through.settled(ms, required, copies=draw(st.integers(0, 1)))
     partial = {
         "inference-gateways",
         "inference-clusters",
@@ -123,7 +114,7 @@ def external_endpoint_world(draw: st.DrawFn) -> World:
     url = draw(st.sampled_from(["https://api.provider.example.com/v1", "http://10.1.2.3:8000/"]))
     endpoint = external_endpoint("x", url, auth=auth, ready=False)
     required = {"inference-gateways": gateways, "inference-clusters": clusters}
-    observed = settled(compose_endpoint, endpoint, required, 1)
+    observed = through.settled(endpoint, required, copies=1)
     return World(endpoint, required, observed, frozenset(required))
 
 
@@ -138,7 +129,7 @@ def gateway_world(draw: st.DrawFn) -> World:
     tls = draw(st.sampled_from(["secret", "issuer"]))
     ig = gateway("g", draw(st.sampled_from(HOSTS)), secret="tls" if tls == "secret" else None)
     required = {"inference-clusters": clusters}
-    observed = settled(compose_gateway, ig, required, 1)
+    observed = through.settled(ig, required, copies=1)
     return World(ig, required, observed, frozenset(required))
 
 
