@@ -51,6 +51,7 @@ from modelplane.function import (
     read_response,
     run_composer,
 )
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.labels import DEPLOYMENT
 from modelplane.owners import Identity, Owner, identity, owner_of
@@ -387,7 +388,7 @@ class Session:
         if hit is not None and all(a is b for a, b in zip(hit[0], resources.values(), strict=True)):
             return hit[1]
         composite = rendered.composite
-        meta = _meta(composite)
+        meta = objects.metadata(composite)
         # Crossplane's controller reference names the owner's kind: a composite and another of
         # another kind sharing its namespace and name (a ModelReplica and the ModelEndpoint its
         # deployment composes for it) each observe their own. Observed state only: composers
@@ -482,7 +483,7 @@ class _Environment:
             index: dict[str, list[Identity]] = {}
             bucket = self._by_kind.get(kind, {})
             for ident in self._order(kind):
-                value = (_meta(bucket[ident]).get("labels") or {}).get(key)
+                value = objects.labels(bucket[ident]).get(key)
                 if value is not None:
                     index.setdefault(value, []).append(ident)
             cached = self._by_label[(*kind, key)] = (version, index)
@@ -520,7 +521,7 @@ class Renderer:
         # composite rendered again takes the place of everything it composed before.
         named: dict[str, list[Obj]] = {}
         for c in composables:
-            named.setdefault(str(_meta(c).get("name") or ""), []).append(c)
+            named.setdefault(objects.name(c), []).append(c)
         self._owned: dict[Identity, list[Identity]] = {}
         roots = []
         for c in composables:
@@ -574,12 +575,12 @@ class Renderer:
         return merged
 
     def _render_child(self, parent: Obj, key: str, child: Obj, depth: int) -> Rendered:
-        meta = _meta(child)
+        meta = objects.metadata(child)
         if "name" not in meta:
-            meta = {**meta, "name": dns_label(_meta(parent).get("name", ""), key)}
+            meta = {**meta, "name": dns_label(objects.metadata(parent).get("name", ""), key)}
             child = {**child, "metadata": meta}
         result = self.render(child, depth + 1)
-        merged = dict(_meta(result.composite))
+        merged = dict(objects.metadata(result.composite))
         for k in ("annotations", "labels"):
             merged[k] = {**(merged.get(k) or {}), **(meta.get(k) or {})}
         composite = {**result.composite, "metadata": merged}
@@ -651,7 +652,7 @@ def _kind_order(
 
 
 def _matches(obj: Obj, r: Requirement) -> bool:
-    meta = _meta(obj)
+    meta = objects.metadata(obj)
     if obj.get("apiVersion") != r.api_version or obj.get("kind") != r.kind:
         return False
     if r.namespace and meta.get("namespace") != r.namespace:
@@ -686,7 +687,7 @@ def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
     apiextensions/composite/composition_render.go): the reference's kind tells a deployment's
     replicas from those of a ModelService of the same name. Its uid is the owner's, when it has
     one."""
-    meta = _meta(xr)
+    meta = objects.metadata(xr)
     name, namespace, uid = meta.get("name", ""), meta.get("namespace"), meta.get("uid")
     obj_meta = dict(obj.get("metadata") or {})
     obj_meta["annotations"] = {**(obj_meta.get("annotations") or {}), RESOURCE_NAME: key}
@@ -766,12 +767,8 @@ def _result(e: Event) -> Obj:
     return out
 
 
-def _meta(obj: Obj) -> Obj:
-    return obj.get("metadata") or {}
-
-
 def _annotation(obj: Obj, key: str) -> str | None:
-    return (_meta(obj).get("annotations") or {}).get(key)
+    return objects.annotations(obj).get(key)
 
 
 MAX_PASSES = 10
@@ -1031,9 +1028,7 @@ FIX_INPUT = frozenset(
 
 
 def _failed(doc: Obj) -> list[Obj]:
-    return [
-        c for c in (doc.get("status") or {}).get("conditions") or [] if c.get("status") == "False"
-    ]
+    return [c for c in objects.status(doc).get("conditions") or [] if c.get("status") == "False"]
 
 
 def _short(doc: Obj) -> bool:
@@ -1044,12 +1039,12 @@ def _short(doc: Obj) -> bool:
 
 
 def _replica_labels(deployment: Obj) -> dict[str, str]:
-    template = ((deployment.get("spec") or {}).get("template") or {}).get("metadata") or {}
-    return {**(template.get("labels") or {}), DEPLOYMENT: str(deployment["metadata"]["name"])}
+    template = objects.mapping(deployment, "spec", "template")
+    return {**objects.labels(template), DEPLOYMENT: str(deployment["metadata"]["name"])}
 
 
 def _selects(entry: Obj, namespace: str, labels: Sequence[tuple[str, Mapping[str, Any]]]) -> bool:
-    wanted = ((entry.get("selector") or {}).get("matchLabels")) or {}
+    wanted = objects.mapping(entry, "selector", "matchLabels")
     return any(
         ns == namespace and all(have.get(k) == v for k, v in wanted.items()) for ns, have in labels
     )
@@ -1059,8 +1054,8 @@ def _starved(service: Obj, short: Sequence[Obj], replicas: Sequence[Obj]) -> boo
     """Whether every entry that selects no ModelReplica would select one of a deployment short
     of capacity: its replicas are missing because they do not fit, not because of a typo."""
     ns = namespace_of(service)
-    entries = [e for e in (service.get("spec") or {}).get("endpoints") or [] if isinstance(e, dict)]
-    present = [(namespace_of(r), (r.get("metadata") or {}).get("labels") or {}) for r in replicas]
+    entries = [e for e in objects.spec(service).get("endpoints") or [] if isinstance(e, dict)]
+    present = [(namespace_of(r), objects.labels(r)) for r in replicas]
     wanted = [(namespace_of(d), _replica_labels(d)) for d in short]
     empty = [e for e in entries if not _selects(e, ns, present)]
     return bool(empty) and all(_selects(e, ns, wanted) for e in empty)
