@@ -29,6 +29,7 @@ from modelplane.compose.modelservice.gateways import Skipped, gateways_serving
 from modelplane.compose.modelservice.plan import plan_service
 from modelplane.composer import namespace_of
 from modelplane.dataplane import Destination, Fabric, Request
+from modelplane.kube import objects
 
 COMMAND = "routes"
 Obj = dict[str, Any]
@@ -157,7 +158,7 @@ def as_yaml(services: Sequence[ServiceRoutes]) -> str:
 def carried(ms: Obj, gateway: Obj, fabric: Fabric) -> list[Destination] | None:
     """Where the gateway's front listener sends the service's requests; None when the gateway
     has published no front Gateway the composed objects hold."""
-    published = (gateway.get("status") or {}).get("gateway") or {}
+    published = objects.mapping(gateway, "status", "gateway")
     listener = next(
         (
             li
@@ -181,7 +182,7 @@ def service_routes(
     clusters: Mapping[str, Obj],
     fabric: Fabric,
 ) -> ServiceRoutes:
-    entries = (ms.get("spec") or {}).get("endpoints") or []
+    entries = objects.spec(ms).get("endpoints") or []
     selected = [[e for e in endpoints if _selects(entry, ms, e)] for entry in entries]
     plan = plan_service(ms, selected, clusters)
     serving, skipped = gateways_serving(ms, gateways, clusters)
@@ -269,8 +270,8 @@ def _selects(entry: Obj, ms: Obj, endpoint: Obj) -> bool:
     """What Crossplane returns for the entry's requirement: its labels, the service's namespace."""
     if namespace_of(endpoint) != namespace_of(ms):
         return False
-    labels = (endpoint.get("metadata") or {}).get("labels") or {}
-    wanted = ((entry.get("selector") or {}).get("matchLabels")) or {}
+    labels = objects.labels(endpoint)
+    wanted = objects.mapping(entry, "selector", "matchLabels")
     return all(labels.get(k) == v for k, v in wanted.items())
 
 
