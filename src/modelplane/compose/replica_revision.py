@@ -34,8 +34,9 @@ from typing import Any
 
 from modelplane.kube.objects import condition
 from modelplane.labels import TEMPLATE_HASH
+from modelplane.reasons import ModelReplica
 
-CONDITION = "RevisionReady"
+CONDITION = ModelReplica.REVISION_READY
 
 _MESSAGE = re.compile(r"revision (\S+) ")
 

@@ -7,6 +7,7 @@ missing Composition forever) and ``kubectl get icl`` shows it accepted.
 from __future__ import annotations
 
 from modelplane.composer import Condition, Inputs, Result
+from modelplane.reasons import InferenceClass
 
 
 def compose_class(inputs: Inputs) -> Result:
@@ -15,4 +16,8 @@ def compose_class(inputs: Inputs) -> Result:
         f"{d.get('name')} x{d.get('count', 1)} per node ({d.get('claim') or 'DRA'})"
         for d in devices
     )
-    return Result(conditions=[Condition("Accepted", "True", "DevicesDescribed", summary)])
+    return Result(
+        conditions=[
+            Condition(InferenceClass.ACCEPTED, "True", InferenceClass.DEVICES_DESCRIBED, summary)
+        ]
+    )

@@ -69,6 +69,7 @@ from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requir
 from modelplane.kube.names import LABEL_VALUE_MAX, dns_label
 from modelplane.labels import CLUSTER
 from modelplane.observed import carried, observed_ready, ready_as_observed
+from modelplane.reasons import InferenceCluster
 from modelplane.scheduling.fleet import pool_class_names
 
 Obj = dict[str, Any]
@@ -316,7 +317,12 @@ def _pools_status(cluster: Obj, fleet: _Fleet, result: Result) -> list[Obj] | No
         return pools
     reading = ", ".join(fleet.class_lookup.asked()) or "InferenceClasses"
     result.conditions.append(
-        Condition("PoolsResolved", "Unknown", "WaitingForClasses", f"reading {reading}")
+        Condition(
+            InferenceCluster.POOLS_RESOLVED,
+            "Unknown",
+            InferenceCluster.WAITING_FOR_CLASSES,
+            f"reading {reading}",
+        )
     )
     # Not read yet is no evidence a pool changed: the scheduler keeps reading the last ones.
     published: list[Obj] | None = (cluster.get("status") or {}).get("gpuPools")
@@ -352,9 +358,9 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
             result.resources[REPLICA_GUARD] = Desired(carried(held), "True")
             result.conditions.append(
                 Condition(
-                    "InUse",
+                    InferenceCluster.IN_USE,
                     "True",
-                    "ReplicasRunning",
+                    InferenceCluster.REPLICAS_RUNNING,
                     f"no ModelReplica is listed on this cluster; the guard stays until the "
                     f"{pending} replicas it was composed for are read by name",
                 )
@@ -363,13 +369,17 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
         running = still
     if not running:
         if gateways:
-            result.conditions.append(Condition("InUse", "True", "GatewaysHosted", gateways))
+            result.conditions.append(
+                Condition(
+                    InferenceCluster.IN_USE, "True", InferenceCluster.GATEWAYS_HOSTED, gateways
+                )
+            )
             return
         result.conditions.append(
             Condition(
-                "InUse",
+                InferenceCluster.IN_USE,
                 "False",
-                "NoReplicas",
+                InferenceCluster.NO_REPLICAS,
                 f"no ModelReplica labelled {CLUSTER}={name} (as a ModelDeployment labels each it "
                 "places) runs on this cluster",
             )
@@ -378,7 +388,9 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
     guard = replica_guard(name, running)
     result.resources[REPLICA_GUARD] = Desired(guard, _exists(inputs.observed, REPLICA_GUARD))
     message = "; ".join(m for m in (str(guard["spec"]["reason"]), gateways) if m)
-    result.conditions.append(Condition("InUse", "True", "ReplicasRunning", message))
+    result.conditions.append(
+        Condition(InferenceCluster.IN_USE, "True", InferenceCluster.REPLICAS_RUNNING, message)
+    )
 
 
 def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
@@ -473,14 +485,19 @@ def _gateway_status(
         elif not observed_address:
             note = " (as last published; the Gateway reports no address yet)"
         result.conditions.append(
-            Condition("GatewayReady", "True", "AddressAssigned", f"gateway address {address}{note}")
+            Condition(
+                InferenceCluster.GATEWAY_READY,
+                "True",
+                InferenceCluster.ADDRESS_ASSIGNED,
+                f"gateway address {address}{note}",
+            )
         )
     elif not_programmed:
         result.conditions.append(
             Condition(
-                "GatewayReady",
+                InferenceCluster.GATEWAY_READY,
                 "False",
-                "GatewayNotProgrammed",
+                InferenceCluster.GATEWAY_NOT_PROGRAMMED,
                 f"Gateway {gw.namespace}/{gw.name} on the cluster is not programmed "
                 f"({not_programmed}); replicas placed here are not reachable until it is",
             )
@@ -488,9 +505,9 @@ def _gateway_status(
     else:
         result.conditions.append(
             Condition(
-                "GatewayReady",
+                InferenceCluster.GATEWAY_READY,
                 "False",
-                "WaitingForGateway",
+                InferenceCluster.WAITING_FOR_GATEWAY,
                 f"Gateway {gw.namespace}/{gw.name} on the cluster has no address yet; replicas "
                 "placed here are not reachable until it has one",
             )
@@ -515,9 +532,17 @@ def _pool_conditions(managed: Managed | None) -> list[Condition]:
 def _source_supported(source: str) -> Condition:
     if source in CLOUDS:
         return Condition(
-            "SourceSupported", "True", "Managed", f"an {source} cluster Modelplane provisions"
+            InferenceCluster.SOURCE_SUPPORTED,
+            "True",
+            InferenceCluster.MANAGED,
+            f"an {source} cluster Modelplane provisions",
         )
-    return Condition("SourceSupported", "True", "Existing", "a brought-your-own cluster")
+    return Condition(
+        InferenceCluster.SOURCE_SUPPORTED,
+        "True",
+        InferenceCluster.EXISTING,
+        "a brought-your-own cluster",
+    )
 
 
 def _unsupported(inputs: Inputs, source: str) -> Result:
@@ -531,7 +556,14 @@ def _unsupported(inputs: Inputs, source: str) -> Result:
     )
     return Result(
         resources={k: Desired(carried(o)) for k, o in sorted(inputs.observed.items())},
-        conditions=[Condition("SourceSupported", "False", "UnsupportedSource", message)],
+        conditions=[
+            Condition(
+                InferenceCluster.SOURCE_SUPPORTED,
+                "False",
+                InferenceCluster.UNSUPPORTED_SOURCE,
+                message,
+            )
+        ],
         events=[Event("Warning", message, "UnsupportedSource")],
         ready="False",
     )

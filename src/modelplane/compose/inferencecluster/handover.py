@@ -21,11 +21,12 @@ from modelplane.compose.inferencecluster.target import MANAGED
 from modelplane.composer import Condition
 from modelplane.labels import STACK_COMPONENT
 from modelplane.observed import carried, closed
+from modelplane.reasons import InferenceCluster
 
 Obj = dict[str, Any]
 
 OBSERVE_ONLY = ["Observe"]
-HANDED_OVER = "HandedOver"
+HANDED_OVER = InferenceCluster.HANDED_OVER
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Handover:
             Condition(
                 HANDED_OVER,
                 "True",
-                "HandingOver",
+                InferenceCluster.HANDING_OVER,
                 f"{', '.join(self.components)} made External: what Modelplane installed stays "
                 f"installed and is no longer managed ({', '.join(sorted(self.resources))} kept "
                 "observe-only until orphaned, then released; nothing is uninstalled)",
@@ -53,7 +54,7 @@ class Handover:
 RELEASED = Condition(
     HANDED_OVER,
     "True",
-    "Released",
+    InferenceCluster.RELEASED,
     "every component made External is released: what Modelplane installed stays installed, "
     "no longer managed",
 )

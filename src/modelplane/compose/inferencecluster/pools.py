@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.composer import Condition
+from modelplane.reasons import InferenceCluster
 
 Obj = dict[str, Any]
 
@@ -39,10 +40,15 @@ def pools_condition(pools: list[Obj], missing: list[tuple[str, str]]) -> Conditi
             f"pool {pool} names InferenceClass {cls}, which does not exist" for pool, cls in missing
         )
         return Condition(
-            "PoolsResolved", "False", "ClassNotFound", f"{detail}; no replica is placed there"
+            InferenceCluster.POOLS_RESOLVED,
+            "False",
+            InferenceCluster.CLASS_NOT_FOUND,
+            f"{detail}; no replica is placed there",
         )
     summary = ", ".join(f"{p['name']} ({p['nodes']} nodes)" for p in pools)
-    return Condition("PoolsResolved", "True", "ClassesFound", f"pools: {summary}")
+    return Condition(
+        InferenceCluster.POOLS_RESOLVED, "True", InferenceCluster.CLASSES_FOUND, f"pools: {summary}"
+    )
 
 
 def _device(device: Obj) -> Obj:

@@ -23,13 +23,14 @@ from typing import Any
 from modelplane.compose.inferencecluster.releases import installed_version
 from modelplane.composer import Condition
 from modelplane.kube.objects import condition
+from modelplane.reasons import InferenceCluster
 
 Obj = dict[str, Any]
 
 READY = "Ready"
 INSTALLING = "Installing"
 FAILED = "Failed"
-STACK_READY = "StackReady"
+STACK_READY = InferenceCluster.STACK_READY
 _MESSAGE_MAX = 200
 
 GATEWAY_API_MINIMUM = (1, 5, 1)
@@ -101,13 +102,15 @@ def stack_condition(states: Sequence[ComponentState]) -> Condition:
     failed = [s for s in states if s.state == FAILED]
     installing = [s for s in states if s.state == INSTALLING]
     if not failed and not installing:
-        return Condition(STACK_READY, "True", "Installed", f"all {total} components ready")
+        return Condition(
+            STACK_READY, "True", InferenceCluster.INSTALLED, f"all {total} components ready"
+        )
     parts = []
     if failed:
         parts.append(f"failed {len(failed)} of {total}: {_named(failed)}")
     if installing:
         parts.append(f"installing {len(installing)} of {total}: {_named(installing)}")
-    reason = "Failed" if failed else "Installing"
+    reason = InferenceCluster.FAILED if failed else InferenceCluster.INSTALLING
     return Condition(STACK_READY, "False", reason, "; ".join(parts))
 
 
@@ -115,7 +118,7 @@ def waiting_condition(states: Sequence[ComponentState], configs: str) -> Conditi
     return Condition(
         STACK_READY,
         "False",
-        "WaitingForProviderConfigs",
+        InferenceCluster.WAITING_FOR_PROVIDER_CONFIGS,
         f"installing {len(states)} of {len(states)} once the ClusterProviderConfigs {configs} "
         "exist: " + _named(states),
     )

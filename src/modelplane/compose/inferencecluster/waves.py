@@ -35,12 +35,13 @@ from modelplane.compose.inferencecluster.target import MANAGED, Setting, Target
 from modelplane.composer import Condition, Requirement
 from modelplane.kube.objects import condition
 from modelplane.labels import STACK_COMPONENT, STACK_WAVE
+from modelplane.reasons import InferenceCluster
 
 Obj = dict[str, Any]
 
 PREVIOUS_WAVE = "stack-wave-previous"
 """The requirement listing the clusters of the wave before this cluster's."""
-STACK_UP_TO_DATE = "StackUpToDate"
+STACK_UP_TO_DATE = InferenceCluster.STACK_UP_TO_DATE
 _NAMED_MAX = 5
 
 
@@ -192,14 +193,16 @@ def up_to_date(p: Plan, published: str) -> Condition:
         return Condition(
             STACK_UP_TO_DATE,
             "True",
-            "UpToDate",
+            InferenceCluster.UP_TO_DATE,
             f"stack revision {current}: every component without a pinned version runs "
             "Modelplane's default",
         )
     held = _changes(p.changes)
     if not p.open:
         keeps = f"keeping {held}" if held else "nothing to change here"
-        reason = "InvalidWave" if p.invalid else "Paused" if p.paused else "WaitingForWave"
+        reason = InferenceCluster.PAUSED if p.paused else InferenceCluster.WAITING_FOR_WAVE
+        if p.invalid:
+            reason = InferenceCluster.INVALID_WAVE
         return Condition(
             STACK_UP_TO_DATE,
             "False",
@@ -211,7 +214,7 @@ def up_to_date(p: Plan, published: str) -> Condition:
     return Condition(
         STACK_UP_TO_DATE,
         "False",
-        "Upgrading",
+        InferenceCluster.UPGRADING,
         f"upgrading to stack revision {current}: {detail}; published once every component "
         "reports its version installed and StackReady is True",
     )

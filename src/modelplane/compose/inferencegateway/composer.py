@@ -50,6 +50,7 @@ from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.observed import observed_ready, ready_as_observed
+from modelplane.reasons import InferenceGateway
 from modelplane.shortlist import shortlist
 from modelplane.structs import frozen
 
@@ -60,7 +61,7 @@ GATEWAY = "gateway"
 TLS = "tls"
 CLIENT_CERTIFICATE = "client-certificate"
 CLIENT_SECRET = "client-secret"
-READY = "GatewayReady"
+READY = InferenceGateway.GATEWAY_READY
 NAMED_CLUSTERS = 10
 """How many clusters GatewayReady names of those reached, waited for and unreachable: the
 condition is sent with the gateway to every reconcile that requires it (every cluster, service
@@ -142,7 +143,9 @@ def _read_host(inputs: Inputs) -> _Host | Result:
     spec = inputs.composite["spec"]
     clusters = inputs.required.get(CLUSTERS)
     if clusters is None:
-        return _hold(inputs, "Unknown", "WaitingForFleet", "reading InferenceClusters")
+        return _hold(
+            inputs, "Unknown", InferenceGateway.WAITING_FOR_FLEET, "reading InferenceClusters"
+        )
     fleet = by_name(clusters)
     # Every cluster's own CA name is known only now; the fixed names were refused before.
     secret = str(_secret_ref(spec).get("name") or "")
@@ -154,7 +157,7 @@ def _read_host(inputs: Inputs) -> _Host | Result:
         return _hold(
             inputs,
             "False",
-            "ClusterNotFound",
+            InferenceGateway.CLUSTER_NOT_FOUND,
             f"InferenceCluster {host_name} does not exist; the gateway runs nowhere until it does",
         )
     host = cluster_gateway(fleet[host_name])
@@ -162,7 +165,7 @@ def _read_host(inputs: Inputs) -> _Host | Result:
         return _hold(
             inputs,
             "False",
-            "WaitingForCluster",
+            InferenceGateway.WAITING_FOR_CLUSTER,
             f"InferenceCluster {host_name} publishes no providerConfigRef yet",
         )
     class_name = host.class_name or _observed_class(inputs.observed.get(GATEWAY))
@@ -170,7 +173,7 @@ def _read_host(inputs: Inputs) -> _Host | Result:
         return _hold(
             inputs,
             "False",
-            "WaitingForCluster",
+            InferenceGateway.WAITING_FOR_CLUSTER,
             f"InferenceCluster {host_name} publishes no status.gateway.className: its serving "
             "stack has not installed the gateway software yet",
         )
@@ -192,7 +195,12 @@ def _read_dialled(inputs: Inputs, hosted: _Host) -> _Dialled | Result:
     )
     if lookup.pending:
         asked = ", ".join(sorted(lookup.pending))
-        held = _hold(inputs, "Unknown", "WaitingForFleet", f"reading InferenceCluster {asked}")
+        held = _hold(
+            inputs,
+            "Unknown",
+            InferenceGateway.WAITING_FOR_FLEET,
+            f"reading InferenceCluster {asked}",
+        )
         held.requirements.update(lookup.requirements)
         return held
     fleet = {**hosted.fleet, **lookup.found}
@@ -379,9 +387,12 @@ def _ready(
     where = f"https://{hostname} on cluster {host.cluster}"
     if pending or not address:
         return Condition(
-            READY, "False", "Provisioning", f"{where}: waiting for {', '.join(pending)}; {fleet}"
+            READY,
+            "False",
+            InferenceGateway.PROVISIONING,
+            f"{where}: waiting for {', '.join(pending)}; {fleet}",
         )
-    return Condition(READY, "True", "Programmed", f"{where} at {address}; {fleet}")
+    return Condition(READY, "True", InferenceGateway.PROGRAMMED, f"{where} at {address}; {fleet}")
 
 
 def _address(ig: Obj, observed: Obj | None) -> str:

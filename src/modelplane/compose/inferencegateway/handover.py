@@ -17,6 +17,7 @@ from typing import Any
 
 from modelplane.composer import Condition, Desired
 from modelplane.observed import carried, closed, ready_as_observed
+from modelplane.reasons import InferenceGateway
 from modelplane.shortlist import shortlist
 
 Obj = dict[str, Any]
@@ -24,7 +25,7 @@ Obj = dict[str, Any]
 LEGACY_BACKEND = "backend/"
 LEGACY_BACKEND_TLS = "backend-tls/"
 OBSERVE_ONLY = ("Observe",)
-HANDED_OVER = "HandedOver"
+HANDED_OVER = InferenceGateway.HANDED_OVER
 
 
 def legacy_hops(
@@ -80,7 +81,7 @@ def handover_conditions(gateway: Mapping[str, Any], kept: Mapping[str, Desired])
             f"cluster publishes its gateway address again ({shortlist(waiting, 10)})"
         )
     message = "; ".join(parts) + "; no hop is removed from the host"
-    return [Condition(HANDED_OVER, "True", "HandingOver", message)]
+    return [Condition(HANDED_OVER, "True", InferenceGateway.HANDING_OVER, message)]
 
 
 def _clusters(keys: Iterable[str]) -> list[str]:
@@ -94,7 +95,7 @@ def _count(clusters: list[str]) -> str:
 RELEASED = Condition(
     HANDED_OVER,
     "True",
-    "Released",
+    InferenceGateway.RELEASED,
     "every hop is held by this gateway's InferenceGatewayShards; the gateway's own hop Objects "
     "are released",
 )

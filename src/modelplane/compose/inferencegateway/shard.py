@@ -17,6 +17,7 @@ from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Result
 from modelplane.kube.names import dns_label
 from modelplane.observed import ready_as_observed
+from modelplane.reasons import InferenceGatewayShard
 from modelplane.shortlist import shortlist
 
 Obj = dict[str, Any]
@@ -24,7 +25,7 @@ Obj = dict[str, Any]
 # Per target: ``backend/<cluster>``; a name holds no ``/``, so no two keys meet.
 BACKEND = "backend/"
 BACKEND_TLS = "backend-tls/"
-READY = "HopsReady"
+READY = InferenceGatewayShard.HOPS_READY
 NAMED_CLUSTERS = 10
 """How many clusters HopsReady names of those whose hop is not ready."""
 _TARGET_FIELDS = ("cluster", "address", "fleetHostname")
@@ -74,14 +75,14 @@ def _ready(gateway: str, clusters: int, waiting: list[str]) -> Condition:
         return Condition(
             READY,
             "True",
-            "HopsCreated",
+            InferenceGatewayShard.HOPS_CREATED,
             f"InferenceGateway {gateway}: the hops to {clusters} cluster{plural} exist",
         )
     named = shortlist(waiting, NAMED_CLUSTERS)
     return Condition(
         READY,
         "False",
-        "WaitingForHops",
+        InferenceGatewayShard.WAITING_FOR_HOPS,
         f"InferenceGateway {gateway}: {len(waiting)} of {clusters} hops not created yet: {named}",
     )
 

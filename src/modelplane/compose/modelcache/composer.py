@@ -62,6 +62,7 @@ from modelplane.composer import Condition, Desired, Inputs, Requirement, Result,
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
 from modelplane.observed import carried, ready_as_observed
+from modelplane.reasons import ModelCache
 from modelplane.scheduling.fleet import cache_storage_class, pool_class_names
 from modelplane.scheduling.scheduler import parse_fleet, placeable_on
 
@@ -76,7 +77,7 @@ BY_NAME = "cluster"
 """Requirements asking for a cluster the list does not hold by name: ``cluster/<name>``."""
 CLASS_BY_NAME = "class"
 """Requirements asking for a pool's class the list does not hold by name: ``class/<name>``."""
-HYDRATED = "Hydrated"
+HYDRATED = ModelCache.HYDRATED
 
 # The vLLM engine image the examples pin: it ships huggingface_hub with the ``hf`` CLI, so the
 # weights are fetched by the same library version the engines read the cache with, from an
@@ -790,7 +791,9 @@ def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:
 
 def hydrated_condition(phases: list[ClusterPhase], resolving: bool = False) -> Condition:
     if not phases:
-        return Condition(HYDRATED, "False", "NoMatchingCluster", "no InferenceCluster is selected")
+        return Condition(
+            HYDRATED, "False", ModelCache.NO_MATCHING_CLUSTER, "no InferenceCluster is selected"
+        )
     waiting = [f"{p.name}: {p.phase}" + (f" ({p.said()})" if p.said() else "") for p in phases]
     waiting = [w for p, w in zip(phases, waiting, strict=True) if p.phase != READY]
     ready = len(phases) - len(waiting)
@@ -799,19 +802,19 @@ def hydrated_condition(phases: list[ClusterPhase], resolving: bool = False) -> C
     if kept:
         message += f"; kept until no ModelReplica mounts its claim: {', '.join(kept)}"
     if not waiting:
-        return Condition(HYDRATED, "True", "AllClustersReady", message)
+        return Condition(HYDRATED, "True", ModelCache.ALL_CLUSTERS_READY, message)
     return _not_hydrated(phases, resolving, message + "; " + "; ".join(waiting))
 
 
 def _not_hydrated(phases: list[ClusterPhase], resolving: bool, message: str) -> Condition:
     """Hydrated while some cluster is not ready, by the worst of their phases."""
     if any(p.phase == FAILED for p in phases):
-        return Condition(HYDRATED, "False", "HydrationFailed", message)
+        return Condition(HYDRATED, "False", ModelCache.HYDRATION_FAILED, message)
     if any(p.phase == CANNOT_STAGE for p in phases):
-        return Condition(HYDRATED, "False", "NoStorageClass", message)
+        return Condition(HYDRATED, "False", ModelCache.NO_STORAGE_CLASS, message)
     if resolving:
-        return Condition(HYDRATED, "False", "Resolving", message)
-    return Condition(HYDRATED, "False", "Hydrating", message)
+        return Condition(HYDRATED, "False", ModelCache.RESOLVING, message)
+    return Condition(HYDRATED, "False", ModelCache.HYDRATING, message)
 
 
 def _wrap(
@@ -856,7 +859,7 @@ def _waiting(observed: Mapping[str, Obj]) -> Result:
             Condition(
                 HYDRATED,
                 "Unknown",
-                "WaitingForFleet",
+                ModelCache.WAITING_FOR_FLEET,
                 "reading the InferenceClusters; existing objects are kept as they are",
             )
         ],
@@ -874,7 +877,7 @@ def _fleet_unlisted(observed: Mapping[str, Obj], clusters: list[str]) -> Result:
     return Result.held(
         observed,
         requirements=REQUIREMENTS,
-        conditions=[Condition(HYDRATED, "Unknown", "ClustersNotListed", message)],
+        conditions=[Condition(HYDRATED, "Unknown", ModelCache.CLUSTERS_NOT_LISTED, message)],
     )
 
 

@@ -87,6 +87,7 @@ from modelplane.kube.names import LABEL_VALUE_MAX
 from modelplane.kube.objects import condition
 from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
 from modelplane.observed import carried, ready_as_observed
+from modelplane.reasons import ModelDeployment
 from modelplane.scheduling.fleet import index_clusters, pool_class_names
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 from modelplane.scheduling.scheduler import schedule
@@ -100,8 +101,8 @@ CLUSTER_BY_NAME = "cluster"
 """Requirements asking for a replica's cluster the list does not hold: ``cluster/<name>``."""
 CLASS_BY_NAME = "class"
 """Requirements asking for a pool's class the list does not hold: ``class/<name>``."""
-SCHEDULED = "ReplicasScheduled"
-SERVING = "ReplicasServing"
+SCHEDULED = ModelDeployment.REPLICAS_SCHEDULED
+SERVING = ModelDeployment.REPLICAS_SERVING
 
 Clusters = Mapping[str, Mapping[str, Any]]
 """The InferenceClusters a replica may stand on, by name."""
@@ -672,7 +673,9 @@ def _report(
     scheduled = _with_stranded(plan, list(kept.kept), mine, kept.stranded)
     if cache.hold and scheduled.status != "True":
         # Capacity is not what is short: nothing new may be placed until the cache is read.
-        scheduled = Condition(SCHEDULED, "False", "WaitingForModelCache", scheduled.message)
+        scheduled = Condition(
+            SCHEDULED, "False", ModelDeployment.WAITING_FOR_MODEL_CACHE, scheduled.message
+        )
     scheduled = _with_draining(scheduled, kept.leaving, mine)
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     shown = [rollout.names[_key_of(p, by_name)] for p in plan.placements]
@@ -740,7 +743,7 @@ def _stamped(
     return out
 
 
-CLUSTER_NOT_READY = "ClusterNotReady"
+CLUSTER_NOT_READY = ModelDeployment.CLUSTER_NOT_READY
 
 
 def _with_unready(cond: Condition, plan: Schedule, clusters: Clusters) -> Condition:
@@ -835,13 +838,13 @@ def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, 
     ]
     if plan.scheduled >= plan.desired:
         message = "; ".join([placed, *moving])
-        return Condition(SCHEDULED, "True", "AllReplicasScheduled", message)
+        return Condition(SCHEDULED, "True", ModelDeployment.ALL_REPLICAS_SCHEDULED, message)
     message = "; ".join([placed, *_grouped(plan.shortfall), *moving])
     # Capacity is not the problem when no cluster may take a replica at all (selector labels,
     # taints, sources): say so, so a typo is not read as a full fleet.
     if not plan.eligible:
-        return Condition(SCHEDULED, "False", "NoEligibleCluster", message)
-    return Condition(SCHEDULED, "False", "InsufficientCapacity", message)
+        return Condition(SCHEDULED, "False", ModelDeployment.NO_ELIGIBLE_CLUSTER, message)
+    return Condition(SCHEDULED, "False", ModelDeployment.INSUFFICIENT_CAPACITY, message)
 
 
 SHORTFALL_LINES = 10
@@ -886,8 +889,8 @@ def serving_condition(
     if waiting:
         message += "; " + "; ".join(waiting)
     if len(serving) >= desired:
-        return Condition(SERVING, "True", "AllReplicasServing", message)
-    return Condition(SERVING, "False", "ReplicasNotServing", message)
+        return Condition(SERVING, "True", ModelDeployment.ALL_REPLICAS_SERVING, message)
+    return Condition(SERVING, "False", ModelDeployment.REPLICAS_NOT_SERVING, message)
 
 
 def _make_before_break(
@@ -1024,7 +1027,7 @@ def _fleet_unlisted(
         requirements=asks,
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
-            Condition(SCHEDULED, "False", "FleetNotListed", message),
+            Condition(SCHEDULED, "False", ModelDeployment.FLEET_NOT_LISTED, message),
             serving_condition(desired, names, [], mine),
         ],
         events=events,
@@ -1055,7 +1058,7 @@ def _waiting(
             Condition(
                 SCHEDULED,
                 "Unknown",
-                "WaitingForFleet",
+                ModelDeployment.WAITING_FOR_FLEET,
                 f"reading {', '.join(missing)}; existing replicas are kept as they are",
             )
         ],
@@ -1073,7 +1076,7 @@ def _invalid_selectors(
         requirements=asks,
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
-            Condition(SCHEDULED, "False", "InvalidSelector", message),
+            Condition(SCHEDULED, "False", ModelDeployment.INVALID_SELECTOR, message),
             serving_condition(plan.desired, names, [], mine),
         ],
         events=[Event("Warning", message, "InvalidSelector")],

@@ -21,12 +21,13 @@ from typing import Any
 from modelplane.apis import API_VERSION
 from modelplane.compose.cache import cache_selector, stages_on
 from modelplane.composer import Condition, Event, Requirement, namespace_of, namespace_said
+from modelplane.reasons import ModelDeployment
 from modelplane.scheduling.fleet import Admits, Cluster
 
 Obj = dict[str, Any]
 
 CACHE = "model-cache"
-RESOLVED = "ModelCacheResolved"
+RESOLVED = ModelDeployment.MODEL_CACHE_RESOLVED
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def footprint(md: Obj, required: Mapping[str, list[Any]]) -> Footprint:
     return Footprint(
         requirements,
         admits=admits if selector else None,
-        condition=Condition(RESOLVED, "True", "ModelCacheResolved", message),
+        condition=Condition(RESOLVED, "True", ModelDeployment.MODEL_CACHE_RESOLVED, message),
         cache=cache,
     )
 
@@ -90,7 +91,7 @@ def _unresolved(
             condition=Condition(
                 RESOLVED,
                 "Unknown",
-                "ModelCacheUnresolved",
+                ModelDeployment.MODEL_CACHE_UNRESOLVED,
                 f"reading ModelCache {name}; new replicas are held and existing ones kept",
             ),
         )
@@ -101,7 +102,7 @@ def _unresolved(
     return Footprint(
         requirements,
         hold=f"new replicas are held: ModelCache {name} not found in namespace {namespace}",
-        condition=Condition(RESOLVED, "False", "ModelCacheNotFound", message),
+        condition=Condition(RESOLVED, "False", ModelDeployment.MODEL_CACHE_NOT_FOUND, message),
         events=(Event("Warning", message, "ModelCacheNotFound"),),
     )
 

@@ -25,11 +25,12 @@ from modelplane.labels import (
     TEMPLATE_HASH,
     TERMINATION_GRACE,
 )
+from modelplane.reasons import ModelDeployment
 
 Obj = dict[str, Any]
 
-ROLLED_OUT = "RolledOut"
-PARTITION_REACHED = "PartitionReached"
+ROLLED_OUT = ModelDeployment.ROLLED_OUT
+PARTITION_REACHED = ModelDeployment.PARTITION_REACHED
 """RolledOut's reason once the rollout is complete up to ``spec.rollout.partition``."""
 
 
@@ -175,14 +176,14 @@ class Progress:
     def _stalled(self, counts: str) -> Condition:
         held = ", ".join(self.stalled)
         message = f"{counts}; held by updated replicas not serving: {held}"
-        return Condition(ROLLED_OUT, "False", "Stalled", message)
+        return Condition(ROLLED_OUT, "False", ModelDeployment.STALLED, message)
 
     def _updated(self, counts: str) -> Condition:
         """Nothing is left to update but below the partition: Complete (or, with replicas
         below the partition, PartitionReached) once every updated replica serves."""
         waiting = self.updated - self.serving
         if waiting <= 0 and not self.remaining:
-            return Condition(ROLLED_OUT, "True", "Complete", counts)
+            return Condition(ROLLED_OUT, "True", ModelDeployment.COMPLETE, counts)
         if waiting <= 0:
             # Complete up to the partition: every replica from it serves the current stamp and
             # every one below it is pinned, so a revision change moves none of them at once.
@@ -198,7 +199,7 @@ class Progress:
         return Condition(
             ROLLED_OUT,
             "False",
-            "Progressing",
+            ModelDeployment.PROGRESSING,
             f"{counts}; waiting for {waiting} updated replica(s) to serve",
         )
 
@@ -216,16 +217,18 @@ class Progress:
         if self.partitioned == self.remaining:
             return self._updated(counts)
         if strategy.paused:
-            return Condition(ROLLED_OUT, "False", "Paused", f"{counts}; spec.rollout.paused")
+            return Condition(
+                ROLLED_OUT, "False", ModelDeployment.PAUSED, f"{counts}; spec.rollout.paused"
+            )
         if self.no_room:
             return Condition(
                 ROLLED_OUT,
                 "False",
-                "Stalled",
+                ModelDeployment.STALLED,
                 f"{counts}; the fleet has no room for a surge replica and maxUnavailable "
                 f"{strategy.max_unavailable} allows no serving replica to stop: add capacity "
                 "or raise spec.rollout.maxUnavailable",
             )
         if self.stalled:
             return self._stalled(counts)
-        return Condition(ROLLED_OUT, "False", "Progressing", counts)
+        return Condition(ROLLED_OUT, "False", ModelDeployment.PROGRESSING, counts)

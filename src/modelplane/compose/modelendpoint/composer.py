@@ -39,6 +39,7 @@ from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_obj
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.kube.names import dns_label
 from modelplane.observed import carried, observed_ready, ready_as_observed
+from modelplane.reasons import ModelEndpoint
 
 Obj = dict[str, Any]
 
@@ -52,7 +53,7 @@ HOSTED_FOR = "modelplane.ai/gateways"
 """Annotation on each Object an external endpoint composes on a cluster: the InferenceGateways
 running there it was composed for (comma separated), so a list that comes back without them is
 checked by name before that cluster's objects go."""
-ROUTING = "RoutingReady"
+ROUTING = ModelEndpoint.ROUTING_READY
 
 
 def compose_endpoint(inputs: Inputs) -> Result:
@@ -81,7 +82,7 @@ def _replica(inputs: Inputs, cluster_name: str) -> Result:
             Condition(
                 ROUTING,
                 "False",
-                "ClusterNotFound",
+                ModelEndpoint.CLUSTER_NOT_FOUND,
                 f"InferenceCluster {cluster_name} does not exist",
             )
         )
@@ -96,7 +97,7 @@ def _replica(inputs: Inputs, cluster_name: str) -> Result:
             Condition(
                 ROUTING,
                 "True",
-                "ClusterReachable",
+                ModelEndpoint.CLUSTER_REACHABLE,
                 f"InferencePool {published['backendName']} on cluster {cluster_name} (as last "
                 "published: the cluster's gateway status is not written yet)",
             )
@@ -107,7 +108,7 @@ def _replica(inputs: Inputs, cluster_name: str) -> Result:
             Condition(
                 ROUTING,
                 "False",
-                "WaitingForGateway",
+                ModelEndpoint.WAITING_FOR_GATEWAY,
                 f"InferenceCluster {cluster_name} publishes no gateway address yet",
             )
         )
@@ -118,7 +119,7 @@ def _replica(inputs: Inputs, cluster_name: str) -> Result:
         Condition(
             ROUTING,
             "True",
-            "ClusterReachable",
+            ModelEndpoint.CLUSTER_REACHABLE,
             f"InferencePool {pool} on cluster {cluster_name}, reached through its gateway's "
             f"fleet listener ({gateway.fleet_hostname})",
         )
@@ -134,12 +135,12 @@ def _external(inputs: Inputs) -> Result:
     }
     url = _url(str(endpoint["spec"]["url"]))
     if isinstance(url, str):
-        return _refused(requirements, "InvalidURL", f"spec.url {url}")
+        return _refused(requirements, ModelEndpoint.INVALID_URL, f"spec.url {url}")
     # What no gateway may reach is refused before anything is read; what only the platform
     # team may open, once the gateways (and what they allow) are read.
     never = refusal(url.host)
     if never:
-        return _refused(requirements, "EgressRefused", f"spec.url: {never}")
+        return _refused(requirements, ModelEndpoint.EGRESS_REFUSED, f"spec.url: {never}")
     hosted = _read_hosts(inputs, requirements, url)
     if isinstance(hosted, Result):
         return hosted
@@ -154,7 +155,7 @@ def _external(inputs: Inputs) -> Result:
             Condition(
                 ROUTING,
                 "False",
-                "NoGateway",
+                ModelEndpoint.NO_GATEWAY,
                 "no InferenceGateway runs on a cluster that publishes a providerConfigRef yet: "
                 "nothing can route to this endpoint",
             )
@@ -215,7 +216,7 @@ def _read_hosts(
         return _hold(inputs, requirements, f"reading {', '.join(asked)}")
     private = refusal(url.host, [allowance_of(g) for g in gateways]) if gateways else ""
     if private:
-        return _refused(requirements, "EgressRefused", f"spec.url: {private}")
+        return _refused(requirements, ModelEndpoint.EGRESS_REFUSED, f"spec.url: {private}")
     if not gateways and inputs.observed and not lookup.gone:
         # A list that failed looks like every gateway deleted: keep what is composed.
         return _hold(inputs, requirements, "no InferenceGateway is listed")
@@ -254,7 +255,7 @@ def _report_routing(
             Condition(
                 ROUTING,
                 "False",
-                "WaitingForBackend",
+                ModelEndpoint.WAITING_FOR_BACKEND,
                 f"waiting for the backend on cluster{'s' if len(waiting) > 1 else ''} "
                 f"{', '.join(waiting)} (gateways run on {names})",
             )
@@ -266,7 +267,7 @@ def _report_routing(
         Condition(
             ROUTING,
             "True",
-            "BackendConfigured",
+            ModelEndpoint.BACKEND_CONFIGURED,
             f"{url.scheme}://{url.host}:{url.port} reachable from the gateways on {names}",
         )
     )
@@ -352,5 +353,7 @@ def _hold(inputs: Inputs, requirements: Mapping[str, Requirement], message: str)
         inputs.observed,
         requirements=requirements,
         status={"routing": published["routing"]} if published.get("routing") else {},
-        conditions=[Condition(ROUTING, "Unknown", "Waiting", f"{message}; kept as it is")],
+        conditions=[
+            Condition(ROUTING, "Unknown", ModelEndpoint.WAITING, f"{message}; kept as it is")
+        ],
     )

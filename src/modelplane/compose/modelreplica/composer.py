@@ -38,12 +38,13 @@ from modelplane.composer import (
     namespace_said,
 )
 from modelplane.observed import ready_as_observed
+from modelplane.reasons import ModelReplica
 
 Obj = dict[str, Any]
 
 CLUSTER_REQUIREMENT = "cluster"
 CACHE_REQUIREMENT = "modelcache"
-SERVING_CONDITION = "ModelServing"
+SERVING_CONDITION = ModelReplica.MODEL_SERVING
 # What the composer passes through whole (containers: only their names, ports and the engine's
 # env/resources lists are looked at) or digests whole (the picker config): read as views, these
 # cost nothing to read and one protobuf copy to write back.
@@ -95,17 +96,17 @@ def _context(inputs: Inputs, requirements: dict[str, Requirement]) -> ReplicaCon
     provider_config = _provider_config(cluster)
     if cluster is None:
         return _hold(
-            inputs, requirements, "WaitingForCluster",
+            inputs, requirements, ModelReplica.WAITING_FOR_CLUSTER,
             f"InferenceCluster {spec['clusterName']!r} is not available",
         )  # fmt: skip
     if provider_config is None:
         return _hold(
-            inputs, requirements, "WaitingForCluster",
+            inputs, requirements, ModelReplica.WAITING_FOR_CLUSTER,
             f"InferenceCluster {spec['clusterName']!r} has no status.providerConfigRef yet",
         )  # fmt: skip
     if cache_name and cache is None:
         return _hold(
-            inputs, requirements, "WaitingForModelCache",
+            inputs, requirements, ModelReplica.WAITING_FOR_MODEL_CACHE,
             f"ModelCache {cache_name!r} is not available in namespace {namespace_said(replica)}",
         )  # fmt: skip
     return ReplicaContext(

@@ -22,6 +22,7 @@ from modelplane.compose.replica_revision import CONDITION, revision_message, sta
 from modelplane.composer import Condition
 from modelplane.labels import DEPLOYMENT, PODS_REVISION, TEMPLATE_HASH
 from modelplane.observed import carried, observed_ready
+from modelplane.reasons import ModelReplica
 
 Obj = dict[str, Any]
 
@@ -44,8 +45,8 @@ def held(
     return out
 
 
-RUNNING = "Running"
-UPDATING = "Updating"
+RUNNING = ModelReplica.RUNNING
+UPDATING = ModelReplica.UPDATING
 
 WORKLOAD_KINDS = frozenset({"Deployment", "LeaderWorkerSet", "PodCliqueSet"})
 """Remote kinds that run the replica's pods and report, through their Object's readiness

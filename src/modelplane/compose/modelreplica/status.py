@@ -28,15 +28,16 @@ from modelplane.compose.modelreplica.names import gang_status_key, workload_key
 from modelplane.composer import Condition, Event
 from modelplane.kube.objects import condition
 from modelplane.observed import observed_ready
+from modelplane.reasons import ModelReplica
 
 Obj = dict[str, Any]
 
-CONDITION = "ModelServing"
+CONDITION = ModelReplica.MODEL_SERVING
 
-SERVING = "Serving"
-DEPLOYING = "Deploying"
-NO_READY_COPY = "NoReadyCopy"
-ROUTING_NOT_READY = "RoutingNotReady"
+SERVING = ModelReplica.SERVING
+DEPLOYING = ModelReplica.DEPLOYING
+NO_READY_COPY = ModelReplica.NO_READY_COPY
+ROUTING_NOT_READY = ModelReplica.ROUTING_NOT_READY
 
 # What a user needs to hear about each part of the routing path when it is not ready.
 ROUTING_PARTS: dict[str, str] = {

@@ -11,13 +11,14 @@ from typing import Any
 from modelplane.compose.modelservice.gateways import Serving, Skipped
 from modelplane.compose.modelservice.plan import Entry, Plan
 from modelplane.composer import Condition, Event, namespace_of, namespace_said
+from modelplane.reasons import ModelService
 
 Obj = dict[str, Any]
 
-ENDPOINTS = "EndpointsResolved"
-ROUTING = "RoutingReady"
-ENTRY_MATCHES_NOTHING = "EntryMatchesNothing"
-CARRIED_FORWARD = "CarriedForward"
+ENDPOINTS = ModelService.ENDPOINTS_RESOLVED
+ROUTING = ModelService.ROUTING_READY
+ENTRY_MATCHES_NOTHING = ModelService.ENTRY_MATCHES_NOTHING
+CARRIED_FORWARD = ModelService.CARRIED_FORWARD
 LISTED = 10
 """Endpoints a message names before counting the rest."""
 
@@ -32,8 +33,8 @@ class Report:
 def waiting(missing: Sequence[str]) -> list[Condition]:
     message = f"reading {', '.join(missing)}; what is composed is kept as it is"
     return [
-        Condition(ENDPOINTS, "Unknown", "WaitingForEndpoints", message),
-        Condition(ROUTING, "Unknown", "WaitingForEndpoints", message),
+        Condition(ENDPOINTS, "Unknown", ModelService.WAITING_FOR_ENDPOINTS, message),
+        Condition(ROUTING, "Unknown", ModelService.WAITING_FOR_ENDPOINTS, message),
     ]
 
 
@@ -115,13 +116,13 @@ def _endpoints(
             f"({selectors})"
         )
         events.append(Event("Warning", message, "NoEndpoints"))
-        return Condition(ENDPOINTS, "False", "NoEndpoints", message)
+        return Condition(ENDPOINTS, "False", ModelService.NO_ENDPOINTS, message)
     if not plan.ready:
-        return Condition(ENDPOINTS, "False", "NoReadyEndpoints", detail)
+        return Condition(ENDPOINTS, "False", ModelService.NO_READY_ENDPOINTS, detail)
     if carried:
         # Serving as routed, so not False; but what keeps those lanes is no evidence either way.
         return Condition(ENDPOINTS, "True", CARRIED_FORWARD, detail)
-    return Condition(ENDPOINTS, "True", "Resolved", detail)
+    return Condition(ENDPOINTS, "True", ModelService.RESOLVED, detail)
 
 
 def _detail(plan: Plan, carried: str) -> str:
@@ -203,12 +204,12 @@ def _routing(
             else "no InferenceGateway serves this service (none exists, or no serviceSelector "
             "matches its labels)"
         )
-        return Condition(ROUTING, "False", "NoGateway", message)
+        return Condition(ROUTING, "False", ModelService.NO_GATEWAY, message)
     if not plan.lanes:
         return Condition(
             ROUTING,
             "False",
-            "NoReadyEndpoints",
+            ModelService.NO_READY_ENDPOINTS,
             f"the routes on {_plural('gateway', serving)} {names} answer 503 until an endpoint "
             "is ready",
         )
@@ -216,12 +217,14 @@ def _routing(
     if skipped:
         pending += [f"gateway {s}" for s in skipped]
     if pending:
-        return Condition(ROUTING, "False", "Configuring", f"not accepted yet: {'; '.join(pending)}")
+        return Condition(
+            ROUTING, "False", ModelService.CONFIGURING, f"not accepted yet: {'; '.join(pending)}"
+        )
     if plan.parked:
         return Condition(
             ROUTING,
             "False",
-            "Parked",
+            ModelService.PARKED,
             f"every entry with a ready endpoint has weight 0: the routes on "
             f"{_plural('gateway', serving)} {names} keep every lane resolved at weight 0 and "
             "answer 503; give an entry a weight to serve",
@@ -231,7 +234,7 @@ def _routing(
         return Condition(
             ROUTING,
             "False",
-            "TooManyBackends",
+            ModelService.TOO_MANY_BACKENDS,
             f"a route holds 16 backends: left out, with the smallest shares, {left}; "
             "select fewer clusters or endpoints",
         )
@@ -244,7 +247,7 @@ def _routing(
     return Condition(
         ROUTING,
         "True",
-        "Accepted",
+        ModelService.ACCEPTED,
         f"accepted, every backend resolved, on {_plural('gateway', serving)} {names}, to "
         f"{', '.join(through)} (the gateways do not report their proxies' configuration)",
     )

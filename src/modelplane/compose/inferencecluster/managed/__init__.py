@@ -28,12 +28,13 @@ from modelplane.compose.inferencecluster.target import Target
 from modelplane.composer import Condition
 from modelplane.kube.objects import condition
 from modelplane.observed import carried, observed_ready
+from modelplane.reasons import InferenceCluster
 
 Obj = dict[str, Any]
 
 CLOUDS = {"EKS": eks, "GKE": gke, "AKS": aks}
 POOL_PREFIXES = ("nodegroup-", "nodepool-")
-NODE_POOLS_READY = "NodePoolsReady"
+NODE_POOLS_READY = InferenceCluster.NODE_POOLS_READY
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,12 @@ class Managed:
         return self.provisioned.existing()
 
     def provisioning(self) -> Condition:
-        return Condition("StackReady", "False", "ClusterProvisioning", self.message())
+        return Condition(
+            InferenceCluster.STACK_READY,
+            "False",
+            InferenceCluster.CLUSTER_PROVISIONING,
+            self.message(),
+        )
 
     def message(self) -> str:
         return (
@@ -66,11 +72,13 @@ class Managed:
 
     def pools_condition(self) -> Condition:
         if not self.pools_down:
-            return Condition(NODE_POOLS_READY, "True", "Provisioned", "every node pool is Ready")
+            return Condition(
+                NODE_POOLS_READY, "True", InferenceCluster.PROVISIONED, "every node pool is Ready"
+            )
         return Condition(
             NODE_POOLS_READY,
             "False",
-            "PoolsNotReady",
+            InferenceCluster.POOLS_NOT_READY,
             f"{len(self.pools_down)} GPU pool(s) not Ready: {'; '.join(self.pools_down)}. The "
             "serving stack does not wait for them; replicas that need them wait (GPU quota and "
             "capacity are the usual causes)",
