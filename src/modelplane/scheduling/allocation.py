@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from modelplane import labels
+from modelplane.kube import objects
 from modelplane.scheduling.capacity import (
     Pool,
     PoolState,
@@ -43,8 +44,8 @@ Key = tuple[str, str]
 
 def deployment_of(replica: dict[str, Any]) -> str:
     """``namespace/name`` of the ModelDeployment a replica's labels name."""
-    stamped = (replica.get("metadata") or {}).get("labels") or {}
-    return f"{replica_namespace(replica)}/{stamped.get(labels.DEPLOYMENT, '')}"
+    stamped = objects.labels(replica).get(labels.DEPLOYMENT, "")
+    return f"{replica_namespace(replica)}/{stamped}"
 
 
 # --- the encoding ---------------------------------------------------------------------------

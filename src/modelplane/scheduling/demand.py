@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.kube import objects
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.capacity import pod_count
 from modelplane.scheduling.devices import DeviceKind, SelectorProblem, compile_selector
@@ -43,7 +44,7 @@ def parse_engines(spec: dict[str, Any]) -> tuple[Engine, ...]:
         members = []
         for m, member in enumerate(engine.get("members") or []):
             requests = []
-            devices = (member.get("nodeSelector") or {}).get("devices") or []
+            devices = objects.dig(member, "nodeSelector", "devices") or []
             for d, device in enumerate(devices):
                 base = f"spec.template.spec.engines[{e}].members[{m}].nodeSelector.devices[{d}]"
                 selectors = tuple(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar, overload
 
+from modelplane.kube import objects
 from modelplane.scheduling.capacity import Pool
 from modelplane.scheduling.devices import DeviceKind
 
@@ -58,12 +59,11 @@ class Cluster:
 
     @read_once
     def _spec(self) -> Mapping[str, Any]:
-        return self._raw.get("spec") or {}
+        return objects.spec(self._raw)
 
     @read_once
     def labels(self) -> dict[str, str]:
-        labels = (self._raw.get("metadata") or {}).get("labels")
-        return dict(labels) if labels else {}
+        return dict(objects.labels(self._raw))
 
     @read_once
     def taints(self) -> tuple[tuple[str, str, str], ...]:
@@ -79,7 +79,7 @@ class Cluster:
 
     @read_once
     def source(self) -> str:
-        return str((self._spec.get("cluster") or {}).get("source") or "")
+        return str(objects.dig(self._spec, "cluster", "source") or "")
 
     @read_once
     def node_pools(self) -> Sequence[Any]:
@@ -129,7 +129,7 @@ class Cluster:
         reports none is judged on its spec: a hand-written fleet (explain, render's first pass),
         or one created a moment ago, whose replicas cannot be composed before it reports anyway.
         """
-        for c in (self._raw.get("status") or {}).get("conditions") or ():
+        for c in objects.status(self._raw).get("conditions") or ():
             if c.get("type") == "StackReady" and c.get("status") != "True":
                 return str(c.get("message") or c.get("reason") or "not ready")
         return ""
@@ -138,7 +138,7 @@ class Cluster:
     def allocation(self) -> Mapping[str, Any] | None:
         """``status.allocation`` as the cluster publishes it (``allocation.read_published``
         reads it), None when it publishes none."""
-        raw = (self._raw.get("status") or {}).get("allocation")
+        raw = objects.dig(self._raw, "status", "allocation")
         return raw if isinstance(raw, Mapping) else None
 
     def class_names(self) -> set[str]:
@@ -154,7 +154,7 @@ def pool_class_names(clusters: Iterable[Mapping[str, Any]]) -> set[str]:
     return {
         str(p["className"])
         for c in clusters
-        for p in (c.get("spec") or {}).get("nodePools") or ()
+        for p in objects.spec(c).get("nodePools") or ()
         if isinstance(p, Mapping) and p.get("className")
     }
 
@@ -165,11 +165,11 @@ def cache_storage_class(cluster: Mapping[str, Any]) -> str:
     What the cluster publishes (``status.cache``; a Managed cluster composes its own), else what
     an Existing cluster's spec names, which its status mirrors once composed.
     """
-    published = ((cluster.get("status") or {}).get("cache") or {}).get("storageClassName")
+    published = objects.dig(cluster, "status", "cache", "storageClassName")
     if published:
         return str(published)
-    existing = ((cluster.get("spec") or {}).get("cluster") or {}).get("existing") or {}
-    return str((existing.get("cache") or {}).get("storageClassName") or "")
+    existing = objects.dig(cluster, "spec", "cluster", "existing", "cache", "storageClassName")
+    return str(existing or "")
 
 
 Clusters = Sequence[Mapping[str, Any]] | Mapping[str, Mapping[str, Any]]

@@ -34,6 +34,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.kube import objects
+
 DEVICE_ASSIGNMENT = "modelplane.ai/device-assignment"
 """Annotation on a ModelReplica: the InferenceClass device each request was assigned to, where
 the stamp alone cannot tell (several claimable devices of the pool's class share a
@@ -130,7 +132,7 @@ Assignment = dict[tuple[str, int], dict[str, str]]
 def read_device_assignment(metadata: Mapping[str, Any] | None) -> Assignment:
     """The devices a ModelReplica's :data:`DEVICE_ASSIGNMENT` annotation records; empty when it
     has none or it is malformed (the replica is then charged by its requests alone)."""
-    raw = ((metadata or {}).get("annotations") or {}).get(DEVICE_ASSIGNMENT)
+    raw = objects.dig(metadata, "annotations", DEVICE_ASSIGNMENT)
     if not raw:
         return {}
     try:

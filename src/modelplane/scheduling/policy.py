@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from modelplane import labels
-from modelplane.kube.objects import condition
+from modelplane.kube import objects
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.capacity import (
     Ledger,
@@ -89,7 +89,7 @@ def as_observed(index: int, replica: dict[str, Any]) -> pl.ReplicaPlacement:
             )
             for engine in spec.get("engines") or []
         ),
-        existing=str(replica.get("metadata", {}).get("name", "")),
+        existing=objects.name(replica),
     )
 
 
@@ -97,7 +97,7 @@ def retain(
     matcher: Matcher, cluster: Cluster, replica: dict[str, Any]
 ) -> tuple[tuple[EngineOption, ...] | None, str]:
     """Re-resolve an existing replica on its pinned pools, or say why it must move."""
-    observed = {str(e.get("name", "")): e for e in (replica.get("spec") or {}).get("engines") or []}
+    observed = {str(e.get("name", "")): e for e in objects.spec(replica).get("engines") or []}
     engines = matcher.engines
     recorded = pl.read_device_assignment(replica.get("metadata"))
     if set(observed) != {e.name for e in engines}:
@@ -152,7 +152,7 @@ def _retain_engine(
 
 
 def is_serving(replica: dict[str, Any] | None) -> bool:
-    c = condition(replica, "ModelServing")
+    c = objects.condition(replica, "ModelServing")
     return c is not None and c.get("status") == "True"
 
 
@@ -301,7 +301,7 @@ def retain_all(
     taken: set[int] = set()
     for r in ours:
         index = replica_index(r)
-        cluster_name = str((r.get("spec") or {}).get("clusterName", ""))
+        cluster_name = str(objects.dig(r, "spec", "clusterName", default=""))
         r_name = replica_identity(r)[1]
 
         def drop(
@@ -418,7 +418,7 @@ def _charge_others(
     # Charging order cannot change an answer: every fit packs a pool's units in canonical order.
     neighbours: dict[str, list[dict[str, Any]]] = {c: [] for c in hosting}
     for r in others:
-        on = str((r.get("spec") or {}).get("clusterName") or "")
+        on = str(objects.dig(r, "spec", "clusterName") or "")
         allocation = published(on)
         if allocation is not None and replica_identity(r) in allocation.admitted:
             continue

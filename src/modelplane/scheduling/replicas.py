@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane import labels
+from modelplane.kube import objects
 
 
 def replica_index(replica: dict[str, Any]) -> int | None:
     """The ``replica-index`` label as a non-negative integer written canonically, else None."""
-    raw = (replica.get("metadata", {}).get("labels") or {}).get(labels.REPLICA_INDEX)
+    raw = objects.labels(replica).get(labels.REPLICA_INDEX)
     try:
         index = int(str(raw))
     except ValueError:
@@ -23,13 +24,10 @@ def replica_index(replica: dict[str, Any]) -> int | None:
 
 def replica_namespace(replica: dict[str, Any]) -> str:
     """Its namespace, or the deployment namespace label of one read without it."""
-    meta = replica.get("metadata") or {}
-    return str(
-        meta.get("namespace") or (meta.get("labels") or {}).get(labels.DEPLOYMENT_NAMESPACE, "")
-    )
+    namespace = objects.namespace(replica)
+    return namespace or str(objects.labels(replica).get(labels.DEPLOYMENT_NAMESPACE, ""))
 
 
 def replica_identity(replica: dict[str, Any]) -> tuple[str, str]:
     """(namespace, name): how a replica is told apart across the fleet."""
-    meta = replica.get("metadata") or {}
-    return (replica_namespace(replica), str(meta.get("name", "")))
+    return (replica_namespace(replica), objects.name(replica))

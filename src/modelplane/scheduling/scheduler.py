@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.kube import objects
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling import policy
 from modelplane.scheduling.allocation import Published, read_published
@@ -91,17 +92,16 @@ class _Request:
 def _read(
     deployment: dict[str, Any], clusters: Clusters, classes: list[dict[str, Any]]
 ) -> _Request:
-    meta = deployment.get("metadata") or {}
-    spec = deployment.get("spec") or {}
-    template = spec.get("template", {}).get("spec") or {}
-    kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
-    prices = {str(c.get("metadata", {}).get("name", "")): class_price(c) for c in classes}
+    spec = objects.spec(deployment)
+    template = objects.dig(spec, "template", "spec") or {}
+    kinds = {objects.name(c): device_kinds(c) for c in classes}
+    prices = {objects.name(c): class_price(c) for c in classes}
     return _Request(
-        namespace=str(meta.get("namespace", "")),
-        name=str(meta.get("name", "")),
+        namespace=objects.namespace(deployment),
+        name=objects.name(deployment),
         desired=max(0, int(spec.get("replicas", 1))),
         template=template,
-        selector=(template.get("clusterSelector") or {}).get("matchLabels") or {},
+        selector=objects.dig(template, "clusterSelector", "matchLabels") or {},
         tolerations=list(template.get("tolerations") or []),
         engines=parse_engines(template),
         kinds=kinds,
@@ -263,7 +263,7 @@ class Fleet:
 
 
 def parse_fleet(clusters: Clusters, classes: Iterable[dict[str, Any]]) -> Fleet:
-    kinds = {str(c.get("metadata", {}).get("name", "")): device_kinds(c) for c in classes}
+    kinds = {objects.name(c): device_kinds(c) for c in classes}
     return Fleet(parse_clusters(clusters, kinds), kinds)
 
 
@@ -272,8 +272,8 @@ def placeable_on(deployment: dict[str, Any], parsed: Fleet) -> tuple[str, ...]:
     placed, capacity aside: labels match, taints tolerated, the cluster reachable and its stack
     ready, and some pool's class fits every engine. Where a cache of its weights is worth
     staging; none while any of its selectors is invalid."""
-    template = (deployment.get("spec") or {}).get("template", {}).get("spec") or {}
-    selector = (template.get("clusterSelector") or {}).get("matchLabels") or {}
+    template = objects.dig(deployment, "spec", "template", "spec") or {}
+    selector = objects.dig(template, "clusterSelector", "matchLabels") or {}
     engines = parse_engines(template)
     kinds, fleet = parsed.kinds, parsed.clusters
     if _selector_errors(engines, kinds, fleet):

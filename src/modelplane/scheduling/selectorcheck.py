@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from modelplane.kube import objects
 from modelplane.kube.errors import ErrorType, FieldError
 from modelplane.kube.quantity import QuantityError, parse_quantity
 from modelplane.scheduling.devices import SelectorProblem, compile_selector
@@ -43,19 +44,17 @@ def selector_problems(obj: Obj) -> list[FieldError]:
 
 def _selectors(obj: Obj) -> Iterator[tuple[str, str]]:
     kind = obj.get("kind")
-    spec = obj.get("spec") or {}
+    spec = objects.spec(obj)
     if kind == "ModelDeployment":
         base, requests = "spec.template.spec", "nodeSelector.devices"
-        spec = (spec.get("template") or {}).get("spec") or {}
+        spec = objects.mapping(spec, "template", "spec")
     elif kind == "ModelReplica":
         base, requests = "spec", "deviceRequests"
     else:
         return
     for e, engine in enumerate(spec.get("engines") or []):
         for m, member in enumerate(engine.get("members") or []):
-            found: Any = member
-            for key in requests.split("."):
-                found = (found or {}).get(key)
+            found = objects.dig(member, *requests.split("."))
             where = f"{base}.engines[{e}].members[{m}].{requests}"
             yield from _request_selectors(where, found or [])
 
