@@ -1,5 +1,8 @@
-"""Composing through the real FunctionRunner, as Crossplane calls it: observed and required
-resources go in as Structs, so composers read them as the lazy views production hands them."""
+"""The composer tests' kit. Composing through the real FunctionRunner, as Crossplane calls it:
+observed and required resources go in as Structs, so composers read them as the lazy views
+production hands them. And a ModelDeployment's requirements answered, for reconciles through the
+runner (``reconcile_deployment``) or in process (``composed_deployment``, for tests that read the
+composer's own ``Result``)."""
 
 from __future__ import annotations
 
@@ -10,10 +13,19 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane.compose.modeldeployment.composer import (
+    CLASSES,
+    CLUSTERS,
+    REPLICAS,
+    compose_deployment,
+)
+from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.registry import default_registry
+from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
 from modelplane.simulate import simulate_observed
 from modelplane.structs import dict_to_struct, struct_to_dict
+from tests.fleet.builders import H100
 
 Obj = dict[str, Any]
 
@@ -118,3 +130,49 @@ def settled(
 ) -> dict[str, Obj]:
     """What a first reconcile composes, observed ready with ``copies`` ready of each workload."""
     return simulate_observed(copy.deepcopy(reconcile(composite, {}, required).resources), copies)
+
+
+def deployment_required(
+    clusters: list[Obj],
+    observed: Mapping[str, Obj] | None = None,
+    *,
+    replicas: list[Obj] | None = None,
+    classes: list[Obj] | None = None,
+    gone: tuple[str, ...] = (),
+    classes_gone: tuple[str, ...] = (),
+    unrouted: bool = False,
+    **more: list[Obj] | None,
+) -> dict[str, list[Obj] | None]:
+    """A ModelDeployment's requirements answered: ``clusters``, ``classes`` (H100 alone unless
+    given), ``replicas`` (the ModelReplicas ``observed`` unless given). ``gone``,
+    ``classes_gone``: clusters and classes asked for by name that are not there; ``unrouted``: no
+    route names a pool and no hold stands; ``more``: further answers (None: not fetched yet)."""
+    if replicas is None:
+        replicas = [o for o in (observed or {}).values() if o.get("kind") == "ModelReplica"]
+    required: dict[str, list[Obj] | None] = {
+        CLUSTERS: clusters,
+        CLASSES: [H100] if classes is None else classes,
+        REPLICAS: replicas,
+    }
+    if unrouted:
+        required |= {ROUTES: [], HOLDS: []}
+    required |= {f"cluster/{name}": [] for name in gone}
+    required |= {f"class/{name}": [] for name in classes_gone}
+    return required | more
+
+
+def reconcile_deployment(
+    md: Obj, clusters: list[Obj], observed: Mapping[str, Obj] | None = None, **answers: Any
+) -> Response:
+    """A ModelDeployment's reconcile through the runner that must succeed; ``answers`` as
+    ``deployment_required`` takes them."""
+    return reconcile(md, observed, deployment_required(clusters, observed, **answers))
+
+
+def composed_deployment(
+    md: Obj, clusters: list[Obj], observed: Mapping[str, Obj] | None = None, **answers: Any
+) -> Result:
+    """The deployment composer's own ``Result`` for the same inputs, composed in process."""
+    required = deployment_required(clusters, observed, **answers)
+    inputs = Inputs(composite=md, required=required, observed=dict(observed or {}))
+    return compose_deployment(inputs)

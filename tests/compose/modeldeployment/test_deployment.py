@@ -14,11 +14,11 @@ from modelplane.compose.modeldeployment.composer import (
     REPLICAS,
     compose_deployment,
 )
-from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
+from tests.compose.through import composed_deployment
 from tests.fleet.builders import (
     H100,
     deployment,
@@ -31,25 +31,6 @@ from tests.fleet.builders import (
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]
-
-
-def reconcile(
-    md: Obj,
-    clusters: list[Obj],
-    replicas: list[Obj] | None = None,
-    observed: dict[str, Obj] | None = None,
-    gone: tuple[str, ...] = (),
-) -> Result:
-    """``gone``: clusters asked for by name that are not there. No route names a pool."""
-    required = {
-        CLUSTERS: clusters,
-        CLASSES: [H100],
-        REPLICAS: replicas or [],
-        ROUTES: [],
-        HOLDS: [],
-    }
-    required |= {f"cluster/{name}": [] for name in gone}
-    return compose_deployment(Inputs(composite=md, required=required, observed=observed or {}))
 
 
 def replicas_of(result: Result) -> dict[str, Obj]:
@@ -69,7 +50,7 @@ def existing(result: Result, status: str = "True") -> dict[str, Obj]:
 
 def test_each_placed_replica_is_a_model_replica_that_passes_its_xrd() -> None:
     md = deployment(replicas=2)
-    mrs = replicas_of(reconcile(md, fleet("east", "west")))
+    mrs = replicas_of(composed_deployment(md, fleet("east", "west"), unrouted=True))
     assert sorted(mr["spec"]["clusterName"] for mr in mrs.values()) == ["east", "west"]
     for mr in mrs.values():
         assert errors("modelreplicas", mr) == []
@@ -88,14 +69,14 @@ def test_a_gang_and_a_prefill_decode_replica_pass_the_model_replica_xrd() -> Non
         serving={"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": epp},
     )
     for md in (gang, pd):
-        mrs = replicas_of(reconcile(md, fleet("east")))
+        mrs = replicas_of(composed_deployment(md, fleet("east"), unrouted=True))
         assert len(mrs) == 1
         assert [errors("modelreplicas", mr) for mr in mrs.values()] == [[]]
 
 
 def test_every_cluster_and_class_is_required_and_only_the_deployments_own_replicas() -> None:
     # What other deployments hold, each cluster publishes (status.allocation).
-    reqs = reconcile(deployment(), fleet("east")).requirements
+    reqs = composed_deployment(deployment(), fleet("east"), unrouted=True).requirements
     assert (reqs[CLUSTERS].kind, reqs[CLUSTERS].match_name) == ("InferenceCluster", None)
     assert not reqs[CLUSTERS].match_labels
     assert (reqs[CLASSES].kind, reqs[CLASSES].match_name) == ("InferenceClass", None)
@@ -106,7 +87,7 @@ def test_every_cluster_and_class_is_required_and_only_the_deployments_own_replic
 
 def test_until_the_fleet_is_read_existing_replicas_are_carried_forward() -> None:
     md = deployment()
-    observed = existing(reconcile(md, fleet("east")))
+    observed = existing(composed_deployment(md, fleet("east"), unrouted=True))
     result = compose_deployment(Inputs(composite=md, observed=observed))
     assert set(result.resources) == set(observed)
     assert set(result.requirements) == {CLUSTERS, CLASSES, REPLICAS}
@@ -114,7 +95,7 @@ def test_until_the_fleet_is_read_existing_replicas_are_carried_forward() -> None
 
 
 def test_all_replicas_placed_is_reported_with_where() -> None:
-    result = reconcile(deployment(replicas=2), fleet("east", "west"))
+    result = composed_deployment(deployment(replicas=2), fleet("east", "west"), unrouted=True)
     cond = condition(result, "ReplicasScheduled")
     assert (cond.status, cond.reason) == ("True", "AllReplicasScheduled")
     assert cond.message == "2 of 2 replicas placed: east (0), west (1)"
@@ -123,7 +104,7 @@ def test_all_replicas_placed_is_reported_with_where() -> None:
 
 def test_a_shortfall_is_reported_per_cluster_and_places_what_fits() -> None:
     md = deployment("qwen", engine("main", member(gpus=8), copies=2), replicas=3)
-    result = reconcile(md, fleet("east", "west", nodes=2))
+    result = composed_deployment(md, fleet("east", "west", nodes=2), unrouted=True)
     assert len(replicas_of(result)) == 2
     cond = condition(result, "ReplicasScheduled")
     assert (cond.status, cond.reason) == ("False", "InsufficientCapacity")
@@ -134,11 +115,11 @@ def test_a_shortfall_is_reported_per_cluster_and_places_what_fits() -> None:
 
 def test_serving_counts_replicas_whose_model_serving_is_true() -> None:
     md = deployment(replicas=2)
-    first = reconcile(md, fleet("east", "west"))
+    first = composed_deployment(md, fleet("east", "west"), unrouted=True)
     observed = existing(first)
     east = next(k for k, mr in observed.items() if mr["spec"]["clusterName"] == "east")
     observed[east] = serving(observed[east], "False", revision=True)
-    result = reconcile(md, fleet("east", "west"), list(observed.values()), observed)
+    result = composed_deployment(md, fleet("east", "west"), observed, unrouted=True)
     assert result.status["replicas"] == {"total": 2, "ready": 1}
     cond = condition(result, "ReplicasServing")
     assert (cond.status, cond.reason) == ("False", "ReplicasNotServing")
@@ -148,8 +129,8 @@ def test_serving_counts_replicas_whose_model_serving_is_true() -> None:
 
 def test_all_serving_is_true_and_ready_replicas_are_marked_ready() -> None:
     md = deployment(replicas=2)
-    observed = existing(reconcile(md, fleet("east", "west")))
-    result = reconcile(md, fleet("east", "west"), list(observed.values()), observed)
+    observed = existing(composed_deployment(md, fleet("east", "west"), unrouted=True))
+    result = composed_deployment(md, fleet("east", "west"), observed, unrouted=True)
     cond = condition(result, "ReplicasServing")
     assert (cond.status, cond.reason, cond.message) == (
         "True",
@@ -162,13 +143,13 @@ def test_all_serving_is_true_and_ready_replicas_are_marked_ready() -> None:
 
 def test_a_retained_replica_keeps_its_name_and_takes_template_edits_in_place() -> None:
     md = deployment()
-    observed = existing(reconcile(md, fleet("east", "west")))
+    observed = existing(composed_deployment(md, fleet("east", "west"), unrouted=True))
     edited = copy.deepcopy(md)
     container = edited["spec"]["template"]["spec"]["engines"][0]["members"][0]["template"]["spec"][
         "containers"
     ][0]
     container["image"] = "vllm/vllm-openai:v0.12.0"
-    result = reconcile(edited, fleet("east", "west"), list(observed.values()), observed)
+    result = composed_deployment(edited, fleet("east", "west"), observed, unrouted=True)
     assert set(replicas_of(result)) == set(observed)
     (key,) = observed
     mr = replicas_of(result)[key]
@@ -179,11 +160,11 @@ def test_a_retained_replica_keeps_its_name_and_takes_template_edits_in_place() -
 
 def test_a_bad_selector_keeps_every_replica_unchanged_and_names_the_field() -> None:
     md = deployment()
-    observed = existing(reconcile(md, fleet("east")))
+    observed = existing(composed_deployment(md, fleet("east"), unrouted=True))
     broken = copy.deepcopy(md)
     request = broken["spec"]["template"]["spec"]["engines"][0]["members"][0]["nodeSelector"]
     request["devices"][0]["selectors"] = [{"cel": "device.driver =="}]
-    result = reconcile(broken, fleet("east"), list(observed.values()), observed)
+    result = composed_deployment(broken, fleet("east"), observed, unrouted=True)
     (key,) = observed
     assert result.resources[key].resource["spec"] == observed[key]["spec"]
     cond = condition(result, "ReplicasScheduled")
@@ -200,11 +181,11 @@ def test_a_bad_selector_keeps_every_replica_unchanged_and_names_the_field() -> N
 
 def test_a_drained_replica_keeps_serving_until_its_replacement_serves() -> None:
     md = deployment()
-    observed = existing(reconcile(md, fleet("east", "west")))
+    observed = existing(composed_deployment(md, fleet("east", "west"), unrouted=True))
     (old,) = observed
     drain = {"east": [{"key": "maintenance", "effect": "NoExecute"}]}
     drained = fleet("east", "west", taints=drain)
-    moving = reconcile(md, drained, list(observed.values()), observed)
+    moving = composed_deployment(md, drained, observed, unrouted=True)
     mrs = replicas_of(moving)
     assert old in mrs
     new = next(k for k in mrs if k != old)
@@ -215,14 +196,16 @@ def test_a_drained_replica_keeps_serving_until_its_replacement_serves() -> None:
     )
 
     both = {old: observed[old], new: serving(mrs[new], revision=True)}
-    done = reconcile(md, drained, list(both.values()), both)
+    done = composed_deployment(md, drained, both, unrouted=True)
     assert set(replicas_of(done)) == {new}
 
 
 def test_a_shortfall_over_a_large_fleet_groups_clusters_that_share_a_reason() -> None:
     names = [f"c{i:02}" for i in range(12)]
     md = deployment("qwen", engine("main", member(gpus=8), copies=2))
-    cond = condition(reconcile(md, fleet(*names, nodes=1)), "ReplicasScheduled")
+    cond = condition(
+        composed_deployment(md, fleet(*names, nodes=1), unrouted=True), "ReplicasScheduled"
+    )
     assert cond.status == "False"
     # One line per cluster would bury the reason; a thousand would not fit a condition.
     assert cond.message.endswith(
@@ -232,9 +215,9 @@ def test_a_shortfall_over_a_large_fleet_groups_clusters_that_share_a_reason() ->
 
 def test_serving_during_a_move_says_which_replicas_are_only_kept_until_replaced() -> None:
     md = deployment()
-    observed = existing(reconcile(md, fleet("east", "west")))
+    observed = existing(composed_deployment(md, fleet("east", "west"), unrouted=True))
     drained = fleet("east", "west", taints={"east": [{"key": "m", "effect": "NoExecute"}]})
-    moving = reconcile(md, drained, list(observed.values()), observed)
+    moving = composed_deployment(md, drained, observed, unrouted=True)
     cond = condition(moving, "ReplicasServing")
     # "1 of 1 replicas serving" alone reads as success beside status False.
     assert cond.status == "False"
@@ -245,7 +228,9 @@ def test_serving_during_a_move_says_which_replicas_are_only_kept_until_replaced(
 
 def test_a_shortfall_with_no_eligible_cluster_is_not_called_insufficient_capacity() -> None:
     md = deployment(selector={"tier": "typo"})
-    cond = condition(reconcile(md, fleet("east", "west")), "ReplicasScheduled")
+    cond = condition(
+        composed_deployment(md, fleet("east", "west"), unrouted=True), "ReplicasScheduled"
+    )
     assert (cond.status, cond.reason) == ("False", "NoEligibleCluster")
     assert "east: labels do not match clusterSelector tier=typo" in cond.message
 
@@ -253,24 +238,24 @@ def test_a_shortfall_with_no_eligible_cluster_is_not_called_insufficient_capacit
 def test_a_replica_on_a_deleted_cluster_is_kept_until_its_replacement_serves() -> None:
     # Deleted (asked for by name, nothing came back): make before break, as for a drain.
     md = deployment()
-    observed = existing(reconcile(md, fleet("east", "west")))
+    observed = existing(composed_deployment(md, fleet("east", "west"), unrouted=True))
     (old,) = observed
-    moving = reconcile(md, fleet("west"), list(observed.values()), observed, gone=("east",))
+    moving = composed_deployment(md, fleet("west"), observed, gone=("east",), unrouted=True)
     mrs = replicas_of(moving)
     assert old in mrs
     [new] = [k for k, mr in mrs.items() if mr["spec"]["clusterName"] == "west"]
 
     both = {old: observed[old], new: serving(mrs[new], revision=True)}
-    done = reconcile(md, fleet("west"), list(both.values()), both, gone=("east",))
+    done = composed_deployment(md, fleet("west"), both, gone=("east",), unrouted=True)
     assert set(replicas_of(done)) == {new}
 
 
 def test_scale_down_removes_a_serving_replica_once_enough_others_serve() -> None:
     md = deployment(replicas=2)
-    observed = existing(reconcile(md, fleet("east", "west")))
+    observed = existing(composed_deployment(md, fleet("east", "west"), unrouted=True))
     smaller = copy.deepcopy(md)
     smaller["spec"]["replicas"] = 1
-    result = reconcile(smaller, fleet("east", "west"), list(observed.values()), observed)
+    result = composed_deployment(smaller, fleet("east", "west"), observed, unrouted=True)
     assert len(replicas_of(result)) == 1
     assert result.status["replicas"] == {"total": 1, "ready": 1}
 
@@ -279,8 +264,12 @@ def test_same_named_deployments_in_two_namespaces_do_not_adopt_each_others_repli
     def whole_node(namespace: str) -> Obj:
         return deployment("qwen", engine("main", member(gpus=8)), namespace=namespace)
 
-    theirs = existing(reconcile(whole_node("team-b"), fleet("east", nodes=1)))
-    ours = reconcile(whole_node("team-a"), fleet("east", nodes=1), list(theirs.values()))
+    theirs = existing(
+        composed_deployment(whole_node("team-b"), fleet("east", nodes=1), unrouted=True)
+    )
+    ours = composed_deployment(
+        whole_node("team-a"), fleet("east", nodes=1), replicas=list(theirs.values()), unrouted=True
+    )
     assert replicas_of(ours) == {}
     cond = condition(ours, "ReplicasScheduled")
     assert (cond.status, cond.reason) == ("False", "InsufficientCapacity")
@@ -311,7 +300,7 @@ def test_through_run_function_a_later_created_replica_on_an_overcommitted_node_m
     theirs = deployment("other", gpus8)
     placed = {}
     for md, when in ((mine, "2026-01-01T00:00:01Z"), (theirs, "2026-01-01T00:00:00Z")):
-        [mr] = replicas_of(reconcile(md, clusters[:1])).values()
+        [mr] = replicas_of(composed_deployment(md, clusters[:1], unrouted=True)).values()
         placed[md["metadata"]["name"]] = serving(
             {**mr, "metadata": {**mr["metadata"], "creationTimestamp": when}}, revision=True
         )
@@ -332,14 +321,14 @@ def test_through_run_function_a_later_created_replica_on_an_overcommitted_node_m
 def test_a_deployment_without_a_template_fails_cleanly_naming_the_field() -> None:
     md = deployment()
     del md["spec"]["template"]
-    result = reconcile(md, fleet("east"))
+    result = composed_deployment(md, fleet("east"), unrouted=True)
     assert result.fatal == "ModelDeployment spec.template.spec is required"
 
 
 def test_an_engine_without_members_fails_cleanly_naming_the_field() -> None:
     md = deployment()
     del md["spec"]["template"]["spec"]["engines"][0]["members"]
-    result = reconcile(md, fleet("east"))
+    result = composed_deployment(md, fleet("east"), unrouted=True)
     assert result.fatal == (
         "ModelDeployment spec.template.spec.engines[0].members must list at least one member"
     )
@@ -347,15 +336,17 @@ def test_an_engine_without_members_fails_cleanly_naming_the_field() -> None:
 
 def test_a_deployment_name_longer_than_a_label_value_fails_cleanly() -> None:
     md = deployment("q" * 64)
-    result = reconcile(md, fleet("east"))
+    result = composed_deployment(md, fleet("east"), unrouted=True)
     assert result.fatal is not None
     assert result.fatal.startswith(f"ModelDeployment name '{'q' * 64}' is longer than 63")
-    assert reconcile(deployment("q" * 63), fleet("east")).fatal is None
+    assert composed_deployment(deployment("q" * 63), fleet("east"), unrouted=True).fatal is None
 
 
 def test_a_cluster_whose_name_cannot_be_a_label_value_hosts_nothing() -> None:
     long = inference_cluster("c" * 64, {"h100": ("h100", 2)}, classes=[H100])
-    mrs = replicas_of(reconcile(deployment(replicas=2), [long, *fleet("east")]))
+    mrs = replicas_of(
+        composed_deployment(deployment(replicas=2), [long, *fleet("east")], unrouted=True)
+    )
     assert {mr["spec"]["clusterName"] for mr in mrs.values()} == {"east"}
 
 
@@ -363,12 +354,12 @@ def test_a_replica_re_placed_where_it_was_keeps_its_name() -> None:
     # Renaming the engine re-places the replica; it fits where it was, so the same
     # ModelReplica is updated in place, whatever its name was derived from when created.
     md = deployment()
-    observed = existing(reconcile(md, fleet("east")))
+    observed = existing(composed_deployment(md, fleet("east"), unrouted=True))
     (key,) = observed
     observed[key]["metadata"]["name"] = "named-by-an-older-version"
     renamed = copy.deepcopy(md)
     renamed["spec"]["template"]["spec"]["engines"][0]["name"] = "serve"
-    result = reconcile(renamed, fleet("east"), list(observed.values()), observed)
+    result = composed_deployment(renamed, fleet("east"), observed, unrouted=True)
     assert {k: mr["metadata"]["name"] for k, mr in replicas_of(result).items()} == {
         key: "named-by-an-older-version"
     }

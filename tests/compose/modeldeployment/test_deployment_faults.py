@@ -8,15 +8,13 @@ import dataclasses
 from typing import Any
 
 from modelplane import labels
-from modelplane.compose.modeldeployment.composer import (
-    CLASSES,
-    CLUSTERS,
-    REPLICAS,
-    compose_deployment,
+from tests.compose.through import (
+    Response,
+    composed_deployment,
+    deployment_required,
+    reconcile_deployment,
+    run,
 )
-from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
-from modelplane.composer import Inputs
-from tests.compose.through import Response, run
 from tests.fleet.builders import (
     H100,
     deployment,
@@ -37,38 +35,19 @@ def clusters(*names: str, class_name: str = "h100") -> list[Obj]:
     return [inference_cluster(n, {"p": (class_name, 1)}, classes=[H100, A100]) for n in names]
 
 
-def settled(md: Obj, fleet: list[Obj], classes: list[Obj] | None = None) -> dict[str, Obj]:
+def placed_serving(md: Obj, fleet: list[Obj], classes: list[Obj] | None = None) -> dict[str, Obj]:
     """The replicas a first reconcile composes, observed serving."""
-    required = {CLUSTERS: fleet, CLASSES: classes or [H100], REPLICAS: []}
-    result = compose_deployment(Inputs(composite=md, required=required))
+    result = composed_deployment(md, fleet, classes=classes)
     assert result.fatal is None, result.fatal
     return {k: serving(d.resource, revision=True) for k, d in result.resources.items()}
 
 
-def reconcile(
-    md: Obj,
-    observed: dict[str, Obj],
-    fleet: list[Obj],
-    classes: list[Obj] | None = None,
-    listed: list[Obj] | None = None,
-    gone: tuple[str, ...] = (),
-    classes_gone: tuple[str, ...] = (),
+def replicas_reconciled(
+    md: Obj, fleet: list[Obj], observed: dict[str, Obj], **answers: Any
 ) -> Response:
-    """A reconcile with ``observed`` composed; ``listed``: the required replicas (default all);
-    ``gone``, ``classes_gone``: clusters and classes asked for by name that are not there. No
-    route names a pool."""
-    required = {
-        ROUTES: [],
-        HOLDS: [],
-        CLUSTERS: fleet,
-        CLASSES: [H100] if classes is None else classes,
-        REPLICAS: list(observed.values()) if listed is None else listed,
-    }
-    required |= {f"cluster/{name}": [] for name in gone}
-    required |= {f"class/{name}": [] for name in classes_gone}
-    rsp = run(md, observed, required)
-    assert rsp.fatal is None, rsp.fatal
-    # The replicas only: a Ready replica also gets a ModelEndpoint, which these tests leave aside.
+    """A reconcile with ``observed`` composed and no route naming a pool, its replicas only: a
+    Ready replica also gets a ModelEndpoint, which these tests leave aside."""
+    rsp = reconcile_deployment(md, fleet, observed, unrouted=True, **answers)
     replicas = {k: r for k, r in rsp.resources.items() if r.get("kind") == "ModelReplica"}
     return dataclasses.replace(rsp, resources=replicas)
 
@@ -82,8 +61,8 @@ def on(rsp: Response, cluster: str) -> list[str]:
 
 def test_no_cluster_listed_keeps_every_replica_unchanged_and_says_why() -> None:
     md = deployment("qwen", WHOLE_NODE, replicas=2)
-    observed = settled(md, clusters("east", "west"))
-    rsp = reconcile(md, observed, fleet=[])
+    observed = placed_serving(md, clusters("east", "west"))
+    rsp = replicas_reconciled(md, [], observed)
     assert set(rsp.resources) == set(observed)
     for key, obj in observed.items():
         assert rsp.resources[key]["spec"] == obj["spec"]
@@ -97,8 +76,8 @@ def test_no_cluster_listed_keeps_every_replica_unchanged_and_says_why() -> None:
 def test_no_class_listed_keeps_every_replica_unchanged_and_says_why() -> None:
     md = deployment("qwen", WHOLE_NODE, replicas=2)
     fleet = clusters("east", "west")
-    observed = settled(md, fleet)
-    rsp = reconcile(md, observed, fleet, classes=[])
+    observed = placed_serving(md, fleet)
+    rsp = replicas_reconciled(md, fleet, observed, classes=[])
     assert set(rsp.resources) == set(observed)
     status, reason, message = rsp.condition("ReplicasScheduled")
     assert (status, reason) == ("False", "FleetNotListed")
@@ -113,11 +92,11 @@ def test_a_replica_whose_cluster_is_deleted_and_that_has_nowhere_to_go_is_kept_a
     None
 ):
     md = deployment("qwen", WHOLE_NODE, replicas=2)
-    observed = settled(md, clusters("east", "west"))
+    observed = placed_serving(md, clusters("east", "west"))
     [west] = [k for k, mr in observed.items() if mr["spec"]["clusterName"] == "west"]
     # Its own composition waits for the cluster too, so its status no longer says serving.
     observed[west] = serving(observed[west], "False", revision=True)
-    rsp = reconcile(md, observed, clusters("east"), gone=("west",))
+    rsp = replicas_reconciled(md, clusters("east"), observed, gone=("west",))
     assert set(rsp.resources) == set(observed)
     assert rsp.resources[west]["spec"] == observed[west]["spec"]
     status, reason, message = rsp.condition("ReplicasScheduled")
@@ -134,15 +113,15 @@ def scaled_in_on_two_classes() -> tuple[Obj, dict[str, Obj], list[Obj], str]:
     listed the scale-down keeps h100's (same load, then the earlier cluster name)."""
     md = deployment("qwen", WHOLE_NODE, replicas=2)
     fleet = [*clusters("c1"), *clusters("c2", class_name="a100")]
-    observed = settled(md, fleet, classes=[H100, A100])
+    observed = placed_serving(md, fleet, classes=[H100, A100])
     md["spec"]["replicas"] = 1
-    [wanted] = on(reconcile(md, observed, fleet, classes=[H100, A100]), "c1")
+    [wanted] = on(replicas_reconciled(md, fleet, observed, classes=[H100, A100]), "c1")
     return md, observed, fleet, wanted
 
 
 def test_a_pool_s_class_missing_from_the_list_is_asked_for_by_name_and_nothing_changes() -> None:
     md, observed, fleet, _ = scaled_in_on_two_classes()
-    rsp = reconcile(md, observed, fleet, classes=[A100])
+    rsp = replicas_reconciled(md, fleet, observed, classes=[A100])
     assert rsp.by_name["class/h100"] == ("InferenceClass", "h100", None)
     assert set(rsp.resources) == set(observed)
     assert rsp.condition("ReplicasScheduled")[:2] == ("Unknown", "WaitingForFleet")
@@ -150,15 +129,26 @@ def test_a_pool_s_class_missing_from_the_list_is_asked_for_by_name_and_nothing_c
 
 def test_a_pool_s_class_found_by_name_is_read_as_listed() -> None:
     md, observed, fleet, wanted = scaled_in_on_two_classes()
-    full = reconcile(md, observed, fleet, classes=[H100, A100])
-    rsp = run(md, observed, {**required_of(observed, fleet, [A100]), "class/h100": [H100]})
+    full = replicas_reconciled(md, fleet, observed, classes=[H100, A100])
+    rsp = run(
+        md,
+        observed,
+        {
+            **deployment_required(fleet, observed, classes=[A100], unrouted=True),
+            "class/h100": [H100],
+        },
+    )
     assert rsp.resources[wanted] == full.resources[wanted]
     assert rsp.condition("ReplicasScheduled") == full.condition("ReplicasScheduled")
 
 
 def test_a_replica_on_a_pool_whose_class_is_gone_by_name_is_kept_and_said_why() -> None:
     md, observed, fleet, wanted = scaled_in_on_two_classes()
-    rsp = run(md, observed, {**required_of(observed, fleet, [A100]), "class/h100": []})
+    rsp = run(
+        md,
+        observed,
+        {**deployment_required(fleet, observed, classes=[A100], unrouted=True), "class/h100": []},
+    )
     assert wanted in rsp.resources
     name = observed[wanted]["metadata"]["name"]
     assert (
@@ -167,34 +157,19 @@ def test_a_replica_on_a_pool_whose_class_is_gone_by_name_is_kept_and_said_why() 
     ) in rsp.condition("ReplicasScheduled")[2]
 
 
-def required_of(observed: dict[str, Obj], fleet: list[Obj], classes: list[Obj]) -> dict:
-    return {
-        ROUTES: [],
-        HOLDS: [],
-        CLUSTERS: fleet,
-        CLASSES: classes,
-        REPLICAS: list(observed.values()),
-    }
-
-
 def test_a_replica_whose_cluster_is_unlisted_is_asked_for_by_name_and_kept_meanwhile() -> None:
     md = deployment("qwen", WHOLE_NODE)
-    observed = settled(md, clusters("east"))
-    rsp = reconcile(md, observed, clusters("west"))
+    observed = placed_serving(md, clusters("east"))
+    rsp = replicas_reconciled(md, clusters("west"), observed)
     assert set(rsp.resources) == set(observed)
     assert rsp.condition("ReplicasScheduled")[:2] == ("Unknown", "WaitingForFleet")
 
 
 def test_a_replica_whose_cluster_a_lagging_list_left_out_stays_where_it_is() -> None:
     md = deployment("qwen", WHOLE_NODE)
-    observed = settled(md, clusters("east"))
+    observed = placed_serving(md, clusters("east"))
     fleet = clusters("west")
-    required = {
-        CLUSTERS: fleet,
-        CLASSES: [H100],
-        REPLICAS: list(observed.values()),
-        "cluster/east": clusters("east"),
-    }
+    required = {**deployment_required(fleet, observed), "cluster/east": clusters("east")}
     rsp = run(md, observed, required)
     assert {k for k, r in rsp.resources.items() if r["kind"] == "ModelReplica"} == set(observed)
     assert rsp.condition("ReplicasScheduled")[:2] == ("True", "AllReplicasScheduled")
@@ -202,9 +177,9 @@ def test_a_replica_whose_cluster_a_lagging_list_left_out_stays_where_it_is() -> 
 
 def test_a_replica_whose_cluster_is_deleted_moves_make_before_break() -> None:
     md = deployment("qwen", WHOLE_NODE)
-    observed = settled(md, clusters("east"))
+    observed = placed_serving(md, clusters("east"))
     [old] = observed
-    moving = reconcile(md, observed, clusters("west"), gone=("east",))
+    moving = replicas_reconciled(md, clusters("west"), observed, gone=("east",))
     assert old in moving.resources
     [new] = on(moving, "west")
     name = observed[old]["metadata"]["name"]
@@ -216,19 +191,19 @@ def test_a_replica_whose_cluster_is_deleted_moves_make_before_break() -> None:
     assert moving.condition("ReplicasServing")[2].startswith("1 of 1 replicas serving, 1 moving")
 
     both = {old: observed[old], new: serving(moving.resources[new], revision=True)}
-    done = reconcile(md, both, clusters("west"), gone=("east",))
+    done = replicas_reconciled(md, clusters("west"), both, gone=("east",))
     assert set(done.resources) == {new}
 
 
 def test_a_replica_whose_pool_class_is_gone_by_name_moves_make_before_break() -> None:
     md = deployment("qwen", WHOLE_NODE)
     fleet = [*clusters("east", class_name="a100"), *clusters("west")]
-    observed = settled(md, fleet, classes=[A100, H100])
+    observed = placed_serving(md, fleet, classes=[A100, H100])
     [old] = observed
     assert observed[old]["spec"]["clusterName"] == "east"
     # Not serving either: a serving replica would be kept by the ordinary make-before-break.
     observed[old] = serving(observed[old], "False", revision=True)
-    moving = reconcile(md, observed, fleet, classes=[H100], classes_gone=("a100",))
+    moving = replicas_reconciled(md, fleet, observed, classes=[H100], classes_gone=("a100",))
     assert old in moving.resources
     assert on(moving, "west")
     assert "(InferenceClass a100 of pool p is deleted)" in moving.condition("ReplicasScheduled")[2]
@@ -240,7 +215,7 @@ def test_a_replica_whose_pool_class_is_gone_by_name_moves_make_before_break() ->
 def spread_over_b_and_c(md: Obj) -> dict[str, Obj]:
     """Replicas 0 and 1 on clusters b and c; cluster a, added later, would be chosen first for
     a new replica (it hosts none, and ties go by name)."""
-    observed = settled(md, clusters("b", "c"))
+    observed = placed_serving(md, clusters("b", "c"))
     assert sorted(mr["spec"]["clusterName"] for mr in observed.values()) == ["b", "c"]
     return observed
 
@@ -249,7 +224,7 @@ def test_a_composed_replica_the_list_does_not_hold_yet_is_kept_not_replaced() ->
     md = deployment("qwen", WHOLE_NODE, replicas=2)
     observed = spread_over_b_and_c(md)
     listed = [mr for mr in observed.values() if mr["spec"]["clusterName"] == "b"]
-    rsp = reconcile(md, observed, clusters("a", "b", "c"), listed=listed)
+    rsp = replicas_reconciled(md, clusters("a", "b", "c"), observed, replicas=listed)
     assert set(rsp.resources) == set(observed)
     assert rsp.condition("ReplicasScheduled")[:2] == ("True", "AllReplicasScheduled")
 
@@ -260,7 +235,7 @@ def test_a_composed_replica_whose_deployment_label_was_edited_away_is_kept_and_r
     [c] = [k for k, mr in observed.items() if mr["spec"]["clusterName"] == "c"]
     edited = copy.deepcopy(observed)
     del edited[c]["metadata"]["labels"][labels.DEPLOYMENT]
-    rsp = reconcile(md, edited, clusters("a", "b", "c"))
+    rsp = replicas_reconciled(md, clusters("a", "b", "c"), edited)
     assert set(rsp.resources) == set(observed)
     assert rsp.resources[c]["metadata"]["name"] == observed[c]["metadata"]["name"]
     assert rsp.resources[c]["metadata"]["labels"][labels.DEPLOYMENT] == "qwen"

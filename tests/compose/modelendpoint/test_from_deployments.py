@@ -23,6 +23,7 @@ from modelplane.compose.modeldeployment.endpoints import CLUSTERS as ENDPOINT_CL
 from modelplane.compose.modelreplica.routing import pool_name
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
+from tests.compose.through import composed_deployment
 from tests.fleet.builders import (
     H100,
     deployment,
@@ -32,11 +33,6 @@ from tests.fleet.builders import (
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]
-
-
-def reconcile(md: Obj, clusters: list[Obj], observed: dict[str, Obj] | None = None) -> Result:
-    required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: []}
-    return compose_deployment(Inputs(composite=md, required=required, observed=observed or {}))
 
 
 def labelled(md: Obj) -> Obj:
@@ -62,9 +58,9 @@ def endpoints(result: Result) -> dict[str, Obj]:
 
 def test_a_ready_replica_on_a_cluster_with_a_gateway_address_gets_an_endpoint() -> None:
     md = labelled(deployment("qwen", replicas=2))
-    first = reconcile(md, fleet("east", "west"))
+    first = composed_deployment(md, fleet("east", "west"))
     assert endpoints(first) == {}
-    result = reconcile(md, fleet("east", "west"), replicas(first))
+    result = composed_deployment(md, fleet("east", "west"), replicas(first), replicas=[])
     found = endpoints(result)
     assert sorted(found) == ["endpoint-0-east", "endpoint-1-west"]
     replica = result.resources["replica-0-east"].resource
@@ -92,36 +88,44 @@ def test_a_ready_replica_on_a_cluster_with_a_gateway_address_gets_an_endpoint() 
 
 def test_an_endpoint_is_ready_once_observed_ready() -> None:
     md = deployment("qwen")
-    observed = replicas(reconcile(md, fleet("east")))
-    result = reconcile(md, fleet("east"), observed)
+    observed = replicas(composed_deployment(md, fleet("east")))
+    result = composed_deployment(md, fleet("east"), observed, replicas=[])
     assert result.resources["endpoint-0-east"].ready == "False"
     observed["endpoint-0-east"] = with_condition(
         endpoints(result)["endpoint-0-east"], "Ready", "True"
     )
-    assert reconcile(md, fleet("east"), observed).resources["endpoint-0-east"].ready == "True"
+    assert (
+        composed_deployment(md, fleet("east"), observed, replicas=[])
+        .resources["endpoint-0-east"]
+        .ready
+        == "True"
+    )
 
 
 def test_a_replica_not_ready_gets_no_endpoint_and_loses_the_one_it_had() -> None:
     md = deployment("qwen")
-    first = reconcile(md, fleet("east"))
-    serving = reconcile(md, fleet("east"), replicas(first))
+    first = composed_deployment(md, fleet("east"))
+    serving = composed_deployment(md, fleet("east"), replicas(first), replicas=[])
     observed = {**replicas(first, ready="False"), **endpoints(serving)}
-    assert endpoints(reconcile(md, fleet("east"), observed)) == {}
+    assert endpoints(composed_deployment(md, fleet("east"), observed, replicas=[])) == {}
 
 
 def test_a_cluster_whose_gateway_is_not_ready_loses_its_endpoints() -> None:
     md = deployment("qwen")
-    observed = replicas(reconcile(md, fleet("east")))
+    observed = replicas(composed_deployment(md, fleet("east")))
     [east] = fleet("east")
     del east["status"]["gateway"]["address"]
     east = with_condition(east, "GatewayReady", "False")
-    assert endpoints(reconcile(md, [east], observed)) == {}
+    assert endpoints(composed_deployment(md, [east], observed, replicas=[])) == {}
 
 
 def test_until_the_fleet_is_read_endpoints_are_kept_as_they_are() -> None:
     md = deployment("qwen")
-    first = reconcile(md, fleet("east"))
-    observed = {**replicas(first), **endpoints(reconcile(md, fleet("east"), replicas(first)))}
+    first = composed_deployment(md, fleet("east"))
+    observed = {
+        **replicas(first),
+        **endpoints(composed_deployment(md, fleet("east"), replicas(first), replicas=[])),
+    }
     held = compose_deployment(Inputs(composite=md, observed=observed))
     assert sorted(endpoints(held)) == ["endpoint-0-east"]
 
@@ -133,8 +137,11 @@ def test_the_endpoints_read_the_deployments_own_fleet_requirements() -> None:
 
 def test_with_no_cluster_or_class_listed_endpoints_are_held_as_they_are() -> None:
     md = deployment("qwen")
-    first = reconcile(md, fleet("east"))
-    observed = {**replicas(first), **endpoints(reconcile(md, fleet("east"), replicas(first)))}
+    first = composed_deployment(md, fleet("east"))
+    observed = {
+        **replicas(first),
+        **endpoints(composed_deployment(md, fleet("east"), replicas(first), replicas=[])),
+    }
     for clusters, classes in (([], [H100]), (fleet("east"), [])):
         required = {CLUSTERS: clusters, CLASSES: classes, REPLICAS: []}
         held = compose_deployment(Inputs(composite=md, required=required, observed=observed))
@@ -152,9 +159,12 @@ def test_the_pool_an_endpoint_names_is_the_one_the_replica_composes(replica: str
 
 def test_a_cluster_not_listed_or_listed_without_status_keeps_the_endpoints_there() -> None:
     md = deployment("qwen")
-    first = reconcile(md, fleet("east"))
-    observed = {**replicas(first), **endpoints(reconcile(md, fleet("east"), replicas(first)))}
+    first = composed_deployment(md, fleet("east"))
+    observed = {
+        **replicas(first),
+        **endpoints(composed_deployment(md, fleet("east"), replicas(first), replicas=[])),
+    }
     [east] = fleet("east")
     unwritten = {k: v for k, v in east.items() if k != "status"}
-    result = reconcile(md, [unwritten], observed)
+    result = composed_deployment(md, [unwritten], observed, replicas=[])
     assert endpoints(result) == {"endpoint-0-east": observed["endpoint-0-east"]}
