@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from modelplane.kube.names import dns_label, suffixed, unique_label
 from modelplane.kube.objects import condition
+from modelplane.reasons import InferenceCluster
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -167,7 +168,7 @@ def gateway_withdrawn(cluster: Mapping[str, Any]) -> bool:
     """Whether the cluster says its gateway has no address (``GatewayReady`` False, written by
     its composition from the Gateway's own report). A cluster listed without status, or with
     only Crossplane's own conditions, says nothing about its gateway: no evidence it went away."""
-    return (condition(cluster, "GatewayReady") or {}).get("status") == "False"
+    return (condition(cluster, InferenceCluster.GATEWAY_READY) or {}).get("status") == "False"
 
 
 def fleet_hostname(cluster: str) -> str:

@@ -111,7 +111,7 @@ def compose_cluster(inputs: Inputs) -> Result:
     result.status = _status(cluster, inputs.observed, fleet, reach, states, result)
     # InUse is a fact, not a fault: last, so the first condition not True is what keeps the
     # cluster from serving (what `render -o tree` and a reader of `describe` look at first).
-    result.conditions.sort(key=lambda c: c.type == "InUse")
+    result.conditions.sort(key=lambda c: c.type == InferenceCluster.IN_USE)
     result.ready = _readiness(result.conditions)
     return result
 
@@ -329,7 +329,12 @@ def _pools_status(cluster: Obj, fleet: _Fleet, result: Result) -> list[Obj] | No
     return published
 
 
-SERVES = ("SourceSupported", "StackReady", "GatewayReady", "PoolsResolved")
+SERVES = (
+    InferenceCluster.SOURCE_SUPPORTED,
+    InferenceCluster.STACK_READY,
+    InferenceCluster.GATEWAY_READY,
+    InferenceCluster.POOLS_RESOLVED,
+)
 """The conditions that must all be True for the cluster to take replicas and serve them."""
 
 
@@ -564,6 +569,6 @@ def _unsupported(inputs: Inputs, source: str) -> Result:
                 message,
             )
         ],
-        events=[Event("Warning", message, "UnsupportedSource")],
+        events=[Event("Warning", message, InferenceCluster.UNSUPPORTED_SOURCE)],
         ready="False",
     )

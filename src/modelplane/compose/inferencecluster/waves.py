@@ -257,7 +257,7 @@ def _previous_wave(wave: int, clusters: Sequence[Mapping[str, Any]] | None) -> s
 
 def _done(cluster: Mapping[str, Any], current: str) -> bool:
     stack = (cluster.get("status") or {}).get("servingStack") or {}
-    ready = condition(cluster, "StackReady")
+    ready = condition(cluster, InferenceCluster.STACK_READY)
     return stack.get("revision") == current and (ready or {}).get("status") == "True"
 
 

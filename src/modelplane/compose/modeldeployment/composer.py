@@ -87,7 +87,7 @@ from modelplane.kube.names import LABEL_VALUE_MAX
 from modelplane.kube.objects import condition
 from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
 from modelplane.observed import carried, ready_as_observed
-from modelplane.reasons import ModelDeployment
+from modelplane.reasons import InferenceCluster, ModelDeployment, ModelReplica
 from modelplane.scheduling.fleet import index_clusters, pool_class_names
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 from modelplane.scheduling.scheduler import schedule
@@ -773,7 +773,7 @@ def _with_unready(cond: Condition, plan: Schedule, clusters: Clusters) -> Condit
 
 def _stack_unready(cluster: Mapping[str, Any] | None) -> str:
     """Why the cluster's serving stack is not ready, "" when it is (or says nothing)."""
-    c = condition(cluster, "StackReady")
+    c = condition(cluster, InferenceCluster.STACK_READY)
     if c is None or c.get("status") == "True":
         return ""
     return str(c.get("reason") or "NotReady")
@@ -1019,7 +1019,7 @@ def _fleet_unlisted(
     )
     names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
     desired = int(md["spec"]["replicas"])
-    events = [Event("Warning", message, "FleetNotListed")]
+    events = [Event("Warning", message, ModelDeployment.FLEET_NOT_LISTED)]
     if CLUSTERS in unlisted:
         events.append(_no_clusters())
     return Result.held(
@@ -1079,7 +1079,7 @@ def _invalid_selectors(
             Condition(SCHEDULED, "False", ModelDeployment.INVALID_SELECTOR, message),
             serving_condition(plan.desired, names, [], mine),
         ],
-        events=[Event("Warning", message, "InvalidSelector")],
+        events=[Event("Warning", message, ModelDeployment.INVALID_SELECTOR)],
         ready="False",
     )
 
@@ -1123,7 +1123,7 @@ def _malformed_engines(engines: Any) -> str | None:
 
 
 def _serving(obj: Obj | None) -> str:
-    c = condition(obj, "ModelServing")
+    c = condition(obj, ModelReplica.MODEL_SERVING)
     return str(c.get("status")) if c else "Unknown"
 
 
@@ -1134,7 +1134,7 @@ def _count_serving(objs: Iterable[Obj]) -> int:
 def _waiting_on(name: str, obj: Obj | None) -> str:
     if obj is None:
         return f"{name}: not created yet"
-    c = condition(obj, "ModelServing")
+    c = condition(obj, ModelReplica.MODEL_SERVING)
     if c is None:
         return f"{name}: no ModelServing condition yet"
     return f"{name}: {c.get('reason') or 'NotServing'}: {c.get('message') or ''}".rstrip(": ")

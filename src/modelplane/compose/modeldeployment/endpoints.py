@@ -24,13 +24,14 @@ from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Desired, Inputs, Result, namespace_of
 from modelplane.kube.objects import condition
 from modelplane.observed import carried, carry_forward, ready_as_observed
+from modelplane.reasons import ModelReplica
 
 Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
 CLASSES = "inference-classes"
 """The deployment's requirements on every InferenceCluster and InferenceClass (the composer's)."""
-SERVING = "ModelServing"
+SERVING = ModelReplica.MODEL_SERVING
 ENDPOINT_PREFIX = "endpoint-"
 REPLICA_PREFIX = "replica-"
 

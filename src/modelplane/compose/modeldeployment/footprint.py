@@ -103,7 +103,7 @@ def _unresolved(
         requirements,
         hold=f"new replicas are held: ModelCache {name} not found in namespace {namespace}",
         condition=Condition(RESOLVED, "False", ModelDeployment.MODEL_CACHE_NOT_FOUND, message),
-        events=(Event("Warning", message, "ModelCacheNotFound"),),
+        events=(Event("Warning", message, ModelDeployment.MODEL_CACHE_NOT_FOUND),),
     )
 
 

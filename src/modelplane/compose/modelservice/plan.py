@@ -35,6 +35,7 @@ from modelplane.compose.frontdoor import (
 from modelplane.compose.modelservice.weights import integer_weights
 from modelplane.composer import namespace_of
 from modelplane.kube.objects import condition
+from modelplane.reasons import ModelEndpoint
 
 Obj = dict[str, Any]
 
@@ -250,7 +251,7 @@ def _why_no_backend(endpoint: Mapping[str, Any], routed: bool) -> str:
     or it is routed and says nothing against it)."""
     if ((endpoint.get("status") or {}).get("routing") or {}).get("backendName"):
         return ""
-    routing = condition(endpoint, "RoutingReady")
+    routing = condition(endpoint, ModelEndpoint.ROUTING_READY)
     if routing is not None and routing.get("status") != "True":
         return f"{routing.get('reason')}: {routing.get('message') or ''}".rstrip(": ")
     return "" if routed else "publishes no status.routing.backendName yet"

@@ -115,7 +115,7 @@ def _endpoints(
             f"no ModelEndpoint in namespace {namespace_said(service)} matches any entry "
             f"({selectors})"
         )
-        events.append(Event("Warning", message, "NoEndpoints"))
+        events.append(Event("Warning", message, ModelService.NO_ENDPOINTS))
         return Condition(ENDPOINTS, "False", ModelService.NO_ENDPOINTS, message)
     if not plan.ready:
         return Condition(ENDPOINTS, "False", ModelService.NO_READY_ENDPOINTS, detail)
