@@ -91,8 +91,7 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
         return observed  # not a provider-kubernetes Object, e.g. a nested composite
     manifest = objects.dig(observed, "spec", "forProvider", "manifest") or {}
     if objects.dig(observed, "spec", "managementPolicies") == ["Observe"]:
-        meta = manifest.get("metadata") or {}
-        key = (str(manifest.get("kind")), meta.get("namespace", ""), meta.get("name", ""))
+        key = (str(manifest.get("kind")), objects.namespace(manifest), objects.name(manifest))
         manifest = (created or {}).get(key, manifest)
     remote = _remote(manifest, ready_copies)
     if remote.get("kind") == "Gateway" and "status" in remote:

@@ -163,8 +163,8 @@ def arbitrate(
     wanted = []
     for r in replicas:
         key = replica_identity(r)
-        meta = r.get("metadata") or {}
-        order = (key not in sticky, str(meta.get("creationTimestamp") or ""), key)
+        created = str(objects.dig(r, "metadata", "creationTimestamp") or "")
+        order = (key not in sticky, created, key)
         wanted.append((order, key, deployment_of(r), observed_units(keyed, cluster, r)))
     wanted.sort(key=lambda w: w[0])
     admitted: dict[str, dict[str, tuple[Unit, ...]]] = {}

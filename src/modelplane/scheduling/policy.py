@@ -157,8 +157,8 @@ def is_serving(replica: dict[str, Any] | None) -> bool:
 
 
 def _created(replica: dict[str, Any]) -> tuple[str, str, str]:
-    meta = replica.get("metadata") or {}
-    return (str(meta.get("creationTimestamp") or ""), *replica_identity(replica))
+    created = objects.dig(replica, "metadata", "creationTimestamp")
+    return (str(created or ""), *replica_identity(replica))
 
 
 def displaced(
@@ -278,11 +278,11 @@ def split_ours(
     own = {replica_identity(r)[1] for r in ours}
     others: list[dict[str, Any]] = []
     for r in replicas:
-        meta = r.get("metadata") or {}
-        if own and meta.get("name") in own and replica_namespace(r) == namespace:
+        if own and objects.dig(r, "metadata", "name") in own and replica_namespace(r) == namespace:
             continue
-        stamped = meta.get("labels") or {}
-        mine = stamped.get(labels.DEPLOYMENT) == name and replica_namespace(r) == namespace
+        mine = (
+            objects.labels(r).get(labels.DEPLOYMENT) == name and replica_namespace(r) == namespace
+        )
         (ours if mine else others).append(r)
     return ours, others
 

@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.kube import objects
 from modelplane.scheduling.placement import Schedule
 
 Key = tuple[str, str]
@@ -53,7 +54,6 @@ def answered(deployment: Mapping[str, Any], plan: Schedule) -> None:
     heard = _listening.get()
     if heard is None:
         return
-    meta = deployment.get("metadata") or {}
     # The API server's default namespace, as every composer reads a namespaced object.
-    key = (str(meta.get("namespace") or "default"), str(meta.get("name", "")))
+    key = (objects.namespace(deployment) or "default", objects.name(deployment))
     heard.answers.setdefault(key, []).append(plan)
