@@ -36,7 +36,11 @@ def row(reason: str, condition: str, status: str, means: str, do: str) -> str:
 
 
 class Kind:
-    """A composite kind's conditions and reasons; ROWS in the order its table lists them."""
+    """A composite kind's conditions and reasons; ROWS in the order its table lists them.
+
+    A subclass body declares its reasons with row(); once it is executed, the rows it declared
+    become its ROWS (class bodies run one at a time, so none leaks into another kind).
+    """
 
     ROWS: ClassVar[tuple[Row, ...]] = ()
 
@@ -46,7 +50,8 @@ class Kind:
         _declared.clear()
 
 
-# The tables below are data: each reason's text stays on the lines the page's cells wrap to.
+# The kinds below are data, wrapped by hand a reason to a few lines: the formatter would give
+# every argument of row() its own line and double the module for no reader's gain.
 # fmt: off
 
 

@@ -56,6 +56,14 @@ def test_each_kind_holds_the_rows_its_own_class_declares() -> None:
     )
 
 
+def test_no_kind_declares_a_reason_twice() -> None:
+    twice = {
+        k.__name__: [r.reason for r in k.ROWS if [x.reason for x in k.ROWS].count(r.reason) > 1]
+        for k in reasons.Kind.__subclasses__()
+    }
+    assert {k: v for k, v in twice.items() if v} == {}
+
+
 def test_a_reason_constant_is_the_plain_string_crossplane_records() -> None:
     assert type(reasons.ModelService.ENTRY_MATCHES_NOTHING) is str
     assert reasons.ModelService.ENTRY_MATCHES_NOTHING == "EntryMatchesNothing"
