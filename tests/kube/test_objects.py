@@ -70,15 +70,15 @@ def test_mapping_is_empty_unless_the_path_ends_at_a_mapping(
     assert objects.mapping(obj, *path) == want
 
 
-ACCESSORS: list[tuple[Callable[[Any], object], object, object]] = [
-    (objects.name, "web", ""),
-    (objects.namespace, "team-a", ""),
-    (objects.labels, {"app": "web"}, {}),
-    (objects.annotations, {"note": "x"}, {}),
-    (objects.spec, OBJ["spec"], {}),
-    (objects.status, OBJ["status"], {}),
+ACCESSORS = [  # each accessor, what it reads from OBJ, and what it reads when its field is absent
+    pytest.param(objects.name, "web", "", id="name"),
+    pytest.param(objects.namespace, "team-a", "", id="namespace"),
+    pytest.param(objects.labels, {"app": "web"}, {}, id="labels"),
+    pytest.param(objects.annotations, {"note": "x"}, {}, id="annotations"),
+    pytest.param(objects.spec, OBJ["spec"], {}, id="spec"),
+    pytest.param(objects.status, OBJ["status"], {}, id="status"),
 ]
-ABSENT: list[Any] = [
+ABSENT = [
     pytest.param({}, id="an empty object"),
     pytest.param(None, id="no object"),
     pytest.param({"metadata": None, "spec": None, "status": None}, id="null sections"),
@@ -87,21 +87,17 @@ ABSENT: list[Any] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("read", "present", "_"), ACCESSORS, ids=lambda v: getattr(v, "__name__", "")
-)
+@pytest.mark.parametrize(("read", "present", "_empty"), ACCESSORS)
 def test_an_accessor_reads_its_field(
-    read: Callable[[Any], object], present: object, _: object
+    read: Callable[[Any], object], present: object, _empty: object
 ) -> None:
     assert read(OBJ) == present
 
 
 @pytest.mark.parametrize("obj", ABSENT)
-@pytest.mark.parametrize(
-    ("read", "_", "empty"), ACCESSORS, ids=lambda v: getattr(v, "__name__", "")
-)
+@pytest.mark.parametrize(("read", "_present", "empty"), ACCESSORS)
 def test_an_accessor_reads_an_absent_field_as_empty(
-    read: Callable[[Any], object], _: object, empty: object, obj: Mapping[str, Any] | None
+    read: Callable[[Any], object], _present: object, empty: object, obj: Mapping[str, Any] | None
 ) -> None:
     assert read(obj) == empty
 

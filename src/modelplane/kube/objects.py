@@ -3,7 +3,8 @@
 The API omits empty fields, clients send ``null`` for them, and an observed object may be
 partial while a provider is still writing it: a reader cannot tell these apart and should not
 try. So every accessor here reads a missing key, a ``null`` and a value of the wrong shape on
-the way alike, as absent, and answers with the empty value of what was asked for.
+the way alike, as absent, and answers with the empty value of what was asked for (``dig``:
+with the default it is given).
 """
 
 # No ``from __future__ import annotations``: it would shadow ``annotations`` below, and every
@@ -13,10 +14,6 @@ from typing import Any
 
 Body = Mapping[str, Any]
 """A Kubernetes object, or any part of one, as decoded from JSON or YAML."""
-
-
-def _is_mapping(value: object) -> bool:
-    return type(value) is dict or isinstance(value, Mapping)
 
 
 def dig(obj: Body | None, *path: str, default: Any = None) -> Any:
@@ -40,7 +37,7 @@ def dig(obj: Body | None, *path: str, default: Any = None) -> Any:
 def mapping(obj: Body | None, *path: str) -> Body:
     """The mapping at ``path`` under ``obj``: empty when the path is broken or ends elsewhere."""
     value = dig(obj, *path)
-    return value if _is_mapping(value) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def metadata(obj: Body | None) -> Body:
