@@ -20,6 +20,7 @@ from modelplane.compose.modeldeployment.composer import (
     compose_deployment,
 )
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
+from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
@@ -141,12 +142,14 @@ def deployment_required(
     gone: tuple[str, ...] = (),
     classes_gone: tuple[str, ...] = (),
     unrouted: bool = False,
+    cache: list[Obj] | None = None,
     **more: list[Obj] | None,
 ) -> dict[str, list[Obj] | None]:
     """A ModelDeployment's requirements answered: ``clusters``, ``classes`` (H100 alone unless
     given), ``replicas`` (the ModelReplicas ``observed`` unless given). ``gone``,
     ``classes_gone``: clusters and classes asked for by name that are not there; ``unrouted``: no
-    route names a pool and no hold stands; ``more``: further answers (None: not fetched yet)."""
+    route names a pool and no hold stands; ``cache``: the ModelCache it mounts (None: not fetched
+    yet); ``more``: further answers (None: not fetched yet)."""
     if replicas is None:
         replicas = [o for o in (observed or {}).values() if o.get("kind") == "ModelReplica"]
     required: dict[str, list[Obj] | None] = {
@@ -158,6 +161,8 @@ def deployment_required(
         required |= {ROUTES: [], HOLDS: []}
     required |= {f"cluster/{name}": [] for name in gone}
     required |= {f"class/{name}": [] for name in classes_gone}
+    if cache is not None:
+        required[CACHE] = cache
     return required | more
 
 

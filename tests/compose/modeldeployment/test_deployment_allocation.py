@@ -18,21 +18,21 @@ from modelplane.compose.modeldeployment.composer import (
     CLASSES,
     CLUSTERS,
     REPLICAS,
-    compose_deployment,
 )
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.registry import default_registry
-from modelplane.composer import Inputs, Result
+from modelplane.composer import Result
 from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_stack
 from tests.compose import through
+from tests.compose.through import composed_deployment
 from tests.fleet.builders import (
     H100,
     deployment,
     engine,
     inference_cluster,
     member,
-    with_condition,
+    serving,
 )
 
 Obj = dict[str, Any]
@@ -45,27 +45,10 @@ def cluster(name: str, nodes: int = 1, region: str = "us") -> Obj:
     )
 
 
-def reconcile(
-    md: Obj, required: dict[str, list[Obj]], observed: dict[str, Obj] | None = None
-) -> Result:
-    inputs = Inputs(
-        composite=md,
-        required={CLASSES: [H100], ROUTES: [], HOLDS: [], **required},
-        observed=observed or {},
-    )
-    return compose_deployment(inputs)
-
-
 def replicas_of(result: Result) -> dict[str, Obj]:
     return {
         k: d.resource for k, d in result.resources.items() if d.resource["kind"] == "ModelReplica"
     }
-
-
-def serving(replica: Obj) -> Obj:
-    return with_condition(
-        with_condition(replica, "ModelServing", "True", "Serving"), "Ready", "True"
-    )
 
 
 def specs(replicas: dict[str, Obj]) -> dict[str, Obj]:
@@ -81,12 +64,12 @@ def scheduled(result: Result) -> Any:
 
 def test_a_cluster_selectors_match_labels_narrow_the_clusters_required() -> None:
     md = deployment(selector={"region": "eu"})
-    asked = reconcile(md, {CLUSTERS: [], REPLICAS: []}).requirements[CLUSTERS]
+    asked = composed_deployment(md, [], unrouted=True).requirements[CLUSTERS]
     assert (asked.kind, asked.match_labels) == ("InferenceCluster", {"region": "eu"})
 
 
 def test_a_cluster_selector_no_cluster_matches_says_so_and_places_nothing() -> None:
-    result = reconcile(deployment(selector={"region": "eu"}), {CLUSTERS: [], REPLICAS: []})
+    result = composed_deployment(deployment(selector={"region": "eu"}), [], unrouted=True)
     cond = scheduled(result)
     assert (cond.status, cond.reason) == ("False", "NoEligibleCluster")
     assert (
@@ -99,7 +82,7 @@ def test_a_cluster_selector_no_cluster_matches_says_so_and_places_nothing() -> N
 def serving_in_us() -> dict[str, Obj]:
     """A deployment selecting region us, its replica placed on east and serving, as observed."""
     md = deployment(selector={"region": "us"})
-    placed = replicas_of(reconcile(md, {CLUSTERS: [cluster("east")], REPLICAS: []}))
+    placed = replicas_of(composed_deployment(md, [cluster("east")], unrouted=True))
     return {k: serving(r) for k, r in placed.items()}
 
 
@@ -107,11 +90,7 @@ def test_a_replica_on_a_cluster_no_longer_listed_is_kept_while_its_cluster_is_as
     observed = serving_in_us()
     # The selector now names eu: the list holds west only, not the cluster the replica runs on.
     moved = deployment(selector={"region": "eu"})
-    result = reconcile(
-        moved,
-        {CLUSTERS: [cluster("west", region="eu")], REPLICAS: list(observed.values())},
-        observed,
-    )
+    result = composed_deployment(moved, [cluster("west", region="eu")], observed, unrouted=True)
     assert specs(replicas_of(result)) == specs(observed)
     asked = result.requirements["cluster/east"]
     assert (asked.kind, asked.match_name) == ("InferenceCluster", "east")
@@ -120,20 +99,18 @@ def test_a_replica_on_a_cluster_no_longer_listed_is_kept_while_its_cluster_is_as
 def test_a_replica_on_a_cluster_no_longer_selected_serves_until_its_replacement_does() -> None:
     observed = serving_in_us()
     moved = deployment(selector={"region": "eu"})
-    required = {
-        CLUSTERS: [cluster("west", region="eu")],
-        REPLICAS: list(observed.values()),
-        "cluster/east": [cluster("east")],
-    }
-    result = reconcile(moved, required, observed)
+    east = {"cluster/east": [cluster("east")]}
+    result = composed_deployment(
+        moved, [cluster("west", region="eu")], observed, unrouted=True, **east
+    )
     assert sorted(replicas_of(result)) == ["replica-0-east", "replica-0-west"]
     assert "kept serving until its replacement serves" in scheduled(result).message
 
 
 def test_with_no_cluster_matching_a_replica_stands_on_its_cluster_is_asked_for_by_name() -> None:
     observed = serving_in_us()
-    result = reconcile(
-        deployment(selector={"region": "eu"}), {CLUSTERS: [], REPLICAS: []}, observed
+    result = composed_deployment(
+        deployment(selector={"region": "eu"}), [], observed, replicas=[], unrouted=True
     )
     assert specs(replicas_of(result)) == specs(observed)
     assert "cluster/east" in result.requirements

@@ -14,7 +14,7 @@ from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLI
 from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
-from tests.compose.through import Response, request, run
+from tests.compose.through import Response, reconcile_deployment, request
 from tests.fleet.builders import (
     H100,
     deployment,
@@ -22,7 +22,7 @@ from tests.fleet.builders import (
     inference_cluster,
     member,
     model_cache,
-    with_condition,
+    serving,
 )
 from tests.properties import examples
 
@@ -44,25 +44,6 @@ def cluster(name: str, **labels: str) -> Obj:
     return ic
 
 
-def reconcile(
-    md: Obj,
-    fleet: list[Obj],
-    cache: list[Obj] | None,
-    observed: dict[str, Obj] | None = None,
-) -> Response:
-    """``cache``: the answer to the cache requirement; UNREAD when not fetched yet."""
-    observed = observed or {}
-    required: dict[str, list[Obj] | None] = {
-        CLUSTERS: fleet,
-        CLASSES: [H100],
-        REPLICAS: list(observed.values()),
-        CACHE: cache,
-    }
-    rsp = run(md, observed, required)
-    assert rsp.fatal is None, rsp.fatal
-    return rsp
-
-
 def replicas(rsp: Response) -> dict[str, Obj]:
     return {k: r for k, r in rsp.resources.items() if r.get("kind") == "ModelReplica"}
 
@@ -71,12 +52,9 @@ def clusters_of(rsp: Response) -> list[str]:
     return sorted(r["spec"]["clusterName"] for r in replicas(rsp).values())
 
 
-def serving(rsp: Response) -> dict[str, Obj]:
+def observed_serving(rsp: Response) -> dict[str, Obj]:
     """The replicas of ``rsp`` as observed serving on the next reconcile."""
-    return {
-        k: with_condition(with_condition(r, "ModelServing", "True", "Serving"), "Ready", "True")
-        for k, r in replicas(rsp).items()
-    }
+    return {k: serving(r) for k, r in replicas(rsp).items()}
 
 
 def test_the_deployment_requires_the_cache_it_references_by_name_in_its_namespace() -> None:
@@ -100,7 +78,9 @@ def test_a_deployment_without_a_cache_requires_none() -> None:
 
 def test_replicas_land_only_on_clusters_the_cache_selects() -> None:
     fleet = [cluster("a", tier="cpu"), cluster("b", tier="gpu"), cluster("c", tier="gpu")]
-    rsp = reconcile(cached(replicas=3), fleet, [model_cache("qwen", selector={"tier": "gpu"})])
+    rsp = reconcile_deployment(
+        cached(replicas=3), fleet, cache=[model_cache("qwen", selector={"tier": "gpu"})]
+    )
     assert clusters_of(rsp) == ["b", "c"]
     status, reason, message = rsp.condition("ReplicasScheduled")
     assert (status, reason) == ("False", "InsufficientCapacity")
@@ -114,21 +94,23 @@ def test_the_cache_selector_is_intersected_with_the_deployments_own() -> None:
         cluster("c", region="us", tier="cpu"),
     ]
     md = cached(replicas=3, selector={"region": "us"})
-    rsp = reconcile(md, fleet, [model_cache("qwen", selector={"tier": "gpu"})])
+    rsp = reconcile_deployment(md, fleet, cache=[model_cache("qwen", selector={"tier": "gpu"})])
     assert clusters_of(rsp) == ["a"]
 
 
 def test_selectors_that_disagree_on_a_label_admit_no_cluster() -> None:
     md = cached(selector={"region": "us"})
-    rsp = reconcile(
-        md, [cluster("a", region="us")], [model_cache("qwen", selector={"region": "eu"})]
+    rsp = reconcile_deployment(
+        md, [cluster("a", region="us")], cache=[model_cache("qwen", selector={"region": "eu"})]
     )
     assert replicas(rsp) == {}
     assert rsp.condition("ReplicasScheduled")[:2] == ("False", "NoEligibleCluster")
 
 
 def test_a_cache_without_a_selector_constrains_nothing() -> None:
-    rsp = reconcile(cached(replicas=2), [cluster("a"), cluster("b")], [model_cache("qwen")])
+    rsp = reconcile_deployment(
+        cached(replicas=2), [cluster("a"), cluster("b")], cache=[model_cache("qwen")]
+    )
     assert clusters_of(rsp) == ["a", "b"]
     assert rsp.condition("ModelCacheResolved") == (
         "True",
@@ -138,8 +120,8 @@ def test_a_cache_without_a_selector_constrains_nothing() -> None:
 
 
 def test_the_resolved_condition_names_where_the_cache_stages() -> None:
-    rsp = reconcile(
-        cached(), [cluster("a", tier="gpu")], [model_cache("qwen", selector={"tier": "gpu"})]
+    rsp = reconcile_deployment(
+        cached(), [cluster("a", tier="gpu")], cache=[model_cache("qwen", selector={"tier": "gpu"})]
     )
     assert rsp.condition("ModelCacheResolved") == (
         "True",
@@ -149,7 +131,7 @@ def test_the_resolved_condition_names_where_the_cache_stages() -> None:
 
 
 def test_a_cache_not_read_yet_holds_new_placements_and_says_so() -> None:
-    rsp = reconcile(cached(), [cluster("a")], UNREAD)
+    rsp = reconcile_deployment(cached(), [cluster("a")], cache=UNREAD)
     assert replicas(rsp) == {}
     status, reason, message = rsp.condition("ModelCacheResolved")
     assert (status, reason) == ("Unknown", "ModelCacheUnresolved")
@@ -161,28 +143,28 @@ def test_a_cache_not_read_yet_holds_new_placements_and_says_so() -> None:
 
 def test_an_answer_for_another_cache_is_not_read_as_this_one() -> None:
     # The answer to the requirement of a previous reference, before Crossplane asks again.
-    rsp = reconcile(cached(cache="llama"), [cluster("a")], [model_cache("qwen")])
+    rsp = reconcile_deployment(cached(cache="llama"), [cluster("a")], cache=[model_cache("qwen")])
     assert replicas(rsp) == {}
     assert rsp.condition("ModelCacheResolved")[1] == "ModelCacheUnresolved"
 
 
 def test_a_cache_not_read_yet_keeps_every_placed_replica() -> None:
     fleet = [cluster("a"), cluster("b")]
-    first = reconcile(cached(replicas=2), fleet, [model_cache("qwen")])
-    observed = serving(first)
-    rsp = reconcile(cached(replicas=2), fleet, UNREAD, observed)
+    first = reconcile_deployment(cached(replicas=2), fleet, cache=[model_cache("qwen")])
+    observed = observed_serving(first)
+    rsp = reconcile_deployment(cached(replicas=2), fleet, observed, cache=UNREAD)
     assert replicas(rsp) == replicas(first)
 
 
 def test_a_cache_not_read_yet_holds_a_scale_up() -> None:
     fleet = [cluster("a"), cluster("b"), cluster("c")]
-    first = reconcile(cached(replicas=2), fleet, [model_cache("qwen")])
-    rsp = reconcile(cached(replicas=3), fleet, UNREAD, serving(first))
+    first = reconcile_deployment(cached(replicas=2), fleet, cache=[model_cache("qwen")])
+    rsp = reconcile_deployment(cached(replicas=3), fleet, observed_serving(first), cache=UNREAD)
     assert replicas(rsp) == replicas(first)
 
 
 def test_a_missing_cache_holds_new_placements_with_a_condition_and_warning_naming_it() -> None:
-    rsp = reconcile(cached(), [cluster("a")], [])
+    rsp = reconcile_deployment(cached(), [cluster("a")], cache=[])
     assert replicas(rsp) == {}
     status, reason, message = rsp.condition("ModelCacheResolved")
     assert (status, reason) == ("False", "ModelCacheNotFound")
@@ -192,8 +174,8 @@ def test_a_missing_cache_holds_new_placements_with_a_condition_and_warning_namin
 
 
 def test_a_deleted_cache_keeps_the_replicas_it_served() -> None:
-    first = reconcile(cached(), [cluster("a")], [model_cache("qwen")])
-    rsp = reconcile(cached(), [cluster("a")], [], serving(first))
+    first = reconcile_deployment(cached(), [cluster("a")], cache=[model_cache("qwen")])
+    rsp = reconcile_deployment(cached(), [cluster("a")], observed_serving(first), cache=[])
     assert replicas(rsp) == replicas(first)
     assert rsp.condition("ReplicasScheduled")[0] == "True"
     assert rsp.condition("ModelCacheResolved")[0] == "False"
@@ -201,10 +183,10 @@ def test_a_deleted_cache_keeps_the_replicas_it_served() -> None:
 
 def test_a_replica_outside_a_narrowed_cache_moves_make_before_break() -> None:
     fleet = [cluster("a", tier="old"), cluster("b", tier="gpu")]
-    first = reconcile(cached(), fleet, [model_cache("qwen")])
+    first = reconcile_deployment(cached(), fleet, cache=[model_cache("qwen")])
     assert clusters_of(first) == ["a"]
     narrowed = [model_cache("qwen", selector={"tier": "gpu"})]
-    rsp = reconcile(cached(), fleet, narrowed, serving(first))
+    rsp = reconcile_deployment(cached(), fleet, observed_serving(first), cache=narrowed)
     # The old one serves until the replacement on b does: it never leaves a gap.
     assert clusters_of(rsp) == ["a", "b"]
     assert "does not stage on it" in rsp.condition("ReplicasScheduled")[2]
@@ -234,7 +216,7 @@ def test_no_replica_ever_lands_where_the_cache_does_not_stage(
 ) -> None:
     fleet = [cluster(f"c{i}", **labels) for i, labels in enumerate(fleet_labels)]
     mc = model_cache("qwen", selector=cache_selector)
-    rsp = reconcile(cached(replicas, selector=own_selector or None), fleet, [mc])
+    rsp = reconcile_deployment(cached(replicas, selector=own_selector or None), fleet, cache=[mc])
     by_name = {c["metadata"]["name"]: c["metadata"]["labels"] for c in fleet}
     for name in clusters_of(rsp):
         assert stages_on(mc, by_name[name])
