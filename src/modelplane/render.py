@@ -403,9 +403,9 @@ class Session:
         observed = resources if simulate is None else simulate(resources)
         out = {}
         for k, obj in observed.items():
-            obj_meta = dict(obj.get("metadata") or {})
-            obj_meta["annotations"] = {**(obj_meta.get("annotations") or {}), RESOURCE_NAME: k}
-            obj_meta["labels"] = {**(obj_meta.get("labels") or {}), COMPOSITE_LABEL: meta["name"]}
+            obj_meta = dict(objects.metadata(obj))
+            obj_meta["annotations"] = {**objects.annotations(obj), RESOURCE_NAME: k}
+            obj_meta["labels"] = {**objects.labels(obj), COMPOSITE_LABEL: meta["name"]}
             obj_meta.setdefault("ownerReferences", [reference])
             if meta.get("namespace") and "namespace" not in obj_meta:
                 obj_meta["namespace"] = meta["namespace"]
@@ -689,9 +689,9 @@ def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
     one."""
     meta = objects.metadata(xr)
     name, namespace, uid = meta.get("name", ""), meta.get("namespace"), meta.get("uid")
-    obj_meta = dict(obj.get("metadata") or {})
-    obj_meta["annotations"] = {**(obj_meta.get("annotations") or {}), RESOURCE_NAME: key}
-    obj_meta["labels"] = {**(obj_meta.get("labels") or {}), COMPOSITE_LABEL: name}
+    obj_meta = dict(objects.metadata(obj))
+    obj_meta["annotations"] = {**objects.annotations(obj), RESOURCE_NAME: key}
+    obj_meta["labels"] = {**objects.labels(obj), COMPOSITE_LABEL: name}
     if "name" not in obj_meta:
         obj_meta["generateName"] = f"{name}-"
     if namespace and "namespace" not in obj_meta:
@@ -709,7 +709,7 @@ def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
 def _rendered(call: _Call, rounds: int) -> Rendered:
     xr, answer = call.xr, call.answer
     assert answer is not None
-    status = {**(xr.get("status") or {}), **answer.status}
+    status = {**objects.status(xr), **answer.status}
     status["conditions"] = [
         _ready_condition(answer.ready, answer.composite_ready),
         *answer.conditions,
