@@ -20,14 +20,15 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.cli import main
 from modelplane.compose.admission import Admission
-from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
+from tests.compose.through import deployment_required
 from tests.fleet.builders import (
     H100,
     deployment,
     engine,
+    fleet,
     inference_cluster,
     placed_member,
     placed_replica,
@@ -64,13 +65,12 @@ def fatal(req: fnv1.RunFunctionRequest) -> list[str]:
     return [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
 
 
-def fleet(
-    clusters: list[Obj] | None = None, replicas: list[Obj] | None = None
-) -> dict[str, list[Obj]]:
-    """A ModelDeployment's requirements answered: one H100 cluster and what is given."""
-    if clusters is None:
-        clusters = [inference_cluster("c1", {"h100": ("h100", 8)}, classes=[H100])]
-    return {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: replicas or [other_replica()]}
+def answered(clusters: list[Obj] | None = None, replicas: list[Obj] | None = None) -> Any:
+    """A ModelDeployment's requirements answered: one H100 cluster and another deployment's
+    replica, unless given."""
+    return deployment_required(
+        clusters or fleet("c1", nodes=8), replicas=replicas or [other_replica()]
+    )
 
 
 def other_replica() -> Obj:
@@ -189,9 +189,9 @@ def test_a_required_resource_of_the_wrong_shape_is_fatal_naming_it_and_the_field
 
 
 def test_a_fleet_cluster_whose_pools_are_a_number_is_fatal_naming_the_field():
-    [cluster] = fleet()[CLUSTERS]
+    [cluster] = fleet("c1", nodes=8)
     cluster["spec"]["nodePools"] = 5
-    assert fatal(request(deployment(), **fleet(clusters=[cluster]))) == [
+    assert fatal(request(deployment(), **answered(clusters=[cluster]))) == [
         'required resource inference-clusters[0] InferenceCluster.modelplane.ai "c1" is '
         'invalid: spec.nodePools: Invalid value: "integer": spec.nodePools in body must be of '
         'type array: "integer"'
@@ -199,9 +199,9 @@ def test_a_fleet_cluster_whose_pools_are_a_number_is_fatal_naming_the_field():
 
 
 def test_a_fleet_cluster_without_a_name_is_fatal_naming_metadata_name():
-    [cluster] = fleet()[CLUSTERS]
+    [cluster] = fleet("c1", nodes=8)
     del cluster["metadata"]["name"]
-    assert fatal(request(deployment(), **fleet(clusters=[cluster]))) == [
+    assert fatal(request(deployment(), **answered(clusters=[cluster]))) == [
         'required resource inference-clusters[0] InferenceCluster.modelplane.ai "" is '
         "invalid: metadata.name: Required value"
     ]
@@ -210,7 +210,7 @@ def test_a_fleet_cluster_without_a_name_is_fatal_naming_metadata_name():
 def test_a_fleet_replica_whose_device_requests_are_a_number_is_fatal_naming_the_field():
     replica = other_replica()
     replica["spec"]["engines"][0]["members"][0]["deviceRequests"] = 3
-    assert fatal(request(deployment(), **fleet(replicas=[replica]))) == [
+    assert fatal(request(deployment(), **answered(replicas=[replica]))) == [
         'required resource model-replicas[0] ModelReplica.modelplane.ai "other-c1-0" is '
         'invalid: spec.engines[0].members[0].deviceRequests: Invalid value: "integer": '
         'spec.engines[0].members[0].deviceRequests in body must be of type array: "integer"'
@@ -261,7 +261,7 @@ def test_an_observed_resource_of_the_wrong_shape_is_fatal_naming_it_and_the_fiel
         **observed,
     }
     name = (replica.get("metadata") or {}).get("name", "")
-    assert fatal(request(deployment(), {"replica-0-c1": replica}, **fleet())) == [
+    assert fatal(request(deployment(), {"replica-0-c1": replica}, **answered())) == [
         f"observed resource 'replica-0-c1' ModelReplica.modelplane.ai \"{name}\" is invalid: "
         + error
     ]

@@ -24,7 +24,7 @@ IG = gateway("main", "edge")
 
 
 @functools.cache
-def fleet() -> list[Obj]:
+def large_fleet() -> list[Obj]:
     """Each cluster as much as the gateway reads of it: name, gateway address, fleet name."""
     return edge_fleet(*(f"cluster-{i:05d}" for i in range(FLEET - 1)))
 
@@ -40,7 +40,7 @@ def respond(
 
 @functools.cache
 def gateway_response() -> fnv1.RunFunctionResponse:
-    return respond(IG, **{"inference-clusters": fleet()})
+    return respond(IG, **{"inference-clusters": large_fleet()})
 
 
 def shards() -> dict[str, Obj]:

@@ -22,13 +22,9 @@ WEST = {
 }
 
 
-def fleet() -> list[Obj]:
-    return edge_fleet("east", "west")
-
-
 def hops(clusters: list[Obj], **more: list[Obj]) -> list[Obj]:
     """West's entries in the shards composed."""
-    observed = settled(IG, {CLUSTERS: fleet()})
+    observed = settled(IG, {CLUSTERS: edge_fleet("east", "west")})
     rsp = reconcile(IG, observed, {CLUSTERS: clusters, **more})
     return [
         t
@@ -40,7 +36,7 @@ def hops(clusters: list[Obj], **more: list[Obj]) -> list[Obj]:
 
 
 def west(status: Obj | None) -> list[Obj]:
-    out = fleet()
+    out = edge_fleet("east", "west")
     if status is None:
         del out[2]["status"]
     else:
@@ -58,16 +54,16 @@ def test_a_cluster_with_only_crossplanes_conditions_keeps_its_hop() -> None:
 
 
 def test_a_cluster_missing_from_the_list_keeps_its_hop_until_read_by_name() -> None:
-    assert hops(fleet()[:2]) == [WEST]
-    assert hops(fleet()[:2], **{"cluster/west": [fleet()[2]]}) == [WEST]
+    assert hops(edge_fleet("east")) == [WEST]
+    assert hops(edge_fleet("east"), **{"cluster/west": edge_fleet("west")[1:]}) == [WEST]
 
 
 def test_a_cluster_whose_gateway_is_not_programmed_loses_its_hop() -> None:
-    clusters = fleet()
+    clusters = edge_fleet("east", "west")
     del clusters[2]["status"]["gateway"]["address"]
     clusters[2] = with_condition(clusters[2], "GatewayReady", "False", "GatewayNotProgrammed")
     assert hops(clusters) == []
 
 
 def test_a_cluster_gone_by_name_loses_its_hop() -> None:
-    assert hops(fleet()[:2], **{"cluster/west": []}) == []
+    assert hops(edge_fleet("east"), **{"cluster/west": []}) == []

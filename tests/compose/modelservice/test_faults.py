@@ -63,13 +63,9 @@ def run(composite: Obj, observed: Mapping[str, Obj], required: Mapping[str, list
 HOSTS = ["edge", "c0", "c1"]
 
 
-def fleet() -> list[Obj]:
-    return edge_fleet("c0", "c1", "c2")
-
-
 @st.composite
 def service_world(draw: st.DrawFn) -> World:
-    clusters = fleet()
+    clusters = edge_fleet("c0", "c1", "c2")
     gateways = [
         gateway(f"g{i}", draw(st.sampled_from(HOSTS))) for i in range(draw(st.integers(1, 2)))
     ]
@@ -106,7 +102,7 @@ def service_world(draw: st.DrawFn) -> World:
 
 @st.composite
 def external_endpoint_world(draw: st.DrawFn) -> World:
-    clusters = fleet()
+    clusters = edge_fleet("c0", "c1", "c2")
     gateways = [
         gateway(f"g{i}", draw(st.sampled_from(HOSTS))) for i in range(draw(st.integers(1, 3)))
     ]
@@ -125,7 +121,7 @@ def replica_endpoint_world() -> st.SearchStrategy[World]:
 
 @st.composite
 def gateway_world(draw: st.DrawFn) -> World:
-    clusters = fleet()
+    clusters = edge_fleet("c0", "c1", "c2")
     tls = draw(st.sampled_from(["secret", "issuer"]))
     ig = gateway("g", draw(st.sampled_from(HOSTS)), secret="tls" if tls == "secret" else None)
     required = {"inference-clusters": clusters}
