@@ -17,23 +17,21 @@ from modelplane.labels import ROUTES_POOLS
 from modelplane.simulate import simulate_observed
 from tests.compose.modelservice.kit import cluster, gateway, service
 from tests.compose.through import run
-from tests.fleet.builders import H100, deployment, inference_cluster, reported
+from tests.fleet.builders import H100, deployment, fleet, reported
 
 Obj = dict[str, Any]
 MS = service("qwen", "ml", (1, {"app": "qwen"}))
 
 
-def fleet(taints: dict[str, list[Obj]] | None = None) -> list[Obj]:
-    out = []
-    for name in ("east", "west", "north"):
-        ic = inference_cluster(
-            name, {"h100": ("h100", 2)}, classes=[H100], taints=(taints or {}).get(name)
-        )
+def fronted(taints: dict[str, list[Obj]] | None = None) -> list[Obj]:
+    """East, west and north, each with a gateway class and a fleet hostname: behind the door."""
+    out = fleet("east", "west", "north", taints=taints)
+    for ic in out:
+        name = ic["metadata"]["name"]
         ic["status"]["gateway"] |= {
             "className": "envoy",
             "fleetHostname": f"{name}.fleet.modelplane.internal",
         }
-        out.append(ic)
     return out
 
 
@@ -135,17 +133,17 @@ def rolled(md: Obj, world: World, clusters: list[Obj], reconciles: int) -> list[
 
 def test_a_scale_in_never_leaves_a_route_referencing_a_deleted_pool() -> None:
     world = World()
-    rolled(deployment("qwen", replicas=3), world, fleet(), 3)
+    rolled(deployment("qwen", replicas=3), world, fronted(), 3)
     assert len(world.routed_pools()) == 3
-    history = rolled(deployment("qwen", replicas=1), world, fleet(), 4)
+    history = rolled(deployment("qwen", replicas=1), world, fronted(), 4)
     assert len(history[-1]) == 1
     assert world.routed_pools() == history[-1]
 
 
 def test_a_leaving_replica_loses_its_endpoint_before_it_is_deleted() -> None:
     world = World()
-    rolled(deployment("qwen", replicas=2), world, fleet(), 3)
-    world.reconcile_deployment(deployment("qwen", replicas=1), fleet())
+    rolled(deployment("qwen", replicas=2), world, fronted(), 3)
+    world.reconcile_deployment(deployment("qwen", replicas=1), fronted())
     replicas = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
     endpoints = [o for o in world.deployment.values() if o["kind"] == "ModelEndpoint"]
     assert (len(replicas), len(endpoints)) == (2, 1)
@@ -154,13 +152,13 @@ def test_a_leaving_replica_loses_its_endpoint_before_it_is_deleted() -> None:
 def test_a_drained_cluster_s_replica_moves_without_a_route_to_a_deleted_pool() -> None:
     world = World()
     md = deployment("qwen", replicas=1)
-    rolled(md, world, fleet(), 3)
+    rolled(md, world, fronted(), 3)
     [where] = {
         o["spec"]["clusterName"]
         for o in world.deployment.values()
         if "clusterName" in o.get("spec", {})
     }
-    drained = fleet({where: [{"key": "maintenance", "effect": "NoExecute"}]})
+    drained = fronted({where: [{"key": "maintenance", "effect": "NoExecute"}]})
     history = rolled(md, world, drained, 6)
     [left] = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
     assert left["spec"]["clusterName"] != where
@@ -171,9 +169,9 @@ def draining_one() -> tuple[World, Obj, str]:
     """Two replicas serving behind the routes; scaled in to one, whose leaving replica has lost
     its endpoint (and recorded the routes naming its pool) while the routes still name it."""
     world = World()
-    rolled(deployment("qwen", replicas=2), world, fleet(), 3)
+    rolled(deployment("qwen", replicas=2), world, fronted(), 3)
     md = deployment("qwen", replicas=1)
-    world.reconcile_deployment(md, fleet())
+    world.reconcile_deployment(md, fronted())
     [leaving] = [
         k
         for k, o in world.deployment.items()
@@ -184,7 +182,7 @@ def draining_one() -> tuple[World, Obj, str]:
 
 def required_with(world: World, routes: list[Obj], **by_name: list[Obj]) -> dict:
     mine = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
-    required = {CLUSTERS: fleet(), CLASSES: [H100], REPLICAS: mine, ROUTES: routes, HOLDS: []}
+    required = {CLUSTERS: fronted(), CLASSES: [H100], REPLICAS: mine, ROUTES: routes, HOLDS: []}
     return {**required, **by_name}
 
 

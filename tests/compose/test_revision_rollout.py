@@ -22,7 +22,7 @@ from tests.compose.through import Response, run
 from tests.fleet.builders import (
     H100,
     deployment,
-    inference_cluster,
+    fleet,
     model_cache,
 )
 
@@ -47,16 +47,9 @@ def named(node: Any) -> Any:
     return LABELS.get(node, node) if isinstance(node, str) else node
 
 
-def fleet() -> list[Obj]:
-    out = []
-    for name in NAMES:
-        cluster = inference_cluster(name, {"h100": ("h100", 2)}, classes=[H100])
-        cluster["status"]["cache"] = {"storageClassName": "rwx"}
-        out.append(cluster)
-    return out
-
-
-FLEET = fleet()
+FLEET = fleet(*NAMES)
+for _cluster in FLEET:  # each names a ReadWriteMany class: it can stage a model cache
+    _cluster["status"]["cache"] = {"storageClassName": "rwx"}
 
 
 def md(**rollout: Any) -> Obj:
