@@ -13,7 +13,7 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.drain import held_replicas
 from modelplane.compose.replicapool import replica_pool_name
-from tests.compose.test_drain_before_delete import World, fleet, rolled
+from tests.compose.test_drain_before_delete import World, fronted, rolled
 from tests.fleet.builders import deployment
 
 Obj = dict[str, Any]
@@ -75,7 +75,7 @@ class Api(World):
 
 def serving(replicas: int = 2) -> Api:
     api = Api()
-    rolled(deployment("qwen", replicas=replicas), api, fleet(), 3)
+    rolled(deployment("qwen", replicas=replicas), api, fronted(), 3)
     assert len(api.routed_pools()) == replicas
     return api
 
@@ -96,7 +96,7 @@ def test_a_deleted_deployment_s_replicas_wait_for_the_routes_to_let_go() -> None
 def test_a_deployment_deleted_while_routed_never_leaves_a_route_to_a_deleted_pool() -> None:
     api = serving()
     api.delete_deployment()
-    api.settle(fleet(), 4)
+    api.settle(fronted(), 4)
     assert api.replicas() == set()
     assert api.routed_pools() == set()
 
@@ -104,7 +104,7 @@ def test_a_deployment_deleted_while_routed_never_leaves_a_route_to_a_deleted_poo
 def test_a_usage_goes_only_once_no_route_names_its_pool() -> None:
     api = serving()
     api.delete_deployment()
-    api.settle(fleet(), 4)
+    api.settle(fronted(), 4)
     assert len(api.released) == 2
     for replica, named in api.released:
         assert replica_pool_name(replica) not in named
@@ -118,7 +118,7 @@ def test_terminating_endpoints_leave_the_routes_before_their_replicas_go() -> No
         if obj["kind"] == "ModelEndpoint":
             obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     api.delete_replicas(api.replicas())
-    api.settle(fleet(), 4)  # the endpoints stay listed, terminating, throughout
+    api.settle(fronted(), 4)  # the endpoints stay listed, terminating, throughout
     assert api.routed_pools() == set()
     assert api.replicas() == set()
 
@@ -126,13 +126,13 @@ def test_terminating_endpoints_leave_the_routes_before_their_replicas_go() -> No
 def test_deleting_the_service_too_blocks_nothing() -> None:
     api = serving()
     api.delete_deployment()
-    api.settle(fleet(), 1, service_deleted=True)
+    api.settle(fronted(), 1, service_deleted=True)
     assert api.replicas() == set()
 
 
 def test_a_scale_in_still_drains_with_the_usages_in_place() -> None:
     api = serving(3)
-    history = rolled(deployment("qwen", replicas=1), api, fleet(), 4)
+    history = rolled(deployment("qwen", replicas=1), api, fronted(), 4)
     assert len(history[-1]) == 1
     assert held_replicas(api.usages()) == api.replicas()
     assert api.attempted == set()  # no deletion was ever refused
@@ -141,16 +141,16 @@ def test_a_scale_in_still_drains_with_the_usages_in_place() -> None:
 def test_the_deployment_keeps_a_leaving_replica_while_a_usage_holds_it() -> None:
     api = serving()
     md = deployment("qwen", replicas=1)
-    api.reconcile_deployment(md, fleet())  # withdrawn
+    api.reconcile_deployment(md, fronted())  # withdrawn
     [leaving] = api.replicas() - {o["metadata"]["name"] for o in api.endpoints()}
     for _ in range(2):
-        api.reconcile_service(fleet())  # the front routes first, then the fleet route
+        api.reconcile_service(fronted())  # the front routes first, then the fleet route
     assert replica_pool_name(leaving) not in api.routed_pools()
     # The routes let go; the Usage stays while the routes it last observed named the pool.
     assert leaving in held_replicas(api.usages())
-    api.reconcile_deployment(md, fleet())
+    api.reconcile_deployment(md, fronted())
     assert leaving in api.replicas()
-    api.reconcile_service(fleet())
+    api.reconcile_service(fronted())
     assert leaving not in held_replicas(api.usages())
-    api.reconcile_deployment(md, fleet())
+    api.reconcile_deployment(md, fronted())
     assert leaving not in api.replicas()

@@ -15,7 +15,7 @@ from modelplane.compose.replicapool import replica_pool_name
 from modelplane.simulate import simulate_observed
 from tests.compose.modelservice.kit import cluster, gateway
 from tests.compose.test_delete_while_routed import Api
-from tests.compose.test_drain_before_delete import MS, fleet, rolled
+from tests.compose.test_drain_before_delete import MS, fronted, rolled
 from tests.compose.through import run
 from tests.fleet.builders import deployment
 
@@ -58,7 +58,7 @@ def placed(api: Api) -> dict[str, str]:
 def serving_on_three() -> tuple[Api, str]:
     """Three replicas serving behind the routes, one per cluster; and the cluster of one."""
     api = Api()
-    rolled(MD, api, fleet(), 3)
+    rolled(MD, api, fronted(), 3)
     assert len(set(placed(api).values())) == 3
     assert api.routed_pools() == {replica_pool_name(r) for r in placed(api)}
     return api, sorted(placed(api).values())[0]
@@ -67,7 +67,7 @@ def serving_on_three() -> tuple[Api, str]:
 def test_a_deleted_cluster_s_replicas_are_deleted_once_the_routes_let_go() -> None:
     api, deleted = serving_on_three()
     stranded = {r for r, c in placed(api).items() if c == deleted}
-    left = [c for c in fleet() if c["metadata"]["name"] != deleted]
+    left = [c for c in fronted() if c["metadata"]["name"] != deleted]
     for _ in range(5):
         api.reconcile_deployment(MD, left)
         assert api.routed_pools() <= api.pools(), "a route references a deleted pool"
@@ -82,9 +82,9 @@ def test_a_deleted_cluster_s_replicas_are_deleted_once_the_routes_let_go() -> No
 def test_a_cluster_missing_from_a_lagging_list_but_found_by_name_keeps_its_route() -> None:
     api, lagging = serving_on_three()
     routed, held = api.routed_pools(), held_replicas(api.usages())
-    listed = [c for c in fleet() if c["metadata"]["name"] != lagging]
+    listed = [c for c in fronted() if c["metadata"]["name"] != lagging]
     for _ in range(3):
-        reconcile_service(api, listed, fleet())
+        reconcile_service(api, listed, fronted())
     assert f"fleet/{lagging}" in api.service
     assert api.routed_pools() == routed
     assert held_replicas(api.usages()) == held

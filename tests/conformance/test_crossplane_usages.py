@@ -14,8 +14,7 @@ from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLI
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES, referenced_pools
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.replicapool import replica_pool_name
-from tests.compose.test_drain_before_delete import H100, World, rolled
-from tests.compose.test_drain_before_delete import fleet as fleet_of_three
+from tests.compose.test_drain_before_delete import H100, World, fronted, rolled
 from tests.compose.through import Response, run
 from tests.conformance.fleets import NAMES, SERVED, fleet
 from tests.fleet.builders import deployment
@@ -161,9 +160,9 @@ def test_a_refused_delete_of_a_composed_replica_is_never_asked_for() -> None:
     before anything is applied, and an error doing so fails the whole reconcile. So a
     deployment keeps a leaving replica while a Usage holds it, even once no route names it."""
     world = World()
-    rolled(deployment("qwen", replicas=2), world, fleet_of_three(), 3)
+    rolled(deployment("qwen", replicas=2), world, fronted(), 3)
     md = deployment("qwen", replicas=1)
-    world.reconcile_deployment(md, fleet_of_three())  # one replica withdrawn, routes not read
+    world.reconcile_deployment(md, fronted())  # one replica withdrawn, routes not read
     [replica] = [
         o["metadata"]["name"]
         for k, o in world.deployment.items()
@@ -171,7 +170,7 @@ def test_a_refused_delete_of_a_composed_replica_is_never_asked_for() -> None:
     ]
     [usage] = [u for u in world.usages() if u["spec"]["of"]["resourceRef"]["name"] == replica]
     mine = [o for o in world.deployment.values() if o["kind"] == "ModelReplica"]
-    required = {CLUSTERS: fleet_of_three(), CLASSES: [H100], REPLICAS: mine, ROUTES: []}
+    required = {CLUSTERS: fronted(), CLASSES: [H100], REPLICAS: mine, ROUTES: []}
     # The routes let go: gone when asked for by name.
     asked = run(md, world.deployment, {**required, HOLDS: []}).by_name
     required |= {key: [] for key in asked}
