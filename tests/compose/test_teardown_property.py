@@ -347,7 +347,7 @@ CALLS = 5
 """How often Crossplane calls a function in one reconcile while its requirements change."""
 
 
-def reconcile(
+def reconcile_answered(
     world: World,
     composite: Obj,
     observed: dict[str, Obj],
@@ -401,13 +401,13 @@ def test_inputs_carrying_no_evidence_change_nothing_composed_or_routed(
     kind: str, data: st.DataObject
 ) -> None:
     world = data.draw(WORLDS[kind](), label="world")
-    truth = reconcile(world, world.composite, world.observed, dict(world.required))
+    truth = reconcile_answered(world, world.composite, world.observed, dict(world.required))
     assert truth.fatal is None, truth.fatal
     wanted = set(truth.resources) & set(world.observed)
 
     composite, observed, required = data.draw(degraded(world), label="inputs")
     answered = data.draw(st.booleans(), label="asked-for-by-name answered")
-    rsp = reconcile(world, composite, observed, required, answered)
+    rsp = reconcile_answered(world, composite, observed, required, answered)
     if rsp.fatal is not None:
         vacuous("the degraded inputs' response is Fatal")
         return
@@ -613,10 +613,10 @@ EVIDENCE: dict[str, Callable[[World, Response], st.SearchStrategy[Evidence]]] = 
 @given(data=st.data())
 def test_inputs_carrying_evidence_change_what_is_composed(kind: str, data: st.DataObject) -> None:
     world = data.draw(WORLDS[kind](), label="world")
-    truth = reconcile(world, world.composite, world.observed, dict(world.required))
+    truth = reconcile_answered(world, world.composite, world.observed, dict(world.required))
     assert truth.fatal is None, truth.fatal
     changed, check = data.draw(EVIDENCE[kind](world, truth), label="evidence")
-    rsp = reconcile(changed, changed.composite, changed.observed, dict(changed.required))
+    rsp = reconcile_answered(changed, changed.composite, changed.observed, dict(changed.required))
     assert rsp.fatal is None, rsp.fatal
     problem = check(truth, rsp)
     assert not problem, f"{kind}: {problem}"

@@ -18,7 +18,9 @@ from .support import installing as installing_directly
 Obj = dict[str, Any]
 
 
-def reconcile(ic: Obj, observed: dict[str, Obj], replicas: list[Obj] | None = None, **more: Any):
+def reconcile_cluster(
+    ic: Obj, observed: dict[str, Obj], replicas: list[Obj] | None = None, **more: Any
+):
     required: dict[str, list[Obj] | None] = {CLASSES: [H100], REPLICAS: replicas, **more}
     return run(ic, observed, required)
 
@@ -64,7 +66,7 @@ def test_a_component_made_external_keeps_its_release_observe_only() -> None:
     ic = cluster()
     observed = installed(ic)
     [(key, before)] = component_of(observed, "cert-manager", "Release").items()
-    rsp = reconcile(external(ic, "certManager"), observed)
+    rsp = reconcile_cluster(external(ic, "certManager"), observed)
     kept = rsp.resources[key]
     assert kept["spec"]["managementPolicies"] == ["Observe"]
     assert kept["spec"]["forProvider"] == before["spec"]["forProvider"]
@@ -74,9 +76,9 @@ def test_a_component_made_external_keeps_its_release_observe_only() -> None:
 
 def test_a_release_observed_observe_only_is_released() -> None:
     ic = cluster()
-    handing = reconcile(external(ic, "certManager"), installed(ic))
+    handing = reconcile_cluster(external(ic, "certManager"), installed(ic))
     observed = as_observed(handing)
-    rsp = reconcile(external(ic, "certManager"), observed)
+    rsp = reconcile_cluster(external(ic, "certManager"), observed)
     assert component(rsp, "cert-manager", "Release") == {}
     assert "HandedOver" not in rsp.conditions
 
@@ -86,14 +88,14 @@ def test_a_cluster_that_reported_a_hand_over_says_it_is_released_once_it_is() ->
     # internal/controller/apiextensions/composite/reconciler.go handleCommonCompositionResult),
     # so "HandingOver" would stand for good if nothing replaced it.
     ic = external(cluster(), "certManager")
-    handing = reconcile(ic, installed(cluster()))
+    handing = reconcile_cluster(ic, installed(cluster()))
     status, reason, message = handing.condition("HandedOver")
     ic["status"] = {
         "conditions": [
             {"type": "HandedOver", "status": status, "reason": reason, "message": message}
         ]
     }
-    rsp = reconcile(ic, as_observed(handing))
+    rsp = reconcile_cluster(ic, as_observed(handing))
     assert component(rsp, "cert-manager", "Release") == {}
     assert rsp.condition("HandedOver")[:2] == ("True", "Released")
 
@@ -110,7 +112,7 @@ def test_an_external_gateway_keeps_its_class_proxy_and_client_policy_observe_onl
     }
     gone_external = copy.deepcopy(ic)
     gone_external["spec"]["gateway"] = {"mode": "External"}
-    rsp = reconcile(gone_external, observed)
+    rsp = reconcile_cluster(gone_external, observed)
     assert was <= set(rsp.resources)  # nothing the gateway had is deleted
     kinds = {
         rsp.resources[k]["spec"]["forProvider"]["manifest"]["kind"]
@@ -136,7 +138,7 @@ def test_a_gateway_observed_without_status_keeps_the_last_address() -> None:
     ic["status"] = {"gateway": {"address": "203.0.113.10"}}
     observed = installed(ic)
     observed[GATEWAY].pop("status", None)
-    rsp = reconcile(ic, observed)
+    rsp = reconcile_cluster(ic, observed)
     assert rsp.fatal is None, rsp.fatal
     # The address is carried forward, and GatewayReady says it is the last one published.
     status, _, message = rsp.condition("GatewayReady")
@@ -165,13 +167,13 @@ def replica(name: str, namespace: str, cluster_name: str = "east") -> Obj:
 
 
 def guarded(ic: Obj) -> dict[str, Obj]:
-    return as_observed(reconcile(ic, installed(ic), [replica("r0", "team-a")]))
+    return as_observed(reconcile_cluster(ic, installed(ic), [replica("r0", "team-a")]))
 
 
 def test_an_empty_replica_list_keeps_the_guard_and_asks_for_the_replicas_by_name() -> None:
     ic = cluster()
     observed = guarded(ic)
-    rsp = reconcile(ic, observed, [])
+    rsp = reconcile_cluster(ic, observed, [])
     assert REPLICA_GUARD in rsp.resources
     assert rsp.condition("InUse")[0] == "True"
 
@@ -180,7 +182,7 @@ def test_a_guarded_replica_found_by_name_keeps_the_guard() -> None:
     ic = cluster()
     observed = guarded(ic)
     more = {"guarded-replica/team-a/r0": [replica("r0", "team-a")]}
-    rsp = reconcile(ic, observed, [], **more)
+    rsp = reconcile_cluster(ic, observed, [], **more)
     assert REPLICA_GUARD in rsp.resources
     assert "team-a/r0" in rsp.resources[REPLICA_GUARD]["spec"]["reason"]
 
@@ -188,7 +190,7 @@ def test_a_guarded_replica_found_by_name_keeps_the_guard() -> None:
 def test_the_guard_goes_once_every_guarded_replica_is_positively_gone() -> None:
     ic = cluster()
     observed = guarded(ic)
-    rsp = reconcile(ic, observed, [], **{"guarded-replica/team-a/r0": []})
+    rsp = reconcile_cluster(ic, observed, [], **{"guarded-replica/team-a/r0": []})
     assert REPLICA_GUARD not in rsp.resources
     assert rsp.condition("InUse")[:2] == ("False", "NoReplicas")
 
@@ -203,20 +205,20 @@ def hosting(ic: Obj) -> dict[str, Obj]:
         "metadata": {"name": "front"},
         "spec": {"clusterName": "east", "hostname": "a.example.com", "tls": {"issuerRef": {}}},
     }
-    rsp = reconcile(ic, installed(ic), [], **{GATEWAYS: [front]})
+    rsp = reconcile_cluster(ic, installed(ic), [], **{GATEWAYS: [front]})
     assert "gateway-guard/front" in rsp.resources
     return as_observed(rsp)
 
 
 def test_an_empty_gateway_list_keeps_the_gateway_guard_until_read_by_name() -> None:
     ic = cluster()
-    rsp = reconcile(ic, hosting(ic), [], **{GATEWAYS: []})
+    rsp = reconcile_cluster(ic, hosting(ic), [], **{GATEWAYS: []})
     assert "gateway-guard/front" in rsp.resources
 
 
 def test_the_gateway_guard_goes_once_its_gateway_is_positively_gone() -> None:
     ic = cluster()
-    rsp = reconcile(ic, hosting(ic), [], **{GATEWAYS: [], "guarded-gateway/front": []})
+    rsp = reconcile_cluster(ic, hosting(ic), [], **{GATEWAYS: [], "guarded-gateway/front": []})
     assert "gateway-guard/front" not in rsp.resources
 
 
@@ -226,7 +228,7 @@ def test_the_gateway_guard_goes_once_its_gateway_is_positively_gone() -> None:
 def with_pools(ic: Obj) -> tuple[Obj, dict[str, Obj]]:
     """The cluster installed, its h100 pool published in status.gpuPools."""
     observed = installed(ic)
-    rsp = reconcile(ic, observed, [])
+    rsp = reconcile_cluster(ic, observed, [])
     published = copy.deepcopy(ic)
     published["status"] = {"gpuPools": rsp.status["gpuPools"]}
     assert [p["name"] for p in rsp.status["gpuPools"]] == ["h100"]
@@ -235,7 +237,7 @@ def with_pools(ic: Obj) -> tuple[Obj, dict[str, Obj]]:
 
 def test_a_pool_s_class_missing_from_the_list_is_asked_for_by_name_and_its_pool_kept() -> None:
     ic, observed = with_pools(cluster())
-    rsp = reconcile(ic, observed, [], **{CLASSES: []})
+    rsp = reconcile_cluster(ic, observed, [], **{CLASSES: []})
     assert rsp.by_name["class/h100"] == ("InferenceClass", "h100", None)
     assert rsp.status["gpuPools"] == ic["status"]["gpuPools"]
     assert rsp.condition("PoolsResolved")[:2] == ("Unknown", "WaitingForClasses")
@@ -243,13 +245,13 @@ def test_a_pool_s_class_missing_from_the_list_is_asked_for_by_name_and_its_pool_
 
 def test_a_pool_s_class_found_by_name_is_read_as_listed() -> None:
     ic, observed = with_pools(cluster())
-    rsp = reconcile(ic, observed, [], **{CLASSES: [], "class/h100": [H100]})
+    rsp = reconcile_cluster(ic, observed, [], **{CLASSES: [], "class/h100": [H100]})
     assert rsp.status["gpuPools"] == ic["status"]["gpuPools"]
     assert rsp.condition("PoolsResolved")[:2] == ("True", "ClassesFound")
 
 
 def test_a_pool_s_class_gone_by_name_takes_the_pool_out_of_the_status() -> None:
     ic, observed = with_pools(cluster())
-    rsp = reconcile(ic, observed, [], **{CLASSES: [], "class/h100": []})
+    rsp = reconcile_cluster(ic, observed, [], **{CLASSES: [], "class/h100": []})
     assert rsp.status["gpuPools"] == []
     assert rsp.condition("PoolsResolved")[:2] == ("False", "ClassNotFound")

@@ -13,18 +13,13 @@ import yaml
 from modelplane.compose.modelcache.composer import CLUSTERS
 from modelplane.simulate import simulate_observed
 from tests.compose.modelcache.test_modelcache import COMPLETE, cache, cluster, commit_of
-from tests.compose.through import Response, run
+from tests.compose.through import Response, reconcile, run
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[3]
 AUTH = {"name": "hf"}
 REPO = "Qwen/Qwen3-8B"
-
-
-def reconcile(mc: Obj, observed: dict[str, Obj] | None = None) -> Response:
-    rsp = run(mc, observed or {}, {CLUSTERS: [cluster("a")]})
-    assert rsp.fatal is None, rsp.fatal
-    return rsp
+ON_A = {CLUSTERS: [cluster("a")]}
 
 
 def kinds(rsp: Response) -> list[str]:
@@ -62,9 +57,9 @@ def rsp_status(rsp: Response) -> list[Obj]:
 def hydrate(mc: Obj) -> tuple[Response, Obj, dict[str, Obj]]:
     """Runs the cache until its cluster is recorded hydrated: the response that records it,
     the cache with that status and what is observed then."""
-    first = reconcile(mc)
+    first = reconcile(mc, {}, ON_A)
     seen = observed(first)
-    done = reconcile(mc, seen)
+    done = reconcile(mc, seen, ON_A)
     return done, with_status(mc, done), seen
 
 
@@ -88,7 +83,7 @@ def test_the_job_stays_until_its_completion_is_recorded() -> None:
 
 def test_once_recorded_the_token_and_the_job_leave_the_cluster() -> None:
     _done, mc, seen = hydrate(cache(auth=AUTH))
-    after = reconcile(mc, seen)
+    after = reconcile(mc, seen, ON_A)
     assert kinds(after) == ["Namespace", "PersistentVolumeClaim"]
     assert after.condition("Hydrated")[:2] == ("True", "AllClustersReady")
 
@@ -96,7 +91,7 @@ def test_once_recorded_the_token_and_the_job_leave_the_cluster() -> None:
 def test_a_cleaned_up_job_leaves_the_cluster_ready_and_is_not_composed_again() -> None:
     _done, mc, seen = hydrate(cache())
     gone = {k: v for k, v in seen.items() if not k.startswith("hydrate-")}
-    after = reconcile(mc, gone)
+    after = reconcile(mc, gone, ON_A)
     assert [c["phase"] for c in rsp_status(after)] == ["Ready"]
     assert after.condition("Hydrated")[0] == "True"
     assert not [k for k in after.resources if k.startswith("hydrate-")]
@@ -104,14 +99,14 @@ def test_a_cleaned_up_job_leaves_the_cluster_ready_and_is_not_composed_again() -
 
 def test_the_claim_stays_ready_once_hydrated() -> None:
     _done, mc, seen = hydrate(cache())
-    after = reconcile(mc, {k: v for k, v in seen.items() if not k.startswith("hydrate-")})
+    after = reconcile(mc, {k: v for k, v in seen.items() if not k.startswith("hydrate-")}, ON_A)
     [claim] = [k for k in after.resources if k.startswith("claim-")]
     assert after.ready[claim] == "READY_TRUE"
 
 
 def test_the_hydrated_record_is_kept_on_every_later_reconcile() -> None:
     done, mc, seen = hydrate(cache())
-    after = reconcile(mc, seen)
+    after = reconcile(mc, seen, ON_A)
     assert rsp_status(after) == rsp_status(done)
 
 
@@ -120,7 +115,7 @@ def test_a_new_revision_hydrates_again_and_brings_the_token_back() -> None:
     moved = copy.deepcopy(mc)
     moved["spec"]["huggingFace"]["revision"] = "v2"
     moved["status"]["resolved"] = {"repo": REPO, "revision": "v2", "commit": commit_of("v2")}
-    after = reconcile(moved, {k: v for k, v in seen.items() if not k.startswith("hydrate-")})
+    after = reconcile(moved, {k: v for k, v in seen.items() if not k.startswith("hydrate-")}, ON_A)
     assert kinds(after) == ["Job", "Namespace", "PersistentVolumeClaim", "Secret"]
     assert [c["phase"] for c in rsp_status(after)] == ["Pending"]
     assert job_key(after) != job_key(done)
@@ -129,14 +124,16 @@ def test_a_new_revision_hydrates_again_and_brings_the_token_back() -> None:
 def test_a_claim_recreated_on_the_cluster_hydrates_again() -> None:
     done, mc, _seen = hydrate(cache(auth=AUTH))
     recreated = observed(done, job=None, claim_uid="uid-2")
-    after = reconcile(mc, {k: v for k, v in recreated.items() if not k.startswith("hydrate-")})
+    after = reconcile(
+        mc, {k: v for k, v in recreated.items() if not k.startswith("hydrate-")}, ON_A
+    )
     assert "Job" in kinds(after) and "Secret" in kinds(after)
     assert after.condition("Hydrated")[0] == "False"
 
 
 def test_a_claim_object_gone_hydrates_again() -> None:
     _done, mc, seen = hydrate(cache())
-    after = reconcile(mc, {k: v for k, v in seen.items() if k.startswith("namespace-")})
+    after = reconcile(mc, {k: v for k, v in seen.items() if k.startswith("namespace-")}, ON_A)
     assert "Job" in kinds(after)
     assert [c["phase"] for c in rsp_status(after)] == ["Pending"]
 
@@ -144,7 +141,7 @@ def test_a_claim_object_gone_hydrates_again() -> None:
 def test_a_record_without_the_claim_uid_still_holds_while_the_claim_is_observed() -> None:
     _done, mc, seen = hydrate(cache())
     del mc["status"]["clusters"][0]["claimUID"]
-    after = reconcile(mc, seen)
+    after = reconcile(mc, seen, ON_A)
     assert "Job" not in kinds(after)
     assert rsp_status(after)[0]["claimUID"] == "uid-1"
 
@@ -158,7 +155,7 @@ OBJECT_CRD = ROOT / "tests" / "upstream" / "crds" / "kubernetes.m.crossplane.io_
 
 
 def test_the_token_and_job_objects_delete_what_they_carry_when_they_go() -> None:
-    first = reconcile(cache(auth=AUTH))
+    first = reconcile(cache(auth=AUTH), {}, ON_A)
     for key in (job_key(first), "token-a"):
         obj = first.resources[key]
         assert obj["spec"].get("managementPolicies", ["*"]) == ["*"]
@@ -179,7 +176,7 @@ def test_a_hydrated_cluster_that_loses_its_provider_config_stays_hydrated() -> N
     rsp = run(mc, seen, {CLUSTERS: [cluster("a", provider=False)]})
     [entry] = rsp_status(rsp)
     assert (entry["phase"], entry["hydratedBy"]) == ("Ready", rsp_status(done)[0]["hydratedBy"])
-    after = reconcile(with_status(mc, rsp), seen)
+    after = reconcile(with_status(mc, rsp), seen, ON_A)
     assert "Job" not in kinds(after)
 
 

@@ -42,7 +42,7 @@ def gang_engine(name: str, *, copies: int = 1, phase: str | None = None) -> Obj:
     return engine(name, leader(), worker(nodes=2), copies=copies, phase=phase)
 
 
-def reconcile(
+def composed_replica(
     composite: Obj, *, on: Obj | None = None, observed: dict[str, Obj] | None = None
 ) -> Result:
     required = {"cluster": [on if on is not None else cluster()]}
@@ -175,29 +175,29 @@ PD_DEPLOYMENTS = MODES["PrefillDecode"]
 
 
 def test_first_reconcile_is_deploying() -> None:
-    c = serving_condition(reconcile(PD_DEPLOYMENTS))
+    c = serving_condition(composed_replica(PD_DEPLOYMENTS))
     assert (c.status, c.reason) == ("False", "Deploying")
 
 
 def test_no_ready_copy_names_the_engine() -> None:
-    first = reconcile(PD_DEPLOYMENTS)
-    c = serving_condition(reconcile(PD_DEPLOYMENTS, observed=observe(first, 0)))
+    first = composed_replica(PD_DEPLOYMENTS)
+    c = serving_condition(composed_replica(PD_DEPLOYMENTS, observed=observe(first, 0)))
     assert (c.status, c.reason) == ("False", "NoReadyCopy")
     assert c.message == "p, d have no ready copy: p: 0/1 copies ready, d: 0/3 copies ready"
 
 
 def test_engines_ready_but_picker_unavailable_is_routing_not_ready() -> None:
-    first = reconcile(PD_DEPLOYMENTS)
+    first = composed_replica(PD_DEPLOYMENTS)
     observed = observe(first, 1)
     observed["epp-deployment"] = simulate.observe(first.resources["epp-deployment"].resource, 0)
-    c = serving_condition(reconcile(PD_DEPLOYMENTS, observed=observed))
+    c = serving_condition(composed_replica(PD_DEPLOYMENTS, observed=observed))
     assert (c.status, c.reason) == ("False", "RoutingNotReady")
     assert c.message.startswith("endpoint picker not available")
 
 
 def test_one_ready_copy_each_is_serving_while_ready_waits_for_every_copy() -> None:
-    first = reconcile(PD_DEPLOYMENTS)
-    result = reconcile(PD_DEPLOYMENTS, observed=observe(first, 1))
+    first = composed_replica(PD_DEPLOYMENTS)
+    result = composed_replica(PD_DEPLOYMENTS, observed=observe(first, 1))
     c = serving_condition(result)
     assert (c.status, c.reason) == ("True", "Serving")
     assert "d: 1/3 copies ready" in c.message
@@ -206,23 +206,26 @@ def test_one_ready_copy_each_is_serving_while_ready_waits_for_every_copy() -> No
 
 
 def test_every_copy_ready_marks_every_resource_ready() -> None:
-    first = reconcile(PD_DEPLOYMENTS)
-    result = reconcile(PD_DEPLOYMENTS, observed=observe(first, 3))
+    first = composed_replica(PD_DEPLOYMENTS)
+    result = composed_replica(PD_DEPLOYMENTS, observed=observe(first, 3))
     assert {k: d.ready for k, d in result.resources.items()} == {
         k: "True" for k in result.resources
     }
 
 
 def test_picker_gates_ready_like_every_other_resource() -> None:
-    first = reconcile(PD_DEPLOYMENTS)
+    first = composed_replica(PD_DEPLOYMENTS)
     observed = observe(first, 3)
     observed["epp-deployment"] = simulate.observe(first.resources["epp-deployment"].resource, 0)
-    assert reconcile(PD_DEPLOYMENTS, observed=observed).resources["epp-deployment"].ready == "False"
+    assert (
+        composed_replica(PD_DEPLOYMENTS, observed=observed).resources["epp-deployment"].ready
+        == "False"
+    )
 
 
 def test_serving_starts_with_an_event() -> None:
-    first = reconcile(PD_DEPLOYMENTS)
-    [event] = reconcile(PD_DEPLOYMENTS, observed=observe(first, 1)).events
+    first = composed_replica(PD_DEPLOYMENTS)
+    [event] = composed_replica(PD_DEPLOYMENTS, observed=observe(first, 1)).events
     assert (event.severity, event.reason) == ("Normal", "Serving")
 
 
@@ -235,8 +238,8 @@ def test_gang_copies_are_counted_on_both_stacks(
 ) -> None:
     composite = pd(gang_engine("p", phase="Prefill"), gang_engine("d", copies=3, phase="Decode"))
     on = cluster(stack=stack)
-    first = reconcile(composite, on=on)
-    result = reconcile(composite, on=on, observed=observe(first, n))
+    first = composed_replica(composite, on=on)
+    result = composed_replica(composite, on=on, observed=observe(first, n))
     c = serving_condition(result)
     assert c.status == status
     assert f"d: {counted} copies ready" in c.message
@@ -246,8 +249,8 @@ def test_gang_copies_are_counted_on_both_stacks(
 
 
 def test_simulated_observed_state_reaches_a_fixed_point() -> None:
-    first = reconcile(PD_DEPLOYMENTS)
-    second = reconcile(PD_DEPLOYMENTS, observed=observe(first, 3))
+    first = composed_replica(PD_DEPLOYMENTS)
+    second = composed_replica(PD_DEPLOYMENTS, observed=observe(first, 3))
     assert {k: d.resource for k, d in second.resources.items()} == {
         k: d.resource for k, d in first.resources.items()
     }
@@ -255,7 +258,7 @@ def test_simulated_observed_state_reaches_a_fixed_point() -> None:
 
 def test_simulated_grove_scaling_group_is_the_one_grove_would_create() -> None:
     composite = replica(gang_engine("main", copies=3))
-    first = reconcile(composite, on=cluster(stack="Dynamo"))
+    first = composed_replica(composite, on=cluster(stack="Dynamo"))
     gang = observe(first, 2)["gang-main"]
     remote = gang["status"]["atProvider"]["manifest"]
     pcs = manifests(first)["workload-main"]

@@ -29,7 +29,7 @@ def truth() -> dict[str, list[Obj] | None]:
     }
 
 
-def reconcile(ms: Obj, observed: dict[str, Obj]) -> tuple[Response, dict[str, Obj]]:
+def reconcile_and_observe(ms: Obj, observed: dict[str, Obj]) -> tuple[Response, dict[str, Obj]]:
     rsp = run(ms, observed, truth())
     assert rsp.fatal is None, rsp.fatal
     return rsp, simulate_observed(copy.deepcopy(rsp.resources), 1)
@@ -61,9 +61,9 @@ def fleet_pools(rsp: Response) -> set[str]:
 
 
 def settle(ms: Obj, observed: dict[str, Obj] | None = None) -> tuple[Response, dict[str, Obj]]:
-    rsp, seen = reconcile(ms, observed or {})
+    rsp, seen = reconcile_and_observe(ms, observed or {})
     for _ in range(2):
-        rsp, seen = reconcile(ms, seen)
+        rsp, seen = reconcile_and_observe(ms, seen)
     return rsp, seen
 
 
