@@ -73,7 +73,7 @@ class Api(World):
             assert self.routed_pools() <= self.pools(), "a route references a deleted pool"
 
 
-def serving(replicas: int = 2) -> Api:
+def routed_api(replicas: int = 2) -> Api:
     api = Api()
     rolled(deployment("qwen", replicas=replicas), api, fronted(), 3)
     assert len(api.routed_pools()) == replicas
@@ -81,20 +81,20 @@ def serving(replicas: int = 2) -> Api:
 
 
 def test_every_pool_the_routes_name_holds_its_replica() -> None:
-    api = serving()
+    api = routed_api()
     held = held_replicas(api.usages())
     assert {replica_pool_name(r) for r in held} == api.routed_pools()
 
 
 def test_a_deleted_deployment_s_replicas_wait_for_the_routes_to_let_go() -> None:
-    api = serving()
+    api = routed_api()
     api.delete_deployment()
     assert api.replicas() == api.attempted and len(api.attempted) == 2
     assert api.routed_pools() <= api.pools()
 
 
 def test_a_deployment_deleted_while_routed_never_leaves_a_route_to_a_deleted_pool() -> None:
-    api = serving()
+    api = routed_api()
     api.delete_deployment()
     api.settle(fronted(), 4)
     assert api.replicas() == set()
@@ -102,7 +102,7 @@ def test_a_deployment_deleted_while_routed_never_leaves_a_route_to_a_deleted_poo
 
 
 def test_a_usage_goes_only_once_no_route_names_its_pool() -> None:
-    api = serving()
+    api = routed_api()
     api.delete_deployment()
     api.settle(fronted(), 4)
     assert len(api.released) == 2
@@ -113,7 +113,7 @@ def test_a_usage_goes_only_once_no_route_names_its_pool() -> None:
 def test_terminating_endpoints_leave_the_routes_before_their_replicas_go() -> None:
     """A deleted ModelEndpoint is listed until Crossplane removes its finalizer: its
     deletionTimestamp is the evidence it is going."""
-    api = serving()
+    api = routed_api()
     for obj in api.deployment.values():
         if obj["kind"] == "ModelEndpoint":
             obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
@@ -124,14 +124,14 @@ def test_terminating_endpoints_leave_the_routes_before_their_replicas_go() -> No
 
 
 def test_deleting_the_service_too_blocks_nothing() -> None:
-    api = serving()
+    api = routed_api()
     api.delete_deployment()
     api.settle(fronted(), 1, service_deleted=True)
     assert api.replicas() == set()
 
 
 def test_a_scale_in_still_drains_with_the_usages_in_place() -> None:
-    api = serving(3)
+    api = routed_api(3)
     history = rolled(deployment("qwen", replicas=1), api, fronted(), 4)
     assert len(history[-1]) == 1
     assert held_replicas(api.usages()) == api.replicas()
@@ -139,7 +139,7 @@ def test_a_scale_in_still_drains_with_the_usages_in_place() -> None:
 
 
 def test_the_deployment_keeps_a_leaving_replica_while_a_usage_holds_it() -> None:
-    api = serving()
+    api = routed_api()
     md = deployment("qwen", replicas=1)
     api.reconcile_deployment(md, fronted())  # withdrawn
     [leaving] = api.replicas() - {o["metadata"]["name"] for o in api.endpoints()}

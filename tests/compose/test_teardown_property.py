@@ -79,6 +79,7 @@ from tests.fleet.builders import (
     inference_cluster,
     member,
     placed_replica,
+    serving,
     with_condition,
 )
 from tests.properties import checks_something, examples, vacuous
@@ -97,9 +98,8 @@ def resources(result: Result) -> dict[str, Obj]:
 # --- worlds, one per registered kind --------------------------------------------------------------
 
 
-def serving(mr: Obj, status: bool, created: str) -> Obj:
-    value = "True" if status else "False"
-    out = with_condition(with_condition(mr, "ModelServing", value, "R"), "Ready", value)
+def serving_since(mr: Obj, status: bool, created: str) -> Obj:
+    out = serving(mr, "True" if status else "False", "R")
     out["metadata"]["creationTimestamp"] = created
     return out
 
@@ -121,7 +121,7 @@ def settle(md: Obj, fleet: list[Obj], others: list[Obj], rounds: int) -> dict[st
         }
         result = compose_deployment(Inputs(composite=md, required=required, observed=observed))
         observed = {
-            k: observed.get(k) or serving(obj, True, f"2026-01-01T00:00:{r:02}Z")
+            k: observed.get(k) or serving_since(obj, True, f"2026-01-01T00:00:{r:02}Z")
             for k, obj in resources(result).items()
         }
     return observed
@@ -153,7 +153,7 @@ def deployment_world(draw: st.DrawFn) -> World:
     past_fleet = [c for c, k in zip(fleet, kept, strict=True) if k] or fleet[:1]
     observed = settle(past, past_fleet, others, draw(st.integers(1, 2)))
     observed = {
-        k: serving(mr, draw(st.booleans()), mr["metadata"]["creationTimestamp"])
+        k: serving_since(mr, draw(st.booleans()), mr["metadata"]["creationTimestamp"])
         for k, mr in observed.items()
     }
     replicas = sorted(k for k, o in observed.items() if o["kind"] == "ModelReplica")

@@ -9,6 +9,7 @@ from modelplane import labels
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.devices import compile_selector, evaluate
 from modelplane.scheduling.scheduler import schedule
+from tests.fleet.builders import serving
 from tests.fleet.fleetkit import (
     GPU,
     cluster,
@@ -378,11 +379,6 @@ def test_scale_down_on_equal_load_removes_the_later_cluster_highest_index() -> N
     existing = settle(deployment(replicas=4), fleet)  # a: 0, 2; b: 1, 3
     result = run(deployment(replicas=3), fleet, replicas=existing)
     assert [r.index for r in result.removed] == [3]
-
-
-def serving(replica: dict[str, Any], status: str) -> dict[str, Any]:
-    condition = {"type": "ModelServing", "status": status, "reason": "Test"}
-    return {**replica, "status": {"conditions": [condition]}}
 
 
 def test_scale_down_on_equal_load_removes_a_replica_that_is_not_serving_first() -> None:

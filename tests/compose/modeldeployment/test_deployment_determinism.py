@@ -29,6 +29,7 @@ from modelplane.manifests import load
 from modelplane.render import RESOURCE_NAME, api_server_admission, render_documents
 from modelplane.scheduling.scheduler import schedule
 from modelplane.simulate import simulate_observed
+from tests.fleet.builders import serving
 from tests.fleet.fleetkit import stamp
 from tests.properties import examples
 from tests.scheduling.test_scheduler_properties import deployment_st, fleet_st
@@ -48,12 +49,6 @@ def break_selectors(md: Obj) -> Obj:
             for device in (member.get("nodeSelector") or {}).get("devices") or []:
                 device["selectors"] = [{"cel": BROKEN}]
     return broken
-
-
-def serving(mr: Obj, yes: bool) -> Obj:
-    status = "True" if yes else "False"
-    condition = {"type": "ModelServing", "status": status, "reason": "R", "message": "m"}
-    return {**mr, "status": {"conditions": [condition]}}
 
 
 def scaled(md: Obj, by: int) -> Obj:
@@ -173,7 +168,9 @@ def test_every_generated_fleet_responds_the_same_in_any_order(
     others = [stamp(other, p) for p in schedule(other, clusters, classes, []).placements]
     # This deployment's replicas, placed, some serving: observed and required both.
     ours = {
-        f"replica-{p.index}-{p.cluster}": serving(stamp(md, p), p.index % 2 == 0)
+        f"replica-{p.index}-{p.cluster}": serving(
+            stamp(md, p), "True" if p.index % 2 == 0 else "False", "R"
+        )
         for p in schedule(md, clusters, classes, others).placements
     }
     md = data.draw(st.sampled_from([md, break_selectors(md), scaled(md, 1)]))

@@ -234,3 +234,8 @@ def container(pod: Obj, name: str = "engine") -> Obj:
 
 def env_names(c: Obj) -> list[str]:
     return [e["name"] for e in c.get("env", [])]
+
+
+def serving_condition(result: Result) -> Any:
+    (condition,) = [c for c in result.conditions if c.type == "ModelServing"]
+    return condition

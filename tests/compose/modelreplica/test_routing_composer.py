@@ -19,6 +19,7 @@ from .support import (
     pod_labels,
     replica,
     run,
+    serving_condition,
     worker,
 )
 
@@ -51,11 +52,6 @@ def composed_replica(
 
 def observe(result: Result, copies: int) -> dict[str, Obj]:
     return simulate.simulate_observed({k: d.resource for k, d in result.resources.items()}, copies)
-
-
-def serving_condition(result: Result) -> Any:
-    (condition,) = [c for c in result.conditions if c.type == "ModelServing"]
-    return condition
 
 
 MODES = {

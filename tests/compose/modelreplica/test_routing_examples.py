@@ -14,14 +14,9 @@ from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
 
-from .support import REPLICA_XRD, example_inputs, example_names, manifests
+from .support import REPLICA_XRD, example_inputs, example_names, manifests, serving_condition
 
 Obj = dict[str, Any]
-
-
-def serving(result: Result) -> Any:
-    (c,) = [c for c in result.conditions if c.type == "ModelServing"]
-    return c
 
 
 def after(inputs: Inputs, ready_copies: int) -> Result:
@@ -34,13 +29,13 @@ def after(inputs: Inputs, ready_copies: int) -> Result:
 
 @pytest.mark.parametrize("name", example_names())
 def test_no_ready_copy_is_not_serving(name: str) -> None:
-    c = serving(after(example_inputs(name), 0))
+    c = serving_condition(after(example_inputs(name), 0))
     assert (c.status, c.reason) == ("False", "NoReadyCopy")
 
 
 @pytest.mark.parametrize("name", example_names())
 def test_one_ready_copy_of_every_engine_is_serving(name: str) -> None:
-    c = serving(after(example_inputs(name), 1))
+    c = serving_condition(after(example_inputs(name), 1))
     assert (c.status, c.reason) == ("True", "Serving")
 
 

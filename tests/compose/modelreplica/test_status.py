@@ -30,7 +30,7 @@ def desired(ctx: ReplicaContext, kinds: dict[str, str] | None = None) -> dict[st
     return objs
 
 
-def serving(replica_obj: Obj, observed: dict[str, Obj]) -> status.Serving:
+def model_serving(replica_obj: Obj, observed: dict[str, Obj]) -> status.Serving:
     return status.model_serving(context(replica_obj, observed=observed))
 
 
@@ -55,14 +55,14 @@ PD = prefill_decode()  # prefill: 1 copy, decode: 3 copies
 
 
 def test_no_workload_observed_is_deploying() -> None:
-    c = serving(PD, {}).condition
+    c = model_serving(PD, {}).condition
     assert (c.type, c.status, c.reason) == ("ModelServing", "False", "Deploying")
     assert c.message == "deploying on eks-l4: prefill: not yet deployed, decode: not yet deployed"
 
 
 def test_one_workload_not_yet_observed_is_still_deploying() -> None:
     observed = observed_with(PD, {"prefill": 1})
-    c = serving(PD, observed).condition
+    c = model_serving(PD, observed).condition
     assert (c.status, c.reason) == ("False", "Deploying")
     assert "prefill: 1/1 copies ready, decode: not yet deployed" in c.message
 
@@ -74,13 +74,13 @@ def test_a_workload_the_cluster_refused_says_why() -> None:
     refused = "cannot create object: no matches for kind LeaderWorkerSet"
     synced = {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": refused}
     observed["workload-decode"] = {"status": {"conditions": [synced]}}
-    c = serving(PD, observed).condition
+    c = model_serving(PD, observed).condition
     assert (c.status, c.reason) == ("False", "Deploying")
     assert f"decode: not deployed: {refused}" in c.message
 
 
 def test_an_engine_with_no_ready_copy_blocks_serving_and_is_named() -> None:
-    c = serving(PD, observed_with(PD, {"prefill": 1, "decode": 0})).condition
+    c = model_serving(PD, observed_with(PD, {"prefill": 1, "decode": 0})).condition
     assert (c.status, c.reason) == ("False", "NoReadyCopy")
     assert (
         c.message == "decode has no ready copy: prefill: 1/1 copies ready, decode: 0/3 copies ready"
@@ -88,7 +88,7 @@ def test_an_engine_with_no_ready_copy_blocks_serving_and_is_named() -> None:
 
 
 def test_every_engine_without_a_ready_copy_is_named() -> None:
-    c = serving(PD, observed_with(PD, {"prefill": 0, "decode": 0})).condition
+    c = model_serving(PD, observed_with(PD, {"prefill": 0, "decode": 0})).condition
     assert c.message.startswith("prefill, decode have no ready copy: ")
 
 
@@ -97,7 +97,7 @@ def test_every_engine_ready_but_the_picker_not_available_is_routing_not_ready() 
     observed["epp-deployment"] = simulate.observe(
         routing.compose_routing(context(PD))["epp-deployment"], 0
     )
-    c = serving(PD, observed).condition
+    c = model_serving(PD, observed).condition
     assert (c.status, c.reason) == ("False", "RoutingNotReady")
     assert (
         c.message
@@ -117,7 +117,7 @@ def test_every_engine_ready_but_the_picker_not_available_is_routing_not_ready() 
 def test_any_missing_part_of_the_routing_path_blocks_serving(missing: str, words: str) -> None:
     observed = observed_with(PD, {"prefill": 1, "decode": 3})
     del observed[missing]
-    c = serving(PD, observed).condition
+    c = model_serving(PD, observed).condition
     assert (c.status, c.reason) == ("False", "RoutingNotReady")
     assert c.message.startswith(words)
 
@@ -127,11 +127,11 @@ def test_a_route_the_gateway_has_not_accepted_blocks_serving() -> None:
     route = observed["http-route"]
     route["status"]["atProvider"]["manifest"].pop("status")
     route["status"]["conditions"][0]["status"] = "False"
-    assert serving(PD, observed).condition.reason == "RoutingNotReady"
+    assert model_serving(PD, observed).condition.reason == "RoutingNotReady"
 
 
 def test_one_ready_copy_of_every_engine_with_routing_in_place_is_serving() -> None:
-    c = serving(PD, observed_with(PD, {"prefill": 1, "decode": 1})).condition
+    c = model_serving(PD, observed_with(PD, {"prefill": 1, "decode": 1})).condition
     assert (c.status, c.reason) == ("True", "Serving")
     assert c.message == (
         "serving at /ml-team/qwen3-8b-eks-l4-0/: "
@@ -140,7 +140,9 @@ def test_one_ready_copy_of_every_engine_with_routing_in_place_is_serving() -> No
 
 
 def test_all_copies_ready_is_serving() -> None:
-    assert serving(PD, observed_with(PD, {"prefill": 1, "decode": 3})).condition.status == "True"
+    assert (
+        model_serving(PD, observed_with(PD, {"prefill": 1, "decode": 3})).condition.status == "True"
+    )
 
 
 def test_an_object_that_exists_but_is_not_ready_does_not_count() -> None:
@@ -149,7 +151,7 @@ def test_an_object_that_exists_but_is_not_ready_does_not_count() -> None:
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
     }
-    assert serving(PD, observed).condition.reason == "RoutingNotReady"
+    assert model_serving(PD, observed).condition.reason == "RoutingNotReady"
 
 
 @pytest.mark.parametrize(
@@ -163,7 +165,7 @@ def test_an_object_that_exists_but_is_not_ready_does_not_count() -> None:
 def test_ready_copies_are_read_from_each_workload_kinds_status(engine: Obj, kind: str) -> None:
     r = replica(engines=[engine])
     for n, expected in ((0, "False"), (1, "True"), (2, "True")):
-        c = serving(r, observed_with(r, {"e": n}, kinds={"e": kind})).condition
+        c = model_serving(r, observed_with(r, {"e": n}, kinds={"e": kind})).condition
         assert c.status == expected, (kind, n)
         assert f"e: {n}/2 copies ready" in c.message
 
@@ -196,19 +198,19 @@ def previously(state: str | None) -> Obj:
 
 def test_starting_to_serve_is_an_event() -> None:
     r = previously("False")
-    [event] = serving(r, observed_with(r, {"prefill": 1, "decode": 1})).events
+    [event] = model_serving(r, observed_with(r, {"prefill": 1, "decode": 1})).events
     assert (event.severity, event.reason) == ("Normal", "Serving")
     assert event.message.startswith("Serving: serving at /ml-team/qwen3-8b-eks-l4-0/")
 
 
 def test_serving_on_the_first_observation_is_an_event() -> None:
     r = previously(None)
-    assert len(serving(r, observed_with(r, {"prefill": 1, "decode": 1})).events) == 1
+    assert len(model_serving(r, observed_with(r, {"prefill": 1, "decode": 1})).events) == 1
 
 
 def test_stopping_serving_is_a_warning_naming_the_blocker() -> None:
     r = previously("True")
-    [event] = serving(r, observed_with(r, {"prefill": 1, "decode": 0})).events
+    [event] = model_serving(r, observed_with(r, {"prefill": 1, "decode": 0})).events
     assert (event.severity, event.reason) == ("Warning", "NoReadyCopy")
     assert "decode has no ready copy" in event.message
 
@@ -216,4 +218,4 @@ def test_stopping_serving_is_a_warning_naming_the_blocker() -> None:
 @pytest.mark.parametrize(("before", "ready"), [("True", 1), ("False", 0), (None, 0)])
 def test_no_event_while_the_condition_holds(before: str | None, ready: int) -> None:
     r = previously(before)
-    assert serving(r, observed_with(r, {"prefill": ready, "decode": ready})).events == []
+    assert model_serving(r, observed_with(r, {"prefill": ready, "decode": ready})).events == []
