@@ -44,7 +44,7 @@ def compose(ig: dict, fleet: list[dict] | None = None, observed: dict | None = N
     )
 
 
-def settled(ig: dict, fleet: list[dict] | None = None) -> Result:
+def recomposed(ig: dict, fleet: list[dict] | None = None) -> Result:
     inputs = Inputs(composite=ig, required={CLUSTERS: FLEET if fleet is None else fleet})
     return again(inputs, compose_gateway(inputs))
 
@@ -64,7 +64,7 @@ def test_everything_but_the_client_certificate_is_composed_on_the_gateways_clust
 
 
 def test_a_gateway_only_cluster_without_node_pools_hosts_a_gateway() -> None:
-    result = settled(gateway(cluster_name="edge"))
+    result = recomposed(gateway(cluster_name="edge"))
     assert "nodePools" not in FLEET[0]["spec"]
     assert condition(result, "GatewayReady").status == "True"
 
@@ -227,7 +227,7 @@ def test_the_fleet_hostname_defaults_to_the_contracts_name_when_not_published() 
 
 
 def test_a_cluster_without_an_address_is_named_unreachable() -> None:
-    result = settled(gateway())
+    result = recomposed(gateway())
     assert "no gateway address published by west" in condition(result, "GatewayReady").message
 
 
@@ -235,7 +235,7 @@ def test_ready_once_programmed_with_an_address_and_both_certificates_issued() ->
     first = compose(gateway())
     assert condition(first, "GatewayReady").status == "False"
     assert {k: d.ready for k, d in first.resources.items()}[GATEWAY] == "False"
-    result = settled(gateway())
+    result = recomposed(gateway())
     ready = condition(result, "GatewayReady")
     assert (ready.status, ready.reason) == ("True", "Programmed")
     assert (
@@ -254,7 +254,7 @@ def test_ready_once_programmed_with_an_address_and_both_certificates_issued() ->
 
 
 def test_until_the_fleet_is_read_everything_composed_is_kept() -> None:
-    done = settled(gateway())
+    done = recomposed(gateway())
     observed = {k: d.resource for k, d in done.resources.items()}
     result = compose_gateway(Inputs(composite=gateway(), observed=observed))
     assert set(result.resources) == set(done.resources)
@@ -271,7 +271,7 @@ def test_until_the_fleet_is_read_everything_composed_is_kept() -> None:
 def test_a_host_cluster_not_ready_keeps_what_was_composed_and_says_why(
     fleet: list[dict], reason: str
 ) -> None:
-    done = settled(gateway())
+    done = recomposed(gateway())
     observed = {k: d.resource for k, d in done.resources.items()}
     result = compose(gateway(), fleet, observed)
     assert set(result.resources) == set(done.resources)
@@ -332,7 +332,7 @@ def test_the_same_inputs_compose_the_same_output() -> None:
 
 
 def test_a_cluster_listed_before_its_status_was_written_keeps_the_hop_to_it() -> None:
-    done = settled(gateway())
+    done = recomposed(gateway())
     stale = [c if c["metadata"]["name"] != "east" else {**c, "status": None} for c in FLEET]
     stale = [{k: v for k, v in c.items() if v is not None} for c in stale]
     observed = {k: d.resource for k, d in done.resources.items()}
@@ -361,7 +361,7 @@ def test_a_tls_secret_is_read_from_crossplane_system() -> None:
 def test_on_a_large_fleet_the_condition_names_ten_clusters_and_counts_the_rest() -> None:
     fleet = [cluster("edge"), *(cluster(f"c{i:02d}") for i in range(30))]
     fleet += [cluster(f"dark{i:02d}", address="") for i in range(12)]
-    message = condition(settled(gateway(), fleet), "GatewayReady").message
+    message = condition(recomposed(gateway(), fleet), "GatewayReady").message
     assert "reaches the fleet listener of 31 clusters: c00, c01, c02, c03, c04, c05, c06, " in (
         message
     )

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modelcache.composer import CLUSTERS, compose_model_cache
-from modelplane.composer import Inputs
-from modelplane.simulate import simulate_observed
+from modelplane.compose.modelcache.composer import CLUSTERS
 from tests.compose.modelcache.test_modelcache import commit_of
-from tests.compose.through import run
+from tests.compose.through import run, settled
 
 Obj = dict[str, Any]
 
@@ -39,18 +37,12 @@ def cluster(name: str, *, provider: bool = True) -> Obj:
     }
 
 
-def settled(clusters: list[Obj]) -> dict[str, Obj]:
-    """Every object a first reconcile composes, observed ready."""
-    result = compose_model_cache(Inputs(composite=cache(), required={CLUSTERS: clusters}))
-    return simulate_observed({k: d.resource for k, d in result.resources.items()}, 1)
-
-
 def kinds(resources: dict[str, Obj]) -> list[str]:
     return sorted(r["spec"]["forProvider"]["manifest"]["kind"] for r in resources.values())
 
 
 def test_a_cluster_without_a_provider_config_keeps_its_claim_job_and_namespace() -> None:
-    observed = settled([cluster("a"), cluster("b")])
+    observed = settled(cache(), {CLUSTERS: [cluster("a"), cluster("b")]})
     rsp = run(cache(), observed, {CLUSTERS: [cluster("a"), cluster("b", provider=False)]})
     assert rsp.fatal is None
     assert set(rsp.resources) == set(observed)
@@ -66,7 +58,7 @@ def test_a_cluster_without_a_provider_config_keeps_its_claim_job_and_namespace()
 
 
 def test_no_cluster_listed_keeps_every_object_unchanged_and_says_why() -> None:
-    observed = settled([cluster("a"), cluster("b")])
+    observed = settled(cache(), {CLUSTERS: [cluster("a"), cluster("b")]})
     rsp = run(cache(), observed, {CLUSTERS: []})
     assert rsp.fatal is None
     assert set(rsp.resources) == set(observed)

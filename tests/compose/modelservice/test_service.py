@@ -64,7 +64,7 @@ def canary(ready: bool = True) -> Inputs:
     return inputs(ms, [stable, [replica_endpoint("canary-0", "west", labels=CANARY, ready=ready)]])
 
 
-def settled(i: Inputs) -> Result:
+def recomposed(i: Inputs) -> Result:
     return again(compose_service, i, compose_service(i))
 
 
@@ -235,7 +235,7 @@ def test_past_16_lanes_the_smallest_are_left_out_and_named() -> None:
     big = [replica_endpoint(f"a{i:02}", f"c{i:02}", labels=STABLE) for i in range(16)]
     small = [replica_endpoint("b", "c16", labels=CANARY)]
     # 16 lanes of 1/32 each and one of 1/2: one of the 1/32 lanes goes.
-    result = settled(inputs(ms, [big, small], fleet=fleet))
+    result = recomposed(inputs(ms, [big, small], fleet=fleet))
     assert len(rule(result, "front/main")["backendRefs"]) == 16
     routing = condition(result, "RoutingReady")
     assert (routing.status, routing.reason) == ("False", "TooManyBackends")
@@ -269,7 +269,7 @@ def test_with_no_ready_endpoint_the_route_stays_and_answers_503_with_a_clear_bod
 def test_with_no_ready_endpoint_the_service_is_not_ready_even_once_its_route_is_programmed() -> (
     None
 ):
-    result = settled(canary(ready=False))
+    result = recomposed(canary(ready=False))
     assert result.resources["front/main"].ready == "False"
     resolved, routing = condition(result, "EndpointsResolved"), condition(result, "RoutingReady")
     assert (resolved.status, resolved.reason) == ("False", "NoReadyEndpoints")
@@ -424,7 +424,7 @@ def test_no_gateway_serving_the_service_is_said() -> None:
 
 def test_a_gateway_whose_cluster_cannot_be_written_is_named() -> None:
     fleet = [cluster("edge", provider=False), cluster("east")]
-    result = settled(
+    result = recomposed(
         inputs(
             service("qwen", "ml", (1, STABLE)),
             [[replica_endpoint("s", "east", labels=STABLE)]],
@@ -459,7 +459,7 @@ def test_once_programmed_on_every_gateway_the_service_is_ready_with_an_address_p
     ]
     i = canary()
     i = inputs(i.composite, list(_selected(i).values()), gateways)
-    result = settled(i)
+    result = recomposed(i)
     routing = condition(result, "RoutingReady")
     assert (routing.status, routing.reason) == ("True", "Accepted")
     assert routing.message == (
@@ -503,7 +503,7 @@ def test_a_route_whose_gateway_did_not_resolve_its_backends_is_named() -> None:
 
 
 def test_until_endpoints_and_gateways_are_read_everything_is_kept_as_it_was() -> None:
-    done = settled(canary())
+    done = recomposed(canary())
     published = {**canary().composite, "status": done.status}
     held = compose_service(
         Inputs(composite=published, observed={k: d.resource for k, d in done.resources.items()})
@@ -536,7 +536,7 @@ def test_the_same_inputs_compose_the_same_output() -> None:
 
 def test_a_gateway_whose_cluster_stops_being_writable_keeps_its_routes_as_they_are() -> None:
     i = overflow()
-    done = settled(i)
+    done = recomposed(i)
     fleet = [cluster("edge", provider=False), cluster("east"), cluster("west")]
     later = inputs(i.composite, list(_selected(i).values()), fleet=fleet)
     seen = {k: d.resource for k, d in done.resources.items()}
@@ -553,7 +553,7 @@ def test_a_gateway_whose_cluster_stops_being_writable_keeps_its_routes_as_they_a
 
 def test_a_clusters_route_goes_only_after_the_front_routes_stop_sending_it_traffic() -> None:
     i = canary()
-    done = settled(i)
+    done = recomposed(i)
     i.required[endpoints_requirement(1)].clear()  # the canary's endpoint deleted: asked for by
     i.required["endpoint/ml/canary-0"] = []  # name, nothing comes back
     seen = {k: d.resource for k, d in done.resources.items()}
@@ -567,7 +567,7 @@ def test_a_clusters_route_goes_only_after_the_front_routes_stop_sending_it_traff
 
 def test_with_no_gateway_listed_the_routes_on_gateways_are_kept_as_they_are() -> None:
     i = overflow()
-    done = settled(i)
+    done = recomposed(i)
     i.required[GATEWAYS].clear()
     seen = {k: d.resource for k, d in done.resources.items()}
     result = compose_service(Inputs(composite=i.composite, required=i.required, observed=seen))

@@ -9,7 +9,7 @@ from typing import Any
 
 from modelplane.compose.modelservice.composer import endpoints_requirement
 from modelplane.simulate import simulate_observed
-from tests.compose.through import Response, run
+from tests.compose.through import Response, reconcile, run, settled
 from tests.fleet.builders import with_condition
 
 from .kit import cluster, external_endpoint, gateway, replica_endpoint, service
@@ -34,13 +34,10 @@ def truth() -> dict[str, list[Obj] | None]:
     }
 
 
-def settled() -> dict[str, Obj]:
-    observed: dict[str, Obj] = {}
-    for _ in range(2):
-        rsp = run(MS, observed, truth())
-        assert rsp.fatal is None, rsp.fatal
-        observed = simulate_observed(copy.deepcopy(rsp.resources), 1)
-    return observed
+def steady() -> dict[str, Obj]:
+    """What the service composes once it has reconciled twice, observed ready."""
+    observed = settled(MS, truth())
+    return simulate_observed(copy.deepcopy(reconcile(MS, observed, truth()).resources), 1)
 
 
 def backends(rsp: Response) -> dict[str, list[str]]:
@@ -59,13 +56,13 @@ def backends(rsp: Response) -> dict[str, list[str]]:
 
 
 def before() -> dict[str, list[str]]:
-    return backends(run(MS, settled(), truth()))
+    return backends(run(MS, steady(), truth()))
 
 
 def test_an_empty_endpoint_list_asks_by_name_and_rewrites_no_route_meanwhile() -> None:
     required = truth()
     required[endpoints_requirement(0)] = []
-    rsp = run(MS, settled(), required)
+    rsp = run(MS, steady(), required)
     assert backends(rsp) == before()
     assert rsp.condition("EndpointsResolved")[0] == "Unknown"
 
@@ -76,7 +73,7 @@ def test_endpoints_found_by_name_after_an_empty_list_keep_their_backends() -> No
     required[endpoints_requirement(0)] = []
     for endpoint in listed:
         required[f"endpoint/ml/{endpoint['metadata']['name']}"] = [endpoint]
-    assert backends(run(MS, settled(), required)) == before()
+    assert backends(run(MS, steady(), required)) == before()
 
 
 def test_one_endpoint_missing_from_a_list_that_holds_others_keeps_its_backend() -> None:
@@ -84,7 +81,7 @@ def test_one_endpoint_missing_from_a_list_that_holds_others_keeps_its_backend() 
     [r0, r1, r2] = required[endpoints_requirement(0)] or []
     required[endpoints_requirement(0)] = [r0, r1]
     required["endpoint/ml/r2"] = [r2]
-    assert backends(run(MS, settled(), required)) == before()
+    assert backends(run(MS, steady(), required)) == before()
 
 
 def test_endpoints_listed_without_status_keep_their_backends() -> None:
@@ -93,7 +90,7 @@ def test_endpoints_listed_without_status_keep_their_backends() -> None:
         {k: v for k, v in e.items() if k != "status"}
         for e in required[endpoints_requirement(0)] or []
     ]
-    assert backends(run(MS, settled(), required)) == before()
+    assert backends(run(MS, steady(), required)) == before()
 
 
 def test_a_cluster_listed_without_status_keeps_its_lane() -> None:
@@ -103,7 +100,7 @@ def test_a_cluster_listed_without_status_keeps_its_lane() -> None:
         {k: v for k, v in c.items() if k != "status"} if c["metadata"]["name"] == "west" else c
         for c in clusters
     ]
-    assert backends(run(MS, settled(), required)) == before()
+    assert backends(run(MS, steady(), required)) == before()
 
 
 def test_an_endpoint_listed_not_ready_leaves_the_route() -> None:
@@ -111,7 +108,7 @@ def test_an_endpoint_listed_not_ready_leaves_the_route() -> None:
     [r0, r1, r2] = required[endpoints_requirement(0)] or []
     r2 = with_condition({**r2, "status": {}}, "RoutingReady", "False", "WaitingForGateway")
     required[endpoints_requirement(0)] = [r0, r1, r2]
-    after = backends(run(MS, settled(), required))
+    after = backends(run(MS, steady(), required))
     assert after["front/main"] != before()["front/main"]
     assert len(after["front/main"]) == len(before()["front/main"]) - 1
 
@@ -121,7 +118,7 @@ def test_an_endpoint_gone_by_name_leaves_the_route() -> None:
     [r0, r1, _] = required[endpoints_requirement(0)] or []
     required[endpoints_requirement(0)] = [r0, r1]
     required["endpoint/ml/r2"] = []
-    after = backends(run(MS, settled(), required))
+    after = backends(run(MS, steady(), required))
     assert len(after["front/main"]) == len(before()["front/main"]) - 1
 
 
@@ -130,7 +127,7 @@ def test_an_endpoint_found_no_longer_selected_leaves_the_route() -> None:
     [r0, r1, r2] = required[endpoints_requirement(0)] or []
     required[endpoints_requirement(0)] = [r0, r1]
     required["endpoint/ml/r2"] = [{**r2, "metadata": {**r2["metadata"], "labels": {}}}]
-    after = backends(run(MS, settled(), required))
+    after = backends(run(MS, steady(), required))
     assert len(after["front/main"]) == len(before()["front/main"]) - 1
 
 
@@ -172,7 +169,7 @@ def test_lanes_kept_for_endpoints_listed_without_status_are_named_in_the_status(
         {k: v for k, v in e.items() if k != "status"} if e["metadata"]["name"] == "r2" else e
         for e in required[endpoints_requirement(0)] or []
     ]
-    rsp = run(MS, settled(), required)
+    rsp = run(MS, steady(), required)
     status, reason, message = rsp.condition("EndpointsResolved")
     assert (status, reason) == ("True", "CarriedForward")
     assert "r2 (publishes no status.routing.backendName yet)" in message
@@ -185,7 +182,7 @@ def test_lanes_kept_on_a_cluster_listed_without_status_are_named_in_the_status()
         {k: v for k, v in c.items() if k != "status"} if c["metadata"]["name"] == "west" else c
         for c in required["inference-clusters"] or []
     ]
-    rsp = run(MS, settled(), required)
+    rsp = run(MS, steady(), required)
     status, reason, message = rsp.condition("EndpointsResolved")
     assert (status, reason) == ("True", "CarriedForward")
     assert "r2 (its cluster west publishes no providerConfigRef)" in message
@@ -201,7 +198,7 @@ def without_west() -> dict[str, list[Obj] | None]:
 
 
 def test_a_cluster_not_listed_is_asked_for_by_name_and_no_route_changes_meanwhile() -> None:
-    rsp = run(MS, settled(), without_west())
+    rsp = run(MS, steady(), without_west())
     assert backends(rsp) == before()
     status, _, message = rsp.condition("EndpointsResolved")
     assert status == "Unknown" and "InferenceCluster west by name" in message
@@ -210,7 +207,7 @@ def test_a_cluster_not_listed_is_asked_for_by_name_and_no_route_changes_meanwhil
 def test_a_cluster_not_listed_but_found_by_name_keeps_its_lanes() -> None:
     required = without_west()
     required["cluster/west"] = [cluster("west")]
-    rsp = run(MS, settled(), required)
+    rsp = run(MS, steady(), required)
     assert backends(rsp) == before()
     assert rsp.condition("EndpointsResolved")[:2] == ("True", "Resolved")
 
@@ -218,7 +215,7 @@ def test_a_cluster_not_listed_but_found_by_name_keeps_its_lanes() -> None:
 def test_a_cluster_gone_by_name_loses_its_lanes_and_fleet_route() -> None:
     required = without_west()
     required["cluster/west"] = []
-    after = backends(run(MS, settled(), required))
+    after = backends(run(MS, steady(), required))
     assert len(after["front/main"]) == len(before()["front/main"]) - 1
     assert "fleet/west" not in after
 
@@ -226,7 +223,7 @@ def test_a_cluster_gone_by_name_loses_its_lanes_and_fleet_route() -> None:
 def test_a_cluster_gone_by_name_is_named_in_the_status() -> None:
     required = without_west()
     required["cluster/west"] = []
-    message = run(MS, settled(), required).condition("EndpointsResolved")[2]
+    message = run(MS, steady(), required).condition("EndpointsResolved")[2]
     assert "r2: its cluster west is deleted (asked for by name, not found)" in message
 
 
@@ -235,7 +232,7 @@ def test_a_service_serving_on_carried_lanes_stays_as_ready_as_its_routes_say() -
     stale[endpoints_requirement(0)] = [
         {k: v for k, v in e.items() if k != "status"} for e in stale[endpoints_requirement(0)] or []
     ]
-    observed = settled()
+    observed = steady()
     carried, resolved = run(MS, observed, stale), run(MS, observed, truth())
     assert carried.condition("RoutingReady") == resolved.condition("RoutingReady")
     assert carried.composite_ready == resolved.composite_ready
