@@ -211,7 +211,7 @@ def _index(replica: Obj) -> int:
     return int(replica["metadata"]["labels"]["modelplane.ai/replica-index"])
 
 
-def settled(deployment: Obj) -> World:
+def pinned_to_v1(deployment: Obj) -> World:
     world = World(deployment, "v1")
     for _ in range(30):
         world.round()
@@ -254,7 +254,7 @@ def reconciled(
 
 
 def test_no_replica_moves_until_the_new_revision_is_hydrated_on_every_cluster() -> None:
-    world = settled(md())
+    world = pinned_to_v1(md())
     rsps = changed(world, 6, {0: "a", 2: "b"})
     assert set(world.pins().values()) == {"v1"}
     assert world.serving() == {i: "v1" for i in range(6)}
@@ -264,7 +264,7 @@ def test_no_replica_moves_until_the_new_revision_is_hydrated_on_every_cluster() 
 
 
 def test_the_new_revision_hydrates_beside_the_old_one() -> None:
-    world = settled(md())
+    world = pinned_to_v1(md())
     changed(world, 3, {0: "a"})
     entries = {e["name"]: e for e in named(world.mc["status"]["clusters"])}
     assert entries["a"]["revisions"] == ["v2", "v1"]
@@ -273,14 +273,14 @@ def test_the_new_revision_hydrates_beside_the_old_one() -> None:
 
 
 def test_replicas_roll_onto_the_new_revision_by_the_strategy_never_below_it() -> None:
-    world = settled(md(maxUnavailable=2))
+    world = pinned_to_v1(md(maxUnavailable=2))
     history = [serving for _, serving in changed(world, 14, {0: "a", 1: "b", 2: "c"})]
     assert min(history) == 4
     assert world.serving() == {i: "v2" for i in range(6)}
 
 
 def test_an_old_revision_is_pruned_everywhere_once_no_replica_reads_it() -> None:
-    world = settled(md(maxUnavailable=2))
+    world = pinned_to_v1(md(maxUnavailable=2))
     changed(world, 20, {0: "a", 1: "b", 2: "c"})
     assert world.disk == {n: {"v2"} for n in NAMES}
     assert {e["name"]: e["revisions"] for e in named(world.mc["status"]["clusters"])} == {
@@ -291,7 +291,7 @@ def test_an_old_revision_is_pruned_everywhere_once_no_replica_reads_it() -> None
 
 
 def test_a_revision_replicas_still_read_is_never_pruned() -> None:
-    world = settled(md())
+    world = pinned_to_v1(md())
     world.md["spec"]["rollout"] = {"partition": 3}
     changed(world, 20, {0: "a", 1: "b", 2: "c"})
     assert world.pins() == {0: "v1", 1: "v1", 2: "v1", 3: "v2", 4: "v2", 5: "v2"}
@@ -303,7 +303,7 @@ def test_a_revision_replicas_still_read_is_never_pruned() -> None:
 
 def rolled_at_once() -> World:
     """Every replica moved from v1 to v2, hydrated everywhere at once, in one step."""
-    world = settled(md(maxUnavailable=6))
+    world = pinned_to_v1(md(maxUnavailable=6))
     world.mc = {**cache("v2"), "status": world.mc["status"]}
     for _ in range(4):  # resolved, hydrated, pinned, serving
         world.round()
@@ -352,7 +352,7 @@ def legacy(world: World) -> None:
 
 
 def test_an_upgrade_moves_replicas_off_the_claim_s_root_by_the_rollout_then_prunes_it() -> None:
-    world = settled(md(maxUnavailable=2))
+    world = pinned_to_v1(md(maxUnavailable=2))
     legacy(world)
     world.finishing = set()
     first, *_ = history = reconciled(world, 20, {2: "a", 3: "b", 4: "c"}, new="v1")
@@ -364,7 +364,7 @@ def test_an_upgrade_moves_replicas_off_the_claim_s_root_by_the_rollout_then_prun
 
 
 def test_a_replica_placed_while_the_revision_hydrates_reads_what_the_others_read() -> None:
-    world = settled(md())
+    world = pinned_to_v1(md())
     world.md["spec"]["replicas"] = 7
     changed(world, 4, {0: "a"})
     assert world.pins() == {i: "v1" for i in range(7)}
@@ -372,7 +372,7 @@ def test_a_replica_placed_while_the_revision_hydrates_reads_what_the_others_read
 
 
 def test_a_cache_not_read_keeps_every_replica_on_its_revision() -> None:
-    world = settled(md())
+    world = pinned_to_v1(md())
     before = world.pins()
     rsp = run(
         world.md,

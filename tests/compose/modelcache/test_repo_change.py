@@ -16,7 +16,7 @@ from tests.compose.modelcache.world import REPO, Listing, World, commit, gpu_clu
 NEW = "Qwen/Qwen3-14B"
 
 
-def settled(status_lag: int = 0) -> World:
+def hydrated_on_main(status_lag: int = 0) -> World:
     """The cache on main of REPO, resolved and hydrated on a and b."""
     world = World.of(cache(resolved=False), [gpu_cluster("a"), gpu_cluster("b")])
     world.steps(3)
@@ -31,7 +31,7 @@ def moved(world: World) -> None:
 
 @pytest.mark.parametrize("status_lag", [0, 1], ids=["fresh-status", "status-a-write-late"])
 def test_a_new_repo_is_resolved_anew_and_hydrated_at_its_own_commit(status_lag: int) -> None:
-    world = settled(status_lag)
+    world = hydrated_on_main(status_lag)
     moved(world)
     rsp = world.step()
     assert rsp.condition("Hydrated")[:2] == ("False", "Resolving")
@@ -49,7 +49,7 @@ def test_a_new_repo_is_resolved_anew_and_hydrated_at_its_own_commit(status_lag: 
 
 
 def test_a_new_repo_edited_while_the_cluster_list_lags_asks_nothing_of_the_old_commit() -> None:
-    world = settled()
+    world = hydrated_on_main()
     moved(world)
     world.step(clusters=Listing.STALE)
     world.step(clusters=Listing.EMPTY)
@@ -59,7 +59,7 @@ def test_a_new_repo_edited_while_the_cluster_list_lags_asks_nothing_of_the_old_c
 
 
 def test_the_record_names_the_repo_it_was_resolved_in() -> None:
-    world = settled()
+    world = hydrated_on_main()
     assert world.statuses[-1]["resolved"]["repo"] == REPO
 
 

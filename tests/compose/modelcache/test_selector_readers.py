@@ -15,7 +15,7 @@ from tests.compose.modelcache.world import Listing, World, gpu_cluster, mounting
 from tests.fleet.builders import deployment
 
 
-def settled(status_lag: int = 0) -> World:
+def staged_on_gold(status_lag: int = 0) -> World:
     """Clusters a (zone 1) and b (zone 2) selected as tier gold, a replica mounting on each."""
     md = deployment("qwen", replicas=2)
     md["spec"]["template"]["spec"]["modelCacheRef"] = {"name": "weights"}
@@ -45,7 +45,7 @@ def kept(world: World) -> str:
 def test_the_claim_stays_until_the_replicas_moved_make_before_break_are_gone(
     status_lag: int,
 ) -> None:
-    world = settled(status_lag)
+    world = staged_on_gold(status_lag)
     narrowed(world)
     rsp = world.step()
     assert kept(world).endswith("kept while these ModelReplicas mount it: qwen-b-1")
@@ -71,7 +71,7 @@ def test_the_claim_stays_until_the_replicas_moved_make_before_break_are_gone(
 
 
 def test_a_cluster_no_longer_selected_with_no_replica_on_it_loses_its_claim() -> None:
-    world = settled()
+    world = staged_on_gold()
     world.replicas = [mounting("qwen-a-0", "a"), mounting("qwen-a-1", "a")]
     narrowed(world)
     world.step()
@@ -79,7 +79,7 @@ def test_a_cluster_no_longer_selected_with_no_replica_on_it_loses_its_claim() ->
 
 
 def test_with_nothing_referencing_the_cache_an_empty_replica_list_is_evidence() -> None:
-    world = settled()
+    world = staged_on_gold()
     world.deployments, world.replicas = [], []
     narrowed(world)
     world.step()
@@ -87,7 +87,7 @@ def test_with_nothing_referencing_the_cache_an_empty_replica_list_is_evidence() 
 
 
 def test_a_cluster_relabelled_out_of_the_selector_keeps_its_claim_for_its_replicas() -> None:
-    world = settled()
+    world = staged_on_gold()
     world.clusters["b"]["metadata"]["labels"] = {"tier": "silver"}
     world.step()
     assert kept(world).endswith("mount it: qwen-b-1")

@@ -17,7 +17,7 @@ from tests.fleet.builders import deployment, with_condition
 NAMES = ("a", "b")
 
 
-def settled(status_lag: int = 0) -> World:
+def staged_on_a_and_b(status_lag: int = 0) -> World:
     """A deployment referencing the cache, its one replica on a; the weights on a and b."""
     md = deployment("qwen", replicas=1)
     md["spec"]["template"]["spec"]["modelCacheRef"] = {"name": "weights"}
@@ -43,7 +43,7 @@ def stack(world: World, cluster: str, status: str) -> None:
 
 @pytest.mark.parametrize("status_lag", [0, 1], ids=["fresh-status", "status-a-write-late"])
 def test_a_stack_blip_keeps_the_weights_on_a_cluster_with_nothing_placed(status_lag: int) -> None:
-    world = settled(status_lag)
+    world = staged_on_a_and_b(status_lag)
     stack(world, "b", "False")
     for _ in range(3):
         rsp = world.step()
@@ -57,7 +57,7 @@ def test_a_stack_blip_keeps_the_weights_on_a_cluster_with_nothing_placed(status_
 
 
 def test_a_stack_blip_while_the_replica_list_lags_keeps_the_weights() -> None:
-    world = settled()
+    world = staged_on_a_and_b()
     stack(world, "b", "False")
     world.step(replicas=Listing.EMPTY)
     world.step(replicas=Listing.STALE)
@@ -69,7 +69,7 @@ def test_a_stack_blip_while_the_replica_list_lags_keeps_the_weights() -> None:
 
 
 def test_a_cluster_whose_stack_is_still_installing_is_staged_ahead() -> None:
-    world = settled()
+    world = staged_on_a_and_b()
     installing = gpu_cluster("c")
     world.clusters["c"] = with_condition(installing, "StackReady", "False", "Installing")
     world.steps(2)

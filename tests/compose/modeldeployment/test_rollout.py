@@ -73,7 +73,7 @@ class Fleet:
         return [now[i] != before[i] for i in sorted(before)]
 
 
-def settled(composite: Obj, broken: frozenset[str] = frozenset()) -> Fleet:
+def six_serving(composite: Obj, broken: frozenset[str] = frozenset()) -> Fleet:
     fleet = Fleet(broken)
     for _ in range(3):
         fleet.reconcile(composite)
@@ -82,7 +82,7 @@ def settled(composite: Obj, broken: frozenset[str] = frozenset()) -> Fleet:
 
 
 def test_a_new_image_never_leaves_fewer_serving_than_max_unavailable_allows() -> None:
-    fleet = settled(md())
+    fleet = six_serving(md())
     before = fleet.stamps()
     history = []
     for _ in range(10):
@@ -95,7 +95,7 @@ def test_a_new_image_never_leaves_fewer_serving_than_max_unavailable_allows() ->
 
 
 def test_the_rollout_advances_only_as_updated_replicas_serve() -> None:
-    fleet = settled(md())
+    fleet = six_serving(md())
     first = fleet.reconcile(md("vllm/vllm-openai:v2"))
     assert first.status["rollout"] == {"updated": 1, "serving": 0, "remaining": 5}
     # The updated replica restarting holds the rest.
@@ -108,7 +108,7 @@ def test_the_rollout_advances_only_as_updated_replicas_serve() -> None:
 
 
 def test_an_updated_replica_that_never_serves_stalls_the_rollout() -> None:
-    fleet = settled(md())
+    fleet = six_serving(md())
     before = fleet.stamps()
     new = md("vllm/vllm-openai:broken")
     fleet.reconcile(new)
@@ -123,7 +123,7 @@ def test_an_updated_replica_that_never_serves_stalls_the_rollout() -> None:
 
 
 def test_a_paused_rollout_updates_nothing() -> None:
-    fleet = settled(md())
+    fleet = six_serving(md())
     before = fleet.stamps()
     for _ in range(3):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", paused=True))
@@ -133,7 +133,7 @@ def test_a_paused_rollout_updates_nothing() -> None:
 
 
 def test_a_partition_keeps_the_replicas_below_it_on_what_they_run() -> None:
-    fleet = settled(md())
+    fleet = six_serving(md())
     before = fleet.stamps()
     for _ in range(6):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", partition=4))
@@ -142,7 +142,7 @@ def test_a_partition_keeps_the_replicas_below_it_on_what_they_run() -> None:
 
 
 def test_replicas_stamped_before_the_template_hash_are_not_restarted_by_an_upgrade() -> None:
-    fleet = settled(md())
+    fleet = six_serving(md())
     for obj in fleet.observed.values():
         if obj["kind"] == "ModelReplica":
             del obj["metadata"]["annotations"][TEMPLATE_HASH]
@@ -151,7 +151,7 @@ def test_replicas_stamped_before_the_template_hash_are_not_restarted_by_an_upgra
 
 
 def test_a_rollout_by_cluster_updates_one_cluster_at_a_time() -> None:
-    fleet = settled(md())
+    fleet = six_serving(md())
     before = fleet.stamps()
     clusters = {
         int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): o["spec"]["clusterName"]
@@ -175,7 +175,7 @@ def test_a_rollout_by_cluster_updates_one_cluster_at_a_time() -> None:
 def test_every_replica_updated_is_complete_only_once_each_serves() -> None:
     # Issue 38.7: "6 updated (5 serving)" read Complete. With maxUnavailable 6 every replica is
     # restamped at once; the reconcile before they serve again says Progressing.
-    fleet = settled(md())
+    fleet = six_serving(md())
     first = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=6))
     assert first.status["rollout"]["remaining"] == 0
     assert first.status["rollout"]["serving"] < first.status["rollout"]["updated"]

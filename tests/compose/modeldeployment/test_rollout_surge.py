@@ -78,7 +78,7 @@ class Fleet:
         return {stamp_of(o) for o in self.replicas().values()}
 
 
-def settled(nodes: int) -> Fleet:
+def six_routed(nodes: int) -> Fleet:
     fleet = Fleet(nodes)
     for _ in range(3):
         fleet.reconcile(md())
@@ -90,7 +90,7 @@ NEW = md("vllm/vllm-openai:v2", maxSurge=1, maxUnavailable=0)
 
 
 def test_with_room_a_surge_never_leaves_fewer_than_all_replicas_serving() -> None:
-    fleet = settled(nodes=3)
+    fleet = six_routed(nodes=3)
     old = fleet.stamps()
     routed = []
     for _ in range(30):
@@ -103,7 +103,7 @@ def test_with_room_a_surge_never_leaves_fewer_than_all_replicas_serving() -> Non
 
 
 def test_a_replica_list_that_lags_a_deletion_revives_no_deleted_replica() -> None:
-    fleet = settled(nodes=3)
+    fleet = six_routed(nodes=3)
     fleet.lagging = True
     created: list[str] = []
     routed = []
@@ -118,7 +118,7 @@ def test_a_replica_list_that_lags_a_deletion_revives_no_deleted_replica() -> Non
 
 
 def test_the_surge_replica_is_placed_beside_the_old_one_and_status_counts_it() -> None:
-    fleet = settled(nodes=3)
+    fleet = six_routed(nodes=3)
     before = set(fleet.replicas())
     rsp = fleet.reconcile(NEW)
     assert rsp.status["rollout"] == {"updated": 0, "serving": 0, "remaining": 6, "surge": 1}
@@ -130,7 +130,7 @@ def test_the_surge_replica_is_placed_beside_the_old_one_and_status_counts_it() -
 
 
 def test_the_old_replica_loses_its_endpoint_before_it_is_deleted() -> None:
-    fleet = settled(nodes=3)
+    fleet = six_routed(nodes=3)
     for _ in range(30):
         before = fleet.observed
         fleet.reconcile(NEW)
@@ -140,7 +140,7 @@ def test_the_old_replica_loses_its_endpoint_before_it_is_deleted() -> None:
 
 
 def test_at_most_max_surge_replicas_are_placed_beside_the_old_ones() -> None:
-    fleet = settled(nodes=3)
+    fleet = six_routed(nodes=3)
     for _ in range(30):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", maxSurge=2, maxUnavailable=0))
         assert rsp.status["rollout"].get("surge", 0) <= 2
@@ -149,7 +149,7 @@ def test_at_most_max_surge_replicas_are_placed_beside_the_old_ones() -> None:
 
 
 def test_without_room_replicas_are_updated_in_place_as_max_unavailable_allows() -> None:
-    fleet = settled(nodes=2)
+    fleet = six_routed(nodes=2)
     names = set(fleet.replicas())
     routed = []
     for _ in range(20):
@@ -162,7 +162,7 @@ def test_without_room_replicas_are_updated_in_place_as_max_unavailable_allows() 
 
 
 def test_without_room_and_max_unavailable_0_no_serving_replica_stops() -> None:
-    fleet = settled(nodes=2)
+    fleet = six_routed(nodes=2)
     old = fleet.stamps()
     for _ in range(4):
         rsp = fleet.reconcile(NEW)
@@ -174,7 +174,7 @@ def test_without_room_and_max_unavailable_0_no_serving_replica_stops() -> None:
 
 
 def test_a_surge_replica_that_never_serves_keeps_the_old_one_serving() -> None:
-    fleet = settled(nodes=3)
+    fleet = six_routed(nodes=3)
     old = fleet.stamps()
     fleet.reconcile(NEW)
     fleet.broken = frozenset(fleet.stamps() - old)
@@ -188,7 +188,7 @@ def test_a_surge_replica_that_never_serves_keeps_the_old_one_serving() -> None:
 
 
 def test_a_paused_rollout_places_no_surge() -> None:
-    fleet = settled(nodes=3)
+    fleet = six_routed(nodes=3)
     names = set(fleet.replicas())
     for _ in range(3):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", maxSurge=1, paused=True))

@@ -58,7 +58,7 @@ def truthful(world: World) -> None:
             assert run is None or not run.up, f"Stalled by {name}, which serves"
 
 
-def settled(replicas: int = 6, lag: int = 0, broken: int | None = None) -> World:
+def serving_first_template(replicas: int = 6, lag: int = 0, broken: int | None = None) -> World:
     """Every replica serving the first template; with ``broken``, the replica at that index
     then stops serving it (reported before the test goes on)."""
     world = World(lag=lag)
@@ -100,7 +100,7 @@ def test_a_deployment_reconciled_before_its_replicas_report_never_exceeds_max_un
 ) -> None:
     # Issue 38.1: a status written before the restamp said the updated replica served, and the
     # next one was updated: 4 of 6 serving after one extra requeue, 3 after two.
-    world = settled(lag=lag)
+    world = serving_first_template(lag=lag)
     world.judges.append(never_below(6 - max_unavailable))
     new = md_at(V2, maxUnavailable=max_unavailable)
     before = world.stamps()
@@ -117,7 +117,7 @@ def test_a_rollout_by_cluster_restarts_one_cluster_at_a_time_on_real_timing(
 ) -> None:
     # Issue 38.1: with unit Cluster, stale status restarted all six at once while RolledOut
     # said Complete.
-    world = settled(lag=lag)
+    world = serving_first_template(lag=lag)
 
     def one_cluster_down(world: World) -> None:
         down = {
@@ -140,7 +140,7 @@ def test_an_outdated_replica_that_serves_nothing_is_updated_first_whatever_its_i
 ) -> None:
     # Issue 38.3: at a high index, the replica serving nothing spent the budget, the walk
     # stopped at the first serving replica, and the rollout never started.
-    world = settled(broken=index)
+    world = serving_first_template(broken=index)
     old = world.stamps()[index]
     assert world.serving() == 5
     world.judges.append(never_below(5))
@@ -155,7 +155,7 @@ def test_an_outdated_replica_that_serves_nothing_is_updated_first_whatever_its_i
 
 def test_a_broken_replica_the_update_does_not_mend_stalls_the_rollout_and_says_which() -> None:
     # Issue 38.3: a broken replica blocking progress read Progressing for good.
-    world = settled(broken=5)
+    world = serving_first_template(broken=5)
     broken = name_at(world, 5)
     world.broken = lambda name, stamp: name == broken
     world.judges.append(never_below(5))
@@ -175,7 +175,7 @@ def test_a_scale_up_with_a_new_image_restarts_no_serving_replica_until_the_new_o
 ) -> None:
     # Issue 38.5: the three new placements (not serving yet) did not count as unavailable,
     # so a serving replica was restarted in the same reconcile.
-    world = settled(replicas=3, lag=lag)
+    world = serving_first_template(replicas=3, lag=lag)
     world.judges.append(never_below(5))
     new = md_at(V2, replicas=6)
     world.play(new, pattern, 30)
@@ -190,7 +190,7 @@ def test_a_cluster_deleted_mid_rollout_stops_no_serving_replica_until_its_own_ar
 ) -> None:
     # Issue 38.5: the deleted cluster's replicas were re-placed (new, not serving) while another
     # serving replica was updated in the same reconcile.
-    world = settled(lag=lag)
+    world = serving_first_template(lag=lag)
     new = md_at(V2)
     world.play(new, pattern, 3)
     lost = {
@@ -211,7 +211,7 @@ def test_rolled_out_is_complete_only_once_every_replica_reports_serving_its_stam
 ) -> None:
     # Issue 38.7: "6 updated (5 serving)" read Complete, and Complete at 0 serving. With
     # maxUnavailable 6 every replica restarts at once: the truthful judge holds at every step.
-    world = settled(lag=lag)
+    world = serving_first_template(lag=lag)
     new = md_at(V2, maxUnavailable=6)
     said: list[str] = []
     for _ in range(8):
