@@ -112,7 +112,8 @@ def deployment(name: str, replicas: int, gpus: int = 8, cached: bool = False) ->
     }
 
 
-def fleet(*objs: Obj) -> list[Obj]:
+def documents(*objs: Obj) -> list[Obj]:
+    """What render reads: the classes, the cache and ``objs``."""
     return [*copy.deepcopy(CLASSES), copy.deepcopy(CACHE), *copy.deepcopy(list(objs))]
 
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelplane.explain import load_manifests
-from tests.explain_fleets import deployment, eks, existing, explained, fleet, rendered
+from tests.explain_fleets import deployment, documents, eks, existing, explained, rendered
 from tests.properties import examples
 
 EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "examples").iterdir())
@@ -44,7 +44,7 @@ def fleets(draw: st.DrawFn) -> list[dict[str, Any]]:
                 draw(st.booleans()),
             )
         )
-    return fleet(*objs)
+    return documents(*objs)
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -22,7 +22,7 @@ from modelplane.compose.inferencegateway.composer import CLUSTERS, compose_gatew
 from modelplane.composer import Inputs, Result
 from tests.compose.inferencecluster.support import cluster as declared_cluster
 from tests.compose.modelservice.kit import cluster, gateway
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, rendered_fleet
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]
@@ -205,7 +205,7 @@ def test_every_fleet_certificate_secret_the_fleet_issues_is_one_no_field_may_nam
     """Ties the refused suffixes to the Certificates the compositions compose."""
     issued = [
         c["spec"]["secretName"]
-        for c in fleet(name).composed("Certificate")
+        for c in rendered_fleet(name).composed("Certificate")
         if c["apiVersion"].startswith("cert-manager.io/")
     ]
     for secret in issued:

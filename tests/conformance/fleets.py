@@ -7,7 +7,7 @@ The interface, for every test module of this package:
 - ``NAMES``: every fleet's name (``example/<dir>``, ``generated/<what>``), for
   ``pytest.mark.parametrize("name", NAMES)``;
 - ``SERVED``: the names of the fleets with a ModelService;
-- ``fleet(name) -> Fleet``: the fleet, rendered once per test session (``inputs(name)``: as
+- ``rendered_fleet(name) -> Fleet``: the fleet, rendered once per test session (``inputs(name)``: as
   written);
 - ``Fleet.composites(kind)``: the composites of a kind, with the status their composition
   published;
@@ -213,7 +213,7 @@ def inputs(name: str) -> list[Obj]:
 
 
 @functools.cache
-def fleet(name: str) -> Fleet:
+def rendered_fleet(name: str) -> Fleet:
     objs = inputs(name)
     return Fleet(name, tuple(objs), _objects(render(objs)))
 
@@ -226,4 +226,4 @@ SERVED: tuple[str, ...] = tuple(
 
 def fleets() -> Iterator[Fleet]:
     for name in NAMES:
-        yield fleet(name)
+        yield rendered_fleet(name)

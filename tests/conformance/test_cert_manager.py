@@ -17,7 +17,7 @@ from modelplane.compose.inferencecluster.components import (
 )
 from modelplane.compose.inferencecluster.prerequisites import AFTER
 from modelplane.dataplane import Fabric
-from tests.conformance.fleets import SERVED, fleet
+from tests.conformance.fleets import SERVED, rendered_fleet
 
 
 @pytest.mark.parametrize("name", SERVED)
@@ -30,7 +30,7 @@ def test_a_front_door_certified_by_an_issuer_can_answer_http01_and_serves_nothin
     server fetches it over plain HTTP on port 80. So a front Gateway whose certificate comes
     from an issuer has a port-80 listener for its hostname admitting its own namespace's routes,
     and no route Modelplane composes attaches there."""
-    f = fleet(name)
+    f = rendered_fleet(name)
     fab = Fabric(f.docs)
     for ig in f.composites("InferenceGateway"):
         if "issuerRef" not in ig["spec"]["tls"]:
@@ -48,7 +48,7 @@ def test_a_front_door_certified_by_an_issuer_can_answer_http01_and_serves_nothin
 
 
 def cert_manager_values(name: str) -> dict:
-    f = fleet(name)
+    f = rendered_fleet(name)
     releases = [
         r
         for r in f.docs

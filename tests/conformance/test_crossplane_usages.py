@@ -16,7 +16,7 @@ from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.replicapool import replica_pool_name
 from tests.compose.test_drain_before_delete import H100, World, fronted, rolled
 from tests.compose.through import Response, run
-from tests.conformance.fleets import NAMES, SERVED, fleet
+from tests.conformance.fleets import NAMES, SERVED, rendered_fleet
 from tests.fleet.builders import deployment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def scope(ref: Obj) -> str:
 
 
 def _usages(name: str) -> list[Obj]:
-    return fleet(name).composed("Usage") + fleet(name).composed("ClusterUsage")
+    return rendered_fleet(name).composed("Usage") + rendered_fleet(name).composed("ClusterUsage")
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -52,7 +52,7 @@ def test_a_namespaced_usage_protects_only_a_namespaced_object(name: str) -> None
     never matches its deletion, so protects nothing."""
     unresolvable = [
         (u["metadata"]["name"], u["spec"]["of"]["kind"])
-        for u in fleet(name).composed("Usage")
+        for u in rendered_fleet(name).composed("Usage")
         if scope(u["spec"]["of"]) != "Namespaced"
     ]
     assert unresolvable == []
@@ -64,7 +64,7 @@ def test_a_cluster_usage_names_no_namespaced_user(name: str) -> None:
     references are resolved without a namespace, so a namespaced ``by`` is never found."""
     unresolvable = [
         (u["metadata"]["name"], u["spec"]["by"]["kind"])
-        for u in fleet(name).composed("ClusterUsage")
+        for u in rendered_fleet(name).composed("ClusterUsage")
         if "by" in u["spec"] and scope(u["spec"]["by"]) != "Cluster"
     ]
     assert unresolvable == []
@@ -76,7 +76,7 @@ def test_every_usage_names_objects_the_fleet_composes_beside_it(name: str) -> No
     the Usage's namespace (reconciler.go), so both are composed there."""
     composed = {
         (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"])
-        for d in fleet(name).docs
+        for d in rendered_fleet(name).docs
     }
     missing = []
     for u in _usages(name):
@@ -100,7 +100,7 @@ def test_every_release_and_object_uses_a_provider_config_its_cluster_composes(na
     and the ClusterProviderConfig controller (provider-helm's pkg/controller/namespaced/config/
     config.go, crossplane-runtime's providerconfig reconciler) keeps its in-use finalizer while
     any remains. That holds only for configs that exist, named by every user."""
-    f = fleet(name)
+    f = rendered_fleet(name)
     configs = {
         (c["apiVersion"].partition("/")[0], c["metadata"]["name"])
         for c in f.composed("ClusterProviderConfig")
@@ -118,7 +118,11 @@ def test_every_release_and_object_uses_a_provider_config_its_cluster_composes(na
 
 
 def _holds(name: str) -> list[Obj]:
-    return [u for u in fleet(name).composed("Usage") if u["spec"]["of"]["kind"] == "ModelReplica"]
+    return [
+        u
+        for u in rendered_fleet(name).composed("Usage")
+        if u["spec"]["of"]["kind"] == "ModelReplica"
+    ]
 
 
 @pytest.mark.parametrize("name", SERVED)
@@ -128,9 +132,9 @@ def test_every_routed_replica_is_held_by_a_usage_of_the_service(name: str) -> No
     so deleting a deployment leaves every replica a route names until its Usage goes."""
     routed = {
         m["spec"]["forProvider"]["manifest"]["metadata"]["name"]
-        for m in fleet(name).composed("Object")
+        for m in rendered_fleet(name).composed("Object")
         if m["spec"]["forProvider"]["manifest"]["kind"] == "InferencePool"
-    } & referenced_pools(fleet(name).composed("Object"))
+    } & referenced_pools(rendered_fleet(name).composed("Object"))
     held = {replica_pool_name(u["spec"]["of"]["resourceRef"]["name"]) for u in _holds(name)}
     assert routed and held == routed
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, rendered_fleet
 
 POOL = ("inference.networking.k8s.io", "InferencePool")
 
@@ -18,7 +18,7 @@ def test_no_route_rule_names_more_than_one_inference_pool(name: str) -> None:
     every route on it stays at its last good configuration."""
     crowded = [
         (r.cluster, r.manifest["metadata"]["name"], i)
-        for r in fleet(name).remote("HTTPRoute")
+        for r in rendered_fleet(name).remote("HTTPRoute")
         for i, rule in enumerate(r.manifest["spec"].get("rules") or [])
         if sum((b.get("group"), b.get("kind")) == POOL for b in rule.get("backendRefs") or []) > 1
     ]
@@ -32,7 +32,7 @@ def test_a_rule_naming_an_inference_pool_names_nothing_else(name: str) -> None:
     the picker's choice of pod."""
     mixed = [
         (r.cluster, r.manifest["metadata"]["name"], i)
-        for r in fleet(name).remote("HTTPRoute")
+        for r in rendered_fleet(name).remote("HTTPRoute")
         for i, rule in enumerate(r.manifest["spec"].get("rules") or [])
         if any((b.get("group"), b.get("kind")) == POOL for b in rule.get("backendRefs") or [])
         and len(rule["backendRefs"]) > 1
@@ -48,14 +48,14 @@ def test_no_single_picker_pod_stands_between_the_gateway_and_the_engines(name: s
     fails. So every picker runs more than one pod, under a disruption budget."""
     pickers = [
         r
-        for r in fleet(name).remote("Deployment")
+        for r in rendered_fleet(name).remote("Deployment")
         if r.manifest["spec"]["selector"]["matchLabels"].get("modelplane.ai/component")
         == "endpoint-picker"
     ]
-    assert pickers or not fleet(name).composites("ModelReplica")
+    assert pickers or not rendered_fleet(name).composites("ModelReplica")
     budgets = {
         (r.cluster, r.manifest["metadata"]["namespace"], r.manifest["metadata"]["name"])
-        for r in fleet(name).remote("PodDisruptionBudget")
+        for r in rendered_fleet(name).remote("PodDisruptionBudget")
     }
     for p in pickers:
         meta = p.manifest["metadata"]

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, rendered_fleet
 
 Obj = dict[str, Any]
 CARES = "type.googleapis.com/envoy.extensions.network.dns_resolver.cares.v3.CaresDnsResolverConfig"
@@ -39,7 +39,7 @@ def _merged(proxy: Obj) -> Obj:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_composed_envoy_proxy_resolves_names_without_search_domains(name: str) -> None:
-    proxies = fleet(name).remote("EnvoyProxy")
+    proxies = rendered_fleet(name).remote("EnvoyProxy")
     assert proxies
     for proxy in proxies:
         resolver = _merged(proxy.manifest)["typed_dns_resolver_config"]
@@ -55,7 +55,7 @@ def test_the_bootstrap_merge_changes_nothing_envoy_gateway_guards(name: str) -> 
     """internal/xds/bootstrap/validate.go ``Validate`` refuses a bootstrap whose
     ``dynamic_resources`` or ``xds_cluster`` differ from the default (the GatewayClass is then
     not accepted); a merge that adds one top-level field leaves both as they are."""
-    for proxy in fleet(name).remote("EnvoyProxy"):
+    for proxy in rendered_fleet(name).remote("EnvoyProxy"):
         assert set(_merged(proxy.manifest)) == {"typed_dns_resolver_config"}
 
 
@@ -65,7 +65,7 @@ def test_every_backend_dialled_by_name_is_dialled_by_a_proxy_that_does_not_searc
 ) -> None:
     """A Backend is dialled by the proxies of the Gateways on its cluster; each Gateway's class
     names its EnvoyProxy (``parametersRef``), whose bootstrap the class's proxies run."""
-    f = fleet(name)
+    f = rendered_fleet(name)
     by_cluster: dict[str, list[Obj]] = {}
     for r in f.remote("Backend"):
         if any("fqdn" in e for e in r.manifest["spec"].get("endpoints") or []):

@@ -21,7 +21,7 @@ from modelplane.compose.modelservice.composer import endpoints_requirement
 from modelplane.dataplane import Fabric, Listener, Request
 from tests.compose.modelservice import kit
 from tests.compose.through import run
-from tests.conformance.fleets import NAMES, SERVED, fleet
+from tests.conformance.fleets import NAMES, SERVED, rendered_fleet
 
 Obj = dict[str, Any]
 FLEET_CA_COPY = "modelplane-fleet-ca"
@@ -29,14 +29,14 @@ FLEET_CA_COPY = "modelplane-fleet-ca"
 
 
 def fabric(name: str) -> Fabric:
-    return Fabric(fleet(name).docs)
+    return Fabric(rendered_fleet(name).docs)
 
 
 def _fleet_ca_copies(name: str) -> set[tuple[str, str]]:
     """(cluster, namespace/name) of every Secret whose data is patched from the control plane's
     fleet CA, as provider-kubernetes patches it in."""
     out = set()
-    for r in fleet(name).remote("Secret"):
+    for r in rendered_fleet(name).remote("Secret"):
         refs = r.object["spec"].get("references") or []
         if r.manifest["metadata"]["name"] == FLEET_CA_COPY and any(
             "patchesFrom" in ref for ref in refs
@@ -70,7 +70,7 @@ def test_every_listener_reaching_a_replica_pool_requires_a_client_certificate_fr
                         if not cas or not cas <= copies:
                             open_paths.append((listener.label, route["metadata"]["name"]))
     assert open_paths == []
-    routes = [r for r in fleet(name).remote("HTTPRoute")]
+    routes = [r for r in rendered_fleet(name).remote("HTTPRoute")]
     assert reaching or not routes
 
 
@@ -88,7 +88,7 @@ def test_every_composed_route_attaches_to_a_composed_listener(name: str) -> None
     }
     unattached = [
         (r.cluster, r.manifest["metadata"]["name"])
-        for r in fleet(name).remote("HTTPRoute")
+        for r in rendered_fleet(name).remote("HTTPRoute")
         if (r.cluster, r.manifest["metadata"].get("namespace"), r.manifest["metadata"]["name"])
         not in attached
     ]
@@ -97,7 +97,7 @@ def test_every_composed_route_attaches_to_a_composed_listener(name: str) -> None
 
 def _front_requests(name: str) -> list[tuple[str, Request]]:
     """(gateway, request) for every ModelService on every InferenceGateway serving it."""
-    f = fleet(name)
+    f = rendered_fleet(name)
     out = []
     for ig in f.composites("InferenceGateway"):
         for ms in f.composites("ModelService"):
@@ -110,7 +110,7 @@ def _front_requests(name: str) -> list[tuple[str, Request]]:
 
 
 def _front_listener(f: Fabric, name: str, gateway: str) -> Listener:
-    gateways = fleet(name).composites("InferenceGateway")
+    gateways = rendered_fleet(name).composites("InferenceGateway")
     ig = next(g for g in gateways if g["metadata"]["name"] == gateway)
     published = ig["status"]["gateway"]
     return next(
@@ -165,7 +165,7 @@ def test_the_walked_routes_carry_exactly_the_shares_the_plan_decided(name: str) 
     from modelplane.compose.modelservice.plan import plan_service
     from modelplane.routes import _endpoint_of, _entries, _selects, carried
 
-    f = fleet(name)
+    f = rendered_fleet(name)
     endpoints = f.composites("ModelEndpoint")
     clusters = by_name(f.composites("InferenceCluster"))
     gateways = {g["metadata"]["name"]: g for g in f.composites("InferenceGateway")}
@@ -225,7 +225,7 @@ def test_a_replica_called_directly_is_refused_without_a_certificate_the_fleet_ca
     """A request straight to a cluster's fleet listener, for a replica's own path: refused with no
     client certificate, or with one no fleet CA signed (the front door's server certificate);
     carried to the replica's pool with the certificate a front gateway presents."""
-    f = fleet(name)
+    f = rendered_fleet(name)
     fab = fabric(name)
     [ig, *_] = f.composites("InferenceGateway")
     host = ig["status"]["gateway"]

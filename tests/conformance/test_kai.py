@@ -16,7 +16,7 @@ import pytest
 
 from modelplane.compose.modelreplica.composer import compose_replica
 from tests.compose.modelreplica.support import example_inputs
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, rendered_fleet
 
 Obj = dict
 
@@ -62,7 +62,7 @@ def _lws_pod_templates(lws: Obj) -> list[Obj]:
 def test_every_leaderworkerset_of_every_fleet_is_grouped_whole_by_the_kai_its_cluster_runs(
     name: str,
 ) -> None:
-    f = fleet(name)
+    f = rendered_fleet(name)
     releases = {
         r["spec"]["providerConfigRef"]["name"]
         for r in f.composed("Release")

@@ -40,7 +40,7 @@ from modelplane import labels
 from modelplane.compose.modeldeployment.stamp import GRACE_SECONDS, PRE_STOP_SECONDS
 from tests.compose.modelreplica import support
 from tests.compose.through import run
-from tests.conformance.fleets import EXAMPLES, NAMES, fleet
+from tests.conformance.fleets import EXAMPLES, NAMES, rendered_fleet
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def drained(name: str) -> list[Obj]:
     if name == SIDECAR:
         manifests = _sidecar_manifests()
     else:
-        manifests = [r.manifest for r in fleet(name).remote()]
+        manifests = [r.manifest for r in rendered_fleet(name).remote()]
     return [
         pod
         for manifest in manifests

@@ -9,7 +9,7 @@ import pytest
 
 from modelplane.compose.modelreplica.composer import compose_replica
 from tests.compose.modelreplica.support import example_inputs
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, rendered_fleet
 
 Obj = dict
 
@@ -58,7 +58,7 @@ def test_sglang_pods_name_their_engine_type_for_the_metrics_extractor():
 def _pickers(name: str) -> list[Obj]:
     return [
         r.manifest
-        for r in fleet(name).remote("Deployment")
+        for r in rendered_fleet(name).remote("Deployment")
         if r.manifest["spec"]["selector"]["matchLabels"].get("modelplane.ai/component")
         == "endpoint-picker"
     ]
@@ -79,7 +79,7 @@ def test_every_picker_of_every_fleet_routes_on_its_own_and_traces_only_when_aske
 def _serving_pods(name: str) -> list[Obj]:
     out = []
     for kind in ("Deployment", "LeaderWorkerSet"):
-        for r in fleet(name).remote(kind):
+        for r in rendered_fleet(name).remote(kind):
             spec = r.manifest["spec"]
             templates = (
                 [spec["leaderWorkerTemplate"].get("leaderTemplate")]

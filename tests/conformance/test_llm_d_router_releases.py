@@ -57,7 +57,7 @@ import yaml
 from modelplane.compose import pickerversions
 from modelplane.compose.admission import Admission
 from modelplane.compose.endpointpicker import DEFAULT_IMAGE
-from tests.conformance.fleets import NAMES, example, fleet, inputs
+from tests.conformance.fleets import NAMES, example, inputs, rendered_fleet
 
 Obj = dict[str, Any]
 
@@ -84,11 +84,11 @@ def _pickers(name: str) -> list[tuple[str, Obj]]:
     """Each picker of the fleet: its image and the config its ConfigMap gives it."""
     configs = {
         (r.cluster, r.manifest["metadata"]["namespace"], r.manifest["metadata"]["name"]): r
-        for r in fleet(name).remote("ConfigMap")
+        for r in rendered_fleet(name).remote("ConfigMap")
         if "epp-config.yaml" in (r.manifest.get("data") or {})
     }
     out = []
-    for r in fleet(name).remote("Deployment"):
+    for r in rendered_fleet(name).remote("Deployment"):
         spec = r.manifest["spec"]["template"]["spec"]
         if spec["containers"][0]["name"] != "epp":
             continue
@@ -175,7 +175,7 @@ def _pods(name: str, role: str) -> list[Obj]:
     """The pod templates of the fleet's serving pods of a role (llm-d.ai/role)."""
     return [
         r.manifest["spec"]["template"]
-        for r in fleet(name).remote("Deployment")
+        for r in rendered_fleet(name).remote("Deployment")
         if r.manifest["spec"]["template"]["metadata"]["labels"].get(ROLE) == role
     ]
 
@@ -183,7 +183,7 @@ def _pods(name: str, role: str) -> list[Obj]:
 def _pool_ports(name: str) -> set[int]:
     return {
         p["number"]
-        for r in fleet(name).remote("InferencePool")
+        for r in rendered_fleet(name).remote("InferencePool")
         for p in r.manifest["spec"]["targetPorts"]
     }
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.fleets import NAMES, Fleet, fleet
+from tests.conformance.fleets import NAMES, Fleet, rendered_fleet
 from tests.conformance.grove import GangPod
 from tests.conformance.lws import group_pods
 from tests.networkpolicy import Pod, admits, matches, pod_ports
@@ -192,7 +192,7 @@ def _replica_pods(f: Fleet) -> list[Workload]:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_replica_pod_is_selected_by_a_policy(name: str) -> None:
-    f = fleet(name)
+    f = rendered_fleet(name)
     for w in _replica_pods(f):
         selecting = [
             p
@@ -205,7 +205,7 @@ def test_every_replica_pod_is_selected_by_a_policy(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_gateway_reaches_every_serving_pod_and_picker_of_its_pools(name: str) -> None:
-    f = fleet(name)
+    f = rendered_fleet(name)
     hops = list(request_paths(f))
     assert hops
     for cluster, proxy, pod, port in hops:
@@ -214,7 +214,7 @@ def test_the_gateway_reaches_every_serving_pod_and_picker_of_its_pools(name: str
 
 @pytest.mark.parametrize("name", NAMES)
 def test_no_other_gateways_proxies_reach_a_replica(name: str) -> None:
-    f = fleet(name)
+    f = rendered_fleet(name)
     gateways = proxies(f)
     for cluster, proxy, pod, port in request_paths(f):
         for (c, _, _), other in gateways.items():
@@ -224,7 +224,7 @@ def test_no_other_gateways_proxies_reach_a_replica(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_prometheus_scrapes_every_replica_pod_where_its_pod_monitor_points(name: str) -> None:
-    f = fleet(name)
+    f = rendered_fleet(name)
     monitors = [m.manifest for m in f.remote("PodMonitor")]
     for w in _replica_pods(f):
         prometheus = scraper(f, w.cluster)
@@ -239,7 +239,7 @@ def test_prometheus_scrapes_every_replica_pod_where_its_pod_monitor_points(name:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_gang_member_reaches_every_other_on_any_port(name: str) -> None:
-    f = fleet(name)
+    f = rendered_fleet(name)
     pods = [w for w in _replica_pods(f) if w.gang]
     for a in pods:
         for b in pods:
@@ -249,7 +249,7 @@ def test_every_gang_member_reaches_every_other_on_any_port(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_pod_of_another_namespace_reaches_no_replica_pod(name: str) -> None:
-    f = fleet(name)
+    f = rendered_fleet(name)
     for w in _replica_pods(f):
         # Its very labels, even those of Envoy Gateway's proxies, from a tenant's namespace.
         impostor = Pod(f"not-{w.pod.namespace}", w.pod.labels)

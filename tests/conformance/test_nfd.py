@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, rendered_fleet
 
 CHART_VALUES = Path(__file__).resolve().parents[1] / "upstream" / "values"
 DISPLAY_CLASSES = ("0300", "0301", "0302", "0380")
@@ -56,7 +56,7 @@ def test_a_node_with_an_nvidia_gpu_of_any_display_class_gets_the_dra_plugin(
 ) -> None:
     releases = [
         r
-        for r in fleet(name).composed("Release")
+        for r in rendered_fleet(name).composed("Release")
         if r["spec"]["forProvider"]["chart"]["name"] == "dra-driver-nvidia-gpu"
     ]
     assert releases

@@ -10,7 +10,7 @@ import yaml
 
 from modelplane.compose.inferencecluster.components import INSTALLED
 from modelplane.compose.inferencecluster.status import component_state
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, rendered_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "design" / "serving-stack.md"
@@ -53,7 +53,7 @@ def test_every_composed_release_names_its_chart_version_as_the_registry_publishe
     forms = published_forms()
     wrong = {
         (r["metadata"]["name"], chart["name"], chart["version"])
-        for r in fleet(name).composed("Release")
+        for r in rendered_fleet(name).composed("Release")
         for chart in [r["spec"]["forProvider"]["chart"]]
         if chart["version"] != forms[chart["name"]]
     }

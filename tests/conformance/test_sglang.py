@@ -26,7 +26,7 @@ import pytest
 from modelplane.compose.modelreplica.composer import compose_replica
 from tests.compose.modelreplica.support import example_inputs
 from tests.conformance.expansion import command_line, environment
-from tests.conformance.fleets import NAMES, fleet
+from tests.conformance.fleets import NAMES, rendered_fleet
 from tests.conformance.lws import GroupPod, group_pods
 from tests.conformance.sglang import server_args
 
@@ -53,7 +53,7 @@ def _args(template: Obj, pod: GroupPod | None = None) -> Namespace:
 
 
 def _fleet_gang() -> Obj:
-    [gang] = fleet("example/fleet-gang").remote("LeaderWorkerSet")
+    [gang] = rendered_fleet("example/fleet-gang").remote("LeaderWorkerSet")
     return gang.manifest
 
 
@@ -76,7 +76,7 @@ def _sglang_pods(name: str) -> list[tuple[Obj, GroupPod | None]]:
     """A pod of each template of the fleet that the picker reads with SGLang's metric names:
     (template, the group's pod when it is a LeaderWorkerSet's)."""
     out: list[tuple[Obj, GroupPod | None]] = []
-    for remote in fleet(name).remote():
+    for remote in rendered_fleet(name).remote():
         manifest = remote.manifest
         if manifest.get("kind") == "LeaderWorkerSet":
             out += [(t, p) for p, t in group_pods(manifest, 0)]
