@@ -28,6 +28,7 @@ from tests.fleet.builders import (
     H100,
     deployment,
     inference_cluster,
+    is_serving,
     with_condition,
 )
 
@@ -94,14 +95,7 @@ class Fleet:
         return sorted(k for k, o in self.observed.items() if o["kind"] == "ModelReplica")
 
     def serving(self) -> int:
-        return sum(
-            1
-            for k in self.replicas()
-            if any(
-                c["type"] == "ModelServing" and c["status"] == "True"
-                for c in self.observed[k]["status"]["conditions"]
-            )
-        )
+        return sum(1 for k in self.replicas() if is_serving(self.observed[k]))
 
     def on_new_picker(self) -> int:
         return sum(1 for k in self.replicas() if DEFAULT_IMAGE in _images(self.remote[k]))

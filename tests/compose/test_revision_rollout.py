@@ -23,6 +23,7 @@ from tests.fleet.builders import (
     H100,
     deployment,
     fleet,
+    is_serving,
     model_cache,
 )
 
@@ -186,14 +187,7 @@ class World:
 
     def serving(self) -> dict[int, str]:
         """The revision each serving replica reads, by replica index."""
-        return {
-            _index(r): self.reads(r)
-            for r in self.replicas()
-            if any(
-                c["type"] == "ModelServing" and c["status"] == "True"
-                for c in r["status"]["conditions"]
-            )
-        }
+        return {_index(r): self.reads(r) for r in self.replicas() if is_serving(r)}
 
     def pins(self) -> dict[int, str]:
         return {_index(r): _pin(r) for r in self.replicas()}

@@ -257,6 +257,12 @@ def serving(
     return with_condition(with_condition(replica, "ModelServing", status, reason), "Ready", status)
 
 
+def is_serving(replica: Obj) -> bool:
+    """Whether the replica's status says ModelServing is True."""
+    conditions = (replica.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "ModelServing" and c["status"] == "True" for c in conditions)
+
+
 def model_cache(name: str, namespace: str = "ml", selector: dict[str, str] | None = None) -> Obj:
     """A ModelCache of a Hugging Face repo, staged on the clusters ``selector`` labels (all
     when None)."""

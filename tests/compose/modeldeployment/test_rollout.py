@@ -12,7 +12,7 @@ from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
 from tests.compose.modeldeployment.running import as_run
 from tests.compose.through import Response, run
-from tests.fleet.builders import H100, deployment, inference_cluster, stamp_of
+from tests.fleet.builders import H100, deployment, inference_cluster, is_serving, stamp_of
 
 Obj = dict[str, Any]
 FLEET = [inference_cluster(n, {"h100": ("h100", 2)}, classes=[H100]) for n in ("a", "b", "c")]
@@ -51,13 +51,7 @@ class Fleet:
 
     def serving(self) -> int:
         return sum(
-            1
-            for o in self.observed.values()
-            if o["kind"] == "ModelReplica"
-            and any(
-                c["type"] == "ModelServing" and c["status"] == "True"
-                for c in o["status"]["conditions"]
-            )
+            1 for o in self.observed.values() if o["kind"] == "ModelReplica" and is_serving(o)
         )
 
     def stamps(self) -> dict[int, str]:

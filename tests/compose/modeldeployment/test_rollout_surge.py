@@ -13,7 +13,7 @@ from modelplane.labels import SURGE_FOR
 from tests.compose.modeldeployment.running import as_run
 from tests.compose.modeldeployment.test_rollout import md
 from tests.compose.through import Response, run
-from tests.fleet.builders import inference_class, inference_cluster, stamp_of
+from tests.fleet.builders import inference_class, inference_cluster, is_serving, stamp_of
 
 Obj = dict[str, Any]
 ONE_GPU = inference_class("h100", gpus=1)
@@ -63,12 +63,7 @@ class Fleet:
         return sum(
             1
             for key, o in self.observed.items()
-            if o["kind"] == "ModelReplica"
-            and endpoint_key(key) in self.observed
-            and any(
-                c["type"] == "ModelServing" and c["status"] == "True"
-                for c in o["status"]["conditions"]
-            )
+            if o["kind"] == "ModelReplica" and endpoint_key(key) in self.observed and is_serving(o)
         )
 
     def replicas(self) -> dict[str, Obj]:
