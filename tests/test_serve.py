@@ -357,7 +357,7 @@ def test_the_legacy_v1beta1_service_answers_too(stop):
 
 
 def serving_held(
-    stop: list[subprocess.Popen[str]], workers: int, metrics: int = 0, **limits: int
+    stop: list[subprocess.Popen[str]], workers: int, metrics: int = 0, **limits: float
 ) -> tuple[subprocess.Popen[str], int]:
     """`serve` whose ModelReplica composer holds any replica annotated to wait
     (``tests/holding.py``), on a free loopback port; metrics on port ``metrics`` (0: none);
@@ -434,7 +434,7 @@ def test_sigterm_stops_the_server_within_its_grace_period_whatever_is_running(st
 
 
 def test_a_composition_abandoned_past_its_budget_frees_its_worker(stop, tmp_path):
-    _, port = serving_held(stop, workers=1)
+    _, port = serving_held(stop, workers=1, abandoned_seconds=2)
     hold = tmp_path / "never"
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = grpcv1.FunctionRunnerServiceStub(channel)
@@ -442,7 +442,7 @@ def test_a_composition_abandoned_past_its_budget_frees_its_worker(stop, tmp_path
             stub.RunFunction(held_request(hold, "held"), timeout=3)
         assert gave_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         # The only worker holds a composition that never ends: once nobody has waited for it
-        # for ABANDONED_SECONDS it is stopped, and the next call is answered by a replacement.
+        # for abandoned_seconds it is stopped, and the next call is answered by a replacement.
         assert stub.RunFunction(seed_request(), timeout=120).meta.tag == "seed"
     with pytest.raises(ProcessLookupError):
         os.kill(started(hold), 0)
@@ -481,8 +481,11 @@ def test_a_cancelled_composition_finishes_in_its_worker_and_answers_the_retry(st
     os.kill(worker, 0)
     assert workers_of(proc.pid) == before
     results = [line.get("result") for line in log_lines(proc) if line.get("tag") == "held"]
-    assert results[0] == "cancelled" and results[1] in ("composed", "cached")
-    assert results[2] == "cached"
+    # The cancelled call may log after the retry that joined its composition: order aside,
+    # one call was cancelled, one was answered by the composition, the last from the cache.
+    answered = [r for r in results if r != "cancelled"]
+    assert results.count("cancelled") == 1 and len(results) == 3, results
+    assert answered[0] in ("composed", "cached") and answered[1] == "cached", results
 
 
 def test_callers_giving_up_on_a_long_composition_cost_no_worker(stop, tmp_path):

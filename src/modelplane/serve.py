@@ -79,6 +79,10 @@ HTTP/2 MAX_CONCURRENT_STREAMS): gRPC reads a call's message whole before any han
 so this times the message limit bounds what arriving calls hold. Past it a connection's client
 waits for a stream (grpc-go, Crossplane's, queues the call), and a call on another connection
 is refused RESOURCE_EXHAUSTED before its message is read."""
+ABANDONED_SECONDS = 10
+"""How long a composition nobody waits for any more may run on: long enough for any real one
+(a 1,000-cluster fleet composes in about a second) to finish and be cached for the retry;
+past it, its worker is stopped and replaced."""
 _STARTUP_SECONDS = 120
 _SERVICES = (
     "apiextensions.fn.proto.v1.FunctionRunnerService",
@@ -100,13 +104,15 @@ def serve(
     metrics_port: int | None = None,
     max_inflight_size: int | None = None,
     max_concurrent_rpcs: int = DEFAULT_CONCURRENT_RPCS,
+    abandoned_seconds: float = ABANDONED_SECONDS,
 ) -> None:
     """Serve until SIGTERM; message sizes in MiB; ``workers`` defaults to the CPUs available;
     ``registry`` names the function building the composers (``module:function``); metrics are
     served on ``metrics_address`` (``host:port``, its port replaced by ``metrics_port``), none
     when it is empty or its port 0; ``max_inflight_size`` (MiB, default the larger of
     DEFAULT_INFLIGHT_MIB and ``max_recv_message_size``) and ``max_concurrent_rpcs`` bound the
-    requests held at once."""
+    requests held at once; a composition nobody has waited for in ``abandoned_seconds`` has its
+    worker replaced."""
     configure_logging(debug)
     metrics_at = _checked_metrics_address(metrics_address, metrics_port)
     if insecure and tls_certs_dir:
@@ -130,7 +136,7 @@ def serve(
         ("grpc.max_concurrent_streams", max_concurrent_rpcs),
     ]
     inflight = max_inflight_size or max(DEFAULT_INFLIGHT_MIB, max_recv_message_size)
-    limits = Limits(inflight * MIB, max_concurrent_rpcs)
+    limits = Limits(inflight * MIB, max_concurrent_rpcs, abandoned_seconds)
     # Compiled here, before the first workers are forked, so they start with it compiled (and
     # a missing apis/ is reported once, here).
     definitions = Admission.default().definitions()
@@ -186,7 +192,9 @@ async def _serve(
     try:
         await pool.start()
         server = grpc.aio.server(options=options, maximum_concurrent_rpcs=limits.calls)
-        handle = Handler(pool, log, max_inflight=limits.inflight)
+        handle = Handler(
+            pool, log, abandoned_seconds=limits.abandoned, max_inflight=limits.inflight
+        )
         handlers = {
             "RunFunction": grpc.unary_unary_rpc_method_handler(
                 handle.run, request_deserializer=None, response_serializer=None
@@ -236,12 +244,8 @@ class Limits:
     """Bytes of requests held at once (``Handler.max_inflight``)."""
     calls: int
     """Calls taken at once (``DEFAULT_CONCURRENT_RPCS``)."""
-
-
-ABANDONED_SECONDS = 10
-"""How long a composition nobody waits for any more may run on: long enough for any real one
-(a 1,000-cluster fleet composes in about a second) to finish and be cached for the retry;
-past it, its worker is stopped and replaced."""
+    abandoned: float = ABANDONED_SECONDS
+    """How long a composition nobody waits for may run on (``ABANDONED_SECONDS``)."""
 
 
 class Handler:
