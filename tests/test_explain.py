@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from modelplane.cli import main
 from modelplane.explain import explain, load_manifests, natural
-from tests.fleet import fleetkit
+from tests.fleet import builders
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TWO_CLASSES = EXAMPLES / "fleet-two-classes"
@@ -110,10 +110,10 @@ def test_a_request_no_device_matches_quotes_the_selector_at_fault() -> None:
 
 def test_a_near_miss_quotes_the_devices_value_and_the_nearest_that_matches() -> None:
     # An H100 as DRA declares it, 81559Mi, is 79.6Gi: a selector asking for 80Gi misses it.
-    h100 = fleetkit.gpu_class("h100", memory="81559Mi")
-    selector = fleetkit.memory_at_least("80Gi")
-    md = fleetkit.deployment(engines=[fleetkit.standalone(selectors=[selector])])
-    out = explain([h100, fleetkit.cluster("a", [("h100", "h100", 1)]), md])
+    h100 = builders.gpu_class("h100", memory="81559Mi")
+    selector = builders.memory_at_least("80Gi")
+    md = builders.llm_deployment(engines=[builders.standalone(selectors=[selector])])
+    out = explain([h100, builders.declared_cluster("a", [("h100", "h100", 1)]), md])
     assert (
         f"  a: rejected: pool h100: engine main member 0: no device of class h100 matches request "
         f"gpu (selector `{selector}`: the devices' memory is 81559Mi (79.6Gi); "
@@ -127,8 +127,8 @@ def test_a_selector_matching_no_cluster_names_the_clusters_and_what_they_carry()
         cluster("c2", "h100", 1) | {"metadata": {"name": "c2", "labels": {"region": "us-west"}}},
         cluster("c3", "h100", 1) | {"metadata": {"name": "c3", "labels": {}}},
     ]
-    md = fleetkit.deployment(selector={"region": "us-wset"})
-    out = explain([fleetkit.gpu_class("h100"), *clusters, md]).splitlines()
+    md = builders.llm_deployment(selector={"region": "us-wset"})
+    out = explain([builders.gpu_class("h100"), *clusters, md]).splitlines()
     assert (
         "  no InferenceCluster matches clusterSelector region=us-wset; "
         "c1, c2: region=us-west; c3: no region label"
@@ -399,7 +399,7 @@ def test_a_model_cache_of_another_name_is_not_the_deployments() -> None:
 
 
 def test_a_placement_that_grows_a_pool_says_from_how_many_nodes_to_how_many() -> None:
-    grows = fleetkit.cluster("a", [("h100", "h100", 0)])
+    grows = builders.declared_cluster("a", [("h100", "h100", 0)])
     grows["spec"]["nodePools"][0]["maxNodeCount"] = 2
-    out = explain([fleetkit.gpu_class("h100"), grows, fleetkit.deployment()]).splitlines()
+    out = explain([builders.gpu_class("h100"), grows, builders.llm_deployment()]).splitlines()
     assert out[1] == "  a: replica 0 placed on pool h100 (scales from 0 to 1 nodes)"

@@ -2,8 +2,10 @@
 
 Objects come in two shapes: as a platform or ML team declares them (``declared_cluster``,
 spec only, what the scheduler reads) and as the API server stores them once reconciled
-(``inference_cluster`` with the status the deployment composer reads). ``fleetkit`` offers the
-scheduler tests' shorthands on top of these.
+(``inference_cluster`` with the status the deployment composer reads). The scheduler tests'
+shorthands follow: classes by GPU product (``gpu_class``), members by the devices they request
+(``device_member``), engines of a list of members (``engine_of``), a team's whole-node deployment
+(``llm_deployment``), and a replica stamped for a placement (``stamp``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 from modelplane import labels
 from modelplane.compose.replica_revision import CONDITION, revision_message
 from modelplane.labels import TEMPLATE_HASH
+from modelplane.scheduling import placement as pl
+from modelplane.scheduling.placement import ReplicaPlacement
 
 Obj = dict[str, Any]
 API = "modelplane.ai/v1alpha1"
@@ -275,3 +279,89 @@ def model_cache(name: str, namespace: str = "ml", selector: dict[str, str] | Non
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
+
+
+def memory_at_least(q: str) -> str:
+    return f'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("{q}")) >= 0'
+
+
+def product(name: str) -> str:
+    return f'device.attributes["gpu.nvidia.com"].productName == "{name}"'
+
+
+def gpu_class(
+    name: str, count: int = 8, product: str = "H100", memory: str = "80Gi", **extra: Any
+) -> dict[str, Any]:
+    """A class of ``count`` GPUs of one product; ``more=[...]`` adds further device kinds."""
+    gpu = gpu_device(count, memory, {"productName": {"string": product}})
+    return inference_class_of(name, [gpu, *extra.get("more", [])])
+
+
+def device_member(
+    role: str = "Standalone",
+    devices: list[tuple[str, int, list[str]]] | None = None,
+    nodes: int | None = None,
+) -> dict[str, Any]:
+    """A member requesting exactly ``devices`` (none: no nodeSelector), ``nodes`` per worker."""
+    m: dict[str, Any] = {
+        "role": role,
+        "template": {"spec": {"containers": [{"name": "engine", "image": "vllm:latest"}]}},
+    }
+    if devices is not None:
+        m["nodeSelector"] = node_selector(devices)
+    if nodes is not None:
+        m["worker"] = {"nodes": nodes}
+    return m
+
+
+def engine_of(name: str, members: list[dict[str, Any]], copies: int = 1, **kw: Any) -> Obj:
+    """An engine of a list of members; ``engine`` takes them as arguments, one GPU by default."""
+    return {"name": name, "copies": copies, "members": members, **kw}
+
+
+def standalone(
+    name: str = "main", gpus: int = 8, selectors: list[str] | None = None, copies: int = 1
+) -> dict[str, Any]:
+    return engine_of(
+        name, [device_member(devices=[("gpu", gpus, selectors or [GPU_SELECTOR])])], copies=copies
+    )
+
+
+def llm_deployment(
+    name: str = "llm",
+    namespace: str = "team-a",
+    replicas: int = 1,
+    engines: list[dict[str, Any]] | None = None,
+    selector: dict[str, str] | None = None,
+    tolerations: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """Team A's deployment ``llm`` of whole-node standalone engines unless ``engines`` says."""
+    return deployment(
+        name,
+        *(engines or [standalone()]),
+        replicas=replicas,
+        namespace=namespace,
+        selector=selector,
+        tolerations=tolerations,
+    )
+
+
+def stamp(md: dict[str, Any], p: ReplicaPlacement, name: str | None = None) -> dict[str, Any]:
+    """A ModelReplica as the deployment composer would stamp it for placement ``p``."""
+    engines = []
+    for e in md["spec"]["template"]["spec"]["engines"]:
+        placed = p.engine(e["name"])
+        members = []
+        for m, mp in zip(e["members"], placed.members, strict=True):
+            out = {k: v for k, v in m.items() if k != "nodeSelector"}
+            out["nodePoolName"] = mp.pool
+            if mp.device_requests:
+                out["deviceRequests"] = mp.device_requests_dicts()
+            members.append(out)
+        engines.append({**{k: v for k, v in e.items() if k != "members"}, "members": members})
+    meta = md["metadata"]
+    return placed_replica(meta["name"], meta["namespace"], p.cluster, p.index, engines, name)
+
+
+def where(schedule: pl.Schedule) -> list[tuple[int, str]]:
+    return [(p.index, p.cluster) for p in schedule.placements]

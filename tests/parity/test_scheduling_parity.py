@@ -7,8 +7,16 @@ from typing import Any
 
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.scheduler import schedule
+from tests.fleet.builders import (
+    GPU_SELECTOR,
+    device_member,
+    engine_of,
+    gpu_class,
+    llm_deployment,
+    stamp,
+    where,
+)
 from tests.fleet.builders import declared_cluster as cluster
-from tests.fleet.fleetkit import GPU, deployment, engine, gpu_class, member, stamp, where
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]
@@ -29,7 +37,7 @@ def run(md: Obj, clusters: list[Obj], replicas: list[Obj] | None = None) -> pl.S
 
 
 def gpus(n: int, name: str = "gpu") -> tuple[str, int, list[str]]:
-    return (name, n, [GPU])
+    return (name, n, [GPU_SELECTOR])
 
 
 def one_node_each(*names: str, nodes: int = 1) -> list[Obj]:
@@ -37,21 +45,24 @@ def one_node_each(*names: str, nodes: int = 1) -> list[Obj]:
 
 
 def test_with_one_cluster_replicas_pack_onto_it() -> None:
-    assert where(run(deployment(replicas=2), one_node_each("a", nodes=2))) == [(0, "a"), (1, "a")]
+    assert where(run(llm_deployment(replicas=2), one_node_each("a", nodes=2))) == [
+        (0, "a"),
+        (1, "a"),
+    ]
 
 
 def test_replicas_spread_first_then_the_remainder_packs_by_load_then_name() -> None:
-    placed = where(run(deployment(replicas=3), one_node_each("b", "a", nodes=2)))
+    placed = where(run(llm_deployment(replicas=3), one_node_each("b", "a", nodes=2)))
     assert placed == [(0, "a"), (1, "b"), (2, "a")]
 
 
 def test_capacity_packs_past_the_spread_preference() -> None:
     fleet = [cluster("a", [("p", "h100", 2)]), cluster("b", [("p", "h100", 1)])]
-    assert sorted(c for _, c in where(run(deployment(replicas=3), fleet))) == ["a", "a", "b"]
+    assert sorted(c for _, c in where(run(llm_deployment(replicas=3), fleet))) == ["a", "a", "b"]
 
 
 def test_co_located_replicas_both_stay_where_they_are() -> None:
-    md = deployment(replicas=2)
+    md = llm_deployment(replicas=2)
     fleet = one_node_each("a", nodes=2)
     first = [stamp(md, p) for p in run(md, fleet).placements]
     again = run(md, fleet, first)
@@ -60,40 +71,46 @@ def test_co_located_replicas_both_stay_where_they_are() -> None:
 
 def test_two_requests_cannot_both_take_one_single_device() -> None:
     one_gpu = gpu_class("one", count=1)
-    md = deployment(engines=[engine("main", [member(devices=[gpus(1, "a"), gpus(1, "b")])])])
+    md = llm_deployment(
+        engines=[engine_of("main", [device_member(devices=[gpus(1, "a"), gpus(1, "b")])])]
+    )
     assert schedule(md, [cluster("c", [("p", "one", 1)])], [one_gpu], []).placements == ()
 
 
 def test_two_requests_on_one_device_kind_must_fit_within_its_count() -> None:
-    md = deployment(engines=[engine("main", [member(devices=[gpus(5, "a"), gpus(5, "b")])])])
+    md = llm_deployment(
+        engines=[engine_of("main", [device_member(devices=[gpus(5, "a"), gpus(5, "b")])])]
+    )
     assert run(md, one_node_each("c")).placements == ()
 
 
 def test_two_requests_share_a_device_kind_when_its_count_covers_both() -> None:
-    md = deployment(engines=[engine("main", [member(devices=[gpus(4, "a"), gpus(4, "b")])])])
+    md = llm_deployment(
+        engines=[engine_of("main", [device_member(devices=[gpus(4, "a"), gpus(4, "b")])])]
+    )
     [placed] = run(md, one_node_each("c")).placements
     [m] = placed.engine("main").members
     assert [(r["name"], r["count"]) for r in m.device_requests_dicts()] == [("a", 4), ("b", 4)]
 
 
 def test_a_synthetic_device_matches_but_is_not_claimed() -> None:
-    both = member(devices=[gpus(8), ("nic", 8, [NIC_SELECTOR])])
-    md = deployment(engines=[engine("main", [both])])
+    both = device_member(devices=[gpus(8), ("nic", 8, [NIC_SELECTOR])])
+    md = llm_deployment(engines=[engine_of("main", [both])])
     [placed] = run(md, [cluster("c", [("p", "h100-ib", 1)])]).placements
     [m] = placed.engine("main").members
     assert [r["name"] for r in m.device_requests_dicts()] == ["gpu"]
 
 
 def test_a_missing_synthetic_device_filters_the_pool_out() -> None:
-    both = member(devices=[gpus(8), ("nic", 8, [NIC_SELECTOR])])
-    md = deployment(engines=[engine("main", [both])])
+    both = device_member(devices=[gpus(8), ("nic", 8, [NIC_SELECTOR])])
+    md = llm_deployment(engines=[engine_of("main", [both])])
     assert run(md, one_node_each("c")).placements == ()
 
 
 def claimless_leader_gang() -> Obj:
-    leader = member("Leader")
-    worker = member("Worker", devices=[gpus(8)], nodes=1)
-    return deployment(engines=[engine("main", [leader, worker])])
+    leader = device_member("Leader")
+    worker = device_member("Worker", devices=[gpus(8)], nodes=1)
+    return llm_deployment(engines=[engine_of("main", [leader, worker])])
 
 
 def test_a_claimless_leader_lands_on_its_gangs_pool_claiming_nothing() -> None:
@@ -110,7 +127,7 @@ def test_a_claimless_gang_leader_is_charged_a_node_of_its_own() -> None:
 
 
 def test_a_drain_with_nowhere_to_go_leaves_the_count_short() -> None:
-    md = deployment()
+    md = llm_deployment()
     fleet = one_node_each("a")
     first = [stamp(md, p) for p in run(md, fleet).placements]
     drained = [cluster("a", [("p", "h100", 1)], taints=[{"key": "m", "effect": "NoExecute"}])]

@@ -14,12 +14,12 @@ from modelplane.scheduling.allocation import decode, encode
 from modelplane.scheduling.capacity import Pool, order_units
 from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.scheduler import schedule
-from tests.fleet.fleetkit import (
-    cluster,
-    deployment,
-    engine,
+from tests.fleet.builders import (
+    declared_cluster,
+    device_member,
+    engine_of,
     gpu_class,
-    member,
+    llm_deployment,
     stamp,
     standalone,
     where,
@@ -39,8 +39,8 @@ def settle(md: Obj, clusters: list[Obj], replicas: list[Obj] | None = None) -> l
 def test_a_cluster_publishes_per_deployment_the_replicas_it_admits_and_the_devices_they_hold() -> (
     None
 ):
-    fleet = [cluster("a", [("p", "h100", 2)])]
-    small = deployment("small", replicas=2, engines=[standalone(gpus=2)])
+    fleet = [declared_cluster("a", [("p", "h100", 2)])]
+    small = llm_deployment("small", replicas=2, engines=[standalone(gpus=2)])
     mine = settle(small, fleet)
     [a] = publish_all(fleet, CLASSES, mine)
     assert a["status"]["allocation"] == {
@@ -70,9 +70,9 @@ def test_devices_a_class_no_longer_has_charge_nothing_when_read_back() -> None:
 
 
 def test_of_replicas_racing_for_a_clusters_last_devices_the_earlier_created_is_admitted() -> None:
-    fleet = [cluster("a", [("p", "h100", 1)])]
-    theirs = created(settle(deployment("other"), fleet), "2026-11-29T10:00:01Z")
-    mine = created(settle(deployment(), fleet), "2026-11-29T10:00:00Z")
+    fleet = [declared_cluster("a", [("p", "h100", 1)])]
+    theirs = created(settle(llm_deployment("other"), fleet), "2026-11-29T10:00:01Z")
+    mine = created(settle(llm_deployment(), fleet), "2026-11-29T10:00:00Z")
     [a] = publish_all(fleet, CLASSES, theirs + mine)
     assert admitted(a) == {mine[0]["metadata"]["name"]}
     assert refused(a) == {
@@ -84,9 +84,9 @@ def test_of_replicas_racing_for_a_clusters_last_devices_the_earlier_created_is_a
 
 def test_a_replica_once_admitted_stays_admitted_when_an_older_one_is_listed_late() -> None:
     # The cluster's list lagged: it admitted the later replica before it saw the earlier one.
-    fleet = [cluster("a", [("p", "h100", 1)])]
-    late = created(settle(deployment("other"), fleet), "2026-11-29T10:00:01Z")
-    early = created(settle(deployment(), fleet), "2026-11-29T10:00:00Z")
+    fleet = [declared_cluster("a", [("p", "h100", 1)])]
+    late = created(settle(llm_deployment("other"), fleet), "2026-11-29T10:00:01Z")
+    early = created(settle(llm_deployment(), fleet), "2026-11-29T10:00:00Z")
     [a] = publish_all(fleet, CLASSES, late)
     a = publish(a, CLASSES, late + early)
     assert admitted(a) == {late[0]["metadata"]["name"]}
@@ -94,33 +94,33 @@ def test_a_replica_once_admitted_stays_admitted_when_an_older_one_is_listed_late
 
 
 def test_a_deployment_charges_what_a_cluster_admitted_for_other_deployments() -> None:
-    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
-    theirs = settle(deployment("other"), fleet[:1])
+    fleet = [declared_cluster("a", [("p", "h100", 1)]), declared_cluster("b", [("p", "h100", 1)])]
+    theirs = settle(llm_deployment("other"), fleet[:1])
     published = publish_all(fleet, CLASSES, theirs)
     # No replica of the other deployment is listed: the cluster's allocation is all it reads.
-    assert where(schedule(deployment(), published, CLASSES, [])) == [(0, "b")]
+    assert where(schedule(llm_deployment(), published, CLASSES, [])) == [(0, "b")]
 
 
 def test_a_deployment_charges_its_own_replicas_as_it_stamps_them_not_as_the_cluster_saw_them() -> (
     None
 ):
-    fleet = [cluster("a", [("p", "h100", 1)])]
-    md = deployment(engines=[standalone(gpus=4)])
+    fleet = [declared_cluster("a", [("p", "h100", 1)])]
+    md = llm_deployment(engines=[standalone(gpus=4)])
     mine = settle(md, fleet)
     published = publish_all(fleet, CLASSES, mine)
     # Its own admitted 4 GPUs are not charged twice: a second 4-GPU replica fits beside them.
-    grown = deployment(replicas=2, engines=[standalone(gpus=4)])
+    grown = llm_deployment(replicas=2, engines=[standalone(gpus=4)])
     plan = schedule(grown, published, CLASSES, mine, mine)
     assert where(plan) == [(0, "a"), (1, "a")]
     assert plan.placements[0].existing == mine[0]["metadata"]["name"]
 
 
 def test_a_replica_its_cluster_refused_is_placed_elsewhere() -> None:
-    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
-    theirs = created(settle(deployment("other"), fleet[:1]), "2026-11-29T10:00:00Z")
-    mine = created(settle(deployment(), fleet[:1]), "2026-11-29T10:00:01Z")
+    fleet = [declared_cluster("a", [("p", "h100", 1)]), declared_cluster("b", [("p", "h100", 1)])]
+    theirs = created(settle(llm_deployment("other"), fleet[:1]), "2026-11-29T10:00:00Z")
+    mine = created(settle(llm_deployment(), fleet[:1]), "2026-11-29T10:00:01Z")
     published = publish_all(fleet, CLASSES, theirs + mine)
-    plan = schedule(deployment(), published, CLASSES, mine, mine)
+    plan = schedule(llm_deployment(), published, CLASSES, mine, mine)
     assert where(plan) == [(0, "b")]
     [removed] = plan.removed
     assert removed.reason == (
@@ -133,11 +133,11 @@ def test_a_placement_the_cluster_has_not_admitted_moves_when_what_it_admitted_fi
 ):
     # The cluster has not seen this replica yet, but what it admitted leaves no room for it:
     # it will refuse it, so it moves now.
-    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
-    theirs = settle(deployment("other"), fleet[:1])
-    mine = settle(deployment(), fleet[:1])
+    fleet = [declared_cluster("a", [("p", "h100", 1)]), declared_cluster("b", [("p", "h100", 1)])]
+    theirs = settle(llm_deployment("other"), fleet[:1])
+    mine = settle(llm_deployment(), fleet[:1])
     published = publish_all(fleet, CLASSES, theirs)
-    plan = schedule(deployment(), published, CLASSES, mine, mine)
+    plan = schedule(llm_deployment(), published, CLASSES, mine, mine)
     assert where(plan) == [(0, "b")]
     assert plan.removed[0].reason == (
         "cluster a is overcommitted: replicas admitted before it hold its pool's devices"
@@ -145,33 +145,36 @@ def test_a_placement_the_cluster_has_not_admitted_moves_when_what_it_admitted_fi
 
 
 def test_a_placement_the_cluster_has_not_admitted_yet_stays_while_it_fits() -> None:
-    fleet = [cluster("a", [("p", "h100", 2)])]
-    mine = settle(deployment(), fleet)
+    fleet = [declared_cluster("a", [("p", "h100", 2)])]
+    mine = settle(llm_deployment(), fleet)
     published = publish_all(fleet, CLASSES, [])
-    plan = schedule(deployment(), published, CLASSES, mine, mine)
+    plan = schedule(llm_deployment(), published, CLASSES, mine, mine)
     assert [p.existing for p in plan.placements] == [mine[0]["metadata"]["name"]]
 
 
 def test_a_listed_replica_its_clusters_allocation_holds_is_not_charged_twice() -> None:
     # As `explain` reads a fleet piped from kubectl: clusters with status, and every replica.
-    fleet = [cluster("a", [("p", "h100", 2)])]
-    theirs = settle(deployment("other"), fleet)
+    fleet = [declared_cluster("a", [("p", "h100", 2)])]
+    theirs = settle(llm_deployment("other"), fleet)
     published = publish_all(fleet, CLASSES, theirs)
-    assert where(schedule(deployment(), published, CLASSES, theirs)) == [(0, "a")]
+    assert where(schedule(llm_deployment(), published, CLASSES, theirs)) == [(0, "a")]
 
 
 def test_a_listed_replica_its_cluster_has_not_admitted_yet_is_charged() -> None:
-    fleet = [cluster("a", [("p", "h100", 1)]), cluster("b", [("p", "h100", 1)])]
-    theirs = settle(deployment("other"), fleet[:1])
+    fleet = [declared_cluster("a", [("p", "h100", 1)]), declared_cluster("b", [("p", "h100", 1)])]
+    theirs = settle(llm_deployment("other"), fleet[:1])
     published = publish_all(fleet, CLASSES, [])
-    assert where(schedule(deployment(), published, CLASSES, theirs)) == [(0, "b")]
+    assert where(schedule(llm_deployment(), published, CLASSES, theirs)) == [(0, "b")]
 
 
 def test_a_gang_admitted_on_one_cluster_keeps_its_nodes_from_a_newcomer() -> None:
     # A leader and two workers take three distinct nodes of the pool, whatever their devices.
-    gang = engine("main", [member(devices=[("gpu", 1, [])]), member("Worker", [("gpu", 1, [])], 2)])
-    fleet = [cluster("a", [("p", "h100", 3)]), cluster("b", [("p", "h100", 1)])]
-    theirs = settle(deployment("gang", engines=[gang]), fleet[:1])
+    gang = engine_of(
+        "main",
+        [device_member(devices=[("gpu", 1, [])]), device_member("Worker", [("gpu", 1, [])], 2)],
+    )
+    fleet = [declared_cluster("a", [("p", "h100", 3)]), declared_cluster("b", [("p", "h100", 1)])]
+    theirs = settle(llm_deployment("gang", engines=[gang]), fleet[:1])
     published = publish_all(fleet, CLASSES, theirs)
-    whole_node = deployment(engines=[standalone(gpus=8)])
+    whole_node = llm_deployment(engines=[standalone(gpus=8)])
     assert where(schedule(whole_node, published, CLASSES, [])) == [(0, "b")]

@@ -6,7 +6,7 @@ from typing import Any
 
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.scheduler import schedule
-from tests.fleet.fleetkit import cluster, deployment, gpu_class, stamp, where
+from tests.fleet.builders import declared_cluster, gpu_class, llm_deployment, stamp, where
 
 H100 = gpu_class("h100")
 
@@ -23,7 +23,7 @@ def run(md: Obj, clusters: list[Obj], replicas: list[Obj] | None = None) -> pl.S
 
 
 def cached(replicas: int = 1) -> Obj:
-    md = deployment(replicas=replicas)
+    md = llm_deployment(replicas=replicas)
     md["spec"]["template"]["spec"]["modelCacheRef"] = {"name": "weights"}
     return md
 
@@ -40,7 +40,10 @@ def with_class(ic: Obj, name: str = "filestore-rwx", *, published: bool = False)
 
 
 def test_a_cache_mounting_replica_skips_a_cluster_without_an_rwx_class_and_says_why() -> None:
-    fleet = [cluster("a", [("p", "h100", 2)]), with_class(cluster("b", [("p", "h100", 2)]))]
+    fleet = [
+        declared_cluster("a", [("p", "h100", 2)]),
+        with_class(declared_cluster("b", [("p", "h100", 2)])),
+    ]
     result = run(cached(), fleet)
     assert where(result) == [(0, "b")]
     a = next(t for t in result.trace if t.cluster == "a")
@@ -48,25 +51,26 @@ def test_a_cache_mounting_replica_skips_a_cluster_without_an_rwx_class_and_says_
 
 
 def test_a_class_the_cluster_publishes_counts_as_named() -> None:
-    fleet = [with_class(cluster("a", [("p", "h100", 2)]), published=True)]
+    fleet = [with_class(declared_cluster("a", [("p", "h100", 2)]), published=True)]
     assert where(run(cached(), fleet)) == [(0, "a")]
 
 
 def test_with_no_cluster_naming_a_class_the_shortfall_says_so() -> None:
-    result = run(cached(), [cluster("a", [("p", "h100", 2)])])
+    result = run(cached(), [declared_cluster("a", [("p", "h100", 2)])])
     assert where(result) == []
     assert result.shortfall == (f"a: {NO_CLASS}",)
 
 
 def test_a_deployment_without_a_cache_needs_no_storage_class() -> None:
-    assert where(run(deployment(), [cluster("a", [("p", "h100", 2)])])) == [(0, "a")]
+    assert where(run(llm_deployment(), [declared_cluster("a", [("p", "h100", 2)])])) == [(0, "a")]
 
 
 def test_a_cached_replica_already_on_a_cluster_that_drops_its_class_stays() -> None:
     md = cached()
     placed = [
-        stamp(md, p) for p in run(md, [with_class(cluster("a", [("p", "h100", 2)]))]).placements
+        stamp(md, p)
+        for p in run(md, [with_class(declared_cluster("a", [("p", "h100", 2)]))]).placements
     ]
-    result = run(md, [cluster("a", [("p", "h100", 2)])], placed)
+    result = run(md, [declared_cluster("a", [("p", "h100", 2)])], placed)
     assert where(result) == [(0, "a")]
     assert result.removed == ()

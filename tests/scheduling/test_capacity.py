@@ -14,7 +14,7 @@ from modelplane.scheduling.capacity import (
     observed_vector,
 )
 from modelplane.scheduling.devices import DeviceKind, device_kinds
-from tests.fleet.fleetkit import gpu_class
+from tests.fleet.builders import gpu_class
 
 EIGHT = (8,)
 

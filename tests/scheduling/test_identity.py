@@ -7,15 +7,15 @@ from typing import Any
 
 from modelplane import labels
 from modelplane.scheduling.scheduler import schedule
-from tests.fleet.fleetkit import cluster, deployment, gpu_class, stamp, where
+from tests.fleet.builders import declared_cluster, gpu_class, llm_deployment, stamp, where
 
 H100 = gpu_class("h100")
 # One whole-node replica per cluster; a new replica goes to a (it hosts none, ties go by name).
-FLEET = [cluster(n, [("p", "h100", 1)]) for n in ("a", "b", "c")]
+FLEET = [declared_cluster(n, [("p", "h100", 1)]) for n in ("a", "b", "c")]
 
 
 def on_b_and_c() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    md = deployment(replicas=2)
+    md = llm_deployment(replicas=2)
     placed = schedule(md, FLEET[1:], [H100], []).placements
     assert [(p.index, p.cluster) for p in placed] == [(0, "b"), (1, "c")]
     return md, [stamp(md, p) for p in placed]

@@ -7,15 +7,15 @@ from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.hints import capacity_hint
 from modelplane.scheduling.scheduler import schedule
 from modelplane.scheduling.selection import none_matches
-from tests.fleet.fleetkit import cluster, deployment, gpu_class, memory_at_least
+from tests.fleet.builders import declared_cluster, gpu_class, llm_deployment, memory_at_least
 
 H100 = device_kinds(gpu_class("h100", memory="81559Mi"))
 
 
 def test_a_cluster_the_selector_rejects_says_what_it_carries_for_the_key() -> None:
-    west = cluster("west", [("p", "h100", 1)])
+    west = declared_cluster("west", [("p", "h100", 1)])
     west["metadata"]["labels"] = {"region": "us-west"}
-    plan = schedule(deployment(selector={"region": "us-wset"}), [west], [gpu_class("h100")], [])
+    plan = schedule(llm_deployment(selector={"region": "us-wset"}), [west], [gpu_class("h100")], [])
     assert plan.shortfall == (
         "west: labels do not match clusterSelector region=us-wset (it carries region=us-west)",
     )

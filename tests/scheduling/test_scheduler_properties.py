@@ -21,7 +21,15 @@ from hypothesis import strategies as st
 from modelplane.kube.admission import Admission
 from modelplane.scheduling.scheduler import schedule
 from tests.fleet import published
-from tests.fleet.fleetkit import GPU, cluster, deployment, engine, member, product, stamp
+from tests.fleet.builders import (
+    GPU_SELECTOR,
+    declared_cluster,
+    device_member,
+    engine_of,
+    llm_deployment,
+    product,
+    stamp,
+)
 from tests.properties import examples
 
 # A device kind: (product, count per node, deviceClassName). Each class's kinds have distinct
@@ -30,7 +38,7 @@ KINDS = {"h": ("H100", "gpu.h"), "a": ("A100", "gpu.a")}
 
 # The selectors the generator uses, with what they mean, for the oracle.
 SELECTORS = {
-    GPU: lambda p: True,
+    GPU_SELECTOR: lambda p: True,
     product("H100"): lambda p: p == "H100",
     product("A100"): lambda p: p == "A100",
 }
@@ -77,18 +85,18 @@ def engine_st(draw: st.DrawFn, name: str) -> dict[str, Any]:
     copies = draw(st.integers(1, 2))
     if draw(st.booleans()):
         reqs = draw(member_requests_st)
-        return engine(
+        return engine_of(
             name,
-            [member(devices=[(f"r{i}", c, [s]) for i, (c, s) in enumerate(reqs)])],
+            [device_member(devices=[(f"r{i}", c, [s]) for i, (c, s) in enumerate(reqs)])],
             copies=copies,
         )
     leader = draw(member_requests_st)
     worker = draw(member_requests_st)
-    return engine(
+    return engine_of(
         name,
         [
-            member("Leader", devices=[(f"r{i}", c, [s]) for i, (c, s) in enumerate(leader)]),
-            member(
+            device_member("Leader", devices=[(f"r{i}", c, [s]) for i, (c, s) in enumerate(leader)]),
+            device_member(
                 "Worker",
                 devices=[(f"r{i}", c, [s]) for i, (c, s) in enumerate(worker)],
                 nodes=draw(st.integers(1, 2)),
@@ -111,7 +119,7 @@ def fleet_st(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             (f"p{p}", f"c{draw(st.integers(0, len(kinds) - 1))}", draw(st.integers(0, 3)))
             for p in range(draw(st.integers(1, 2)))
         ]
-        declared = cluster(f"k{c}", pools)
+        declared = declared_cluster(f"k{c}", pools)
         for spec in declared["spec"]["nodePools"]:
             if grow := draw(st.integers(0, 1)):
                 spec["maxNodeCount"] = spec["nodeCount"] + grow
@@ -122,7 +130,7 @@ def fleet_st(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 @st.composite
 def deployment_st(draw: st.DrawFn, name: str, namespace: str) -> dict[str, Any]:
     engines = [draw(engine_st(f"e{i}")) for i in range(draw(st.integers(1, 2)))]
-    return deployment(
+    return llm_deployment(
         name=name, namespace=namespace, replicas=draw(st.integers(1, 3)), engines=engines
     )
 
@@ -521,8 +529,10 @@ def one_pool_engines_st(draw: st.DrawFn) -> dict[str, Any]:
     for i in range(draw(st.integers(1, 2))):
         reqs = draw(member_requests_st)
         devices = [(f"r{j}", c, [s]) for j, (c, s) in enumerate(reqs)]
-        engines.append(engine(f"e{i}", [member(devices=devices)], copies=draw(st.integers(1, 2))))
-    return deployment(name="llm", namespace="team-a", replicas=1, engines=engines)
+        engines.append(
+            engine_of(f"e{i}", [device_member(devices=devices)], copies=draw(st.integers(1, 2)))
+        )
+    return llm_deployment(name="llm", namespace="team-a", replicas=1, engines=engines)
 
 
 @SETTINGS

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.scheduling.scheduler import schedule
-from tests.fleet.fleetkit import cluster, deployment, engine, gpu_class, member
+from tests.fleet.builders import (
+    declared_cluster,
+    device_member,
+    engine_of,
+    gpu_class,
+    llm_deployment,
+)
 
 
 def priced(name: str, price: float) -> dict[str, Any]:
@@ -17,11 +23,11 @@ def priced(name: str, price: float) -> dict[str, Any]:
 def test_the_cheapest_combination_of_engines_wins_when_the_cheapest_pool_holds_only_one() -> None:
     # "cheap" holds one engine: the small one there first leaves the big one on "dear" (2.25);
     # the big one there and the small one on "dear" costs less (1.5).
-    fleet = [cluster("a", [("cheap", "cheap", 1), ("dear", "dear", 2)])]
-    md = deployment(
+    fleet = [declared_cluster("a", [("cheap", "cheap", 1), ("dear", "dear", 2)])]
+    md = llm_deployment(
         engines=[
-            engine("small", [member(devices=[("gpu", 1, [])])]),
-            engine("big", [member(devices=[("gpu", 2, [])])], copies=2),
+            engine_of("small", [device_member(devices=[("gpu", 1, [])])]),
+            engine_of("big", [device_member(devices=[("gpu", 2, [])])], copies=2),
         ]
     )
     [p] = schedule(md, fleet, [priced("cheap", 1), priced("dear", 2)], []).placements

@@ -16,7 +16,14 @@ from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.fleet import parse_clusters
 from modelplane.scheduling.scheduler import schedule
 from tests.fleet import builders
-from tests.fleet.fleetkit import GPU, cluster, deployment, engine, member, memory_at_least
+from tests.fleet.builders import (
+    GPU_SELECTOR,
+    declared_cluster,
+    device_member,
+    engine_of,
+    llm_deployment,
+    memory_at_least,
+)
 from tests.properties import examples
 
 Obj = dict[str, Any]
@@ -29,10 +36,11 @@ def gpu(name: str, product: str, memory: str) -> Obj:
 
 # Four H100s and four L4s on every node, both claimed through gpu.nvidia.com.
 MIX = builders.inference_class_of("mix", [gpu("h100", "H100", "80Gi"), gpu("l4", "L4", "24Gi")])
-ANY_AND_BIG = engine(
-    "main", [member(devices=[("gpu", 4, [GPU]), ("big", 4, [memory_at_least("79Gi")])])]
+ANY_AND_BIG = engine_of(
+    "main",
+    [device_member(devices=[("gpu", 4, [GPU_SELECTOR]), ("big", 4, [memory_at_least("79Gi")])])],
 )
-FOUR_ANY = engine("main", [member(devices=[("gpu", 4, [GPU])])])
+FOUR_ANY = engine_of("main", [device_member(devices=[("gpu", 4, [GPU_SELECTOR])])])
 
 
 def run(md: Obj, clusters: list[Obj], replicas: list[Obj]) -> pl.Schedule:
@@ -53,25 +61,25 @@ def unrecorded(replicas: list[Obj]) -> list[Obj]:
 
 
 def test_without_a_record_requests_read_back_are_assigned_to_kinds_jointly() -> None:
-    fleet = [cluster("a", [("mix", "mix", 1)])]
+    fleet = [declared_cluster("a", [("mix", "mix", 1)])]
     [pool] = parse_clusters(fleet, {"mix": device_kinds(MIX)})[0].pools
-    [replica] = placed(deployment("first", engines=[ANY_AND_BIG]), fleet)
+    [replica] = placed(llm_deployment("first", engines=[ANY_AND_BIG]), fleet)
     requests = replica["spec"]["engines"][0]["members"][0]["deviceRequests"]
     # h100 then l4: "gpu" (any) on the L4s, "big" (>= 79Gi) on the H100s, as the search put them.
     assert observed_vector(pool, requests) == (4, 4)
 
 
 def test_a_second_deployment_that_fits_beside_a_read_back_replica_is_placed() -> None:
-    fleet = [cluster("a", [("mix", "mix", 2)])]
-    first = unrecorded(placed(deployment("first", engines=[ANY_AND_BIG]), fleet))
-    second = run(deployment("second", engines=[ANY_AND_BIG]), fleet, first)
+    fleet = [declared_cluster("a", [("mix", "mix", 2)])]
+    first = unrecorded(placed(llm_deployment("first", engines=[ANY_AND_BIG]), fleet))
+    second = run(llm_deployment("second", engines=[ANY_AND_BIG]), fleet, first)
     assert [p.cluster for p in second.placements] == ["a"]
     assert second.shortfall == ()
 
 
 def test_a_read_back_replica_is_not_removed_as_overcommitted() -> None:
-    fleet = [cluster("a", [("mix", "mix", 1)])]
-    md = deployment("first", engines=[ANY_AND_BIG])
+    fleet = [declared_cluster("a", [("mix", "mix", 1)])]
+    md = llm_deployment("first", engines=[ANY_AND_BIG])
     replicas = unrecorded(placed(md, fleet))
     again = run(md, fleet, replicas)
     assert again.removed == ()
@@ -82,14 +90,17 @@ def test_the_device_recorded_at_placement_is_the_one_charged() -> None:
     # "Any four GPUs" fits either kind: the first replica takes the less capable L4s, the
     # second the H100s.
     # Read back without the record, both would look like the same kind on one node.
-    fleet = [cluster("a", [("mix", "mix", 1)])]
-    first = placed(deployment("first", engines=[FOUR_ANY]), fleet)
-    second = placed(deployment("second", engines=[FOUR_ANY]), fleet, first)
+    fleet = [declared_cluster("a", [("mix", "mix", 1)])]
+    first = placed(llm_deployment("first", engines=[FOUR_ANY]), fleet)
+    second = placed(llm_deployment("second", engines=[FOUR_ANY]), fleet, first)
     assert [r["metadata"]["annotations"][pl.DEVICE_ASSIGNMENT] for r in first + second] == [
         '{"main":[{"gpu":"l4"}]}',
         '{"main":[{"gpu":"h100"}]}',
     ]
-    for md in (deployment("first", engines=[FOUR_ANY]), deployment("second", engines=[FOUR_ANY])):
+    for md in (
+        llm_deployment("first", engines=[FOUR_ANY]),
+        llm_deployment("second", engines=[FOUR_ANY]),
+    ):
         again = run(md, fleet, first + second)
         assert again.removed == ()
         assert len(again.placements) == 1
@@ -97,8 +108,10 @@ def test_the_device_recorded_at_placement_is_the_one_charged() -> None:
 
 def test_a_replica_on_a_class_with_one_kind_per_device_class_records_nothing() -> None:
     h100 = builders.inference_class("h100")
-    [p] = schedule(deployment(), [cluster("a", [("p", "h100", 1)])], [h100], []).placements
-    annotations = stamp_replica(deployment(), p, "n")["metadata"].get("annotations") or {}
+    [p] = schedule(
+        llm_deployment(), [declared_cluster("a", [("p", "h100", 1)])], [h100], []
+    ).placements
+    annotations = stamp_replica(llm_deployment(), p, "n")["metadata"].get("annotations") or {}
     assert pl.DEVICE_ASSIGNMENT not in annotations
 
 
@@ -106,13 +119,13 @@ def test_an_overcommitted_pool_is_called_overcommitted_not_counted_in_free_nodes
     # Another deployment's replica stamped for eight H100s per pod, on a class that now has
     # four: one node reads as overcommitted, the other as free. "Pool mix has 1 free node,
     # engine main needs 1" would contradict itself.
-    fleet = [cluster("a", [("mix", "mix", 2)])]
+    fleet = [declared_cluster("a", [("mix", "mix", 2)])]
     eight = {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 8}
     stale_member = {"role": "Standalone", "nodePoolName": "mix", "deviceRequests": [eight]}
     stale = builders.placed_replica(
         "old", "team-b", "a", 0, [{"name": "main", "copies": 1, "members": [stale_member]}]
     )
-    result = run(deployment("second", engines=[ANY_AND_BIG]), fleet, [stale])
+    result = run(llm_deployment("second", engines=[ANY_AND_BIG]), fleet, [stale])
     assert result.placements == ()
     assert result.shortfall == (
         "a: pool mix is overcommitted: the replicas already charged to it do not fit its 2 nodes",
@@ -120,7 +133,7 @@ def test_an_overcommitted_pool_is_called_overcommitted_not_counted_in_free_nodes
 
 
 SHARED_REQUESTS = {
-    "any": [GPU],
+    "any": [GPU_SELECTOR],
     "big": [memory_at_least("79Gi")],
     "small": ['device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("30Gi")) <= 0'],
 }
@@ -133,7 +146,7 @@ def shared_engine(draw: st.DrawFn) -> Obj:
         (f"r{i}", draw(st.sampled_from([1, 2, 4])), SHARED_REQUESTS[w])
         for i, w in enumerate(wanted)
     ]
-    return engine("main", [member(devices=devices)], copies=draw(st.integers(1, 2)))
+    return engine_of("main", [device_member(devices=devices)], copies=draw(st.integers(1, 2)))
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -148,9 +161,12 @@ def test_a_settled_fleet_on_a_shared_device_class_reconciles_to_itself(
 ) -> None:
     # Two deployments placed one after the other on nodes of four H100s and four L4s sharing
     # gpu.nvidia.com; each reconciled again keeps every replica where it is.
-    fleet = [cluster("a", [("mix", "mix", nodes)]), cluster("b", [("mix", "mix", nodes)])]
-    a = deployment("first", replicas=replicas[0], engines=[first])
-    b = deployment("second", namespace="team-b", replicas=replicas[1], engines=[second])
+    fleet = [
+        declared_cluster("a", [("mix", "mix", nodes)]),
+        declared_cluster("b", [("mix", "mix", nodes)]),
+    ]
+    a = llm_deployment("first", replicas=replicas[0], engines=[first])
+    b = llm_deployment("second", namespace="team-b", replicas=replicas[1], engines=[second])
     placed_a = placed(a, fleet)
     placed_b = placed(b, fleet, placed_a)
     for md, mine in ((a, placed_a), (b, placed_b)):

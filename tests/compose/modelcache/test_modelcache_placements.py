@@ -16,7 +16,13 @@ from modelplane.compose.modelcache.composer import (
 from modelplane.composer import Inputs, Result
 from tests.compose.modelcache.test_modelcache import cache
 from tests.compose.through import Response, run
-from tests.fleet.fleetkit import cluster, deployment, gpu_class, memory_at_least, standalone
+from tests.fleet.builders import (
+    declared_cluster,
+    gpu_class,
+    llm_deployment,
+    memory_at_least,
+    standalone,
+)
 
 Obj = dict[str, Any]
 
@@ -25,7 +31,7 @@ L4 = gpu_class("l4", count=1, product="L4", memory="24Gi")
 
 
 def reachable(name: str, class_name: str) -> Obj:
-    c = cluster(name, [("p", class_name, 2)])
+    c = declared_cluster(name, [("p", class_name, 2)])
     c["status"] = {"providerConfigRef": {"name": f"pc-{name}"}}
     return c
 
@@ -34,7 +40,7 @@ FLEET = [reachable("big", "h100"), reachable("small", "l4")]
 
 
 def big_model(ref: str = "weights", namespace: str = "ml") -> Obj:
-    md = deployment(
+    md = llm_deployment(
         namespace=namespace, engines=[standalone(gpus=1, selectors=[memory_at_least("64Gi")])]
     )
     md["spec"]["template"]["spec"]["modelCacheRef"] = {"name": ref}

@@ -29,8 +29,7 @@ from modelplane.manifests import load
 from modelplane.render import RESOURCE_NAME, api_server_admission, render_documents
 from modelplane.scheduling.scheduler import schedule
 from modelplane.simulate import simulate_observed
-from tests.fleet.builders import serving
-from tests.fleet.fleetkit import stamp
+from tests.fleet.builders import serving, stamp
 from tests.properties import examples
 from tests.scheduling.test_scheduler_properties import deployment_st, fleet_st
 
