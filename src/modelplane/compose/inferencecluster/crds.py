@@ -16,6 +16,7 @@ from modelplane.structs import frozen
 Obj = dict[str, Any]
 
 _DIR = Path(__file__).parent / "crds"
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 BUNDLES = ("v1.0.2", "v1.5.0")
 """The bundle versions vendored here: the XRD's enum for servingStack.inferenceExtension.version."""
 
@@ -25,4 +26,4 @@ def inference_pool_crd(version: str) -> Obj:
     """The InferencePool CRD of bundle ``version`` (frozen: copy before changing it)."""
     if version not in BUNDLES:
         raise KeyError(f"no InferencePool CRD bundle {version!r}; vendored: {', '.join(BUNDLES)}")
-    return frozen(yaml.safe_load((_DIR / f"inferencepools-{version}.yaml").read_text()))
+    return frozen(yaml.load((_DIR / f"inferencepools-{version}.yaml").read_text(), _LOADER))
