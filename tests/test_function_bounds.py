@@ -11,13 +11,7 @@ from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLI
 from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    engine,
-    inference_cluster,
-    member,
-)
+from tests.fleet.builders import H100, deployment, engine, inference_cluster, member
 
 MAX_REPLICAS = 1000
 

@@ -24,13 +24,7 @@ from modelplane.compose.modelreplica.composer import CLUSTER_REQUIREMENT
 from modelplane.labels import PODS_REVISION
 from modelplane.simulate import simulate_observed
 from tests.compose.through import Response, run
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    inference_cluster,
-    is_serving,
-    with_condition,
-)
+from tests.fleet.builders import H100, deployment, inference_cluster, is_serving, with_condition
 
 Obj = dict[str, Any]
 FLEET = [inference_cluster(n, {"h100": ("h100", 2)}, classes=[H100]) for n in ("a", "b", "c")]

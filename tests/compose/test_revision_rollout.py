@@ -19,13 +19,7 @@ from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH, template_h
 from modelplane.labels import MODEL_REVISION
 from tests.compose.modeldeployment.running import as_run
 from tests.compose.through import Response, run
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    fleet,
-    is_serving,
-    model_cache,
-)
+from tests.fleet.builders import H100, deployment, fleet, is_serving, model_cache
 
 Obj = dict[str, Any]
 NAMES = ("a", "b", "c")

@@ -18,11 +18,7 @@ from modelplane.compose.registry import default_registry
 from modelplane.function import FunctionRunner, read_requirement
 from modelplane.render import _Environment
 from tests.compose.through import request
-from tests.fleet.builders import (
-    deployment,
-    inference_cluster,
-    placed_replica,
-)
+from tests.fleet.builders import deployment, inference_cluster, placed_replica
 
 Obj = dict[str, Any]
 

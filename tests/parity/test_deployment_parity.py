@@ -6,12 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.compose.through import Response, reconcile_deployment
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    inference_cluster,
-    serving,
-)
+from tests.fleet.builders import H100, deployment, inference_cluster, serving
 
 Obj = dict[str, Any]
 FLEET = [inference_cluster("a", {"p": ("h100", 2)}, classes=[H100])]

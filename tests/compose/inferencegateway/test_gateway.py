@@ -23,13 +23,7 @@ from modelplane.compose.inferencegateway.composer import (
 from modelplane.compose.inferencegateway.shard import BACKEND, BACKEND_TLS
 from modelplane.composer import Inputs, Result
 from tests.compose.inferencegateway.kit import again, hop_manifests, hops, shard_results
-from tests.compose.modelservice.kit import (
-    cluster,
-    condition,
-    gateway,
-    invalid,
-    manifests,
-)
+from tests.compose.modelservice.kit import cluster, condition, gateway, invalid, manifests
 
 FLEET = [cluster("edge", pools=False), cluster("east"), cluster("west", address="")]
 

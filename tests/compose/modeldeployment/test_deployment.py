@@ -19,15 +19,7 @@ from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
 from tests.compose.through import composed_deployment
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    engine,
-    fleet,
-    inference_cluster,
-    member,
-    serving,
-)
+from tests.fleet.builders import H100, deployment, engine, fleet, inference_cluster, member, serving
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]

@@ -14,11 +14,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster.composer import GATEWAYS
 from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
-from modelplane.compose.modeldeployment.composer import (
-    CLASSES,
-    CLUSTERS,
-    REPLICAS,
-)
+from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Result
@@ -26,14 +22,7 @@ from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_stack
 from tests.compose import through
 from tests.compose.through import composed_deployment
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    engine,
-    inference_cluster,
-    member,
-    serving,
-)
+from tests.fleet.builders import H100, deployment, engine, inference_cluster, member, serving
 
 Obj = dict[str, Any]
 WHOLE_NODE = engine("main", member(gpus=8))

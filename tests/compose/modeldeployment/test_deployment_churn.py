@@ -8,12 +8,7 @@ import copy
 from typing import Any
 
 from tests.compose.through import Response, reconcile_deployment
-from tests.fleet.builders import (
-    deployment,
-    fleet,
-    reported,
-    with_condition,
-)
+from tests.fleet.builders import deployment, fleet, reported, with_condition
 
 Obj = dict[str, Any]
 

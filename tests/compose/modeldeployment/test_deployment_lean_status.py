@@ -13,13 +13,7 @@ from modelplane.compose.modeldeployment.composer import (
 )
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.composer import Inputs
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    engine,
-    inference_cluster,
-    member,
-)
+from tests.fleet.builders import H100, deployment, engine, inference_cluster, member
 
 Obj = dict[str, Any]
 

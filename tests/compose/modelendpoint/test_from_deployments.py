@@ -24,12 +24,7 @@ from modelplane.compose.modelreplica.routing import pool_name
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
 from tests.compose.through import composed_deployment
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    fleet,
-    with_condition,
-)
+from tests.fleet.builders import H100, deployment, fleet, with_condition
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]

@@ -41,12 +41,7 @@ from tests.compose.modelservice.kit import (
     service,
 )
 from tests.compose.worlds import World, degraded_required
-from tests.fleet.builders import (
-    H100,
-    deployment,
-    inference_cluster,
-    with_condition,
-)
+from tests.fleet.builders import H100, deployment, inference_cluster, with_condition
 from tests.properties import checks_something, examples, vacuous
 
 Obj = dict[str, Any]
