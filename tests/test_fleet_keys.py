@@ -120,21 +120,21 @@ def leaf_owners(docs: list[Obj]) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module", params=FLEETS)
-def fleet(request: pytest.FixtureRequest) -> list[Obj]:
+def rendered(request: pytest.FixtureRequest) -> list[Obj]:
     return render(request.param)
 
 
-def test_no_object_sent_to_a_workload_cluster_carries_a_ca_private_key(fleet: list[Obj]) -> None:
-    held = received(fleet)
+def test_no_object_sent_to_a_workload_cluster_carries_a_ca_private_key(rendered: list[Obj]) -> None:
+    held = received(rendered)
     assert held, "the fleet composes nothing for its clusters"
     for cluster, values in held.items():
         assert not [v for v in values if "PRIVATE KEY of CA" in v], cluster
 
 
-def test_a_cluster_receives_no_other_clusters_leaf_key(fleet: list[Obj]) -> None:
-    owners = leaf_owners(fleet)
+def test_a_cluster_receives_no_other_clusters_leaf_key(rendered: list[Obj]) -> None:
+    owners = leaf_owners(rendered)
     assert owners, "no leaf certificate is issued on the control plane"
-    for cluster, values in received(fleet).items():
+    for cluster, values in received(rendered).items():
         for value in values:
             if (
                 value.startswith("private key of ")
@@ -143,19 +143,19 @@ def test_a_cluster_receives_no_other_clusters_leaf_key(fleet: list[Obj]) -> None
                 assert owners[value.removeprefix("private key of ")] == cluster, value
 
 
-def test_every_cluster_and_every_front_gateway_gets_a_leaf_of_its_own(fleet: list[Obj]) -> None:
-    owners = leaf_owners(fleet)
-    clusters = [d for d in fleet if d["kind"] == "InferenceCluster"]
-    gateways = [d for d in fleet if d["kind"] == "InferenceGateway"]
+def test_every_cluster_and_every_front_gateway_gets_a_leaf_of_its_own(rendered: list[Obj]) -> None:
+    owners = leaf_owners(rendered)
+    clusters = [d for d in rendered if d["kind"] == "InferenceCluster"]
+    gateways = [d for d in rendered if d["kind"] == "InferenceGateway"]
     assert len(owners) == len(clusters) + len(gateways)
     assert set(owners.values()) == {c["status"]["providerConfigRef"]["name"] for c in clusters}
 
 
 def test_every_fleet_leaf_gets_a_new_key_on_renewal_and_is_found_by_its_label(
-    fleet: list[Obj],
+    rendered: list[Obj],
 ) -> None:
     # cert-manager v1.21.1 pkg/apis/certmanager/v1/types_certificate.go: rotationPolicy Always
     # generates a new private key on every issuance (the default since v1.18.0, set anyway).
-    for cert in certificates(fleet):
+    for cert in certificates(rendered):
         assert cert["spec"]["privateKey"]["rotationPolicy"] == "Always"
         assert cert["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "modelplane"

@@ -66,7 +66,7 @@ def start(image: Image, *args: str) -> subprocess.Popen[str]:
 
 
 @pytest.fixture
-def serving(image: Image) -> Iterator[int]:
+def served_port(image: Image) -> Iterator[int]:
     port = free_port()
     proc = start(image, "--insecure", "--address", f"127.0.0.1:{port}", "--metrics-port", "0")
     try:
@@ -103,8 +103,8 @@ def seed_request() -> fnv1.RunFunctionRequest:
     return rendered.request
 
 
-def test_the_image_entry_point_answers_run_function_over_loopback(serving: int) -> None:
-    with grpc.insecure_channel(f"127.0.0.1:{serving}") as channel:
+def test_the_image_entry_point_answers_run_function_over_loopback(served_port: int) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{served_port}") as channel:
         rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(seed_request(), timeout=30)
     assert rsp.meta.tag == "image"
     assert not [r for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
