@@ -82,3 +82,11 @@ PODS_REVISION = "modelplane.ai/pods-revision"
 """Annotation a ModelDeployment stamps on each ModelReplica: the pods revision (what this
 Modelplane composes into pods of its own accord) the replica was last updated at. A replica
 stamped at another revision keeps the pods it runs until its deployment's rollout reaches it."""
+
+
+DELETION_ATTEMPT = "usage.crossplane.io/deletion-attempt-with-policy"
+"""Crossplane's annotation (v2.3.4 ``internal/protection/usage.go``,
+``AnnotationKeyDeletionAttempt``) on an object whose delete a Usage refused: the delete is
+replayed when a Usage of it with ``replayDeletion`` goes. Not Modelplane's, but read by it: on
+a replica it dooms the replica, on an InferenceCluster it asks for the cluster to be emptied
+(docs/operations.md)."""

@@ -67,6 +67,8 @@ class Ineligible:
             return why
         if self.admits is not None and (why := self.admits(c)):
             return why
+        if c.deleting:
+            return c.deleting
         if taint := untolerated(c, self.tolerations, {"NoSchedule", "NoExecute"}):
             return f"{taint} not tolerated"
         if not c.node_pools:

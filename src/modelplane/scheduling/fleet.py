@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar, overload
 
+from modelplane import labels
 from modelplane.kube import objects
 from modelplane.scheduling.capacity import Pool
 from modelplane.scheduling.devices import DeviceKind
@@ -120,6 +121,18 @@ class Cluster:
     def cache_storage_class(self) -> str:
         """The ReadWriteMany storage class model caches are staged on ("" when none is named)."""
         return cache_storage_class(self._raw)
+
+    @read_once
+    def deleting(self) -> str:
+        """Why the cluster is being emptied ("" while it is not): someone deleted it and the
+        replica guard refused (``labels.DELETION_ATTEMPT``), or it is already terminating.
+        Its replicas move elsewhere, make before break, and nothing new lands there; once the
+        last goes, the guard goes and Crossplane replays the delete."""
+        if labels.DELETION_ATTEMPT in objects.annotations(self._raw):
+            return "deletion requested (its delete is replayed once its replicas are gone)"
+        if objects.dig(self._raw, "metadata", "deletionTimestamp"):
+            return "being deleted"
+        return ""
 
     @read_once
     def unready(self) -> str:

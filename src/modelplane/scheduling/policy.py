@@ -325,6 +325,9 @@ def retain_all(
         if admits is not None and (why := admits(cluster)):
             drop(f"cluster {cluster_name}: {why}")
             continue
+        if cluster.deleting:
+            drop(f"cluster {cluster_name}: {cluster.deleting}")
+            continue
         if taint := untolerated(cluster, tolerations, {"NoExecute"}):
             drop(f"cluster {cluster_name} is drained ({taint})")
             continue
