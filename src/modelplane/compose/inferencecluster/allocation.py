@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from modelplane.compose.evidence import look_up
 from modelplane.composer import Inputs, Requirement
+from modelplane.kube import objects
 from modelplane.scheduling.allocation import Allocation, arbitrate, read_published
 from modelplane.scheduling.capacity import Pool, Unit, nodes_needed, order_units
 from modelplane.scheduling.devices import device_kinds
@@ -46,7 +47,7 @@ def allocation(
     ``requirements``."""
     cluster = inputs.composite
     name = str(cluster["metadata"]["name"])
-    last = (cluster.get("status") or {}).get("allocation")
+    last = objects.status(cluster).get("allocation")
     last = dict(last) if isinstance(last, Mapping) else None
     if replicas is None or classes is None:
         return Allotted(last)
@@ -101,10 +102,10 @@ def nodes_per_pool(cluster: Obj, allotted: Allotted, classes: Any) -> dict[str, 
 
 
 def _pools(cluster: Obj, classes: Any) -> tuple[Pool, ...]:
-    kinds = {str((c.get("metadata") or {}).get("name", "")): device_kinds(c) for c in classes}
+    kinds = {objects.name(c): device_kinds(c) for c in classes}
     return Cluster(str(cluster["metadata"]["name"]), cluster, kinds).pools
 
 
 def _on(replica: Mapping[str, Any], cluster: str) -> bool:
     """Placed here: its pods go where ``spec.clusterName`` says, whatever a label says."""
-    return (replica.get("spec") or {}).get("clusterName") == cluster
+    return objects.spec(replica).get("clusterName") == cluster

@@ -66,6 +66,7 @@ from modelplane.compose.inferencecluster.waves import (
     up_to_date,
 )
 from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
+from modelplane.kube import objects
 from modelplane.kube.names import LABEL_VALUE_MAX, dns_label
 from modelplane.labels import CLUSTER
 from modelplane.observed import carried, observed_ready, ready_as_observed
@@ -91,7 +92,7 @@ __all__ = ["CLASSES", "GATEWAY", "GATEWAYS", "HELM_PROVIDER_CONFIG", "PROVIDER_C
 
 def compose_cluster(inputs: Inputs) -> Result:
     cluster = inputs.composite
-    source = str(((cluster.get("spec") or {}).get("cluster") or {}).get("source", ""))
+    source = str(objects.dig(cluster, "spec", "cluster", "source", default=""))
     if source != "Existing" and source not in CLOUDS:
         return _unsupported(inputs, source)
     name = str(cluster["metadata"]["name"])
@@ -296,7 +297,7 @@ def _status(
     if revision:
         status["servingStack"]["revision"] = revision
     result.conditions.append(up_to_date(reach.wave, revision))
-    storage_class = (reach.existing.get("cache") or {}).get("storageClassName")
+    storage_class = objects.dig(reach.existing, "cache", "storageClassName")
     if storage_class:
         status["cache"] = {"storageClassName": storage_class}
     pools = _pools_status(cluster, fleet, result)
@@ -310,9 +311,7 @@ def _status(
 def _pools_status(cluster: Obj, fleet: _Fleet, result: Result) -> list[Obj] | None:
     """``status.gpuPools`` (None: none to publish), and the PoolsResolved condition."""
     if fleet.classes is not None:
-        pools, missing = gpu_pools(
-            (cluster.get("spec") or {}).get("nodePools") or [], fleet.classes
-        )
+        pools, missing = gpu_pools(objects.spec(cluster).get("nodePools") or [], fleet.classes)
         result.conditions.append(pools_condition(pools, missing))
         return pools
     reading = ", ".join(fleet.class_lookup.asked()) or "InferenceClasses"
@@ -325,7 +324,7 @@ def _pools_status(cluster: Obj, fleet: _Fleet, result: Result) -> list[Obj] | No
         )
     )
     # Not read yet is no evidence a pool changed: the scheduler keeps reading the last ones.
-    published: list[Obj] | None = (cluster.get("status") or {}).get("gpuPools")
+    published: list[Obj] | None = objects.status(cluster).get("gpuPools")
     return published
 
 
@@ -427,7 +426,7 @@ def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
     hosted = sorted(
         str(g["metadata"]["name"])
         for g in [*listed, *lookup.found.values()]
-        if (g.get("spec") or {}).get("clusterName") == name
+        if objects.spec(g).get("clusterName") == name
     )
     for gateway in hosted:
         key = GATEWAY_GUARD + gateway
@@ -457,16 +456,14 @@ def _guarded_still_here(
         )
         result.requirements.update(lookup.requirements)
         pending += len(lookup.pending)
-        still += [
-            r for r in lookup.found.values() if (r.get("spec") or {}).get("clusterName") == name
-        ]
+        still += [r for r in lookup.found.values() if objects.spec(r).get("clusterName") == name]
     return still, pending
 
 
 def _gateway_status(
     cluster: Obj, t: Target, observed: Mapping[str, Any] | None, result: Result
 ) -> Obj:
-    published = (cluster.get("status") or {}).get("gateway") or {}
+    published = objects.mapping(cluster, "status", "gateway")
     gw = t.gateway
     # Only the Gateway's own report withdraws an address (a new one, or Programmed=False); not
     # observed yet, re-created, or read before its status was written, the last one stands.

@@ -30,6 +30,7 @@ from modelplane.compose.inferencecluster.components import (
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.remote import NEVER_DELETE
+from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.labels import MANAGED_BY, STACK_COMPONENT
 
@@ -291,7 +292,7 @@ OUTLIVES = (
 def gateway_address(observed: Mapping[str, Any] | None) -> str:
     """The first address the observed Gateway reports, or "" before it reports one."""
     manifest = _manifest(observed)
-    for entry in (manifest.get("status") or {}).get("addresses") or []:
+    for entry in objects.status(manifest).get("addresses") or []:
         value = entry.get("value") if isinstance(entry, Mapping) else None
         if value:
             return str(value)
@@ -302,7 +303,7 @@ def gateway_not_programmed(observed: Mapping[str, Any] | None) -> str:
     """Why the observed Gateway says it is not programmed (its own Programmed=False), or ""
     when it says nothing of the kind: a Gateway re-created, or read before its controller wrote
     its status, is no evidence that its address went away."""
-    for c in (_manifest(observed).get("status") or {}).get("conditions") or []:
+    for c in objects.status(_manifest(observed)).get("conditions") or []:
         if isinstance(c, Mapping) and c.get("type") == "Programmed" and c.get("status") == "False":
             return f"{c.get('reason') or 'NotProgrammed'}: {c.get('message') or ''}".rstrip(": ")
     return ""
@@ -310,10 +311,8 @@ def gateway_not_programmed(observed: Mapping[str, Any] | None) -> str:
 
 def gateway_class_name(observed: Mapping[str, Any] | None) -> str:
     """The class an observed Gateway names, or "" before it is observed."""
-    return str((_manifest(observed).get("spec") or {}).get("gatewayClassName") or "")
+    return str(objects.spec(_manifest(observed)).get("gatewayClassName") or "")
 
 
 def _manifest(observed: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    if not observed:
-        return {}
-    return ((observed.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+    return objects.mapping(observed, "status", "atProvider", "manifest")

@@ -19,6 +19,7 @@ from modelplane.compose.inferencecluster.gateway import FLEET_COMPONENT, GATEWAY
 from modelplane.compose.inferencecluster.stack import Part
 from modelplane.compose.inferencecluster.target import MANAGED
 from modelplane.composer import Condition
+from modelplane.kube import objects
 from modelplane.labels import STACK_COMPONENT
 from modelplane.observed import carried, closed
 from modelplane.reasons import InferenceCluster
@@ -73,16 +74,16 @@ def handover(
     for key, obj in sorted(observed.items()):
         if key in wanted or obj.get("kind") not in ("Release", "Object"):
             continue
-        component = str(((obj.get("metadata") or {}).get("labels") or {}).get(STACK_COMPONENT))
+        component = str(objects.labels(obj).get(STACK_COMPONENT))
         if component not in external or not _may_delete(obj):
             continue
         out = carried(dict(obj))
-        out["spec"] = {**(out.get("spec") or {}), "managementPolicies": list(OBSERVE_ONLY)}
+        out["spec"] = {**objects.spec(out), "managementPolicies": list(OBSERVE_ONLY)}
         kept[key] = out
         components.add(component)
     return Handover(kept, tuple(sorted(components)))
 
 
 def _may_delete(obj: Mapping[str, Any]) -> bool:
-    policies = (obj.get("spec") or {}).get("managementPolicies")
+    policies = objects.spec(obj).get("managementPolicies")
     return policies is None or "*" in policies or "Delete" in policies

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.composer import Condition
+from modelplane.kube import objects
 from modelplane.reasons import InferenceCluster
 
 Obj = dict[str, Any]
@@ -16,7 +17,7 @@ def gpu_pools(node_pools: list[Obj], classes: list[Obj]) -> tuple[list[Obj], lis
     ``nodes`` is the pool's declared ``nodeCount``, never ``maxNodeCount``: capacity a cluster
     autoscaler might add is not capacity the scheduler may promise.
     """
-    by_name = {str(c.get("metadata", {}).get("name")): c for c in classes}
+    by_name = {objects.name(c): c for c in classes}
     pools: list[Obj] = []
     missing: list[tuple[str, str]] = []
     for pool in node_pools:
@@ -28,7 +29,7 @@ def gpu_pools(node_pools: list[Obj], classes: list[Obj]) -> tuple[list[Obj], lis
             {
                 "name": pool["name"],
                 "nodes": int(pool.get("nodeCount", 1)),
-                "devices": [_device(d) for d in (cls.get("spec") or {}).get("devices") or []],
+                "devices": [_device(d) for d in objects.spec(cls).get("devices") or []],
             }
         )
     return pools, missing

@@ -14,6 +14,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.remote import NEVER_DELETE, remote_object
+from modelplane.kube import objects
 from modelplane.labels import STACK_COMPONENT
 
 Obj = dict[str, Any]
@@ -133,15 +134,15 @@ def observed_crd(t: Target, component: str, key: str, crd: str) -> Obj:
 def composed_version(obj: Mapping[str, Any]) -> str:
     """The version a Release or an inference-extension CRD Object was composed at ("" for
     anything else)."""
-    spec = obj.get("spec") or {}
+    provider = objects.mapping(obj, "spec", "forProvider")
     if obj.get("kind") == "Release":
-        return str(((spec.get("forProvider") or {}).get("chart") or {}).get("version") or "")
-    return _bundle((spec.get("forProvider") or {}).get("manifest"))
+        return str(objects.dig(provider, "chart", "version") or "")
+    return _bundle(provider.get("manifest"))
 
 
 def installed_version(obj: Mapping[str, Any]) -> str:
     """The version the provider reports installed ("" when it states none)."""
-    at_provider = (obj.get("status") or {}).get("atProvider") or {}
+    at_provider = objects.mapping(obj, "status", "atProvider")
     if obj.get("kind") == "Release":
         return str(at_provider.get("version") or "")
     return _bundle(at_provider.get("manifest"))
@@ -150,5 +151,5 @@ def installed_version(obj: Mapping[str, Any]) -> str:
 def _bundle(manifest: Any) -> str:
     if not isinstance(manifest, Mapping) or manifest.get("kind") != "CustomResourceDefinition":
         return ""
-    annotations = (manifest.get("metadata") or {}).get("annotations") or {}
+    annotations = objects.annotations(manifest)
     return str(annotations.get(BUNDLE_VERSION) or "")

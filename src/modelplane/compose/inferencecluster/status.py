@@ -22,6 +22,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster.releases import installed_version
 from modelplane.composer import Condition
+from modelplane.kube import objects
 from modelplane.kube.objects import condition
 from modelplane.reasons import InferenceCluster
 
@@ -135,13 +136,12 @@ def _named(states: Sequence[ComponentState]) -> str:
 def outdated_gateway_api(obj: Mapping[str, Any]) -> str:
     """Why the observed Gateway API CRD is too old, or "" (not that CRD, its bundle version not
     stated, or recent enough: only a stated older version is evidence)."""
-    manifest = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
-    meta = manifest.get("metadata") or {}
-    if manifest.get("kind") != "CustomResourceDefinition" or meta.get("name") != (
+    manifest = objects.mapping(obj, "status", "atProvider", "manifest")
+    if manifest.get("kind") != "CustomResourceDefinition" or objects.name(manifest) != (
         "gateways.gateway.networking.k8s.io"
     ):
         return ""
-    version = str((meta.get("annotations") or {}).get(BUNDLE_VERSION) or "")
+    version = str(objects.annotations(manifest).get(BUNDLE_VERSION) or "")
     found = _SEMVER.match(version)
     if found is None or tuple(int(g) for g in found.groups()) >= GATEWAY_API_MINIMUM:
         return ""
@@ -156,7 +156,7 @@ def _failure(obj: Mapping[str, Any]) -> str:
     synced = condition(obj, "Synced")
     if synced is not None and synced.get("status") == "False":
         return str(synced.get("message") or synced.get("reason") or "not synced")
-    at_provider = (obj.get("status") or {}).get("atProvider") or {}
+    at_provider = objects.mapping(obj, "status", "atProvider")
     if obj.get("kind") == "Release" and at_provider.get("state") == "failed":
         return "the Helm release failed"
     return ""

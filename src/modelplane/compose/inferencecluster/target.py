@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from modelplane.compose.frontdoor import FleetPKI, fleet_pki
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 
 Obj = dict[str, Any]
@@ -86,10 +87,10 @@ class Target:
 
 
 def target_of(cluster: Obj, provider_config: str) -> Target:
-    spec = cluster.get("spec") or {}
-    secret = ((spec.get("cluster") or {}).get("existing") or {}).get("secretRef") or {}
+    spec = objects.spec(cluster)
+    secret = objects.mapping(spec, "cluster", "existing", "secretRef")
     settings = _settings_of(spec)
-    source = str((spec.get("cluster") or {}).get("source") or "")
+    source = str(objects.dig(spec, "cluster", "source") or "")
     _default_driver_root(settings, DRIVER_ROOTS.get(source, ""))
     return Target(
         cluster=str(cluster["metadata"]["name"]),
@@ -99,18 +100,18 @@ def target_of(cluster: Obj, provider_config: str) -> Target:
         stack=str(spec.get("stack") or "Standard"),
         gateway=_gateway_of(cluster),
         settings=settings,
-        orphan=(spec.get("servingStack") or {}).get("deletionPolicy") == "Orphan",
+        orphan=objects.dig(spec, "servingStack", "deletionPolicy") == "Orphan",
         source=source,
     )
 
 
-def _settings_of(spec: Obj) -> dict[str, Setting]:
+def _settings_of(spec: Mapping[str, Any]) -> dict[str, Setting]:
     """Each component the spec's servingStack sets, by its field."""
     return {
         field: Setting(
             str(block.get("mode") or MANAGED), str(block.get("version") or ""), dict(block)
         )
-        for field, block in sorted((spec.get("servingStack") or {}).items())
+        for field, block in sorted(objects.mapping(spec, "servingStack").items())
         if isinstance(block, Mapping)
     }
 
@@ -118,7 +119,7 @@ def _settings_of(spec: Obj) -> dict[str, Setting]:
 def _gateway_of(cluster: Obj) -> Gateway:
     """The cluster's inference Gateway as its spec sets it, defaults filled in."""
     name = str(cluster["metadata"]["name"])
-    gateway = (cluster.get("spec") or {}).get("gateway") or {}
+    gateway = objects.mapping(cluster, "spec", "gateway")
     return Gateway(
         name=str(gateway.get("name") or DEFAULT_GATEWAY_NAME),
         namespace=str(gateway.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),

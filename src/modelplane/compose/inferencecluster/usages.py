@@ -21,6 +21,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.routed import USAGE_API_VERSION
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.labels import STACK_COMPONENT
 from modelplane.shortlist import shortlist
@@ -103,7 +104,7 @@ def gateway_guard(cluster: str, gateway: str) -> Obj:
 
 def guarded_replicas(guard: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(namespace, name) of every replica an observed guard was composed for."""
-    annotations = (guard.get("metadata") or {}).get("annotations") or {}
+    annotations = objects.annotations(guard)
     out = []
     for entry in str(annotations.get(GUARDED) or "").split(","):
         namespace, _, name = entry.partition("/")
@@ -146,4 +147,4 @@ def reference(obj: Obj) -> Obj:
 
 
 def _component(obj: Obj) -> str:
-    return str(((obj.get("metadata") or {}).get("labels") or {}).get(STACK_COMPONENT) or "")
+    return str(objects.labels(obj).get(STACK_COMPONENT) or "")

@@ -33,6 +33,7 @@ from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.releases import composed_version, installed_version
 from modelplane.compose.inferencecluster.target import MANAGED, Setting, Target
 from modelplane.composer import Condition, Requirement
+from modelplane.kube import objects
 from modelplane.kube.objects import condition
 from modelplane.labels import STACK_COMPONENT, STACK_WAVE
 from modelplane.reasons import InferenceCluster
@@ -124,9 +125,7 @@ def _gate(cluster: Mapping[str, Any], previous: Sequence[Mapping[str, Any]] | No
         requirement = Requirement(
             API_VERSION, "InferenceCluster", match_labels={STACK_WAVE: str(wave - 1)}
         )
-    paused = bool(
-        (((cluster.get("spec") or {}).get("servingStack") or {}).get("rollout") or {}).get("paused")
-    )
+    paused = bool(objects.dig(cluster, "spec", "servingStack", "rollout", "paused"))
     if invalid:
         waiting = invalid
     elif paused:
@@ -181,7 +180,7 @@ def _resolve(t: Target, observed: Mapping[str, Mapping[str, Any]], open_: bool) 
 def published_revision(cluster: Mapping[str, Any], p: Plan, stack_ready: bool) -> str:
     """The revision the cluster publishes: the current one once its gate is open, its stack is
     ready and every unpinned component reports the default installed; else the last published."""
-    last = str((((cluster.get("status") or {}).get("servingStack") or {}).get("revision")) or "")
+    last = str(objects.dig(cluster, "status", "servingStack", "revision") or "")
     if p.open and stack_ready and not p.not_installed:
         return revision()
     return last
@@ -221,7 +220,7 @@ def up_to_date(p: Plan, published: str) -> Condition:
 
 
 def _wave(cluster: Mapping[str, Any]) -> tuple[int, str]:
-    labels = (cluster.get("metadata") or {}).get("labels") or {}
+    labels = objects.labels(cluster)
     value = labels.get(STACK_WAVE)
     if value is None:
         return 0, ""
@@ -256,9 +255,9 @@ def _previous_wave(wave: int, clusters: Sequence[Mapping[str, Any]] | None) -> s
 
 
 def _done(cluster: Mapping[str, Any], current: str) -> bool:
-    stack = (cluster.get("status") or {}).get("servingStack") or {}
+    stack = objects.mapping(cluster, "status", "servingStack")
     ready = condition(cluster, InferenceCluster.STACK_READY)
-    return stack.get("revision") == current and (ready or {}).get("status") == "True"
+    return stack.get("revision") == current and objects.dig(ready, "status") == "True"
 
 
 def _changes(changes: Sequence[Change]) -> str:
@@ -271,7 +270,7 @@ def _versioned(
     """Each component's observed Releases and CRD-bundle Objects, in key order: read once."""
     out: dict[str, list[Mapping[str, Any]]] = {}
     for _key, obj in sorted(observed.items()):
-        labels = (obj.get("metadata") or {}).get("labels") or {}
+        labels = objects.labels(obj)
         component = labels.get(STACK_COMPONENT)
         if component and composed_version(obj):
             out.setdefault(str(component), []).append(obj)

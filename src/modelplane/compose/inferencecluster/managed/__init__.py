@@ -26,6 +26,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 from modelplane.compose.inferencecluster.managed.teardown import deletion_order
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.composer import Condition
+from modelplane.kube import objects
 from modelplane.kube.objects import condition
 from modelplane.observed import carried, observed_ready
 from modelplane.reasons import InferenceCluster
@@ -112,7 +113,7 @@ def managed_cluster(
     provisioned.on_cluster.update(load_balancer.load_balancer(t))
     resources = dict(provisioned.resources)
     # A pool not rebuilt (classes not read yet, a class that lost its recipe) keeps its nodes.
-    spec_pools = {str(p.get("name")) for p in (composite.get("spec") or {}).get("nodePools") or []}
+    spec_pools = {str(p.get("name")) for p in objects.spec(composite).get("nodePools") or []}
     for key, obj in observed.items():
         pool = key.split("-", 1)[-1]
         if key.startswith(POOL_PREFIXES) and key not in resources and pool in spec_pools:

@@ -35,6 +35,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 )
 from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME, Chart, release
 from modelplane.compose.inferencecluster.target import Target
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.labels import POOL
 
@@ -168,7 +169,7 @@ def _subnet_role(cloud: Cloud, observed: Mapping[str, Any]) -> Obj | None:
     """The cluster identity's Network Contributor on the subnet: composed once Azure assigned
     the identity's principal and the subnet's id (the provider resolves no reference to
     either), and kept from its own spec while either is not reported."""
-    kept = ((observed.get(SUBNET_ROLE) or {}).get("spec") or {}).get("forProvider") or {}
+    kept = objects.mapping(observed, SUBNET_ROLE, "spec", "forProvider")
     identity = observation(observed.get("cluster")).get("identity")
     principal = identity.get("principalId") if isinstance(identity, Mapping) else None
     principal = principal or kept.get("principalId")

@@ -15,6 +15,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE, Target
+from modelplane.kube import objects
 from modelplane.kube.names import DNS_LABEL_MAX, LETTER_PREFIX, dns_label
 from modelplane.labels import POOL
 
@@ -209,9 +210,9 @@ def connection_secret(cloud: Cloud, key: str) -> Obj:
 def cloud_of(
     composite: Obj, source: str, classes: list[Obj] | None, needed: Mapping[str, int]
 ) -> tuple[Cloud, list[str]]:
-    spec = composite.get("spec") or {}
+    spec = objects.spec(composite)
     block_name = source.lower()
-    block = (spec.get("cluster") or {}).get(block_name) or {}
+    block = objects.mapping(spec, "cluster", block_name)
     creds = block.get("credentials") or {}
     location = str(block.get("location" if source == "AKS" else "region") or "")
     problems = []
@@ -240,7 +241,7 @@ def _pools(
     (None while the classes are not read)."""
     if classes is None:
         return None, []
-    by_name = {str((c.get("metadata") or {}).get("name")): c for c in classes}
+    by_name = {objects.name(c): c for c in classes}
     plans, problems = [], []
     for i, pool in enumerate(node_pools):
         cls = by_name.get(str(pool.get("className")))
@@ -256,7 +257,7 @@ def _pools(
 
 def _recipe(cls: Obj, source: str) -> Mapping[str, Any] | None:
     """The class's provisioning recipe for ``source``, None when it has none."""
-    provisioning = (cls.get("spec") or {}).get("provisioning") or {}
+    provisioning = objects.mapping(cls, "spec", "provisioning")
     recipe = provisioning.get(source.lower())
     if provisioning.get("provider") != source or not isinstance(recipe, Mapping):
         return None
@@ -286,10 +287,8 @@ def _plan(pool: Obj, recipe: Mapping[str, Any], source: str, needed: int) -> Poo
         min_nodes=int(pool.get("minNodeCount", nodes)),
         max_nodes=int(pool.get("maxNodeCount", max(nodes, 1))),
         zones=tuple(str(z) for z in pool.get("zones") or ()),
-        fabric=str((pool.get("fabric") or {}).get("type") or "None"),
-        capacity_reservation=str(
-            (pool.get("capacityBlock") or {}).get("capacityReservationId") or ""
-        ),
+        fabric=str(objects.dig(pool, "fabric", "type") or "None"),
+        capacity_reservation=str(objects.dig(pool, "capacityBlock", "capacityReservationId") or ""),
         needed=needed,
     )
 
@@ -300,7 +299,7 @@ _MACHINE_FIELD = {"EKS": "instanceType", "GKE": "machineType", "AKS": "vmSize"}
 def observation(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """What the provider reports of an observed managed resource, ``status.atProvider``
     ({} while it is not observed or reports nothing)."""
-    return ((obj or {}).get("status") or {}).get("atProvider") or {}
+    return objects.mapping(obj, "status", "atProvider")
 
 
 def at_provider(obj: Mapping[str, Any] | None, key: str) -> str:

@@ -31,6 +31,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 )
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
+from modelplane.kube import objects
 from modelplane.labels import POOL
 from modelplane.observed import carried
 
@@ -305,7 +306,7 @@ def policies_outlive_their_users(out: Mapping[str, Obj]) -> list[tuple[str, str]
     pairs = []
     for key, obj in sorted(out.items()):
         for field in ROLE_USER_REFS:
-            role = str((obj["spec"]["forProvider"].get(field) or {}).get("name") or "")
+            role = str(objects.dig(obj["spec"]["forProvider"], field, "name") or "")
             pairs += [(attachment, key) for attachment in attachments.get(role, ())]
     return pairs
 

@@ -25,6 +25,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 )
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -60,7 +61,7 @@ def security_groups(cloud: Cloud, observed: Mapping[str, Any]) -> list[str]:
     """The EFA group's and the cluster's group's ids, once AWS assigned both; else none."""
     efa = at_provider(observed.get("efa-security-group"), "id")
     vpc = observation(observed.get("cluster"))
-    cluster = str((vpc.get("vpcConfig") or {}).get("clusterSecurityGroupId") or "")
+    cluster = str(objects.dig(vpc, "vpcConfig", "clusterSecurityGroupId") or "")
     return [efa, cluster] if efa and cluster else []
 
 
