@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.kube import objects
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
 
 Obj = dict[str, Any]
@@ -137,7 +138,7 @@ class MetricsEndpoint:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> MetricsEndpoint | None:
-        prometheus = ((config or {}).get("data") or {}).get("prometheus") or {}
+        prometheus = objects.mapping(config, "data", "prometheus")
         address = prometheus.get("serverAddress")
         if not isinstance(address, str) or not address:
             return None

@@ -83,8 +83,8 @@ from modelplane.composer import (
     Result,
     namespace_of,
 )
+from modelplane.kube import objects
 from modelplane.kube.names import LABEL_VALUE_MAX
-from modelplane.kube.objects import condition
 from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
 from modelplane.observed import carried, ready_as_observed
 from modelplane.reasons import InferenceCluster, ModelDeployment, ModelReplica
@@ -127,9 +127,8 @@ def requirements(md: Obj) -> dict[str, Requirement]:
 
 
 def _selector(md: Obj) -> dict[str, str]:
-    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
-    labels = (template.get("clusterSelector") or {}).get("matchLabels") or {}
-    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
+    labels = objects.mapping(md, "spec", "template", "spec", "clusterSelector", "matchLabels")
+    return {str(k): str(v) for k, v in labels.items()}
 
 
 def compose_deployment(inputs: Inputs) -> Result:
@@ -197,7 +196,7 @@ def _gather(inputs: Inputs, index: Clusters) -> Gathered | Result:
         return unread
     # The clusters the replicas stand on that the list does not hold are asked for by name: a
     # list that lags is no evidence that a cluster went.
-    standing = {str((r.get("spec") or {}).get("clusterName") or "") for r in mine.values()}
+    standing = {str(objects.dig(r, "spec", "clusterName") or "") for r in mine.values()}
     unlisted_names = standing - {""} - index.keys()
     lookup = look_up(inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", unlisted_names)
     if lookup.pending:
@@ -472,7 +471,7 @@ def serves_its_stamp(
 
 
 def _on(replica: Obj) -> str:
-    return str((replica.get("spec") or {}).get("clusterName"))
+    return str(objects.dig(replica, "spec", "clusterName"))
 
 
 def _stamp_placements(
@@ -773,7 +772,7 @@ def _with_unready(cond: Condition, plan: Schedule, clusters: Clusters) -> Condit
 
 def _stack_unready(cluster: Mapping[str, Any] | None) -> str:
     """Why the cluster's serving stack is not ready, "" when it is (or says nothing)."""
-    c = condition(cluster, InferenceCluster.STACK_READY)
+    c = objects.condition(cluster, InferenceCluster.STACK_READY)
     if c is None or c.get("status") == "True":
         return ""
     return str(c.get("reason") or "NotReady")
@@ -965,7 +964,7 @@ def _unlisted(replica: Obj, clusters: Clusters, class_names: set[str]) -> str:
         return f"cluster {name} is deleted"
     pools = {
         str(p.get("name", "")): str(p.get("className", ""))
-        for p in (cluster.get("spec") or {}).get("nodePools") or ()
+        for p in objects.dig(cluster, "spec", "nodePools") or ()
     }
     for engine in spec.get("engines") or ():
         for member in engine.get("members") or ():
@@ -1085,7 +1084,7 @@ def _invalid_selectors(
 
 
 def _malformed(md: Obj) -> str | None:
-    name = str((md.get("metadata") or {}).get("name", ""))
+    name = objects.name(md)
     if len(name) > LABEL_VALUE_MAX:
         # Crossplane drops root-level XRD rules, so this cannot be refused at admission.
         return (
@@ -1123,7 +1122,7 @@ def _malformed_engines(engines: Any) -> str | None:
 
 
 def _serving(obj: Obj | None) -> str:
-    c = condition(obj, ModelReplica.MODEL_SERVING)
+    c = objects.condition(obj, ModelReplica.MODEL_SERVING)
     return str(c.get("status")) if c else "Unknown"
 
 
@@ -1134,7 +1133,7 @@ def _count_serving(objs: Iterable[Obj]) -> int:
 def _waiting_on(name: str, obj: Obj | None) -> str:
     if obj is None:
         return f"{name}: not created yet"
-    c = condition(obj, ModelReplica.MODEL_SERVING)
+    c = objects.condition(obj, ModelReplica.MODEL_SERVING)
     if c is None:
         return f"{name}: no ModelServing condition yet"
     return f"{name}: {c.get('reason') or 'NotServing'}: {c.get('message') or ''}".rstrip(": ")

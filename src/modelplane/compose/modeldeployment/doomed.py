@@ -30,14 +30,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from modelplane.kube import objects
+
 DELETION_ATTEMPT = "usage.crossplane.io/deletion-attempt-with-policy"
 """Crossplane v2.3.4 ``internal/protection/usage.go``, ``AnnotationKeyDeletionAttempt``."""
 
 
 def is_doomed(replica: Mapping[str, Any] | None) -> bool:
     """Whether a delete of the replica was refused by a Usage (and will be replayed)."""
-    annotations = ((replica or {}).get("metadata") or {}).get("annotations") or {}
-    return DELETION_ATTEMPT in annotations
+    return DELETION_ATTEMPT in objects.annotations(replica)
 
 
 def doomed_among(keys: Iterable[str], mine: Mapping[str, Mapping[str, Any]]) -> list[str]:

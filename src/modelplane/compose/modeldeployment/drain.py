@@ -32,6 +32,7 @@ from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import USAGE_API_VERSION, held_replicas, referenced_pools
 from modelplane.composer import Desired, Inputs, Requirement, namespace_of
+from modelplane.kube import objects
 from modelplane.labels import HOLDS_ROUTED, ROUTES_POOLS
 from modelplane.observed import carried
 
@@ -97,8 +98,7 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
 
 
 def _recorded(replica: Mapping[str, Any]) -> set[str]:
-    annotations = (replica.get("metadata") or {}).get("annotations") or {}
-    return {n for n in str(annotations.get(DRAIN_ROUTES) or "").split(",") if n}
+    return {n for n in str(objects.annotations(replica).get(DRAIN_ROUTES) or "").split(",") if n}
 
 
 def _recording(replica: Obj, routes: set[str]) -> Obj:
@@ -107,10 +107,10 @@ def _recording(replica: Obj, routes: set[str]) -> Obj:
     return {**replica, "metadata": {**replica["metadata"], "annotations": annotations}}
 
 
-def _naming(objects: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
+def _naming(routes: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
     """The route Objects naming each InferencePool, by pool."""
     out: dict[str, set[str]] = {}
-    for obj in objects:
+    for obj in routes:
         for pool in referenced_pools([obj]):
-            out.setdefault(pool, set()).add(str((obj.get("metadata") or {}).get("name")))
+            out.setdefault(pool, set()).add(objects.name(obj))
     return out

@@ -22,7 +22,7 @@ from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
 from modelplane.compose.modeldeployment.reroute import withdrawn
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import Desired, Inputs, Result, namespace_of
-from modelplane.kube.objects import condition
+from modelplane.kube import objects
 from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.reasons import ModelReplica
 
@@ -90,7 +90,7 @@ def _endpoint_for(
         # Serving False is the evidence that withdraws an endpoint; a replica whose status
         # is not written yet keeps the endpoint it has.
         return kept if serving == "Unknown" else None
-    cluster = fleet.get(str((replica.get("spec") or {}).get("clusterName") or ""))
+    cluster = fleet.get(str(objects.dig(replica, "spec", "clusterName") or ""))
     if cluster is None or not _reachable(cluster):
         # The cluster is not listed, or listed before its gateway address was written (or
         # with only Crossplane's conditions): no evidence its gateway went away, so an
@@ -105,7 +105,7 @@ def _endpoint_for(
 def _serving(replica: Mapping[str, Any] | None) -> str:
     """The replica's ModelServing status: whether it can take traffic (one ready copy of each
     engine and its routing path), not whether its rollout is complete (Ready)."""
-    c = condition(replica, SERVING)
+    c = objects.condition(replica, SERVING)
     return str(c.get("status") or "Unknown") if c else "Unknown"
 
 

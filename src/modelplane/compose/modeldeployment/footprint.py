@@ -21,6 +21,7 @@ from typing import Any
 from modelplane.apis import API_VERSION
 from modelplane.compose.cache import cache_selector, stages_on
 from modelplane.composer import Condition, Event, Requirement, namespace_of, namespace_said
+from modelplane.kube import objects
 from modelplane.reasons import ModelDeployment
 from modelplane.scheduling.fleet import Admits, Cluster
 
@@ -45,8 +46,7 @@ class Footprint:
 
 
 def footprint(md: Obj, required: Mapping[str, list[Any]]) -> Footprint:
-    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
-    ref = template.get("modelCacheRef")
+    ref = objects.dig(md, "spec", "template", "spec", "modelCacheRef")
     if not isinstance(ref, Mapping) or not ref.get("name"):
         return Footprint()
     name, namespace = str(ref["name"]), namespace_of(md)

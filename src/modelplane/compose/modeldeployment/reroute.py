@@ -29,6 +29,7 @@ from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import referenced_pools
 from modelplane.composer import Inputs, Requirement, namespace_of
+from modelplane.kube import objects
 
 ROUTES = "service-routes"
 """The requirement listing the namespace's route Objects (while a replica drains, or until a
@@ -125,14 +126,13 @@ def routes(inputs: Inputs, mine: Iterable[Mapping[str, Any]]) -> Routes:
         listed,
         namespace_of(inputs.composite),
     )
-    objects = [*listed, *lookup.found.values()]
-    by_name = {str((o.get("metadata") or {}).get("name")): dict(o) for o in objects}
+    by_name = {objects.name(o): dict(o) for o in (*listed, *lookup.found.values())}
     return Routes(True, by_name, lookup.pending, lookup.requirements)
 
 
 def recorded(replica: Mapping[str, Any]) -> list[tuple[str, bool]]:
     """The routes recorded on the replica, each with whether it was seen dropping its pool."""
-    annotations = (replica.get("metadata") or {}).get("annotations") or {}
+    annotations = objects.annotations(replica)
     out = []
     for item in str(annotations.get(REROUTE) or "").split(","):
         name, _, state = item.partition("@")
@@ -149,12 +149,12 @@ def withdrawn(replica: Mapping[str, Any]) -> bool:
 
 def _applied_by(obj: Mapping[str, Any]) -> str:
     """The provider config (so the cluster) the route Object is applied through."""
-    return str(((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name") or "")
+    return str(objects.dig(obj, "spec", "providerConfigRef", "name") or "")
 
 
 def _names_both(obj: Mapping[str, Any], pool: str) -> bool:
     """Whether the route names ``pool`` in what it applies and in what it observes applied:
     written back in, and programmed on the cluster."""
-    spec = {"spec": {"forProvider": (obj.get("spec") or {}).get("forProvider") or {}}}
-    status = {"status": {"atProvider": (obj.get("status") or {}).get("atProvider") or {}}}
+    spec = {"spec": {"forProvider": objects.mapping(obj, "spec", "forProvider")}}
+    status = {"status": {"atProvider": objects.mapping(obj, "status", "atProvider")}}
     return pool in referenced_pools([spec]) and pool in referenced_pools([status])

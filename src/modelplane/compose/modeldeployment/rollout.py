@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.composer import Condition
+from modelplane.kube import objects
 from modelplane.labels import (
     MODEL_REVISION,
     PODS_REVISION,
@@ -47,7 +48,7 @@ class Strategy:
 
     @classmethod
     def of(cls, md: Mapping[str, Any]) -> Strategy:
-        spec = (md.get("spec") or {}).get("rollout") or {}
+        spec = objects.mapping(md, "spec", "rollout")
         return cls(
             max_unavailable=int(spec.get("maxUnavailable", 1)),
             max_surge=int(spec.get("maxSurge", 0)),
@@ -76,11 +77,10 @@ def outdated(observed: Mapping[str, Any], stamped: Mapping[str, Any]) -> bool:
     """Whether the observed replica runs something other than ``stamped``. One stamped before
     replicas carried the hash is outdated only if it lacks or differs in something stamped
     (the API server adds defaults to what it holds)."""
-    meta = observed.get("metadata") or {}
-    was = (meta.get("annotations") or {}).get(TEMPLATE_HASH)
+    meta, annotations = objects.metadata(observed), objects.annotations(observed)
+    was = annotations.get(TEMPLATE_HASH)
     if was is not None:
         return str(was) != stamped["metadata"]["annotations"][TEMPLATE_HASH]
-    annotations = meta.get("annotations") or {}
     wanted = stamped["metadata"]["annotations"]
     return (
         not _holds(observed.get("spec"), stamped["spec"])

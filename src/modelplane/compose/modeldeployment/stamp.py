@@ -8,6 +8,7 @@ from modelplane.apis import API_VERSION
 from modelplane.compose.modeldeployment.picker import replica_serving
 from modelplane.compose.pods_revision import pods_revision
 from modelplane.composer import namespace_of
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.labels import (
     CLUSTER,
@@ -42,7 +43,7 @@ def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
     meta = md["metadata"]
     template = md["spec"]["template"]
     tspec = template["spec"]
-    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    labels = dict(objects.labels(template))
     labels.update(
         {
             DEPLOYMENT: str(meta["name"]),

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.modeldeployment.rollout import Candidate, Strategy
+from modelplane.kube import objects
 from modelplane.labels import SURGE_FOR
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 
@@ -54,7 +55,7 @@ def surges_of(mine: Mapping[str, Obj], available: Callable[[Obj], bool]) -> Surg
     leaving: set[str] = set()
     replaced: dict[str, str] = {}
     for key, obj in mine.items():
-        old = str(((obj.get("metadata") or {}).get("annotations") or {}).get(SURGE_FOR) or "")
+        old = str(objects.annotations(obj).get(SURGE_FOR) or "")
         old_key = by_name.get(old)
         if old_key is None or old_key == key:
             continue

@@ -20,6 +20,7 @@ from typing import Any
 from modelplane.compose.cache import cache_revision, hydrated_revisions, resolved_commit
 from modelplane.compose.cache import pinned_revision as _pinned
 from modelplane.composer import Condition
+from modelplane.kube import objects
 from modelplane.labels import MODEL_REVISION
 from modelplane.reasons import ModelDeployment
 from modelplane.structs import plain
@@ -98,11 +99,11 @@ def pin(replica: Obj, observed: Obj | None, weights: Pinning) -> None:
 
 
 def _ref(replica: Mapping[str, Any]) -> Mapping[str, Any]:
-    return (replica.get("spec") or {}).get("modelCacheRef") or {}
+    return objects.mapping(replica, "spec", "modelCacheRef")
 
 
 def _name(cache: Mapping[str, Any]) -> str:
-    return str((cache.get("metadata") or {}).get("name", ""))
+    return objects.name(cache)
 
 
 def unpinned(observed: Obj, weights: Pinning) -> Obj | None:
