@@ -37,6 +37,7 @@ from modelplane.composer import (
     namespace_of,
     namespace_said,
 )
+from modelplane.kube import objects
 from modelplane.observed import ready_as_observed
 from modelplane.reasons import ModelReplica
 
@@ -91,7 +92,7 @@ def _context(inputs: Inputs, requirements: dict[str, Requirement]) -> ReplicaCon
     replica = inputs.composite
     spec = replica["spec"]
     cluster = _first(inputs.required.get(CLUSTER_REQUIREMENT))
-    cache_name = (spec.get("modelCacheRef") or {}).get("name")
+    cache_name = objects.dig(spec, "modelCacheRef", "name")
     cache = _first(inputs.required.get(CACHE_REQUIREMENT)) if cache_name else None
     provider_config = _provider_config(cluster)
     if cluster is None:
@@ -192,8 +193,7 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], reason: str, why
 def _provider_config(cluster: Obj | None) -> str | None:
     if cluster is None:
         return None
-    ref = (cluster.get("status") or {}).get("providerConfigRef") or {}
-    name = ref.get("name")
+    name = objects.dig(cluster, "status", "providerConfigRef", "name")
     return str(name) if name else None
 
 

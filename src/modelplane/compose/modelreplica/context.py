@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.composer import namespace_of
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -50,7 +51,7 @@ class ReplicaContext:
             "name": str(metadata["name"]),
             "namespace": namespace_of(self.replica),
             "spec": spec,
-            "stack": str(self.cluster.get("spec", {}).get("stack") or "Standard"),
+            "stack": str(objects.dig(self.cluster, "spec", "stack") or "Standard"),
             "serving": serving,
             "serving_port": int(serving.get("port", DEFAULT_SERVING_PORT)),
             "mode": str(serving.get("mode", "Unified")),

@@ -28,6 +28,7 @@ from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import component, label_value, owned
 from modelplane.compose.modelreplica.remote import wrap
+from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.labels import ENGINE, REPLICA
 from modelplane.structs import frozen
@@ -133,9 +134,7 @@ def scraper_peer(cluster: Mapping[str, Any]) -> Obj:
 
 
 def _managed(cluster: Mapping[str, Any], field: str) -> bool:
-    stack = (cluster.get("spec") or {}).get("servingStack") or {}
-    block = stack.get(field) if isinstance(stack, Mapping) else None
-    mode = block.get("mode") if isinstance(block, Mapping) else None
+    mode = objects.dig(cluster, "spec", "servingStack", field, "mode")
     return (mode or "Managed") == "Managed"
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from modelplane.compose.modelreplica.labelsets import role_of
 from modelplane.compose.modelreplica.pods import ENGINE_CONTAINER, member_spec
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -70,14 +71,14 @@ def _gang_gpus(members: list[Obj]) -> int | None:
     roles = {role_of(m): m for m in members}
     if "Leader" not in roles or "Worker" not in roles:
         return None
-    nodes = int(((roles["Worker"].get("worker") or {}).get("nodes")) or 1)
+    nodes = int(objects.dig(roles["Worker"], "worker", "nodes") or 1)
     return _gpus(roles["Leader"]) + nodes * _gpus(roles["Worker"])
 
 
 def _words(spec: Mapping[str, Any] | None) -> list[str]:
     """The engine container's command and args, split as a shell splits a script's words."""
     engine = next(
-        (c for c in (spec or {}).get("containers") or () if c.get("name") == ENGINE_CONTAINER),
+        (c for c in objects.dig(spec, "containers") or () if c.get("name") == ENGINE_CONTAINER),
         None,
     )
     if engine is None:

@@ -29,6 +29,7 @@ from modelplane.compose.endpointpicker import (
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import component, owned
 from modelplane.compose.modelreplica.remote import wrap
+from modelplane.kube import objects
 from modelplane.structs import ListView, StructView, frozen, struct_to_dict
 
 Obj = dict[str, Any]
@@ -297,10 +298,10 @@ def _container_problem(c: Any, cpath: str, config: Any) -> str | None:
 def image_warnings(serving: Any, at: str = "spec") -> list[str]:
     """``path: message`` when the user's picker image is an llm-d picker of no readable release
     (``latest``, a digest): admitted, since it may well be new enough, but not judged."""
-    picker = (serving or {}).get("endpointPicker") or {}
-    if (serving or {}).get("router") != "EndpointPicker" or not picker:
+    picker = objects.mapping(serving, "endpointPicker")
+    if objects.dig(serving, "router") != "EndpointPicker" or not picker:
         return []
-    containers = ((picker.get("template") or {}).get("spec") or {}).get("containers") or ()
+    containers = objects.dig(picker, "template", "spec", "containers") or ()
     path = f"{at}.serving.endpointPicker.template.spec.containers[0].image"
     found = [
         pickerversions.unknown_release(str(c.get("image")), picker.get("config"))
@@ -317,17 +318,17 @@ def _picker(ctx: ReplicaContext) -> Obj:
 
 def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
     picker = _picker(ctx)
-    spec = picker.get("template", {}).get("spec", {})
-    user = next((c for c in spec.get("containers", []) if c.get("name") == CONTAINER), None)
+    spec = objects.mapping(picker, "template", "spec")
+    user = next((c for c in spec.get("containers", []) if c.get("name") == CONTAINER), None) or {}
     container: Obj = {"name": CONTAINER, "image": user["image"] if user else DEFAULT_IMAGE}
-    if user and user.get("command"):
+    if user.get("command"):
         container["command"] = list(user["command"])
-    container["args"] = merge_args(list((user or {}).get("args", [])), wiring_args(ctx, pool))
-    container["env"] = _env(list((user or {}).get("env", [])))
+    container["args"] = merge_args(list(user.get("args", [])), wiring_args(ctx, pool))
+    container["env"] = _env(list(user.get("env", [])))
     container["ports"] = _PORTS
     container["readinessProbe"] = _READINESS_PROBE
     container["livenessProbe"] = _LIVENESS_PROBE
-    container["resources"] = (user or {}).get("resources") or _RESOURCES
+    container["resources"] = user.get("resources") or _RESOURCES
     container["volumeMounts"] = _CONFIG_MOUNTS
 
     selector = component(ctx.name, COMPONENT)

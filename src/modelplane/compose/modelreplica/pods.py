@@ -32,6 +32,7 @@ from modelplane.compose.modelreplica.labelsets import (
 )
 from modelplane.compose.modelreplica.names import claim_template_name
 from modelplane.compose.modelreplica.sglang import with_metrics
+from modelplane.kube import objects
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -100,9 +101,9 @@ def member_spec(member: Obj, partner: Obj | None) -> Obj | None:
 
     That mirrors LeaderWorkerSet, where a leader without a template runs the worker's.
     """
-    spec = (member.get("template") or {}).get("spec")
+    spec = objects.dig(member, "template", "spec")
     if spec is None and partner is not None:
-        spec = (partner.get("template") or {}).get("spec")
+        spec = objects.dig(partner, "template", "spec")
     return spec
 
 
@@ -152,7 +153,7 @@ def member_pod(
     if pull_secrets:
         pod["imagePullSecrets"] = pull_secrets
 
-    metadata = (member.get("template") or {}).get("metadata") or {}
+    metadata = objects.mapping(member, "template", "metadata")
     merged = dict(metadata.get("labels") or {})
     merged.update(pod_labels(ctx.name, engine, role))
     # An engine type the member's own labels name is the user's word; else the image's.
@@ -268,7 +269,7 @@ def _sleeping(container: Obj, seconds: int) -> Obj:
 def _drain(ctx: ReplicaContext) -> tuple[int | None, int]:
     """The grace period and preStop seconds its deployment stamped, or none (a replica written
     by hand, or stamped before these existed, keeps its pods as they are)."""
-    annotations = (ctx.replica.get("metadata") or {}).get("annotations") or {}
+    annotations = objects.annotations(ctx.replica)
     grace = annotations.get(labels.TERMINATION_GRACE)
     pre_stop = annotations.get(labels.PRE_STOP_SECONDS)
     return (int(grace) if grace is not None else None), int(pre_stop or 0)

@@ -20,6 +20,7 @@ from typing import Any
 from modelplane.compose.pods_revision import bears_pods, pods_revision
 from modelplane.compose.replica_revision import CONDITION, revision_message, stamp_of
 from modelplane.composer import Condition
+from modelplane.kube import objects
 from modelplane.labels import DEPLOYMENT, PODS_REVISION, TEMPLATE_HASH
 from modelplane.observed import carried, observed_ready
 from modelplane.reasons import ModelReplica
@@ -32,10 +33,9 @@ def held(
 ) -> dict[str, Obj]:
     """``resources``, with the observed pod-bearing objects kept as they run while the replica's
     deployment stamped it at another pods revision (its rollout has not reached it yet)."""
-    meta = replica.get("metadata") or {}
-    if DEPLOYMENT not in (meta.get("labels") or {}):
+    if DEPLOYMENT not in objects.labels(replica):
         return resources
-    if (meta.get("annotations") or {}).get(PODS_REVISION) == pods_revision():
+    if objects.annotations(replica).get(PODS_REVISION) == pods_revision():
         return resources
     out = dict(resources)
     for key, obj in resources.items():
@@ -81,7 +81,7 @@ def revision_ready(
     stamp = stamp_of(replica)
     if stamp is None:
         return None
-    cluster = str((replica.get("spec") or {}).get("clusterName") or "")
+    cluster = str(objects.dig(replica, "spec", "clusterName") or "")
     waiting = [
         why
         for key, obj in sorted(resources.items())
@@ -100,8 +100,8 @@ def revision_ready(
 
 def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) -> str:
     """Why the workload does not run ``stamp`` ready on its cluster, or ""."""
-    what = f"{manifest.get('kind')} {(manifest.get('metadata') or {}).get('name')}"
-    remote = (((observed or {}).get("status") or {}).get("atProvider") or {}).get("manifest")
+    what = f"{manifest.get('kind')} {objects.dig(manifest, 'metadata', 'name')}"
+    remote = objects.dig(observed, "status", "atProvider", "manifest")
     if not remote:
         return f"{what} not observed yet"
     runs = stamp_of(remote)
@@ -113,4 +113,4 @@ def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) 
 
 
 def _manifest(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+    return objects.mapping(obj, "spec", "forProvider", "manifest")

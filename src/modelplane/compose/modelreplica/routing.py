@@ -17,6 +17,7 @@ from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned, serving_selector
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.replicapool import replica_pool_name
+from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.structs import frozen
 
@@ -63,7 +64,7 @@ def path_prefix(ctx: ReplicaContext) -> str:
 
 def gateway(cluster: Obj) -> tuple[str, str]:
     """(name, namespace) of the Gateway the route attaches to."""
-    published = (cluster.get("status") or {}).get("gateway") or {}
+    published = objects.mapping(cluster, "status", "gateway")
     return (
         str(published.get("name") or DEFAULT_GATEWAY_NAME),
         str(published.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),

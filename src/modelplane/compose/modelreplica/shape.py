@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.modelreplica.labelsets import role_of
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -92,7 +93,7 @@ def _member_problem(member: Obj, path: str) -> str | None:
         found = _containers_problem(spec, path)
         if found:
             return found
-    nodes = (member.get("worker") or {}).get("nodes", 1)
+    nodes = objects.dig(member, "worker", "nodes", default=1)
     if not _count(nodes, 63):
         return f"{path}.worker.nodes: Invalid value: {nodes!r}: must be an integer from 1 to 63"
     return _device_requests_problem(member, path)

@@ -26,7 +26,7 @@ from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import gang_status_key, workload_key
 from modelplane.composer import Condition, Event
-from modelplane.kube.objects import condition
+from modelplane.kube import objects
 from modelplane.observed import observed_ready
 from modelplane.reasons import ModelReplica
 
@@ -120,13 +120,13 @@ def transition_events(replica: Obj, condition: Condition) -> list[Event]:
 
 
 def previous_status(replica: Obj) -> str | None:
-    c = condition(replica, CONDITION)
+    c = objects.condition(replica, CONDITION)
     return None if c is None else str(c.get("status"))
 
 
 def refused(obj: Obj | None) -> str | None:
     """The apply error provider-kubernetes reports on an Object (Synced=False), if any."""
-    c = condition(obj, "Synced")
+    c = objects.condition(obj, "Synced")
     if c is None or c.get("status") != "False":
         return None
     return str(c.get("message") or c.get("reason") or "not synced")
@@ -134,10 +134,7 @@ def refused(obj: Obj | None) -> str | None:
 
 def remote(obj: Obj | None) -> Obj | None:
     """The remote object as provider-kubernetes last observed it, if it has."""
-    if not obj:
-        return None
-    manifest = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest")
-    return manifest or None
+    return objects.dig(obj, "status", "atProvider", "manifest") or None
 
 
 def engine_copies(observed: Mapping[str, Obj], engine: Obj) -> EngineCopies:
@@ -199,4 +196,4 @@ def _names(engines: list[str]) -> str:
 
 
 def _cluster(ctx: ReplicaContext) -> str:
-    return str(ctx.spec.get("clusterName") or ctx.cluster.get("metadata", {}).get("name"))
+    return str(ctx.spec.get("clusterName") or objects.name(ctx.cluster))

@@ -26,6 +26,7 @@ from typing import Any
 from modelplane.compose.modelreplica.labelsets import role_of
 from modelplane.compose.modelreplica.pods import ENGINE_CONTAINER, member_spec
 from modelplane.compose.modelreplica.workloads import LEADER_ADDRESS_ENV, RANK_ENV
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -71,7 +72,7 @@ def _missing(role: str, spec: Mapping[str, Any] | None, stack: str | None) -> li
 
 
 def _engine_container(spec: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    containers = (spec or {}).get("containers") or ()
+    containers = objects.dig(spec, "containers") or ()
     return next((c for c in containers if c.get("name") == ENGINE_CONTAINER), None)
 
 

@@ -33,6 +33,7 @@ from modelplane.compose.modelreplica.names import (
 from modelplane.compose.modelreplica.pods import PodTemplate, member_pod, member_spec
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.remote import NEVER_DELETE, remote_namespace
+from modelplane.kube import objects
 from modelplane.structs import frozen
 
 Obj = dict[str, Any]
@@ -350,7 +351,7 @@ def _copies(engine: Obj) -> int:
 
 
 def _worker_nodes(worker: Obj) -> int:
-    return int((worker.get("worker") or {}).get("nodes", 1))
+    return int(objects.dig(worker, "worker", "nodes", default=1))
 
 
 def _required_spec(member: Obj, partner: Obj | None, engine: Obj) -> Obj:
