@@ -7,11 +7,12 @@ missing Composition forever) and ``kubectl get icl`` shows it accepted.
 from __future__ import annotations
 
 from modelplane.composer import Condition, Inputs, Result
+from modelplane.kube import objects
 from modelplane.reasons import InferenceClass
 
 
 def compose_class(inputs: Inputs) -> Result:
-    devices = (inputs.composite.get("spec") or {}).get("devices") or []
+    devices = objects.spec(inputs.composite).get("devices") or []
     summary = ", ".join(
         f"{d.get('name')} x{d.get('count', 1)} per node ({d.get('claim') or 'DRA'})"
         for d in devices

@@ -49,6 +49,7 @@ from modelplane.compose.inferencegateway.handover import (
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import dig, mapping
 from modelplane.observed import observed_ready, ready_as_observed
 from modelplane.reasons import InferenceGateway
 from modelplane.shortlist import shortlist
@@ -338,8 +339,7 @@ def _malformed(ig: Obj) -> str | None:
 
 def _secret_ref(spec: Obj) -> Mapping[str, Any]:
     """``spec.tls.secretRef``, or an empty mapping when there is none."""
-    secret = (spec.get("tls") or {}).get("secretRef")
-    return secret if isinstance(secret, Mapping) else {}
+    return mapping(spec, "tls", "secretRef")
 
 
 def _fleet(fleet: Mapping[str, Obj]) -> tuple[list[ClusterGateway], list[str]]:
@@ -399,8 +399,8 @@ def _address(ig: Obj, observed: Obj | None) -> str:
     """The first address the observed Gateway reports; before it was ever observed, the one
     already published (a rendered fleet that states its status) rather than none."""
     if observed is None:
-        return str((ig.get("status") or {}).get("address") or "")
-    for entry in (_manifest(observed).get("status") or {}).get("addresses") or []:
+        return str(dig(ig, "status", "address") or "")
+    for entry in dig(_manifest(observed), "status", "addresses") or []:
         if isinstance(entry, Mapping) and entry.get("value"):
             return str(entry["value"])
     return ""
@@ -408,15 +408,13 @@ def _address(ig: Obj, observed: Obj | None) -> str:
 
 def _observed_class(observed: Obj | None) -> str:
     """The class the Gateway was applied with: kept when the cluster stops publishing one."""
-    return str((_manifest(observed).get("spec") or {}).get("gatewayClassName") or "")
+    return str(dig(_manifest(observed), "spec", "gatewayClassName") or "")
 
 
 def _manifest(observed: Obj | None) -> Mapping[str, Any]:
     """The remote object as provider-kubernetes last saw it, else as it was applied."""
-    if not observed:
-        return {}
-    seen = ((observed.get("status") or {}).get("atProvider") or {}).get("manifest")
-    applied = ((observed.get("spec") or {}).get("forProvider") or {}).get("manifest")
+    seen = dig(observed, "status", "atProvider", "manifest")
+    applied = dig(observed, "spec", "forProvider", "manifest")
     return seen or applied or {}
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
 from modelplane.composer import Condition, Desired
+from modelplane.kube import objects
 from modelplane.observed import carried, closed, ready_as_observed
 from modelplane.reasons import InferenceGateway
 from modelplane.shortlist import shortlist
@@ -49,7 +50,7 @@ def legacy_hops(
         if cluster in targets:
             if cluster in handed and observe_only(obj):
                 continue
-            out["spec"] = {**(out.get("spec") or {}), "managementPolicies": list(OBSERVE_ONLY)}
+            out["spec"] = {**objects.spec(out), "managementPolicies": list(OBSERVE_ONLY)}
         elif cluster not in unwritten:
             continue
         kept[key] = Desired(out, ready_as_observed(obj))
@@ -57,7 +58,7 @@ def legacy_hops(
 
 
 def observe_only(obj: Mapping[str, Any]) -> bool:
-    return tuple((obj.get("spec") or {}).get("managementPolicies") or ()) == OBSERVE_ONLY
+    return tuple(objects.spec(obj).get("managementPolicies") or ()) == OBSERVE_ONLY
 
 
 def handover_conditions(gateway: Mapping[str, Any], kept: Mapping[str, Desired]) -> list[Condition]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from modelplane.apis import API_VERSION
 from modelplane.compose.frontdoor import ClusterGateway
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 
 Obj = dict[str, Any]
@@ -74,7 +75,7 @@ def observed_targets(observed: Mapping[str, Any]) -> dict[str, Obj]:
     for key, obj in observed.items():
         if not key.startswith(SHARD):
             continue
-        for entry in ((obj.get("spec") or {}).get("targets")) or ():
+        for entry in objects.spec(obj).get("targets") or ():
             if isinstance(entry, Mapping) and entry.get("cluster"):
                 out[str(entry["cluster"])] = {k: str(v) for k, v in entry.items()}
     return out
@@ -84,5 +85,5 @@ def reached(shard: Mapping[str, Any] | None) -> set[str]:
     """The clusters an observed shard reports its hops to exist for (``status.reached``): each
     cluster's own evidence, so a cluster joining a shard, or one hop that never comes up, says
     nothing of the shard's other clusters."""
-    names = ((shard or {}).get("status") or {}).get("reached") or ()
+    names = objects.status(shard).get("reached") or ()
     return {str(n) for n in names if isinstance(n, str) and n}
