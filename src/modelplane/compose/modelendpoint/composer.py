@@ -37,6 +37,7 @@ from modelplane.compose.frontdoor import (
 from modelplane.compose.modelendpoint import external
 from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_object
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.observed import carried, observed_ready, ready_as_observed
 from modelplane.reasons import ModelEndpoint
@@ -88,7 +89,7 @@ def _replica(inputs: Inputs, cluster_name: str) -> Result:
         )
         return result
     gateway = cluster_gateway(found[0])
-    published = (inputs.composite.get("status") or {}).get("routing") or {}
+    published = objects.mapping(inputs.composite, "status", "routing")
     if not gateway.address and published.get("backendName") and not gateway_withdrawn(found[0]):
         # The cluster's status is not written yet (or lists only Crossplane's conditions): no
         # evidence its gateway went away, so the endpoint stays routable as published.
@@ -246,7 +247,7 @@ def _report_routing(
     """The backend name once every cluster's objects are ready, and RoutingReady."""
     names = ", ".join(h.cluster for h in hosted.hosts)
     if waiting:
-        published = (endpoint.get("status") or {}).get("routing") or {}
+        published = objects.mapping(endpoint, "status", "routing")
         if published.get("backendName"):
             # A backend not ready yet on one cluster (a new gateway's, or one re-created) is
             # no evidence against the others: the endpoint stays routable as published.
@@ -277,7 +278,7 @@ def _hosts(gateways: list[Obj], clusters: list[Obj]) -> tuple[list[ClusterGatewa
     """The distinct clusters InferenceGateways run on that can be written to, in name order,
     and those that are not listed or cannot be written to now (no providerConfigRef)."""
     fleet = by_name(clusters)
-    names = {str((g.get("spec") or {}).get("clusterName") or "") for g in gateways}
+    names = {str(objects.spec(g).get("clusterName") or "") for g in gateways}
     hosts = [cluster_gateway(fleet[n]) for n in sorted(names) if n in fleet]
     writable = [h for h in hosts if h.provider_config]
     return writable, names - {h.cluster for h in writable}
@@ -287,7 +288,7 @@ def _hosting(gateways: list[Obj]) -> dict[str, list[str]]:
     """The InferenceGateways on each cluster, by cluster name."""
     out: dict[str, list[str]] = {}
     for g in sorted(gateways, key=lambda g: str(g["metadata"]["name"])):
-        out.setdefault(str((g.get("spec") or {}).get("clusterName") or ""), []).append(
+        out.setdefault(str(objects.spec(g).get("clusterName") or ""), []).append(
             str(g["metadata"]["name"])
         )
     return out
@@ -297,7 +298,7 @@ def _composed_for(observed: Mapping[str, Obj]) -> set[str]:
     """The gateways the observed objects were composed for, as each Object records them."""
     out: set[str] = set()
     for obj in observed.values():
-        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        annotations = objects.annotations(obj)
         out |= {n for n in str(annotations.get(HOSTED_FOR) or "").split(",") if n}
     return out
 
