@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.kube import objects
 from modelplane.kube.names import child_name, dns_label, short_hash
 from modelplane.labels import MODEL_REVISION
 
@@ -56,15 +57,14 @@ def hydrated_marker(model_cache: Mapping[str, Any]) -> str:
     Engines wait for it before they start. It names the repo and revision, so a cache pointed
     at another revision holds its engines back until that download is complete too.
     """
-    hf = (model_cache.get("spec") or {}).get("huggingFace") or {}
+    hf = objects.mapping(model_cache, "spec", "huggingFace")
     digest = short_hash(str(hf.get("repo") or ""), str(hf.get("revision") or ""))
     return f"{MARKER_DIR}/hydrated-{digest}"
 
 
 def cache_selector(cache: Mapping[str, Any]) -> dict[str, str]:
     """The labels of the clusters a ModelCache stages its weights on; empty: every cluster."""
-    spec = cache.get("spec") or {}
-    labels = (spec.get("clusterSelector") or {}).get("matchLabels") or {}
+    labels = objects.mapping(cache, "spec", "clusterSelector", "matchLabels")
     return {str(k): str(v) for k, v in labels.items()}
 
 
@@ -76,14 +76,13 @@ def stages_on(cache: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
 
 def requested_revision(model_cache: Mapping[str, Any]) -> str:
     """The revision the user asks for (``spec.huggingFace.revision``, else main)."""
-    hf = (model_cache.get("spec") or {}).get("huggingFace") or {}
-    return str(hf.get("revision") or DEFAULT_REVISION)
+    return str(objects.dig(model_cache, "spec", "huggingFace", "revision") or DEFAULT_REVISION)
 
 
 def resolve_request(model_cache: Mapping[str, Any]) -> dict[str, str]:
     """What a resolution answers: the requested branch or tag and the annotation asking again."""
     out = {"revision": requested_revision(model_cache)}
-    annotations = (model_cache.get("metadata") or {}).get("annotations") or {}
+    annotations = objects.annotations(model_cache)
     if annotations.get(RESOLVE_ANNOTATION):
         out["request"] = str(annotations[RESOLVE_ANNOTATION])
     return out
@@ -97,8 +96,8 @@ def resolved_commit(model_cache: Mapping[str, Any]) -> str | None:
     requested = requested_revision(model_cache)
     if COMMIT.match(requested):
         return requested
-    record = (model_cache.get("status") or {}).get(RESOLVED) or {}
-    if not isinstance(record, Mapping) or not COMMIT.match(str(record.get("commit") or "")):
+    record = objects.mapping(model_cache, "status", RESOLVED)
+    if not COMMIT.match(str(record.get("commit") or "")):
         return None
     # A record written before records named their repo stands for the cache's repo: every
     # reconcile since publishes it with the repo, and resolving anew on the upgrade could move
@@ -116,7 +115,7 @@ def cache_revision(model_cache: Mapping[str, Any]) -> str:
 
 
 def _repo(model_cache: Mapping[str, Any]) -> str:
-    return str(((model_cache.get("spec") or {}).get("huggingFace") or {}).get("repo") or "")
+    return str(objects.dig(model_cache, "spec", "huggingFace", "repo") or "")
 
 
 def revision_path(model_cache: Mapping[str, Any], revision: str) -> str:
@@ -132,7 +131,7 @@ def revision_marker(model_cache: Mapping[str, Any], revision: str) -> str:
 
 def held_on(model_cache: Mapping[str, Any], cluster: str) -> Mapping[str, Any] | None:
     """The cache's status entry for ``cluster``, if it reports one."""
-    for entry in (model_cache.get("status") or {}).get("clusters") or ():
+    for entry in objects.dig(model_cache, "status", "clusters") or ():
         if isinstance(entry, Mapping) and entry.get("name") == cluster:
             return entry
     return None
@@ -162,8 +161,7 @@ def unversioned_on(model_cache: Mapping[str, Any], cluster: str) -> str | None:
 
 def pinned_revision(replica: Mapping[str, Any]) -> str | None:
     """The revision a ModelReplica is pinned to (its ``MODEL_REVISION`` annotation), if any."""
-    annotations = (replica.get("metadata") or {}).get("annotations") or {}
-    revision = annotations.get(MODEL_REVISION)
+    revision = objects.annotations(replica).get(MODEL_REVISION)
     return str(revision) if revision else None
 
 

@@ -59,6 +59,7 @@ from modelplane.compose.remote import (
     remote_object,
 )
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result, namespace_of
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
 from modelplane.observed import carried, ready_as_observed
@@ -325,7 +326,7 @@ def where_used(
     if users is None or not classes:
         return clusters  # an empty list of classes is no evidence that nothing fits
     deployments, replicas = users
-    used = {str((r.get("spec") or {}).get("clusterName", "")) for r in replicas}
+    used = {str(objects.dig(r, "spec", "clusterName", default="")) for r in replicas}
     # Once, whatever the number of deployments; stack health aside (stack_aside).
     fleet = parse_fleet([stack_aside(c) for c in clusters], classes)
     for d in deployments:
@@ -351,9 +352,9 @@ def _users_read(
 
 def mounts(obj: Mapping[str, Any], mc: Obj) -> bool:
     """Whether a ModelDeployment's template or a ModelReplica references the cache."""
-    spec = obj.get("spec") or {}
-    spec = (spec.get("template") or {}).get("spec") or spec
-    ref = spec.get("modelCacheRef") if isinstance(spec, Mapping) else None
+    spec = objects.spec(obj)
+    spec = objects.dig(spec, "template", "spec") or spec
+    ref = objects.dig(spec, "modelCacheRef")
     return isinstance(ref, Mapping) and ref.get("name") == mc["metadata"]["name"]
 
 
@@ -403,7 +404,7 @@ def _readers(mc: Obj, inputs: Inputs) -> dict[str, list[str]] | str:
     out: dict[str, list[str]] = {}
     for replica in replicas:
         if mounts(replica, mc):
-            cluster = str((replica.get("spec") or {}).get("clusterName", ""))
+            cluster = str(objects.dig(replica, "spec", "clusterName", default=""))
             out.setdefault(cluster, []).append(str(replica["metadata"]["name"]))
     return out
 
@@ -430,7 +431,7 @@ def stack_aside(cluster: Obj) -> Obj:
 
 def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:
     """The clusters ``spec.clusterSelector.matchLabels`` selects, by name; all when unset."""
-    out = [c for c in clusters if stages_on(mc, (c.get("metadata") or {}).get("labels") or {})]
+    out = [c for c in clusters if stages_on(mc, objects.labels(c))]
     return sorted(out, key=lambda c: str(c["metadata"]["name"]))
 
 
@@ -699,7 +700,7 @@ def holding(
     those listed on this cluster (None while they are not read)."""
     name = phase.name
     before = revisions.recorded(mc, name)
-    was = str((record or {}).get(latch.CLAIM_UID) or "")
+    was = str(objects.dig(record, latch.CLAIM_UID) or "")
     if was and phase.claim_uid and was != phase.claim_uid:
         before = Holding()  # a claim re-created holds nothing of what the old one held
     held = revisions.hydrated(before, cache_revision(mc)) if phase.phase == READY else before
@@ -772,12 +773,12 @@ def carried_phase(
 
 def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:
     """The phase on one cluster from the observed hydration Job Object."""
-    job = ((hydrate or {}).get("status") or {}).get("atProvider", {}).get("manifest")
+    job = objects.dig(hydrate, "status", "atProvider", "manifest")
     if not job:
         return ClusterPhase(name, PENDING, "the hydration Job is not observed yet")
     conditions = {
         str(c.get("type")): c
-        for c in (job.get("status") or {}).get("conditions") or []
+        for c in objects.dig(job, "status", "conditions") or []
         if isinstance(c, Mapping) and c.get("status") == "True"
     }
     if "Complete" in conditions:
@@ -908,15 +909,14 @@ def _selector_problem(spec: Mapping[str, Any]) -> str | None:
     selector = spec.get("clusterSelector")
     if selector is not None and not isinstance(selector, Mapping):
         return "ModelCache spec.clusterSelector must be an object with matchLabels"
-    labels = (selector or {}).get("matchLabels")
+    labels = objects.dig(selector, "matchLabels")
     if labels is not None and not isinstance(labels, Mapping):
         return "ModelCache spec.clusterSelector.matchLabels must be a map of labels"
     return None
 
 
 def _provider_config(cluster: Obj) -> str | None:
-    ref = (cluster.get("status") or {}).get("providerConfigRef") or {}
-    name = ref.get("name") if isinstance(ref, Mapping) else None
+    name = objects.dig(cluster, "status", "providerConfigRef", "name")
     return str(name) if name else None
 
 

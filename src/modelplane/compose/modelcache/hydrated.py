@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.composer import Result
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -30,7 +31,7 @@ CLAIM_UID = "claimUID"
 def recorded(mc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The clusters the cache's status records as hydrated, by name."""
     out: dict[str, Mapping[str, Any]] = {}
-    for entry in (mc.get("status") or {}).get("clusters") or ():
+    for entry in objects.dig(mc, "status", "clusters") or ():
         if isinstance(entry, Mapping) and entry.get("phase") == "Ready" and entry.get(HYDRATED_BY):
             out[str(entry.get("name", ""))] = entry
     return out
@@ -38,8 +39,7 @@ def recorded(mc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 def claim_uid(claim: Mapping[str, Any] | None) -> str:
     """The uid of the claim on the workload cluster, from its observed Object ("" if unknown)."""
-    manifest = ((claim or {}).get("status") or {}).get("atProvider", {}).get("manifest") or {}
-    return str((manifest.get("metadata") or {}).get("uid") or "")
+    return str(objects.dig(claim, "status", "atProvider", "manifest", "metadata", "uid") or "")
 
 
 def still_hydrated(entry: Mapping[str, Any] | None, digest: str, claim: Obj | None) -> bool:

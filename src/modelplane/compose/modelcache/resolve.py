@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.cache import COMMIT, RESOLVED, requested_revision, resolve_request
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -69,10 +70,10 @@ def resolve_pod(mc: Mapping[str, Any], template: Obj) -> Obj:
 
 def observed(obj: Mapping[str, Any] | None) -> tuple[str | None, str]:
     """The commit the observed resolve Pod ended with, or None and what it is doing."""
-    pod = ((obj or {}).get("status") or {}).get("atProvider", {}).get("manifest")
+    pod = objects.dig(obj, "status", "atProvider", "manifest")
     if not pod:
         return None, "the resolve Pod is not observed yet"
-    commit, failed = _outcome((pod.get("status") or {}).get("containerStatuses") or ())
+    commit, failed = _outcome(objects.dig(pod, "status", "containerStatuses") or ())
     if commit is not None:
         return commit, ""
     if failed:
@@ -85,11 +86,11 @@ def _outcome(statuses: Iterable[Mapping[str, Any]]) -> tuple[str | None, str]:
     message ("" if none failed)."""
     failed = ""
     for status in statuses:
-        done = (status.get("state") or {}).get("terminated") or {}
+        done = objects.mapping(status, "state", "terminated")
         message = str(done.get("message") or "").strip()
         if done.get("exitCode") == 0 and COMMIT.match(message):
             return message, ""
-        last = (status.get("lastState") or {}).get("terminated") or {}
+        last = objects.mapping(status, "lastState", "terminated")
         failed = str(last.get("message") or done.get("message") or "").strip()[-300:]
     return None, failed
 

@@ -36,6 +36,7 @@ from modelplane.compose.cache import (
     unversioned_on,
 )
 from modelplane.composer import namespace_of
+from modelplane.kube import objects
 from modelplane.scheduling.policy import is_serving
 
 Obj = dict[str, Any]
@@ -91,7 +92,7 @@ def by_cluster(replicas: Sequence[Obj] | None) -> dict[str, list[Obj]] | None:
         return None
     out: dict[str, list[Obj]] = {}
     for replica in replicas:
-        out.setdefault(str((replica.get("spec") or {}).get("clusterName")), []).append(replica)
+        out.setdefault(str(objects.dig(replica, "spec", "clusterName")), []).append(replica)
     return out
 
 
