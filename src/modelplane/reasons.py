@@ -146,9 +146,10 @@ class InferenceCluster(Kind):
         "delete or move those gateways (the message names them) before deleting the cluster")
     REPLICAS_RUNNING = row("ReplicasRunning", IN_USE, "True",
         "replicas run here; a ClusterUsage refuses the cluster's deletion until they go",
-        "drain it (a `NoExecute` taint) before deleting it. The guard lifts on the cluster's first "
-        "reconcile after the last replica is gone (Crossplane polls a composite every minute by "
-        "default): a delete refused in that minute names replicas already gone; retry it")
+        "nothing: a delete refused by it is recorded on the cluster and empties it, its replicas "
+        "moved elsewhere make before break, and Crossplane replays the delete once the guard lifts "
+        "(the cluster's first reconcile after the last replica is gone). To keep the cluster after "
+        "all, remove its `usage.crossplane.io/deletion-attempt-with-policy` annotation")
     UP_TO_DATE = row("UpToDate", STACK_UP_TO_DATE, "True",
         "every component without a pinned version runs this Modelplane's default, and the cluster "
         "publishes its stack revision (`status.servingStack.revision`), which lets the next wave "

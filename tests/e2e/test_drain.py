@@ -1,10 +1,11 @@
-"""Taking a cluster out of the fleet on real timing: while replicas run there its deletion is
-refused (the replica guard); a NoExecute taint re-places them on another cluster, the deployment
-serves again there, and the cluster can then be deleted (docs/operations.md)."""
+"""Deleting a cluster that serves, on real timing: the delete is refused (the replica guard) and
+recorded on the cluster by Crossplane's Usage webhook; the scheduler reads the record and
+re-places the replica on another cluster, the deployment serves again there, the guard lifts,
+and Crossplane replays the delete, with nobody deleting twice (docs/operations.md). A NoExecute
+taint moves replicas the same way: examples/fleet-drained runs it (test_examples.py)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
@@ -14,7 +15,6 @@ from tests.e2e.conftest import (
     FLEET_LABEL,
     ROOT,
     add_fleet,
-    deleted,
     deployment_ready,
     documents,
     eventually,
@@ -56,7 +56,7 @@ def placed_on(env: Environment) -> set[str]:
     return {r["spec"]["clusterName"] for r in replicas}
 
 
-def test_a_drained_clusters_replica_moves_and_the_cluster_can_then_go(fleet: Environment) -> None:
+def test_a_deleted_clusters_replica_moves_and_the_delete_is_replayed(fleet: Environment) -> None:
     (first,) = placed_on(fleet)
     (other,) = set(CLUSTERS) - {first}
     # The guard is composed on the cluster's reconcile after the replica is placed there.
@@ -65,18 +65,19 @@ def test_a_drained_clusters_replica_moves_and_the_cluster_can_then_go(fleet: Env
     assert refused.returncode != 0
     assert f"runs on InferenceCluster {first}" in refused.stderr, refused.stderr
 
-    taint = {"spec": {"taints": [{"key": "modelplane.ai/maintenance", "effect": "NoExecute"}]}}
-    fleet.control.kubectl(
-        "patch", f"inferencecluster/{first}", "--type=merge", "-p", json.dumps(taint)
-    )
-
     def moved() -> None:
         assert placed_on(fleet) == {other}
         serving = fleet.control.get("modeldeployment", "qwen3-8b", "-n", NAMESPACE)["status"]
         assert {c["type"]: c["status"] for c in serving["conditions"]}["Ready"] == "True"
 
     eventually(moved, timeout=600, interval=2)
-    eventually(lambda: deleted(fleet, first), timeout=300, interval=5)
+
+    def gone() -> None:
+        found = fleet.control.kubectl("get", f"inferencecluster/{first}", check=False)
+        assert found.returncode != 0 and "NotFound" in found.stderr, found.stdout
+
+    # Nobody deletes it again: the guard's replayDeletion does, once the guard is gone.
+    eventually(gone, timeout=600, interval=5)
     engines = [
         p
         for p in fleet.workloads[other].get("pods", "-n", NAMESPACE)["items"]

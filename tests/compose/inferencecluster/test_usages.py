@@ -109,6 +109,15 @@ def test_a_cluster_with_replicas_on_it_refuses_deletion_and_says_why() -> None:
     assert (cond.status, cond.reason, cond.message) == ("True", "ReplicasRunning", reason)
 
 
+def test_a_refused_delete_of_a_cluster_with_replicas_is_replayed_once_they_are_gone() -> None:
+    replicas = [{"metadata": {"name": "llm-east-0", "namespace": "team-a"}}]
+    guard = run(cluster(), replicas=replicas).resources[REPLICA_GUARD].resource
+    assert guard["spec"]["replayDeletion"] is True
+    assert guard["spec"]["reason"].endswith(
+        "they are moved to other clusters first, and this delete is replayed once they are gone"
+    )
+
+
 def test_many_replicas_are_counted_and_the_first_five_named() -> None:
     replicas = [{"metadata": {"name": f"r{i}", "namespace": "t"}} for i in range(7)]
     reason = run(cluster(), replicas=replicas).resources[REPLICA_GUARD].resource["spec"]["reason"]

@@ -4,7 +4,8 @@
   Envoy Gateway the GatewayClass (and that the Gateway), KAI its queues, and so on, as each
   component declares.
 - The InferenceCluster itself cannot be deleted while ModelReplicas run on it: a ClusterUsage
-  of the cluster, with the replicas named as its reason, composed while any exists.
+  of the cluster, with the replicas named as its reason, composed while any exists. The refused
+  delete, recorded on the cluster, empties it (docs/operations.md), and the guard replays it.
 
 No Usage orders the ClusterProviderConfigs: Crossplane (v2.3.4, internal/protection/usage/
 finder.go) indexes a namespaced Usage under its own namespace, so one whose ``of`` is a
@@ -70,9 +71,12 @@ def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
                 "resourceRef": {"name": cluster},
             },
             "reason": (
-                f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}): drain it (a "
-                "NoExecute taint moves them elsewhere) or delete them before deleting the cluster"
+                f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}): they are moved "
+                "to other clusters first, and this delete is replayed once they are gone"
             ),
+            # The refused delete is the request to empty the cluster (scheduling/fleet.py
+            # Cluster.deleting): once it is empty, the guard goes and Crossplane deletes it.
+            "replayDeletion": True,
         },
     }
 
