@@ -45,6 +45,7 @@ from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.remote import remote_object
 from modelplane.compose.routed import backend_refs, header_values
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.labels import ROUTES_POOLS
 from modelplane.observed import carried, ready_as_observed
@@ -348,7 +349,7 @@ def _routed(observed: Mapping[str, Obj]) -> set[str]:
     out: set[str] = set()
     for key, obj in observed.items():
         if key.startswith("front/"):
-            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            annotations = objects.annotations(obj)
             out |= {n for n in str(annotations.get(ROUTED) or "").split(",") if n}
     return out | _still_routed(observed, {})[1]
 
@@ -360,17 +361,17 @@ def _routed_clusters(
     endpoint's (its lane may be all that is left of it)."""
     out = {key.partition("/")[2] for key in observed if key.startswith("fleet/")}
     for endpoint in endpoints:
-        cluster = (endpoint.get("spec") or {}).get("clusterName")
-        if cluster and str((endpoint.get("metadata") or {}).get("name")) in routed:
+        cluster = objects.spec(endpoint).get("clusterName")
+        if cluster and objects.name(endpoint) in routed:
             out.add(str(cluster))
     return out
 
 
 def _selecting(entries: list[Obj], endpoint: Mapping[str, Any]) -> int | None:
     """The first entry whose selector matches the endpoint's labels, if any."""
-    labels = (endpoint.get("metadata") or {}).get("labels") or {}
+    labels = objects.labels(endpoint)
     for i, entry in enumerate(entries):
-        wanted = (entry.get("selector") or {}).get("matchLabels") or {}
+        wanted = objects.mapping(entry, "selector", "matchLabels")
         if all(labels.get(k) == v for k, v in wanted.items()):
             return i
     return None
@@ -386,7 +387,7 @@ def _still_routed(
         what, _, gateway = key.partition("/")
         if what != "front":
             continue
-        manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        manifest = objects.mapping(obj, "spec", "forProvider", "manifest")
         names = {ref.get("name") for ref in backend_refs(manifest)}
         clusters |= {c for c in fleet if cluster_backend_name(gateway, c) in names}
         endpoints |= header_values(manifest, ENDPOINT_HEADER)
@@ -399,7 +400,7 @@ def _requirements(namespace: str, entries: list[Obj]) -> dict[str, Requirement]:
         CLUSTERS: Requirement(API_VERSION, "InferenceCluster"),
     }
     for i, entry in enumerate(entries):
-        labels = dict((entry.get("selector") or {}).get("matchLabels") or {})
+        labels = dict(objects.mapping(entry, "selector", "matchLabels"))
         # The namespace is what keeps selection inside the tenant: without one, a label
         # selector matches every namespace.
         out[endpoints_requirement(i)] = Requirement(

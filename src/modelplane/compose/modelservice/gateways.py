@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.frontdoor import ClusterGateway, cluster_gateway
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -39,8 +40,8 @@ class Skipped:
 
 def selects(gateway: Mapping[str, Any], service: Mapping[str, Any]) -> bool:
     """A gateway serves every service unless its serviceSelector leaves the service out."""
-    labels = (service.get("metadata") or {}).get("labels") or {}
-    selector = ((gateway.get("spec") or {}).get("serviceSelector") or {}).get("matchLabels") or {}
+    labels = objects.labels(service)
+    selector = objects.mapping(gateway, "spec", "serviceSelector", "matchLabels")
     return all(labels.get(k) == v for k, v in selector.items())
 
 
@@ -66,6 +67,6 @@ def gateways_serving(
             why = f"its cluster {host.cluster} publishes no providerConfigRef"
             skipped.append(Skipped(name, cluster_name, why))
             continue
-        address = str((ig.get("status") or {}).get("address") or "")
+        address = str(objects.dig(ig, "status", "address") or "")
         serving.append(Serving(name, str(spec["hostname"]), host, address))
     return serving, skipped

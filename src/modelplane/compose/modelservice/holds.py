@@ -27,6 +27,7 @@ from modelplane.compose.modelservice.plan import Plan
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
 from modelplane.composer import Desired, namespace_of
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.labels import HOLDS_ROUTED
 
@@ -46,7 +47,7 @@ def holds(
     replicas: dict[str, str] = {}
     for key, obj in observed.items():
         if key.startswith(HOLDS):
-            pool = ((obj.get("metadata") or {}).get("annotations") or {}).get(HELD_POOL)
+            pool = objects.annotations(obj).get(HELD_POOL)
             replicas[str(pool)] = str(obj["spec"]["of"]["resourceRef"]["name"])
     for m in plan.members:
         # An endpoint written by hand may name a pool no replica of its name owns: nothing

@@ -34,6 +34,7 @@ from modelplane.compose.frontdoor import (
 )
 from modelplane.compose.modelservice.weights import integer_weights
 from modelplane.composer import namespace_of
+from modelplane.kube import objects
 from modelplane.kube.objects import condition
 from modelplane.reasons import ModelEndpoint
 
@@ -153,7 +154,7 @@ def plan_service(
     for by name and not found: in ``gone``, a spec that cannot be routed), never because a
     status is not written yet or a list does not hold its cluster."""
     members = _members(namespace_of(service), selected, clusters, routed, gone)
-    entries_spec = (service.get("spec") or {}).get("endpoints") or []
+    entries_spec = objects.spec(service).get("endpoints") or []
     weights = [_weight(e) for e in entries_spec]
     entries = tuple(
         Entry(
@@ -220,10 +221,10 @@ def _why_not_ready(
 ) -> str:
     """Why the endpoint cannot take traffic, or "". A routed endpoint whose own status, or whose
     cluster's, is not written (or lists only Crossplane's conditions) carries no evidence."""
-    if (endpoint.get("metadata") or {}).get("deletionTimestamp"):
+    if objects.metadata(endpoint).get("deletionTimestamp"):
         # Deleting it is the evidence it is going: its lane leaves before its pool can.
         return "is being deleted"
-    spec = endpoint.get("spec") or {}
+    spec = objects.spec(endpoint)
     cluster_name = spec.get("clusterName")
     if cluster_name:
         if not spec.get("inferencePool"):
@@ -249,7 +250,7 @@ def _why_url_not_reachable(url: str) -> str:
 def _why_no_backend(endpoint: Mapping[str, Any], routed: bool) -> str:
     """Why an endpoint that publishes no backend name is not ready, or "" (it publishes one,
     or it is routed and says nothing against it)."""
-    if ((endpoint.get("status") or {}).get("routing") or {}).get("backendName"):
+    if objects.dig(endpoint, "status", "routing", "backendName"):
         return ""
     routing = condition(endpoint, ModelEndpoint.ROUTING_READY)
     if routing is not None and routing.get("status") != "True":

@@ -11,6 +11,7 @@ from typing import Any
 from modelplane.compose.modelservice.gateways import Serving, Skipped
 from modelplane.compose.modelservice.plan import Entry, Plan
 from modelplane.composer import Condition, Event, namespace_of, namespace_said
+from modelplane.kube import objects
 from modelplane.reasons import ModelService
 
 Obj = dict[str, Any]
@@ -100,7 +101,7 @@ def _endpoints(
     service: Mapping[str, Any], plan: Plan, events: list[Event], unselected: Sequence[int]
 ) -> Condition:
     namespace = namespace_of(service)
-    entries = (service.get("spec") or {}).get("endpoints") or []
+    entries = objects.spec(service).get("endpoints") or []
     carried = _carried(plan)
     counts = f"{plan.matched} matched in namespace {namespace}, {plan.ready} ready"
     detail = f"{counts}: {_detail(plan, carried)}"
@@ -186,7 +187,7 @@ def _carried(plan: Plan) -> str:
 
 
 def _selector(entry: Mapping[str, Any]) -> str:
-    labels = ((entry.get("selector") or {}).get("matchLabels")) or {}
+    labels = objects.mapping(entry, "selector", "matchLabels")
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "(every endpoint)"
 
 
