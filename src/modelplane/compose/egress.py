@@ -37,6 +37,8 @@ from typing import Any
 
 from publicsuffixlist import PublicSuffixList
 
+from modelplane.kube import objects
+
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -102,7 +104,7 @@ class AddressClass:
 
 def allowance_of(gateway: Mapping[str, Any]) -> Allowance:
     """The InferenceGateway's ``spec.egress``; an entry that does not parse opens nothing."""
-    egress = (gateway.get("spec") or {}).get("egress") or {}
+    egress = objects.mapping(gateway, "spec", "egress")
     hosts = tuple(_name(str(h)) for h in egress.get("allowedHosts") or [])
     networks: list[Network] = []
     for cidr in egress.get("allowedCIDRs") or []:

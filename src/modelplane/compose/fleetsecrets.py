@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.frontdoor import CONTROL_NAMESPACE, FLEET_CA_SECRET, fleet_pki
+from modelplane.kube import objects
 
 FLEET_SERVER = "fleet-server"
 """The suffix of each cluster's fleet server certificate Secret (``inferencecluster.gateway``)."""
@@ -74,8 +75,7 @@ def front_certificate_problem(name: str, ca_names: Iterable[str] = (FLEET_CA_SEC
 
 def trust_bundle_problem(cluster: Mapping[str, Any]) -> str:
     """Why an InferenceCluster's ``fleetTrustSecretRef`` may not be copied as ``ca.crt``, or ""."""
-    gateway = (cluster.get("spec") or {}).get("gateway") or {}
-    trust = gateway.get("fleetTrustSecretRef")
+    trust = objects.dig(cluster, "spec", "gateway", "fleetTrustSecretRef")
     if not isinstance(trust, Mapping):
         return ""
     name, key = str(trust.get("name") or ""), str(trust.get("key") or "ca.crt")

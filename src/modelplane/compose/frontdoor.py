@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label, suffixed, unique_label
-from modelplane.kube.objects import condition
 from modelplane.reasons import InferenceCluster
 from modelplane.structs import frozen
 
@@ -94,9 +94,8 @@ def cluster_gateway(cluster: Mapping[str, Any]) -> ClusterGateway:
     ``fleetHostname`` is fixed by the contract, so a cluster that does not publish it yet is
     still verified against the name its fleet certificate carries.
     """
-    name = str((cluster.get("metadata") or {}).get("name") or "")
-    status = cluster.get("status") or {}
-    gateway = status.get("gateway") or {}
+    name = objects.name(cluster)
+    gateway = objects.mapping(cluster, "status", "gateway")
     return ClusterGateway(
         cluster=name,
         name=str(gateway.get("name") or DEFAULT_GATEWAY_NAME),
@@ -104,7 +103,7 @@ def cluster_gateway(cluster: Mapping[str, Any]) -> ClusterGateway:
         address=str(gateway.get("address") or ""),
         fleet_hostname=str(gateway.get("fleetHostname") or fleet_hostname(name)),
         class_name=str(gateway.get("className") or ""),
-        provider_config=str((status.get("providerConfigRef") or {}).get("name") or ""),
+        provider_config=str(objects.dig(cluster, "status", "providerConfigRef", "name") or ""),
     )
 
 
@@ -127,8 +126,8 @@ class FleetPKI:
 
 
 def fleet_pki(cluster: Mapping[str, Any]) -> FleetPKI:
-    name = str((cluster.get("metadata") or {}).get("name") or "")
-    gateway = (cluster.get("spec") or {}).get("gateway") or {}
+    name = objects.name(cluster)
+    gateway = objects.mapping(cluster, "spec", "gateway")
     ca = gateway.get("fleetCASecretRef") or {}
     trust = gateway.get("fleetTrustSecretRef") or {}
     ca_secret = str(ca.get("name") or FLEET_CA_SECRET)
@@ -168,7 +167,8 @@ def gateway_withdrawn(cluster: Mapping[str, Any]) -> bool:
     """Whether the cluster says its gateway has no address (``GatewayReady`` False, written by
     its composition from the Gateway's own report). A cluster listed without status, or with
     only Crossplane's own conditions, says nothing about its gateway: no evidence it went away."""
-    return (condition(cluster, InferenceCluster.GATEWAY_READY) or {}).get("status") == "False"
+    withdrawn = objects.condition(cluster, InferenceCluster.GATEWAY_READY)
+    return objects.dig(withdrawn, "status") == "False"
 
 
 def fleet_hostname(cluster: str) -> str:

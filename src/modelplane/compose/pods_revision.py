@@ -21,6 +21,7 @@ from modelplane.compose.admission import Admission
 from modelplane.compose.modelreplica import routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.workloads import compose_workloads
+from modelplane.kube import objects
 
 Obj = dict[str, Any]
 
@@ -56,8 +57,7 @@ def reference_pods() -> str:
 
 def bears_pods(obj: Mapping[str, Any]) -> bool:
     """Whether a provider-kubernetes Object applies something that runs pods."""
-    manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-    return manifest.get("kind") in POD_KINDS
+    return objects.dig(obj, "spec", "forProvider", "manifest", "kind") in POD_KINDS
 
 
 def _pod_parts(manifest: Any) -> Iterator[Any]:

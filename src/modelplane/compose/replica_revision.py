@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.kube.objects import condition
+from modelplane.kube import objects
 from modelplane.labels import TEMPLATE_HASH
 from modelplane.reasons import ModelReplica
 
@@ -43,8 +43,7 @@ _MESSAGE = re.compile(r"revision (\S+) ")
 
 def stamp_of(replica: Mapping[str, Any] | None) -> str | None:
     """The hash the replica is stamped with, if its deployment stamped one."""
-    annotations = ((replica or {}).get("metadata") or {}).get("annotations") or {}
-    value = annotations.get(TEMPLATE_HASH)
+    value = objects.annotations(replica).get(TEMPLATE_HASH)
     return str(value) if value else None
 
 
@@ -64,7 +63,7 @@ class Described:
 def described(replica: Mapping[str, Any] | None) -> Described | None:
     """The revision the replica's status describes, or None when it says none (written before
     the replica was stamped, by a release before this condition, or not written yet)."""
-    c = condition(replica, CONDITION)
+    c = objects.condition(replica, CONDITION)
     if c is None:
         return None
     match = _MESSAGE.match(str(c.get("message") or ""))

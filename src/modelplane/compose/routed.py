@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.frontdoor import POOL_HEADER
+from modelplane.kube import objects
 
 USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
 
@@ -18,20 +19,20 @@ def held_replicas(usages: Iterable[Mapping[str, Any]]) -> set[str]:
     before it applies anything)."""
     out: set[str] = set()
     for usage in usages:
-        of = (usage.get("spec") or {}).get("of") or {}
+        of = objects.mapping(usage, "spec", "of")
         if of.get("kind") == "ModelReplica":
-            out.add(str((of.get("resourceRef") or {}).get("name")))
+            out.add(str(objects.dig(of, "resourceRef", "name")))
     return out
 
 
-def referenced_pools(objects: Iterable[Mapping[str, Any]]) -> set[str]:
+def referenced_pools(routes: Iterable[Mapping[str, Any]]) -> set[str]:
     """Every InferencePool the route Objects name, in the manifest they apply or the one they
     observe: a fleet route's backendRef, or a front route's pool header."""
     out: set[str] = set()
-    for obj in objects:
+    for obj in routes:
         manifests = [
-            ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest"),
-            ((obj.get("status") or {}).get("atProvider") or {}).get("manifest"),
+            objects.dig(obj, "spec", "forProvider", "manifest"),
+            objects.dig(obj, "status", "atProvider", "manifest"),
         ]
         for manifest in manifests:
             if isinstance(manifest, Mapping):
@@ -45,7 +46,7 @@ def header_values(route: Mapping[str, Any], name: str) -> set[str]:
         str(header.get("value"))
         for ref in backend_refs(route)
         for f in ref.get("filters") or ()
-        for header in (f.get("requestHeaderModifier") or {}).get("set") or ()
+        for header in objects.dig(f, "requestHeaderModifier", "set") or ()
         if header.get("name") == name
     }
 
@@ -54,7 +55,7 @@ def backend_refs(route: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Every backendRef of an HTTPRoute manifest's rules, in order."""
     return [
         ref
-        for rule in (route.get("spec") or {}).get("rules") or ()
+        for rule in objects.dig(route, "spec", "rules") or ()
         for ref in rule.get("backendRefs") or ()
     ]
 
