@@ -121,7 +121,7 @@ def replica_names(replicas: Sequence[Mapping[str, Any]]) -> list[str]:
     """``namespace/name`` of each replica, sorted."""
     out = []
     for r in replicas:
-        meta = r.get("metadata") or {}
+        meta = objects.metadata(r)
         out.append(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
     return sorted(out)
 

@@ -349,7 +349,7 @@ def _refused(requirements: Mapping[str, Requirement], reason: str, why: str) -> 
 
 def _hold(inputs: Inputs, requirements: Mapping[str, Requirement], message: str) -> Result:
     """Nothing can be decided yet: keep what is composed and what was published."""
-    published = inputs.composite.get("status") or {}
+    published = objects.status(inputs.composite)
     return Result.held(
         inputs.observed,
         requirements=requirements,

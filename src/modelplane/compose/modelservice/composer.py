@@ -287,7 +287,7 @@ def _wanted(
     members = {m.name: m for m in plan.members}
     for host in (hosts[c] for c in sorted(hosts)):
         for lane in plan.externals():
-            espec = members[lane.endpoint].endpoint.get("spec") or {}
+            espec = objects.spec(members[lane.endpoint].endpoint)
             wanted[f"egress/{host.cluster}/{lane.endpoint}"] = (
                 host.provider_config,
                 routes.egress_route(
@@ -430,7 +430,7 @@ def _malformed(ms: Obj) -> str | None:
 
 
 def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[str]) -> Result:
-    published = inputs.composite.get("status") or {}
+    published = objects.status(inputs.composite)
     return Result.held(
         inputs.observed,
         requirements=requirements,

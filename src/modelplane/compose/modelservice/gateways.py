@@ -55,7 +55,7 @@ def gateways_serving(
         if not selects(ig, service):
             continue
         name = str(ig["metadata"]["name"])
-        spec = ig.get("spec") or {}
+        spec = objects.spec(ig)
         cluster_name = str(spec.get("clusterName") or "")
         cluster = fleet.get(cluster_name)
         if "backend" in spec or "traefik" in spec or not spec.get("hostname") or cluster is None:

@@ -191,7 +191,7 @@ def _members(
             if name in taken:
                 continue
             taken.add(name)
-            spec = endpoint.get("spec") or {}
+            spec = objects.spec(endpoint)
             why = _why_not_ready(endpoint, clusters, name in routed, gone)
             members.append(
                 Member(
