@@ -58,7 +58,7 @@ def observed_shard(shard: Obj, ready: bool, reached: list[str] | None = None) ->
     }
 
 
-def observed(result: Result) -> dict[str, Obj]:
+def observed_with_shards(result: Result) -> dict[str, Obj]:
     """What the gateway's next reconcile observes: its Objects as the simulated cluster reports
     them, each shard Ready once its own Objects are."""
     out = simulate_observed(
@@ -71,8 +71,12 @@ def observed(result: Result) -> dict[str, Obj]:
     return out
 
 
-def again(inputs: Inputs, result: Result) -> Result:
+def again_with_shards(inputs: Inputs, result: Result) -> Result:
     """The gateway's next reconcile of the same inputs, ``result``'s resources observed."""
     return compose_gateway(
-        Inputs(composite=inputs.composite, required=inputs.required, observed=observed(result))
+        Inputs(
+            composite=inputs.composite,
+            required=inputs.required,
+            observed=observed_with_shards(result),
+        )
     )

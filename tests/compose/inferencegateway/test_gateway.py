@@ -22,7 +22,7 @@ from modelplane.compose.inferencegateway.composer import (
 )
 from modelplane.compose.inferencegateway.shard import BACKEND, BACKEND_TLS
 from modelplane.composer import Inputs, Result
-from tests.compose.inferencegateway.kit import again, hop_manifests, hops, shard_results
+from tests.compose.inferencegateway.kit import again_with_shards, hop_manifests, hops, shard_results
 from tests.compose.modelservice.kit import cluster, condition, gateway, invalid, manifests
 
 FLEET = [cluster("edge", pools=False), cluster("east"), cluster("west", address="")]
@@ -40,7 +40,7 @@ def compose(ig: dict, fleet: list[dict] | None = None, observed: dict | None = N
 
 def recomposed(ig: dict, fleet: list[dict] | None = None) -> Result:
     inputs = Inputs(composite=ig, required={CLUSTERS: FLEET if fleet is None else fleet})
-    return again(inputs, compose_gateway(inputs))
+    return again_with_shards(inputs, compose_gateway(inputs))
 
 
 def test_everything_but_the_client_certificate_is_composed_on_the_gateways_cluster() -> None:
