@@ -16,14 +16,12 @@ import pytest
 
 from modelplane.compose import pods_revision as revision
 from modelplane.compose.endpointpicker import DEFAULT_IMAGE
-from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.composer import CLUSTER_REQUIREMENT
 from modelplane.labels import PODS_REVISION
 from modelplane.simulate import simulate_observed
-from tests.compose.through import Response, run
+from tests.compose.through import Response, reconcile_deployment, run
 from tests.fleet.builders import H100, deployment, inference_cluster, is_serving, with_condition
 
 Obj = dict[str, Any]
@@ -61,10 +59,7 @@ class Fleet:
         self.history: list[Response] = []
 
     def reconcile(self) -> None:
-        mine = [o for o in self.observed.values() if o["kind"] == "ModelReplica"]
-        required = {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: mine, ROUTES: [], HOLDS: []}
-        rsp = run(MD, self.observed, required)
-        assert rsp.fatal is None, rsp.fatal
+        rsp = reconcile_deployment(MD, FLEET, self.observed, unrouted=True)
         self.history.append(rsp)
         after: dict[str, Obj] = {}
         for key, obj in rsp.resources.items():

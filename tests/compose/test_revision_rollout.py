@@ -12,13 +12,10 @@ from typing import Any
 
 from modelplane.compose.cache import UNVERSIONED, pinned_revision, replica_weights, revision_path
 from modelplane.compose.modelcache import composer as cache_composer
-from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
-from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH, template_hash
 from modelplane.labels import MODEL_REVISION
 from tests.compose.modeldeployment.running import as_run
-from tests.compose.through import Response, run
+from tests.compose.through import Response, deployment_required, reconcile_deployment, run
 from tests.fleet.builders import H100, deployment, fleet, is_serving, model_cache
 
 Obj = dict[str, Any]
@@ -160,16 +157,9 @@ class World:
         return str(named(weights.revision))
 
     def reconcile_deployment(self) -> Response:
-        required = {
-            CLUSTERS: FLEET,
-            CLASSES: [H100],
-            REPLICAS: self.replicas(),
-            ROUTES: [],
-            HOLDS: [],
-            CACHE: [self.mc],
-        }
-        rsp = run(self.md, self.observed, required)
-        assert rsp.fatal is None, rsp.fatal
+        rsp = reconcile_deployment(
+            self.md, FLEET, self.observed, replicas=self.replicas(), unrouted=True, cache=[self.mc]
+        )
         self.observed = as_run(
             rsp.resources, self.observed, lambda r: self.reads(r) in self.disk[_cluster(r)]
         )
@@ -365,7 +355,7 @@ def test_a_cache_not_read_keeps_every_replica_on_its_revision() -> None:
     rsp = run(
         world.md,
         world.observed,
-        {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: world.replicas(), ROUTES: [], HOLDS: []},
+        deployment_required(FLEET, replicas=world.replicas(), unrouted=True),
     )
     assert {
         _index(o): _pin(o) for o in rsp.resources.values() if o["kind"] == "ModelReplica"

@@ -5,14 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modeldeployment.composer import (
-    CLASSES,
-    CLUSTERS,
-    REPLICAS,
-    compose_deployment,
-)
-from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
-from modelplane.composer import Inputs
+from tests.compose.through import composed_deployment
 from tests.fleet.builders import H100, deployment, engine, inference_cluster, member
 
 Obj = dict[str, Any]
@@ -26,8 +19,7 @@ def scheduled(replicas: int, clusters: int) -> tuple[str, str, int]:
         for i in range(clusters)
     ]
     md = deployment("qwen", engine("main", member(gpus=8)), replicas=replicas)
-    required = {CLUSTERS: fleet, CLASSES: [H100], REPLICAS: [], ROUTES: [], HOLDS: []}
-    result = compose_deployment(Inputs(composite=md, required=required))
+    result = composed_deployment(md, fleet, unrouted=True)
     [cond] = [c for c in result.conditions if c.type == "ReplicasScheduled"]
     placed = sum(1 for d in result.resources.values() if d.resource["kind"] == "ModelReplica")
     return cond.reason, cond.message, placed

@@ -9,18 +9,12 @@ from typing import Any
 import yaml
 
 from modelplane.compose.modeldeployment import picker
-from modelplane.compose.modeldeployment.composer import (
-    CLASSES,
-    CLUSTERS,
-    REPLICAS,
-    compose_deployment,
-)
 from modelplane.compose.modelreplica import picker as replica_picker
 from modelplane.compose.registry import default_registry
-from modelplane.composer import Inputs
 from modelplane.render import api_server_admission, render_documents
 from modelplane.simulate import simulate_stack
-from tests.fleet.builders import H100, declared_cluster, inference_cluster
+from tests.compose.through import composed_deployment
+from tests.fleet.builders import H100, declared_cluster, fleet
 from tests.fleet.xrd import errors
 
 Obj = dict[str, Any]
@@ -74,9 +68,7 @@ def public_pd() -> Obj:
 
 
 def replicas_of(md: Obj) -> list[Obj]:
-    clusters = [inference_cluster("east", {"h100": ("h100", 2)}, classes=[H100])]
-    required = {CLUSTERS: clusters, CLASSES: [H100], REPLICAS: []}
-    result = compose_deployment(Inputs(composite=md, required=required))
+    result = composed_deployment(md, fleet("east"))
     return [d.resource for d in result.resources.values()]
 
 

@@ -8,21 +8,19 @@ from pathlib import Path
 from typing import Any
 
 from modelplane import labels, manifests
-from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.registry import default_registry
 from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_observed
 from tests.compose.modelreplica import support
-from tests.compose.through import run
-from tests.fleet.builders import H100, deployment, inference_cluster
+from tests.compose.through import deployment_required, run
+from tests.fleet.builders import deployment, fleet
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def stamped(md: Obj) -> dict[str, str]:
-    fleet = [inference_cluster("a", {"h100": ("h100", 2)}, classes=[H100])]
-    rsp = run(md, {}, {CLUSTERS: fleet, CLASSES: [H100], REPLICAS: []})
+    rsp = run(md, {}, deployment_required(fleet("a")))
     [replica] = [o for o in rsp.resources.values() if o["kind"] == "ModelReplica"]
     return dict(replica["metadata"]["annotations"])
 

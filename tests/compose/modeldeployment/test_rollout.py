@@ -7,15 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
 from tests.compose.modeldeployment.running import as_run
-from tests.compose.through import Response, run
-from tests.fleet.builders import H100, deployment, inference_cluster, is_serving, stamp_of
+from tests.compose.through import Response, reconcile_deployment
+from tests.fleet.builders import deployment, fleet, is_serving, stamp_of
 
 Obj = dict[str, Any]
-FLEET = [inference_cluster(n, {"h100": ("h100", 2)}, classes=[H100]) for n in ("a", "b", "c")]
+FLEET = fleet("a", "b", "c")
 
 
 def md(image: str = "vllm/vllm-openai:v1", **rollout: Any) -> Obj:
@@ -37,13 +35,7 @@ class Fleet:
         self.broken = broken
 
     def reconcile(self, composite: Obj) -> Response:
-        mine = [o for o in self.observed.values() if o["kind"] == "ModelReplica"]
-        rsp = run(
-            composite,
-            self.observed,
-            {CLUSTERS: FLEET, CLASSES: [H100], REPLICAS: mine, ROUTES: [], HOLDS: []},
-        )
-        assert rsp.fatal is None, rsp.fatal
+        rsp = reconcile_deployment(composite, FLEET, self.observed, unrouted=True)
         self.observed = as_run(
             rsp.resources, self.observed, lambda r: stamp_of(r) not in self.broken
         )

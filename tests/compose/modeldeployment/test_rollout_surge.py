@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
-from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.labels import SURGE_FOR
 from tests.compose.modeldeployment.running import as_run
 from tests.compose.modeldeployment.test_rollout import md
-from tests.compose.through import Response, run
+from tests.compose.through import Response, reconcile_deployment
 from tests.fleet.builders import inference_class, inference_cluster, is_serving, stamp_of
 
 Obj = dict[str, Any]
@@ -45,15 +43,9 @@ class Fleet:
         listed, self.listed = self.listed, mine
         if not self.lagging:
             listed = mine
-        required = {
-            CLUSTERS: self.fleet,
-            CLASSES: [ONE_GPU],
-            REPLICAS: listed,
-            ROUTES: [],
-            HOLDS: [],
-        }
-        rsp = run(composite, before, required)
-        assert rsp.fatal is None, rsp.fatal
+        rsp = reconcile_deployment(
+            composite, self.fleet, before, replicas=listed, classes=[ONE_GPU], unrouted=True
+        )
         self.observed = as_run(rsp.resources, before, lambda r: stamp_of(r) not in self.broken)
         self.history.append(rsp)
         return rsp
