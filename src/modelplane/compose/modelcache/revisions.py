@@ -105,9 +105,8 @@ def in_use(mc: Mapping[str, Any], cluster: str, replicas: Sequence[Obj] | None) 
     name = str(mc["metadata"]["name"])
     used: set[str] = set()
     for replica in replicas:
-        spec = replica.get("spec") or {}
-        ref = spec.get("modelCacheRef") or {}
-        if ref.get("name") != name or spec.get("clusterName") != cluster:
+        spec = objects.spec(replica)
+        if objects.dig(spec, "modelCacheRef", "name") != name or spec.get("clusterName") != cluster:
             continue
         if namespace_of(replica) != namespace_of(mc):
             continue

@@ -113,14 +113,13 @@ KINDS = {CLUSTERS: "InferenceCluster", CLASSES: "InferenceClass", REPLICAS: "Mod
 def requirements(md: Obj) -> dict[str, Requirement]:
     """The clusters the clusterSelector's matchLabels select (every one without), every class,
     and the deployment's own replicas: what other deployments hold, each cluster publishes."""
-    meta = md.get("metadata") or {}
     return {
         CLUSTERS: Requirement(API_VERSION, "InferenceCluster", match_labels=_selector(md)),
         CLASSES: Requirement(API_VERSION, "InferenceClass"),
         REPLICAS: Requirement(
             API_VERSION,
             "ModelReplica",
-            match_labels={DEPLOYMENT: str(meta.get("name", ""))},
+            match_labels={DEPLOYMENT: objects.name(md)},
             namespace=namespace_of(md) or None,
         ),
     }

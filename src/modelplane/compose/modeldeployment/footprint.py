@@ -108,5 +108,4 @@ def _unresolved(
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return namespace_of(obj), str(meta.get("name", ""))
+    return namespace_of(obj), objects.name(obj)
