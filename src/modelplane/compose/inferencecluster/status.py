@@ -23,7 +23,6 @@ from typing import Any
 from modelplane.compose.inferencecluster.releases import installed_version
 from modelplane.composer import Condition
 from modelplane.kube import objects
-from modelplane.kube.objects import condition
 from modelplane.reasons import InferenceCluster
 
 Obj = dict[str, Any]
@@ -153,7 +152,7 @@ def outdated_gateway_api(obj: Mapping[str, Any]) -> str:
 
 
 def _failure(obj: Mapping[str, Any]) -> str:
-    synced = condition(obj, "Synced")
+    synced = objects.condition(obj, "Synced")
     if synced is not None and synced.get("status") == "False":
         return str(synced.get("message") or synced.get("reason") or "not synced")
     at_provider = objects.mapping(obj, "status", "atProvider")

@@ -34,7 +34,6 @@ from modelplane.compose.inferencecluster.releases import composed_version, insta
 from modelplane.compose.inferencecluster.target import MANAGED, Setting, Target
 from modelplane.composer import Condition, Requirement
 from modelplane.kube import objects
-from modelplane.kube.objects import condition
 from modelplane.labels import STACK_COMPONENT, STACK_WAVE
 from modelplane.reasons import InferenceCluster
 
@@ -256,7 +255,7 @@ def _previous_wave(wave: int, clusters: Sequence[Mapping[str, Any]] | None) -> s
 
 def _done(cluster: Mapping[str, Any], current: str) -> bool:
     stack = objects.mapping(cluster, "status", "servingStack")
-    ready = condition(cluster, InferenceCluster.STACK_READY)
+    ready = objects.condition(cluster, InferenceCluster.STACK_READY)
     return stack.get("revision") == current and objects.dig(ready, "status") == "True"
 
 

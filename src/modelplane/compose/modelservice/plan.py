@@ -35,7 +35,6 @@ from modelplane.compose.frontdoor import (
 from modelplane.compose.modelservice.weights import integer_weights
 from modelplane.composer import namespace_of
 from modelplane.kube import objects
-from modelplane.kube.objects import condition
 from modelplane.reasons import ModelEndpoint
 
 Obj = dict[str, Any]
@@ -252,7 +251,7 @@ def _why_no_backend(endpoint: Mapping[str, Any], routed: bool) -> str:
     or it is routed and says nothing against it)."""
     if objects.dig(endpoint, "status", "routing", "backendName"):
         return ""
-    routing = condition(endpoint, ModelEndpoint.ROUTING_READY)
+    routing = objects.condition(endpoint, ModelEndpoint.ROUTING_READY)
     if routing is not None and routing.get("status") != "True":
         return f"{routing.get('reason')}: {routing.get('message') or ''}".rstrip(": ")
     return "" if routed else "publishes no status.routing.backendName yet"

@@ -27,7 +27,6 @@ from modelplane.compose.inferencecluster.managed.teardown import deletion_order
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.composer import Condition
 from modelplane.kube import objects
-from modelplane.kube.objects import condition
 from modelplane.observed import carried, observed_ready
 from modelplane.reasons import InferenceCluster
 
@@ -154,7 +153,7 @@ def _why_not_ready(obj: Mapping[str, Any] | None) -> str:
     if obj is None:
         return "not created yet"
     for kind in ("Synced", LAST_ASYNC_OPERATION, "Ready"):
-        c = condition(obj, kind)
+        c = objects.condition(obj, kind)
         if c is not None and c.get("status") != "True":
             said = str(c.get("message") or c.get("reason") or "not Ready")
             return f"{kind} {c.get('status')}: {said[:_WHY_MAX]}"
