@@ -83,7 +83,7 @@ class Fleet:
     def replicas(self) -> list[str]:
         return sorted(k for k, o in self.observed.items() if o["kind"] == "ModelReplica")
 
-    def serving(self) -> int:
+    def serving_count(self) -> int:
         return sum(1 for k in self.replicas() if is_serving(self.observed[k]))
 
     def on_new_picker(self) -> int:
@@ -111,7 +111,7 @@ def _upgraded() -> Fleet:
     fleet = Fleet()
     for _ in range(3):
         fleet.reconcile()
-    assert fleet.serving() == 3
+    assert fleet.serving_count() == 3
     fleet.remote = copy.deepcopy(fleet.remote)
     fleet.as_previous_release()
     return fleet
@@ -124,7 +124,7 @@ def test_a_new_picker_image_reaches_the_replicas_a_few_at_a_time() -> None:
     for _ in range(10):
         fleet.reconcile()
         moved.append(fleet.on_new_picker())
-        serving.append(fleet.serving())
+        serving.append(fleet.serving_count())
     assert all(b - a <= 1 for a, b in itertools.pairwise(moved))
     assert min(serving) == 2  # spec.rollout.maxUnavailable 1 of 3
     assert moved[-1] == 3

@@ -38,7 +38,7 @@ def settle(world: World) -> None:
     """Rounds until every replica is pinned and serves."""
     for _ in range(30):
         world.round()
-        if "None" not in world.pins().values() and len(world.serving()) == 6:
+        if "None" not in world.pins().values() and len(world.serving_reads()) == 6:
             return
     raise AssertionError(world.pins())
 
@@ -68,7 +68,7 @@ def test_the_deployment_s_replicas_never_point_at_two_commits() -> None:
     world = on_main(md(maxUnavailable=2))
     history = rounds(world, 16, moves={1: "main@2", 5: "main@3"})
     assert all(len(pins) <= 1 for pins in history)
-    assert world.serving() == {i: "main@1" for i in range(6)}
+    assert world.serving_reads() == {i: "main@1" for i in range(6)}
 
 
 def test_the_cache_s_status_shows_the_commit_its_branch_resolved_to() -> None:
@@ -122,7 +122,7 @@ def test_a_new_value_of_the_annotation_resolves_again_and_rolls_onto_the_new_com
         "request": "2026-12-02",
         "commit": commit("main@2"),
     }
-    assert world.serving() == {i: "main@2" for i in range(6)}
+    assert world.serving_reads() == {i: "main@2" for i in range(6)}
     assert max(len(pins) for pins in history) == 2  # old and new, only while rolling
     assert world.disk == {n: {"main@2"} for n in ("a", "b", "c")}
 

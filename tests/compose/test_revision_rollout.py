@@ -169,7 +169,7 @@ class World:
         self.reconcile_cache()
         return self.reconcile_deployment()
 
-    def serving(self) -> dict[int, str]:
+    def serving_reads(self) -> dict[int, str]:
         """The revision each serving replica reads, by replica index."""
         return {_index(r): self.reads(r) for r in self.replicas() if is_serving(r)}
 
@@ -193,7 +193,7 @@ def pinned_to_v1(deployment: Obj) -> World:
     world = World(deployment, "v1")
     for _ in range(30):
         world.round()
-        if world.pins() == {i: "v1" for i in range(6)} == world.serving():
+        if world.pins() == {i: "v1" for i in range(6)} == world.serving_reads():
             return world
     raise AssertionError(world.pins())
 
@@ -218,9 +218,9 @@ def reconciled(
         if n in finishing:
             world.finishing.add(finishing[n])
         rsp = world.round()
-        out.append((rsp, len(world.serving())))
+        out.append((rsp, len(world.serving_reads())))
         on_disk = world.disk
-        for index, revision in world.serving().items():
+        for index, revision in world.serving_reads().items():
             replica = next(r for r in world.replicas() if _index(r) == index)
             assert revision in on_disk[_cluster(replica)], (n, index, revision)
         if not all(new in on_disk[c] for c in NAMES):
@@ -235,7 +235,7 @@ def test_no_replica_moves_until_the_new_revision_is_hydrated_on_every_cluster() 
     world = pinned_to_v1(md())
     rsps = changed(world, 6, {0: "a", 2: "b"})
     assert set(world.pins().values()) == {"v1"}
-    assert world.serving() == {i: "v1" for i in range(6)}
+    assert world.serving_reads() == {i: "v1" for i in range(6)}
     status, reason, message = rsps[-1][0].condition("RolledOut")
     assert (status, reason) == ("False", "WaitingForRevision")
     assert "not hydrated yet on c" in message
@@ -254,7 +254,7 @@ def test_replicas_roll_onto_the_new_revision_by_the_strategy_never_below_it() ->
     world = pinned_to_v1(md(maxUnavailable=2))
     history = [serving for _, serving in changed(world, 14, {0: "a", 1: "b", 2: "c"})]
     assert min(history) == 4
-    assert world.serving() == {i: "v2" for i in range(6)}
+    assert world.serving_reads() == {i: "v2" for i in range(6)}
 
 
 def test_an_old_revision_is_pruned_everywhere_once_no_replica_reads_it() -> None:
@@ -285,7 +285,7 @@ def rolled_at_once() -> World:
     world.mc = {**cache("v2"), "status": world.mc["status"]}
     for _ in range(4):  # resolved, hydrated, pinned, serving
         world.round()
-    assert world.serving() == {i: "v2" for i in range(6)}
+    assert world.serving_reads() == {i: "v2" for i in range(6)}
     return world
 
 
@@ -336,7 +336,7 @@ def test_an_upgrade_moves_replicas_off_the_claim_s_root_by_the_rollout_then_prun
     first, *_ = history = reconciled(world, 20, {2: "a", 3: "b", 4: "c"}, new="v1")
     assert first[1] == 6  # nothing restarts on the upgrade itself
     assert min(serving for _, serving in history) == 4
-    assert world.serving() == {i: "v1" for i in range(6)}
+    assert world.serving_reads() == {i: "v1" for i in range(6)}
     assert world.disk == {n: {"v1"} for n in NAMES}
     assert all(revision not in reads for _, revision, reads in world.pruned)
 
@@ -346,7 +346,7 @@ def test_a_replica_placed_while_the_revision_hydrates_reads_what_the_others_read
     world.md["spec"]["replicas"] = 7
     changed(world, 4, {0: "a"})
     assert world.pins() == {i: "v1" for i in range(7)}
-    assert world.serving() == {i: "v1" for i in range(7)}
+    assert world.serving_reads() == {i: "v1" for i in range(7)}
 
 
 def test_a_cache_not_read_keeps_every_replica_on_its_revision() -> None:

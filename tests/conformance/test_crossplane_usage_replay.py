@@ -75,7 +75,7 @@ def test_the_replica_carrying_the_attempt_leaves_once_its_replacement_serves() -
     world.play(md_at(), "DR", 6)
     names = {o["metadata"]["name"] for o in world.replicas.values()}
     assert doomed not in names and len(names) == 6
-    assert world.serving() == 6
+    assert world.serving_count() == 6
     assert world.deployment(md_at()).condition("RolledOut")[:2] == ("True", "Complete")
 
 

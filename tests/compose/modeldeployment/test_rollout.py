@@ -41,7 +41,7 @@ class Fleet:
         )
         return rsp
 
-    def serving(self) -> int:
+    def serving_count(self) -> int:
         return sum(
             1 for o in self.observed.values() if o["kind"] == "ModelReplica" and is_serving(o)
         )
@@ -63,7 +63,7 @@ def six_serving(composite: Obj, broken: frozenset[str] = frozenset()) -> Fleet:
     fleet = Fleet(broken)
     for _ in range(3):
         fleet.reconcile(composite)
-    assert fleet.serving() == 6
+    assert fleet.serving_count() == 6
     return fleet
 
 
@@ -73,10 +73,10 @@ def test_a_new_image_never_leaves_fewer_serving_than_max_unavailable_allows() ->
     history = []
     for _ in range(10):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=2))
-        history.append(fleet.serving())
+        history.append(fleet.serving_count())
     assert min(history) == 4
     assert fleet.changed(before) == [True] * 6
-    assert fleet.serving() == 6
+    assert fleet.serving_count() == 6
     assert rsp.condition("RolledOut")[:2] == ("True", "Complete")
 
 
@@ -101,7 +101,7 @@ def test_an_updated_replica_that_never_serves_stalls_the_rollout() -> None:
     fleet.broken = frozenset(s for i, s in fleet.stamps().items() if s != before[i])
     for _ in range(5):
         rsp = fleet.reconcile(new)
-    assert fleet.serving() == 5
+    assert fleet.serving_count() == 5
     assert fleet.changed(before) == [True] + [False] * 5
     status, reason, message = rsp.condition("RolledOut")
     assert (status, reason) == ("False", "Stalled")
@@ -170,5 +170,5 @@ def test_every_replica_updated_is_complete_only_once_each_serves() -> None:
     assert "waiting for" in message and "to serve" in message
     for _ in range(3):
         done = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=6))
-    assert fleet.serving() == 6
+    assert fleet.serving_count() == 6
     assert done.condition("RolledOut")[:2] == ("True", "Complete")

@@ -22,8 +22,8 @@ def created_before_the_cache_resolved(partition: int) -> tuple[World, list[int]]
     history = []
     for _ in range(30):
         world.round()
-        history.append(len(world.serving()))
-        if world.pins() == COMMITTED == world.serving():
+        history.append(len(world.serving_reads()))
+        if world.pins() == COMMITTED == world.serving_reads():
             return world, history
     raise AssertionError(world.pins())
 

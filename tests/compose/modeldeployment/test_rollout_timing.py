@@ -24,7 +24,7 @@ def never_below(floor: int) -> Any:
     before: list[int] = []
 
     def judge(world: World) -> None:
-        now = world.serving()
+        now = world.serving_count()
         if before:
             assert now >= min(floor, before[-1]), f"{now} serving after {before[-1]}"
         before.append(now)
@@ -142,7 +142,7 @@ def test_an_outdated_replica_that_serves_nothing_is_updated_first_whatever_its_i
     # stopped at the first serving replica, and the rollout never started.
     world = serving_first_template(broken=index)
     old = world.stamps()[index]
-    assert world.serving() == 5
+    assert world.serving_count() == 5
     world.judges.append(never_below(5))
     new = md_at(V2)
     world.play(new, "DDR", 4)

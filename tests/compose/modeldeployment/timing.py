@@ -232,7 +232,7 @@ class World:
 
     def _judge(self, step: str) -> None:
         self.stepped = step
-        serving = self.serving()
+        serving = self.serving_count()
         self.lowest = serving if self.lowest is None else min(self.lowest, serving)
         for judge in self.judges:
             judge(self)
@@ -279,7 +279,7 @@ class World:
 
     # The truth.
 
-    def serving(self) -> int:
+    def serving_count(self) -> int:
         """Replicas whose cluster serves them, whatever any status says."""
         return sum(
             1
