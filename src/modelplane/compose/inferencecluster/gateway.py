@@ -291,9 +291,8 @@ OUTLIVES = (
 
 def gateway_address(observed: Mapping[str, Any] | None) -> str:
     """The first address the observed Gateway reports, or "" before it reports one."""
-    manifest = _manifest(observed)
-    for entry in objects.status(manifest).get("addresses") or []:
-        value = entry.get("value") if isinstance(entry, Mapping) else None
+    for entry in objects.status(_manifest(observed)).get("addresses") or []:
+        value = objects.dig(entry, "value")
         if value:
             return str(value)
     return ""

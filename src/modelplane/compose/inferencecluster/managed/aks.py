@@ -170,8 +170,7 @@ def _subnet_role(cloud: Cloud, observed: Mapping[str, Any]) -> Obj | None:
     the identity's principal and the subnet's id (the provider resolves no reference to
     either), and kept from its own spec while either is not reported."""
     kept = objects.mapping(observed, SUBNET_ROLE, "spec", "forProvider")
-    identity = observation(observed.get("cluster")).get("identity")
-    principal = identity.get("principalId") if isinstance(identity, Mapping) else None
+    principal = objects.dig(observation(observed.get("cluster")), "identity", "principalId")
     principal = principal or kept.get("principalId")
     scope = at_provider(observed.get("subnet"), "id") or kept.get("scope")
     if not principal or not scope:
