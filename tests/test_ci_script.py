@@ -30,7 +30,7 @@ def test_ci_runs_the_setup_then_the_test_command_and_nothing_else() -> None:
     commands = ci_readme_commands()
     assert len(commands) == 2
     assert commands[0].startswith("pip install -q uv && uv sync && uv run modelplane render ")
-    assert commands[1] == "uv run pytest"
+    assert commands[1] == "uv run pytest -n auto"
 
 
 def test_ci_runs_the_property_tests_full_search_beside_the_quick_default() -> None:

@@ -8,6 +8,7 @@ the session prints, ``$MODELPLANE_E2E_RUN`` or a fresh one under the e2e cache.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import threading
@@ -53,6 +54,9 @@ def eventually(check: Callable[[], None], timeout: float = 120, interval: float 
 
 @pytest.fixture(scope="session")
 def e2e() -> Iterator[environment.Environment]:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Each worker would bring up its own control plane on this machine's two cores.
+        pytest.exit("the e2e tier runs one environment: run it without -n (uv run pytest -m e2e)")
     run = build.cache_root() / "runs" / time.strftime("%Y%m%d-%H%M%S")
     print(f"\ne2e run directory (every process's log): {run}")
     env = environment.up(run)
