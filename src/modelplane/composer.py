@@ -37,6 +37,10 @@ def namespace_said(obj: Mapping[str, Any]) -> str:
     return f"{namespace} (metadata.namespace is not set: {namespace} assumed)"
 
 
+CLASSES = "inference-classes"
+"""The name every composer that reads InferenceClasses gives its requirement for them."""
+
+
 @dataclass(frozen=True)
 class Requirement:
     """A resource the composer needs to see on its next call (Crossplane "required resources").

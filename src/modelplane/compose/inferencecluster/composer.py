@@ -65,7 +65,16 @@ from modelplane.compose.inferencecluster.waves import (
     published_revision,
     up_to_date,
 )
-from modelplane.composer import Condition, Desired, Event, Inputs, Ready, Requirement, Result
+from modelplane.composer import (
+    CLASSES,
+    Condition,
+    Desired,
+    Event,
+    Inputs,
+    Ready,
+    Requirement,
+    Result,
+)
 from modelplane.kube import objects
 from modelplane.kube.names import LABEL_VALUE_MAX, dns_label
 from modelplane.labels import CLUSTER
@@ -75,7 +84,6 @@ from modelplane.scheduling.fleet import pool_class_names
 
 Obj = dict[str, Any]
 
-CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
 GATEWAYS = "inference-gateways"
 GATEWAY_GUARD = "gateway-guard/"

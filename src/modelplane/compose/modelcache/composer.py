@@ -58,7 +58,15 @@ from modelplane.compose.remote import (
     remote_namespace,
     remote_object,
 )
-from modelplane.composer import Condition, Desired, Inputs, Requirement, Result, namespace_of
+from modelplane.composer import (
+    CLASSES,
+    Condition,
+    Desired,
+    Inputs,
+    Requirement,
+    Result,
+    namespace_of,
+)
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.labels import MANAGED_BY
@@ -72,7 +80,6 @@ Obj = dict[str, Any]
 CLUSTERS = "inference-clusters"
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
 DEPLOYMENTS = "model-deployments"
-CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
 BY_NAME = "cluster"
 """Requirements asking for a cluster the list does not hold by name: ``cluster/<name>``."""

@@ -75,6 +75,7 @@ from modelplane.compose.modeldeployment.surge import Started, Surges, start, sur
 from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning, unpinned
 from modelplane.compose.replica_revision import described, stamp_of
 from modelplane.composer import (
+    CLASSES,
     Condition,
     Desired,
     Event,
@@ -95,7 +96,6 @@ from modelplane.scheduling.scheduler import schedule
 Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
-CLASSES = "inference-classes"
 REPLICAS = "model-replicas"
 CLUSTER_BY_NAME = "cluster"
 """Requirements asking for a replica's cluster the list does not hold: ``cluster/<name>``."""

@@ -21,7 +21,7 @@ from modelplane.apis import API_VERSION
 from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
 from modelplane.compose.modeldeployment.reroute import withdrawn
 from modelplane.compose.replicapool import replica_pool_name
-from modelplane.composer import Desired, Inputs, Result, namespace_of
+from modelplane.composer import CLASSES, Desired, Inputs, Result, namespace_of
 from modelplane.kube import objects
 from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.reasons import ModelReplica
@@ -29,7 +29,6 @@ from modelplane.reasons import ModelReplica
 Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
-CLASSES = "inference-classes"
 """The deployment's requirements on every InferenceCluster and InferenceClass (the composer's)."""
 SERVING = ModelReplica.MODEL_SERVING
 ENDPOINT_PREFIX = "endpoint-"
