@@ -12,10 +12,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from modelplane.kube.objects import condition
+from modelplane.kube.objects import Obj, condition
 from modelplane.structs import LazyPaths, lazy_paths
 
-Obj = dict[str, Any]
 Ready = Literal["True", "False", "Unspecified"]
 # Server-set metadata (uid, resourceVersion, managedFields, ...) would conflict if sent back.
 _METADATA_KEPT = ("name", "namespace", "generateName", "labels", "annotations")

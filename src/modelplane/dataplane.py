@@ -18,11 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
 GATEWAY_GROUP = "gateway.networking.k8s.io"

@@ -28,6 +28,7 @@ from modelplane.compose.admission import Admission
 from modelplane.compose.registry import default_registry
 from modelplane.composer import namespace_of
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
 from modelplane.manifests import Manifest, ManifestError, load, require_name
 from modelplane.render import RenderError, api_server_admission, located, render_documents
@@ -49,7 +50,6 @@ from modelplane.simulate import simulate_stack
 
 __all__ = ["ManifestError", "explain", "explain_command", "load_manifests"]
 
-Obj = dict[str, Any]
 COMMAND = "explain"
 GROUP = "modelplane.ai"
 _KINDS = ("InferenceCluster", "InferenceClass", "ModelReplica", "ModelDeployment", "ModelCache")

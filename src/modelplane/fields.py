@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 
 from modelplane.apis import DEFINITION
+from modelplane.kube.objects import Obj
 
-Obj = dict[str, Any]
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Every object has them; the API server, not the XRD, defines them.
 _OBJECT_META = ("apiVersion", "kind", "metadata")

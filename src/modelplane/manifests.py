@@ -23,7 +23,8 @@ from typing import Any, BinaryIO, ClassVar
 
 import yaml
 
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
+
 _SUFFIXES = (".yaml", ".yml", ".json")
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BASE_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -17,8 +17,6 @@ from modelplane.composer import (
 )
 from modelplane.kube.objects import condition
 
-Obj = dict[str, Any]
-
 # Defined beside the result type, whose ``Result.held`` carries every observed resource forward;
 # composers read them from here as before.
 __all__ = ["carried", "carry_forward", "closed", "observed_ready", "ready_as_observed"]

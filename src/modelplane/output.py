@@ -19,8 +19,7 @@ from typing import Any, TextIO
 
 from modelplane import manifests, owners
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 # Crossplane's own annotation and label on composed resources, and render's Result kind.
 RESOURCE_NAME = "crossplane.io/composition-resource-name"

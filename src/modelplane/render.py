@@ -53,11 +53,10 @@ from modelplane.function import (
 )
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
 from modelplane.owners import Identity, Owner, identity, owner_of
 from modelplane.structs import fill_struct, plain
-
-Obj = dict[str, Any]
 
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
 COMPOSITE_LABEL = owners.COMPOSITE_LABEL

@@ -19,7 +19,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import yaml
 
@@ -30,9 +29,9 @@ from modelplane.compose.modelservice.plan import plan_service
 from modelplane.composer import namespace_of
 from modelplane.dataplane import Destination, Fabric, Request
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 
 COMMAND = "routes"
-Obj = dict[str, Any]
 HEADER = ("GATEWAY", "ENDPOINT", "CLUSTER", "WEIGHT", "SHARE")
 PROBE_PATH = "v1/chat/completions"
 

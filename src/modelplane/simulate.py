@@ -28,7 +28,6 @@ import hashlib
 import re
 import uuid
 from collections.abc import Mapping
-from typing import Any
 
 from cel_expr_python import cel
 
@@ -36,10 +35,9 @@ from modelplane.compose.frontdoor import CERT_MANAGER_API_VERSION
 from modelplane.compose.inferencecluster.releases import RELEASE_API_VERSION
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT
 from modelplane.structs import plain
-
-Obj = dict[str, Any]
 
 # The Object's own timestamps are irrelevant to every reader; a fixed one keeps output stable.
 _TIME = "2026-01-01T00:00:00Z"

@@ -28,7 +28,6 @@ import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from modelplane import manifests
 from modelplane.compose.modelreplica.parallelism import parallelism_warnings
@@ -40,9 +39,9 @@ from modelplane.kube.admission import Admitted, subdomain_errors
 from modelplane.kube.crd import Definition, Version, load_definitions
 from modelplane.kube.errors import OMIT, ErrorType, FieldError
 from modelplane.kube.names import LABEL_VALUE_MAX
+from modelplane.kube.objects import Obj
 from modelplane.kube.schema import Schema
 
-Obj = dict[str, Any]
 Check = Callable[[Obj], list[FieldError]]
 
 GROUP = "modelplane.ai"

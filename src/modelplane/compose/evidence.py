@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.composer import Inputs, Requirement
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 
 @dataclass(frozen=True)

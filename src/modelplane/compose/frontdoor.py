@@ -20,10 +20,9 @@ from urllib.parse import urlsplit
 
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label, suffixed, unique_label
+from modelplane.kube.objects import Obj
 from modelplane.reasons import InferenceCluster
 from modelplane.structs import frozen
-
-Obj = dict[str, Any]
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 GATEWAY_API_VERSION = f"{GATEWAY_GROUP}/v1"

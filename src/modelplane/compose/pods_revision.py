@@ -22,8 +22,7 @@ from modelplane.compose.modelreplica import routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.workloads import compose_workloads
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 POD_KINDS = frozenset({"Deployment", "LeaderWorkerSet", "PodCliqueSet", "ConfigMap"})
 """Remote kinds whose change restarts pods: workloads, and the ConfigMap the picker mounts."""

@@ -7,8 +7,8 @@ ClusterProviderConfig reference, the never-delete policy and the tenant's remote
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
+from modelplane.kube.objects import Obj
 from modelplane.labels import MANAGED_BY
 from modelplane.structs import frozen
 
@@ -17,8 +17,6 @@ PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
 # A Namespace shared by every replica and cache of a tenant on that cluster: never delete it.
 NEVER_DELETE = frozen(["Observe", "Create", "Update", "LateInitialize"])
 _CREATED = frozen({"policy": "SuccessfulCreate"})
-
-Obj = dict[str, Any]
 
 
 def remote_object(

@@ -15,6 +15,9 @@ from typing import Any
 Body = Mapping[str, Any]
 """A Kubernetes object, or any part of one, as decoded from JSON or YAML."""
 
+Obj = dict[str, Any]
+"""An object, or any part of one, as a composer builds it: ``Body`` in its mutable form."""
+
 
 def dig(obj: Body | None, *path: str, default: Any = None) -> Any:
     """The value at ``path`` under ``obj``, or ``default`` when the path is broken.

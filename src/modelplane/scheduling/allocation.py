@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from modelplane import labels
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.scheduling.capacity import (
     Pool,
     PoolState,
@@ -37,7 +38,6 @@ from modelplane.scheduling.capacity import (
 )
 from modelplane.scheduling.replicas import replica_identity, replica_namespace
 
-Obj = dict[str, Any]
 Key = tuple[str, str]
 """A replica by (namespace, name)."""
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from modelplane.kube import objects
 from modelplane.kube.errors import ErrorType, FieldError
+from modelplane.kube.objects import Obj
 from modelplane.kube.quantity import QuantityError, parse_quantity
 from modelplane.scheduling.devices import SelectorProblem, compile_selector
-
-Obj = dict[str, Any]
 
 # A quantity() call on one string literal, either quote.
 _QUANTITY = re.compile(r"""\bquantity\s*\(\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\)""")

@@ -16,13 +16,12 @@ from typing import Any, NamedTuple
 from modelplane.compose.evidence import look_up
 from modelplane.composer import Inputs, Requirement
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.scheduling.allocation import Allocation, arbitrate, read_published
 from modelplane.scheduling.capacity import Pool, Unit, nodes_needed, order_units
 from modelplane.scheduling.devices import device_kinds
 from modelplane.scheduling.fleet import Cluster
 from modelplane.scheduling.policy import replica_identity
-
-Obj = dict[str, Any]
 
 ADMITTED_REPLICA = "admitted-replica"
 """Requirements asking for an admitted replica by name: ``admitted-replica/<namespace>/<name>``."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.crds import inference_pool_crd
@@ -25,9 +24,8 @@ from modelplane.compose.inferencecluster.releases import (
 )
 from modelplane.compose.inferencecluster.target import Setting, Target
 from modelplane.compose.remote import NEVER_DELETE
+from modelplane.kube.objects import Obj
 from modelplane.labels import COMPONENT, MANAGED_BY, SERVING
-
-Obj = dict[str, Any]
 
 STANDARD = "Standard"
 DYNAMO = "Dynamo"

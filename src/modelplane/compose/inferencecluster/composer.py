@@ -77,12 +77,11 @@ from modelplane.composer import (
 )
 from modelplane.kube import objects
 from modelplane.kube.names import LABEL_VALUE_MAX, dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import CLUSTER
 from modelplane.observed import carried, observed_ready, ready_as_observed
 from modelplane.reasons import InferenceCluster
 from modelplane.scheduling.fleet import pool_class_names
-
-Obj = dict[str, Any]
 
 REPLICAS = "model-replicas"
 GATEWAYS = "inference-gateways"

@@ -11,9 +11,8 @@ from typing import Any
 
 import yaml
 
+from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
-
-Obj = dict[str, Any]
 
 _DIR = Path(__file__).parent / "crds"
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -32,9 +32,8 @@ from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.remote import NEVER_DELETE
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
+from modelplane.kube.objects import Obj
 from modelplane.labels import MANAGED_BY, STACK_COMPONENT
-
-Obj = dict[str, Any]
 
 GATEWAY_COMPONENT = "inference-gateway"
 FLEET_COMPONENT = "fleet-tls"

@@ -20,11 +20,10 @@ from modelplane.compose.inferencecluster.stack import Part
 from modelplane.compose.inferencecluster.target import MANAGED
 from modelplane.composer import Condition
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT
 from modelplane.observed import carried, closed
 from modelplane.reasons import InferenceCluster
-
-Obj = dict[str, Any]
 
 OBSERVE_ONLY = ["Observe"]
 HANDED_OVER = InferenceCluster.HANDED_OVER

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from modelplane.composer import Condition
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.reasons import InferenceCluster
-
-Obj = dict[str, Any]
 
 
 def gpu_pools(node_pools: list[Obj], classes: list[Obj]) -> tuple[list[Obj], list[tuple[str, str]]]:

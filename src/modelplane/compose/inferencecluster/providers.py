@@ -4,12 +4,9 @@ built from the same kubeconfig Secret and optional identity."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from modelplane.compose.inferencecluster.releases import HELM_CONFIG_API_VERSION
 from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 KUBERNETES_CONFIG_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 DEFAULT_SECRET_KEY = "kubeconfig"

@@ -15,9 +15,8 @@ from typing import Any
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.remote import NEVER_DELETE, remote_object
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT
-
-Obj = dict[str, Any]
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 HELM_CONFIG_API_VERSION = "helm.m.crossplane.io/v1beta1"

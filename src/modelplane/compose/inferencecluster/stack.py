@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
 
 from modelplane.compose.inferencecluster.components import for_stack
 from modelplane.compose.inferencecluster.gateway import (
@@ -17,8 +16,7 @@ from modelplane.compose.inferencecluster.gateway import (
 )
 from modelplane.compose.inferencecluster.target import MANAGED, Target
 from modelplane.compose.inferencecluster.usages import deletion_order
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,8 @@ from typing import Any
 from modelplane.compose.inferencecluster.releases import installed_version
 from modelplane.composer import Condition
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.reasons import InferenceCluster
-
-Obj = dict[str, Any]
 
 READY = "Ready"
 INSTALLING = "Installing"

@@ -14,8 +14,7 @@ from typing import Any
 from modelplane.compose.frontdoor import FleetPKI, fleet_pki
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 DEFAULT_SECRET_NAMESPACE = "crossplane-system"
 DEFAULT_GATEWAY_NAME = "inference-gateway"

@@ -24,10 +24,9 @@ from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.routed import USAGE_API_VERSION
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT
 from modelplane.shortlist import shortlist
-
-Obj = dict[str, Any]
 
 CLUSTER_API_VERSION = "modelplane.ai/v1alpha1"
 REPLICA_GUARD = "replica-guard"

@@ -37,8 +37,6 @@ from modelplane.kube import objects
 from modelplane.labels import STACK_COMPONENT, STACK_WAVE
 from modelplane.reasons import InferenceCluster
 
-Obj = dict[str, Any]
-
 PREVIOUS_WAVE = "stack-wave-previous"
 """The requirement listing the clusters of the wave before this cluster's."""
 STACK_UP_TO_DATE = InferenceCluster.STACK_UP_TO_DATE

@@ -49,13 +49,11 @@ from modelplane.compose.inferencegateway.handover import (
 from modelplane.compose.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
-from modelplane.kube.objects import dig, mapping
+from modelplane.kube.objects import Obj, dig, mapping
 from modelplane.observed import observed_ready, ready_as_observed
 from modelplane.reasons import InferenceGateway
 from modelplane.shortlist import shortlist
 from modelplane.structs import frozen
-
-Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
 GATEWAY = "gateway"

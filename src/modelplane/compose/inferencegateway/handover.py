@@ -21,8 +21,6 @@ from modelplane.observed import carried, closed, ready_as_observed
 from modelplane.reasons import InferenceGateway
 from modelplane.shortlist import shortlist
 
-Obj = dict[str, Any]
-
 LEGACY_BACKEND = "backend/"
 LEGACY_BACKEND_TLS = "backend-tls/"
 OBSERVE_ONLY = ("Observe",)

@@ -4,8 +4,6 @@ fleet CA's key never reaches a workload cluster)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from modelplane.compose.frontdoor import (
     CERT_MANAGER_API_VERSION,
     CERT_MANAGER_GROUP,
@@ -29,9 +27,7 @@ from modelplane.compose.frontdoor import (
     secret_copy_references,
 )
 from modelplane.compose.remote import managed_metadata
-
-Obj = dict[str, Any]
-
+from modelplane.kube.objects import Obj
 
 ACME_LISTENER = "acme"
 """Port 80 for the hostname, only for an ACME HTTP-01 solver's route: nothing else attaches."""

@@ -20,8 +20,6 @@ from modelplane.observed import ready_as_observed
 from modelplane.reasons import InferenceGatewayShard
 from modelplane.shortlist import shortlist
 
-Obj = dict[str, Any]
-
 # Per target: ``backend/<cluster>``; a name holds no ``/``, so no two keys meet.
 BACKEND = "backend/"
 BACKEND_TLS = "backend-tls/"

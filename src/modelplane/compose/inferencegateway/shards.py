@@ -23,8 +23,7 @@ from modelplane.apis import API_VERSION
 from modelplane.compose.frontdoor import ClusterGateway
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 KIND = "InferenceGatewayShard"
 SHARDS = 16

@@ -69,13 +69,12 @@ from modelplane.composer import (
 )
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label, short_hash
+from modelplane.kube.objects import Obj
 from modelplane.labels import MANAGED_BY
 from modelplane.observed import carried, ready_as_observed
 from modelplane.reasons import ModelCache
 from modelplane.scheduling.fleet import cache_storage_class, pool_class_names
 from modelplane.scheduling.scheduler import parse_fleet, placeable_on
-
-Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}

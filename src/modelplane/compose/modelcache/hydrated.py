@@ -21,8 +21,7 @@ from typing import Any
 
 from modelplane.composer import Result
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 HYDRATED_BY = "hydratedBy"
 CLAIM_UID = "claimUID"

@@ -25,8 +25,7 @@ from typing import Any
 
 from modelplane.compose.cache import COMMIT, RESOLVED, requested_revision, resolve_request
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 TERMINATION_LOG = "/dev/termination-log"
 _DOWNLOAD_ONLY = ("HF_HUB_CACHE", "MODELPLANE_HYDRATED_MARKER")

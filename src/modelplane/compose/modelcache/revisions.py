@@ -37,9 +37,8 @@ from modelplane.compose.cache import (
 )
 from modelplane.composer import namespace_of
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.scheduling.policy import is_serving
-
-Obj = dict[str, Any]
 
 PRUNE_AFTER = 3
 UNUSED = "unused"

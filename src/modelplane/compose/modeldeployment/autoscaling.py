@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
-
-Obj = dict[str, Any]
 
 KEDA_API_VERSION = "keda.sh/v1alpha1"
 SCALED_OBJECT = "scaled-object"

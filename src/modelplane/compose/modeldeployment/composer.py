@@ -86,14 +86,13 @@ from modelplane.composer import (
 )
 from modelplane.kube import objects
 from modelplane.kube.names import LABEL_VALUE_MAX
+from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
 from modelplane.observed import carried, ready_as_observed
 from modelplane.reasons import InferenceCluster, ModelDeployment, ModelReplica
 from modelplane.scheduling.fleet import index_clusters, pool_class_names
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 from modelplane.scheduling.scheduler import schedule
-
-Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
 REPLICAS = "model-replicas"

@@ -33,10 +33,9 @@ from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import USAGE_API_VERSION, held_replicas, referenced_pools
 from modelplane.composer import Desired, Inputs, Requirement, namespace_of
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import HOLDS_ROUTED, ROUTES_POOLS
 from modelplane.observed import carried
-
-Obj = dict[str, Any]
 
 HOLDS = "service-holds"
 """The requirement listing the ModelServices' Usages of replicas while a replica drains."""

@@ -23,10 +23,9 @@ from modelplane.compose.modeldeployment.reroute import withdrawn
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.composer import CLASSES, Desired, Inputs, Result, namespace_of
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.reasons import ModelReplica
-
-Obj = dict[str, Any]
 
 CLUSTERS = "inference-clusters"
 """The deployment's requirements on every InferenceCluster and InferenceClass (the composer's)."""

@@ -22,10 +22,9 @@ from modelplane.apis import API_VERSION
 from modelplane.compose.cache import cache_selector, stages_on
 from modelplane.composer import Condition, Event, Requirement, namespace_of, namespace_said
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.reasons import ModelDeployment
 from modelplane.scheduling.fleet import Admits, Cluster
-
-Obj = dict[str, Any]
 
 CACHE = "model-cache"
 RESOLVED = ModelDeployment.MODEL_CACHE_RESOLVED

@@ -27,8 +27,7 @@ import yaml
 
 from modelplane.compose.endpointpicker import DEFAULT_IMAGE
 from modelplane.compose.endpointpicker import PREFILL_DECODE_CONFIG as PREFILL_DECODE_CONFIG_TEXT
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 PREFILL_DECODE_CONFIG: Obj = yaml.safe_load(PREFILL_DECODE_CONFIG_TEXT)
 """The default EndpointPickerConfig for PrefillDecode, as stamped (``endpointPicker.config``)."""

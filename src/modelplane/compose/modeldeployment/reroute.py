@@ -30,6 +30,7 @@ from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import referenced_pools
 from modelplane.composer import Inputs, Requirement, namespace_of
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 
 ROUTES = "service-routes"
 """The requirement listing the namespace's route Objects (while a replica drains, or until a
@@ -38,7 +39,6 @@ ROUTE_BY_NAME = "route"
 """Requirements asking for a recorded route Object the list does not hold:
 ``route/<namespace>/<name>``."""
 
-Obj = dict[str, Any]
 
 REROUTE = "modelplane.ai/reroute"
 """Annotation on an updated ModelReplica: the route Objects that named its pool when it was

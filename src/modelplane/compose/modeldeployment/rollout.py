@@ -19,6 +19,7 @@ from typing import Any
 
 from modelplane.composer import Condition
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import (
     MODEL_REVISION,
     PODS_REVISION,
@@ -27,8 +28,6 @@ from modelplane.labels import (
     TERMINATION_GRACE,
 )
 from modelplane.reasons import ModelDeployment
-
-Obj = dict[str, Any]
 
 ROLLED_OUT = ModelDeployment.ROLLED_OUT
 PARTITION_REACHED = ModelDeployment.PARTITION_REACHED

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from modelplane.apis import API_VERSION
 from modelplane.compose.modeldeployment.picker import replica_serving
 from modelplane.compose.pods_revision import pods_revision
 from modelplane.composer import namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import (
     CLUSTER,
     DEPLOYMENT,
@@ -20,8 +19,6 @@ from modelplane.labels import (
 )
 from modelplane.labels import PRE_STOP_SECONDS as PRE_STOP
 from modelplane.scheduling.placement import DEVICE_ASSIGNMENT, ReplicaPlacement
-
-Obj = dict[str, Any]
 
 
 def replica_key(index: int, cluster: str) -> str:

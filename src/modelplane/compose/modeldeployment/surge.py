@@ -24,14 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from modelplane.compose.modeldeployment.rollout import Candidate, Strategy
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import SURGE_FOR
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

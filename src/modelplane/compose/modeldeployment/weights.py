@@ -21,11 +21,10 @@ from modelplane.compose.cache import cache_revision, hydrated_revisions, resolve
 from modelplane.compose.cache import pinned_revision as _pinned
 from modelplane.composer import Condition
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import MODEL_REVISION
 from modelplane.reasons import ModelDeployment
 from modelplane.structs import plain
-
-Obj = dict[str, Any]
 
 WAITING = ModelDeployment.WAITING_FOR_REVISION
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from modelplane.apis import API_VERSION
 from modelplane.compose.egress import allowance_of, refusal
@@ -39,10 +38,9 @@ from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_obj
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
 from modelplane.observed import carried, observed_ready, ready_as_observed
 from modelplane.reasons import ModelEndpoint
-
-Obj = dict[str, Any]
 
 CLUSTER = "cluster"
 CLUSTERS = "inference-clusters"

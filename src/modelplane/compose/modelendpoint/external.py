@@ -3,8 +3,6 @@ the ModelServices selecting it put their egress routes, so no reference crosses 
 
 from __future__ import annotations
 
-from typing import Any
-
 from modelplane.compose.frontdoor import (
     ENVOY_API_VERSION,
     ENVOY_GROUP,
@@ -16,8 +14,7 @@ from modelplane.compose.frontdoor import (
     secret_copy_references,
 )
 from modelplane.compose.remote import managed_metadata
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 CREDENTIAL_KEY = "credential"
 """The key Envoy Gateway's credential injection reads the header value from."""

@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned, role_of
 from modelplane.compose.modelreplica.names import claim_template_name
 from modelplane.kube.names import short_hash
+from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
-
-Obj = dict[str, Any]
 
 API_VERSION = "resource.k8s.io/v1"
 

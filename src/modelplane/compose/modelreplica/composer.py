@@ -11,8 +11,6 @@ and the ModelServing condition is read from the observed state of both.
 
 from __future__ import annotations
 
-from typing import Any
-
 from modelplane.apis import API_VERSION
 from modelplane.compose.modelreplica import (
     network,
@@ -38,10 +36,9 @@ from modelplane.composer import (
     namespace_said,
 )
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.observed import ready_as_observed
 from modelplane.reasons import ModelReplica
-
-Obj = dict[str, Any]
 
 CLUSTER_REQUIREMENT = "cluster"
 CACHE_REQUIREMENT = "modelcache"

@@ -8,8 +8,7 @@ from typing import Any
 
 from modelplane.composer import namespace_of
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 DEFAULT_SERVING_PORT = 8000
 

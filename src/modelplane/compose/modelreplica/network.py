@@ -30,10 +30,9 @@ from modelplane.compose.modelreplica.labelsets import component, label_value, ow
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
+from modelplane.kube.objects import Obj
 from modelplane.labels import ENGINE, REPLICA
 from modelplane.structs import frozen
-
-Obj = dict[str, Any]
 
 ENGINES_KEY = "engines-network-policy"
 PICKER_KEY = "epp-network-policy"

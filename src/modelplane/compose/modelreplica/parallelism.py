@@ -20,8 +20,7 @@ from typing import Any
 from modelplane.compose.modelreplica.labelsets import role_of
 from modelplane.compose.modelreplica.pods import ENGINE_CONTAINER, member_spec
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 REASON = "ParallelismMismatch"
 DRA_DEVICE_CLASS = "gpu.nvidia.com"

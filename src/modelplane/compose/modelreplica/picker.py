@@ -30,9 +30,8 @@ from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import component, owned
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.structs import ListView, StructView, frozen, struct_to_dict
-
-Obj = dict[str, Any]
 
 CONTAINER = "epp"
 COMPONENT = "endpoint-picker"

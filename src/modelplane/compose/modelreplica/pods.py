@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from modelplane import labels
 from modelplane.compose.cache import (
@@ -33,9 +32,8 @@ from modelplane.compose.modelreplica.labelsets import (
 from modelplane.compose.modelreplica.names import claim_template_name
 from modelplane.compose.modelreplica.sglang import with_metrics
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
-
-Obj = dict[str, Any]
 
 ENGINE_CONTAINER = "engine"
 CLAIM = "devices"

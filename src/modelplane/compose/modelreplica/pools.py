@@ -15,10 +15,9 @@ from typing import Any
 
 from modelplane.composer import Condition, Event, Requirement, Result
 from modelplane.kube.names import LABEL_VALUE_MAX
+from modelplane.kube.objects import Obj
 from modelplane.labels import POOL
 from modelplane.reasons import ModelReplica
-
-Obj = dict[str, Any]
 
 REASON = ModelReplica.INVALID_NODE_POOL
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.remote import remote_object
 from modelplane.kube.names import dns_label
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 
 def wrap(

@@ -21,11 +21,10 @@ from modelplane.compose.pods_revision import bears_pods, pods_revision
 from modelplane.compose.replica_revision import CONDITION, revision_message, stamp_of
 from modelplane.composer import Condition
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, PODS_REVISION, TEMPLATE_HASH
 from modelplane.observed import carried, observed_ready
 from modelplane.reasons import ModelReplica
-
-Obj = dict[str, Any]
 
 
 def held(

@@ -9,7 +9,6 @@ prefill/decode filters read.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from modelplane.compose.frontdoor import FLEET_LISTENER
 from modelplane.compose.modelreplica import picker
@@ -19,9 +18,8 @@ from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
+from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
-
-Obj = dict[str, Any]
 
 POOL_KEY = "inference-pool"
 ROUTE_KEY = "http-route"

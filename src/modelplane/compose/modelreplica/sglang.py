@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 LAUNCHER = "sglang.launch_server"
 METRICS_FLAG = "--enable-metrics"

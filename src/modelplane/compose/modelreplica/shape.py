@@ -12,8 +12,7 @@ from typing import Any
 
 from modelplane.compose.modelreplica.labelsets import role_of
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 
 def problem(replica: Obj) -> str | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from modelplane.compose.cache import (
     UNVERSIONED,
@@ -27,10 +26,9 @@ from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import gang_status_key, workload_key
 from modelplane.composer import Condition, Event
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.observed import observed_ready
 from modelplane.reasons import ModelReplica
-
-Obj = dict[str, Any]
 
 CONDITION = ModelReplica.MODEL_SERVING
 

@@ -27,8 +27,7 @@ from modelplane.compose.modelreplica.labelsets import role_of
 from modelplane.compose.modelreplica.pods import ENGINE_CONTAINER, member_spec
 from modelplane.compose.modelreplica.workloads import LEADER_ADDRESS_ENV, RANK_ENV
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 REASON = "GangNotWired"
 _ADDRESS = (LEADER_ADDRESS_ENV, "LWS_LEADER_ADDRESS")

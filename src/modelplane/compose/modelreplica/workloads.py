@@ -11,7 +11,6 @@ counts with the desired count and hold false (not error) while status is still m
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from modelplane import labels
 from modelplane.compose.modelreplica.claims import claim_template, member_revision
@@ -34,9 +33,8 @@ from modelplane.compose.modelreplica.pods import PodTemplate, member_pod, member
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.remote import NEVER_DELETE, remote_namespace
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
-
-Obj = dict[str, Any]
 
 
 class EngineShapeError(ValueError):

@@ -47,10 +47,9 @@ from modelplane.compose.routed import backend_refs, header_values
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import ROUTES_POOLS
 from modelplane.observed import carried, ready_as_observed
-
-Obj = dict[str, Any]
 
 GATEWAYS = "inference-gateways"
 CLUSTERS = "inference-clusters"

@@ -8,8 +8,7 @@ from typing import Any
 
 from modelplane.compose.frontdoor import ClusterGateway, cluster_gateway
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 
 @dataclass(frozen=True)

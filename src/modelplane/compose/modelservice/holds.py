@@ -29,9 +29,8 @@ from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
 from modelplane.composer import Desired, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import HOLDS_ROUTED
-
-Obj = dict[str, Any]
 
 HOLDS = "holds/"
 """Composition resource name prefix: ``holds/<replica>``."""

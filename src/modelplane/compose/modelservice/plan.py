@@ -37,8 +37,6 @@ from modelplane.composer import namespace_of
 from modelplane.kube import objects
 from modelplane.reasons import ModelEndpoint
 
-Obj = dict[str, Any]
-
 
 @dataclass(frozen=True)
 class Member:

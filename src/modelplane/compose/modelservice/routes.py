@@ -17,7 +17,6 @@ remove the two steering headers.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from modelplane.compose.frontdoor import (
     ENDPOINT_HEADER,
@@ -43,8 +42,7 @@ from modelplane.compose.frontdoor import (
 )
 from modelplane.compose.modelservice.plan import Lane, Plan
 from modelplane.compose.remote import managed_metadata
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 NO_TIMEOUT = "0s"
 """Gateways default to a 15 s request timeout, which cuts token streams."""

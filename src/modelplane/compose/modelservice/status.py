@@ -12,9 +12,8 @@ from modelplane.compose.modelservice.gateways import Serving, Skipped
 from modelplane.compose.modelservice.plan import Entry, Plan
 from modelplane.composer import Condition, Event, namespace_of, namespace_said
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.reasons import ModelService
-
-Obj = dict[str, Any]
 
 ENDPOINTS = ModelService.ENDPOINTS_RESOLVED
 ROUTING = ModelService.ROUTING_READY

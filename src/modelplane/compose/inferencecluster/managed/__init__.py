@@ -27,10 +27,9 @@ from modelplane.compose.inferencecluster.managed.teardown import deletion_order
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.composer import Condition
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.observed import carried, observed_ready
 from modelplane.reasons import InferenceCluster
-
-Obj = dict[str, Any]
 
 CLOUDS = {"EKS": eks, "GKE": gke, "AKS": aks}
 POOL_PREFIXES = ("nodegroup-", "nodepool-")

@@ -37,9 +37,8 @@ from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME, Chart, r
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import POOL
-
-Obj = dict[str, Any]
 
 AZURE = "azure.m.upbound.io/v1beta1"
 AUTHORIZATION = "authorization.azure.m.upbound.io/v1beta1"

@@ -17,9 +17,8 @@ from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE, Target
 from modelplane.kube import objects
 from modelplane.kube.names import DNS_LABEL_MAX, LETTER_PREFIX, dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import POOL
-
-Obj = dict[str, Any]
 
 NAMESPACE = DEFAULT_SECRET_NAMESPACE
 """Where every cloud resource and the connection secret it writes live: the namespace the

@@ -32,10 +32,9 @@ from modelplane.compose.inferencecluster.managed.common import (
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.kube import objects
+from modelplane.kube.objects import Obj
 from modelplane.labels import POOL
 from modelplane.observed import carried
-
-Obj = dict[str, Any]
 
 EC2 = "ec2.aws.m.upbound.io/v1beta1"
 EKS = "eks.aws.m.upbound.io/v1beta1"

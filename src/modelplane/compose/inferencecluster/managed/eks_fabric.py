@@ -26,8 +26,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.kube import objects
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 EC2 = "ec2.aws.m.upbound.io/v1beta1"
 EFA = "EFA"

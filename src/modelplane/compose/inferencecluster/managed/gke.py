@@ -36,9 +36,8 @@ from modelplane.compose.inferencecluster.managed.common import (
 from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME, stack_object
 from modelplane.compose.inferencecluster.target import GKE_DRIVER_ROOT, Target
 from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
 from modelplane.labels import POOL
-
-Obj = dict[str, Any]
 
 COMPUTE = "compute.gcp.m.upbound.io/v1beta1"
 CONTAINER = "container.gcp.m.upbound.io/v1beta1"

@@ -20,14 +20,12 @@ Object: once the Gateway is gone Envoy Gateway never re-creates the Service behi
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from modelplane.compose.inferencecluster.components import EG_NAMESPACE, ENVOY_GATEWAY_COMPONENT
 from modelplane.compose.inferencecluster.gateway import GATEWAY, GATEWAY_COMPONENT
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import MANAGED, Target
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 LOAD_BALANCER = "gateway-load-balancer"
 POLICIES = ("Observe", "Delete")

@@ -25,8 +25,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.inferencecluster.usages import reference, usage
-
-Obj = dict[str, Any]
+from modelplane.kube.objects import Obj
 
 
 def deletion_order(
