@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from modelplane.kube.objects import Obj, condition
+from modelplane.kube.objects import Obj, condition, dig
 from modelplane.structs import LazyPaths, lazy_paths
 
 Ready = Literal["True", "False", "Unspecified"]
@@ -24,14 +24,14 @@ ConditionStatus = Literal["True", "False", "Unknown"]
 
 def namespace_of(obj: Mapping[str, Any]) -> str:
     """A namespaced object's namespace: the API server's ``default`` when it names none."""
-    return str((obj.get("metadata") or {}).get("namespace") or "default")
+    return str(dig(obj, "metadata", "namespace") or "default")
 
 
 def namespace_said(obj: Mapping[str, Any]) -> str:
     """``namespace_of`` as a message about a lookup in it names it: an object written without a
     namespace is read in the API server's default one, so a "not found" says it was assumed."""
     namespace = namespace_of(obj)
-    if (obj.get("metadata") or {}).get("namespace"):
+    if dig(obj, "metadata", "namespace"):
         return namespace
     return f"{namespace} (metadata.namespace is not set: {namespace} assumed)"
 

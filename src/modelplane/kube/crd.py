@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from modelplane.kube import objects
 from modelplane.kube.cel.schematypes import check_rules
 from modelplane.kube.rules import RuleCompileError, compile_rules
 from modelplane.kube.schema import Schema, SchemaError
@@ -124,7 +125,7 @@ def definition_of(doc: Any, source: str = "<definition>") -> Definition | None:
 
 def _spec(doc: dict[str, Any], source: str) -> dict[str, Any]:
     spec = doc.get("spec")
-    name = (doc.get("metadata") or {}).get("name", "?")
+    name = objects.dig(doc, "metadata", "name", default="?")
     where = f"{source}: {doc.get('kind')} {name}"
     if not isinstance(spec, dict):
         raise DefinitionError(f"{where}: spec: Required value")
@@ -148,7 +149,7 @@ def _from_crd(doc: dict[str, Any], source: str) -> Definition:
         source=source,
     )
     for v in spec["versions"]:
-        raw = ((v.get("schema") or {}).get("openAPIV3Schema")) or {
+        raw = objects.dig(v, "schema", "openAPIV3Schema") or {
             "type": "object",
             "x-kubernetes-preserve-unknown-fields": True,
         }
@@ -171,7 +172,7 @@ def _from_xrd(doc: dict[str, Any], source: str, legacy: bool) -> Definition:
         kind_of_definition="CompositeResourceDefinition",
     )
     for v in spec["versions"]:
-        xr_schema = (v.get("schema") or {}).get("openAPIV3Schema") or {}
+        xr_schema = objects.dig(v, "schema", "openAPIV3Schema") or {}
         definition.versions[v["name"]] = Version(
             v["name"],
             bool(v.get("served", True)),
@@ -307,6 +308,6 @@ COMPOSITE_NAME_LENGTH = 63
 
 
 def _name_length(props: dict[str, Any]) -> int:
-    declared = ((props.get("metadata") or {}).get("properties") or {}).get("name") or {}
+    declared = objects.mapping(props, "metadata", "properties", "name")
     length = declared.get("maxLength")
     return min(length, COMPOSITE_NAME_LENGTH) if isinstance(length, int) else COMPOSITE_NAME_LENGTH

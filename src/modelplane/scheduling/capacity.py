@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from modelplane.kube import objects
 from modelplane.scheduling.devices import DeviceKind, matches
 from modelplane.scheduling.placement import Assignment, read_device_assignment
 
@@ -346,7 +347,7 @@ class Ledger:
 def pod_count(member: dict[str, Any]) -> int:
     """Pods of one member per copy: ``worker.nodes`` for a Worker, one otherwise."""
     if member.get("role") == "Worker":
-        return max(1, int((member.get("worker") or {}).get("nodes", 1)))
+        return max(1, int(objects.dig(member, "worker", "nodes", default=1)))
     return 1
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from modelplane.kube import dra
+from modelplane.kube import dra, objects
 from modelplane.kube.cel import runtime as cel
 from modelplane.kube.quantity import QuantityError, parse_quantity
 
@@ -98,7 +98,7 @@ def _memory(capacity: dict[str, Any]) -> int:
 
 def class_price(inference_class: dict[str, Any]) -> float | None:
     """``spec.cost.perNodeHour``, None when the class has no price (or a malformed one)."""
-    cost = (inference_class.get("spec") or {}).get("cost") or {}
+    cost = objects.mapping(inference_class, "spec", "cost")
     value = cost.get("perNodeHour")
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         return None

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.kube import objects
 from modelplane.kube.cel.names import escape
 
 MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024
@@ -165,12 +166,12 @@ def _with_type_and_object_meta(schema: dict[str, Any]) -> dict[str, Any]:
     meta_props = meta.get("properties") or {}
     if (
         props
-        and (props.get("kind") or {}).get("type") == "string"
-        and (props.get("apiVersion") or {}).get("type") == "string"
+        and objects.dig(props, "kind", "type") == "string"
+        and objects.dig(props, "apiVersion", "type") == "string"
         and meta.get("type") == "object"
         and meta_props
-        and (meta_props.get("name") or {}).get("type") == "string"
-        and (meta_props.get("generateName") or {}).get("type") == "string"
+        and objects.dig(meta_props, "name", "type") == "string"
+        and objects.dig(meta_props, "generateName", "type") == "string"
     ):
         return schema
     out = dict(schema)
