@@ -29,18 +29,34 @@ def dig(obj: Body | None, *path: str, default: Any = None) -> Any:
     """
     value: Any = obj
     for key in path:
-        # A dict first: an abstract isinstance check costs more than the rest of a step, and
-        # owners and render read every object of a fleet this way on every pass.
-        if (type(value) is not dict and not isinstance(value, Mapping)) or key not in value:
+        # A known mapping type first: an abstract isinstance check costs more than the rest of
+        # a step, and owners, render and the fleet-wide composers read every object of a fleet
+        # this way on every pass (dicts, and the lazy views of a request's Structs).
+        if type(value) not in _MAPPINGS and not _is_mapping(value):
             return default
-        value = value[key]
+        # One lookup: a lazy view's get() reads its Struct once, `in` then `[]` twice.
+        value = value.get(key, _MISSING)
+        if value is _MISSING:
+            return default
     return value
+
+
+_MISSING = object()
+_MAPPINGS: set[type] = {dict}
+"""The types seen to be mappings: checked by identity, the abstract check made once per type."""
+
+
+def _is_mapping(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        _MAPPINGS.add(type(value))
+        return True
+    return False
 
 
 def mapping(obj: Body | None, *path: str) -> Body:
     """The mapping at ``path`` under ``obj``: empty when the path is broken or ends elsewhere."""
     value = dig(obj, *path)
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
+    return value if type(value) in _MAPPINGS or _is_mapping(value) else {}
 
 
 def metadata(obj: Body | None) -> Body:
