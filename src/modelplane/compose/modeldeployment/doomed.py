@@ -31,9 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.kube import objects
-
-DELETION_ATTEMPT = "usage.crossplane.io/deletion-attempt-with-policy"
-"""Crossplane v2.3.4 ``internal/protection/usage.go``, ``AnnotationKeyDeletionAttempt``."""
+from modelplane.labels import DELETION_ATTEMPT
 
 
 def is_doomed(replica: Mapping[str, Any] | None) -> bool:
