@@ -7,7 +7,9 @@
   (NoExecute) and still hosts pools that satisfy its members' requests, re-resolved against the
   current spec.
 - Scale down: the replica on the most-loaded cluster goes first, then one that is not serving,
-  then the later cluster name, then the higher index.
+  then the later cluster name, then the higher index; an autoscaled deployment gives back its
+  most expensive capacity first, never breaking its spread while another replica can go
+  (``scale_in``).
 - Charge: what each cluster admitted for other deployments (its published allocation) and every
   other replica listed is charged first; a kept replica its cluster refused, or that no longer
   fits beside replicas admitted or created before it (two deployments took the same devices at
@@ -41,6 +43,7 @@ from modelplane.scheduling.options import (
     replica_units,
 )
 from modelplane.scheduling.replicas import replica_identity, replica_index, replica_namespace
+from modelplane.scheduling.scale_in import Autoscaled, victim
 
 __all__ = ["replica_identity", "replica_index", "replica_namespace"]
 
@@ -354,30 +357,22 @@ def scale_down(
     desired: int,
     stamped: dict[str, dict[str, Any]],
     composed: frozenset[str] = frozenset(),
+    autoscaled: Autoscaled | None = None,
 ) -> list[pl.RemovedReplica]:
-    """Remove kept replicas (from ``kept`` and ``load``) past ``desired``: first one only listed
-    while the deployment composes others (``composed``: a list lagging a deletion shows the
-    deleted replica again, and keeping it would compose it anew while a replica that runs
-    goes), then the most-loaded cluster, then one that is not serving (keeping it would keep
-    capacity that serves nothing), then the later name, then the higher index."""
+    """Remove kept replicas (from ``kept`` and ``load``) past ``desired``, one at a time in
+    ``scale_in.victim``'s order: the balance order, or the cost order when the deployment is
+    ``autoscaled``. ``composed``: the replicas the deployment composes (one only listed goes
+    first)."""
     removed = []
     idle = {k.existing for k in kept if not is_serving(stamped.get(k.existing or ""))}
     listed_only = {k.existing for k in kept if composed and k.existing not in composed}
+    order = autoscaled.start(kept) if autoscaled is not None else None
     while len(kept) > desired:
-        victim = max(
-            kept,
-            key=lambda k: (
-                k.existing in listed_only,
-                load[k.cluster],
-                k.existing in idle,
-                k.cluster,
-                k.index,
-            ),
-        )
-        kept.remove(victim)
-        load[victim.cluster] -= 1
+        leaving = victim(kept, load, listed_only, idle, order)
+        kept.remove(leaving)
+        load[leaving.cluster] -= 1
         removed.append(
-            pl.RemovedReplica(victim.existing or "", victim.index, victim.cluster, "scale-down")
+            pl.RemovedReplica(leaving.existing or "", leaving.index, leaving.cluster, "scale-down")
         )
     return removed
 

@@ -7,7 +7,8 @@ A pure, deterministic function of observed state (see ``placement`` for what it 
    stops scheduling: existing replicas are kept exactly as they are and nothing new is placed.
 2. Retain this deployment's replicas whose cluster still exists, still matches, is not drained
    and still hosts pools that satisfy the members' requests (``policy``).
-3. Scale down deterministically (``policy.scale_down``).
+3. Scale down deterministically (``policy.scale_down``; an autoscaled deployment gives back its
+   dearest capacity first, ``scale_in``).
 4. Charge the ledger with what each cluster publishes that other deployments hold, every other
    ModelReplica listed, and the retained ones (``policy.charge_fleet``).
 5. Fill the lowest free indices in objective order (``fill``), each placement found by
@@ -35,6 +36,7 @@ from modelplane.scheduling.fleet import Admits, Cluster, Clusters, FleetPools, p
 from modelplane.scheduling.options import Matcher, Replica
 from modelplane.scheduling.recording import answered
 from modelplane.scheduling.replicas import replica_identity, replica_index
+from modelplane.scheduling.scale_in import Autoscaled
 from modelplane.scheduling.spread import Spread, parse_constraints
 
 
@@ -87,6 +89,8 @@ class _Request:
     kinds: dict[str, tuple[DeviceKind, ...]]
     prices: dict[str, float | None]
     fleet: list[Cluster]
+    autoscaled: bool = False
+    """``spec.autoscaling`` is set: a scale-in gives back the dearest capacity (``scale_in``)."""
 
 
 def _read(
@@ -107,6 +111,7 @@ def _read(
         kinds=kinds,
         prices=prices,
         fleet=parse_clusters(clusters, kinds, prices),
+        autoscaled=bool(spec.get("autoscaling")),
     )
 
 
@@ -156,7 +161,12 @@ def _charge(
     )
     load = policy.cluster_load(kept)
     composed_names = frozenset(replica_identity(r)[1] for r in composed)
-    removed += policy.scale_down(kept, load, request.desired, stamped, composed_names)
+    order = (
+        Autoscaled(request.engines, by_name, parse_constraints(request.template))
+        if request.autoscaled
+        else None
+    )
+    removed += policy.scale_down(kept, load, request.desired, stamped, composed_names, order)
     published = _published(by_name)
     own = f"{request.namespace}/{request.name}"
     ledger = Ledger(FleetPools(request.fleet), _held_by_others(published, by_name, own))

@@ -1,0 +1,131 @@
+"""Which replica leaves when a deployment scales in: the balance order, and the cost order an
+autoscaled deployment follows (docs/design/autoscaling.md, "Fleet-aware scaling").
+
+A manual ``spec.replicas`` is the user's count: the balance order keeps what remains spread over
+clusters, as it always has. An autoscaler shrinks the deployment many times a day, so each
+scale-in should give back the capacity whose loss costs least: the most expensive replica that
+can go without breaking the deployment's spread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from modelplane.scheduling.demand import Engine
+from modelplane.scheduling.fleet import Cluster
+from modelplane.scheduling.options import FREE, Rank, Replica, add_ranks, member_rank
+from modelplane.scheduling.spread import Constraint
+
+BalanceKey = tuple[bool, int, bool, str, int]
+CostKey = tuple[bool, bool, bool, Rank, int, str, int]
+
+
+def balance_key(
+    k: Replica, load: Mapping[str, int], listed_only: set[str | None], idle: set[str | None]
+) -> BalanceKey:
+    """Today's order, the largest key leaving first: a replica only listed while the deployment
+    composes others (a list lagging a deletion shows the deleted replica again; keeping it would
+    compose it anew while one that runs goes), then the most-loaded cluster, then one not
+    serving (keeping it keeps capacity that serves nothing), then the later cluster name, then
+    the higher index."""
+    return (k.existing in listed_only, load[k.cluster], k.existing in idle, k.cluster, k.index)
+
+
+@dataclass(frozen=True)
+class Autoscaled:
+    """What the cost order reads beyond the balance order: the deployment's engines and the
+    clusters its kept replicas stand on (to price each replica), its spread constraints, and the
+    domains it stands in when the scale-in starts (``start``)."""
+
+    engines: tuple[Engine, ...]
+    clusters: Mapping[str, Cluster]
+    constraints: tuple[Constraint, ...]
+    domains: tuple[frozenset[str], ...] = ()
+
+    def start(self, kept: Sequence[Replica]) -> Autoscaled:
+        """The same order, its domains those of the clusters ``kept`` stands on: a domain the
+        scale-in empties still counts, at zero. A domain the deployment does not stand in is
+        left out: at zero it would make every removal harmless to the skew, and the rule
+        vacuous."""
+        domains = tuple(
+            frozenset(d for k in kept if (d := self._domain(c, k)) is not None)
+            for c in self.constraints
+        )
+        return Autoscaled(self.engines, self.clusters, self.constraints, domains)
+
+    def _domain(self, constraint: Constraint, k: Replica) -> str | None:
+        return constraint.domain(self.clusters[k.cluster])
+
+    def price(self, k: Replica) -> Rank:
+        """What the replica's capacity costs, as the fill ranks a placement (``member_rank``):
+        pods on unpriced classes first (an unknown price is not a free one), then the price of
+        the node fractions it takes, then how capable its devices are."""
+        assert k.choice is not None
+        cluster = self.clusters[k.cluster]
+        rank = FREE
+        for engine, option in zip(self.engines, k.choice, strict=True):
+            placed = zip(engine.members, option.pools, option.members, strict=True)
+            for member, on, picked in placed:
+                pool = cluster.pool(on)
+                assert pool is not None
+                rank = add_ranks(rank, member_rank(picked, pool, member.pods * engine.copies))
+        return rank
+
+    def keeps_spread(self, kept: Sequence[Replica], victim: Replica) -> bool:
+        """Whether removing ``victim`` leaves every spread constraint's skew (the most replicas
+        in one domain less the fewest) within its maxSkew, or no worse than it already was."""
+        for i, c in enumerate(self.constraints):
+            counts = dict.fromkeys(self.domains[i], 0)
+            for k in kept:
+                d = self._domain(c, k)
+                if d is not None:
+                    counts[d] = counts.get(d, 0) + 1
+            before = _skew(counts)
+            d = self._domain(c, victim)
+            if d is None:
+                continue
+            counts[d] -= 1
+            if _skew(counts) > max(c.max_skew, before):
+                return False
+        return True
+
+
+def _skew(counts: Mapping[str, int]) -> int:
+    return max(counts.values(), default=0) - min(counts.values(), default=0)
+
+
+def victim(
+    kept: Sequence[Replica],
+    load: Mapping[str, int],
+    listed_only: set[str | None],
+    idle: set[str | None],
+    autoscaled: Autoscaled | None,
+) -> Replica:
+    """The replica that leaves next: the balance order's (``balance_key``), or for an autoscaled
+    deployment the largest of, in order:
+
+    1. only listed: it runs nowhere, and keeping it would compose it anew (as in the balance
+       order, and ahead of spread: a replica that does not run holds no domain up);
+    2. its removal keeps every spread constraint: never break a spread the user asked for while
+       another replica can go. When every replica's removal breaks one, the balance order
+       decides: a scale-in the autoscaler asked for is not refused, and balance is what keeps
+       the remaining replicas spread over clusters;
+    3. not serving: keeping it keeps capacity that serves nothing, whatever it costs;
+    4. the most expensive capacity (``Autoscaled.price``): the fill places on the cheapest, so
+       the scale-in gives back the dearest;
+    5. then the balance order (most-loaded cluster, later name, higher index), so that among
+       equals the choice is as before and deterministic.
+    """
+    if autoscaled is None:
+        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle))
+    order = autoscaled
+    keeps = {id(k): order.keeps_spread(kept, k) for k in kept}
+    if not any(keeps.values()):
+        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle))
+
+    def cost_key(k: Replica) -> CostKey:
+        listed, loaded, _, cluster, index = balance_key(k, load, listed_only, idle)
+        return (listed, keeps[id(k)], k.existing in idle, order.price(k), loaded, cluster, index)
+
+    return max(kept, key=cost_key)
