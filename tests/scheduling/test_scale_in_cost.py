@@ -4,7 +4,11 @@ serving one; without autoscaling the balance order stands (``scheduling.scale_in
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelplane.scheduling.scheduler import schedule
 from modelplane.scheduling.spread import CLUSTER_KEY
@@ -16,6 +20,7 @@ from tests.fleet.builders import (
     placed_replica,
     serving,
 )
+from tests.properties import examples
 
 Obj = dict[str, Any]
 
@@ -102,3 +107,109 @@ def test_when_every_removal_breaks_a_spread_constraint_the_balance_order_decides
     replicas = [running("a1", 0), running("a2", 1), running("a3", 2)]
     replicas += [running("b", 3), running("b", 4)]
     assert scaled_away(md, fleet, replicas) == ["llm-b-4"]
+
+
+# --- properties over random fleets ---------------------------------------------------------------
+# Each cluster: (its class's price, its region or none, how many replicas of ``llm`` it runs). All
+# classes have one shape, so a replica's cost is its cluster's price; every replica serves and
+# is composed, so only spread and price order the scale-in.
+
+PRICES = [1, 2, 5, 9]
+Shape = tuple[int, str | None, int]
+
+fleet_st = st.lists(
+    st.tuples(
+        st.sampled_from(PRICES), st.sampled_from([None, "us", "eu", "ap"]), st.integers(0, 3)
+    ),
+    min_size=1,
+    max_size=4,
+).filter(lambda shapes: sum(n for _, _, n in shapes) > 0)
+constraint_st = st.tuples(
+    st.sampled_from(["region", CLUSTER_KEY]),
+    st.integers(1, 2),
+    st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]),
+)
+
+
+def _world(shapes: list[Shape]) -> tuple[list[Obj], list[Obj], dict[str, tuple[str, int]]]:
+    """The clusters, the replicas running on them, and each replica's (cluster, price)."""
+    fleet: list[Obj] = []
+    replicas: list[Obj] = []
+    where: dict[str, tuple[str, int]] = {}
+    for c, (price, region, count) in enumerate(shapes):
+        fleet.append(cluster(f"c{c}", f"p{price}", region or ""))
+        for _ in range(count):
+            replica = running(f"c{c}", len(replicas))
+            replicas.append(replica)
+            where[replica["metadata"]["name"]] = (f"c{c}", price)
+    return fleet, replicas, where
+
+
+def _skew(
+    names: Iterable[str],
+    where: dict[str, tuple[str, int]],
+    domain: dict[str, str | None],
+    domains: set[str],
+) -> int:
+    counts = dict.fromkeys(domains, 0)
+    for n in names:
+        d = domain[where[n][0]]
+        if d is not None:
+            counts[d] += 1
+    return max(counts.values(), default=0) - min(counts.values(), default=0)
+
+
+def _scale_in(
+    shapes: list[Shape], constraint: tuple[str, int, str], desired: int
+) -> tuple[list[str], list[str], dict[str, tuple[str, int]], Callable[[Iterable[str]], int]]:
+    """The replicas before, those the scheduler scaled away, where each ran, and the skew of
+    a set of replicas over the domains the deployment stood in before."""
+    key, max_skew, when = constraint
+    fleet, replicas, where = _world(shapes)
+    md = autoscaled(llm_deployment(replicas=desired))
+    md["spec"]["template"]["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
+    ]
+    classes = [priced(f"p{p}", p) for p in PRICES]
+    plan = schedule(md, fleet, classes, replicas)
+    gone = [r.name for r in plan.removed if r.reason == "scale-down"]
+    domain = {
+        f"c{c}": (f"c{c}" if key == CLUSTER_KEY else region)
+        for c, (_, region, _) in enumerate(shapes)
+    }
+    before = list(where)
+    stood = {d for n in before if (d := domain[where[n][0]]) is not None}
+
+    def skew(names: Iterable[str]) -> int:
+        return _skew(names, where, domain, stood)
+
+    return before, gone, where, skew
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(shapes=fleet_st, constraint=constraint_st, data=st.data())
+def test_an_autoscaled_scale_in_keeps_a_spread_that_held(
+    shapes: list[Shape], constraint: tuple[str, int, str], data: st.DataObject
+) -> None:
+    total = sum(n for _, _, n in shapes)
+    desired = data.draw(st.integers(0, total - 1), label="desired")
+    before, gone, _, skew = _scale_in(shapes, constraint, desired)
+    assert len(gone) == total - desired
+    if skew(before) <= constraint[1]:
+        assert skew(n for n in before if n not in gone) <= constraint[1]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(shapes=fleet_st, constraint=constraint_st)
+def test_a_one_replica_scale_in_gives_back_the_dearest_replica_that_keeps_the_spread(
+    shapes: list[Shape], constraint: tuple[str, int, str]
+) -> None:
+    total = sum(n for _, _, n in shapes)
+    before, gone, where, skew = _scale_in(shapes, constraint, total - 1)
+    was = skew(before)
+    keeping = [n for n in before if skew(m for m in before if m != n) <= max(constraint[1], was)]
+    # One constraint: a replica of a fullest domain (or of an unlabelled cluster) can always go.
+    assert keeping
+    [leaving] = gone
+    assert leaving in keeping
+    assert where[leaving][1] == max(where[n][1] for n in keeping)
