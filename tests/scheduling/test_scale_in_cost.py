@@ -33,6 +33,7 @@ def priced(name: str, per_node_hour: int) -> Obj:
 
 
 CHEAP, MID, DEAR = priced("cheap", 1), priced("mid", 4), priced("dear", 9)
+UNPRICED = gpu_class("unpriced")
 
 
 def cluster(name: str, class_name: str, region: str = "") -> Obj:
@@ -61,7 +62,7 @@ def running(on: str, index: int, up: bool = True) -> Obj:
 
 
 def scaled_away(md: Obj, fleet: list[Obj], replicas: list[Obj]) -> list[str]:
-    plan = schedule(md, fleet, [CHEAP, MID, DEAR], replicas)
+    plan = schedule(md, fleet, [CHEAP, MID, DEAR, UNPRICED], replicas)
     return [r.name for r in plan.removed if r.reason == "scale-down"]
 
 
@@ -92,6 +93,13 @@ def test_an_idle_replica_goes_before_an_expensive_serving_one() -> None:
     fleet = [cluster("a", "cheap"), cluster("b", "dear"), cluster("c", "mid")]
     replicas = [running("a", 0), running("a", 1), running("b", 2), running("c", 3, up=False)]
     assert scaled_away(autoscaled(llm_deployment(replicas=3)), fleet, replicas) == ["llm-c-3"]
+
+
+def test_a_replica_on_an_unpriced_class_goes_before_a_priced_one() -> None:
+    # As the fill ranks it: an unknown price is not a free one.
+    fleet = [cluster("a", "unpriced"), cluster("b", "dear")]
+    md = autoscaled(llm_deployment(replicas=1))
+    assert scaled_away(md, fleet, [running("a", 0), running("b", 1)]) == ["llm-a-0"]
 
 
 def test_when_every_removal_breaks_a_spread_constraint_the_balance_order_decides() -> None:
