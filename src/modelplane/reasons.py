@@ -327,6 +327,32 @@ class ModelDeployment(Kind):
         "wait for the cache's `Hydrated` True; if a cluster's hydration fails, `kubectl get "
         "modelcache <name> -o jsonpath='{.status.clusters}'` says why")
 
+    AUTOSCALING = "Autoscaling"
+    WAITING_FOR_AUTOSCALER = row("WaitingForAutoscaler", AUTOSCALING, "Unknown",
+        "`spec.autoscaling` is set and the autoscaler is being read: the EnvironmentConfig "
+        "`modelplane-autoscaling`, the ScaledObject or the HPA KEDA makes from it (the message "
+        "says which); `spec.replicas` stands as written",
+        "wait a reconcile; if it lasts, check KEDA runs on the control plane (`kubectl get "
+        "scaledobject <name>`)")
+    NO_METRICS_ENDPOINT = row("NoMetricsEndpoint", AUTOSCALING, "False",
+        "no fleet-wide Prometheus is named: the EnvironmentConfig `modelplane-autoscaling` is "
+        "missing or has no `data.prometheus.serverAddress`; replicas stay at `spec.replicas` (a "
+        "ScaledObject composed before is kept)",
+        "create it ([operations.md](operations.md#autoscaling))")
+    AUTOSCALER_NOT_READY = row("AutoscalerNotReady", AUTOSCALING, "False",
+        "KEDA reports the ScaledObject not Ready (a query Prometheus refuses, an unreachable "
+        "server, a missing TriggerAuthentication); the message quotes KEDA",
+        "`kubectl describe scaledobject <name>`; check the Prometheus address and that the "
+        "engines' series carry the deployment labels")
+    SCALING = row("Scaling", AUTOSCALING, "True",
+        "the autoscaler drives `spec.replicas` within `[minReplicas, maxReplicas]`; the message "
+        "gives what it last asked for and when, and says when `spec.replicas` was outside the "
+        "bounds and clamped",
+        "nothing")
+    AT_MAX_REPLICAS = row("AtMaxReplicas", AUTOSCALING, "True",
+        "the load asks for more replicas than `maxReplicas` (the HPA's `ScalingLimited`, quoted)",
+        "raise `spec.autoscaling.maxReplicas` if the fleet has room, or accept the queueing")
+
 
 class ModelReplica(Kind):
     MODEL_SERVING = "ModelServing"

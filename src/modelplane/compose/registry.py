@@ -12,7 +12,7 @@ from modelplane.compose.inferencegateway.shard import compose_shard
 from modelplane.compose.inferencegateway.shards import KIND as GATEWAY_SHARD
 from modelplane.compose.modelcache import composer as cache
 from modelplane.compose.modeldeployment import composer as deployment
-from modelplane.compose.modeldeployment import drain, footprint
+from modelplane.compose.modeldeployment import autoscaler, drain, footprint
 from modelplane.compose.modelendpoint import composer as endpoint
 from modelplane.compose.modelreplica.composer import (
     CACHE_REQUIREMENT,
@@ -40,6 +40,8 @@ CACHE = (API_VERSION, "ModelCache")
 ENDPOINT = (API_VERSION, "ModelEndpoint")
 OBJECT = (OBJECT_API_VERSION, "Object")
 USAGE = (USAGE_API_VERSION, "Usage")
+ENVIRONMENT_CONFIG = (autoscaler.ENVIRONMENT_CONFIG_API, "EnvironmentConfig")
+HPA = ("autoscaling/v2", "HorizontalPodAutoscaler")
 
 
 def default_registry() -> Registry:
@@ -104,6 +106,8 @@ def default_registry() -> Registry:
             drain.ROUTES: OBJECT,
             drain.ROUTE_BY_NAME: OBJECT,
             drain.HOLDS: USAGE,
+            autoscaler.METRICS: ENVIRONMENT_CONFIG,
+            autoscaler.HPA: HPA,
         },
     )
     # The front door: gateways on clusters, services routed through them, their endpoints. Each

@@ -18,6 +18,8 @@ from modelplane.compose.modeldeployment.autoscaling import (
     triggers,
 )
 from modelplane.kube.admission import Admission
+from tests.fleet.builders import deployment as fleet_deployment
+from tests.fleet.xrd import errors
 
 UPSTREAM_CRDS = Path(__file__).resolve().parents[3] / "tests" / "upstream" / "crds"
 ENDPOINT = MetricsEndpoint("http://thanos-query.monitoring:9090")
@@ -164,3 +166,34 @@ def test_durations_read_in_seconds(text: str, value: float) -> None:
 def test_a_duration_in_another_unit_is_refused() -> None:
     with pytest.raises(ValueError, match="'1m'"):
         seconds("1m")
+
+
+def admitted(**scaling: Any) -> list[str]:
+    md = fleet_deployment(replicas=2)
+    md["spec"]["autoscaling"] = {"maxReplicas": 4, "targets": {"kvCacheUtilization": 80}, **scaling}
+    return errors("modeldeployments", md)
+
+
+def test_the_xrd_admits_an_autoscaled_deployment() -> None:
+    behavior = {"scaleDown": {"stabilizationWindowSeconds": 300, "maxReplicasPerStep": 1}}
+    assert admitted(minReplicas=2, behavior=behavior) == []
+
+
+def test_a_minimum_above_the_maximum_is_refused() -> None:
+    [error] = admitted(minReplicas=5)
+    assert "autoscaling.minReplicas must not exceed autoscaling.maxReplicas" in error
+
+
+def test_autoscaling_without_a_target_is_refused() -> None:
+    [error] = admitted(targets={})
+    assert "spec.autoscaling.targets" in error
+
+
+def test_scaling_to_zero_is_not_offered_yet() -> None:
+    [error] = admitted(minReplicas=0)
+    assert "spec.autoscaling.minReplicas" in error
+
+
+def test_a_latency_target_in_minutes_is_refused() -> None:
+    [error] = admitted(targets={"timeToFirstToken": {"p90": "1m"}})
+    assert "spec.autoscaling.targets.timeToFirstToken.p90" in error

@@ -44,6 +44,7 @@ from typing import Any
 from modelplane.apis import API_VERSION
 from modelplane.compose.evidence import listed_and_found, look_up
 from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
+from modelplane.compose.modeldeployment import autoscaler
 from modelplane.compose.modeldeployment.doomed import is_doomed
 from modelplane.compose.modeldeployment.drain import (
     HOLDS,
@@ -130,10 +131,17 @@ def _selector(md: Obj) -> dict[str, str]:
 
 
 def compose_deployment(inputs: Inputs) -> Result:
-    md = inputs.composite
-    problem = _malformed(md)
+    problem = _malformed(inputs.composite)
     if problem:
         return Result.failed(problem)
+    # Everything below reads spec.replicas as the autoscaling bounds allow it.
+    scaling = autoscaler.stage(inputs)
+    inputs = dataclasses.replace(inputs, composite=scaling.composite)
+    return scaling.into(_compose(inputs))
+
+
+def _compose(inputs: Inputs) -> Result:
+    md = inputs.composite
     cache = footprint(md, inputs.required)
     # Every listed cluster's name is read once, here: what follows reads this index.
     listed = index_clusters(inputs.required.get(CLUSTERS) or ())
