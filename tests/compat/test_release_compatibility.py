@@ -26,6 +26,7 @@ from modelplane import manifests
 from modelplane.compose.endpointpicker import PLACEMENT
 from modelplane.compose.modelreplica.sglang import LAUNCHER, METRICS_FLAG
 from modelplane.compose.registry import default_registry
+from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
 from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_observed
 
@@ -100,6 +101,16 @@ def _tokenless(container: Obj) -> Obj:
     return {**out, "env": env} if env else out
 
 
+def _without_deployment_labels(metadata: Any) -> Any:
+    """A pod template's metadata as it was before serving and picker pods carried their
+    ModelDeployment's labels, which fleet-wide metric queries select a deployment's series by."""
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("labels"), dict):
+        return metadata
+    stamped = (DEPLOYMENT, DEPLOYMENT_NAMESPACE)
+    labels = {k: v for k, v in metadata["labels"].items() if k not in stamped}
+    return {**metadata, "labels": labels}
+
+
 MIGRATIONS: dict[str, Callable[[Any], Any]] = {
     # Reaches replicas of a ModelDeployment through its rollout strategy (the stamp changes).
     "drain": _without_drain,
@@ -107,6 +118,8 @@ MIGRATIONS: dict[str, Callable[[Any], Any]] = {
     "sglang metrics": _without_sglang_metrics,
     "picker placement": _without_picker_placement,
     "example token": _without_example_token,
+    # Through the strategy too: the labels are in the pods revision (its references are stamped).
+    "deployment labels": _without_deployment_labels,
 }
 """Deliberate changes since the recorded release, each as what undoes it on a pod template: a
 changed template passes once some migration's undo gives back what the release composed."""

@@ -23,6 +23,7 @@ from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.workloads import compose_workloads
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
+from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
 
 POD_KINDS = frozenset({"Deployment", "LeaderWorkerSet", "PodCliqueSet", "ConfigMap"})
 """Remote kinds whose change restarts pods: workloads, and the ConfigMap the picker mounts."""
@@ -60,7 +61,7 @@ def bears_pods(obj: Mapping[str, Any]) -> bool:
 
 
 def _pod_parts(manifest: Any) -> Iterator[Any]:
-    """The pod templates in a manifest, or a ConfigMap's data."""
+    """The pod templates in a manifest (their specs and labels), or a ConfigMap's data."""
     if manifest.get("kind") == "ConfigMap":
         yield manifest.get("data")
         return
@@ -70,6 +71,10 @@ def _pod_parts(manifest: Any) -> Iterator[Any]:
         if isinstance(node, Mapping):
             if "containers" in node:
                 yield node
+            # A template's labels (metadata.labels, a Grove clique's labels): changing them
+            # restarts its pods as a changed spec does. Selectors are matchLabels, never this.
+            if isinstance(node.get("labels"), Mapping):
+                yield {"labels": node["labels"]}
             stack.extend(node[k] for k in sorted(node, reverse=True))
         elif isinstance(node, list):
             stack.extend(reversed(node))
@@ -129,7 +134,13 @@ def _replica(name: str, engines: list[Obj], serving: Obj | None = None, cache: b
     return {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelReplica",
-        "metadata": {"name": name, "namespace": "reference"},
+        # Stamped, as every replica the revision rolls is: what Modelplane adds to a stamped
+        # replica's pods (its deployment's labels) moves the revision too.
+        "metadata": {
+            "name": name,
+            "namespace": "reference",
+            "labels": {DEPLOYMENT: "reference", DEPLOYMENT_NAMESPACE: "reference"},
+        },
         "spec": spec,
     }
 

@@ -10,9 +10,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.labels import (
     COMPONENT,
+    DEPLOYMENT,
+    DEPLOYMENT_NAMESPACE,
     ENGINE,
     ENGINE_TYPE,
     LLMD_ROLE,
@@ -70,6 +73,47 @@ def component(replica: str, name: str) -> dict[str, str]:
     return frozen({**owned(replica), COMPONENT: name})
 
 
+def deployment_of(replica: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The name and namespace of the ModelDeployment that stamped ``replica`` (its labels).
+
+    None for what it does not carry: a standalone replica carries neither.
+    """
+    found = objects.labels(replica)
+    name, namespace = found.get(DEPLOYMENT), found.get(DEPLOYMENT_NAMESPACE)
+    return (
+        None if name is None else str(name),
+        None if namespace is None else str(namespace),
+    )
+
+
+# Not in any selector: a selector of a running workload cannot change, its pods' labels can.
+@lru_cache(maxsize=4096)
+def stamped(deployment: str | None, namespace: str | None) -> dict[str, str]:
+    """The deployment labels a stamped replica's metric-exporting pods carry, copied verbatim
+    (they are label values already), so one fleet-wide query can select a deployment's series.
+    """
+    labels = {}
+    if deployment is not None:
+        labels[DEPLOYMENT] = deployment
+    if namespace is not None:
+        labels[DEPLOYMENT_NAMESPACE] = namespace
+    return frozen(labels)
+
+
+@lru_cache(maxsize=4096)
+def component_pod(
+    replica: str, name: str, deployment: str | None, namespace: str | None
+) -> dict[str, str]:
+    """Labels of a non-engine pod's template: its ``component`` selector's, and the deployment's.
+
+    Frozen and shared: copy before adding to them.
+    """
+    return frozen({**component(replica, name), **stamped(deployment, namespace)})
+
+
+_STANDALONE = stamped(None, None)
+
+
 def role_of(member: Mapping[str, Any]) -> str:
     """A member's role, Standalone when it names none (as the XRD defaults it)."""
     return str(member.get("role") or "Standalone")
@@ -79,11 +123,21 @@ def is_serving_role(role: str) -> bool:
     return role in ("Standalone", "Leader")
 
 
-def pod_labels(replica: str, engine: dict[str, Any], role: str) -> dict[str, str]:
-    """Modelplane's labels for one member's pods (merged over the member's own labels)."""
+def pod_labels(
+    replica: str,
+    engine: dict[str, Any],
+    role: str,
+    deployment: Mapping[str, str] = _STANDALONE,
+) -> dict[str, str]:
+    """Modelplane's labels for one member's pods (merged over the member's own labels).
+
+    Serving pods also carry ``deployment`` (``stamped``): theirs are the engine series a
+    deployment's autoscaling reads.
+    """
     labels = {**owned(replica, engine["name"]), ROLE: role}
     if is_serving_role(role):
         labels[SERVING] = "true"
+        labels.update(deployment)
         phase_role = _PHASE_ROLES.get(engine.get("phase", ""))
         if phase_role:
             labels[LLMD_ROLE] = phase_role

@@ -27,7 +27,12 @@ from modelplane.compose.endpointpicker import (
     UNIFIED_CONFIG,
 )
 from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.modelreplica.labelsets import component, owned
+from modelplane.compose.modelreplica.labelsets import (
+    component,
+    component_pod,
+    deployment_of,
+    owned,
+)
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -352,7 +357,8 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {
-                    "labels": component(ctx.name, COMPONENT),
+                    # Its selector's labels, and the deployment's for its metrics' series.
+                    "labels": component_pod(ctx.name, COMPONENT, *deployment_of(ctx.replica)),
                     # The picker reads its config only at startup: a new checksum rolls it.
                     "annotations": {CHECKSUM_ANNOTATION: checksum(config)},
                 },

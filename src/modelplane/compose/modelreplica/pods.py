@@ -24,9 +24,11 @@ from modelplane.compose.gpu_taint import GPU_TOLERATION
 from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import (
+    deployment_of,
     is_serving_role,
     pod_labels,
     role_of,
+    stamped,
     with_engine_type,
 )
 from modelplane.compose.modelreplica.names import claim_template_name
@@ -153,7 +155,7 @@ def member_pod(
 
     metadata = objects.mapping(member, "template", "metadata")
     merged = dict(metadata.get("labels") or {})
-    merged.update(pod_labels(ctx.name, engine, role))
+    merged.update(pod_labels(ctx.name, engine, role, stamped(*deployment_of(ctx.replica))))
     # An engine type the member's own labels name is the user's word; else the image's.
     merged = with_engine_type(merged, image)
     annotations = metadata.get("annotations")
