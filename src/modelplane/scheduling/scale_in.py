@@ -35,26 +35,24 @@ def balance_key(
 @dataclass(frozen=True)
 class Autoscaled:
     """What the cost order reads beyond the balance order: the deployment's engines and the
-    clusters its kept replicas stand on (to price each replica), its spread constraints, and the
-    domains it stands in when the scale-in starts (``start``)."""
+    clusters its kept replicas stand on (to price each replica), and its spread constraints."""
 
     engines: tuple[Engine, ...]
     clusters: Mapping[str, Cluster]
     constraints: tuple[Constraint, ...]
-    domains: tuple[frozenset[str], ...] = ()
 
-    def start(self, kept: Sequence[Replica]) -> Autoscaled:
-        """The same order, its domains those of the clusters ``kept`` stands on: a domain the
-        scale-in empties still counts, at zero. A domain the deployment does not stand in is
-        left out: at zero it would make every removal harmless to the skew, and the rule
-        vacuous."""
+    def start(self, kept: Sequence[Replica]) -> CostOrder:
+        """The order for one scale-in of ``kept``: each replica priced once, and the domains
+        it stands in. A domain the scale-in empties still counts, at zero. A domain the
+        deployment does not stand in is left out: at zero it would make every removal
+        harmless to the skew, and the rule vacuous."""
         domains = tuple(
-            frozenset(d for k in kept if (d := self._domain(c, k)) is not None)
+            frozenset(d for k in kept if (d := self.domain(c, k)) is not None)
             for c in self.constraints
         )
-        return Autoscaled(self.engines, self.clusters, self.constraints, domains)
+        return CostOrder(self, domains, {k.index: self.price(k) for k in kept})
 
-    def _domain(self, constraint: Constraint, k: Replica) -> str | None:
+    def domain(self, constraint: Constraint, k: Replica) -> str | None:
         return constraint.domain(self.clusters[k.cluster])
 
     def price(self, k: Replica) -> Rank:
@@ -72,21 +70,37 @@ class Autoscaled:
                 rank = add_ranks(rank, member_rank(picked, pool, member.pods * engine.copies))
         return rank
 
-    def keeps_spread(self, kept: Sequence[Replica], victim: Replica) -> bool:
-        """Whether removing ``victim`` leaves every spread constraint's skew (the most replicas
-        in one domain less the fewest) within its maxSkew, or no worse than it already was."""
-        for i, c in enumerate(self.constraints):
+
+@dataclass(frozen=True)
+class CostOrder:
+    """One scale-in's cost order (``Autoscaled.start``): per constraint the domains counted,
+    and each kept replica's price by index (kept replicas hold distinct indices)."""
+
+    autoscaled: Autoscaled
+    domains: tuple[frozenset[str], ...]
+    prices: Mapping[int, Rank]
+
+    def counts(self, kept: Sequence[Replica]) -> list[dict[str, int]]:
+        """Per constraint, the replicas of ``kept`` in each domain counted."""
+        out = []
+        for i, c in enumerate(self.autoscaled.constraints):
             counts = dict.fromkeys(self.domains[i], 0)
             for k in kept:
-                d = self._domain(c, k)
-                if d is not None:
+                if (d := self.autoscaled.domain(c, k)) is not None:
                     counts[d] = counts.get(d, 0) + 1
-            before = _skew(counts)
-            d = self._domain(c, victim)
+            out.append(counts)
+        return out
+
+    def keeps_spread(self, counts: Sequence[Mapping[str, int]], victim: Replica) -> bool:
+        """Whether removing ``victim`` from replicas counted ``counts`` leaves every spread
+        constraint's skew (the most replicas in one domain less the fewest) within its
+        maxSkew, or no worse than it already was."""
+        for c, before in zip(self.autoscaled.constraints, counts, strict=True):
+            d = self.autoscaled.domain(c, victim)
             if d is None:
                 continue
-            counts[d] -= 1
-            if _skew(counts) > max(c.max_skew, before):
+            after = {**before, d: before[d] - 1}
+            if _skew(after) > max(c.max_skew, _skew(before)):
                 return False
         return True
 
@@ -100,10 +114,10 @@ def victim(
     load: Mapping[str, int],
     listed_only: set[str | None],
     idle: set[str | None],
-    autoscaled: Autoscaled | None,
+    order: CostOrder | None,
 ) -> Replica:
-    """The replica that leaves next: the balance order's (``balance_key``), or for an autoscaled
-    deployment the largest of, in order:
+    """The replica that leaves next: the balance order's (``balance_key``), or in the cost
+    ``order`` of an autoscaled deployment the largest of, in order:
 
     1. only listed: it runs nowhere, and keeping it would compose it anew (as in the balance
        order, and ahead of spread: a replica that does not run holds no domain up);
@@ -117,15 +131,23 @@ def victim(
     5. then the balance order (most-loaded cluster, later name, higher index), so that among
        equals the choice is as before and deterministic.
     """
-    if autoscaled is None:
+    if order is None:
         return max(kept, key=lambda k: balance_key(k, load, listed_only, idle))
-    order = autoscaled
-    keeps = {id(k): order.keeps_spread(kept, k) for k in kept}
+    counts = order.counts(kept)
+    keeps = {k.index: order.keeps_spread(counts, k) for k in kept}
     if not any(keeps.values()):
         return max(kept, key=lambda k: balance_key(k, load, listed_only, idle))
 
     def cost_key(k: Replica) -> CostKey:
         listed, loaded, _, cluster, index = balance_key(k, load, listed_only, idle)
-        return (listed, keeps[id(k)], k.existing in idle, order.price(k), loaded, cluster, index)
+        return (
+            listed,
+            keeps[k.index],
+            k.existing in idle,
+            order.prices[k.index],
+            loaded,
+            cluster,
+            index,
+        )
 
     return max(kept, key=cost_key)
