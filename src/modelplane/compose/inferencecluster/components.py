@@ -25,7 +25,14 @@ from modelplane.compose.inferencecluster.releases import (
 from modelplane.compose.inferencecluster.target import Setting, Target
 from modelplane.compose.remote import NEVER_DELETE
 from modelplane.kube.objects import Obj
-from modelplane.labels import COMPONENT, MANAGED_BY, SERVING
+from modelplane.labels import (
+    COMPONENT,
+    DEPLOYMENT,
+    DEPLOYMENT_NAMESPACE,
+    MANAGED_BY,
+    REPLICA,
+    SERVING,
+)
 
 STANDARD = "Standard"
 DYNAMO = "Dynamo"
@@ -313,7 +320,12 @@ def _kai_queues(t: Target, _s: Setting) -> dict[str, Obj]:
     }
 
 
-def _prometheus_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
+CLUSTER_EXTERNAL_LABEL = "cluster"
+"""The external label each cluster's Prometheus puts on every series it hands on (to a federation
+or remote write): the InferenceCluster's name, so fleet-wide queries tell clusters apart."""
+
+
+def _prometheus_values(t: Target, _s: Setting, _c: Chart) -> Obj:
     # Every PodMonitor and ServiceMonitor in every namespace is scraped, not only the chart's
     # own; dashboards and alert routing are the platform team's choice, so they stay off.
     spec = {
@@ -321,6 +333,7 @@ def _prometheus_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
         "serviceMonitorSelectorNilUsesHelmValues": False,
         "podMonitorNamespaceSelector": {},
         "serviceMonitorNamespaceSelector": {},
+        "externalLabels": {CLUSTER_EXTERNAL_LABEL: t.cluster},
     }
     return {
         "fullnameOverride": "prometheus",
@@ -330,10 +343,26 @@ def _prometheus_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
     }
 
 
+POD_TARGET_LABELS = (DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA)
+"""The pod labels the engine and picker monitors copy onto every series, as
+``modelplane_ai_deployment``, ``modelplane_ai_deployment_namespace`` and ``modelplane_ai_replica``
+(Prometheus Operator turns each character a label name cannot hold into ``_``): what a
+deployment's fleet-wide queries select by. A pod without one gets no such label."""
+
+
 def _pod_monitors(t: Target, _s: Setting) -> dict[str, Obj]:
     # In the gateway's namespace, which Modelplane creates, so they exist with an External
     # Prometheus too; each selects its pods in every namespace.
-    def monitor(name: str, selector: dict[str, str], port: str, path: str) -> Obj:
+    def monitor(
+        name: str, selector: dict[str, str], port: str, path: str, copied: tuple[str, ...] = ()
+    ) -> Obj:
+        spec: Obj = {
+            "namespaceSelector": {"any": True},
+            "selector": {"matchLabels": selector},
+            "podMetricsEndpoints": [{"port": port, "path": path}],
+        }
+        if copied:
+            spec["podTargetLabels"] = list(copied)
         return {
             "apiVersion": "monitoring.coreos.com/v1",
             "kind": "PodMonitor",
@@ -342,11 +371,7 @@ def _pod_monitors(t: Target, _s: Setting) -> dict[str, Obj]:
                 "namespace": t.gateway.namespace,
                 "labels": {MANAGED_BY: "modelplane"},
             },
-            "spec": {
-                "namespaceSelector": {"any": True},
-                "selector": {"matchLabels": selector},
-                "podMetricsEndpoints": [{"port": port, "path": path}],
-            },
+            "spec": spec,
         }
 
     pickers = {MANAGED_BY: "modelplane", COMPONENT: PICKER_COMPONENT}
@@ -358,9 +383,15 @@ def _pod_monitors(t: Target, _s: Setting) -> dict[str, Obj]:
     }
     specs = {
         PICKER_MONITOR: monitor(
-            "modelplane-endpoint-pickers", pickers, PICKER_METRICS_PORT, "/metrics"
+            "modelplane-endpoint-pickers",
+            pickers,
+            PICKER_METRICS_PORT,
+            "/metrics",
+            POD_TARGET_LABELS,
         ),
-        ENGINE_MONITOR: monitor("modelplane-engines", engines, ENGINE_METRICS_PORT, "/metrics"),
+        ENGINE_MONITOR: monitor(
+            "modelplane-engines", engines, ENGINE_METRICS_PORT, "/metrics", POD_TARGET_LABELS
+        ),
         GATEWAY_MONITOR: monitor("modelplane-gateway", proxies, "metrics", "/stats/prometheus"),
     }
     return {k: stack_object(t, PROMETHEUS_STACK.name, k, m) for k, m in specs.items()}
