@@ -1,12 +1,12 @@
 """The pods revision: what this Modelplane composes into pods of its own accord, as a digest.
 
 A release that changes what the ModelReplica composer adds to pods (the default picker image or
-config, a default probe, the wiring env) moves it, and nothing else does: it is taken over the
-pod templates (and the ConfigMaps pods mount) composed for a fixed set of reference replicas,
-a Standalone engine behind the default picker with a cache, gangs on both stacks, an SGLang
-server, and prefill/decode. A ModelDeployment stamps it on every replica
-(``modelplane.ai/pods-revision``), so a new one rolls out through the deployment's strategy
-(``modelreplica/revision.py``).
+config, a default probe, the wiring env, a label) moves it, and nothing else does: it is taken
+over the pod templates, specs and labels (and the ConfigMaps pods mount), composed for a fixed
+set of stamped reference replicas, a Standalone engine behind the default picker with a cache,
+gangs on both stacks, an SGLang server, and prefill/decode. A ModelDeployment stamps it on
+every replica (``modelplane.ai/pods-revision``), so a new one rolls out through the deployment's
+strategy (``modelreplica/revision.py``).
 """
 
 from __future__ import annotations
