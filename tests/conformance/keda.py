@@ -12,9 +12,10 @@ Read from github.com/kedacore/keda at tag v2.20.2 (68a5b5028f35); each fact belo
   ("prometheus query %s returned multiple elements"). ``GetMetricsAndActivity``: the trigger is
   active when ``val > s.metadata.ActivationThreshold``.
 - pkg/scalers/scalersconfig/typed_config.go: ``setConfigValueHelper`` parses a ``float64`` with
-  ``json.Unmarshal`` and a ``bool`` with ``strconv.ParseBool``; ``checkUnexpectedParameterExist``
-  records "Unmatched input property %s in scaler %s" (a Warning event) for a metadata key the
-  scaler does not parse.
+  ``json.Unmarshal`` and a ``bool`` with ``strconv.ParseBool``; a metadata key the scaler
+  does not parse is ignored, and reported ("Unmatched input property %s in scaler %s", a
+  Warning event, by ``checkUnexpectedParameterExist``) only when the operator runs with
+  ``KEDA_CHECK_UNEXPECTED_SCALERS_PARAMS=enabled``.
 - apis/keda/v1alpha1/scaletriggers_types.go ``ScaleTriggers``: ``type``, ``name``,
   ``useCachedMetrics``, ``metadata map[string]string``, ``authenticationRef`` (``name``,
   ``kind``), ``metricType``; pkg/scalers/scaler.go ``GetMetricTargetType``: ``Utilization`` is
