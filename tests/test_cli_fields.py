@@ -96,7 +96,7 @@ def test_a_field_spelt_like_nothing_names_what_its_parent_has() -> None:
     assert out.exit_code == 1
     assert out.stderr == (
         "modelplane fields: ModelDeployment has no field spec.zzzzzzzz "
-        "(spec has replicas, drain, rollout, template)\n"
+        "(spec has replicas, autoscaling, drain, rollout, template)\n"
     )
 
 

@@ -48,7 +48,18 @@ def test_a_deployment_shows_desired_placed_and_serving_and_why_not_placed() -> N
         "PLACED": 4,
         "SERVING": 4,
         "SCHEDULED": "InsufficientCapacity",
+        "AUTOSCALING": None,
     }
+
+
+def test_an_autoscaled_deployment_shows_its_autoscalers_state() -> None:
+    docs = example("fleet-two-classes")
+    named(docs, "ModelDeployment", "llama-70b")["spec"]["autoscaling"] = {
+        "maxReplicas": 4,
+        "targets": {"waitingRequestsPerReplica": 4},
+    }
+    md = find(render(docs, ready_copies=1), "ModelDeployment", "llama-70b")
+    assert row(md, "modeldeployments")["AUTOSCALING"] == "NoMetricsEndpoint"
 
 
 def test_a_cluster_shows_its_stack_state_and_whether_its_pools_resolve() -> None:
