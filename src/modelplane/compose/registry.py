@@ -7,6 +7,7 @@ from modelplane.compose.inferenceclass.composer import compose_class
 from modelplane.compose.inferencecluster import composer as cluster
 from modelplane.compose.inferencecluster.allocation import ADMITTED_REPLICA
 from modelplane.compose.inferencecluster.waves import PREVIOUS_WAVE
+from modelplane.compose.inferencegateway import callers
 from modelplane.compose.inferencegateway import composer as gateway
 from modelplane.compose.inferencegateway.shard import compose_shard
 from modelplane.compose.inferencegateway.shards import KIND as GATEWAY_SHARD
@@ -117,7 +118,12 @@ def default_registry() -> Registry:
         "InferenceGateway",
         gateway.compose_gateway,
         lazy=(gateway.CLUSTERS,),
-        requires={gateway.CLUSTERS: CLUSTER, gateway.CLUSTER_BY_NAME: CLUSTER},
+        requires={
+            gateway.CLUSTERS: CLUSTER,
+            gateway.CLUSTER_BY_NAME: CLUSTER,
+            callers.CALLERS: callers.SECRET,
+            callers.CALLER_BY_NAME: callers.SECRET,
+        },
     )
     # Its hops, split in shards so no response grows with the whole fleet; each requires nothing.
     registry.register(API_VERSION, GATEWAY_SHARD, compose_shard)

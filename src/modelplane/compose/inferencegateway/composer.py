@@ -40,7 +40,7 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
     gateway_withdrawn,
 )
-from modelplane.compose.inferencegateway import objects, shards
+from modelplane.compose.inferencegateway import callers, objects, shards
 from modelplane.compose.inferencegateway.handover import (
     LEGACY_BACKEND,
     handover_conditions,
@@ -109,7 +109,12 @@ def compose_gateway(inputs: Inputs) -> Result:
     result.resources.update(legacy_kept)
     pki = fleet_pki(dialled.fleet[str(ig["spec"]["clusterName"])])
     result.resources.update(_front(inputs, hosted, pki))
-    _report(inputs, hosted, dialled, waiting, result)
+    auth = callers.compose_callers(inputs, name, hosted.host, dialled.fleet)
+    if auth.problem:
+        return Result.failed(auth.problem)
+    result.resources.update(auth.resources)
+    result.requirements.update(auth.requirements)
+    _report(inputs, hosted, dialled, waiting, result, auth)
     result.conditions.extend(handover_conditions(ig, legacy_kept))
     return result
 
@@ -256,7 +261,12 @@ def _front(inputs: Inputs, hosted: _Host, pki: FleetPKI) -> dict[str, Desired]:
 
 
 def _report(
-    inputs: Inputs, hosted: _Host, dialled: _Dialled, waiting: list[str], result: Result
+    inputs: Inputs,
+    hosted: _Host,
+    dialled: _Dialled,
+    waiting: list[str],
+    result: Result,
+    auth: callers.Callers,
 ) -> None:
     """What the gateway publishes (its URL, front Gateway and address), and GatewayReady."""
     ig = inputs.composite
@@ -273,9 +283,39 @@ def _report(
     }
     pending = set(waiting)
     reached = [t.cluster for t in dialled.reachable if t.cluster not in pending]
-    result.conditions.append(
-        _ready(inputs.observed, hostname, host, address, reached, waiting, dialled.unreachable)
+    ready = _ready(inputs.observed, hostname, host, address, reached, waiting, dialled.unreachable)
+    result.conditions.append(_with_callers(ready, inputs.observed, auth))
+
+
+def _with_callers(
+    ready: Condition, observed: Mapping[str, Obj], auth: callers.Callers
+) -> Condition:
+    """GatewayReady of a gateway with ``spec.auth``: it serves only once the caller policies
+    are applied (before, nobody would be authenticated), and says how many Secrets it reads."""
+    if not auth.resources and not auth.reading:
+        return ready
+    if auth.reading:
+        return Condition(
+            READY,
+            "False",
+            InferenceGateway.PROVISIONING,
+            f"{ready.message}; reading {', '.join(auth.reading)}",
+        )
+    applied = all(
+        ready_as_observed(observed.get(k)) == "True" for k in (callers.POLICY, callers.HEADER_GUARD)
     )
+    plural = "s" if len(auth.secrets) != 1 else ""
+    said = f"callers from {len(auth.secrets)} Secret{plural}"
+    if auth.secrets:
+        said += f": {shortlist(auth.secrets, NAMED_CLUSTERS)}"
+    if not applied:
+        return Condition(
+            READY,
+            "False",
+            InferenceGateway.PROVISIONING,
+            f"{ready.message}; waiting for the caller policies; {said}",
+        )
+    return ready._replace(message=f"{ready.message}; {said}")
 
 
 def _hops(
@@ -326,6 +366,9 @@ def _malformed(ig: Obj) -> str | None:
     copied = front_certificate_problem(str(secret["name"])) if secret.get("name") else ""
     if copied:
         return copied
+    auth = callers.auth_problem(spec)
+    if auth:
+        return auth
     if namespace != CONTROL_NAMESPACE:
         return (
             f"InferenceGateway spec.tls.secretRef.namespace {namespace!r}: a gateway copies its "

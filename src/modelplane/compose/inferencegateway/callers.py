@@ -1,0 +1,271 @@
+"""Callers who authenticate at an InferenceGateway (``spec.auth``).
+
+A caller is one entry of a Secret that ``spec.auth.callerSecretSelector`` matches in the
+gateway's control-plane namespace: the entry's key is the caller's identity, its value the API
+key. That is Envoy Gateway's own credential Secret (v1.8.1 ``api_key_auth_types.go``), so each
+Secret is copied to the gateway's host as it is (data patched in by the Object's references,
+never written into a manifest) and named in one SecurityPolicy on the front listener:
+``apiKeyAuth`` reading the key header, forwarding the identity in ``x-modelplane-caller`` and
+removing the key before any backend sees it. A ClientTrafficPolicy removes any
+``x-modelplane-caller`` a request arrives with, before any filter runs (early header mutation),
+so the header a backend sees is only ever the one the filter set
+(tests/conformance/test_envoy_gateway_api_key.py cites each behaviour relied on).
+
+Evidence, not absence: a copy composed before whose Secret the label-selected list does not
+hold is asked for by name and kept until the answer comes; it goes only when its Secret is gone
+or no longer carries the selector's labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelplane.compose.evidence import look_up
+from modelplane.compose.fleetsecrets import fleet_ca_names, issued_secret
+from modelplane.compose.frontdoor import (
+    CONTROL_NAMESPACE,
+    ENVOY_API_VERSION,
+    FRONT_LISTENER,
+    GATEWAY_GROUP,
+    ClusterGateway,
+    front_gateway_name,
+    secret_copy_references,
+)
+from modelplane.compose.remote import managed_metadata, remote_object
+from modelplane.composer import Desired, Inputs, Requirement, carry_forward
+from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj, mapping
+from modelplane.observed import ready_as_observed
+
+CALLER_HEADER = "x-modelplane-caller"
+"""The identity header: set by the api_key_auth filter, never trusted from outside."""
+DEFAULT_KEY_HEADER = "authorization"
+CALLERS = "caller-secrets"
+"""The requirement listing the Secrets the selector matches."""
+CALLER_BY_NAME = "caller-secret"
+"""Requirements asking for a copied caller Secret the list does not hold: ``caller-secret/...``."""
+COPY = "caller/"
+"""Composition resource names of the copies: ``caller/<secret>``."""
+POLICY = "caller-policy"
+HEADER_GUARD = "caller-header-guard"
+SECRET = ("v1", "Secret")
+OPAQUE = "Opaque"
+
+
+@dataclass
+class Callers:
+    """What ``spec.auth`` composes: the copies and the two policies, the requirements to keep
+    reading the Secrets, and what is still being read (nothing decided while it is)."""
+
+    resources: dict[str, Desired] = field(default_factory=dict)
+    requirements: dict[str, Requirement] = field(default_factory=dict)
+    reading: list[str] = field(default_factory=list)
+    problem: str = ""
+    secrets: list[str] = field(default_factory=list)
+
+
+def selector(spec: Mapping[str, Any]) -> dict[str, str]:
+    """``spec.auth.callerSecretSelector.matchLabels``."""
+    labels = mapping(spec, "auth", "callerSecretSelector", "matchLabels")
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+def key_header(spec: Mapping[str, Any]) -> str:
+    return str(mapping(spec, "auth").get("keyHeader") or DEFAULT_KEY_HEADER).lower()
+
+
+def auth_problem(spec: Mapping[str, Any]) -> str:
+    """Why ``spec.auth`` cannot be composed, or "" (the XRD refuses the same at admission)."""
+    auth = spec.get("auth")
+    if auth is None:
+        return ""
+    if not isinstance(auth, Mapping):
+        return "InferenceGateway spec.auth must be an object"
+    if not selector(spec):
+        return (
+            "InferenceGateway spec.auth.callerSecretSelector.matchLabels must name at least one "
+            f"label: an empty selector would copy every Secret in {CONTROL_NAMESPACE} (the fleet "
+            "CA's among them) to the gateway's cluster. Nothing was changed"
+        )
+    if key_header(spec) == CALLER_HEADER:
+        return (
+            f"InferenceGateway spec.auth.keyHeader {CALLER_HEADER!r} is the identity header the "
+            "gateway sets; name the header callers send their key in. Nothing was changed"
+        )
+    return ""
+
+
+def compose_callers(
+    inputs: Inputs, gateway: str, host: ClusterGateway, fleet: Mapping[str, Obj]
+) -> Callers:
+    """The caller copies and policies of a gateway with ``spec.auth`` (nothing without it)."""
+    spec = inputs.composite["spec"]
+    if not isinstance(spec.get("auth"), Mapping):
+        return Callers()
+    labels = selector(spec)
+    requirements = {CALLERS: Requirement(*SECRET, match_labels=labels, namespace=CONTROL_NAMESPACE)}
+    listed = inputs.required.get(CALLERS)
+    if listed is None:
+        return _held(inputs.observed, requirements, ["the caller Secrets"])
+    selected = {
+        str(s["metadata"]["name"]): s
+        for s in listed
+        if isinstance(s.get("metadata"), Mapping) and _matches(s, labels)
+    }
+    copied = {k.removeprefix(COPY) for k in inputs.observed if k.startswith(COPY)}
+    lookup = look_up(
+        inputs, CALLER_BY_NAME, *SECRET, copied - set(selected), namespace=CONTROL_NAMESPACE
+    )
+    requirements.update(lookup.requirements)
+    if lookup.pending:
+        return _held(inputs.observed, requirements, [f"Secret {n}" for n in sorted(lookup.pending)])
+    # A Secret back by name still carrying the labels means the list lagged; one that lost
+    # them has left the selection: its callers are revoked.
+    selected.update({n: s for n, s in lookup.found.items() if _matches(s, labels)})
+    problem = _secrets_problem(selected, fleet)
+    if problem:
+        return Callers(requirements=requirements, problem=problem)
+    return Callers(
+        resources=_composed(inputs, gateway, host, selected),
+        requirements=requirements,
+        secrets=sorted(selected),
+    )
+
+
+def _matches(secret: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    have = mapping(secret, "metadata", "labels")
+    return all(have.get(k) == v for k, v in labels.items())
+
+
+def _held(
+    observed: Mapping[str, Obj], requirements: dict[str, Requirement], what: list[str]
+) -> Callers:
+    """Nothing is decided while the Secrets are read: what was composed is kept as it is."""
+    kept = {k: v for k, v in observed.items() if _is_callers(k)}
+    return Callers(carry_forward(kept), requirements, what)
+
+
+def _is_callers(key: str) -> bool:
+    return key.startswith(COPY) or key in (POLICY, HEADER_GUARD)
+
+
+def _secrets_problem(selected: Mapping[str, Obj], fleet: Mapping[str, Obj]) -> str:
+    """Why the selected Secrets cannot be copied as callers, or "": a fleet certificate's
+    Secret, a Secret of another type, or one identity in two Secrets (Envoy Gateway would keep
+    the first silently)."""
+    field_ = "InferenceGateway spec.auth.callerSecretSelector"
+    owners: dict[str, str] = {}
+    ca_names = fleet_ca_names(fleet.values())
+    for name in sorted(selected):
+        what = "the fleet CA Secret" if name in ca_names else issued_secret(name)
+        if what:
+            return (
+                f"{field_} matches Secret {name}, {what}: its key would be copied to the "
+                "gateway's cluster; take the caller labels off it. Nothing was changed"
+            )
+        kind = str(selected[name].get("type") or OPAQUE)
+        if kind != OPAQUE:
+            return (
+                f"{field_} matches Secret {name} of type {kind}: caller Secrets are Opaque, "
+                "each entry a caller's identity and its API key. Nothing was changed"
+            )
+        for identity in sorted(mapping(selected[name], "data")):
+            if identity in owners:
+                return (
+                    f"{field_} matches Secrets {owners[identity]} and {name}, both holding "
+                    f"caller {identity!r}: an identity must be in one Secret only. "
+                    "Nothing was changed"
+                )
+            owners[identity] = name
+    return ""
+
+
+def copy_name(gateway: str, secret: str) -> str:
+    """The copy's name on the host: per gateway, so two gateways on one host never share one."""
+    return dns_label(gateway, "caller", secret)
+
+
+def _composed(
+    inputs: Inputs, gateway: str, host: ClusterGateway, selected: Mapping[str, Obj]
+) -> dict[str, Desired]:
+    out: dict[str, Desired] = {}
+    for name in sorted(selected):
+        key = COPY + name
+        obj = remote_object(
+            dns_label("gw", gateway, "caller", name),
+            CONTROL_NAMESPACE,
+            host.provider_config,
+            caller_secret_copy(gateway, name, host),
+        )
+        identities = sorted(mapping(selected[name], "data"))
+        obj["spec"]["references"] = secret_copy_references(
+            CONTROL_NAMESPACE, [(name, i, i) for i in identities]
+        )
+        out[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
+    spec = inputs.composite["spec"]
+    copies = [copy_name(gateway, n) for n in sorted(selected)]
+    for key, manifest in (
+        (POLICY, security_policy(gateway, host, copies, key_header(spec))),
+        (HEADER_GUARD, header_guard(gateway, host)),
+    ):
+        obj = remote_object(
+            dns_label("gw", gateway, key), CONTROL_NAMESPACE, host.provider_config, manifest
+        )
+        out[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
+    return out
+
+
+def caller_secret_copy(gateway: str, secret: str, host: ClusterGateway) -> Obj:
+    """A caller Secret on the host; its entries patched in by the Object's references."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": managed_metadata(copy_name(gateway, secret), host.namespace),
+        "type": OPAQUE,
+    }
+
+
+def _front_listener(gateway: str) -> list[Obj]:
+    return [
+        {
+            "group": GATEWAY_GROUP,
+            "kind": "Gateway",
+            "name": front_gateway_name(gateway),
+            "sectionName": FRONT_LISTENER,
+        }
+    ]
+
+
+def security_policy(gateway: str, host: ClusterGateway, copies: list[str], header: str) -> Obj:
+    """API-key authentication on every route of the front HTTPS listener (the ACME listener,
+    answering only a certificate challenge, stays open)."""
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": "SecurityPolicy",
+        "metadata": managed_metadata(dns_label(gateway, "callers"), host.namespace),
+        "spec": {
+            "targetRefs": _front_listener(gateway),
+            "apiKeyAuth": {
+                "credentialRefs": [{"group": "", "kind": "Secret", "name": c} for c in copies],
+                "extractFrom": [{"headers": [header]}],
+                "forwardClientIDHeader": CALLER_HEADER,
+                "sanitize": True,
+            },
+        },
+    }
+
+
+def header_guard(gateway: str, host: ClusterGateway) -> Obj:
+    """``x-modelplane-caller`` removed from every request as it arrives, before any filter (a
+    route's header filter would run after authentication and remove the identity it set)."""
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": "ClientTrafficPolicy",
+        "metadata": managed_metadata(dns_label(gateway, "caller-guard"), host.namespace),
+        "spec": {
+            "targetRefs": _front_listener(gateway),
+            "headers": {"earlyRequestHeaders": {"remove": [CALLER_HEADER]}},
+        },
+    }
