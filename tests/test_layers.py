@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "modelplane.serve",
         "modelplane.validate",
         "modelplane.explain",
+        "modelplane.explain_autoscaling",
         "modelplane.simulate",
         "modelplane.routes",
     ),

@@ -25,8 +25,16 @@ from typing import Any
 
 from modelplane import exits, manifests
 from modelplane.compose.admission import Admission
+from modelplane.compose.modeldeployment.autoscaling import desired_replicas
 from modelplane.compose.registry import default_registry
 from modelplane.composer import namespace_of
+from modelplane.explain_autoscaling import (
+    Autoscaling,
+    Next,
+    autoscaling_of,
+    first_to_leave,
+    next_replica,
+)
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
@@ -143,6 +151,9 @@ class Explanation:
     decisions: list[Decision]
     clusters: list[ClusterView]
     notes: list[str]
+    autoscaling: Autoscaling | None = None
+    """With ``spec.autoscaling``: the bounds, the last decision, the next replica's place and
+    the first to leave (``explain_autoscaling``)."""
 
     @property
     def deployment(self) -> str:
@@ -176,11 +187,23 @@ class Explanation:
             if len(group) > 1:
                 lines.append(f"    {shortlist((g.name for g in group), NAMES_SHOWN)}")
             lines += [f"    {p}" for p in pools]
-        for r in self.plan.removed:
-            lines.append(f"  removing replica {r.index} ({r.name}) from {r.cluster}: {r.reason}")
-        return lines
+        return lines + self._after()
+
+    def _after(self) -> list[str]:
+        """The lines after the clusters': the replicas removed, then autoscaling's block."""
+        lines = [
+            f"  removing replica {r.index} ({r.name}) from {r.cluster}: {r.reason}"
+            for r in self.plan.removed
+        ]
+        return lines + (self.autoscaling.text() if self.autoscaling is not None else [])
 
     def to_dict(self) -> Obj:
+        out = self._facts()
+        if self.autoscaling is not None:
+            out["autoscaling"] = self.autoscaling.to_dict()
+        return out
+
+    def _facts(self) -> Obj:
         return {
             "deployment": self.deployment,
             "namespace": self.namespace,
@@ -214,17 +237,76 @@ def explain_all(docs: Sequence[Obj]) -> list[Explanation]:
     if not deployments:
         return []
     with listening() as heard:
-        render_documents(default_registry(), docs, (), api_server_admission(), simulate_stack)
+        rendered = render_documents(
+            default_registry(), docs, (), api_server_admission(), simulate_stack
+        )
     classes = [d for d in ours if d["kind"] == "InferenceClass"]
     clusters = [d for d in ours if d["kind"] == "InferenceCluster"]
     given = {_identity(d) for d in ours if d["kind"] == "ModelReplica"}
+    scaled = _Scaled(docs, rendered, given, clusters, classes)
     out = []
     for md in deployments:
         ns, name = _identity(md)
         answers = heard.of(ns, name, _replicas(md))
         plan = _as_rendered(md, answers, given, clusters) if answers else _unscheduled(md)
-        out.append(_explanation(md, plan, classes))
+        out.append(scaled.into(md, _explanation(md, plan, classes)))
     return out
+
+
+@dataclass(frozen=True)
+class _Scaled:
+    """What explaining an autoscaled deployment reads: the input, what render made of it, and
+    the input's replicas, clusters and classes."""
+
+    docs: Sequence[Obj]
+    rendered: Sequence[Obj]
+    given: set[tuple[str, str]]
+    clusters: Sequence[Obj]
+    classes: Sequence[Obj]
+
+    def into(self, md: Obj, explanation: Explanation) -> Explanation:
+        """``explanation`` with the autoscaling block when ``md`` has ``spec.autoscaling``."""
+        if objects.spec(md).get("autoscaling"):
+            explanation.autoscaling = self.explain(md, explanation.plan)
+        return explanation
+
+    def explain(self, md: Obj, plan: Schedule) -> Autoscaling:
+        """The autoscaling block: the next replica is what render places with one replica
+        more; the first to leave is scale_in's pick among the replicas render made."""
+        scaling = objects.spec(md)["autoscaling"]
+        low, high = int(scaling.get("minReplicas", 1)), int(scaling["maxReplicas"])
+        coming = self.coming(md, plan) if plan.desired < high else None
+        leaving = None
+        if plan.desired > low:
+            made = [d for d in self.rendered if _ours(d)]
+            leaving = first_to_leave(
+                md,
+                [d for d in made if d["kind"] == "ModelReplica"],
+                [d for d in made if d["kind"] == "InferenceCluster"],
+                self.classes,
+            )
+        return autoscaling_of(md, self.composite(md), coming, leaving)
+
+    def coming(self, md: Obj, plan: Schedule) -> Next:
+        """Where render places the replica ``plan.desired + 1`` asks for beyond ``plan``."""
+        more = plan.desired + 1
+        spec = {**objects.spec(md), "replicas": more}
+        docs = [{**d, "spec": spec} if d is md else d for d in self.docs]
+        with listening() as heard:
+            render_documents(default_registry(), docs, (), api_server_admission(), simulate_stack)
+        answers = [a for a in heard.of(*_identity(md), more) if a.desired == more]
+        if not answers:
+            return Next(short=_unscheduled(md).shortfall)
+        return next_replica(plan, _as_rendered(md, answers, self.given, self.clusters))
+
+    def composite(self, md: Obj) -> Obj | None:
+        """``md`` as render left it, with the status its composer wrote."""
+        same = (d for d in self.rendered if d.get("kind") == md["kind"] and _same(d, md))
+        return next(same, None)
+
+
+def _same(a: Obj, b: Obj) -> bool:
+    return _identity(a) == _identity(b)
 
 
 def _as_rendered(
@@ -300,9 +382,12 @@ def _unscheduled(md: Obj) -> Schedule:
 
 
 def _replicas(md: Obj) -> int:
+    """The count the composer asks the scheduler for (within the autoscaling bounds)."""
     try:
+        if objects.spec(md).get("autoscaling"):
+            return max(0, desired_replicas(objects.spec(md)))
         return max(0, int(objects.dig(md, "spec", "replicas", default=1)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, KeyError):
         return 0
 
 
