@@ -10,7 +10,7 @@ from typing import Any
 
 from modelplane.compose.registry import default_registry
 from modelplane.explain import explain, explain_all
-from modelplane.labels import DEPLOYMENT
+from modelplane.labels import CLUSTER, DEPLOYMENT
 from modelplane.render import api_server_admission, render_documents
 from modelplane.simulate import simulate_stack
 from tests.explain_fleets import deployment, documents, eks, existing, h100_class, rendered
@@ -119,6 +119,11 @@ def test_the_next_replica_says_why_its_cluster_ranked_first() -> None:
     assert "next replica would go to: replica 2 on eks-0, pool h100: " in text
 
 
+def test_with_no_room_for_one_more_the_next_replica_says_why() -> None:
+    text = explain(documents(existing("onprem", 2), autoscaled(2)))
+    assert "    next replica: no cluster has room for it: onprem: pool h100 has 0 free" in text
+
+
 def test_at_max_replicas_no_next_replica_is_placed() -> None:
     scaling = explained(onprem_and_eks(autoscaled(3, high=3)))
     assert scaling.next is None
@@ -155,6 +160,18 @@ def test_the_first_to_leave_says_it_is_the_dearest_capacity() -> None:
     docs = [*documents(autoscaled(2)), *priced("west", 10.0, 1), *priced("east", 40.0, 1)]
     line = next(s for s in explained(docs).text() if "scale-in would remove first" in s)
     assert "on east: it is not serving; the dearest capacity: 40 per hour against 10" in line
+
+
+def test_the_first_to_leave_keeps_the_spread_before_giving_back_the_dearest() -> None:
+    md = autoscaled(3)
+    spread = {"maxSkew": 1, "topologyKey": CLUSTER, "whenUnsatisfiable": "DoNotSchedule"}
+    md["spec"]["template"]["spec"]["topologySpreadConstraints"] = [spread]
+    docs = [*documents(md), *priced("west", 10.0, 2), *priced("east", 40.0, 1)]
+    leaving = explained(docs).leaving
+    assert leaving.cluster == "west"
+    assert leaving.why[0] == (
+        "its removal keeps every spread constraint, a dearer replica's would break one"
+    )
 
 
 def test_json_carries_the_autoscaling_block() -> None:

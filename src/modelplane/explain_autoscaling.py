@@ -33,6 +33,7 @@ from modelplane.scheduling.spread import parse_constraints
 __all__ = ["Autoscaling", "Leaving", "Next", "autoscaling_of", "first_to_leave", "next_replica"]
 
 AUTOSCALING = ModelDeployment.AUTOSCALING
+BALANCE = "every removal breaks a spread constraint, so the balance order decides"
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,9 @@ class Next:
 
     def text(self) -> str:
         if self.index is None:
-            return "no cluster has room for another replica: " + "; ".join(self.short)
+            return "next replica: no cluster has room for it: " + "; ".join(self.short)
         pools = f"pool{'s' if len(self.pools) > 1 else ''} {', '.join(self.pools)}"
-        line = f"replica {self.index} on {self.cluster}, {pools}"
+        line = f"next replica would go to: replica {self.index} on {self.cluster}, {pools}"
         return line + (f": {self.why}" if self.why else "")
 
     def to_dict(self) -> Obj:
@@ -115,7 +116,7 @@ class Autoscaling:
         if self.next is None:
             lines.append(f"    next replica: none, at maxReplicas ({self.maximum})")
         else:
-            lines.append(f"    next replica would go to: {self.next.text()}")
+            lines.append(f"    {self.next.text()}")
         if self.placed <= self.minimum:
             lines.append(f"    a scale-in: none, at minReplicas ({self.minimum})")
         elif self.leaving is not None:
@@ -245,18 +246,31 @@ def _why(
     order: CostOrder,
 ) -> tuple[str, ...]:
     """The cost order's terms that set ``leaving`` apart (``scale_in.victim``), in its order."""
-    why: list[str] = []
-    if order.autoscaled.constraints:
-        counts = order.counts(kept)
-        if not order.keeps_spread(counts, leaving):
-            return ("every removal breaks a spread constraint, so the balance order decides",)
-        why.append("its removal keeps every spread constraint")
+    spread = _spread(leaving, kept, order)
+    if spread == BALANCE:
+        return (spread,)
+    why = [spread] if spread else []
     if leaving.existing in idle:
         why.append("it is not serving")
     why.append(_price(leaving, kept, order))
     if len(kept) > 1 and all(order.prices[k.index] == order.prices[leaving.index] for k in kept):
         why.append(f"then the balance order: {load[leaving.cluster]} replicas on its cluster")
     return tuple(why)
+
+
+def _spread(leaving: Replica, kept: Sequence[Replica], order: CostOrder) -> str:
+    """What the spread constraints said of ``leaving`` (nothing without any)."""
+    if not order.autoscaled.constraints:
+        return ""
+    counts = order.counts(kept)
+    if not order.keeps_spread(counts, leaving):
+        return BALANCE
+    price = order.prices[leaving.index]
+    dearer = [k for k in kept if order.prices[k.index] > price]
+    kept_up = "its removal keeps every spread constraint"
+    if any(not order.keeps_spread(counts, k) for k in dearer):
+        return kept_up + ", a dearer replica's would break one"
+    return kept_up
 
 
 def _price(leaving: Replica, kept: Sequence[Replica], order: CostOrder) -> str:
