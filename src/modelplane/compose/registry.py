@@ -12,8 +12,8 @@ from modelplane.compose.inferencegateway import composer as gateway
 from modelplane.compose.inferencegateway.shard import compose_shard
 from modelplane.compose.inferencegateway.shards import KIND as GATEWAY_SHARD
 from modelplane.compose.modelcache import composer as cache
-from modelplane.compose.modeldeployment import composer as deployment
 from modelplane.compose.modeldeployment import autoscaler, drain, footprint
+from modelplane.compose.modeldeployment import composer as deployment
 from modelplane.compose.modelendpoint import composer as endpoint
 from modelplane.compose.modelreplica.composer import (
     CACHE_REQUIREMENT,

@@ -212,3 +212,11 @@ def test_a_malformed_deployment_stays_fatal_with_autoscaling() -> None:
     del md["spec"]["template"]["spec"]
     rsp = run(md, {}, deployment_required(fleet("east"), unrouted=True, **{METRICS: [CONFIG]}))
     assert rsp.fatal is not None and "spec.template.spec" in rsp.fatal
+
+
+def test_an_autoscaled_deployment_reports_the_selector_the_hpa_requires() -> None:
+    assert reconcile(autoscaled()).status["selector"] == "modelplane.ai/deployment=qwen"
+
+
+def test_a_manual_deployment_reports_no_selector() -> None:
+    assert "selector" not in reconcile(deployment(replicas=2)).status

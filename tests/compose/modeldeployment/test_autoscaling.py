@@ -79,11 +79,13 @@ def test_waiting_requests_are_summed_and_divided_by_replicas_by_the_hpa() -> Non
     assert " or sglang:num_queue_reqs{" in waiting["metadata"]["query"]
 
 
-def test_kv_cache_utilisation_is_averaged_against_a_fraction() -> None:
+def test_kv_cache_utilisation_is_summed_over_replicas_against_a_fraction() -> None:
     kv = by_name(deployment())["kv-cache"]
-    assert kv["metricType"] == "Value"
+    assert kv["metricType"] == "AverageValue"
     assert kv["metadata"]["threshold"] == "0.8"
-    assert kv["metadata"]["query"].startswith("avg(vllm:kv_cache_usage_perc{")
+    assert kv["metadata"]["query"].startswith(
+        "sum(avg by (modelplane_ai_replica) (vllm:kv_cache_usage_perc{"
+    )
 
 
 @pytest.mark.parametrize(
@@ -100,7 +102,12 @@ def test_latency_targets_read_the_p90_of_both_engines_histograms(
     query = t["metadata"]["query"]
     assert query.startswith("histogram_quantile(0.9, sum by (le) (")
     assert f"rate(vllm:{histogram}{{" in query and f"rate(sglang:{histogram}{{" in query
-    assert (t["metricType"], t["metadata"]["threshold"]) == ("Value", threshold)
+    assert (t["metricType"], t["metadata"]["threshold"]) == ("AverageValue", threshold)
+
+
+def test_a_latency_is_multiplied_by_the_replicas_that_report() -> None:
+    query = by_name(deployment())["ttft-p90"]["metadata"]["query"]
+    assert ") * count(count by (modelplane_ai_replica) (vllm:num_requests_waiting{" in query
 
 
 def test_only_the_targets_set_become_triggers() -> None:
@@ -197,3 +204,8 @@ def test_scaling_to_zero_is_not_offered_yet() -> None:
 def test_a_latency_target_in_minutes_is_refused() -> None:
     [error] = admitted(targets={"timeToFirstToken": {"p90": "1m"}})
     assert "spec.autoscaling.targets.timeToFirstToken.p90" in error
+
+
+def test_a_latency_target_below_a_millisecond_is_refused() -> None:
+    [error] = admitted(targets={"interTokenLatency": {"p90": "0.4ms"}})
+    assert "interTokenLatency.p90 must be at least 1ms" in error

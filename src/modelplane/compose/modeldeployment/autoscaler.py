@@ -25,6 +25,7 @@ from modelplane.compose.modeldeployment.autoscaling import (
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result, carried
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
+from modelplane.labels import DEPLOYMENT
 from modelplane.reasons import ModelDeployment
 
 METRICS = "autoscaling-metrics"
@@ -58,6 +59,8 @@ class Scaling:
         result.requirements.update(self.requirements)
         result.conditions.append(self.condition)
         result.status["autoscaling"] = self.status or {}
+        # The HPA refuses a scale target that reports no selector, whatever its metrics are.
+        result.status["selector"] = f"{DEPLOYMENT}={objects.name(self.composite)}"
         return result
 
 

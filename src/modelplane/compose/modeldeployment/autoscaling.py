@@ -16,7 +16,7 @@ from typing import Any
 
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
-from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
+from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA
 
 KEDA_API_VERSION = "keda.sh/v1alpha1"
 SCALED_OBJECT = "scaled-object"
@@ -73,6 +73,10 @@ def prometheus_label(label: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_]", "_", label)
 
 
+REPLICA_SERIES = prometheus_label(REPLICA)
+"""The series label naming a replica (the engines' PodMonitor copies it from the pods)."""
+
+
 def selector(namespace: str, name: str) -> str:
     """The series of one deployment's engines, fleet-wide."""
     return (
@@ -91,31 +95,43 @@ def _p90(of: str, sel: str) -> str:
     return f"histogram_quantile(0.9, sum by (le) ({rates}))"
 
 
+def _per_replica(sel: str) -> str:
+    """How many replicas report: every replica's engines export the waiting gauge."""
+    return f"count(count by ({REPLICA_SERIES}) ({_either('', 'waiting', sel)}))"
+
+
 @dataclass(frozen=True)
 class Trigger:
     name: str
     query: str
-    metric_type: str
-    """KEDA's metricType: AverageValue divides by the current replicas, Value does not."""
     threshold: float
+    """Per replica: every trigger is an AverageValue (below)."""
 
 
 def triggers(targets: Mapping[str, Any], namespace: str, name: str) -> list[Trigger]:
-    """One Prometheus trigger per target set; the HPA follows the largest replica count asked."""
+    """One Prometheus trigger per target set; the HPA follows the largest replica count asked.
+
+    Every query is a fleet-wide total the HPA divides by the per-replica threshold
+    (``AverageValue``: ``ceil(total / threshold)``). A ``Value`` target would make the HPA count
+    ready pods of the deployment in the control plane's namespace, where no engine runs
+    (tests/conformance/test_hpa.py); so a per-replica level (KV use, a latency) is summed over
+    the replicas or multiplied by their count, which gives HPA's proportional
+    ``ceil(replicas * level / target)``."""
     sel = selector(namespace, name)
     out = []
     if "waitingRequestsPerReplica" in targets:
         query = f"sum({_either('', 'waiting', sel)})"
-        out.append(Trigger("waiting", query, "AverageValue", targets["waitingRequestsPerReplica"]))
+        out.append(Trigger("waiting", query, targets["waitingRequestsPerReplica"]))
     if "kvCacheUtilization" in targets:
-        query = f"avg({_either('', 'kv_cache', sel)})"
-        out.append(Trigger("kv-cache", query, "Value", targets["kvCacheUtilization"] / 100))
-    if "timeToFirstToken" in targets:
-        threshold = seconds(targets["timeToFirstToken"]["p90"])
-        out.append(Trigger("ttft-p90", _p90("ttft", sel), "Value", threshold))
-    if "interTokenLatency" in targets:
-        threshold = seconds(targets["interTokenLatency"]["p90"])
-        out.append(Trigger("itl-p90", _p90("itl", sel), "Value", threshold))
+        query = f"sum(avg by ({REPLICA_SERIES}) ({_either('', 'kv_cache', sel)}))"
+        out.append(Trigger("kv-cache", query, targets["kvCacheUtilization"] / 100))
+    for target, name_, of in (
+        ("timeToFirstToken", "ttft-p90", "ttft"),
+        ("interTokenLatency", "itl-p90", "itl"),
+    ):
+        if target in targets:
+            query = f"{_p90(of, sel)} * {_per_replica(sel)}"
+            out.append(Trigger(name_, query, seconds(targets[target]["p90"])))
     return out
 
 
@@ -165,7 +181,7 @@ def _behavior(behavior: Mapping[str, Any]) -> Obj:
 def _trigger(t: Trigger, endpoint: MetricsEndpoint) -> Obj:
     metadata = {"serverAddress": endpoint.server_address, "query": t.query}
     metadata["threshold"] = f"{t.threshold:g}"
-    out: Obj = {"type": "prometheus", "name": t.name, "metricType": t.metric_type}
+    out: Obj = {"type": "prometheus", "name": t.name, "metricType": "AverageValue"}
     out["metadata"] = metadata
     if endpoint.authentication:
         out["authenticationRef"] = dict(endpoint.authentication)
