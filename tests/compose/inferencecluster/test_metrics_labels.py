@@ -9,13 +9,15 @@ from typing import Any
 
 import pytest
 
-from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA
+from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, LLMD_ROLE, REPLICA
 from tests.compose.modelreplica.support import manifests, pod_labels, replica, run
 
 from .support import cluster, installing, manifest, releases, resources, upstream
 
 Obj = dict[str, Any]
 COPIED = [DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA]
+ENGINES_COPIED = [*COPIED, LLMD_ROLE]
+"""Engines also name their phase: a PrefillDecode deployment scales on each phase's own load."""
 
 
 def monitor(key: str, ic: Obj | None = None) -> Obj:
@@ -27,8 +29,10 @@ def prometheus_spec(ic: Obj) -> Obj:
     return values["prometheus"]["prometheusSpec"]
 
 
-def test_the_engine_pod_monitor_copies_the_deployment_and_replica_labels_onto_series() -> None:
-    assert monitor("podmonitor-engines")["spec"]["podTargetLabels"] == COPIED
+def test_the_engine_pod_monitor_copies_the_deployment_replica_and_phase_labels_onto_series() -> (
+    None
+):
+    assert monitor("podmonitor-engines")["spec"]["podTargetLabels"] == ENGINES_COPIED
 
 
 def test_the_picker_pod_monitor_copies_the_deployment_and_replica_labels_onto_series() -> None:
@@ -48,7 +52,8 @@ def test_the_copying_pod_monitors_are_valid_prometheus_operator_pod_monitors(key
 @pytest.mark.parametrize("key", ["podmonitor-engines", "podmonitor-endpoint-pickers"])
 def test_the_pod_monitors_copy_labels_with_an_external_prometheus_too(key: str) -> None:
     external = cluster(servingStack={"prometheus": {"mode": "External"}})
-    assert monitor(key, external)["spec"]["podTargetLabels"] == COPIED
+    expected = ENGINES_COPIED if key == "podmonitor-engines" else COPIED
+    assert monitor(key, external)["spec"]["podTargetLabels"] == expected
 
 
 def test_each_clusters_prometheus_labels_its_series_with_the_clusters_name() -> None:

@@ -209,3 +209,36 @@ def test_a_latency_target_in_minutes_is_refused() -> None:
 def test_a_latency_target_below_a_millisecond_is_refused() -> None:
     [error] = admitted(targets={"interTokenLatency": {"p90": "0.4ms"}})
     assert "interTokenLatency.p90 must be at least 1ms" in error
+
+
+def phased_queries() -> dict[str, str]:
+    md = deployment()
+    md["spec"]["template"] = {"spec": {"serving": {"mode": "PrefillDecode"}}}
+    return {name: t["metadata"]["query"] for name, t in by_name(md).items()}
+
+
+@pytest.mark.parametrize("trigger", ["waiting", "ttft-p90"])
+def test_a_prefill_decode_deployment_reads_queue_and_first_token_from_prefill(
+    trigger: str,
+) -> None:
+    query = phased_queries()[trigger]
+    assert 'llm_d_ai_role="prefill"' in query
+    assert 'llm_d_ai_role="decode"' not in query
+
+
+@pytest.mark.parametrize("trigger", ["kv-cache", "itl-p90"])
+def test_a_prefill_decode_deployment_reads_kv_and_inter_token_from_decode(trigger: str) -> None:
+    query = phased_queries()[trigger]
+    assert 'llm_d_ai_role="decode"' in query
+    assert 'llm_d_ai_role="prefill"' not in query
+
+
+def test_a_prefill_decode_latency_counts_every_replica_whatever_its_phase() -> None:
+    count = phased_queries()["itl-p90"].split(" * ", 1)[1]
+    assert "llm_d_ai_role" not in count
+
+
+def test_an_aggregated_deployment_reads_every_engine() -> None:
+    assert all(
+        "llm_d_ai_role" not in t["metadata"]["query"] for t in by_name(deployment()).values()
+    )

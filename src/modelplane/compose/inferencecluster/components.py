@@ -29,6 +29,7 @@ from modelplane.labels import (
     COMPONENT,
     DEPLOYMENT,
     DEPLOYMENT_NAMESPACE,
+    LLMD_ROLE,
     MANAGED_BY,
     REPLICA,
     SERVING,
@@ -390,7 +391,11 @@ def _pod_monitors(t: Target, _s: Setting) -> dict[str, Obj]:
             POD_TARGET_LABELS,
         ),
         ENGINE_MONITOR: monitor(
-            "modelplane-engines", engines, ENGINE_METRICS_PORT, "/metrics", POD_TARGET_LABELS
+            "modelplane-engines",
+            engines,
+            ENGINE_METRICS_PORT,
+            "/metrics",
+            (*POD_TARGET_LABELS, LLMD_ROLE),
         ),
         GATEWAY_MONITOR: monitor("modelplane-gateway", proxies, "metrics", "/stats/prometheus"),
     }

@@ -16,7 +16,7 @@ from typing import Any
 
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
-from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, REPLICA
+from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, LLMD_ROLE, REPLICA
 
 KEDA_API_VERSION = "keda.sh/v1alpha1"
 SCALED_OBJECT = "scaled-object"
@@ -77,11 +77,13 @@ REPLICA_SERIES = prometheus_label(REPLICA)
 """The series label naming a replica (the engines' PodMonitor copies it from the pods)."""
 
 
-def selector(namespace: str, name: str) -> str:
-    """The series of one deployment's engines, fleet-wide."""
+def selector(namespace: str, name: str, phase: str = "") -> str:
+    """The series of one deployment's engines, fleet-wide; of one phase's (``prefill``,
+    ``decode``: the pods' ``llm-d.ai/role``) when given."""
+    role = f',{prometheus_label(LLMD_ROLE)}="{phase}"' if phase else ""
     return (
         f'{{{prometheus_label(DEPLOYMENT)}="{name}",'
-        f'{prometheus_label(DEPLOYMENT_NAMESPACE)}="{namespace}"}}'
+        f'{prometheus_label(DEPLOYMENT_NAMESPACE)}="{namespace}"{role}}}'
     )
 
 
@@ -108,7 +110,9 @@ class Trigger:
     """Per replica: every trigger is an AverageValue (below)."""
 
 
-def triggers(targets: Mapping[str, Any], namespace: str, name: str) -> list[Trigger]:
+def triggers(
+    targets: Mapping[str, Any], namespace: str, name: str, phased: bool = False
+) -> list[Trigger]:
     """One Prometheus trigger per target set; the HPA follows the largest replica count asked.
 
     Every query is a fleet-wide total the HPA divides by the per-replica threshold
@@ -116,23 +120,36 @@ def triggers(targets: Mapping[str, Any], namespace: str, name: str) -> list[Trig
     ready pods of the deployment in the control plane's namespace, where no engine runs
     (tests/conformance/test_hpa.py); so a per-replica level (KV use, a latency) is summed over
     the replicas or multiplied by their count, which gives HPA's proportional
-    ``ceil(replicas * level / target)``."""
-    sel = selector(namespace, name)
+    ``ceil(replicas * level / target)``.
+
+    ``phased`` (a PrefillDecode deployment): each target reads the phase it measures, as
+    Dynamo's planner does: the queue and time to first token the prefill engines, KV use and
+    inter-token latency the decode engines."""
+    every = selector(namespace, name)
+    prefill = selector(namespace, name, "prefill") if phased else every
+    decode = selector(namespace, name, "decode") if phased else every
     out = []
     if "waitingRequestsPerReplica" in targets:
-        query = f"sum({_either('', 'waiting', sel)})"
+        query = f"sum({_either('', 'waiting', prefill)})"
         out.append(Trigger("waiting", query, targets["waitingRequestsPerReplica"]))
     if "kvCacheUtilization" in targets:
-        query = f"sum(avg by ({REPLICA_SERIES}) ({_either('', 'kv_cache', sel)}))"
+        query = f"sum(avg by ({REPLICA_SERIES}) ({_either('', 'kv_cache', decode)}))"
         out.append(Trigger("kv-cache", query, targets["kvCacheUtilization"] / 100))
-    for target, name_, of in (
-        ("timeToFirstToken", "ttft-p90", "ttft"),
-        ("interTokenLatency", "itl-p90", "itl"),
-    ):
+    latencies = (
+        ("timeToFirstToken", "ttft-p90", "ttft", prefill),
+        ("interTokenLatency", "itl-p90", "itl", decode),
+    )
+    for target, trigger, of, sel in latencies:
         if target in targets:
-            query = f"{_p90(of, sel)} * {_per_replica(sel)}"
-            out.append(Trigger(name_, query, seconds(targets[target]["p90"])))
+            query = f"{_p90(of, sel)} * {_per_replica(every)}"
+            out.append(Trigger(trigger, query, seconds(targets[target]["p90"])))
     return out
+
+
+def phased(md: Mapping[str, Any]) -> bool:
+    """Whether the deployment serves prefill and decode on engines of their own."""
+    mode = objects.dig(md, "spec", "template", "spec", "serving", "mode")
+    return mode == "PrefillDecode"
 
 
 def desired_replicas(spec: Mapping[str, Any]) -> int:
@@ -197,7 +214,9 @@ def scaled_object(md: Mapping[str, Any], endpoint: MetricsEndpoint) -> Obj:
         "pollingInterval": POLLING_SECONDS,
         "minReplicaCount": int(scaling.get("minReplicas", 1)),
         "maxReplicaCount": int(scaling["maxReplicas"]),
-        "triggers": [_trigger(t, endpoint) for t in triggers(scaling["targets"], namespace, name)],
+        "triggers": [
+            _trigger(t, endpoint) for t in triggers(scaling["targets"], namespace, name, phased(md))
+        ],
     }
     behavior = _behavior(scaling.get("behavior") or {})
     if behavior:
