@@ -9,6 +9,7 @@ half an hour and 3 GB to build here (docs/design/e2e.md), so what it would write
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -108,6 +109,17 @@ def test_the_deployment_serves_while_no_autoscaler_judges_it(fleet: Environment)
         assert state["Ready"][0] == "True", state
 
     eventually(waiting, timeout=120, interval=2)
+
+
+def test_the_scale_subresource_gives_the_hpa_a_selector(fleet: Environment) -> None:
+    # kube-controller-manager's HPA refuses a target whose scale reports none (InvalidSelector).
+    path = f"/apis/modelplane.ai/v1alpha1/namespaces/{NAMESPACE}/modeldeployments/{NAME}/scale"
+
+    def reported() -> None:
+        scale = json.loads(fleet.control.kubectl("get", "--raw", path).stdout)
+        assert scale["status"]["selector"] == f"modelplane.ai/deployment={NAME}", scale
+
+    eventually(reported, timeout=120, interval=2)
 
 
 def test_the_scale_subresource_places_a_replica(fleet: Environment) -> None:
