@@ -59,12 +59,12 @@ def hpa(desired: int = 2, *, limited: str = "DesiredWithinRange") -> Obj:
 
 
 def scaled_object_observed(ready: str = "True", message: str = "ScaledObject is ready") -> Obj:
-    rsp = reconcile(autoscaled(), config=[CONFIG])
+    rsp = reconciled(autoscaled(), config=[CONFIG])
     observed = copy.deepcopy(rsp.resources[SCALED_OBJECT])
     return with_condition(observed, "Ready", ready, "ScaledObjectReady", message)
 
 
-def reconcile(
+def reconciled(
     md: Obj,
     observed: dict[str, Obj] | None = None,
     *,
@@ -85,20 +85,20 @@ def placed(rsp: Response) -> int:
 
 
 def test_a_manual_deployment_composes_no_scaled_object_and_asks_for_nothing_more() -> None:
-    rsp = reconcile(deployment(replicas=2))
+    rsp = reconciled(deployment(replicas=2))
     assert SCALED_OBJECT not in rsp.resources
     assert "Autoscaling" not in rsp.conditions
     assert METRICS not in rsp.by_name and HPA not in rsp.by_name
 
 
 def test_an_autoscaled_deployment_asks_for_the_named_prometheus_and_kedas_hpa() -> None:
-    rsp = reconcile(autoscaled())
+    rsp = reconciled(autoscaled())
     assert rsp.by_name[METRICS] == ("EnvironmentConfig", "modelplane-autoscaling", None)
     assert rsp.by_name[HPA] == ("HorizontalPodAutoscaler", "keda-hpa-qwen", "ml")
 
 
 def test_until_the_environment_config_is_read_the_autoscaler_is_unknown() -> None:
-    rsp = reconcile(autoscaled())
+    rsp = reconciled(autoscaled())
     status, reason, message = rsp.condition("Autoscaling")
     assert (status, reason) == ("Unknown", "WaitingForAutoscaler")
     assert "modelplane-autoscaling" in message
@@ -106,7 +106,7 @@ def test_until_the_environment_config_is_read_the_autoscaler_is_unknown() -> Non
 
 
 def test_without_a_named_prometheus_replicas_stand_as_written() -> None:
-    rsp = reconcile(autoscaled(replicas=2), config=[])
+    rsp = reconciled(autoscaled(replicas=2), config=[])
     status, reason, message = rsp.condition("Autoscaling")
     assert (status, reason) == ("False", "NoMetricsEndpoint")
     assert "does not exist" in message
@@ -116,19 +116,19 @@ def test_without_a_named_prometheus_replicas_stand_as_written() -> None:
 
 def test_a_config_without_a_server_address_is_named_as_such() -> None:
     empty = {**CONFIG, "data": {"prometheus": {}}}
-    _, reason, message = reconcile(autoscaled(), config=[empty]).condition("Autoscaling")
+    _, reason, message = reconciled(autoscaled(), config=[empty]).condition("Autoscaling")
     assert reason == "NoMetricsEndpoint"
     assert "has no data.prometheus.serverAddress" in message
 
 
 def test_a_scaled_object_composed_before_is_kept_while_the_prometheus_is_not_named() -> None:
     observed = {SCALED_OBJECT: scaled_object_observed()}
-    rsp = reconcile(autoscaled(), observed, config=[])
+    rsp = reconciled(autoscaled(), observed, config=[])
     assert rsp.resources[SCALED_OBJECT]["spec"] == observed[SCALED_OBJECT]["spec"]
 
 
 def test_a_named_prometheus_composes_a_scaled_object_kedas_crd_admits() -> None:
-    rsp = reconcile(autoscaled(), config=[CONFIG])
+    rsp = reconciled(autoscaled(), config=[CONFIG])
     so = rsp.resources[SCALED_OBJECT]
     assert so["spec"]["scaleTargetRef"]["name"] == "qwen"
     assert so["spec"]["triggers"][0]["metadata"]["serverAddress"] == (
@@ -138,12 +138,14 @@ def test_a_named_prometheus_composes_a_scaled_object_kedas_crd_admits() -> None:
 
 
 def test_the_scaled_object_never_holds_back_the_deployments_readiness() -> None:
-    rsp = reconcile(autoscaled(), {SCALED_OBJECT: scaled_object_observed("False")}, config=[CONFIG])
+    rsp = reconciled(
+        autoscaled(), {SCALED_OBJECT: scaled_object_observed("False")}, config=[CONFIG]
+    )
     assert rsp.ready[SCALED_OBJECT] == "READY_TRUE"
 
 
 def test_a_scaled_object_keda_has_not_judged_yet_leaves_the_autoscaler_unknown() -> None:
-    rsp = reconcile(autoscaled(), config=[CONFIG])
+    rsp = reconciled(autoscaled(), config=[CONFIG])
     status, reason, message = rsp.condition("Autoscaling")
     assert (status, reason) == ("Unknown", "WaitingForAutoscaler")
     assert "KEDA" in message
@@ -151,14 +153,14 @@ def test_a_scaled_object_keda_has_not_judged_yet_leaves_the_autoscaler_unknown()
 
 def test_a_scaled_object_keda_refuses_is_reported_with_kedas_words() -> None:
     refused = scaled_object_observed("False", 'prometheus query "sum(x)" failed: 400')
-    rsp = reconcile(autoscaled(), {SCALED_OBJECT: refused}, config=[CONFIG], hpas=[])
+    rsp = reconciled(autoscaled(), {SCALED_OBJECT: refused}, config=[CONFIG], hpas=[])
     status, reason, message = rsp.condition("Autoscaling")
     assert (status, reason) == ("False", "AutoscalerNotReady")
     assert 'prometheus query "sum(x)" failed: 400' in message
 
 
 def test_a_ready_scaled_object_waits_for_its_hpa_to_be_read() -> None:
-    rsp = reconcile(autoscaled(), {SCALED_OBJECT: scaled_object_observed()}, config=[CONFIG])
+    rsp = reconciled(autoscaled(), {SCALED_OBJECT: scaled_object_observed()}, config=[CONFIG])
     status, reason, message = rsp.condition("Autoscaling")
     assert (status, reason) == ("Unknown", "WaitingForAutoscaler")
     assert "keda-hpa-qwen" in message
@@ -166,7 +168,7 @@ def test_a_ready_scaled_object_waits_for_its_hpa_to_be_read() -> None:
 
 def test_the_hpas_last_decision_is_the_deployments_autoscaling_status() -> None:
     observed = {SCALED_OBJECT: scaled_object_observed()}
-    rsp = reconcile(autoscaled(minReplicas=1), observed, config=[CONFIG], hpas=[hpa(3)])
+    rsp = reconciled(autoscaled(minReplicas=1), observed, config=[CONFIG], hpas=[hpa(3)])
     assert rsp.status["autoscaling"] == {
         "minReplicas": 1,
         "maxReplicas": 3,
@@ -182,7 +184,7 @@ def test_the_hpas_last_decision_is_the_deployments_autoscaling_status() -> None:
 def test_load_past_max_replicas_says_the_autoscaler_is_at_its_ceiling() -> None:
     observed = {SCALED_OBJECT: scaled_object_observed()}
     limited = hpa(3, limited="TooManyReplicas")
-    rsp = reconcile(autoscaled(replicas=3), observed, config=[CONFIG], hpas=[limited])
+    rsp = reconciled(autoscaled(replicas=3), observed, config=[CONFIG], hpas=[limited])
     status, reason, message = rsp.condition("Autoscaling")
     assert (status, reason) == ("True", "AtMaxReplicas")
     assert "more than the maximum replica count" in message
@@ -194,7 +196,7 @@ def test_replicas_outside_the_bounds_are_placed_clamped_and_said(
 ) -> None:
     md = autoscaled(replicas=written, minReplicas=2)
     observed = {SCALED_OBJECT: scaled_object_observed()}
-    rsp = reconcile(md, observed, config=[CONFIG], hpas=[hpa()])
+    rsp = reconciled(md, observed, config=[CONFIG], hpas=[hpa()])
     assert placed(rsp) == expected
     assert (
         f"spec.replicas {written} is outside [2, 3]: {expected} placed"
@@ -203,7 +205,7 @@ def test_replicas_outside_the_bounds_are_placed_clamped_and_said(
 
 
 def test_turning_autoscaling_off_drops_the_scaled_object() -> None:
-    rsp = reconcile(deployment(replicas=2), {SCALED_OBJECT: scaled_object_observed()})
+    rsp = reconciled(deployment(replicas=2), {SCALED_OBJECT: scaled_object_observed()})
     assert SCALED_OBJECT not in rsp.resources
 
 
@@ -215,8 +217,8 @@ def test_a_malformed_deployment_stays_fatal_with_autoscaling() -> None:
 
 
 def test_an_autoscaled_deployment_reports_the_selector_the_hpa_requires() -> None:
-    assert reconcile(autoscaled()).status["selector"] == "modelplane.ai/deployment=qwen"
+    assert reconciled(autoscaled()).status["selector"] == "modelplane.ai/deployment=qwen"
 
 
 def test_a_manual_deployment_reports_no_selector() -> None:
-    assert "selector" not in reconcile(deployment(replicas=2)).status
+    assert "selector" not in reconciled(deployment(replicas=2)).status
