@@ -64,6 +64,8 @@ class Callers:
     reading: list[str] = field(default_factory=list)
     problem: str = ""
     secrets: list[str] = field(default_factory=list)
+    identities: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Each caller's identity and its Secret's labels (what ``spec.limits`` selects by)."""
 
 
 def selector(spec: Mapping[str, Any]) -> dict[str, str]:
@@ -98,9 +100,14 @@ def auth_problem(spec: Mapping[str, Any]) -> str:
 
 
 def compose_callers(
-    inputs: Inputs, gateway: str, host: ClusterGateway, fleet: Mapping[str, Obj]
+    inputs: Inputs,
+    gateway: str,
+    host: ClusterGateway,
+    fleet: Mapping[str, Obj],
+    guarded: tuple[str, ...] = (),
 ) -> Callers:
-    """The caller copies and policies of a gateway with ``spec.auth`` (nothing without it)."""
+    """The caller copies and policies of a gateway with ``spec.auth`` (nothing without it);
+    ``guarded``: headers removed from every request beside the identity header."""
     spec = inputs.composite["spec"]
     if not isinstance(spec.get("auth"), Mapping):
         return Callers()
@@ -128,9 +135,14 @@ def compose_callers(
     if problem:
         return Callers(requirements=requirements, problem=problem)
     return Callers(
-        resources=_composed(inputs, gateway, host, selected),
+        resources=_composed(inputs, gateway, host, selected, guarded),
         requirements=requirements,
         secrets=sorted(selected),
+        identities={
+            str(i): {str(k): str(v) for k, v in mapping(s, "metadata", "labels").items()}
+            for _, s in sorted(selected.items())
+            for i in mapping(s, "data")
+        },
     )
 
 
@@ -188,7 +200,11 @@ def copy_name(gateway: str, secret: str) -> str:
 
 
 def _composed(
-    inputs: Inputs, gateway: str, host: ClusterGateway, selected: Mapping[str, Obj]
+    inputs: Inputs,
+    gateway: str,
+    host: ClusterGateway,
+    selected: Mapping[str, Obj],
+    guarded: tuple[str, ...],
 ) -> dict[str, Desired]:
     out: dict[str, Desired] = {}
     for name in sorted(selected):
@@ -208,7 +224,7 @@ def _composed(
     copies = [copy_name(gateway, n) for n in sorted(selected)]
     for key, manifest in (
         (POLICY, security_policy(gateway, host, copies, key_header(spec))),
-        (HEADER_GUARD, header_guard(gateway, host)),
+        (HEADER_GUARD, header_guard(gateway, host, guarded)),
     ):
         obj = remote_object(
             dns_label("gw", gateway, key), CONTROL_NAMESPACE, host.provider_config, manifest
@@ -227,7 +243,7 @@ def caller_secret_copy(gateway: str, secret: str, host: ClusterGateway) -> Obj:
     }
 
 
-def _front_listener(gateway: str) -> list[Obj]:
+def front_listener(gateway: str) -> list[Obj]:
     return [
         {
             "group": GATEWAY_GROUP,
@@ -246,7 +262,7 @@ def security_policy(gateway: str, host: ClusterGateway, copies: list[str], heade
         "kind": "SecurityPolicy",
         "metadata": managed_metadata(dns_label(gateway, "callers"), host.namespace),
         "spec": {
-            "targetRefs": _front_listener(gateway),
+            "targetRefs": front_listener(gateway),
             "apiKeyAuth": {
                 "credentialRefs": [{"group": "", "kind": "Secret", "name": c} for c in copies],
                 "extractFrom": [{"headers": [header]}],
@@ -257,15 +273,16 @@ def security_policy(gateway: str, host: ClusterGateway, copies: list[str], heade
     }
 
 
-def header_guard(gateway: str, host: ClusterGateway) -> Obj:
-    """``x-modelplane-caller`` removed from every request as it arrives, before any filter (a
-    route's header filter would run after authentication and remove the identity it set)."""
+def header_guard(gateway: str, host: ClusterGateway, guarded: tuple[str, ...] = ()) -> Obj:
+    """``x-modelplane-caller`` (and ``guarded``) removed from every request as it arrives,
+    before any filter (a route's header filter would run after authentication and remove the
+    identity it set)."""
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "ClientTrafficPolicy",
         "metadata": managed_metadata(dns_label(gateway, "caller-guard"), host.namespace),
         "spec": {
-            "targetRefs": _front_listener(gateway),
-            "headers": {"earlyRequestHeaders": {"remove": [CALLER_HEADER]}},
+            "targetRefs": front_listener(gateway),
+            "headers": {"earlyRequestHeaders": {"remove": [CALLER_HEADER, *guarded]}},
         },
     }

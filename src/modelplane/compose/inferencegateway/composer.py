@@ -40,7 +40,7 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
     gateway_withdrawn,
 )
-from modelplane.compose.inferencegateway import callers, objects, shards
+from modelplane.compose.inferencegateway import callers, limits, objects, shards
 from modelplane.compose.inferencegateway.handover import (
     LEGACY_BACKEND,
     handover_conditions,
@@ -109,10 +109,15 @@ def compose_gateway(inputs: Inputs) -> Result:
     result.resources.update(legacy_kept)
     pki = fleet_pki(dialled.fleet[str(ig["spec"]["clusterName"])])
     result.resources.update(_front(inputs, hosted, pki))
-    auth = callers.compose_callers(inputs, name, hosted.host, dialled.fleet)
+    guarded = limits.guarded_headers(ig["spec"])
+    auth = callers.compose_callers(inputs, name, hosted.host, dialled.fleet, guarded)
     if auth.problem:
         return Result.failed(auth.problem)
     result.resources.update(auth.resources)
+    budgets, problem = limits.compose_limits(inputs, name, hosted.host, auth)
+    if problem:
+        return Result.failed(problem)
+    result.resources.update(budgets)
     result.requirements.update(auth.requirements)
     _report(inputs, hosted, dialled, waiting, result, auth)
     result.conditions.extend(handover_conditions(ig, legacy_kept))
@@ -284,11 +289,11 @@ def _report(
     pending = set(waiting)
     reached = [t.cluster for t in dialled.reachable if t.cluster not in pending]
     ready = _ready(inputs.observed, hostname, host, address, reached, waiting, dialled.unreachable)
-    result.conditions.append(_with_callers(ready, inputs.observed, auth))
+    result.conditions.append(_with_callers(ready, inputs.observed, auth, ig["spec"]))
 
 
 def _with_callers(
-    ready: Condition, observed: Mapping[str, Obj], auth: callers.Callers
+    ready: Condition, observed: Mapping[str, Obj], auth: callers.Callers, ig_spec: Obj
 ) -> Condition:
     """GatewayReady of a gateway with ``spec.auth``: it serves only once the caller policies
     are applied (before, nobody would be authenticated), and says how many Secrets it reads."""
@@ -301,9 +306,10 @@ def _with_callers(
             InferenceGateway.PROVISIONING,
             f"{ready.message}; reading {', '.join(auth.reading)}",
         )
-    applied = all(
-        ready_as_observed(observed.get(k)) == "True" for k in (callers.POLICY, callers.HEADER_GUARD)
-    )
+    # A budget not yet applied would let a caller past it: the gateway waits for it too.
+    wanted = [callers.POLICY, callers.HEADER_GUARD]
+    wanted += [limits.LIMITS] if limits.limits_of(ig_spec) else []
+    applied = all(ready_as_observed(observed.get(k)) == "True" for k in wanted)
     plural = "s" if len(auth.secrets) != 1 else ""
     said = f"callers from {len(auth.secrets)} Secret{plural}"
     if auth.secrets:
@@ -366,7 +372,7 @@ def _malformed(ig: Obj) -> str | None:
     copied = front_certificate_problem(str(secret["name"])) if secret.get("name") else ""
     if copied:
         return copied
-    auth = callers.auth_problem(spec)
+    auth = callers.auth_problem(spec) or limits.limits_problem(spec)
     if auth:
         return auth
     if namespace != CONTROL_NAMESPACE:
