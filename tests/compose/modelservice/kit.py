@@ -92,6 +92,7 @@ def service(
     *entries: tuple[int, dict[str, str]],
     labels: dict[str, str] | None = None,
     timeout: str | None = None,
+    model_name: str | None = None,
 ) -> Obj:
     spec: Obj = {
         "endpoints": [
@@ -101,6 +102,8 @@ def service(
     }
     if timeout:
         spec["timeout"] = timeout
+    if model_name:
+        spec["modelName"] = model_name
     return {
         "apiVersion": API,
         "kind": "ModelService",

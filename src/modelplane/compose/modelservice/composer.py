@@ -38,7 +38,7 @@ from modelplane.compose.frontdoor import (
     cluster_gateway,
     parse_url,
 )
-from modelplane.compose.modelservice import routes, status
+from modelplane.compose.modelservice import models, routes, status
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
@@ -60,6 +60,10 @@ GATEWAY_BY_NAME = "gateway"
 CLUSTER_BY_NAME = "cluster"
 """Requirements asking for a cluster the routes are on (a fleet route, a routed replica's
 endpoint) that the list does not hold."""
+MODELS = "models"
+"""Composition resource name prefix of a gateway's AIGatewayRoute: ``models/<gateway>``."""
+MODEL_BACKEND = "model-backend"
+"""Prefix of its AIServiceBackends: ``model-backend/<gateway>/<cluster>``."""
 ROUTED = "modelplane.ai/routed-endpoints"
 """Annotation on each front route's Object: the endpoints it sends traffic to (comma separated),
 so a list that comes back without them is checked by name before they leave the route."""
@@ -271,6 +275,7 @@ def _wanted(
             routes.unavailable_filter(g.name, g.host, namespace, name, kept[1]),
             False,
         )
+        _wanted_models(wanted, ms, plan, g, timeout)
     if not serving:
         return wanted  # the routes behind a front door no gateway opens would carry nothing
     for cluster, lanes in plan.clusters().items():
@@ -304,6 +309,27 @@ def _wanted(
     return wanted
 
 
+def _wanted_models(wanted: Wanted, ms: Obj, plan: Plan, g: Serving, timeout: str) -> None:
+    """The service by model name on one gateway: its AIGatewayRoute and an AIServiceBackend per
+    cluster its lanes reach (``models.py``). Neither is a route whose readiness RoutingReady
+    reads: the path route it mirrors is."""
+    namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
+    served = ms["spec"].get("modelName")
+    wanted[f"{MODELS}/{g.name}"] = (
+        g.host.provider_config,
+        models.model_route(
+            g.name, g.hostname, g.host, namespace, name, plan, timeout, served and str(served)
+        ),
+        False,
+    )
+    for cluster in models.targets(g.host, plan):
+        wanted[f"{MODEL_BACKEND}/{g.name}/{cluster}"] = (
+            g.host.provider_config,
+            models.model_backend(g.name, g.host, namespace, name, cluster),
+            False,
+        )
+
+
 def _kept(
     inputs: Inputs,
     fleet: Mapping[str, Obj],
@@ -323,7 +349,8 @@ def _kept(
       to.
     """
     gateways_listed = bool(inputs.required[GATEWAYS])
-    skipped_keys = {f"{what}/{s.name}" for s in skipped for what in ("front", "unavailable")}
+    fronts = ("front", "unavailable", MODELS)
+    skipped_keys = {f"{what}/{s.name}" for s in skipped for what in fronts}
     unwritable = {c for c in fleet if not cluster_gateway(fleet[c]).provider_config}
     routed_clusters, routed_endpoints = _still_routed(inputs.observed, fleet)
     kept: dict[str, Desired] = {}
@@ -336,10 +363,22 @@ def _kept(
             "unavailable": key in skipped_keys or not gateways_listed,
             "fleet": stuck or where in routed_clusters,
             "egress": stuck or endpoint in routed_endpoints or not gateways_listed,
+            MODELS: key in skipped_keys or not gateways_listed,
+            MODEL_BACKEND: f"{MODELS}/{where}" in skipped_keys
+            or not gateways_listed
+            or _model_backend_routed(inputs.observed, where, obj),
         }.get(what, False)
         if keep:
             kept[key] = Desired(carried(obj), ready_as_observed(obj))
     return kept
+
+
+def _model_backend_routed(observed: Mapping[str, Obj], gateway: str, backend: Obj) -> bool:
+    """Whether the gateway's observed AIGatewayRoute still names this AIServiceBackend: the route
+    lets go first and the backend goes on the next reconcile."""
+    route = objects.mapping(observed.get(f"{MODELS}/{gateway}") or {}, "spec", "forProvider")
+    name = _remote_name(backend)
+    return name is not None and name in models.route_backends(dict(route.get("manifest") or {}))
 
 
 def _routed(observed: Mapping[str, Obj]) -> set[str]:
@@ -390,6 +429,26 @@ def _still_routed(
         names = {ref.get("name") for ref in backend_refs(manifest)}
         clusters |= {c for c in fleet if cluster_backend_name(gateway, c) in names}
         endpoints |= header_values(manifest, ENDPOINT_HEADER)
+    model_clusters, model_endpoints = _still_routed_by_model(observed)
+    return clusters | (model_clusters & set(fleet)), endpoints | model_endpoints
+
+
+def _still_routed_by_model(observed: Mapping[str, Obj]) -> tuple[set[str], set[str]]:
+    """The clusters and external endpoints the observed AIGatewayRoutes still send traffic to:
+    applied apart from the path routes, one may lag behind them."""
+    clusters: set[str] = set()
+    endpoints: set[str] = set()
+    for key, obj in observed.items():
+        what, _, rest = key.partition("/")
+        if what != MODEL_BACKEND:
+            continue
+        gateway, _, cluster = rest.partition("/")
+        if _model_backend_routed(observed, gateway, obj):
+            clusters.add(cluster)
+    for key, obj in observed.items():
+        if key.partition("/")[0] == MODELS:
+            manifest = dict(objects.mapping(obj, "spec", "forProvider", "manifest"))
+            endpoints |= models.route_header_values(manifest, ENDPOINT_HEADER)
     return clusters, endpoints
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.apis import API_VERSION
+from modelplane.compose.modelservice.models import model_route_pools
 from modelplane.compose.modelservice.plan import Plan
 from modelplane.compose.replicapool import replica_pool_name
 from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
@@ -42,7 +43,10 @@ def holds(
     ms: Mapping[str, Any], plan: Plan, observed: Mapping[str, Obj], desired: Iterable[Obj]
 ) -> dict[str, Desired]:
     """A Usage per replica whose pool the desired or observed routes name."""
-    named = referenced_pools([*observed.values(), *desired])
+    routes = [*observed.values(), *desired]
+    # The AIGatewayRoutes name the same pools as the path routes, but are applied apart from
+    # them and may lag: their pools are held too.
+    named = referenced_pools(routes) | model_route_pools(routes)
     replicas: dict[str, str] = {}
     for key, obj in observed.items():
         if key.startswith(HOLDS):

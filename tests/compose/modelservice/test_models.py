@@ -1,0 +1,199 @@
+"""A ModelService by model name: on each gateway serving it, an AIGatewayRoute matching
+``x-ai-eg-model: <namespace>/<service>`` whose lanes are the path route's (same Backends through
+AIServiceBackends, weights and steering headers), rewriting the model to ``spec.modelName``, and
+reaching the clusters on the path the path form takes (docs/design/shared-front-door.md,
+"Step 2 as built")."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from modelplane.compose.frontdoor import ENDPOINT_HEADER, POOL_HEADER, cluster_backend_name
+from modelplane.compose.modelservice.composer import (
+    CLUSTERS,
+    GATEWAYS,
+    compose_service,
+    endpoints_requirement,
+)
+from modelplane.compose.modelservice.models import MODEL_HEADER, model_backend_name
+from modelplane.composer import Inputs, Result
+from tests.compose.modelservice.kit import (
+    again,
+    cluster,
+    external_endpoint,
+    gateway,
+    invalid,
+    manifests,
+    observed,
+    replica_endpoint,
+    service,
+)
+
+Obj = dict[str, Any]
+FLEET = [cluster("edge", pools=False), cluster("east"), cluster("west")]
+STABLE = {"modelplane.ai/deployment": "stable"}
+PROVIDER = {"modelplane.ai/external-provider": "together"}
+
+
+def inputs(ms: Obj, selected: list[list[Obj]], gateways: list[Obj] | None = None) -> Inputs:
+    required: dict[str, list[Obj]] = {
+        GATEWAYS: [gateway(address="203.0.113.1")] if gateways is None else gateways,
+        CLUSTERS: FLEET,
+    }
+    for i, found in enumerate(selected):
+        required[endpoints_requirement(i)] = found
+    return Inputs(composite=ms, required=required)
+
+
+def overflow(ready: bool = True, **service_fields: Any) -> Inputs:
+    """9/1: a replica on east and one on west, and an external provider."""
+    ms = service("qwen", "ml", (9, STABLE), (1, PROVIDER), **service_fields)
+    replicas = [
+        replica_endpoint(f"stable-{c}", c, labels=STABLE, ready=ready) for c in ("east", "west")
+    ]
+    return inputs(ms, [replicas, [external_endpoint("together", labels=PROVIDER, ready=ready)]])
+
+
+def model_rule(result: Result, gateway_name: str = "main") -> Obj:
+    [rule] = manifests(result)[f"models/{gateway_name}"]["spec"]["rules"]
+    return rule
+
+
+def backends(result: Result) -> dict[str, Obj]:
+    """Each AIServiceBackend manifest by name."""
+    return {
+        m["metadata"]["name"]: m
+        for m in manifests(result).values()
+        if m["kind"] == "AIServiceBackend"
+    }
+
+
+def test_each_serving_gateway_routes_the_service_by_its_namespaced_model_name() -> None:
+    result = compose_service(overflow())
+    route = manifests(result)["models/main"]
+    assert route["kind"] == "AIGatewayRoute"
+    assert route["spec"]["parentRefs"] == [
+        {
+            "group": "gateway.networking.k8s.io",
+            "kind": "Gateway",
+            "name": "main-front",
+            "namespace": "modelplane-system",
+            "sectionName": "https",
+        }
+    ]
+    assert route["spec"]["hostnames"] == ["main.example.com"]
+    assert model_rule(result)["matches"] == [
+        {"headers": [{"type": "Exact", "name": MODEL_HEADER, "value": "ml/qwen"}]}
+    ]
+
+
+def test_the_model_rule_sends_each_lane_where_the_path_route_does() -> None:
+    result = compose_service(overflow())
+    by_backend = {name: m["spec"]["backendRef"]["name"] for name, m in backends(result).items()}
+    lanes = [
+        (by_backend[r["name"]], r["weight"], r["headerMutation"])
+        for r in model_rule(result)["backendRefs"]
+    ]
+    path = [
+        (r["name"], r["weight"], r["filters"][0]["requestHeaderModifier"])
+        for r in manifests(result)["front/main"]["spec"]["rules"][0]["backendRefs"]
+    ]
+    assert lanes == path
+
+
+def test_a_lane_sets_its_steering_header_and_removes_the_other() -> None:
+    refs = model_rule(compose_service(overflow()))["backendRefs"]
+    headers = sorted(
+        (r["headerMutation"]["set"][0]["name"], r["headerMutation"]["remove"]) for r in refs
+    )
+    assert headers == [
+        (ENDPOINT_HEADER, [POOL_HEADER]),
+        (POOL_HEADER, [ENDPOINT_HEADER]),
+        (POOL_HEADER, [ENDPOINT_HEADER]),
+    ]
+
+
+def test_one_ai_service_backend_per_cluster_the_lanes_reach_over_its_fleet_backend() -> None:
+    found = {
+        name: m["spec"]["backendRef"] for name, m in backends(compose_service(overflow())).items()
+    }
+    # The provider is reached through the gateway's own cluster, edge.
+    assert found == {
+        model_backend_name("main", "ml", "qwen", c): {
+            "group": "gateway.envoyproxy.io",
+            "kind": "Backend",
+            "name": cluster_backend_name("main", c),
+        }
+        for c in ("east", "edge", "west")
+    }
+
+
+def test_the_engine_path_is_the_path_forms_so_the_fleet_route_takes_it() -> None:
+    """The AI Gateway writes ``path.Join("/", prefix, "chat/completions")`` as the path."""
+    for m in backends(compose_service(overflow())).values():
+        schema = m["spec"]["schema"]
+        assert schema["name"] == "OpenAI"
+        path = posixpath.join("/", schema["prefix"], "chat/completions")
+        assert path == "/ml/qwen/v1/chat/completions"
+
+
+def test_the_model_name_is_rewritten_to_what_the_engines_serve() -> None:
+    refs = model_rule(compose_service(overflow(model_name="Qwen/Qwen3-8B")))["backendRefs"]
+    assert [r["modelNameOverride"] for r in refs] == ["Qwen/Qwen3-8B"] * 3
+
+
+def test_without_a_model_name_the_body_is_forwarded_as_sent() -> None:
+    refs = model_rule(compose_service(overflow()))["backendRefs"]
+    assert refs and not [r for r in refs if "modelNameOverride" in r]
+
+
+def test_the_model_rule_never_times_a_stream_out_unless_the_service_says() -> None:
+    assert model_rule(compose_service(overflow()))["timeouts"] == {"request": "0s"}
+    assert model_rule(compose_service(overflow(timeout="5m")))["timeouts"] == {"request": "5m"}
+
+
+def test_with_nothing_ready_the_model_is_still_routed_with_no_backend() -> None:
+    result = compose_service(overflow(ready=False))
+    rule = model_rule(result)
+    assert "backendRefs" not in rule and rule["matches"]
+    assert not backends(result)
+
+
+def test_the_models_owner_is_the_services_namespace() -> None:
+    assert model_rule(compose_service(overflow()))["modelsOwnedBy"] == "ml"
+
+
+def test_every_composed_object_validates_against_the_pinned_crds() -> None:
+    result = compose_service(overflow(model_name="Qwen/Qwen3-8B", timeout="10m"))
+    assert invalid(result) == {}
+    assert invalid(compose_service(overflow(ready=False))) == {}
+
+
+def west_deleted(seen: dict[str, Obj]) -> Inputs:
+    """West's replica endpoint deleted: not listed, and asked for by name with nothing back."""
+    ms = service("qwen", "ml", (9, STABLE), (1, PROVIDER))
+    east = [replica_endpoint("stable-east", "east", labels=STABLE)]
+    required = overflow().required | {endpoints_requirement(0): east, "endpoint/ml/stable-west": []}
+    return Inputs(composite=ms, required=required, observed=seen)
+
+
+def test_a_backend_stays_while_the_observed_model_route_still_names_it() -> None:
+    after = west_deleted(observed(compose_service(overflow())))
+    first = compose_service(after)
+    assert "model-backend/main/west" in first.resources
+    assert "model-backend/main/west" not in again(compose_service, after, first).resources
+
+
+def test_a_replica_stays_held_while_the_observed_model_route_names_its_pool() -> None:
+    seen = observed(compose_service(overflow()))
+    # The path routes let go of west first; the model route, applied apart, has not yet.
+    for key in ("front/main", "fleet/west"):
+        del seen[key]
+    assert "holds/stable-west" in compose_service(west_deleted(seen)).resources
+
+
+def test_a_clusters_fleet_route_stays_while_the_observed_model_route_sends_it_traffic() -> None:
+    seen = observed(compose_service(overflow()))
+    del seen["front/main"]  # the path route let go of west first
+    assert "fleet/west" in compose_service(west_deleted(seen)).resources
