@@ -10,13 +10,18 @@ import posixpath
 from typing import Any
 
 from modelplane.compose.frontdoor import ENDPOINT_HEADER, POOL_HEADER, cluster_backend_name
+from modelplane.compose.inferencegateway.limits import TOKEN_KEYS
 from modelplane.compose.modelservice.composer import (
     CLUSTERS,
     GATEWAYS,
     compose_service,
     endpoints_requirement,
 )
-from modelplane.compose.modelservice.models import MODEL_HEADER, model_backend_name
+from modelplane.compose.modelservice.models import (
+    MODEL_HEADER,
+    TOKEN_COSTS,
+    model_backend_name,
+)
 from modelplane.composer import Inputs, Result
 from tests.compose.modelservice.kit import (
     again,
@@ -162,6 +167,19 @@ def test_with_nothing_ready_the_model_is_still_routed_with_no_backend() -> None:
 
 def test_the_models_owner_is_the_services_namespace() -> None:
     assert model_rule(compose_service(overflow()))["modelsOwnedBy"] == "ml"
+
+
+def test_the_model_route_declares_the_token_costs_a_gateways_budgets_spend() -> None:
+    route = manifests(compose_service(overflow()))["models/main"]
+    assert route["spec"]["llmRequestCosts"] == [
+        {"metadataKey": "llm_input_token", "type": "InputToken"},
+        {"metadataKey": "llm_output_token", "type": "OutputToken"},
+        {"metadataKey": "llm_total_token", "type": "TotalToken"},
+    ]
+
+
+def test_the_token_costs_are_the_keys_the_gateways_budgets_read() -> None:
+    assert list(TOKEN_COSTS) == list(TOKEN_KEYS.values())
 
 
 def test_every_composed_object_validates_against_the_pinned_crds() -> None:

@@ -51,6 +51,14 @@ MODEL_HEADER = "x-ai-eg-model"
 """The header Envoy AI Gateway's external processor sets from the request body's ``model``
 (``internalapi.ModelNameHeaderKeyDefault``), which a rule matches to route by model name."""
 OPENAI_VERSION_PREFIX = "v1"
+TOKEN_COSTS = (
+    ("llm_input_token", "InputToken"),
+    ("llm_output_token", "OutputToken"),
+    ("llm_total_token", "TotalToken"),
+)
+"""The metadata keys (and AI Gateway cost types) an InferenceGateway's token budgets read
+(``inferencegateway.limits.TOKEN_KEYS``; a kind's package imports no other's, so the two are
+held equal by tests/compose/modelservice/test_models.py)."""
 
 
 def model_name(namespace: str, service: str) -> str:
@@ -146,6 +154,9 @@ def model_route(
             ],
             "hostnames": [hostname],
             "rules": [rule],
+            # The token counts a gateway's budgets spend (InferenceGateway spec.limits): the AI
+            # Gateway writes them to dynamic metadata only for the costs a route declares.
+            "llmRequestCosts": [{"metadataKey": key, "type": kind} for key, kind in TOKEN_COSTS],
         },
     }
 
