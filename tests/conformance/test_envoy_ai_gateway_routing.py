@@ -21,7 +21,9 @@ Behaviours relied on, each read at that tag:
   backendRef is its own filter backend (``internalapi.PerRouteRuleRefBackendName``: route, rule,
   ref index), with its ``modelNameOverride`` and the merge of its ``headerMutation`` with the
   AIServiceBackend's (``mergeHeaderMutations``).
-- ``internal/extproc/processor_impl.go``: the chosen backend's header mutation is applied with
+- ``internal/extproc/processor_impl.go``: the router filter sets ``x-ai-eg-model`` from the
+  body's ``model`` with ``OVERWRITE_IF_EXISTS_OR_ADD`` (a client's header never picks the rule);
+  the chosen backend's header mutation is applied with
   ``OVERWRITE_IF_EXISTS_OR_ADD`` (a client's header is replaced); ``modelNameOverride`` replaces
   the body's model (``internal/translator/openai_openai.go``), and the path becomes
   ``path.Join("/", prefix, "chat/completions")``.
