@@ -180,3 +180,10 @@ def test_the_policy_is_admitted_by_the_pinned_crds() -> None:
     result = compose(limited(entry, {"requestsPerMinute": 7}), [SEARCH, ADS])
     keys = (LIMITS, HEADER_GUARD, POLICY)
     assert invalid(Result(resources={k: result.resources[k] for k in keys})) == {}
+
+
+def test_an_entry_with_no_rate_is_refused_naming_it() -> None:
+    result = compose(limited({"requestsPerMinute": 5}, {"perModel": True}), [SEARCH])
+    assert "spec.limits[1] has neither requestsPerMinute nor tokensPerMinute" in (
+        result.fatal or ""
+    )
