@@ -36,6 +36,7 @@ Behaviours relied on, each read at that tag:
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Iterator
 from typing import Any
@@ -43,15 +44,30 @@ from typing import Any
 import pytest
 
 from modelplane.compose.frontdoor import service_prefix
-from tests.conformance.fleets import NAMES, rendered_fleet
+from tests.conformance.fleets import NAMES, Fleet, _objects, example, render, rendered_fleet
 
 Obj = dict[str, Any]
 MODEL_HEADER = "x-ai-eg-model"
 GENERATED = "gateway.envoyproxy.io/ai-gateway-generated"
 
 
+NAMED = "named/service-overflow"
+"""The overflow example with ``spec.modelName`` on its service: replicas and a provider named."""
+FLEETS = (*NAMES, NAMED)
+
+
+@functools.cache
+def _fleet(name: str) -> Fleet:
+    if name != NAMED:
+        return rendered_fleet(name)
+    objs = example("service-overflow")
+    [service] = [o for o in objs if o["kind"] == "ModelService"]
+    service["spec"]["modelName"] = "moonshotai/Kimi-K2-Instruct"
+    return Fleet(name, tuple(objs), _objects(render(objs)))
+
+
 def _model_routes(name: str) -> list[Any]:
-    return rendered_fleet(name).remote("AIGatewayRoute")
+    return _fleet(name).remote("AIGatewayRoute")
 
 
 def _where(remote: Any) -> tuple[str, str]:
@@ -60,8 +76,7 @@ def _where(remote: Any) -> tuple[str, str]:
 
 def _by_name(name: str, kind: str) -> dict[tuple[str, str, str], Obj]:
     return {
-        (*_where(r), r.manifest["metadata"]["name"]): r.manifest
-        for r in rendered_fleet(name).remote(kind)
+        (*_where(r), r.manifest["metadata"]["name"]): r.manifest for r in _fleet(name).remote(kind)
     }
 
 
@@ -91,7 +106,7 @@ def _path_route(name: str, remote: Any) -> Obj:
     prefix = service_prefix(namespace, service)
     [route] = [
         r.manifest
-        for r in rendered_fleet(name).remote("HTTPRoute")
+        for r in _fleet(name).remote("HTTPRoute")
         if _where(r) == _where(remote)
         and r.manifest["spec"]["parentRefs"] == remote.manifest["spec"]["parentRefs"]
         and r.manifest["spec"].get("hostnames") == remote.manifest["spec"]["hostnames"]
@@ -104,7 +119,7 @@ def _path_route(name: str, remote: Any) -> Obj:
     return route
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FLEETS)
 def test_every_model_route_names_ai_service_backends_over_backends_composed_beside_it(
     name: str,
 ) -> None:
@@ -125,7 +140,7 @@ def test_every_model_route_names_ai_service_backends_over_backends_composed_besi
     assert missing == []
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FLEETS)
 def test_a_model_routes_lanes_are_its_path_routes_backends_weights_and_headers(name: str) -> None:
     backends = _by_name(name, "AIServiceBackend")
     for r in _model_routes(name):
@@ -144,7 +159,7 @@ def test_a_model_routes_lanes_are_its_path_routes_backends_weights_and_headers(n
         assert lanes == path, r.manifest["metadata"]["name"]
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FLEETS)
 def test_a_model_route_reaches_the_clusters_on_the_path_forms_prefix(name: str) -> None:
     backends = _by_name(name, "AIServiceBackend")
     for r in _model_routes(name):
@@ -156,18 +171,18 @@ def test_a_model_route_reaches_the_clusters_on_the_path_forms_prefix(name: str) 
             assert path == f"{prefix}v1/chat/completions"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FLEETS)
 def test_the_model_is_rewritten_to_the_services_model_name_and_only_then(name: str) -> None:
     served = {
         f"{ms['metadata']['namespace']}/{ms['metadata']['name']}": ms["spec"].get("modelName")
-        for ms in rendered_fleet(name).composites("ModelService")
+        for ms in _fleet(name).composites("ModelService")
     }
     for r in _model_routes(name):
         want = served[_service(r.manifest)]
         assert {ref.get("modelNameOverride") for ref in _refs(r.manifest)} <= {want}
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FLEETS)
 def test_models_lists_every_service_a_gateway_routes_by_path(name: str) -> None:
     """One filter configuration per Gateway from all its AIGatewayRoutes, models by host."""
     listed: dict[tuple[str, str, str], set[str]] = {}
@@ -175,7 +190,7 @@ def test_models_lists_every_service_a_gateway_routes_by_path(name: str) -> None:
         for host in r.manifest["spec"]["hostnames"]:
             listed.setdefault((*_where(r), host), set()).update(_models(r.manifest))
     routed: dict[tuple[str, str, str], set[str]] = {}
-    for r in rendered_fleet(name).remote("HTTPRoute"):
+    for r in _fleet(name).remote("HTTPRoute"):
         for parent in r.manifest["spec"]["parentRefs"]:
             if parent.get("sectionName") != "https":
                 continue
@@ -189,7 +204,7 @@ def test_models_lists_every_service_a_gateway_routes_by_path(name: str) -> None:
     assert listed == routed
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FLEETS)
 def test_every_model_rule_sets_its_timeout_and_fits_a_route(name: str) -> None:
     """Unset, a rule times out at 60 s, which cuts token streams."""
     for r in _model_routes(name):
@@ -198,20 +213,20 @@ def test_every_model_rule_sets_its_timeout_and_fits_a_route(name: str) -> None:
         assert all(rule["timeouts"]["request"] for rule in rules)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FLEETS)
 def test_no_generated_http_route_takes_a_composed_routes_name(name: str) -> None:
     """The AI Gateway generates an HTTPRoute named as the AIGatewayRoute, beside it."""
     routes = set(_by_name(name, "HTTPRoute"))
     assert not routes & set(_by_name(name, "AIGatewayRoute"))
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FLEETS)
 def test_no_path_route_is_marked_as_the_ai_gateways_own(name: str) -> None:
     """The ext_proc filter runs only on routes carrying that annotation: the path form is not
     parsed, rewritten or answered by it."""
     marked = [
         r.manifest["metadata"]["name"]
-        for r in rendered_fleet(name).remote("HTTPRoute")
+        for r in _fleet(name).remote("HTTPRoute")
         if GENERATED in (r.manifest["metadata"].get("annotations") or {})
     ]
     assert marked == []
@@ -222,9 +237,16 @@ def test_the_fleets_hold_model_routes_with_every_kind_of_lane() -> None:
     model name."""
     headers = {
         h["name"]
-        for name in NAMES
+        for name in FLEETS
         for r in _model_routes(name)
         for ref in _refs(r.manifest)
         for h in ref["headerMutation"]["set"]
     }
     assert headers == {"x-modelplane-pool", "x-modelplane-endpoint"}
+
+
+def test_the_named_fleet_rewrites_the_model_on_every_lane() -> None:
+    """The override rule above is not vacuous."""
+    [route] = _model_routes(NAMED)
+    overrides = [ref.get("modelNameOverride") for ref in _refs(route.manifest)]
+    assert overrides and set(overrides) == {"moonshotai/Kimi-K2-Instruct"}
