@@ -39,6 +39,18 @@ EXTERNAL_STACK = (
 )
 
 
+E2E_TIMEOUT = 3600
+"""Seconds one e2e test may take, its fixtures included: the first one builds the tools (about
+12 minutes on a new machine) and brings the control plane up; every wait inside is bounded far
+below this, so reaching it means something hung."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))
+
+
 def eventually(check: Callable[[], None], timeout: float = 120, interval: float = 1.0) -> None:
     """Runs ``check`` (assertions) until it passes; past ``timeout`` its last failure stands."""
     deadline = time.monotonic() + timeout
