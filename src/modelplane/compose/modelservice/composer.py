@@ -38,7 +38,7 @@ from modelplane.compose.frontdoor import (
     cluster_gateway,
     parse_url,
 )
-from modelplane.compose.modelservice import models, routes, status
+from modelplane.compose.modelservice import callers, models, routes, status
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
@@ -90,9 +90,14 @@ def compose_service(inputs: Inputs) -> Result:
         return read
     plan = plan_service(ms, read.selected, read.fleet, frozenset(read.routed), read.gone)
     serving, skipped = gateways_serving(ms, read.gateways, read.fleet)
+    problem = _callers_problem(ms, read.gateways, serving)
+    if problem:
+        return Result.failed(problem)  # nothing composed changes: what serves keeps serving
     wanted = _wanted(ms, plan, serving, read.fleet, inputs.observed)
+    allowed = _wanted_callers(inputs, serving, read.gateways, wanted)
     result = Result(
-        requirements=read.requirements, resources=_kept(inputs, read.fleet, skipped, read.gone)
+        requirements=read.requirements | allowed.requirements,
+        resources=_kept(inputs, read.fleet, skipped, read.gone) | allowed.kept,
     )
     _place(inputs, plan, wanted, result)
     _report(inputs, plan, serving, skipped, wanted, result)
@@ -330,6 +335,50 @@ def _wanted_models(wanted: Wanted, ms: Obj, plan: Plan, g: Serving, timeout: str
         )
 
 
+def _callers_problem(ms: Obj, gateways: list[Obj], serving: list[Serving]) -> str:
+    """Why ``spec.callers`` cannot be enforced on a gateway serving the service, or ""."""
+    if not callers.wanted_callers(ms["spec"]):
+        return ""
+    on = {g.name for g in serving}
+    for ig in sorted(gateways, key=objects.name):
+        if objects.name(ig) in on:
+            problem = callers.auth_problem(namespace_of(ms), objects.name(ms), ig)
+            if problem:
+                return problem
+    return ""
+
+
+def _wanted_callers(
+    inputs: Inputs, serving: list[Serving], gateways: list[Obj], wanted: Wanted
+) -> callers.Callers:
+    """``spec.callers`` on each serving gateway, over its path route and the HTTPRoute the AI
+    Gateway generates for its model route (named after it), added to ``wanted``."""
+    ms = inputs.composite
+    out = callers.Callers()
+    if not callers.wanted_callers(ms["spec"]):
+        return out
+    by = {objects.name(ig): ig for ig in gateways}
+    for g in serving:
+        routes = [
+            str(wanted[f"{what}/{g.name}"][1]["metadata"]["name"]) for what in ("front", MODELS)
+        ]
+        one = callers.compose(
+            ms["spec"],
+            namespace_of(ms),
+            objects.name(ms),
+            by[g.name],
+            g.host,
+            routes,
+            inputs.required,
+            inputs.observed,
+        )
+        for key, manifest in one.manifests.items():
+            wanted[key] = (g.host.provider_config, manifest, False)
+        out.kept.update(one.kept)
+        out.requirements.update(one.requirements)
+    return out
+
+
 def _kept(
     inputs: Inputs,
     fleet: Mapping[str, Obj],
@@ -349,7 +398,7 @@ def _kept(
       to.
     """
     gateways_listed = bool(inputs.required[GATEWAYS])
-    fronts = ("front", "unavailable", MODELS)
+    fronts = ("front", "unavailable", MODELS, callers.POLICY, callers.DENIED)
     skipped_keys = {f"{what}/{s.name}" for s in skipped for what in fronts}
     unwritable = {c for c in fleet if not cluster_gateway(fleet[c]).provider_config}
     routed_clusters, routed_endpoints = _still_routed(inputs.observed, fleet)
@@ -364,6 +413,9 @@ def _kept(
             "fleet": stuck or where in routed_clusters,
             "egress": stuck or endpoint in routed_endpoints or not gateways_listed,
             MODELS: key in skipped_keys or not gateways_listed,
+            # Who may use the service stays with the routes it guards.
+            callers.POLICY: key in skipped_keys or not gateways_listed,
+            callers.DENIED: key in skipped_keys or not gateways_listed,
             MODEL_BACKEND: f"{MODELS}/{where}" in skipped_keys
             or not gateways_listed
             or _model_backend_routed(inputs.observed, where, obj),
