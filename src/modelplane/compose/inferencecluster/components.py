@@ -77,6 +77,16 @@ GATEWAY_API_CRD = "gateways.gateway.networking.k8s.io"
 PICKER_MONITOR = "podmonitor-endpoint-pickers"
 ENGINE_MONITOR = "podmonitor-engines"
 GATEWAY_MONITOR = "podmonitor-gateway"
+RATE_LIMIT_REDIS = "envoy-gateway-ratelimit-redis"
+RATE_LIMIT_REDIS_SERVICE = "envoy-gateway-ratelimit-redis-service"
+
+REDIS_NAME = "modelplane-ratelimit-redis"
+"""The Redis Deployment and Service on the cluster: never Envoy Gateway's own ``envoy-ratelimit``
+name or labels (its rate-limit infra selects by them)."""
+REDIS_PORT = 6379
+REDIS_IMAGE = "redis:6.0.6"
+"""The image Envoy Gateway v1.8.1's global-rate-limit task and examples/redis/redis.yaml run
+(tests/conformance/test_envoy_rate_limit_backend.py)."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +144,7 @@ def _cert_manager_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
     }
 
 
-def _envoy_gateway_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
+def _envoy_gateway_values(t: Target, _s: Setting, _c: Chart) -> Obj:
     # Envoy AI Gateway's base values (manifests/envoy-gateway-values.yaml) plus its InferencePool
     # add-on (examples/inference-pool/envoy-gateway-values-addon.yaml): the extension server gets
     # every listener, route, cluster and secret, and InferencePool becomes a backend kind.
@@ -163,8 +173,60 @@ def _envoy_gateway_values(_t: Target, _s: Setting, _c: Chart) -> Obj:
                         {"group": POOL_GROUP, "kind": "InferencePool", "version": POOL_VERSION}
                     ],
                 },
+                **_rate_limit_backend(t),
             }
         }
+    }
+
+
+def _rate_limit_backend(t: Target) -> Obj:
+    """The EnvoyGateway ``rateLimit`` naming the Redis below, when a hosted gateway needs one:
+    Envoy Gateway then deploys its rate-limit service (``envoy-ratelimit``) itself."""
+    if not t.rate_limits:
+        return {}
+    url = f"{REDIS_NAME}.{EG_NAMESPACE}.svc.cluster.local:{REDIS_PORT}"
+    return {"rateLimit": {"backend": {"type": "Redis", "redis": {"url": url}}}}
+
+
+def _rate_limit_redis(t: Target, _s: Setting) -> dict[str, Obj]:
+    # One replica, no persistence, the layout of Envoy Gateway's global-rate-limit task: it holds
+    # per-minute counters only, and a restart forgives at most a minute's spending.
+    if not t.rate_limits:
+        return {}
+    labels = {"app.kubernetes.io/name": REDIS_NAME, MANAGED_BY: "modelplane"}
+    meta = {"name": REDIS_NAME, "namespace": EG_NAMESPACE, "labels": labels}
+    container = {
+        "name": "redis",
+        "image": REDIS_IMAGE,
+        "ports": [{"name": "redis", "containerPort": REDIS_PORT}],
+        "resources": {
+            "requests": {"cpu": "200m", "memory": "256Mi"},
+            "limits": {"cpu": "1500m", "memory": "512Mi"},
+        },
+    }
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta,
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+        },
+    }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta,
+        "spec": {
+            "selector": labels,
+            "ports": [{"name": "redis", "port": REDIS_PORT, "targetPort": REDIS_PORT}],
+        },
+    }
+    name = ENVOY_GATEWAY_NAME
+    return {
+        RATE_LIMIT_REDIS: stack_object(t, name, RATE_LIMIT_REDIS, deployment),
+        RATE_LIMIT_REDIS_SERVICE: stack_object(t, name, RATE_LIMIT_REDIS_SERVICE, service),
     }
 
 
@@ -421,13 +483,15 @@ def _gateway_api_bundle(t: Target, _s: Setting) -> dict[str, Obj]:
     }
 
 
+ENVOY_GATEWAY_NAME = "envoy-gateway"
 ENVOY_GATEWAY_COMPONENT = Component(
-    name="envoy-gateway",
+    name=ENVOY_GATEWAY_NAME,
     field="envoyGateway",
     # The version Envoy AI Gateway v1.1.0's end-to-end suite runs against.
     version="v1.8.1",
     charts=(Chart(ENVOY_GATEWAY, "oci://docker.io/envoyproxy", "gateway-helm", EG_NAMESPACE),),
     values=_envoy_gateway_values,
+    extra=_rate_limit_redis,
     config=_gateway_api_bundle,
     probe=_crd_probe("envoyproxies.gateway.envoyproxy.io"),
 )

@@ -21,13 +21,14 @@ Vultr) is refused with a condition, and what was composed before is carried forw
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from modelplane.apis import API_VERSION
 from modelplane.compose.evidence import Lookup, listed_and_found, look_up
 from modelplane.compose.fleetsecrets import trust_bundle_problem
 from modelplane.compose.inferencecluster.allocation import Allotted, allocation, nodes_per_pool
+from modelplane.compose.inferencecluster.components import RATE_LIMIT_REDIS
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
     GATEWAY,
@@ -106,7 +107,7 @@ def compose_cluster(inputs: Inputs) -> Result:
     problem = _refused(cluster, name)
     if problem:
         return Result.failed(problem)
-    t = target_of(cluster, dns_label(name))
+    t = replace(target_of(cluster, dns_label(name)), rate_limits=_rate_limits(inputs, name))
     fleet = _read_fleet(inputs, cluster)
     reach = _reach(inputs, source, t, fleet)
     if isinstance(reach, str):
@@ -404,15 +405,28 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
     )
 
 
-def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
-    """A ClusterUsage per InferenceGateway running on the cluster; what InUse says of them."""
+@dataclass(frozen=True)
+class _Gateways:
+    """The InferenceGateways as read: those listed, and the guarded ones the list does not
+    hold, asked for by name."""
+
+    listed: list[Obj]
+    lookup: Lookup
+
+    def hosted(self, cluster: str) -> list[Obj]:
+        """Those read (listed or found by name) that run on ``cluster``."""
+        return [
+            g
+            for g in [*self.listed, *self.lookup.found.values()]
+            if objects.spec(g).get("clusterName") == cluster
+        ]
+
+
+def _read_gateways(inputs: Inputs) -> _Gateways | None:
+    """The gateways as read; None while the list is not fetched yet."""
     gateways = inputs.required.get(GATEWAYS)
     if gateways is None:
-        # Not read yet: keep every guard as it stands rather than lift one on no evidence.
-        for key, held in inputs.observed.items():
-            if key.startswith(GATEWAY_GUARD):
-                result.resources[key] = Desired(carried(held), "True")
-        return ""
+        return None
     listed = list(gateways)
     # A guarded gateway the list does not hold is asked for by name: the guard goes only once
     # nothing comes back (or it runs elsewhere now), never on a list that lags.
@@ -426,15 +440,34 @@ def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
         "InferenceGateway",
         guarded - {str(g["metadata"]["name"]) for g in listed},
     )
+    return _Gateways(listed, lookup)
+
+
+def _rate_limits(inputs: Inputs, name: str) -> bool:
+    """Whether a gateway hosted here sets ``spec.limits``. While the gateways are not all read,
+    as last composed (the rate-limit Redis observed): a list that lags must neither restart
+    Envoy Gateway without its backend nor add one on no evidence."""
+    read = _read_gateways(inputs)
+    if read is None or read.lookup.pending:
+        return RATE_LIMIT_REDIS in inputs.observed
+    return any(objects.spec(g).get("limits") for g in read.hosted(name))
+
+
+def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
+    """A ClusterUsage per InferenceGateway running on the cluster; what InUse says of them."""
+    read = _read_gateways(inputs)
+    if read is None:
+        # Not read yet: keep every guard as it stands rather than lift one on no evidence.
+        for key, held in inputs.observed.items():
+            if key.startswith(GATEWAY_GUARD):
+                result.resources[key] = Desired(carried(held), "True")
+        return ""
+    lookup = read.lookup
     result.requirements.update(lookup.requirements)
     for gateway in sorted(lookup.pending):
         key = GATEWAY_GUARD + gateway
         result.resources[key] = Desired(carried(inputs.observed[key]), "True")
-    hosted = sorted(
-        str(g["metadata"]["name"])
-        for g in [*listed, *lookup.found.values()]
-        if objects.spec(g).get("clusterName") == name
-    )
+    hosted = sorted(str(g["metadata"]["name"]) for g in read.hosted(name))
     for gateway in hosted:
         key = GATEWAY_GUARD + gateway
         result.resources[key] = Desired(gateway_guard(name, gateway), _exists(inputs.observed, key))

@@ -2,7 +2,8 @@
 
 Every builder of the stack takes a ``Target``: the cluster's name, the control-plane namespace
 its namespaced resources live in, the two ClusterProviderConfigs that reach it, the stack
-(Standard or Dynamo), the inference Gateway, and each component's mode and version.
+(Standard or Dynamo), the inference Gateway, each component's mode and version, and whether a
+gateway hosted here needs global rate limits (the one fact that comes from outside the spec).
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ class Target:
     """deletionPolicy Orphan: deleting the cluster leaves everything installed on it."""
     source: str = ""
     """spec.cluster.source: Existing, or the cloud Modelplane provisions the cluster on."""
+    rate_limits: bool = False
+    """Whether an InferenceGateway hosted here sets ``spec.limits``: Envoy Gateway then needs a
+    rate-limit backend (its Redis). Read from the gateways, not the cluster's spec (composer)."""
 
     def setting(self, field: str, default_version: str) -> Setting:
         found = self.settings.get(field)
