@@ -12,10 +12,16 @@ Requests per minute are plain request counts. Tokens per minute check the budget
 Gateway writes under ``io.envoy.ai_gateway`` for the ``llmRequestCosts`` of the route that
 served it (the keys below: the AIGatewayRoute must declare them). Each behaviour relied on is
 cited in tests/conformance/test_envoy_rate_limits.py.
+
+The same policy answers the 429 Envoy itself sends when a budget is spent (``responseOverride``,
+source ``Local``: an engine's or an external provider's own 429 passes unchanged) with a JSON
+body saying a budget was hit and ``Retry-After``: tests/conformance/
+test_envoy_rate_limit_backend.py.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,6 +49,23 @@ MAX_RULES = 256
 """Envoy Gateway v1.8.1's ``GlobalRateLimit.rules`` maxItems."""
 MAX_MATCH = 1024
 """Envoy Gateway v1.8.1's ``HeaderMatch.value`` maxLength: a longer caller list is split."""
+RETRY_AFTER = "60"
+"""Seconds a refused caller waits: every budget counts per minute, so a minute always reaches
+the next window (the exact reset is not in what Envoy hands the override)."""
+RATE_LIMITED_BODY = json.dumps(
+    {
+        "error": {
+            "type": "rate_limit_exceeded",
+            "code": 429,
+            "message": (
+                "a budget of this gateway (spec.limits) is spent for this caller; "
+                f"retry after {RETRY_AFTER} seconds"
+            ),
+        }
+    },
+    sort_keys=True,
+)
+"""The 429's body, OpenAI's error shape. Envoy reads it as a format string: it holds no %."""
 
 
 def limits_of(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -187,6 +210,21 @@ def rate_limit_policy(gateway: str, host: ClusterGateway, found: list[Obj]) -> O
         "spec": {
             "targetRefs": front_listener(gateway),
             "rateLimit": {"global": {"rules": found}},
+            "responseOverride": [budget_spent()],
+        },
+    }
+
+
+def budget_spent() -> Obj:
+    """The answer to a request a budget refuses: Envoy's own 429 only (source ``Local``), never
+    a backend's, with a body naming what was hit and when to retry."""
+    return {
+        "match": {"statusCodes": [{"type": "Value", "value": 429}]},
+        "source": "Local",
+        "response": {
+            "contentType": "application/json",
+            "body": {"type": "Inline", "inline": RATE_LIMITED_BODY},
+            "header": {"set": [{"name": "Retry-After", "value": RETRY_AFTER}]},
         },
     }
 
