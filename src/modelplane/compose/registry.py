@@ -21,6 +21,7 @@ from modelplane.compose.modelreplica.composer import (
     LAZY_COMPOSITE,
     compose_replica,
 )
+from modelplane.compose.modelservice import callers as service_callers
 from modelplane.compose.modelservice import composer as service
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.routed import USAGE_API_VERSION
@@ -142,6 +143,7 @@ def default_registry() -> Registry:
             service.GATEWAY_BY_NAME: GATEWAY,
             service.CLUSTERS: CLUSTER,
             service.BY_NAME: ENDPOINT,
+            service_callers.SECRETS: callers.SECRET,
             **selected,
         },
     )

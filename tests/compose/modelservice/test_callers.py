@@ -18,6 +18,7 @@ from modelplane.compose.modelservice.composer import (
     endpoints_requirement,
 )
 from modelplane.compose.modelservice.models import model_route_name
+from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Requirement
 from tests.compose.modelservice.kit import (
     cluster,
@@ -202,3 +203,15 @@ def test_every_composed_object_validates_against_the_pinned_crds() -> None:
     names = [f"c{i:03}" for i in range(300)]
     assert invalid(compose_service(inputs({"names": names}))) == {}
     assert invalid(compose_service(inputs({"selector": {"matchLabels": {"t": "x"}}}))) == {}
+
+
+def test_the_function_reads_the_caller_secrets_as_secrets() -> None:
+    kind = default_registry().required_kind("modelplane.ai/v1alpha1", "ModelService", SECRETS)
+    assert kind == ("v1", "Secret")
+
+
+def test_callers_naming_nobody_are_refused_by_the_function_too() -> None:
+    assert compose_service(inputs({})).fatal == (
+        "ModelService spec.callers takes names or selector.matchLabels (or both); omit "
+        "callers to let every authenticated caller use the service"
+    )

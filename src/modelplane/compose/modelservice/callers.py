@@ -63,6 +63,20 @@ def wanted_callers(spec: Mapping[str, Any]) -> bool:
     return isinstance(spec.get("callers"), Mapping)
 
 
+def callers_problem(spec: Mapping[str, Any]) -> str | None:
+    """Why ``spec.callers`` is malformed, or None (the XRD refuses the same at admission; an
+    older XRD or a rendered fleet may not)."""
+    if "callers" not in spec:
+        return None
+    given = spec["callers"]
+    if not isinstance(given, Mapping) or not (given.get("names") or selector(spec)):
+        return (
+            "ModelService spec.callers takes names or selector.matchLabels (or both); omit "
+            "callers to let every authenticated caller use the service"
+        )
+    return None
+
+
 def names(spec: Mapping[str, Any]) -> list[str]:
     return sorted({str(n) for n in mapping(spec, "callers").get("names") or ()})
 

@@ -536,7 +536,7 @@ def _malformed(ms: Obj) -> str | None:
         weight = entry.get("weight", 1)
         if not isinstance(weight, int) or not 0 <= weight <= 1_000_000:
             return f"ModelService spec.endpoints[{i}].weight must be an integer in 0..1000000"
-    return None
+    return callers.callers_problem(spec)
 
 
 def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[str]) -> Result:
