@@ -27,7 +27,11 @@ Behaviours relied on, each read at that tag:
 - The same for BackendTrafficPolicy (``internal/gatewayapi/backendtrafficpolicy.go``
   ``mergeBackendTrafficPolicy`` and ``translateBackendTrafficPolicyForRouteWithMerge``: with
   only the gateway's policy holding a ``rateLimit``, its rules keep their names, so a
-  caller's shared budget still spans every route).
+  caller's shared budget still spans every route). The merge is ``utils.Merge``
+  (``internal/utils/merge.go``: Kubernetes' strategic merge patch over the Go type), and
+  ``BackendTrafficPolicySpec.ResponseOverride`` carries no ``patchStrategy`` tag
+  (``api/v1alpha1/backendtrafficpolicy_types.go``): the route's list replaces the gateway's, so
+  the service's policy repeats the gateway's 429 override.
 - ``api/v1alpha1/shared_types.go`` ``ResponseOverride``: ``source: Local`` overrides only
   Envoy-generated responses (``internal/xds/translator/custom_response.go`` ANDs the status
   match with a local-reply predicate), so an engine's or a provider's own 403 passes
@@ -46,6 +50,7 @@ from typing import Any
 
 from modelplane.compose.frontdoor import FRONT_LISTENER
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, front_listener
+from modelplane.compose.inferencegateway.limits import budget_spent
 from modelplane.compose.modelservice import callers
 from modelplane.compose.modelservice.composer import (
     CLUSTERS,
@@ -118,3 +123,8 @@ def test_only_envoys_own_403_is_overridden_and_it_names_the_caller() -> None:
     assert override["source"] == "Local"
     message = json.loads(override["response"]["body"]["inline"])["error"]["message"]
     assert f"%REQ({callers.CALLER_HEADER})%" in message
+
+
+def test_the_route_override_list_repeats_the_gateways_since_merging_replaces_it() -> None:
+    overrides = composed(["ads"])["denied/main"]["spec"]["responseOverride"]
+    assert budget_spent() in overrides

@@ -10,6 +10,7 @@ from typing import Any
 
 from modelplane.compose.frontdoor import front_route_name
 from modelplane.compose.inferencegateway import callers as gateway_callers
+from modelplane.compose.inferencegateway import limits
 from modelplane.compose.modelservice.callers import CALLER_HEADER
 from modelplane.compose.modelservice.composer import (
     CLUSTERS,
@@ -215,3 +216,10 @@ def test_callers_naming_nobody_are_refused_by_the_function_too() -> None:
         "ModelService spec.callers takes names or selector.matchLabels (or both); omit "
         "callers to let every authenticated caller use the service"
     )
+
+
+def test_the_gateways_429_answer_stays_on_the_services_routes() -> None:
+    overrides = manifests(compose_service(inputs({"names": ["ads"]})))["denied/main"]["spec"][
+        "responseOverride"
+    ]
+    assert overrides[1:] == [limits.budget_spent()]

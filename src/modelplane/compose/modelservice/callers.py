@@ -11,7 +11,8 @@ On each gateway serving the service, beside its routes:
   the api_key_auth filter set) is one of the service's callers, denying every other;
 - ``denied/<gateway>``: a ``BackendTrafficPolicy`` on the same routes (merged the same way, so
   the gateway's budgets still apply) whose ``responseOverride`` turns Envoy's own 403 into a JSON
-  body naming the caller, the model and that it is not among the service's callers.
+  body naming the caller, the model and that it is not among the service's callers, and repeats
+  the gateway's 429 answer (merging replaces the gateway policy's override list).
 
 The callers are the names, and the identities (entries) of the caller Secrets matching both
 the gateway's ``spec.auth.callerSecretSelector`` and the service's ``callers.selector``: the
@@ -57,6 +58,23 @@ MAX_VALUES = 256
 """Values one authorization header match holds (Envoy Gateway v1.8.1
 ``AuthorizationHeaderMatch.Values``): longer caller lists are split over several rules."""
 MERGE = "StrategicMerge"
+RETRY_AFTER = "60"
+RATE_LIMITED_BODY = json.dumps(
+    {
+        "error": {
+            "type": "rate_limit_exceeded",
+            "code": 429,
+            "message": (
+                "a budget of this gateway (spec.limits) is spent for this caller; "
+                f"retry after {RETRY_AFTER} seconds"
+            ),
+        }
+    },
+    sort_keys=True,
+)
+"""The gateway's 429 answer (``inferencegateway.limits.budget_spent``, held equal by a test):
+a route policy's ``responseOverride`` list replaces the gateway policy's when merged, so the
+service's policy repeats it."""
 
 
 def wanted_callers(spec: Mapping[str, Any]) -> bool:
@@ -247,7 +265,22 @@ def denied_policy(
                         "contentType": "application/json",
                         "body": {"type": "Inline", "inline": denied_body(namespace, service)},
                     },
-                }
+                },
+                budget_spent(),
             ],
+        },
+    }
+
+
+def budget_spent() -> Obj:
+    """The gateway's own answer to a spent budget, kept on the service's routes: merged, the
+    route policy's override list replaces the gateway policy's (it has no merge key)."""
+    return {
+        "match": {"statusCodes": [{"type": "Value", "value": 429}]},
+        "source": "Local",
+        "response": {
+            "contentType": "application/json",
+            "body": {"type": "Inline", "inline": RATE_LIMITED_BODY},
+            "header": {"set": [{"name": "Retry-After", "value": RETRY_AFTER}]},
         },
     }
