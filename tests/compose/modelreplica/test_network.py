@@ -14,6 +14,7 @@ import pytest
 
 from modelplane.compose import pods_revision
 from modelplane.compose.inferencecluster import components
+from modelplane.compose.inferencecluster.target import target_of
 from modelplane.compose.modelreplica import network, picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.workloads import compose_workloads
@@ -296,7 +297,8 @@ def test_envoy_gateway_runs_in_the_namespace_the_policies_admit():
 
 def test_the_stacks_envoy_gateway_runs_proxies_in_its_own_namespace():
     """No deploy type: Envoy Gateway's default, ControllerNamespace mode."""
-    values = components.ENVOY_GATEWAY_COMPONENT.values(None, None, None)  # type: ignore[arg-type]
+    east = target_of({"metadata": {"name": "east"}, "spec": {}}, "east")
+    values = components.ENVOY_GATEWAY_COMPONENT.values(east, None, None)  # type: ignore[arg-type]
     provider = values["config"]["envoyGateway"]["provider"]
     assert "deploy" not in (provider.get("kubernetes") or {})
 
