@@ -223,3 +223,8 @@ def test_the_gateways_429_answer_stays_on_the_services_routes() -> None:
         "responseOverride"
     ]
     assert overrides[1:] == [limits.budget_spent()]
+
+
+def test_callers_by_name_alone_read_no_secret() -> None:
+    result = compose_service(inputs({"names": ["ads"]}))
+    assert not [k for k in result.requirements if k.startswith("caller-secrets/")]
