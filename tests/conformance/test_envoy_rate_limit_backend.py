@@ -17,8 +17,10 @@ The backend:
 - internal/infrastructure/kubernetes/ratelimit/resource.go: the service is named
   ``envoy-ratelimit`` and its objects labelled ``app.kubernetes.io/name: envoy-ratelimit``,
   ``app.kubernetes.io/component: ratelimit``, ``app.kubernetes.io/managed-by: envoy-gateway``
-  (what it selects its own objects by); its container gets ``REDIS_SOCKET_TYPE=tcp`` and
-  ``REDIS_URL`` set to ``backend.redis.url`` verbatim (so ``host:port``, no scheme).
+  (what it selects its own objects by; its pods carry them, resource_provider.go ``Deployment``,
+  so the Redis's NetworkPolicy admits those pods only); its container gets
+  ``REDIS_SOCKET_TYPE=tcp`` and ``REDIS_URL`` set to ``backend.redis.url`` verbatim (so
+  ``host:port``, no scheme).
 - examples/redis/redis.yaml and site/content/en/latest/tasks/traffic/global-rate-limit.md: a
   one-replica Deployment of ``redis:6.0.6`` and a Service on 6379, named in
   ``rateLimit.backend.redis.url`` as ``<service>.<namespace>.svc.cluster.local:6379``.
@@ -103,11 +105,22 @@ def test_the_url_is_the_host_and_port_the_rate_limit_service_reads_verbatim() ->
 
 
 def test_the_redis_is_never_taken_for_envoy_gateways_own_rate_limit_objects() -> None:
-    for key in (components.RATE_LIMIT_REDIS, components.RATE_LIMIT_REDIS_SERVICE):
+    for key in (
+        components.RATE_LIMIT_REDIS,
+        components.RATE_LIMIT_REDIS_SERVICE,
+        components.RATE_LIMIT_REDIS_POLICY,
+    ):
         meta = manifest(composed()[key])["metadata"]
         assert meta["name"] != EG_RATE_LIMIT_NAME
         labels = meta["labels"]
         assert not all(labels.get(k) == v for k, v in EG_RATE_LIMIT_LABELS.items())
+
+
+def test_the_redis_admits_the_pods_envoy_gateway_labels_its_rate_limit_service_with() -> None:
+    assert components.RATE_LIMIT_SERVICE_LABELS == EG_RATE_LIMIT_LABELS
+    policy = manifest(composed()[components.RATE_LIMIT_REDIS_POLICY])["spec"]
+    [rule] = policy["ingress"]
+    assert rule["from"] == [{"podSelector": {"matchLabels": EG_RATE_LIMIT_LABELS}}]
 
 
 def test_the_rate_limit_service_itself_is_left_to_envoy_gateway() -> None:

@@ -15,6 +15,7 @@ import kubernetes_validate
 from modelplane.compose.inferencecluster.components import (
     ENVOY_GATEWAY,
     RATE_LIMIT_REDIS,
+    RATE_LIMIT_REDIS_POLICY,
     RATE_LIMIT_REDIS_SERVICE,
 )
 from modelplane.compose.inferencecluster.composer import GUARDED_GATEWAY
@@ -27,7 +28,7 @@ from .test_chart_values import (
 
 Obj = dict[str, Any]
 KUBERNETES = "1.34"
-REDIS_KEYS = {RATE_LIMIT_REDIS, RATE_LIMIT_REDIS_SERVICE}
+REDIS_KEYS = {RATE_LIMIT_REDIS, RATE_LIMIT_REDIS_SERVICE, RATE_LIMIT_REDIS_POLICY}
 URL = "modelplane-ratelimit-redis.envoy-gateway-system.svc.cluster.local:6379"
 
 
@@ -53,11 +54,25 @@ def test_a_hosted_gateway_with_limits_gets_a_redis_in_envoy_gateways_namespace()
     result = installing(cluster(), gateways=[gateway()], replicas=[])
     composed = resources(result)
     kinds = {manifest(composed[k])["kind"]: manifest(composed[k]) for k in REDIS_KEYS}
-    assert set(kinds) == {"Deployment", "Service"}
+    assert set(kinds) == {"Deployment", "Service", "NetworkPolicy"}
     for obj in kinds.values():
         assert obj["metadata"]["namespace"] == "envoy-gateway-system"
         assert obj["metadata"]["name"] == "modelplane-ratelimit-redis"
     assert kinds["Service"]["spec"]["ports"][0]["port"] == 6379
+
+
+def test_only_envoy_gateways_rate_limit_service_may_reach_the_redis() -> None:
+    result = installing(cluster(), gateways=[gateway()], replicas=[])
+    composed = resources(result)
+    policy = manifest(composed[RATE_LIMIT_REDIS_POLICY])["spec"]
+    redis = manifest(composed[RATE_LIMIT_REDIS])["spec"]["selector"]
+    assert policy["podSelector"] == redis
+    assert policy["policyTypes"] == ["Ingress"]
+    [rule] = policy["ingress"]
+    assert [f["podSelector"]["matchLabels"]["app.kubernetes.io/name"] for f in rule["from"]] == [
+        "envoy-ratelimit"
+    ]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 6379}]
 
 
 def test_envoy_gateway_is_configured_with_the_redis_as_its_rate_limit_backend() -> None:

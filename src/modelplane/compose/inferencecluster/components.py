@@ -79,11 +79,18 @@ ENGINE_MONITOR = "podmonitor-engines"
 GATEWAY_MONITOR = "podmonitor-gateway"
 RATE_LIMIT_REDIS = "envoy-gateway-ratelimit-redis"
 RATE_LIMIT_REDIS_SERVICE = "envoy-gateway-ratelimit-redis-service"
+RATE_LIMIT_REDIS_POLICY = "envoy-gateway-ratelimit-redis-policy"
 
 REDIS_NAME = "modelplane-ratelimit-redis"
 """The Redis Deployment and Service on the cluster: never Envoy Gateway's own ``envoy-ratelimit``
 name or labels (its rate-limit infra selects by them)."""
 REDIS_PORT = 6379
+RATE_LIMIT_SERVICE_LABELS = {
+    "app.kubernetes.io/name": "envoy-ratelimit",
+    "app.kubernetes.io/component": "ratelimit",
+    "app.kubernetes.io/managed-by": "envoy-gateway",
+}
+"""The labels of Envoy Gateway's own rate-limit service pods: the only clients of the Redis."""
 REDIS_IMAGE = "redis:6.0.6"
 """The image Envoy Gateway v1.8.1's global-rate-limit task and examples/redis/redis.yaml run
 (tests/conformance/test_envoy_rate_limit_backend.py)."""
@@ -223,10 +230,28 @@ def _rate_limit_redis(t: Target, _s: Setting) -> dict[str, Obj]:
             "ports": [{"name": "redis", "port": REDIS_PORT, "targetPort": REDIS_PORT}],
         },
     }
+    # The Redis has no password: only Envoy Gateway's rate-limit service may reach it, so no
+    # other pod can reset a caller's counters (where the cluster's network enforces policies).
+    policy = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": meta,
+        "spec": {
+            "podSelector": {"matchLabels": labels},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {
+                    "from": [{"podSelector": {"matchLabels": dict(RATE_LIMIT_SERVICE_LABELS)}}],
+                    "ports": [{"protocol": "TCP", "port": REDIS_PORT}],
+                }
+            ],
+        },
+    }
     name = ENVOY_GATEWAY_NAME
     return {
         RATE_LIMIT_REDIS: stack_object(t, name, RATE_LIMIT_REDIS, deployment),
         RATE_LIMIT_REDIS_SERVICE: stack_object(t, name, RATE_LIMIT_REDIS_SERVICE, service),
+        RATE_LIMIT_REDIS_POLICY: stack_object(t, name, RATE_LIMIT_REDIS_POLICY, policy),
     }
 
 
