@@ -18,7 +18,7 @@ or no longer carries the selector's labels.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,11 +116,7 @@ def compose_callers(
     listed = inputs.required.get(CALLERS)
     if listed is None:
         return _held(inputs.observed, requirements, ["the caller Secrets"])
-    selected = {
-        str(s["metadata"]["name"]): s
-        for s in listed
-        if isinstance(s.get("metadata"), Mapping) and _matches(s, labels)
-    }
+    selected = _selected(listed, labels)
     copied = {k.removeprefix(COPY) for k in inputs.observed if k.startswith(COPY)}
     lookup = look_up(
         inputs, CALLER_BY_NAME, *SECRET, copied - set(selected), namespace=CONTROL_NAMESPACE
@@ -130,7 +126,7 @@ def compose_callers(
         return _held(inputs.observed, requirements, [f"Secret {n}" for n in sorted(lookup.pending)])
     # A Secret back by name still carrying the labels means the list lagged; one that lost
     # them has left the selection: its callers are revoked.
-    selected.update({n: s for n, s in lookup.found.items() if _matches(s, labels)})
+    selected.update(_selected(lookup.found.values(), labels))
     problem = _secrets_problem(selected, fleet)
     if problem:
         return Callers(requirements=requirements, problem=problem)
@@ -138,12 +134,26 @@ def compose_callers(
         resources=_composed(inputs, gateway, host, selected, guarded),
         requirements=requirements,
         secrets=sorted(selected),
-        identities={
-            str(i): {str(k): str(v) for k, v in mapping(s, "metadata", "labels").items()}
-            for _, s in sorted(selected.items())
-            for i in mapping(s, "data")
-        },
+        identities=_identities(selected),
     )
+
+
+def _selected(secrets: Iterable[Obj], labels: Mapping[str, str]) -> dict[str, Obj]:
+    """The Secrets carrying the selector's labels, by name."""
+    return {
+        str(s["metadata"]["name"]): s
+        for s in secrets
+        if isinstance(s.get("metadata"), Mapping) and _matches(s, labels)
+    }
+
+
+def _identities(selected: Mapping[str, Obj]) -> dict[str, dict[str, str]]:
+    """Each caller (an entry of a selected Secret) with its Secret's labels."""
+    return {
+        str(i): {str(k): str(v) for k, v in mapping(s, "metadata", "labels").items()}
+        for _, s in sorted(selected.items())
+        for i in mapping(s, "data")
+    }
 
 
 def _matches(secret: Mapping[str, Any], labels: Mapping[str, str]) -> bool:

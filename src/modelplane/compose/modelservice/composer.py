@@ -397,32 +397,60 @@ def _kept(
       reconcile; or while its cluster is not listed (and not known gone) or cannot be written
       to.
     """
-    gateways_listed = bool(inputs.required[GATEWAYS])
-    fronts = ("front", "unavailable", MODELS, callers.POLICY, callers.DENIED)
-    skipped_keys = {f"{what}/{s.name}" for s in skipped for what in fronts}
-    unwritable = {c for c in fleet if not cluster_gateway(fleet[c]).provider_config}
+    skipped_keys = {f"{what}/{s.name}" for s in skipped for what in _FRONTS}
     routed_clusters, routed_endpoints = _still_routed(inputs.observed, fleet)
-    kept: dict[str, Desired] = {}
-    for key, obj in sorted(inputs.observed.items()):
+    keeping = _Keeping(
+        observed=inputs.observed,
+        fleet=fleet,
+        gone=gone,
+        gateways_listed=bool(inputs.required[GATEWAYS]),
+        skipped_keys=frozenset(skipped_keys),
+        unwritable=frozenset(c for c in fleet if not cluster_gateway(fleet[c]).provider_config),
+        routed_clusters=frozenset(routed_clusters),
+        routed_endpoints=frozenset(routed_endpoints),
+    )
+    return {
+        key: Desired(carried(obj), ready_as_observed(obj))
+        for key, obj in sorted(inputs.observed.items())
+        if keeping.keeps(key, obj)
+    }
+
+
+_FRONTS = ("front", "unavailable", MODELS, callers.POLICY, callers.DENIED)
+"""What a gateway's front carries for the service; who may use it stays with the routes it
+guards."""
+
+
+@dataclass(frozen=True)
+class _Keeping:
+    """What ``_kept`` decides by, read once per reconcile."""
+
+    observed: Mapping[str, Obj]
+    fleet: Mapping[str, Obj]
+    gone: frozenset[str]
+    gateways_listed: bool
+    skipped_keys: frozenset[str]
+    unwritable: frozenset[str]
+    routed_clusters: frozenset[str]
+    routed_endpoints: frozenset[str]
+
+    def keeps(self, key: str, obj: Obj) -> bool:
         what, _, rest = key.partition("/")
         where, _, endpoint = rest.partition("/")
-        stuck = (where not in fleet and where not in gone) or where in unwritable
-        keep = {
-            "front": key in skipped_keys or not gateways_listed,
-            "unavailable": key in skipped_keys or not gateways_listed,
-            "fleet": stuck or where in routed_clusters,
-            "egress": stuck or endpoint in routed_endpoints or not gateways_listed,
-            MODELS: key in skipped_keys or not gateways_listed,
-            # Who may use the service stays with the routes it guards.
-            callers.POLICY: key in skipped_keys or not gateways_listed,
-            callers.DENIED: key in skipped_keys or not gateways_listed,
-            MODEL_BACKEND: f"{MODELS}/{where}" in skipped_keys
-            or not gateways_listed
-            or _model_backend_routed(inputs.observed, where, obj),
-        }.get(what, False)
-        if keep:
-            kept[key] = Desired(carried(obj), ready_as_observed(obj))
-    return kept
+        if what in _FRONTS:
+            return key in self.skipped_keys or not self.gateways_listed
+        if what == MODEL_BACKEND:
+            return (
+                f"{MODELS}/{where}" in self.skipped_keys
+                or not self.gateways_listed
+                or _model_backend_routed(self.observed, where, obj)
+            )
+        stuck = (where not in self.fleet and where not in self.gone) or where in self.unwritable
+        if what == "fleet":
+            return stuck or where in self.routed_clusters
+        if what == "egress":
+            return stuck or endpoint in self.routed_endpoints or not self.gateways_listed
+        return False
 
 
 def _model_backend_routed(observed: Mapping[str, Obj], gateway: str, backend: Obj) -> bool:
