@@ -45,6 +45,13 @@ EG_NAMESPACE = "envoy-gateway-system"
 AI_GATEWAY_NAMESPACE = "envoy-ai-gateway-system"
 AI_GATEWAY_CONTROLLER = "ai-gateway-controller"
 AI_GATEWAY_EXTENSION_PORT = 1063
+AI_GATEWAY_EXTPROC_METRICS_PORT = "aigw-admin"
+"""The port the AI Gateway names on the external processor it injects into Envoy's pods."""
+CALLER_HEADER = "x-modelplane-caller"
+"""The identity an InferenceGateway with ``auth`` stamps on each request (its own, not read from
+outside); tests hold it equal to the gateway's."""
+CALLER_METRIC_LABEL = "caller"
+"""The gen_ai metrics' attribute (and Prometheus label) holding the authenticated caller."""
 POOL_GROUP = "inference.networking.k8s.io"
 POOL_VERSION = "v1"
 DRA_NAMESPACE = "dra-driver-nvidia-gpu"
@@ -265,8 +272,14 @@ def _ai_gateway_values(_t: Target, _s: Setting, chart: Chart) -> Obj:
     # The controller's Service is the extension server Envoy Gateway dials; the chart also binds
     # Envoy Gateway's ServiceAccount (in envoyGateway.namespace) to read InferencePools, without
     # which Envoy Gateway's caches never sync and it never becomes ready.
+    # The controller passes metricsRequestHeaderAttributes to the external processor it injects
+    # into Envoy's pods, which adds the header's value to each gen_ai metric as an attribute: the
+    # caller the gateway authenticated becomes a `caller` label on every token and request series.
     return {
-        "controller": {"fullnameOverride": AI_GATEWAY_CONTROLLER},
+        "controller": {
+            "fullnameOverride": AI_GATEWAY_CONTROLLER,
+            "metricsRequestHeaderAttributes": f"{CALLER_HEADER}:{CALLER_METRIC_LABEL}",
+        },
         "envoyGateway": {"namespace": EG_NAMESPACE},
     }
 
@@ -486,6 +499,10 @@ def _pod_monitors(t: Target, _s: Setting) -> dict[str, Obj]:
         ),
         GATEWAY_MONITOR: monitor("modelplane-gateway", proxies, "metrics", "/stats/prometheus"),
     }
+    # The AI Gateway's external processor runs in the same pods and serves its gen_ai metrics
+    # (tokens and requests, by model and caller) on its own admin port.
+    endpoints = specs[GATEWAY_MONITOR]["spec"]["podMetricsEndpoints"]
+    endpoints.append({"port": AI_GATEWAY_EXTPROC_METRICS_PORT, "path": "/metrics"})
     return {k: stack_object(t, PROMETHEUS_STACK.name, k, m) for k, m in specs.items()}
 
 
