@@ -59,7 +59,14 @@ from modelplane.compose.modelservice.composer import (
     endpoints_requirement,
 )
 from modelplane.composer import Inputs
-from tests.compose.modelservice.kit import cluster, gateway, manifests, replica_endpoint, service
+from tests.compose.modelservice.kit import (
+    again,
+    cluster,
+    gateway,
+    manifests,
+    replica_endpoint,
+    service,
+)
 
 Obj = dict[str, Any]
 AUTH = {"modelplane.ai/callers": "true"}
@@ -77,7 +84,9 @@ def composed(names: list[str]) -> dict[str, Obj]:
             replica_endpoint("qwen-east", "east", labels={"modelplane.ai/deployment": "qwen"})
         ],
     }
-    return manifests(compose_service(Inputs(composite=ms, required=required)))
+    first = Inputs(composite=ms, required=required)
+    # The routes wait for the caller policy to be applied: the second reconcile holds both.
+    return manifests(again(compose_service, first, compose_service(first)))
 
 
 def test_the_principal_is_the_identity_header_the_api_key_filter_sets() -> None:

@@ -22,6 +22,7 @@ from modelplane.compose.modelservice.models import model_route_name
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Requirement
 from tests.compose.modelservice.kit import (
+    again,
     cluster,
     gateway,
     invalid,
@@ -193,7 +194,8 @@ def test_callers_on_a_gateway_without_auth_are_refused_naming_both_fields() -> N
 
 
 def test_the_authorization_stays_with_the_routes_of_a_gateway_that_cannot_be_written_to() -> None:
-    seen = observed(compose_service(inputs({"names": ["ads"]})))
+    first = inputs({"names": ["ads"]})
+    seen = observed(again(compose_service, first, compose_service(first)))  # routes wait a turn
     stuck = authenticating()
     stuck["spec"]["clusterName"] = "gone"  # not listed: the gateway is skipped
     result = compose_service(inputs({"names": ["ads"]}, gateways=[stuck], seen=seen))
@@ -202,7 +204,10 @@ def test_the_authorization_stays_with_the_routes_of_a_gateway_that_cannot_be_wri
 
 def test_every_composed_object_validates_against_the_pinned_crds() -> None:
     names = [f"c{i:03}" for i in range(300)]
-    assert invalid(compose_service(inputs({"names": names}))) == {}
+    first = inputs({"names": names})
+    composed = again(compose_service, first, compose_service(first))  # the routes too
+    assert {"front/main", "models/main", "callers/main"} <= set(composed.resources)
+    assert invalid(composed) == {}
     assert invalid(compose_service(inputs({"selector": {"matchLabels": {"t": "x"}}}))) == {}
 
 

@@ -38,7 +38,7 @@ from modelplane.compose.frontdoor import (
     cluster_gateway,
     parse_url,
 )
-from modelplane.compose.modelservice import callers, models, routes, status
+from modelplane.compose.modelservice import callers, guard, models, routes, status
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
@@ -95,12 +95,18 @@ def compose_service(inputs: Inputs) -> Result:
         return Result.failed(problem)  # nothing composed changes: what serves keeps serving
     wanted = _wanted(ms, plan, serving, read.fleet, inputs.observed)
     allowed = _wanted_callers(inputs, serving, read.gateways, wanted)
+    # No unguarded window: what would newly open the service waits for its caller policy.
+    held = guard.held(
+        ms["spec"],
+        inputs.observed,
+        {g.name: (f"front/{g.name}", f"{MODELS}/{g.name}") for g in serving},
+    )
     result = Result(
         requirements=read.requirements | allowed.requirements,
         resources=_kept(inputs, read.fleet, skipped, read.gone) | allowed.kept,
     )
-    _place(inputs, plan, wanted, result)
-    _report(inputs, plan, serving, skipped, wanted, result)
+    _place(inputs, plan, wanted, result, held.routes)
+    _report(inputs, plan, serving, skipped, wanted, result, held.waiting)
     return result
 
 
@@ -184,12 +190,24 @@ def _read_unlisted(
     )
 
 
-def _place(inputs: Inputs, plan: Plan, wanted: Wanted, result: Result) -> None:
+def _place(
+    inputs: Inputs,
+    plan: Plan,
+    wanted: Wanted,
+    result: Result,
+    held: Mapping[str, Desired | None],
+) -> None:
     """Each wanted route and filter as an Object on its cluster, and the holds on the replicas
-    the routes name."""
+    the routes name. A route ``held`` for its caller policy stands as observed, or not at all
+    (``guard.py``)."""
     ms = inputs.composite
     namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
     for key, (provider_config, manifest, is_route) in wanted.items():
+        if key in held:
+            standing = held[key]
+            if standing is not None:
+                result.resources[key] = standing
+            continue
         obj = remote_object(
             dns_label(name, key),
             namespace,
@@ -218,8 +236,10 @@ def _report(
     skipped: list[Skipped],
     wanted: Wanted,
     result: Result,
+    waiting: list[str],
 ) -> None:
-    """The service's status, conditions and events, and whether it is ready."""
+    """The service's status, conditions and events, and whether it is ready; ``waiting``: the
+    gateways whose routes wait for their caller policy."""
     ms = inputs.composite
     programmed = {
         key: ready_as_observed(inputs.observed.get(key)) == "True"
@@ -231,7 +251,9 @@ def _report(
         for i in range(len(ms["spec"]["endpoints"]))
         if inputs.required.get(replicas_requirement(i)) == []
     ]
-    report = status.report(ms, plan, serving, skipped, programmed, unselected)
+    report = status.report(
+        ms, plan, serving, skipped, programmed, unselected, guard.waiting_message(waiting)
+    )
     result.status = report.status
     result.conditions.extend(report.conditions)
     result.events.extend(report.events)

@@ -45,9 +45,11 @@ def report(
     skipped: Sequence[Skipped],
     programmed: Mapping[str, bool],
     unselected: Sequence[int] = (),
+    waiting: Sequence[str] = (),
 ) -> Report:
     """``programmed``: each composed route's key, and whether its gateway accepted it and
-    resolved every backend; ``unselected``: the entries known to select no ModelReplica."""
+    resolved every backend; ``unselected``: the entries known to select no ModelReplica;
+    ``waiting``: what routes wait for their caller policy, said first."""
     namespace = namespace_of(service)
     name = str(service["metadata"]["name"])
     out = Report()
@@ -73,7 +75,7 @@ def report(
         "gateways": gateways,
         **({"address": address} if address else {}),
     }
-    out.conditions.append(_routing(plan, serving, skipped, programmed))
+    out.conditions.append(_routing(plan, serving, skipped, programmed, waiting))
     return out
 
 
@@ -195,16 +197,14 @@ def _routing(
     serving: Sequence[Serving],
     skipped: Sequence[Skipped],
     programmed: Mapping[str, bool],
+    waiting: Sequence[str] = (),
 ) -> Condition:
     names = ", ".join(g.name for g in serving)
     if not serving:
-        message = (
-            f"no InferenceGateway can serve this service now: {'; '.join(map(str, skipped))}"
-            if skipped
-            else "no InferenceGateway serves this service (none exists, or no serviceSelector "
-            "matches its labels)"
-        )
-        return Condition(ROUTING, "False", ModelService.NO_GATEWAY, message)
+        return _no_gateway(skipped)
+    if waiting:
+        # Until the guard is applied the routes are not what the spec asks for.
+        return Condition(ROUTING, "False", ModelService.CONFIGURING, "; ".join(waiting))
     if not plan.lanes:
         return Condition(
             ROUTING,
@@ -213,9 +213,7 @@ def _routing(
             f"the routes on {_plural('gateway', serving)} {names} answer 503 until an endpoint "
             "is ready",
         )
-    pending = [_describe(k) for k, ok in programmed.items() if not ok]
-    if skipped:
-        pending += [f"gateway {s}" for s in skipped]
+    pending = _pending(programmed, skipped)
     if pending:
         return Condition(
             ROUTING, "False", ModelService.CONFIGURING, f"not accepted yet: {'; '.join(pending)}"
@@ -251,6 +249,23 @@ def _routing(
         f"accepted, every backend resolved, on {_plural('gateway', serving)} {names}, to "
         f"{', '.join(through)} (the gateways do not report their proxies' configuration)",
     )
+
+
+def _pending(programmed: Mapping[str, bool], skipped: Sequence[Skipped]) -> list[str]:
+    """The routes not accepted yet, and the gateways that cannot serve now."""
+    return [_describe(k) for k, ok in programmed.items() if not ok] + [
+        f"gateway {s}" for s in skipped
+    ]
+
+
+def _no_gateway(skipped: Sequence[Skipped]) -> Condition:
+    message = (
+        f"no InferenceGateway can serve this service now: {'; '.join(map(str, skipped))}"
+        if skipped
+        else "no InferenceGateway serves this service (none exists, or no serviceSelector "
+        "matches its labels)"
+    )
+    return Condition(ROUTING, "False", ModelService.NO_GATEWAY, message)
 
 
 def _describe(key: str) -> str:
