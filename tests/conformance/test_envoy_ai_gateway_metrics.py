@@ -11,7 +11,9 @@ The caller attribute:
 - cmd/controller/main.go refuses a value ``internalapi.ParseRequestHeaderAttributeMapping``
   cannot parse (internal/internalapi/internalapi.go: split on ``,``, each pair split on the
   first ``:``, both sides trimmed and non-empty); internal/controller/extproc_builder.go hands
-  it to the external processor it injects into Envoy's pods as ``-metricsRequestHeaderAttributes``.
+  it to the external processor it injects into Envoy's pods as ``-metricsRequestHeaderAttributes``,
+  and hashes it (``extProcConfigDigest``) into the annotation it stamps on Envoy's pod templates
+  so that they roll when it changes: setting it rolls each gateway's Envoy pods once.
 - cmd/extproc/mainlib/main.go: ``requestheaderattrs.ResolveAll`` (internal/requestheaderattrs/
   resolve.go) merges it over ``requestHeaderAttributes`` (unset here) into the mapping every
   ``metrics.NewMetricsFactory`` receives; internal/metrics/metrics_impl.go
