@@ -158,11 +158,12 @@ def test_the_model_rule_never_times_a_stream_out_unless_the_service_says() -> No
     assert model_rule(compose_service(overflow(timeout="5m")))["timeouts"] == {"request": "5m"}
 
 
-def test_with_nothing_ready_the_model_is_still_routed_with_no_backend() -> None:
+def test_with_nothing_ready_the_model_is_still_routed_to_the_503_lane_alone() -> None:
     result = compose_service(overflow(ready=False))
     rule = model_rule(result)
-    assert "backendRefs" not in rule and rule["matches"]
-    assert not backends(result)
+    assert rule["matches"]
+    assert [r["name"] for r in rule["backendRefs"]] == list(backends(result))  # the sentinel's
+    assert len(rule["backendRefs"]) == 1  # test_model_unavailable.py says what it answers
 
 
 def test_the_models_owner_is_the_services_namespace() -> None:

@@ -38,7 +38,7 @@ from modelplane.compose.frontdoor import (
     cluster_gateway,
     parse_url,
 )
-from modelplane.compose.modelservice import callers, guard, models, routes, status
+from modelplane.compose.modelservice import callers, guard, models, routes, status, unavailable
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
@@ -302,7 +302,8 @@ def _wanted(
             routes.unavailable_filter(g.name, g.host, namespace, name, kept[1]),
             False,
         )
-        _wanted_models(wanted, ms, plan, g, timeout)
+        filter_name = str(wanted[f"unavailable/{g.name}"][1]["metadata"]["name"])
+        _wanted_models(wanted, ms, plan, g, timeout, filter_name)
     if not serving:
         return wanted  # the routes behind a front door no gateway opens would carry nothing
     for cluster, lanes in plan.clusters().items():
@@ -336,16 +337,41 @@ def _wanted(
     return wanted
 
 
-def _wanted_models(wanted: Wanted, ms: Obj, plan: Plan, g: Serving, timeout: str) -> None:
+def _wanted_models(
+    wanted: Wanted, ms: Obj, plan: Plan, g: Serving, timeout: str, filter_name: str
+) -> None:
     """The service by model name on one gateway: its AIGatewayRoute and an AIServiceBackend per
-    cluster its lanes reach (``models.py``). Neither is a route whose readiness RoutingReady
-    reads: the path route it mirrors is."""
+    cluster its lanes reach (``models.py``), and while no lane is ready or every one is parked
+    the sentinel lane answering 503 through the path route's filter ``filter_name``
+    (``unavailable.py``). None is a route whose readiness RoutingReady reads: the path route
+    it mirrors is."""
     namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
     served = ms["spec"].get("modelName")
+    sentinel = None
+    if not plan.lanes or plan.parked:
+        sentinel = unavailable.sentinel_ref(g.name, namespace, name)
+        wanted[f"{unavailable.BACKEND}/{g.name}"] = (
+            g.host.provider_config,
+            unavailable.sentinel_backend(g.name, g.host, namespace, name),
+            False,
+        )
+        wanted[f"{unavailable.ROUTE}/{g.name}"] = (
+            g.host.provider_config,
+            unavailable.sentinel_route(g.name, g.host, namespace, name, filter_name),
+            False,
+        )
     wanted[f"{MODELS}/{g.name}"] = (
         g.host.provider_config,
         models.model_route(
-            g.name, g.hostname, g.host, namespace, name, plan, timeout, served and str(served)
+            g.name,
+            g.hostname,
+            g.host,
+            namespace,
+            name,
+            plan,
+            timeout,
+            served and str(served),
+            sentinel,
         ),
         False,
     )
@@ -461,18 +487,31 @@ class _Keeping:
         where, _, endpoint = rest.partition("/")
         if what in _FRONTS:
             return key in self.skipped_keys or not self.gateways_listed
-        if what == MODEL_BACKEND:
-            return (
-                f"{MODELS}/{where}" in self.skipped_keys
-                or not self.gateways_listed
-                or _model_backend_routed(self.observed, where, obj)
-            )
+        if what in _BEHIND_MODELS:
+            return self._keeps_behind_model_route(what, where, obj)
         stuck = (where not in self.fleet and where not in self.gone) or where in self.unwritable
         if what == "fleet":
             return stuck or where in self.routed_clusters
         if what == "egress":
             return stuck or endpoint in self.routed_endpoints or not self.gateways_listed
         return False
+
+    def _keeps_behind_model_route(self, what: str, gateway: str, obj: Obj) -> bool:
+        """An AIServiceBackend while the observed model route names it, and the sentinel route
+        while it names the sentinel backend: the route lets go first, the rest goes on the next
+        reconcile."""
+        if f"{MODELS}/{gateway}" in self.skipped_keys or not self.gateways_listed:
+            return True
+        backend = (
+            obj
+            if what != unavailable.ROUTE
+            else self.observed.get(f"{unavailable.BACKEND}/{gateway}")
+        )
+        return backend is not None and _model_backend_routed(self.observed, gateway, backend)
+
+
+_BEHIND_MODELS = (MODEL_BACKEND, unavailable.BACKEND, unavailable.ROUTE)
+"""What a gateway's model route sends traffic through, beside the path route's objects."""
 
 
 def _model_backend_routed(observed: Mapping[str, Obj], gateway: str, backend: Obj) -> bool:

@@ -119,9 +119,12 @@ def model_route(
     plan: Plan,
     timeout: str,
     served: str | None,
+    sentinel: Obj | None = None,
 ) -> Obj:
-    """The service by model name on one front gateway. With no lane the rule has no backend
-    (Envoy Gateway answers 500) and the model is still listed; the path form answers 503."""
+    """The service by model name on one front gateway. ``sentinel``: the backendRef answering
+    503 (``unavailable.sentinel_ref``), added after the lanes while none is ready or every one
+    is parked, as the path route's 503 filter is; without it such a rule would be answered 500.
+    The model is listed either way."""
     rule: Obj = {
         "matches": [
             {
@@ -134,10 +137,11 @@ def model_route(
         # Unset, the AI Gateway defaults a rule to 60 s, which cuts token streams.
         "timeouts": {"request": timeout},
     }
-    if plan.lanes:
-        rule["backendRefs"] = [
-            _lane_ref(gateway, host, namespace, service, lane, served) for lane in plan.lanes
-        ]
+    refs = [_lane_ref(gateway, host, namespace, service, lane, served) for lane in plan.lanes]
+    if sentinel is not None:
+        refs.append(sentinel)
+    if refs:
+        rule["backendRefs"] = refs
     return {
         "apiVersion": AI_GATEWAY_API_VERSION,
         "kind": "AIGatewayRoute",

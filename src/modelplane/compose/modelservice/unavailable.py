@@ -1,0 +1,128 @@
+"""The 503 by model name: what a service's model route answers while no lane is ready, or every
+lane is parked (docs/design/shared-front-door.md, "Step 2 as built").
+
+An AIGatewayRoute rule takes no filter: Envoy AI Gateway v1.1.0 gives the HTTPRoute it generates
+its own filters only (``internal/controller/ai_gateway_route.go``, ``newHTTPRoute``), and a rule
+with no weighted destination is answered 500 by Envoy Gateway v1.8.1
+(``internal/gatewayapi/route.go``). So the rule gets one more lane, the **sentinel lane**:
+
+- ``sentinel_backend``: an AIServiceBackend over the gateway's Backend to its own cluster's fleet
+  listener (the one external lanes take), with the service's OpenAI prefix;
+- ``sentinel_ref``: the rule's backendRef to it, weight 1, setting ``x-modelplane-unavailable``
+  and removing both steering headers;
+- ``sentinel_route``: an HTTPRoute on that fleet listener, beside the gateway's
+  ``unavailable/<gateway>`` filter (an ExtensionRef resolves in the route's own namespace),
+  matching the service prefix and that header, answered by the filter: the path form's 503 and
+  body. Its JSON passes the AI Gateway unchanged (``convertErrorOpenAIToOpenAIError`` rewrites
+  only a non-JSON error body, ``internal/translator/openai_openai.go``).
+
+tests/conformance/test_envoy_ai_gateway_unavailable.py cites each behaviour relied on.
+"""
+
+from __future__ import annotations
+
+from modelplane.compose.frontdoor import (
+    ENDPOINT_HEADER,
+    ENVOY_GROUP,
+    FLEET_LISTENER,
+    GATEWAY_API_VERSION,
+    GATEWAY_GROUP,
+    POOL_HEADER,
+    ClusterGateway,
+    service_prefix,
+)
+from modelplane.compose.modelservice import models
+from modelplane.compose.remote import managed_metadata
+from modelplane.kube.names import unique_label
+from modelplane.kube.objects import Obj
+
+SENTINEL_HEADER = "x-modelplane-unavailable"
+"""Set only by the sentinel lane: the fleet listener is reached only through a front gateway's
+Backend (mutual TLS), and a caller sending it on the path form answers its own request 503."""
+SENTINEL_VALUE = "true"
+BACKEND = "unavailable-backend"
+"""Composition resource name prefix of the sentinel AIServiceBackend:
+``unavailable-backend/<gateway>``."""
+ROUTE = "unavailable-route"
+"""Prefix of the sentinel HTTPRoute: ``unavailable-route/<gateway>``."""
+
+
+def sentinel_backend_name(gateway: str, namespace: str, service: str) -> str:
+    return unique_label(gateway, namespace, service, BACKEND)
+
+
+def sentinel_route_name(gateway: str, namespace: str, service: str) -> str:
+    return unique_label(gateway, namespace, service, ROUTE)
+
+
+def sentinel_backend(gateway: str, host: ClusterGateway, namespace: str, service: str) -> Obj:
+    """The AIServiceBackend the sentinel lane takes: to the gateway's own cluster."""
+    backend = models.model_backend(gateway, host, namespace, service, host.cluster)
+    backend["metadata"]["name"] = sentinel_backend_name(gateway, namespace, service)
+    return backend
+
+
+def sentinel_ref(gateway: str, namespace: str, service: str) -> Obj:
+    """The model rule's backendRef answering 503: the only weighted one while it is there."""
+    return {
+        "name": sentinel_backend_name(gateway, namespace, service),
+        "weight": 1,
+        "headerMutation": {
+            "set": [{"name": SENTINEL_HEADER, "value": SENTINEL_VALUE}],
+            "remove": [POOL_HEADER, ENDPOINT_HEADER],
+        },
+    }
+
+
+def sentinel_route(
+    gateway: str, host: ClusterGateway, namespace: str, service: str, unavailable: str
+) -> Obj:
+    """On the gateway's own cluster's fleet listener: the service's requests carrying the
+    sentinel answered by the ``unavailable`` filter (its name as composed)."""
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "HTTPRoute",
+        "metadata": managed_metadata(
+            sentinel_route_name(gateway, namespace, service), host.namespace
+        ),
+        "spec": {
+            "parentRefs": [
+                {
+                    "group": GATEWAY_GROUP,
+                    "kind": "Gateway",
+                    "name": host.name,
+                    "namespace": host.namespace,
+                    "sectionName": FLEET_LISTENER,
+                }
+            ],
+            "rules": [
+                {
+                    "matches": [
+                        {
+                            "path": {
+                                "type": "PathPrefix",
+                                "value": service_prefix(namespace, service),
+                            },
+                            "headers": [
+                                {
+                                    "type": "Exact",
+                                    "name": SENTINEL_HEADER,
+                                    "value": SENTINEL_VALUE,
+                                }
+                            ],
+                        }
+                    ],
+                    "filters": [
+                        {
+                            "type": "ExtensionRef",
+                            "extensionRef": {
+                                "group": ENVOY_GROUP,
+                                "kind": "HTTPRouteFilter",
+                                "name": unavailable,
+                            },
+                        }
+                    ],
+                }
+            ],
+        },
+    }
