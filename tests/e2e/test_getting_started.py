@@ -5,6 +5,7 @@ workload cluster then runs what the replicas composed, scheduled and DRA-allocat
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 
@@ -116,9 +117,18 @@ def test_explain_places_the_replicas_where_they_run(served: Environment) -> None
 def test_the_deployment_is_ready_for_kubectl_get(served: Environment) -> None:
     out = served.control.kubectl("-n", "ml-team", "get", "modeldeployments").stdout
     header, row = out.splitlines()[:2]
-    columns = dict(zip(header.split(), row.split(), strict=False))
+    columns = table_row(header, row)
     assert (columns["DESIRED"], columns["PLACED"], columns["SERVING"]) == ("2", "2", "2")
     assert columns["READY"] == "True"
+    assert columns["AUTOSCALING"] == ""  # a manual deployment: the column stays blank
+
+
+def table_row(header: str, row: str) -> dict[str, str]:
+    """A ``kubectl get`` row by column, cut where the header's columns start: a column a
+    composite leaves blank (AUTOSCALING on a manual deployment) is empty, not skipped."""
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    ends = [*starts[1:], None]
+    return {header[s:e].strip(): row[s:e].strip() for s, e in zip(starts, ends, strict=True)}
 
 
 def test_the_replicas_network_policies_are_admitted_and_select_their_own_pods(
