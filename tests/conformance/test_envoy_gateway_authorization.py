@@ -48,9 +48,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplane.compose.frontdoor import FRONT_LISTENER
+from modelplane.compose.frontdoor import FRONT_LISTENER, budget_spent
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, front_listener
-from modelplane.compose.inferencegateway.limits import budget_spent
 from modelplane.compose.modelservice import callers
 from modelplane.compose.modelservice.composer import (
     CLUSTERS,

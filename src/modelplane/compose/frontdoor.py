@@ -13,6 +13,7 @@ of them can never disagree about an object one composes and the other refers to.
 from __future__ import annotations
 
 import ipaddress
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -319,3 +320,39 @@ def backend_endpoint(host: str, port: int) -> Obj:
     except ValueError:
         return {"fqdn": {"hostname": host, "port": port}}
     return {"ip": {"address": host, "port": port}}
+
+
+# A spent budget's answer: composed on the gateway's rate-limit policy, and again on every
+# route policy a ModelService merges into it (merged, a route policy's responseOverride list
+# replaces the gateway's: it has no merge key).
+RETRY_AFTER = "60"
+"""Seconds a refused caller waits: every budget counts per minute, so a minute always reaches
+the next window (the exact reset is not in what Envoy hands the override)."""
+RATE_LIMITED_BODY = json.dumps(
+    {
+        "error": {
+            "type": "rate_limit_exceeded",
+            "code": 429,
+            "message": (
+                "a budget of this gateway (spec.limits) is spent for this caller; "
+                f"retry after {RETRY_AFTER} seconds"
+            ),
+        }
+    },
+    sort_keys=True,
+)
+"""The 429's body, OpenAI's error shape. Envoy reads it as a format string: it holds no %."""
+
+
+def budget_spent() -> Obj:
+    """The answer to a request a budget refuses: Envoy's own 429 only (source ``Local``), never
+    a backend's, with a body naming what was hit and when to retry."""
+    return {
+        "match": {"statusCodes": [{"type": "Value", "value": 429}]},
+        "source": "Local",
+        "response": {
+            "contentType": "application/json",
+            "body": {"type": "Inline", "inline": RATE_LIMITED_BODY},
+            "header": {"set": [{"name": "Retry-After", "value": RETRY_AFTER}]},
+        },
+    }

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplane.compose.frontdoor import front_route_name
+from modelplane.compose.frontdoor import budget_spent, front_route_name
 from modelplane.compose.inferencegateway import callers as gateway_callers
-from modelplane.compose.inferencegateway import limits
 from modelplane.compose.modelservice.callers import CALLER_HEADER
 from modelplane.compose.modelservice.composer import (
     CLUSTERS,
@@ -227,7 +226,7 @@ def test_the_gateways_429_answer_stays_on_the_services_routes() -> None:
     overrides = manifests(compose_service(inputs({"names": ["ads"]})))["denied/main"]["spec"][
         "responseOverride"
     ]
-    assert overrides[1:] == [limits.budget_spent()]
+    assert overrides[1:] == [budget_spent()]
 
 
 def test_callers_by_name_alone_read_no_secret() -> None:

@@ -21,11 +21,15 @@ test_envoy_rate_limit_backend.py.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import CONTROL_NAMESPACE, ENVOY_API_VERSION, ClusterGateway
+from modelplane.compose.frontdoor import (
+    CONTROL_NAMESPACE,
+    ENVOY_API_VERSION,
+    ClusterGateway,
+    budget_spent,
+)
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_listener
 from modelplane.compose.remote import managed_metadata, remote_object
 from modelplane.composer import Desired, Inputs, carry_forward
@@ -49,23 +53,6 @@ MAX_RULES = 256
 """Envoy Gateway v1.8.1's ``GlobalRateLimit.rules`` maxItems."""
 MAX_MATCH = 1024
 """Envoy Gateway v1.8.1's ``HeaderMatch.value`` maxLength: a longer caller list is split."""
-RETRY_AFTER = "60"
-"""Seconds a refused caller waits: every budget counts per minute, so a minute always reaches
-the next window (the exact reset is not in what Envoy hands the override)."""
-RATE_LIMITED_BODY = json.dumps(
-    {
-        "error": {
-            "type": "rate_limit_exceeded",
-            "code": 429,
-            "message": (
-                "a budget of this gateway (spec.limits) is spent for this caller; "
-                f"retry after {RETRY_AFTER} seconds"
-            ),
-        }
-    },
-    sort_keys=True,
-)
-"""The 429's body, OpenAI's error shape. Envoy reads it as a format string: it holds no %."""
 
 
 def limits_of(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -211,20 +198,6 @@ def rate_limit_policy(gateway: str, host: ClusterGateway, found: list[Obj]) -> O
             "targetRefs": front_listener(gateway),
             "rateLimit": {"global": {"rules": found}},
             "responseOverride": [budget_spent()],
-        },
-    }
-
-
-def budget_spent() -> Obj:
-    """The answer to a request a budget refuses: Envoy's own 429 only (source ``Local``), never
-    a backend's, with a body naming what was hit and when to retry."""
-    return {
-        "match": {"statusCodes": [{"type": "Value", "value": 429}]},
-        "source": "Local",
-        "response": {
-            "contentType": "application/json",
-            "body": {"type": "Inline", "inline": RATE_LIMITED_BODY},
-            "header": {"set": [{"name": "Retry-After", "value": RETRY_AFTER}]},
         },
     }
 

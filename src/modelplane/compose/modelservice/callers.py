@@ -37,6 +37,7 @@ from modelplane.compose.frontdoor import (
     ENVOY_API_VERSION,
     GATEWAY_GROUP,
     ClusterGateway,
+    budget_spent,
 )
 from modelplane.compose.remote import managed_metadata
 from modelplane.composer import Desired, Requirement
@@ -58,23 +59,6 @@ MAX_VALUES = 256
 """Values one authorization header match holds (Envoy Gateway v1.8.1
 ``AuthorizationHeaderMatch.Values``): longer caller lists are split over several rules."""
 MERGE = "StrategicMerge"
-RETRY_AFTER = "60"
-RATE_LIMITED_BODY = json.dumps(
-    {
-        "error": {
-            "type": "rate_limit_exceeded",
-            "code": 429,
-            "message": (
-                "a budget of this gateway (spec.limits) is spent for this caller; "
-                f"retry after {RETRY_AFTER} seconds"
-            ),
-        }
-    },
-    sort_keys=True,
-)
-"""The gateway's 429 answer (``inferencegateway.limits.budget_spent``, held equal by a test):
-a route policy's ``responseOverride`` list replaces the gateway policy's when merged, so the
-service's policy repeats it."""
 
 
 def wanted_callers(spec: Mapping[str, Any]) -> bool:
@@ -268,19 +252,5 @@ def denied_policy(
                 },
                 budget_spent(),
             ],
-        },
-    }
-
-
-def budget_spent() -> Obj:
-    """The gateway's own answer to a spent budget, kept on the service's routes: merged, the
-    route policy's override list replaces the gateway policy's (it has no merge key)."""
-    return {
-        "match": {"statusCodes": [{"type": "Value", "value": 429}]},
-        "source": "Local",
-        "response": {
-            "contentType": "application/json",
-            "body": {"type": "Inline", "inline": RATE_LIMITED_BODY},
-            "header": {"set": [{"name": "Retry-After", "value": RETRY_AFTER}]},
         },
     }
