@@ -41,8 +41,8 @@ import yaml
 from modelplane.compose.frontdoor import ENDPOINT_HEADER, FLEET_LISTENER, POOL_HEADER
 from modelplane.compose.modelservice.composer import compose_service
 from modelplane.compose.modelservice.unavailable import SENTINEL_HEADER, SENTINEL_VALUE
-from tests.compose.modelservice.kit import manifests, replica_endpoint, service
-from tests.compose.modelservice.test_models import STABLE, inputs, overflow
+from tests.compose.modelservice.kit import manifests, replica_endpoint, service, service_inputs
+from tests.compose.modelservice.test_models import STABLE, overflow
 from tests.conformance.fleets import NAMES, rendered_fleet
 
 Obj = dict[str, Any]
@@ -68,7 +68,7 @@ def test_an_ai_gateway_route_rule_takes_no_filter() -> None:
 
 def test_the_rule_keeps_one_weighted_destination_with_every_lane_parked() -> None:
     ms = service("qwen", "ml", (0, STABLE))
-    parked = inputs(ms, [[replica_endpoint("stable-east", "east", labels=STABLE)]])
+    parked = service_inputs(ms, [[replica_endpoint("stable-east", "east", labels=STABLE)]])
     [rule] = manifests(compose_service(parked))["models/main"]["spec"]["rules"]
     assert [r["weight"] for r in rule["backendRefs"] if r["weight"] > 0] == [1]
 

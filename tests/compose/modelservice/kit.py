@@ -11,6 +11,7 @@ from typing import Any
 
 import kubernetes_validate
 
+from modelplane.compose.modelservice.composer import CLUSTERS, GATEWAYS, endpoints_requirement
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
@@ -219,3 +220,21 @@ def manifest_errors(manifest: Obj) -> list[str]:
 
 def condition(result: Result, type_: str) -> Any:
     return next(c for c in result.conditions if c.type == type_)
+
+
+def service_inputs(
+    ms: Obj,
+    selected: list[list[Obj]],
+    gateways: list[Obj] | None = None,
+    fleet: list[Obj] | None = None,
+) -> Inputs:
+    """A ModelService's requirements answered: ``gateways`` (one at 203.0.113.1 unless given),
+    ``fleet`` (edge with no pools, east and west unless given) and each entry's selected
+    endpoints, in entry order."""
+    required: dict[str, list[Obj]] = {
+        GATEWAYS: [gateway(address="203.0.113.1")] if gateways is None else gateways,
+        CLUSTERS: edge_fleet("east", "west") if fleet is None else fleet,
+    }
+    for i, found in enumerate(selected):
+        required[endpoints_requirement(i)] = found
+    return Inputs(composite=ms, required=required)

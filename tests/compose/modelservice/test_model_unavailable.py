@@ -22,8 +22,9 @@ from tests.compose.modelservice.kit import (
     observed,
     replica_endpoint,
     service,
+    service_inputs,
 )
-from tests.compose.modelservice.test_models import STABLE, inputs, model_rule, overflow
+from tests.compose.modelservice.test_models import STABLE, model_rule, overflow
 
 Obj = dict[str, Any]
 BACKEND = "unavailable-backend/main"
@@ -38,7 +39,7 @@ def sentinel_refs(result: Result) -> list[Obj]:
 def parked() -> Inputs:
     """Every entry at weight 0, a replica ready behind each."""
     ms = service("qwen", "ml", (0, STABLE))
-    return inputs(ms, [[replica_endpoint("stable-east", "east", labels=STABLE)]])
+    return service_inputs(ms, [[replica_endpoint("stable-east", "east", labels=STABLE)]])
 
 
 def test_with_nothing_ready_the_model_rule_takes_the_sentinel_lane() -> None:

@@ -12,8 +12,6 @@ from typing import Any
 from modelplane.compose.frontdoor import ENDPOINT_HEADER, POOL_HEADER, cluster_backend_name
 from modelplane.compose.inferencegateway.limits import TOKEN_KEYS
 from modelplane.compose.modelservice.composer import (
-    CLUSTERS,
-    GATEWAYS,
     compose_service,
     endpoints_requirement,
 )
@@ -25,30 +23,18 @@ from modelplane.compose.modelservice.models import (
 from modelplane.composer import Inputs, Result
 from tests.compose.modelservice.kit import (
     again,
-    cluster,
     external_endpoint,
-    gateway,
     invalid,
     manifests,
     observed,
     replica_endpoint,
     service,
+    service_inputs,
 )
 
 Obj = dict[str, Any]
-FLEET = [cluster("edge", pools=False), cluster("east"), cluster("west")]
 STABLE = {"modelplane.ai/deployment": "stable"}
 PROVIDER = {"modelplane.ai/external-provider": "together"}
-
-
-def inputs(ms: Obj, selected: list[list[Obj]], gateways: list[Obj] | None = None) -> Inputs:
-    required: dict[str, list[Obj]] = {
-        GATEWAYS: [gateway(address="203.0.113.1")] if gateways is None else gateways,
-        CLUSTERS: FLEET,
-    }
-    for i, found in enumerate(selected):
-        required[endpoints_requirement(i)] = found
-    return Inputs(composite=ms, required=required)
 
 
 def overflow(ready: bool = True, **service_fields: Any) -> Inputs:
@@ -57,7 +43,9 @@ def overflow(ready: bool = True, **service_fields: Any) -> Inputs:
     replicas = [
         replica_endpoint(f"stable-{c}", c, labels=STABLE, ready=ready) for c in ("east", "west")
     ]
-    return inputs(ms, [replicas, [external_endpoint("together", labels=PROVIDER, ready=ready)]])
+    return service_inputs(
+        ms, [replicas, [external_endpoint("together", labels=PROVIDER, ready=ready)]]
+    )
 
 
 def model_rule(result: Result, gateway_name: str = "main") -> Obj:

@@ -16,7 +16,6 @@ from modelplane.compose.frontdoor import (
     unavailable_filter_name,
 )
 from modelplane.compose.modelservice.composer import (
-    CLUSTERS,
     GATEWAYS,
     compose_service,
     endpoints_requirement,
@@ -33,35 +32,22 @@ from tests.compose.modelservice.kit import (
     observed,
     replica_endpoint,
     service,
+    service_inputs,
 )
 
 Obj = dict[str, Any]
-FLEET = [cluster("edge", pools=False), cluster("east"), cluster("west")]
 STABLE = {"modelplane.ai/deployment": "stable"}
 CANARY = {"modelplane.ai/deployment": "canary"}
 PROVIDER = {"modelplane.ai/external-provider": "together"}
-
-
-def inputs(
-    ms: Obj,
-    selected: list[list[Obj]],
-    gateways: list[Obj] | None = None,
-    fleet: list[Obj] | None = None,
-) -> Inputs:
-    required: dict[str, list[Obj]] = {
-        GATEWAYS: [gateway(address="203.0.113.1")] if gateways is None else gateways,
-        CLUSTERS: FLEET if fleet is None else fleet,
-    }
-    for i, found in enumerate(selected):
-        required[endpoints_requirement(i)] = found
-    return Inputs(composite=ms, required=required)
 
 
 def canary(ready: bool = True) -> Inputs:
     """90/10: two stable replicas on east, one canary on west."""
     ms = service("qwen", "ml", (90, STABLE), (10, CANARY))
     stable = [replica_endpoint(f"stable-{i}", "east", labels=STABLE, ready=ready) for i in (0, 1)]
-    return inputs(ms, [stable, [replica_endpoint("canary-0", "west", labels=CANARY, ready=ready)]])
+    return service_inputs(
+        ms, [stable, [replica_endpoint("canary-0", "west", labels=CANARY, ready=ready)]]
+    )
 
 
 def recomposed(i: Inputs) -> Result:
@@ -90,7 +76,7 @@ def test_each_entry_selects_endpoints_in_the_services_own_namespace_only() -> No
 def test_another_namespaces_endpoint_with_the_same_labels_gets_no_traffic() -> None:
     theirs = replica_endpoint("stable-0", "west", namespace="other-team", labels=STABLE)
     ours = replica_endpoint("stable-0", "east", labels=STABLE)
-    result = compose_service(inputs(service("qwen", "ml", (1, STABLE)), [[theirs, ours]]))
+    result = compose_service(service_inputs(service("qwen", "ml", (1, STABLE)), [[theirs, ours]]))
     assert sorted(k for k in result.resources if k.startswith("fleet/")) == ["fleet/east"]
     assert result.status["endpoints"] == {"matched": 1, "ready": 1}
 
@@ -98,7 +84,7 @@ def test_another_namespaces_endpoint_with_the_same_labels_gets_no_traffic() -> N
 def test_an_endpoint_two_entries_select_belongs_to_the_first() -> None:
     shared = replica_endpoint("both", "east", labels=STABLE)
     result = compose_service(
-        inputs(service("qwen", "ml", (3, {}), (1, STABLE)), [[shared], [shared]])
+        service_inputs(service("qwen", "ml", (3, {}), (1, STABLE)), [[shared], [shared]])
     )
     assert result.status["endpoints"] == {"matched": 1, "ready": 1}
     assert (
@@ -202,7 +188,7 @@ def test_the_fleet_route_strips_the_prefix_and_names_one_pool_per_rule_chosen_by
 
 def test_a_timeout_applies_to_every_hop() -> None:
     ms = service("qwen", "ml", (1, STABLE), timeout="5m")
-    result = compose_service(inputs(ms, [[replica_endpoint("s0", "east", labels=STABLE)]]))
+    result = compose_service(service_inputs(ms, [[replica_endpoint("s0", "east", labels=STABLE)]]))
     assert {rule(result, k)["timeouts"]["request"] for k in ("front/main", "fleet/east")} == {"5m"}
 
 
@@ -219,7 +205,7 @@ def test_an_entry_with_nothing_ready_gives_its_share_to_the_others() -> None:
 
 def test_sixteen_replicas_on_one_cluster_get_sixteen_lanes_and_sixteen_single_pool_rules() -> None:
     many = [replica_endpoint(f"s{i:02}", "east", labels=STABLE) for i in range(16)]
-    result = compose_service(inputs(service("qwen", "ml", (1, STABLE)), [many]))
+    result = compose_service(service_inputs(service("qwen", "ml", (1, STABLE)), [many]))
     front = lanes(rule(result, "front/main")["backendRefs"])
     assert [(w, pool) for _, w, pool in front] == [(1, f"s{i:02}-pool") for i in range(16)]
     rules = manifests(result)["fleet/east"]["spec"]["rules"]
@@ -235,7 +221,7 @@ def test_past_16_lanes_the_smallest_are_left_out_and_named() -> None:
     big = [replica_endpoint(f"a{i:02}", f"c{i:02}", labels=STABLE) for i in range(16)]
     small = [replica_endpoint("b", "c16", labels=CANARY)]
     # 16 lanes of 1/32 each and one of 1/2: one of the 1/32 lanes goes.
-    result = recomposed(inputs(ms, [big, small], fleet=fleet))
+    result = recomposed(service_inputs(ms, [big, small], fleet=fleet))
     assert len(rule(result, "front/main")["backendRefs"]) == 16
     routing = condition(result, "RoutingReady")
     assert (routing.status, routing.reason) == ("False", "TooManyBackends")
@@ -282,7 +268,7 @@ def test_with_no_ready_endpoint_the_service_is_not_ready_even_once_its_route_is_
 
 
 def test_no_matching_endpoint_keeps_the_route_says_so_and_warns() -> None:
-    result = compose_service(inputs(service("qwen", "ml", (1, STABLE)), [[]]))
+    result = compose_service(service_inputs(service("qwen", "ml", (1, STABLE)), [[]]))
     assert "front/main" in result.resources
     resolved = condition(result, "EndpointsResolved")
     assert (resolved.status, resolved.reason) == ("False", "NoEndpoints")
@@ -299,7 +285,7 @@ def overflow() -> Inputs:
     provider = external_endpoint(
         "together", "https://api.groq.com/openai/v1", labels=PROVIDER, rewrite="/openai/", auth=auth
     )
-    return inputs(ms, [[replica_endpoint("s0", "east", labels=STABLE)], [provider]])
+    return service_inputs(ms, [[replica_endpoint("s0", "east", labels=STABLE)], [provider]])
 
 
 def test_an_external_endpoints_lane_goes_through_the_gateways_own_cluster_by_header() -> None:
@@ -368,7 +354,7 @@ def test_the_egress_route_rewrites_to_the_providers_path_and_host_with_its_crede
 def test_an_external_endpoint_is_routed_from_every_gateways_cluster_once() -> None:
     gateways = [gateway("a", "edge"), gateway("b", "edge"), gateway("c", "west")]
     result = compose_service(
-        inputs(overflow().composite, list(_selected(overflow()).values()), gateways)
+        service_inputs(overflow().composite, list(_selected(overflow()).values()), gateways)
     )
     assert sorted(k for k in result.resources if k.startswith("egress/")) == [
         "egress/edge/together",
@@ -408,7 +394,7 @@ def test_a_gateways_service_selector_decides_whether_it_serves_the_service() -> 
     ]
     ms = service("qwen", "ml", (1, STABLE), labels={"region": "eu"})
     result = compose_service(
-        inputs(ms, [[replica_endpoint("s0", "east", labels=STABLE)]], gateways)
+        service_inputs(ms, [[replica_endpoint("s0", "east", labels=STABLE)]], gateways)
     )
     assert sorted(k for k in result.resources if k.startswith("front/")) == [
         "front/all",
@@ -417,7 +403,7 @@ def test_a_gateways_service_selector_decides_whether_it_serves_the_service() -> 
 
 
 def test_no_gateway_serving_the_service_is_said() -> None:
-    result = compose_service(inputs(service("qwen", "ml", (1, STABLE)), [[]], gateways=[]))
+    result = compose_service(service_inputs(service("qwen", "ml", (1, STABLE)), [[]], gateways=[]))
     routing = condition(result, "RoutingReady")
     assert (routing.status, routing.reason) == ("False", "NoGateway")
 
@@ -425,7 +411,7 @@ def test_no_gateway_serving_the_service_is_said() -> None:
 def test_a_gateway_whose_cluster_cannot_be_written_is_named() -> None:
     fleet = [cluster("edge", provider=False), cluster("east")]
     result = recomposed(
-        inputs(
+        service_inputs(
             service("qwen", "ml", (1, STABLE)),
             [[replica_endpoint("s", "east", labels=STABLE)]],
             fleet=fleet,
@@ -458,7 +444,7 @@ def test_once_programmed_on_every_gateway_the_service_is_ready_with_an_address_p
         gateway("a", "west", address="203.0.113.1"),
     ]
     i = canary()
-    i = inputs(i.composite, list(_selected(i).values()), gateways)
+    i = service_inputs(i.composite, list(_selected(i).values()), gateways)
     result = recomposed(i)
     routing = condition(result, "RoutingReady")
     assert (routing.status, routing.reason) == ("True", "Accepted")
@@ -527,7 +513,7 @@ def test_long_names_still_give_dns_labels_that_pass_their_schemas() -> None:
     ms = service(long, "n" * 63, (1, STABLE))
     endpoint = replica_endpoint("r" * 63, "east", namespace="n" * 63, labels=STABLE)
     gw = gateway("g" * 63, "edge", hostname="h" * 60 + ".example.com")
-    assert invalid(compose_service(inputs(ms, [[endpoint]], [gw]))) == {}
+    assert invalid(compose_service(service_inputs(ms, [[endpoint]], [gw]))) == {}
 
 
 def test_the_same_inputs_compose_the_same_output() -> None:
@@ -538,7 +524,7 @@ def test_a_gateway_whose_cluster_stops_being_writable_keeps_its_routes_as_they_a
     i = overflow()
     done = recomposed(i)
     fleet = [cluster("edge", provider=False), cluster("east"), cluster("west")]
-    later = inputs(i.composite, list(_selected(i).values()), fleet=fleet)
+    later = service_inputs(i.composite, list(_selected(i).values()), fleet=fleet)
     seen = {k: d.resource for k, d in done.resources.items()}
     result = compose_service(
         Inputs(composite=later.composite, required=later.required, observed=seen)
