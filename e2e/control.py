@@ -267,11 +267,7 @@ def install_provider_crds(cluster: Cluster) -> None:
     documents = [
         d for path in paths for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)
     ]
-    cluster.apply(documents)
-    for d in documents:
-        cluster.kubectl(
-            "wait", f"crd/{d['metadata']['name']}", "--for=condition=Established", "--timeout=60s"
-        )
+    cluster.apply_crds(documents)
 
 
 def start_provider_kubernetes(cluster: Cluster, binary: Path, webhook_ca: pki.Pair) -> None:

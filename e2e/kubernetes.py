@@ -13,12 +13,14 @@ import json
 import socket
 import subprocess
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from e2e import pki, processes
+from modelplane.kube.objects import dig
 
 SERVICE_RANGE = "10.96.0.0/16"
 API_SERVICE_IP = "10.96.0.1"
@@ -142,6 +144,21 @@ class Cluster:
 
     def get(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def apply_crds(self, crds: list[dict[str, Any]], timeout: float = 60) -> None:
+        """Applies CRDs and waits until each serves. Not ``kubectl wait``: a CRD just created
+        carries ``status.conditions: null`` (apiextensions' CustomResourceDefinitionStatus has
+        no omitempty), which kubectl's condition wait reports as an error instead of waiting."""
+        self.apply(crds)
+        for crd in crds:
+            name: str = crd["metadata"]["name"]
+            processes.wait_until(
+                partial(self.established, name), timeout, f"CRD {name} Established on {self.name}"
+            )
+
+    def established(self, crd: str) -> bool:
+        conditions = dig(self.get("crd", crd), "status", "conditions") or []
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
     def ready(self) -> bool:
         return self.kubectl("get", "--raw", "/readyz", check=False).stdout.strip() == "ok"

@@ -175,11 +175,7 @@ def apply_crd_files(cluster: Cluster, paths: list[Path]) -> None:
     documents: list[Obj] = [
         d for path in paths for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)
     ]
-    cluster.apply(documents)
-    for d in documents:
-        cluster.kubectl(
-            "wait", f"crd/{d['metadata']['name']}", "--for=condition=Established", "--timeout=60s"
-        )
+    cluster.apply_crds(documents)
 
 
 def install_external_stack(cluster: Cluster) -> None:

@@ -62,10 +62,7 @@ def deployment() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Iterator[Environment]:
     crd = yaml.safe_load(KEDA_CRD.read_text())
-    e2e.control.apply([crd])
-    e2e.control.kubectl(
-        "wait", f"crd/{crd['metadata']['name']}", "--for=condition=Established", "--timeout=60s"
-    )
+    e2e.control.apply_crds([crd])
     e2e.control.apply([METRICS_CONFIG])
     add_fleet(
         e2e,
