@@ -327,26 +327,38 @@ def backend_endpoint(host: str, port: int) -> Obj:
 # replaces the gateway's: it has no merge key).
 RETRY_AFTER = "60"
 """Seconds a refused caller waits: every budget counts per minute, so a minute always reaches
-the next window (the exact reset is not in what Envoy hands the override)."""
+the next window. A header of the override cannot carry the exact reset: Envoy evaluates its
+values with empty response headers (the body reads the refused reply's, below)."""
+SPENT_LIMIT = "%RESP(X-RATELIMIT-LIMIT)%"
+"""The refused reply's draft-03 ``x-ratelimit-limit``: the quota of the budget with nothing
+left, then ``<quota>;w=<seconds>`` for every budget that counted the request, e.g.
+``600, 600;w=60, 2000000;w=60``. Envoy formats the override's body with the headers of the
+reply it replaces, where its rate-limit filter put these; "-" if absent."""
+SPENT_RESET = "%RESP(X-RATELIMIT-RESET)%"
+"""The refused reply's ``x-ratelimit-reset``: seconds until that budget's window resets."""
 RATE_LIMITED_BODY = json.dumps(
     {
         "error": {
             "type": "rate_limit_exceeded",
             "code": 429,
             "message": (
-                "a budget of this gateway (spec.limits) is spent for this caller; "
-                f"retry after {RETRY_AFTER} seconds"
+                "a budget of this gateway (spec.limits) is spent for this caller: "
+                f"limit {SPENT_LIMIT} (the spent budget's requests or tokens, then each "
+                "budget counting this request as quota;w=window seconds); "
+                f"it resets in {SPENT_RESET} seconds"
             ),
         }
     },
     sort_keys=True,
 )
-"""The 429's body, OpenAI's error shape. Envoy reads it as a format string: it holds no %."""
+"""The 429's body, OpenAI's error shape. Envoy reads it as a format string: its only command
+operators are the two above, whose values (digits, ", ", ";w=", or "-") keep it JSON."""
 
 
 def budget_spent() -> Obj:
     """The answer to a request a budget refuses: Envoy's own 429 only (source ``Local``), never
-    a backend's, with a body naming what was hit and when to retry."""
+    a backend's, with a body naming the limit that was hit and when its window resets, and
+    ``Retry-After``."""
     return {
         "match": {"statusCodes": [{"type": "Value", "value": 429}]},
         "source": "Local",

@@ -15,8 +15,9 @@ cited in tests/conformance/test_envoy_rate_limits.py.
 
 The same policy answers the 429 Envoy itself sends when a budget is spent (``responseOverride``,
 source ``Local``: an engine's or an external provider's own 429 passes unchanged) with a JSON
-body saying a budget was hit and ``Retry-After``: tests/conformance/
-test_envoy_rate_limit_backend.py.
+body naming the limit that was hit (its quota and window, read from the refused reply's
+``x-ratelimit-*`` headers) and ``Retry-After``: tests/conformance/
+test_envoy_rate_limit_backend.py and test_envoy_rate_limit_answer.py.
 """
 
 from __future__ import annotations
