@@ -239,6 +239,20 @@ def test_each_team_has_the_budget_the_step_sets() -> None:
     assert budgets == wanted
 
 
+def test_the_budget_the_step_describes_is_the_one_it_applies() -> None:
+    [ads] = [
+        e
+        for e in gateway()["spec"]["limits"]
+        if e["callers"]["selector"]["matchLabels"] == {"team": "ads"}
+    ]
+    tokens = ads["tokensPerMinute"]
+    described = (
+        f"Team ads' budget is {ads['requestsPerMinute']} requests a minute (and "
+        f"{tokens['input']:,} input and {tokens['output']:,} output tokens)"
+    )
+    assert described in " ".join(step().split())
+
+
 @pytest.mark.parametrize("service", services(), ids=ids(services()))
 def test_each_service_is_routed_by_its_model_name_to_what_its_engines_serve(service: Obj) -> None:
     ns, name = service["metadata"]["namespace"], service["metadata"]["name"]
