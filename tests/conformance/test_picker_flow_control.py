@@ -37,6 +37,10 @@ v1.1.0):
 - ``internal/xds/translator/httpfilters.go`` ``newOrderedHTTPFilter``: api_key_auth (6) runs
   before Lua (12 and on) and ext_proc (100 and on); an early header mutation
   (ClientTrafficPolicy) runs before every filter, so before the identity exists.
+- ``internal/gatewayapi/luavalidator/lua_validator.go``: an inline script must define
+  ``envoy_on_request`` or ``envoy_on_response`` and, in the default ``Strict`` mode, runs against
+  the mocks of ``mocks.lua`` (``headers():get`` answers a string; ``replace`` and ``remove``
+  exist); ``internal/gatewayapi/envoyextensionpolicy.go``: a Lua error fails the routes covered.
 - ai-gateway ``internal/extensionserver/post_translate_modify.go``
   ``patchListenerWithInferencePoolFilters``: the picker's ext_proc goes just before the router,
   after every Envoy Gateway filter of the fleet listener.
@@ -54,10 +58,13 @@ import pytest
 import yaml
 
 from modelplane.compose.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONFIG, UNIFIED_CONFIG
-from modelplane.compose.inferencegateway.callers import CALLER_HEADER
+from modelplane.compose.inferencegateway.callers import CALLER_HEADER, HEADER_GUARD
+from modelplane.compose.inferencegateway.priority import PRIORITY
 from modelplane.compose.modelreplica.picker import rules
 from modelplane.compose.pickerversions import parse
 from modelplane.compose.replicapool import replica_pool_name
+from tests.compose.inferencegateway.test_callers import SEARCH, authed, compose
+from tests.compose.modelservice.kit import manifests
 
 # The release the facts above were read at.
 READ_AT = "v0.10.0"
@@ -78,6 +85,9 @@ OTHER_PICKER_HEADERS = (
 OBJECTIVE_GROUP = "llm-d.ai"
 # pkg/epp/flowcontrol/config.go.
 FLOW_CONTROL_GATE = "flowControl"
+# Envoy Gateway v1.8.1 internal/xds/translator/httpfilters.go newOrderedHTTPFilter: each
+# filter's place (lower runs first); an early header mutation runs before them all.
+FILTER_ORDER = {"api_key_auth": 6, "lua": 12, "ext_proc": 100}
 # Envoy Gateway v1.8.1 internal/gatewayapi/filters.go.
 HEADER_VALUE = re.compile(r"^[!-~]+([\t ]?[!-~]+)*$")
 # An object name (the objective's): a DNS subdomain of at most 253 characters.
@@ -134,3 +144,30 @@ def test_a_route_header_value_may_hold_an_envoy_substitution_of_the_caller() -> 
     # path route could set the fairness id from the caller. Not relied on (the model route's
     # lane headers are AI Gateway's literal headerMutation).
     assert HEADER_VALUE.match(f"%REQ({CALLER_HEADER})%")
+
+
+def _front(*entries: dict[str, object]) -> dict[str, dict]:
+    gw = authed()
+    gw["spec"]["priority"] = list(entries)
+    return manifests(compose(gw, [SEARCH]))
+
+
+def test_a_gateway_with_priority_removes_every_name_the_picker_reads_on_arrival() -> None:
+    # The new name is read first: removing only the old one would let a client's new-name
+    # header pick its own objective or flow.
+    removed = _front({"value": 1})[HEADER_GUARD]["spec"]["headers"]["earlyRequestHeaders"]
+    assert {*OBJECTIVE_HEADERS, *FAIRNESS_HEADERS} <= set(removed["remove"])
+
+
+def test_the_caller_is_read_by_a_filter_that_runs_after_api_key_auth() -> None:
+    # Lua, not a header mutation: only a filter after api_key_auth sees the identity.
+    policy = _front({"value": 1})[PRIORITY]
+    assert policy["kind"] == "EnvoyExtensionPolicy"
+    assert set(policy["spec"]) == {"targetRefs", "lua"}
+    assert FILTER_ORDER["api_key_auth"] < FILTER_ORDER["lua"] < FILTER_ORDER["ext_proc"]
+
+
+def test_the_fairness_id_is_written_under_every_name_the_picker_reads() -> None:
+    [lua] = _front({"value": 1})[PRIORITY]["spec"]["lua"]
+    for name in FAIRNESS_HEADERS:
+        assert f'"{name}"' in lua["inline"]

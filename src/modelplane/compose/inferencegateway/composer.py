@@ -40,7 +40,7 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
     gateway_withdrawn,
 )
-from modelplane.compose.inferencegateway import callers, limits, objects, shards
+from modelplane.compose.inferencegateway import callers, limits, objects, priority, shards
 from modelplane.compose.inferencegateway.handover import (
     LEGACY_BACKEND,
     handover_conditions,
@@ -109,7 +109,7 @@ def compose_gateway(inputs: Inputs) -> Result:
     result.resources.update(legacy_kept)
     pki = fleet_pki(dialled.fleet[str(ig["spec"]["clusterName"])])
     result.resources.update(_front(inputs, hosted, pki))
-    guarded = limits.guarded_headers(ig["spec"])
+    guarded = limits.guarded_headers(ig["spec"]) + priority.guarded_headers(ig["spec"])
     auth = callers.compose_callers(inputs, name, hosted.host, dialled.fleet, guarded)
     if auth.problem:
         return Result.failed(auth.problem)
@@ -118,6 +118,7 @@ def compose_gateway(inputs: Inputs) -> Result:
     if problem:
         return Result.failed(problem)
     result.resources.update(budgets)
+    result.resources.update(priority.compose_priority(inputs, name, hosted.host, auth))
     result.requirements.update(auth.requirements)
     _report(inputs, hosted, dialled, waiting, result, auth)
     result.conditions.extend(handover_conditions(ig, legacy_kept))
@@ -372,7 +373,9 @@ def _malformed(ig: Obj) -> str | None:
     copied = front_certificate_problem(str(secret["name"])) if secret.get("name") else ""
     if copied:
         return copied
-    auth = callers.auth_problem(spec) or limits.limits_problem(spec)
+    auth = (
+        callers.auth_problem(spec) or limits.limits_problem(spec) or priority.priority_problem(spec)
+    )
     if auth:
         return auth
     if namespace != CONTROL_NAMESPACE:

@@ -1,0 +1,149 @@
+"""Each caller's priority at an InferenceGateway (``spec.priority``; docs/design/
+shared-front-door.md, "Priority as designed"), the front hop's half.
+
+The endpoint picker that acts on a priority runs on the fleet hop, behind the front Gateway, and
+reads it from headers (tests/conformance/test_picker_flow_control.py). The front hop is the one
+place that knows the caller, so it writes, on every request of its HTTPS listener:
+
+- ``x-modelplane-priority``: the value of the first ``spec.priority`` entry selecting the caller,
+  removed for a caller none selects (the fleet hop turns it into the picker's objective);
+- the picker's fairness id, under both its names (``x-llm-d-inference-fairness-id`` and the
+  ``x-gateway-inference-fairness-id`` older pickers read): the caller's identity, so each caller
+  is a flow of its own in the picker's flow control.
+
+Both are written by an inline Lua script in an Envoy Gateway EnvoyExtensionPolicy on the
+listener: Envoy Gateway v1.8.1 runs Lua after api_key_auth (the identity is set) and before the
+router, and a route's header filter could not read the identity per caller. The script replaces
+or removes each header on every request, and the listener's ClientTrafficPolicy removes them, and
+the picker's objective headers, as the request arrives (``guarded_headers``): no client sets its
+own priority, objective or flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.compose.frontdoor import CONTROL_NAMESPACE, ENVOY_API_VERSION, ClusterGateway
+from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_listener
+from modelplane.compose.inferencegateway.limits import selected_callers
+from modelplane.compose.remote import managed_metadata, remote_object
+from modelplane.composer import Desired, Inputs, carry_forward
+from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
+from modelplane.observed import ready_as_observed
+
+PRIORITY = "caller-priority"
+"""The composition resource name of the extension policy."""
+PRIORITY_HEADER = "x-modelplane-priority"
+OBJECTIVE_HEADERS = ("x-llm-d-inference-objective", "x-gateway-inference-objective")
+"""The picker's objective header and its deprecated alias (llm-d-router v0.10.0)."""
+FAIRNESS_HEADERS = ("x-llm-d-inference-fairness-id", "x-gateway-inference-fairness-id")
+"""The picker's fairness-id header and its deprecated alias (llm-d-router v0.10.0)."""
+
+
+def priority_of(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    entries = spec.get("priority")
+    return [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
+
+
+def priority_problem(spec: Mapping[str, Any]) -> str:
+    """Why ``spec.priority`` cannot be composed, or "" (the XRD refuses the same at admission)."""
+    if spec.get("priority") is not None and spec.get("auth") is None:
+        return (
+            "InferenceGateway spec.priority requires spec.auth: without callers who authenticate "
+            "nothing tells one caller from another. Nothing was changed"
+        )
+    return ""
+
+
+def guarded_headers(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """Headers removed from every request as it arrives when the gateway sets priorities: its
+    own priority header and the picker's objective and fairness headers, under every name."""
+    if not priority_of(spec):
+        return ()
+    return (PRIORITY_HEADER, *OBJECTIVE_HEADERS, *FAIRNESS_HEADERS)
+
+
+def caller_priorities(
+    spec: Mapping[str, Any], identities: Mapping[str, Mapping[str, str]]
+) -> dict[str, int]:
+    """Each caller's priority: the value of the first entry that selects it."""
+    out: dict[str, int] = {}
+    for entry in priority_of(spec):
+        selected = selected_callers(entry, identities)
+        for caller in sorted(identities) if selected is None else selected:
+            out.setdefault(caller, int(entry["value"]))
+    return out
+
+
+def script(priorities: Mapping[str, int]) -> str:
+    """The Lua script run on every request of the listener, after api_key_auth. Identities are
+    alphanumerics, -, _ and . (the XRD and Envoy Gateway's Secret keys): nothing to escape."""
+    table = "".join(f'  ["{caller}"] = "{priorities[caller]}",\n' for caller in sorted(priorities))
+    priority_header = f'"{PRIORITY_HEADER}"'
+    return (
+        "-- Written by Modelplane from InferenceGateway spec.priority: each caller's priority,\n"
+        "-- and its identity as the endpoint picker's fairness id.\n"
+        f"local PRIORITY = {{\n{table}}}\n"
+        f"local FAIRNESS = {{{', '.join(_quoted(FAIRNESS_HEADERS))}}}\n"
+        "function envoy_on_request(handle)\n"
+        "  local headers = handle:headers()\n"
+        f'  local caller = headers:get("{CALLER_HEADER}")\n'
+        "  local priority = nil\n"
+        "  if caller ~= nil then\n"
+        "    priority = PRIORITY[caller]\n"
+        "  end\n"
+        f"{_set_or_remove(priority_header, 'priority')}"
+        "  for _, name in ipairs(FAIRNESS) do\n"
+        f"{_set_or_remove('name', 'caller', indent='    ')}"
+        "  end\n"
+        "end\n"
+    )
+
+
+def _quoted(names: tuple[str, ...]) -> list[str]:
+    return [f'"{n}"' for n in names]
+
+
+def _set_or_remove(header: str, value: str, indent: str = "  ") -> str:
+    return (
+        f"{indent}if {value} ~= nil then\n"
+        f"{indent}  headers:replace({header}, {value})\n"
+        f"{indent}else\n"
+        f"{indent}  headers:remove({header})\n"
+        f"{indent}end\n"
+    )
+
+
+def extension_policy(gateway: str, host: ClusterGateway, lua: str) -> Obj:
+    """The EnvoyExtensionPolicy running ``lua`` on every route of the front HTTPS listener."""
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": "EnvoyExtensionPolicy",
+        "metadata": managed_metadata(dns_label(gateway, "priority"), host.namespace),
+        "spec": {
+            "targetRefs": front_listener(gateway),
+            "lua": [{"type": "Inline", "inline": lua}],
+        },
+    }
+
+
+def compose_priority(
+    inputs: Inputs, gateway: str, host: ClusterGateway, auth: Callers
+) -> dict[str, Desired]:
+    """The extension policy of a gateway with ``spec.priority`` (nothing without). While the
+    caller Secrets are read, what was composed is kept."""
+    spec = inputs.composite["spec"]
+    if not priority_of(spec):
+        return {}
+    if auth.reading:
+        return carry_forward({k: v for k, v in inputs.observed.items() if k == PRIORITY})
+    lua = script(caller_priorities(spec, auth.identities))
+    obj = remote_object(
+        dns_label("gw", gateway, PRIORITY),
+        CONTROL_NAMESPACE,
+        host.provider_config,
+        extension_policy(gateway, host, lua),
+    )
+    return {PRIORITY: Desired(obj, ready_as_observed(inputs.observed.get(PRIORITY)))}
