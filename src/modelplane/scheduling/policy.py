@@ -6,10 +6,10 @@
 - Retain: a replica stays where it is while its cluster exists, matches, is not drained
   (NoExecute) and still hosts pools that satisfy its members' requests, re-resolved against the
   current spec.
-- Scale down: the replica on the most-loaded cluster goes first, then one that is not serving,
-  then the later cluster name, then the higher index; an autoscaled deployment gives back its
-  most expensive capacity first, never breaking its spread while another replica can go
-  (``scale_in``).
+- Scale down: the replica on the most-loaded cluster goes first, then one a rollout has yet to
+  update, then one that is not serving, then the later cluster name, then the higher index; an
+  autoscaled deployment gives back its most expensive capacity first (one a rollout has yet to
+  update before that), never breaking its spread while another replica can go (``scale_in``).
 - Charge: what each cluster admitted for other deployments (its published allocation) and every
   other replica listed is charged first; a kept replica its cluster refused, or that no longer
   fits beside replicas admitted or created before it (two deployments took the same devices at
@@ -358,17 +358,18 @@ def scale_down(
     stamped: dict[str, dict[str, Any]],
     composed: frozenset[str] = frozenset(),
     autoscaled: Autoscaled | None = None,
+    outdated: frozenset[str] = frozenset(),
 ) -> list[pl.RemovedReplica]:
     """Remove kept replicas (from ``kept`` and ``load``) past ``desired``, one at a time in
     ``scale_in.victim``'s order: the balance order, or the cost order when the deployment is
     ``autoscaled``. ``composed``: the replicas the deployment composes (one only listed goes
-    first)."""
+    first); ``outdated``: those a rollout has yet to update, by name."""
     removed = []
     idle = {k.existing for k in kept if not is_serving(stamped.get(k.existing or ""))}
     listed_only = {k.existing for k in kept if composed and k.existing not in composed}
     order = autoscaled.start(kept) if autoscaled is not None else None
     while len(kept) > desired:
-        leaving = victim(kept, load, listed_only, idle, order)
+        leaving = victim(kept, load, listed_only, idle, order, outdated)
         kept.remove(leaving)
         load[leaving.cluster] -= 1
         removed.append(

@@ -5,11 +5,16 @@ A manual ``spec.replicas`` is the user's count: the balance order keeps what rem
 clusters, as it always has. An autoscaler shrinks the deployment many times a day, so each
 scale-in should give back the capacity whose loss costs least: the most expensive replica that
 can go without breaking the deployment's spread.
+
+Either order, during a rollout, takes a replica the rollout has yet to update (``outdated``)
+before an updated one wherever that keeps what the order keeps (balance, spread): removing it
+both scales in and advances the rollout, where removing an updated one would leave the outdated
+one to update too, spending the strategy's budget once more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from modelplane.scheduling.demand import Engine
@@ -17,19 +22,31 @@ from modelplane.scheduling.fleet import Cluster
 from modelplane.scheduling.options import FREE, Rank, Replica, add_ranks, member_rank
 from modelplane.scheduling.spread import Constraint
 
-BalanceKey = tuple[bool, int, bool, str, int]
-CostKey = tuple[bool, bool, bool, Rank, int, str, int]
+BalanceKey = tuple[bool, int, bool, bool, str, int]
+CostKey = tuple[bool, bool, bool, bool, Rank, int, str, int]
 
 
 def balance_key(
-    k: Replica, load: Mapping[str, int], listed_only: set[str | None], idle: set[str | None]
+    k: Replica,
+    load: Mapping[str, int],
+    listed_only: set[str | None],
+    idle: set[str | None],
+    outdated: Collection[str | None] = frozenset(),
 ) -> BalanceKey:
     """Today's order, the largest key leaving first: a replica only listed while the deployment
     composes others (a list lagging a deletion shows the deleted replica again; keeping it would
-    compose it anew while one that runs goes), then the most-loaded cluster, then one not
-    serving (keeping it keeps capacity that serves nothing), then the later cluster name, then
-    the higher index."""
-    return (k.existing in listed_only, load[k.cluster], k.existing in idle, k.cluster, k.index)
+    compose it anew while one that runs goes), then the most-loaded cluster, then one the
+    rollout has yet to update (below the load: balance is what keeps a manual deployment spread,
+    and is not traded for the rollout), then one not serving (keeping it keeps capacity that
+    serves nothing), then the later cluster name, then the higher index."""
+    return (
+        k.existing in listed_only,
+        load[k.cluster],
+        k.existing in outdated,
+        k.existing in idle,
+        k.cluster,
+        k.index,
+    )
 
 
 @dataclass(frozen=True)
@@ -115,6 +132,7 @@ def victim(
     listed_only: set[str | None],
     idle: set[str | None],
     order: CostOrder | None,
+    outdated: Collection[str | None] = frozenset(),
 ) -> Replica:
     """The replica that leaves next: the balance order's (``balance_key``), or in the cost
     ``order`` of an autoscaled deployment the largest of, in order:
@@ -125,24 +143,28 @@ def victim(
        another replica can go. When every replica's removal breaks one, the balance order
        decides: a scale-in the autoscaler asked for is not refused, and balance is what keeps
        the remaining replicas spread over clusters;
-    3. not serving: keeping it keeps capacity that serves nothing, whatever it costs;
-    4. the most expensive capacity (``Autoscaled.price``): the fill places on the cheapest, so
+    3. ``outdated``: the rollout has yet to update it, so removing it advances the rollout too,
+       and the budget the update would spend is not spent (ahead of price: a dearer updated
+       replica kept costs for a while, an outdated one kept costs an update);
+    4. not serving: keeping it keeps capacity that serves nothing, whatever it costs;
+    5. the most expensive capacity (``Autoscaled.price``): the fill places on the cheapest, so
        the scale-in gives back the dearest;
-    5. then the balance order (most-loaded cluster, later name, higher index), so that among
+    6. then the balance order (most-loaded cluster, later name, higher index), so that among
        equals the choice is as before and deterministic.
     """
     if order is None:
-        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle))
+        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle, outdated))
     counts = order.counts(kept)
     keeps = {k.index: order.keeps_spread(counts, k) for k in kept}
     if not any(keeps.values()):
-        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle))
+        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle, outdated))
 
     def cost_key(k: Replica) -> CostKey:
-        listed, loaded, _, cluster, index = balance_key(k, load, listed_only, idle)
+        listed, loaded, old, _, cluster, index = balance_key(k, load, listed_only, idle, outdated)
         return (
             listed,
             keeps[k.index],
+            old,
             k.existing in idle,
             order.prices[k.index],
             loaded,

@@ -50,6 +50,7 @@ def schedule(
     admits: Admits | None = None,
     hold: str = "",
     leaving: frozenset[str] = frozenset(),
+    outdated: Callable[[pl.ReplicaPlacement], bool] | None = None,
 ) -> pl.Schedule:
     """Place ``deployment``'s replicas on ``clusters`` (InferenceClusters) whose pools'
     ``classes`` (InferenceClasses) fit, charging what each cluster's allocation publishes for
@@ -59,7 +60,9 @@ def schedule(
 
     ``admits`` narrows the clusters a replica may stand on, as the clusterSelector does (new
     and kept replicas alike). ``hold``, when set, says why nothing new is placed: kept replicas
-    stay, and every cluster is ineligible for a new one with that reason."""
+    stay, and every cluster is ineligible for a new one with that reason. ``outdated``: whether
+    the replica kept at a placement is one a rollout has yet to update (a scale-in removes those
+    first, ``scale_in``)."""
     request = _read(deployment, clusters, classes)
     composed = list(composed)
     ours = _ours(request, replicas, composed, leaving)
@@ -67,7 +70,7 @@ def schedule(
     if errors:
         plan = _kept_as_stamped(request.desired, ours.ours, request.fleet, errors)
     else:
-        charged = _charge(request, ours, composed, admits)
+        charged = _charge(request, ours, composed, admits, outdated)
         fill = _filler(request, charged, admits, hold)
         placed = _fill(fill, charged.kept, charged.removed, request.desired)
         plan = _answer(request, fill, charged, placed, hold)
@@ -150,7 +153,11 @@ class _Charged:
 
 
 def _charge(
-    request: _Request, ours: _Ours, composed: list[dict[str, Any]], admits: Admits | None
+    request: _Request,
+    ours: _Ours,
+    composed: list[dict[str, Any]],
+    admits: Admits | None,
+    outdated: Callable[[pl.ReplicaPlacement], bool] | None = None,
 ) -> _Charged:
     """Retain, scale down, then charge the ledger (steps 2 to 4 of the module's order)."""
     matcher = Matcher(request.engines)
@@ -166,7 +173,8 @@ def _charge(
         if request.autoscaled
         else None
     )
-    removed += policy.scale_down(kept, load, request.desired, stamped, composed_names, order)
+    old = _outdated(request, kept, outdated)
+    removed += policy.scale_down(kept, load, request.desired, stamped, composed_names, order, old)
     published = _published(by_name)
     own = f"{request.namespace}/{request.name}"
     ledger = Ledger(FleetPools(request.fleet), _held_by_others(published, by_name, own))
@@ -174,6 +182,15 @@ def _charge(
     for r in ours.gone:
         ledger.charge_observed(r)  # leaving: its devices stay held until it is deleted
     return _Charged(matcher, kept, removed, load, ledger, published)
+
+
+def _outdated(
+    request: _Request, kept: list[Replica], outdated: Callable[[pl.ReplicaPlacement], bool] | None
+) -> frozenset[str]:
+    """The kept replicas a rollout has yet to update, by name; asked only when scaling in."""
+    if outdated is None or len(kept) <= request.desired:
+        return frozenset()
+    return frozenset(k.existing or "" for k in kept if outdated(placement_of(request.engines, k)))
 
 
 def _filler(request: _Request, charged: _Charged, admits: Admits | None, hold: str) -> Fill:

@@ -37,7 +37,7 @@ Nothing running is lost to a fault:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -254,6 +254,8 @@ class Placer:
     cache: Footprint
     leaving: frozenset[str]
     """Names of replicas a serving surge replaced: charged to the ledger until gone."""
+    outdated: Callable[[ReplicaPlacement], bool] | None = None
+    """Whether a kept replica is one the rollout has yet to update (``_rolling``)."""
 
     def __call__(self, extra: int) -> Schedule:
         md = self.inputs.composite
@@ -268,6 +270,7 @@ class Placer:
             admits=self.cache.admits,
             hold=self.cache.hold,
             leaving=self.leaving,
+            outdated=self.outdated,
         )
 
 
@@ -305,11 +308,11 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
     read = routes(inputs, mine.values())
     down = frozenset(n for n, c in fleet.clusters.items() if gateway_withdrawn(c))
     surges = surges_of(mine, lambda obj: serves_its_stamp(obj, read, down))
-    place = Placer(inputs, fleet, cache, surges.leaving)
+    strategy = Strategy.of(md)
+    place = Placer(inputs, fleet, cache, surges.leaving, _rolling(md, mine, cache, strategy))
     plan = place(len(surges.in_flight))
     if plan.selector_errors:
         return _invalid_selectors(fleet.asks, mine, plan)
-    strategy = Strategy.of(md)
     weights = pinning(cache.cache, [p.cluster for p in plan.placements], mine.values())
     base = Stamps({}, routes=read, unreachable=down, partition=strategy.partition)
     stamps = _stamp_placements(md, plan, fleet, weights, base)
@@ -335,6 +338,28 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
         frozenset(k for k in picked.counted if stamps.available(k, mine.get(k))),
         down,
     )
+
+
+def _rolling(
+    md: Obj, mine: Mapping[str, Obj], cache: Footprint, strategy: Strategy
+) -> Callable[[ReplicaPlacement], bool]:
+    """Whether the observed replica at a placement is one the rollout has yet to update: it runs
+    something other than what it is stamped with there, at or above the partition (one below it
+    keeps what it runs by design), and is not doomed (replaced, never updated). A scale-in
+    removes these first (``scale_in``): removing one advances the rollout too.
+
+    Asked before placement, so the revision of the cache is judged by the clusters the replicas
+    stand on (a scale-in places none anew)."""
+    weights = pinning(cache.cache, [_on(o) for o in mine.values()], mine.values())
+    by_name = {str(o["metadata"]["name"]): o for o in mine.values()}
+
+    def outdated_at(p: ReplicaPlacement) -> bool:
+        observed = by_name.get(p.existing or "")
+        if observed is None or p.index < strategy.partition or is_doomed(observed):
+            return False
+        return outdated(observed, _stamped(md, p, str(p.existing), observed, weights))
+
+    return outdated_at
 
 
 def _reroute_requirements(
@@ -594,7 +619,9 @@ def _add_surges(
 ) -> dict[str, str]:
     """Stamp the surge replicas started now into ``stamps``, and annotate every surge replica
     with the one it replaces. The surge replicas in flight: key -> the key it replaces."""
-    surging = dict(surges.in_flight)
+    # A surge replica a scale-in removed surges no more: it leaves as any replica scaled away,
+    # and the one it was to replace is the rollout's to update again.
+    surging = {k: old for k, old in surges.in_flight.items() if k in stamps.stamped}
     for p, old in started.placements:
         key = replica_key(p.index, p.cluster)
         stamps.names[key] = replica_name(md, p)
