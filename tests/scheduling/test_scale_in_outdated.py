@@ -155,3 +155,11 @@ def _skews(shapes: list[Shape], constraint: tuple[str, int, str], names: list[st
         if (d := domain[where[n][0]]) is not None:
             counts[d] += 1
     return max(counts.values(), default=0) - min(counts.values(), default=0)
+
+
+def test_in_the_balance_order_an_outdated_replica_never_breaks_a_spread_another_keeps() -> None:
+    # a0 is us's only replica: without it eu would hold two more than us.
+    fleet = [cluster("a", "cheap", "us"), cluster("b", "cheap", "eu"), cluster("c", "cheap", "eu")]
+    replicas = [running("a", 0), running("b", 1), running("c", 2)]
+    md = spread(llm_deployment(replicas=2))
+    assert scaled_away(md, fleet, replicas, {"llm-a-0"}) == ["llm-c-2"]

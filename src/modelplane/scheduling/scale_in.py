@@ -57,6 +57,10 @@ class Autoscaled:
     engines: tuple[Engine, ...]
     clusters: Mapping[str, Cluster]
     constraints: tuple[Constraint, ...]
+    cost: bool = True
+    """Whether the scale-in follows the cost order (``spec.autoscaling``). Without, the balance
+    order decides and reads only the spread: a replica the rollout has yet to update goes first
+    only where its removal keeps every spread constraint."""
 
     def start(self, kept: Sequence[Replica]) -> CostOrder:
         """The order for one scale-in of ``kept``: each replica priced once, and the domains
@@ -134,8 +138,10 @@ def victim(
     order: CostOrder | None,
     outdated: Collection[str | None] = frozenset(),
 ) -> Replica:
-    """The replica that leaves next: the balance order's (``balance_key``), or in the cost
-    ``order`` of an autoscaled deployment the largest of, in order:
+    """The replica that leaves next: the balance order's (``balance_key``; with ``order`` of a
+    manual deployment, a replica ``outdated`` goes first only where its removal keeps every
+    spread constraint), or in the cost ``order`` of an autoscaled deployment the largest of, in
+    order:
 
     1. only listed: it runs nowhere, and keeping it would compose it anew (as in the balance
        order, and ahead of spread: a replica that does not run holds no domain up);
@@ -152,19 +158,22 @@ def victim(
     6. then the balance order (most-loaded cluster, later name, higher index), so that among
        equals the choice is as before and deterministic.
     """
-    if order is None:
-        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle, outdated))
-    counts = order.counts(kept)
-    keeps = {k.index: order.keeps_spread(counts, k) for k in kept}
-    if not any(keeps.values()):
-        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle, outdated))
+    keeps = _keeping(kept, order)
+    # Outdated first only where that keeps the spread; when no removal keeps it, the spread
+    # decides nothing.
+    broken = not any(keeps.values())
+    old = {k.existing for k in kept if k.existing in outdated and (broken or keeps[k.index])}
+    if order is None or not order.autoscaled.cost or broken:
+        return max(kept, key=lambda k: balance_key(k, load, listed_only, idle, old))
 
     def cost_key(k: Replica) -> CostKey:
-        listed, loaded, old, _, cluster, index = balance_key(k, load, listed_only, idle, outdated)
+        listed, loaded, leaving_old, _, cluster, index = balance_key(
+            k, load, listed_only, idle, old
+        )
         return (
             listed,
             keeps[k.index],
-            old,
+            leaving_old,
             k.existing in idle,
             order.prices[k.index],
             loaded,
@@ -173,3 +182,12 @@ def victim(
         )
 
     return max(kept, key=cost_key)
+
+
+def _keeping(kept: Sequence[Replica], order: CostOrder | None) -> dict[int, bool]:
+    """Whether removing each of ``kept`` (by index) keeps every spread constraint of ``order``
+    (every removal does without one)."""
+    if order is None:
+        return {k.index: True for k in kept}
+    counts = order.counts(kept)
+    return {k.index: order.keeps_spread(counts, k) for k in kept}

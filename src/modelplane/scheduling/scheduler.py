@@ -168,9 +168,12 @@ def _charge(
     )
     load = policy.cluster_load(kept)
     composed_names = frozenset(replica_identity(r)[1] for r in composed)
+    # Without autoscaling the spread is read only to keep it (``scale_in.victim``); either is
+    # read only when the deployment scales in.
+    constraints = parse_constraints(request.template)
     order = (
-        Autoscaled(request.engines, by_name, parse_constraints(request.template))
-        if request.autoscaled
+        Autoscaled(request.engines, by_name, constraints, cost=request.autoscaled)
+        if (request.autoscaled or constraints) and len(kept) > request.desired
         else None
     )
     old = _outdated(request, kept, outdated)
