@@ -7,10 +7,29 @@ What the refused reply carries:
 
 - Envoy Gateway internal/xds/translator/ratelimit.go ``createRateLimitFilter``: the global
   rate-limit filter has ``enable_x_ratelimit_headers: DRAFT_VERSION_03`` unless the listener's
-  ClientTrafficPolicy sets ``headers.disableRateLimitHeaders``; ``buildRouteRateLimits`` sets
-  each rule's ``x_ratelimit_option`` from its ``xRateLimitHeaders`` (unset: UNSPECIFIED, the
-  filter's setting; ``toEnvoyXRateLimitOption``). internal/gatewayapi/backendtrafficpolicy.go
-  ``buildRateLimitRule`` carries ``xRateLimitHeaders`` into the IR.
+  ClientTrafficPolicy sets ``headers.disableRateLimitHeaders`` (then ``OFF``); that is the
+  listener's HTTP filter, the default of every descriptor. ``buildRouteRateLimits`` sets each
+  rule's own ``x_ratelimit_option`` (an entry of the route's ``RateLimitPerRoute.rate_limits``,
+  testdata/out/xds-ir/ratelimit-per-rule-headers.routes.yaml) with ``toEnvoyXRateLimitOption``:
+  ``DraftVersion03`` is ``DRAFT_VERSION_03``, ``Disabled`` is ``OFF``, unset or any other value
+  ``UNSPECIFIED`` (the filter's setting); a rule's response-cost entry
+  (``apply_on_stream_done``) copies the same option. internal/gatewayapi/backendtrafficpolicy.go
+  ``buildRateLimitRule`` carries ``xRateLimitHeaders`` into the IR unchanged;
+  api/v1alpha1/ratelimit_types.go: "When set, this overrides the global DisableRateLimitHeaders
+  setting in ClientTrafficPolicy for this rule". (The CRD's enum is ``Off``, ``DraftVersion03``
+  while the Go constant for off is ``Disabled``, so a rule's ``Off`` is admitted and translated
+  to UNSPECIFIED; ``DraftVersion03`` is spelled alike on both sides.)
+- Envoy source/extensions/filters/http/ratelimit/ratelimit_headers.cc (1.38 revision)
+  ``enableXRateLimitHeaders(descriptors, index, default_enabled)``: a descriptor's
+  ``x_ratelimit_option`` decides (on only for ``DRAFT_VERSION_03``); ``UNSPECIFIED`` falls back
+  to the filter's setting. ``populateHeaders(descriptors, enabled, statuses, headers)`` writes
+  the headers when the status with the least remaining is on, and lists only the statuses that
+  are on; test/.../ratelimit/ratelimit_headers_test.cc runs each case with the filter off too
+  (``enabled=false``), where a ``DRAFT_VERSION_03`` descriptor still gets its headers.
+  test/extensions/filters/common/ratelimit_config/ratelimit_config_test.cc: the per-route
+  ``rate_limits`` path puts each entry's ``x_ratelimit_option`` on its descriptor. The 1.38
+  ``Filter::complete`` call site was not among the stored sources; that it passes the filter's
+  setting as ``enabled`` is read from ``populateHeaders``'s signature and that test.
 - Envoy source/extensions/filters/http/ratelimit/ratelimit.cc ``Filter::complete``: over the
   limit it calls ``sendLocalReply(429, ..., modify_headers)`` whose ``modify_headers`` copies
   the ``x-ratelimit-*`` headers onto the reply (``populateResponseHeaders``);
@@ -86,6 +105,19 @@ CALLER_SECRET = {
 }
 WINDOW = {"Second": 1, "Minute": 60, "Hour": 3600, "Day": 86400}
 """ratelimit_headers.cc ``convertRateLimitUnit``: the window in seconds of each unit."""
+X_RATELIMIT_OPTION = {"DraftVersion03": "DRAFT_VERSION_03", "Disabled": "OFF"}
+"""ratelimit.go ``toEnvoyXRateLimitOption``: a rule's ``x_ratelimit_option`` per
+``xRateLimitHeaders`` value; unset and any other value are ``UNSPECIFIED``."""
+
+
+def headers_sent(rule: Obj, listener_disables: bool) -> bool:
+    """Whether Envoy writes the ``x-ratelimit-*`` headers of ``rule``'s descriptor
+    (ratelimit_headers.cc ``enableXRateLimitHeaders``; the filter's own setting is
+    ``createRateLimitFilter``'s)."""
+    option = X_RATELIMIT_OPTION.get(rule.get("xRateLimitHeaders", ""), "UNSPECIFIED")
+    if option == "UNSPECIFIED":
+        return not listener_disables
+    return option == "DRAFT_VERSION_03"
 
 
 def x_ratelimit_limit(statuses: list[tuple[int, str, int]]) -> str:
@@ -145,7 +177,7 @@ def test_the_answer_names_the_quota_and_window_of_the_spent_budget() -> None:
 
 
 def test_the_answer_is_json_even_without_the_rate_limit_headers() -> None:
-    # A listener whose ClientTrafficPolicy disables them leaves each operator "-".
+    # A refused reply without them (a status with no current limit) leaves each operator "-".
     sent = json.loads(answered(body(), {}))
     assert sent["error"]["code"] == 429
     assert "limit - " in sent["error"]["message"]
@@ -157,10 +189,22 @@ def test_retry_after_is_a_literal_as_the_override_headers_see_no_response_header
     assert OPERATOR.search(header["value"]) is None
 
 
-def test_no_composed_rule_turns_the_rate_limit_headers_off() -> None:
+def test_every_composed_rule_sends_the_headers_where_the_listener_disables_them() -> None:
+    # A ClientTrafficPolicy of the platform's own may set headers.disableRateLimitHeaders on the
+    # front listener; the rule's option overrides it, so the body still names the limit.
     policy = composed({"requestsPerMinute": 5, "tokensPerMinute": {"total": 9}})[LIMITS]
-    for rule in policy["spec"]["rateLimit"]["global"]["rules"]:
-        assert rule.get("xRateLimitHeaders", "DraftVersion03") == "DraftVersion03"
+    rules = policy["spec"]["rateLimit"]["global"]["rules"]
+    assert rules
+    assert all(headers_sent(rule, listener_disables=True) for rule in rules)
+
+
+def test_the_pinned_crd_spells_the_per_rule_option_as_the_translator_reads_it() -> None:
+    spec = crd_spec("gateway.envoyproxy.io_backendtrafficpolicies.yaml")["properties"]
+    rule = spec["rateLimit"]["properties"]["global"]["properties"]["rules"]["items"]
+    admitted = set(rule["properties"]["xRateLimitHeaders"]["enum"])
+    assert admitted == {"Off", "DraftVersion03"}
+    # Only DraftVersion03 is both admitted and translated; "Off" reaches Envoy as UNSPECIFIED.
+    assert admitted & set(X_RATELIMIT_OPTION) == {"DraftVersion03"}
 
 
 def test_no_composed_client_policy_disables_the_rate_limit_headers() -> None:

@@ -51,6 +51,7 @@ def test_a_request_rate_for_every_caller_counts_each_caller_apart_across_routes(
             "clientSelectors": [{"headers": [CALLER]}],
             "limit": {"requests": 60, "unit": "Minute"},
             "shared": True,
+            "xRateLimitHeaders": "DraftVersion03",
         }
     ]
 
@@ -78,6 +79,18 @@ def test_each_rate_of_an_entry_is_a_rule_of_its_own() -> None:
         "llm_input_token",
         "llm_output_token",
     ]
+
+
+def test_every_rule_pins_the_rate_limit_headers_the_429_names_its_limit_from() -> None:
+    entry = {
+        "callers": {"names": ["search-prod"]},
+        "requestsPerMinute": 5,
+        "tokensPerMinute": {"input": 1, "output": 2, "total": 3},
+        "perModel": True,
+    }
+    found = policy_rules(compose(limited(entry, {"requestsPerMinute": 7}), [SEARCH]))
+    assert len(found) == 5
+    assert {r.get("xRateLimitHeaders") for r in found} == {"DraftVersion03"}
 
 
 def test_named_callers_are_matched_exactly_and_still_counted_apart() -> None:
@@ -110,6 +123,7 @@ def test_an_entry_selecting_nobody_makes_no_rule() -> None:
             "clientSelectors": [{"headers": [CALLER]}],
             "limit": {"requests": 9, "unit": "Minute"},
             "shared": True,
+            "xRateLimitHeaders": "DraftVersion03",
         }
     ]
 

@@ -17,7 +17,9 @@ The same policy answers the 429 Envoy itself sends when a budget is spent (``res
 source ``Local``: an engine's or an external provider's own 429 passes unchanged) with a JSON
 body naming the limit that was hit (its quota and window, read from the refused reply's
 ``x-ratelimit-*`` headers) and ``Retry-After``: tests/conformance/
-test_envoy_rate_limit_backend.py and test_envoy_rate_limit_answer.py.
+test_envoy_rate_limit_backend.py and test_envoy_rate_limit_answer.py. Every rule pins those
+headers on (``xRateLimitHeaders``), so a ClientTrafficPolicy of the platform's own that
+disables them on the front listener does not leave the body without its limit.
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ MAX_RULES = 256
 """Envoy Gateway v1.8.1's ``GlobalRateLimit.rules`` maxItems."""
 MAX_MATCH = 1024
 """Envoy Gateway v1.8.1's ``HeaderMatch.value`` maxLength: a longer caller list is split."""
+RATE_LIMIT_HEADERS = "DraftVersion03"
+"""Each rule's ``xRateLimitHeaders``: Envoy sends the draft-03 ``x-ratelimit-*`` headers of
+its descriptor whatever the listener's ``disableRateLimitHeaders`` says, and the 429's body
+reads them."""
 
 
 def limits_of(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -160,6 +166,7 @@ def _rule(selector: Obj, per_minute: int, cost: Obj | None = None) -> Obj:
         "clientSelectors": [selector],
         "limit": {"requests": per_minute, "unit": "Minute"},
         "shared": True,
+        "xRateLimitHeaders": RATE_LIMIT_HEADERS,
     }
     if cost:
         rule["cost"] = cost
