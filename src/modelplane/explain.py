@@ -30,6 +30,7 @@ from modelplane.compose.registry import default_registry
 from modelplane.composer import namespace_of
 from modelplane.explain_autoscaling import (
     Autoscaling,
+    Leaving,
     Next,
     autoscaling_of,
     first_to_leave,
@@ -276,16 +277,21 @@ class _Scaled:
         scaling = objects.spec(md)["autoscaling"]
         low, high = int(scaling.get("minReplicas", 1)), int(scaling["maxReplicas"])
         coming = self.coming(md, plan) if plan.desired < high else None
-        leaving = None
-        if plan.desired > low:
-            made = [d for d in self.rendered if _ours(d)]
-            leaving = first_to_leave(
-                md,
-                [d for d in made if d["kind"] == "ModelReplica"],
-                [d for d in made if d["kind"] == "InferenceCluster"],
-                self.classes,
-            )
+        leaving = self.leaving(md) if plan.desired > low else None
         return autoscaling_of(md, self.composite(md), coming, leaving)
+
+    def leaving(self, md: Obj) -> Leaving | None:
+        """scale_in's first pick among the replicas render made, of ``md`` as render admitted
+        it: the replicas are stamped with its defaults, and a rollout's are judged by them."""
+        made = [d for d in self.rendered if _ours(d)]
+
+        def of(kind: str) -> list[Obj]:
+            return [d for d in made if d["kind"] == kind]
+
+        admitted = self.composite(md) or md
+        return first_to_leave(
+            admitted, of("ModelReplica"), of("InferenceCluster"), self.classes, of("ModelCache")
+        )
 
     def coming(self, md: Obj, plan: Schedule) -> Next:
         """Where render places the replica ``plan.desired + 1`` asks for beyond ``plan``."""

@@ -6,7 +6,8 @@ scale-in would remove first.
 Nothing here decides: the next replica is what the scheduler places when render runs with one
 replica more (``explain`` hands over that schedule), and the replica leaving first is the one
 ``scheduling.scale_in.victim`` picks from the replicas the scheduler keeps
-(``policy.retain_all``), in the cost order an autoscaled deployment follows.
+(``policy.retain_all``), in the cost order an autoscaled deployment follows, told which of them
+a rollout has yet to update as the composer tells the scheduler (``composer.rolling``).
 """
 
 from __future__ import annotations
@@ -15,25 +16,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from modelplane.compose.modeldeployment.autoscaling import desired_replicas
+from modelplane.compose.modeldeployment.composer import rolling
+from modelplane.compose.modeldeployment.footprint import CACHE, footprint
+from modelplane.compose.modeldeployment.rollout import Strategy
 from modelplane.composer import namespace_of
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
 from modelplane.reasons import ModelDeployment
 from modelplane.scheduling import policy
-from modelplane.scheduling.demand import parse_engines
+from modelplane.scheduling.demand import Engine, parse_engines
 from modelplane.scheduling.devices import class_price, device_kinds
 from modelplane.scheduling.fleet import Cluster, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
 from modelplane.scheduling.placement import ReplicaPlacement, Schedule
 from modelplane.scheduling.replicas import replica_identity, replica_index
 from modelplane.scheduling.scale_in import Autoscaled, CostOrder, victim
+from modelplane.scheduling.scheduler import placement_of
 from modelplane.scheduling.spread import parse_constraints
 
 __all__ = ["Autoscaling", "Leaving", "Next", "autoscaling_of", "first_to_leave", "next_replica"]
 
 AUTOSCALING = ModelDeployment.AUTOSCALING
 BALANCE = "every removal breaks a spread constraint, so the balance order decides"
+ROLLING = "the rollout has yet to update it (removing it advances the rollout)"
 
 
 @dataclass(frozen=True)
@@ -194,10 +200,15 @@ def _pools(p: ReplicaPlacement) -> tuple[str, ...]:
 
 
 def first_to_leave(
-    md: Obj, replicas: Sequence[Obj], clusters: Sequence[Obj], classes: Sequence[Obj]
+    md: Obj,
+    replicas: Sequence[Obj],
+    clusters: Sequence[Obj],
+    classes: Sequence[Obj],
+    caches: Sequence[Obj] = (),
 ) -> Leaving | None:
     """The replica of ``md`` that ``scale_in.victim`` removes first, among those the scheduler
-    keeps (``replicas``, ``clusters`` and ``classes`` as rendered), and why."""
+    keeps (``replicas``, ``clusters``, ``classes`` and ModelCaches ``caches`` as rendered), and
+    why. ``md`` as render admitted it: the replicas' stamps are judged against its defaults."""
     template = objects.dig(md, "spec", "template", "spec") or {}
     engines = parse_engines(template)
     fleet = _fleet(clusters, classes)
@@ -215,9 +226,25 @@ def first_to_leave(
     idle = {k.existing for k in kept if not policy.is_serving(stamped.get(k.existing or ""))}
     load = policy.cluster_load(kept)
     order = Autoscaled(engines, fleet, parse_constraints(template)).start(kept)
-    leaving = victim(kept, load, set(), idle, order)
-    why = _why(leaving, kept, idle, load, order)
+    outdated = _outdated(md, engines, ours, kept, caches)
+    leaving = victim(kept, load, set(), idle, order, outdated)
+    why = _why(leaving, kept, idle, load, order, outdated)
     return Leaving(leaving.index, leaving.existing or "", leaving.cluster, why)
+
+
+def _outdated(
+    md: Obj,
+    engines: tuple[Engine, ...],
+    ours: Sequence[Obj],
+    kept: Sequence[Replica],
+    caches: Sequence[Obj],
+) -> frozenset[str]:
+    """The kept replicas a rollout has yet to update, by name: the composer's own judgement
+    (``composer.rolling``), asked of each kept replica as the scheduler asks it."""
+    cache = footprint(md, {CACHE: list(caches)})
+    mine = {objects.name(r): r for r in ours}
+    at = rolling(md, mine, cache, Strategy.of(md))
+    return frozenset(k.existing or "" for k in kept if at(placement_of(engines, k)))
 
 
 def _fleet(clusters: Sequence[Obj], classes: Sequence[Obj]) -> dict[str, Cluster]:
@@ -244,12 +271,15 @@ def _why(
     idle: set[str | None],
     load: Mapping[str, int],
     order: CostOrder,
+    outdated: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """The cost order's terms that set ``leaving`` apart (``scale_in.victim``), in its order."""
     spread = _spread(leaving, kept, order)
     if spread == BALANCE:
         return (spread,)
     why = [spread] if spread else []
+    if leaving.existing in outdated:
+        why.append(ROLLING)
     if leaving.existing in idle:
         why.append("it is not serving")
     why.append(_price(leaving, kept, order))

@@ -255,7 +255,7 @@ class Placer:
     leaving: frozenset[str]
     """Names of replicas a serving surge replaced: charged to the ledger until gone."""
     outdated: Callable[[ReplicaPlacement], bool] | None = None
-    """Whether a kept replica is one the rollout has yet to update (``_rolling``)."""
+    """Whether a kept replica is one the rollout has yet to update (``rolling``)."""
 
     def __call__(self, extra: int) -> Schedule:
         md = self.inputs.composite
@@ -309,7 +309,7 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
     down = frozenset(n for n, c in fleet.clusters.items() if gateway_withdrawn(c))
     surges = surges_of(mine, lambda obj: serves_its_stamp(obj, read, down))
     strategy = Strategy.of(md)
-    place = Placer(inputs, fleet, cache, surges.leaving, _rolling(md, mine, cache, strategy))
+    place = Placer(inputs, fleet, cache, surges.leaving, rolling(md, mine, cache, strategy))
     plan = place(len(surges.in_flight))
     if plan.selector_errors:
         return _invalid_selectors(fleet.asks, mine, plan)
@@ -340,7 +340,7 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
     )
 
 
-def _rolling(
+def rolling(
     md: Obj, mine: Mapping[str, Obj], cache: Footprint, strategy: Strategy
 ) -> Callable[[ReplicaPlacement], bool]:
     """Whether the observed replica at a placement is one the rollout has yet to update: it runs
