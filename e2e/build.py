@@ -94,6 +94,14 @@ COMPONENTS: dict[str, Component] = {
         ),
         Component("kwok", {"kwok": "sigs.k8s.io/kwok/cmd/kwok"}),
         Component("lws", {"lws-controller": "sigs.k8s.io/lws/cmd"}),
+        Component(
+            "keda",
+            {
+                "keda-operator": "github.com/kedacore/keda/v2/cmd/operator",
+                "keda-adapter": "github.com/kedacore/keda/v2/cmd/adapter",
+            },
+        ),
+        Component("prometheus", {"prometheus": "github.com/prometheus/prometheus/cmd/prometheus"}),
     )
 }
 
@@ -168,8 +176,18 @@ def module_dir(component: str, module: str) -> Path:
     return Path(listed.stdout.strip())
 
 
+# Built when a test asks for them (the autoscaling loop), not for every environment: a cold
+# build of the two takes longer than the rest together.
+ON_DEMAND = frozenset({"keda", "prometheus"})
+
+
 def build_all(names: list[str] | None = None) -> dict[str, Path]:
-    chosen = [COMPONENTS[n] for n in names] if names else list(COMPONENTS.values())
+    """Every named component, or every one an environment starts (all but ``ON_DEMAND``)."""
+    chosen = (
+        [COMPONENTS[n] for n in names]
+        if names
+        else [c for c in COMPONENTS.values() if c.name not in ON_DEMAND]
+    )
     built = {}
     for component in chosen:
         started = time.monotonic()

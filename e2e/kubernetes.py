@@ -24,6 +24,7 @@ from modelplane.kube.objects import dig
 
 SERVICE_RANGE = "10.96.0.0/16"
 API_SERVICE_IP = "10.96.0.1"
+FRONT_PROXY_CLIENT = "front-proxy-client"
 
 
 def free_port() -> int:
@@ -198,6 +199,13 @@ def start_cluster(
     serving.write(directory, "apiserver.crt", "apiserver.key")
     admin = pki.leaf(ca, "admin", organizations=("system:masters",), client=True)
     cluster.kubeconfig.write_text(yaml.safe_dump(kubeconfig(cluster.server, ca.cert, admin, name)))
+    # API aggregation (an extension API server such as KEDA's metrics adapter): the API server
+    # proxies to it as front-proxy-client, and the extension trusts the front-proxy CA for that.
+    front_proxy = pki.authority(f"{name}-front-proxy-ca")
+    front_proxy.write(directory, "front-proxy-ca.crt", "front-proxy-ca.key")
+    pki.leaf(front_proxy, FRONT_PROXY_CLIENT, client=True).write(
+        directory, "front-proxy-client.crt", "front-proxy-client.key"
+    )
     private, public = pki.signing_key()
     (directory / "sa.key").write_bytes(private)
     (directory / "sa.pub").write_bytes(public)
@@ -229,6 +237,13 @@ def _start_apiserver(cluster: Cluster, binaries: Binaries, etcd: str) -> None:
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-cluster-ip-range={SERVICE_RANGE}",
             "--authorization-mode=Node,RBAC",
+            f"--requestheader-client-ca-file={d / 'front-proxy-ca.crt'}",
+            f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={d / 'front-proxy-client.crt'}",
+            f"--proxy-client-key-file={d / 'front-proxy-client.key'}",
             "--allow-privileged=true",
             # The kubernetes Service cannot have a loopback endpoint (Endpoints validation refuses
             # one): do not reconcile it, instead of failing to every few seconds.
@@ -266,6 +281,9 @@ def _start_controller_manager(cluster: Cluster, binaries: Binaries) -> None:
             f"--root-ca-file={d / 'ca.crt'}",
             f"--service-cluster-ip-range={SERVICE_RANGE}",
             "--controllers=*",
+            # The HPA controller's default 15 s sync, shortened: the autoscaling loop's test
+            # plays a load curve of minutes, and each sync is one reaction of its HPA.
+            "--horizontal-pod-autoscaler-sync-period=5s",
             "--v=1",
         ],
     )

@@ -51,6 +51,7 @@ EXTERNAL_STACK_CRDS = (
     "gateway.envoyproxy.io_backends.yaml",
     "gateway.envoyproxy.io_backendtrafficpolicies.yaml",
     "gateway.envoyproxy.io_clienttrafficpolicies.yaml",
+    "gateway.envoyproxy.io_envoyextensionpolicies.yaml",
     "gateway.envoyproxy.io_envoyproxies.yaml",
     "gateway.envoyproxy.io_httproutefilters.yaml",
     "gateway.envoyproxy.io_securitypolicies.yaml",

@@ -2,9 +2,9 @@
 
 The API server admits the ScaledObject Modelplane composes (KEDA v2.20.2's CRD, as vendored in
 tests/upstream/crds), and the deployment's scale subresource, the one KEDA's HPA writes, places
-and clamps replicas through Crossplane. KEDA itself does not run in this tier: its operator takes
-half an hour and 3 GB to build here (docs/design/e2e.md), so what it would write is written with
-``kubectl scale``, the same subresource call.
+and clamps replicas through Crossplane. Here what KEDA's HPA would write is written with
+``kubectl scale``, the same subresource call, so each step is judged alone;
+test_autoscaling_loop.py runs KEDA itself, with Prometheus and a load simulator.
 """
 
 from __future__ import annotations

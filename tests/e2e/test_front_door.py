@@ -1,12 +1,13 @@
 """A front door two teams share, on the real API servers (docs/design/shared-front-door.md).
 
-One InferenceGateway with ``spec.auth`` and ``spec.limits``, a caller Secret per team on the
-control plane, and a ModelService per team called by model name: team search's open only to
-its own callers and to ``ops``, team ads' to every authenticated caller. On the gateway's cluster
-they compose the caller Secrets' copies (entries patched in by provider-kubernetes, never in a
-manifest), the API-key SecurityPolicy, the identity-header guard, the per-caller rate limits,
-each service's AIGatewayRoute and search's authorization and 403 body, each admitted by Envoy
-Gateway v1.8.1's and Envoy AI Gateway v1.1.0's CRDs there; the control plane refuses a model name
+One InferenceGateway with ``spec.auth``, ``spec.limits`` and ``spec.priority``, a caller Secret
+per team on the control plane, and a ModelService per team called by model name: team search's
+open only to its own callers and to ``ops``, team ads' to every authenticated caller. On the
+gateway's cluster they compose the caller Secrets' copies (entries patched in by
+provider-kubernetes, never in a manifest), the API-key SecurityPolicy, the header guard, the
+per-caller rate limits, the priority policy, each service's AIGatewayRoute and search's
+authorization and 403 body, each admitted by Envoy Gateway v1.8.1's and Envoy AI Gateway
+v1.1.0's CRDs there; the control plane refuses a model name
 or a callers list it could not serve, naming the field.
 
 Envoy and the AI Gateway's controller do not run in this tier (Envoy is C++, no Go module): what
@@ -30,6 +31,11 @@ import yaml
 from e2e import control, pki
 from e2e.environment import Environment
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, copy_name
+from modelplane.compose.inferencegateway.priority import (
+    FAIRNESS_HEADERS,
+    OBJECTIVE_HEADERS,
+    PRIORITY_HEADER,
+)
 from modelplane.compose.modelservice.models import MODEL_HEADER, model_route_name
 from modelplane.kube.names import dns_label, unique_label
 from tests.e2e.conftest import (
@@ -57,6 +63,7 @@ LIMITS = [
     {"callers": {"names": ["search-prod"]}, "requestsPerMinute": 60, "perModel": True},
     {"tokensPerMinute": {"input": 1000, "output": 500, "total": 1500}},
 ]
+PRIORITY = [{"callers": {"names": ["search-prod"]}, "value": 2}]
 WAIT = 300
 
 
@@ -67,6 +74,7 @@ def gateway() -> dict[str, Any]:
     gw["spec"]["tls"] = {"secretRef": {"name": TLS_SECRET}}
     gw["spec"]["auth"] = {"callerSecretSelector": {"matchLabels": CALLERS}}
     gw["spec"]["limits"] = LIMITS
+    gw["spec"]["priority"] = PRIORITY
     return gw
 
 
@@ -159,14 +167,28 @@ def test_the_api_key_policy_names_every_copy_and_strips_the_key(front: Environme
     eventually(admitted, timeout=WAIT, interval=2)
 
 
-def test_the_guard_removes_the_identity_and_model_headers_callers_send(front: Environment) -> None:
-    # The model header too: a per-model budget must count the model the AI Gateway read.
+def test_the_guard_removes_the_headers_only_the_gateway_may_set(front: Environment) -> None:
+    # The model header too: a per-model budget must count the model the AI Gateway read; and,
+    # with priorities, the priority and the picker's objective and fairness headers.
     def admitted() -> None:
         guard = on_host(
             front, "clienttrafficpolicies.gateway.envoyproxy.io", dns_label(GATEWAY, "caller-guard")
         )
         remove = guard["spec"]["headers"]["earlyRequestHeaders"]["remove"]
-        assert remove == [CALLER_HEADER, MODEL_HEADER]
+        picker = [PRIORITY_HEADER, *OBJECTIVE_HEADERS, *FAIRNESS_HEADERS]
+        assert remove == [CALLER_HEADER, MODEL_HEADER, *picker]
+
+    eventually(admitted, timeout=WAIT, interval=2)
+
+
+def test_each_callers_priority_is_stamped_after_authentication(front: Environment) -> None:
+    def admitted() -> None:
+        policy = on_host(
+            front, "envoyextensionpolicies.gateway.envoyproxy.io", dns_label(GATEWAY, "priority")
+        )
+        [lua] = policy["spec"]["lua"]
+        assert '["search-prod"] = "2"' in lua["inline"], lua["inline"]
+        assert policy["spec"]["targetRefs"][0]["sectionName"] == "https"
 
     eventually(admitted, timeout=WAIT, interval=2)
 
