@@ -79,39 +79,6 @@ def test_an_empty_token_rate_is_refused() -> None:
     assert "should have at least 1 properties" in error
 
 
-def test_callers_naming_nobody_is_refused() -> None:
-    assert errors("inferencegateways", with_limits({"callers": {}, "requestsPerMinute": 1})) == [
-        rule_error(
-            "spec.limits[0].callers",
-            "limits[].callers takes names or selector (or both); omit callers to budget every "
-            "caller",
-        )
-    ]
-
-
-def test_a_caller_name_must_be_a_secret_key() -> None:
-    limit = {"callers": {"names": ["search prod"]}, "requestsPerMinute": 1}
-    assert errors("inferencegateways", with_limits(limit)) == [
-        rule_error(
-            "spec.limits[0].callers.names[0]",
-            "limits[].callers.names entries must be caller identities, the keys of a caller "
-            "Secret: alphanumerics, -, _ and .",
-            "string",
-        )
-    ]
-
-
-def test_a_selector_value_must_be_a_label_value() -> None:
-    limit = {"callers": {"selector": {"matchLabels": {"team": "a b"}}}, "requestsPerMinute": 1}
-    assert errors("inferencegateways", with_limits(limit)) == [
-        rule_error(
-            "spec.limits[0].callers.selector.matchLabels",
-            "limits[].callers.selector.matchLabels values must be label values: at most 63 "
-            "alphanumerics, -, _ or ., beginning and ending with an alphanumeric",
-        )
-    ]
-
-
 @pytest.mark.parametrize(
     ("limit", "path"),
     [

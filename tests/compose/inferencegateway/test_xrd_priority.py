@@ -59,39 +59,6 @@ def test_a_value_outside_minus_five_to_five_is_refused(value: int) -> None:
     assert error.startswith("spec.priority[0].value: Invalid value")
 
 
-def test_callers_naming_nobody_is_refused() -> None:
-    assert errors("inferencegateways", with_priority({"callers": {}, "value": 1})) == [
-        rule_error(
-            "spec.priority[0].callers",
-            "priority[].callers takes names or selector (or both); omit callers to select every "
-            "caller",
-        )
-    ]
-
-
-def test_a_caller_name_must_be_a_secret_key() -> None:
-    entry = {"callers": {"names": ["search prod"]}, "value": 1}
-    assert errors("inferencegateways", with_priority(entry)) == [
-        rule_error(
-            "spec.priority[0].callers.names[0]",
-            "priority[].callers.names entries must be caller identities, the keys of a caller "
-            "Secret: alphanumerics, -, _ and .",
-            "string",
-        )
-    ]
-
-
-def test_a_selector_value_must_be_a_label_value() -> None:
-    entry = {"callers": {"selector": {"matchLabels": {"team": "a b"}}}, "value": 1}
-    assert errors("inferencegateways", with_priority(entry)) == [
-        rule_error(
-            "spec.priority[0].callers.selector.matchLabels",
-            "priority[].callers.selector.matchLabels values must be label values: at most 63 "
-            "alphanumerics, -, _ or ., beginning and ending with an alphanumeric",
-        )
-    ]
-
-
 def test_at_most_sixteen_entries_are_admitted() -> None:
     found = errors("inferencegateways", with_priority(*[{"value": 1}] * 17))
     assert found[0] == "spec.priority: Too many: 17: must have at most 16 items"
