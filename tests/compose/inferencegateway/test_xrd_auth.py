@@ -5,19 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.compose.inferencegateway.gateways import CALLERS, GATEWAY
 from tests.fleet.xrd import admission, errors, mutated, rule_error
-
-GATEWAY = {
-    "apiVersion": "modelplane.ai/v1alpha1",
-    "kind": "InferenceGateway",
-    "metadata": {"name": "eu"},
-    "spec": {
-        "clusterName": "gw-eu",
-        "hostname": "eu.example.com",
-        "tls": {"issuerRef": {"name": "letsencrypt"}},
-    },
-}
-CALLERS = {"callerSecretSelector": {"matchLabels": {"modelplane.ai/callers": "true"}}}
 
 
 def with_auth(auth: dict) -> dict:

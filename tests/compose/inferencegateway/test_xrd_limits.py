@@ -7,19 +7,9 @@ from typing import Any
 
 import pytest
 
+from tests.compose.inferencegateway.gateways import AUTHENTICATED as GATEWAY
 from tests.fleet.xrd import admission, errors, mutated, rule_error
 
-GATEWAY = {
-    "apiVersion": "modelplane.ai/v1alpha1",
-    "kind": "InferenceGateway",
-    "metadata": {"name": "eu"},
-    "spec": {
-        "clusterName": "gw-eu",
-        "hostname": "eu.example.com",
-        "tls": {"issuerRef": {"name": "letsencrypt"}},
-        "auth": {"callerSecretSelector": {"matchLabels": {"modelplane.ai/callers": "true"}}},
-    },
-}
 SEARCH = {"selector": {"matchLabels": {"team": "search"}}}
 
 
