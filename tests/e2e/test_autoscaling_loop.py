@@ -49,14 +49,23 @@ CAPACITY = 1.0
 SPIKE = 2.5
 
 
+QUEUE = {"waitingRequestsPerReplica": WAITING_TARGET}
+FAST_DOWN = {
+    "scaleUp": {"stabilizationWindowSeconds": 0},
+    "scaleDown": {"stabilizationWindowSeconds": 15},
+}
+
+
 @dataclass(frozen=True)
 class Played:
-    """A curve and the windows (seconds) its tests judge: a trickle one replica serves and a
-    spike that needs every replica."""
+    """A curve, the windows (seconds) its tests judge (a trickle one replica serves and a spike
+    that needs every replica), and the deployment's autoscaling targets and behavior."""
 
     curve: Curve
     trickle: tuple[float, float]
     spike: tuple[float, float]
+    targets: dict[str, Any] = dataclasses.field(default_factory=lambda: dict(QUEUE))
+    behavior: dict[str, Any] = dataclasses.field(default_factory=lambda: dict(FAST_DOWN))
 
 
 # fmt: off
@@ -79,6 +88,16 @@ CURVES = {
         trickle=(0, 60),
         spike=(425, 545),
     ),
+    # The same day, with what the page recommends: the queue and KV-cache use together (the
+    # queue alone reads zero whenever the replicas keep up, so it asks for the minimum at any
+    # steady load), and a minute's scale-down window.
+    "day-kv": Played(
+        Curve(DAY),
+        trickle=(0, 60),
+        spike=(425, 545),
+        targets={**QUEUE, "kvCacheUtilization": 80},
+        behavior={**FAST_DOWN, "scaleDown": {"stabilizationWindowSeconds": 60}},
+    ),
 }
 CURVE = os.environ.get("MODELPLANE_E2E_CURVE", "short")
 PLAYED = CURVES[CURVE]
@@ -92,11 +111,8 @@ def deployment() -> dict[str, Any]:
     spec["autoscaling"] = {
         "minReplicas": 1,
         "maxReplicas": MAX,
-        "targets": {"waitingRequestsPerReplica": WAITING_TARGET},
-        "behavior": {
-            "scaleUp": {"stabilizationWindowSeconds": 0},
-            "scaleDown": {"stabilizationWindowSeconds": 15},
-        },
+        "targets": PLAYED.targets,
+        "behavior": PLAYED.behavior,
     }
     spec["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: CLUSTER}}
     return model
