@@ -212,7 +212,6 @@ def test_at_zero_the_path_route_takes_the_sentinel_lane() -> None:
     assert answer(rule, filters(objects)) == UPSTREAM
 
 
-@pytest.mark.xfail(strict=True, reason="unavailable_filter sets no Retry-After")
 def test_the_answer_at_zero_tells_the_caller_when_to_retry() -> None:
     [answer_filter] = filters(at_zero()).values()
     assert "Retry-After" in response_headers(answer_filter["spec"]["directResponse"])

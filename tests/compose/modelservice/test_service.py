@@ -252,6 +252,12 @@ def test_with_no_ready_endpoint_the_route_stays_and_answers_503_with_a_clear_bod
     assert not [k for k in result.resources if k.startswith("fleet/")]
 
 
+def test_with_no_ready_endpoint_the_503_tells_callers_when_to_retry() -> None:
+    response = manifests(compose_service(canary(ready=False)))["unavailable/main"]
+    header = response["spec"]["directResponse"]["header"]
+    assert header == {"set": [{"name": "Retry-After", "value": "30"}]}
+
+
 def test_with_no_ready_endpoint_the_service_is_not_ready_even_once_its_route_is_programmed() -> (
     None
 ):

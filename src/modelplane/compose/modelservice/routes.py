@@ -45,6 +45,10 @@ from modelplane.compose.remote import managed_metadata
 from modelplane.kube.objects import Obj
 
 NO_TIMEOUT = "0s"
+UNAVAILABLE_RETRY_AFTER = "30"
+"""Seconds a caller is told to wait while nothing behind a service is ready. A replica takes
+that long at the least to come (placed, composed, Ready: 30-90 s on the e2e tier's control
+plane before any image pull or engine start), so retrying sooner only adds load."""
 """Gateways default to a 15 s request timeout, which cuts token streams."""
 
 
@@ -141,8 +145,8 @@ def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane) -> Obj:
 def unavailable_filter(
     gateway: str, host: ClusterGateway, namespace: str, service: str, kept: str | None = None
 ) -> Obj:
-    """A 503 with an OpenAI-style error body: the service exists, nothing behind it is ready.
-    ``kept``: its name as observed (``frontdoor.front_route_name``)."""
+    """A 503 with an OpenAI-style error body and ``Retry-After``: the service exists, nothing
+    behind it is ready. ``kept``: its name as observed (``frontdoor.front_route_name``)."""
     body = {
         "error": {
             "code": 503,
@@ -161,6 +165,7 @@ def unavailable_filter(
                 "statusCode": 503,
                 "contentType": "application/json",
                 "body": {"type": "Inline", "inline": json.dumps(body, sort_keys=True)},
+                "header": {"set": [{"name": "Retry-After", "value": UNAVAILABLE_RETRY_AFTER}]},
             }
         },
     }
