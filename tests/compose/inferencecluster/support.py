@@ -18,6 +18,8 @@ from modelplane.compose.inferencecluster.prerequisites import AFTER
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
+from tests.compose.results import condition as condition
+from tests.compose.results import resources as resources
 from tests.fleet.builders import gpu_device, inference_class_of
 
 Obj = dict[str, Any]
@@ -111,16 +113,8 @@ def observed_as_installed(result: Result) -> dict[str, Obj]:
     return simulate_observed(created(result), ready_copies=1)
 
 
-def resources(result: Result) -> dict[str, Obj]:
-    return {k: d.resource for k, d in result.resources.items()}
-
-
 def manifest(obj: Obj) -> Obj:
     return obj["spec"]["forProvider"]["manifest"]
-
-
-def condition(result: Result, type_: str) -> Any:
-    return next(c for c in result.conditions if c.type == type_)
 
 
 def releases(result: Result) -> dict[str, Obj]:

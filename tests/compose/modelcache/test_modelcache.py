@@ -32,6 +32,7 @@ from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
 from modelplane.structs import dict_to_struct, struct_to_dict
 from tests.compose.modelreplica import support
+from tests.compose.results import resources as resources
 
 Obj = dict[str, Any]
 
@@ -104,10 +105,6 @@ def compose(mc: Obj, clusters: list[Obj], observed: dict[str, Obj] | None = None
     return compose_model_cache(
         Inputs(composite=mc, required={CLUSTERS: clusters}, observed=observed or {})
     )
-
-
-def resources(result: Result) -> dict[str, Obj]:
-    return {key: d.resource for key, d in result.resources.items()}
 
 
 def manifests(result: Result, kind: str) -> dict[str, Obj]:

@@ -23,6 +23,7 @@ from tests.compose.modelcache.test_modelcache import (
     env,
     manifests,
 )
+from tests.compose.results import resources
 
 Obj = dict[str, Any]
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -157,10 +158,6 @@ def test_asking_again_is_a_new_pod_that_an_old_one_cannot_answer() -> None:
     after = compose(mc, [cluster("a")], simulate_observed(resources(before), 1))
     assert resolve_keys(after) != resolve_keys(before)
     assert [k for k in after.resources if k.startswith("hydrate-")] == []
-
-
-def resources(result: Result) -> dict[str, Obj]:
-    return {k: d.resource for k, d in result.resources.items()}
 
 
 def resolve_keys(result: Result) -> list[str]:

@@ -18,6 +18,7 @@ from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
+from tests.compose.results import condition as condition
 from tests.compose.through import composed_deployment
 from tests.fleet.builders import H100, deployment, engine, fleet, inference_cluster, member, serving
 from tests.fleet.xrd import errors
@@ -29,10 +30,6 @@ def replicas_of(result: Result) -> dict[str, Obj]:
     return {
         k: d.resource for k, d in result.resources.items() if d.resource["kind"] == "ModelReplica"
     }
-
-
-def condition(result: Result, type_: str) -> Any:
-    return next(c for c in result.conditions if c.type == type_)
 
 
 def existing(result: Result, status: str = "True") -> dict[str, Obj]:

@@ -15,6 +15,7 @@ from modelplane.compose.modelservice.composer import CLUSTERS, GATEWAYS, endpoin
 from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
+from tests.compose.results import condition as condition
 
 Obj = dict[str, Any]
 
@@ -216,10 +217,6 @@ def manifest_errors(manifest: Obj) -> list[str]:
     except kubernetes_validate.ValidationError as e:
         return [str(e)]
     return []
-
-
-def condition(result: Result, type_: str) -> Any:
-    return next(c for c in result.conditions if c.type == type_)
 
 
 def service_inputs(

@@ -1,0 +1,19 @@
+"""Reading a composer's Result in a test: the composed resources as plain objects, and one
+condition by type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.composer import Result
+from modelplane.kube.objects import Obj
+
+
+def resources(result: Result) -> dict[str, Obj]:
+    """Each composed resource, by composition resource name."""
+    return {k: d.resource for k, d in result.resources.items()}
+
+
+def condition(result: Result, type_: str) -> Any:
+    """The result's condition of type ``type_`` (StopIteration when it sets none)."""
+    return next(c for c in result.conditions if c.type == type_)
