@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import socket
 import subprocess
 from dataclasses import dataclass
@@ -27,10 +28,36 @@ API_SERVICE_IP = "10.96.0.1"
 FRONT_PROXY_CLIENT = "front-proxy-client"
 
 
+PORTS_FROM = 20000
+_handed: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on, for a process about to start, never one this run
+    handed out before. Below the kernel's ephemeral range: a port from that range (what binding
+    port 0 gives) can become the local end of any outgoing connection before its process binds
+    it, and a workload cluster's kube-scheduler lost its port so in CI ("bind: address already
+    in use")."""
+    low = _ephemeral_low()
+    for port in random.sample(range(PORTS_FROM, low), low - PORTS_FROM):
+        if port in _handed:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port in [{PORTS_FROM}, {low})")
+
+
+def _ephemeral_low() -> int:
+    """The lowest port of the kernel's ephemeral range (Linux's default 32768)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 @dataclass(frozen=True)

@@ -61,21 +61,27 @@ def deployment() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Iterator[Environment]:
-    crd = yaml.safe_load(KEDA_CRD.read_text())
-    e2e.control.apply_crds([crd])
-    e2e.control.apply([METRICS_CONFIG])
-    add_fleet(
-        e2e,
-        [*documents(ROOT / "docs/getting-started/classes.yaml"), guide_cluster(CLUSTER, nodes=MAX)],
-    )
-    e2e.control.kubectl(
-        "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
-    )
-    namespace(e2e, NAMESPACE)
-    e2e.control.apply([deployment()])
-    deployment_ready(e2e, NAMESPACE, NAME)
-    yield e2e
-    retire(e2e, {NAMESPACE}, {CLUSTER})
+    try:
+        crd = yaml.safe_load(KEDA_CRD.read_text())
+        e2e.control.apply_crds([crd])
+        e2e.control.apply([METRICS_CONFIG])
+        add_fleet(
+            e2e,
+            [
+                *documents(ROOT / "docs/getting-started/classes.yaml"),
+                guide_cluster(CLUSTER, nodes=MAX),
+            ],
+        )
+        e2e.control.kubectl(
+            "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
+        )
+        namespace(e2e, NAMESPACE)
+        e2e.control.apply([deployment()])
+        deployment_ready(e2e, NAMESPACE, NAME)
+        yield e2e
+    finally:
+        # Also when the setup failed: what it added must not stay in later modules' fleet.
+        retire(e2e, {NAMESPACE}, {CLUSTER})
 
 
 def replicas(env: Environment) -> list[dict[str, Any]]:

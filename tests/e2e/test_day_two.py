@@ -54,15 +54,18 @@ def fleet(e2e: Environment) -> Iterator[Environment]:
     docs = documents(ROOT / "docs/getting-started/classes.yaml")
     # One spare GPU: a replica's new pod can start beside its old one.
     cluster = guide_cluster(CLUSTER, nodes=REPLICAS + 1)
-    add_fleet(e2e, [*docs, cluster])
-    e2e.control.kubectl(
-        "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
-    )
-    namespace(e2e, NAMESPACE)
-    e2e.control.apply([deployment("vllm/vllm-openai:v0.11.0")])
-    deployment_ready(e2e, NAMESPACE, "rolling")
-    yield e2e
-    retire(e2e, {NAMESPACE}, {CLUSTER})
+    try:
+        add_fleet(e2e, [*docs, cluster])
+        e2e.control.kubectl(
+            "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
+        )
+        namespace(e2e, NAMESPACE)
+        e2e.control.apply([deployment("vllm/vllm-openai:v0.11.0")])
+        deployment_ready(e2e, NAMESPACE, "rolling")
+        yield e2e
+    finally:
+        # Also when the setup failed: what it added must not stay in later modules' fleet.
+        retire(e2e, {NAMESPACE}, {CLUSTER})
 
 
 def engine_pods(env: Environment) -> list[dict[str, Any]]:

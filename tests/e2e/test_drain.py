@@ -33,22 +33,25 @@ FLEET = "drain"
 
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Iterator[Environment]:
-    docs = documents(ROOT / "docs/getting-started/classes.yaml")
-    docs += [guide_cluster(name, fleet=FLEET) for name in CLUSTERS]
-    add_fleet(e2e, docs)
-    for name in CLUSTERS:
-        e2e.control.kubectl(
-            "wait", f"inferencecluster/{name}", "--for=condition=Ready", "--timeout=300s"
-        )
-    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-    model["metadata"]["namespace"] = NAMESPACE
-    model["spec"]["replicas"] = 1
-    model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: FLEET}}
-    namespace(e2e, NAMESPACE)
-    e2e.control.apply([model])
-    deployment_ready(e2e, NAMESPACE, "qwen3-8b")
-    yield e2e
-    retire(e2e, {NAMESPACE}, set(CLUSTERS) & set(e2e.workloads))
+    try:
+        docs = documents(ROOT / "docs/getting-started/classes.yaml")
+        docs += [guide_cluster(name, fleet=FLEET) for name in CLUSTERS]
+        add_fleet(e2e, docs)
+        for name in CLUSTERS:
+            e2e.control.kubectl(
+                "wait", f"inferencecluster/{name}", "--for=condition=Ready", "--timeout=300s"
+            )
+        (model,) = documents(ROOT / "docs/getting-started/model.yaml")
+        model["metadata"]["namespace"] = NAMESPACE
+        model["spec"]["replicas"] = 1
+        model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: FLEET}}
+        namespace(e2e, NAMESPACE)
+        e2e.control.apply([model])
+        deployment_ready(e2e, NAMESPACE, "qwen3-8b")
+        yield e2e
+    finally:
+        # Also when the setup failed: what it added must not stay in later modules' fleet.
+        retire(e2e, {NAMESPACE}, set(CLUSTERS) & set(e2e.workloads))
 
 
 def placed_on(env: Environment) -> set[str]:

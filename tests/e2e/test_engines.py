@@ -90,17 +90,20 @@ def old_picker() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Iterator[Environment]:
-    docs = documents(ROOT / "docs/getting-started/classes.yaml")
-    add_fleet(e2e, [*docs, guide_cluster(CLUSTER, nodes=4)])
-    e2e.control.kubectl(
-        "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
-    )
-    namespace(e2e, NAMESPACE)
-    e2e.control.apply(
-        [replica("sglang", [member("Standalone", sglang())]), unwired_gang(), old_picker()]
-    )
-    yield e2e
-    retire(e2e, {NAMESPACE}, {CLUSTER})
+    try:
+        docs = documents(ROOT / "docs/getting-started/classes.yaml")
+        add_fleet(e2e, [*docs, guide_cluster(CLUSTER, nodes=4)])
+        e2e.control.kubectl(
+            "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
+        )
+        namespace(e2e, NAMESPACE)
+        e2e.control.apply(
+            [replica("sglang", [member("Standalone", sglang())]), unwired_gang(), old_picker()]
+        )
+        yield e2e
+    finally:
+        # Also when the setup failed: what it added must not stay in later modules' fleet.
+        retire(e2e, {NAMESPACE}, {CLUSTER})
 
 
 def pods(env: Environment, name: str) -> list[dict[str, Any]]:

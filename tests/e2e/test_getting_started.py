@@ -37,17 +37,20 @@ def waits(prefix: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def served(e2e: Environment) -> Iterator[Environment]:
-    add_fleet(e2e, documents(GUIDE / "classes.yaml", GUIDE / "cluster.yaml"))
-    for line in waits("inferencecluster/gpu-1"):
-        kubectl_wait(e2e.control, line)
-    namespace(e2e, "ml-team")
-    applied = time.monotonic()
-    e2e.control.apply((GUIDE / "model.yaml").read_text())
-    for line in waits("modeldeployment/qwen3-8b"):
-        kubectl_wait(e2e.control, line, timeout="600s")
-    print(f"\ngetting-started: model applied to Ready in {time.monotonic() - applied:.0f} s")
-    yield e2e
-    retire(e2e, {"ml-team"}, {"gpu-1"})
+    try:
+        add_fleet(e2e, documents(GUIDE / "classes.yaml", GUIDE / "cluster.yaml"))
+        for line in waits("inferencecluster/gpu-1"):
+            kubectl_wait(e2e.control, line)
+        namespace(e2e, "ml-team")
+        applied = time.monotonic()
+        e2e.control.apply((GUIDE / "model.yaml").read_text())
+        for line in waits("modeldeployment/qwen3-8b"):
+            kubectl_wait(e2e.control, line, timeout="600s")
+        print(f"\ngetting-started: model applied to Ready in {time.monotonic() - applied:.0f} s")
+        yield e2e
+    finally:
+        # Also when the setup failed: what it added must not stay in later modules' fleet.
+        retire(e2e, {"ml-team"}, {"gpu-1"})
 
 
 def test_the_guide_waits_for_the_cluster_and_the_model(served: Environment) -> None:

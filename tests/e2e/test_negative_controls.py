@@ -66,26 +66,29 @@ def replica(name: str, *, memory: str = "20Gi", env: list[dict[str, str]] | None
 
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Iterator[Environment]:
-    docs = documents(ROOT / "docs/getting-started/classes.yaml")
-    (cluster,) = documents(ROOT / "docs/getting-started/cluster.yaml")
-    cluster["metadata"]["name"] = CLUSTER
-    cluster["spec"]["cluster"]["existing"]["secretRef"]["name"] = f"{CLUSTER}-kubeconfig"
-    cluster["spec"]["nodePools"] = [{"name": "l4", "className": "nvidia-l4", "nodeCount": 3}]
-    add_fleet(e2e, [*docs, cluster])
-    e2e.control.kubectl(
-        "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
-    )
-    namespace(e2e, NAMESPACE)
-    e2e.control.apply(
-        [
-            replica("twin"),
-            replica("no-device", memory="80Gi"),
-            replica("refused", env=[{"name": "A=B", "value": "x"}]),
-        ]
-    )
-    serving(e2e, "twin")
-    yield e2e
-    retire(e2e, {NAMESPACE}, {CLUSTER})
+    try:
+        docs = documents(ROOT / "docs/getting-started/classes.yaml")
+        (cluster,) = documents(ROOT / "docs/getting-started/cluster.yaml")
+        cluster["metadata"]["name"] = CLUSTER
+        cluster["spec"]["cluster"]["existing"]["secretRef"]["name"] = f"{CLUSTER}-kubeconfig"
+        cluster["spec"]["nodePools"] = [{"name": "l4", "className": "nvidia-l4", "nodeCount": 3}]
+        add_fleet(e2e, [*docs, cluster])
+        e2e.control.kubectl(
+            "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
+        )
+        namespace(e2e, NAMESPACE)
+        e2e.control.apply(
+            [
+                replica("twin"),
+                replica("no-device", memory="80Gi"),
+                replica("refused", env=[{"name": "A=B", "value": "x"}]),
+            ]
+        )
+        serving(e2e, "twin")
+        yield e2e
+    finally:
+        # Also when the setup failed: what it added must not stay in later modules' fleet.
+        retire(e2e, {NAMESPACE}, {CLUSTER})
 
 
 def serving(env: Environment, name: str, timeout: str = "300s") -> None:

@@ -48,19 +48,24 @@ WORKLOAD_KINDS = (
 
 @pytest.fixture(scope="module")
 def fleet(e2e: Environment) -> Iterator[Environment]:
-    docs = documents(ROOT / "docs/getting-started/classes.yaml")
-    add_fleet(e2e, [*docs, guide_cluster(CLUSTER)])
-    e2e.control.kubectl(
-        "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
-    )
-    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-    model["metadata"]["namespace"] = NAMESPACE
-    model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: CLUSTER}}
-    namespace(e2e, NAMESPACE)
-    e2e.control.apply([model])
-    deployment_ready(e2e, NAMESPACE, "qwen3-8b")
-    yield e2e
-    retire(e2e, {NAMESPACE}, {CLUSTER})
+    try:
+        docs = documents(ROOT / "docs/getting-started/classes.yaml")
+        add_fleet(e2e, [*docs, guide_cluster(CLUSTER)])
+        e2e.control.kubectl(
+            "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
+        )
+        (model,) = documents(ROOT / "docs/getting-started/model.yaml")
+        model["metadata"]["namespace"] = NAMESPACE
+        model["spec"]["template"]["spec"]["clusterSelector"] = {
+            "matchLabels": {FLEET_LABEL: CLUSTER}
+        }
+        namespace(e2e, NAMESPACE)
+        e2e.control.apply([model])
+        deployment_ready(e2e, NAMESPACE, "qwen3-8b")
+        yield e2e
+    finally:
+        # Also when the setup failed: what it added must not stay in later modules' fleet.
+        retire(e2e, {NAMESPACE}, {CLUSTER})
 
 
 def names(env: Environment, cluster: str, kind: str, *args: str) -> list[str]:
