@@ -360,6 +360,20 @@ def _malformed(ig: Obj) -> str | None:
     spec = ig.get("spec")
     if not isinstance(spec, dict):
         return "InferenceGateway spec is required"
+    secret = _secret_ref(spec)
+    copied = front_certificate_problem(str(secret["name"])) if secret.get("name") else ""
+    return (
+        _shape_problem(spec)
+        or copied
+        or callers.auth_problem(spec)
+        or limits.limits_problem(spec)
+        or priority.priority_problem(spec)
+        or _secret_namespace_problem(secret)
+    )
+
+
+def _shape_problem(spec: Obj) -> str | None:
+    """The old shape, a required field missing, or TLS given neither or both ways."""
     if "backend" in spec or "traefik" in spec:
         return OLD_SHAPE
     for field in ("clusterName", "hostname"):
@@ -368,23 +382,18 @@ def _malformed(ig: Obj) -> str | None:
     tls = spec.get("tls")
     if not isinstance(tls, dict) or bool(tls.get("secretRef")) == bool(tls.get("issuerRef")):
         return "InferenceGateway spec.tls takes exactly one of secretRef or issuerRef"
-    secret = _secret_ref(spec)
-    namespace = secret.get("namespace") or CONTROL_NAMESPACE
-    copied = front_certificate_problem(str(secret["name"])) if secret.get("name") else ""
-    if copied:
-        return copied
-    auth = (
-        callers.auth_problem(spec) or limits.limits_problem(spec) or priority.priority_problem(spec)
-    )
-    if auth:
-        return auth
-    if namespace != CONTROL_NAMESPACE:
-        return (
-            f"InferenceGateway spec.tls.secretRef.namespace {namespace!r}: a gateway copies its "
-            f"certificate only from {CONTROL_NAMESPACE}, the namespace of its own Objects; "
-            "nothing was changed"
-        )
     return None
+
+
+def _secret_namespace_problem(secret: Mapping[str, Any]) -> str | None:
+    namespace = secret.get("namespace") or CONTROL_NAMESPACE
+    if namespace == CONTROL_NAMESPACE:
+        return None
+    return (
+        f"InferenceGateway spec.tls.secretRef.namespace {namespace!r}: a gateway copies its "
+        f"certificate only from {CONTROL_NAMESPACE}, the namespace of its own Objects; "
+        "nothing was changed"
+    )
 
 
 def _secret_ref(spec: Obj) -> Mapping[str, Any]:
