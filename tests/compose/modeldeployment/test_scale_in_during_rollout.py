@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from tests.compose.modeldeployment.running import as_run
 from tests.compose.modeldeployment.test_rollout import md
 from tests.compose.modeldeployment.test_rollout_surge import Fleet as RoutedFleet
@@ -102,22 +104,18 @@ def updated_on_b_only(autoscaled: bool) -> tuple[Pair, dict[str, str]]:
     return pair, before
 
 
-def test_a_manual_scale_in_during_a_rollout_removes_the_outdated_replica() -> None:
-    # Balance alone would take b's (the later cluster name): the updated one.
-    pair, before = updated_on_b_only(autoscaled=False)
-    new = two(NEW_IMAGE)
-    for _ in range(3):
-        rsp = pair.reconcile(scaled(new, 1))
-    [(key, left)] = pair.replicas().items()
-    assert left["spec"]["clusterName"] == "b"
-    assert stamp_of(left) != before[key]
-    assert rsp.condition("RolledOut")[:2] == ("True", "Complete")
-
-
-def test_an_autoscaled_scale_in_during_a_rollout_removes_the_outdated_replica() -> None:
-    # The cost order alone would take b's (the dearer capacity): the updated one.
-    pair, before = updated_on_b_only(autoscaled=True)
-    new = two(NEW_IMAGE, autoscaled=True)
+@pytest.mark.parametrize(
+    "autoscaled",
+    [
+        # Balance alone would take b's (the later cluster name): the updated one.
+        pytest.param(False, id="manual"),
+        # The cost order alone would take b's (the dearer capacity): the updated one.
+        pytest.param(True, id="autoscaled"),
+    ],
+)
+def test_a_scale_in_during_a_rollout_removes_the_outdated_replica(autoscaled: bool) -> None:
+    pair, before = updated_on_b_only(autoscaled=autoscaled)
+    new = two(NEW_IMAGE, autoscaled=autoscaled)
     for _ in range(3):
         rsp = pair.reconcile(scaled(new, 1))
     [(key, left)] = pair.replicas().items()
