@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from e2e import build, pki, processes
-from e2e.kubernetes import Cluster, free_port
+from e2e.kubernetes import Cluster, condition_true, free_port
 
 NAMESPACE = "keda"
 ADAPTER_SERVICE = "keda-metrics-apiserver"
@@ -192,7 +192,4 @@ def _external_metrics_api(port: int, ca: bytes) -> list[dict[str, Any]]:
 
 
 def _available(cluster: Cluster) -> bool:
-    status = cluster.get("apiservice", EXTERNAL_METRICS).get("status") or {}
-    return any(
-        c["type"] == "Available" and c["status"] == "True" for c in status.get("conditions") or []
-    )
+    return condition_true(cluster.get("apiservice", EXTERNAL_METRICS), "Available")

@@ -185,11 +185,16 @@ class Cluster:
             )
 
     def established(self, crd: str) -> bool:
-        conditions = dig(self.get("crd", crd), "status", "conditions") or []
-        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+        return condition_true(self.get("crd", crd), "Established")
 
     def ready(self) -> bool:
         return self.kubectl("get", "--raw", "/readyz", check=False).stdout.strip() == "ok"
+
+
+def condition_true(obj: dict[str, Any], type_: str) -> bool:
+    """Whether ``obj`` has condition ``type_`` True (none yet, or ``null``, reads as not)."""
+    conditions = dig(obj, "status", "conditions") or []
+    return any(c["type"] == type_ and c["status"] == "True" for c in conditions)
 
 
 def _waits(args: tuple[str, ...]) -> float:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from e2e import build, pki, processes, standins
-from e2e.kubernetes import Cluster, free_port
+from e2e.kubernetes import Cluster, condition_true, free_port
 
 Obj = dict[str, Any]
 
@@ -168,8 +168,7 @@ def add_pools(cluster: Cluster, pools: list[Pool]) -> None:
 
 
 def _node_ready(cluster: Cluster, name: str) -> bool:
-    status = cluster.get("node", name)["status"]
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in status["conditions"])
+    return condition_true(cluster.get("node", name), "Ready")
 
 
 def apply_crd_files(cluster: Cluster, paths: list[Path]) -> None:

@@ -23,6 +23,7 @@ import pytest
 
 from e2e import autoscaler, build, processes
 from e2e.environment import Environment
+from e2e.kubernetes import condition_true
 from e2e.loadsim import Curve, Row, Run, Simulator, figures
 from modelplane.labels import DEPLOYMENT
 from tests.e2e.conftest import (
@@ -122,14 +123,7 @@ def observe(env: Environment) -> tuple[int, list[str]]:
     """The deployment's spec.replicas and its Ready replicas' names."""
     md = env.control.get("modeldeployment", NAME, "-n", NAMESPACE)
     replicas = env.control.get("modelreplicas", "-n", NAMESPACE, "-l", f"{DEPLOYMENT}={NAME}")
-    ready = [
-        r["metadata"]["name"]
-        for r in replicas["items"]
-        if any(
-            c["type"] == "Ready" and c["status"] == "True"
-            for c in (r.get("status") or {}).get("conditions") or []
-        )
-    ]
+    ready = [r["metadata"]["name"] for r in replicas["items"] if condition_true(r, "Ready")]
     return int(md["spec"]["replicas"]), sorted(ready)
 
 
