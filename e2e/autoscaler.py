@@ -44,7 +44,13 @@ class Prometheus:
 
 def start_prometheus(cluster: Cluster, binary: Path, targets: list[str]) -> Prometheus:
     """A Prometheus scraping ``targets`` (host:port) every second, its TSDB in the run directory."""
-    directory = cluster.run / "prometheus"
+    return start_prometheus_in(cluster.run, binary, targets)
+
+
+def start_prometheus_in(run: Path, binary: Path, targets: list[str]) -> Prometheus:
+    """``start_prometheus`` without a control plane: its process, log and TSDB in ``run``
+    (``processes.stop(run, "prometheus")`` stops it)."""
+    directory = run / "prometheus"
     directory.mkdir(parents=True, exist_ok=True)
     config = {
         "global": {"scrape_interval": f"{SCRAPE_SECONDS}s", "evaluation_interval": "1s"},
@@ -56,7 +62,7 @@ def start_prometheus(cluster: Cluster, binary: Path, targets: list[str]) -> Prom
     path.write_text(yaml.safe_dump(config))
     port = free_port()
     processes.start(
-        cluster.run,
+        run,
         "prometheus",
         [
             str(binary),

@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "modelplane.explain_autoscaling",
         "modelplane.simulate",
         "modelplane.routes",
+        "modelplane.usage",
     ),
     ("modelplane.function",),
     ("modelplane.compose", "modelplane.composer", "modelplane.observed"),

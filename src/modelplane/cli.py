@@ -355,3 +355,98 @@ def fields(field: str) -> None:
         exits.error("fields", str(e))
         raise SystemExit(exits.INVALID) from None
     click.echo(describe(kind, found), nl=False)
+
+
+def _checked(check: str) -> Any:
+    """A click callback running ``modelplane.usage.<check>`` on the value: its ValueError
+    becomes click's error naming the option."""
+
+    def callback(_: click.Context, __: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from modelplane import usage as module
+
+        try:
+            return str(getattr(module, check)(value))
+        except ValueError as e:
+            raise click.BadParameter(str(e)) from None
+
+    return callback
+
+
+@main.command(
+    short_help="Tokens and requests per caller and model, from Prometheus.", epilog=exits.HELP
+)
+@click.argument(
+    "service", metavar="NAMESPACE/SERVICE", required=False, callback=_checked("service")
+)
+@click.option("--all", "every", is_flag=True, help="Every ModelService, not one.")
+@click.option(
+    "--prometheus",
+    metavar="URL",
+    envvar="MODELPLANE_PROMETHEUS",
+    callback=_checked("prometheus_url"),
+    help="The fleet-wide Prometheus (the modelplane-autoscaling EnvironmentConfig's "
+    "prometheus.serverAddress).  [env: MODELPLANE_PROMETHEUS]",
+)
+@click.option(
+    "--window",
+    metavar="DURATION",
+    default="1h",
+    show_default=True,
+    callback=_checked("window"),
+    help="How far back to count, a Prometheus duration (30m, 1h, 1d).",
+)
+@click.option(
+    "--price-input",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Price of a million input tokens: adds a COST column (an unset price counts 0).",
+)
+@click.option(
+    "--price-output",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Price of a million output tokens: adds a COST column (an unset price counts 0).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a table, the top 20 callers by tokens and the others summed; json: the same.",
+)
+@click.pass_context
+def usage(
+    ctx: click.Context,
+    service: str | None,
+    every: bool,
+    prometheus: str | None,
+    window: str,
+    price_input: float | None,
+    price_output: float | None,
+    output: str,
+) -> None:
+    """Show a ModelService's usage (or --all's) over the last --window: input and output tokens
+    and requests per caller and model, as the front door's AI Gateway counted them.
+
+    Read-only: it asks the fleet-wide Prometheus the queries of docs/operations.md ("Usage and
+    cost by caller"). Only requests by model name are counted, and per caller only on a gateway
+    with spec.auth. "No usage recorded" exits 0; Prometheus not reached, or refusing, exits 2.
+    """
+    import time
+
+    from modelplane.usage import Asked, Prices, usage_command
+
+    if (service is None) == (not every):
+        said = "or --all, not both" if every else "or --all for every ModelService"
+        raise click.UsageError(f"give NAMESPACE/SERVICE {said}", ctx)
+    if prometheus is None:
+        raise click.UsageError(
+            "give --prometheus URL or set MODELPLANE_PROMETHEUS: the fleet-wide Prometheus", ctx
+        )
+    priced = price_input is not None or price_output is not None
+    prices = Prices(price_input or 0.0, price_output or 0.0) if priced else None
+    asked = Asked(prometheus, window, service, time.time())
+    raise SystemExit(usage_command(asked, output, prices))

@@ -1,0 +1,246 @@
+"""``modelplane usage`` asking a real Prometheus (v3.4.2, built from its Go module by
+``e2e.build``) that scraped the gateway's usage counters between two states.
+
+No control plane: the command reads Prometheus only, so this module starts Prometheus alone
+(``e2e.autoscaler.start_prometheus_in``) and never the ``e2e`` fixture.
+
+The scraped exposition is a stand-in for the one Envoy AI Gateway v1.1.0's external processor
+serves at ``/metrics`` (port ``aigw-admin``): the same series and labels, not its code. The
+names are the ones tests/conformance/test_envoy_ai_gateway_metrics.py cites:
+``gen_ai.client.token.usage`` and ``gen_ai.server.request.duration`` are defined in
+internal/metrics/genai.go at the v1.1.0 tag, with ``gen_ai.token.type``,
+``gen_ai.original.model``, ``gen_ai.request.model``, ``gen_ai.response.model``,
+``gen_ai.operation.name`` and ``gen_ai.provider.name``, exported by
+go.opentelemetry.io/otel/exporters/prometheus as ``gen_ai_client_token_usage`` and
+``gen_ai_server_request_duration_seconds`` histograms; ``caller`` is the attribute the stack's
+``metricsRequestHeaderAttributes`` maps the caller header to.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from e2e import autoscaler, build, processes
+from tests.e2e.conftest import ROOT, modelplane
+
+pytestmark = pytest.mark.e2e
+
+SERVICE = "ml-team/qwen3-8b"
+OTHER = "ml-team/llama-8b"
+# The counters after the raise: (caller, model, input tokens, output tokens, requests). The
+# caller None is a request through a gateway without auth (the series has no caller label).
+RAISED: tuple[tuple[str | None, str, int, int, int], ...] = (
+    ("search", SERVICE, 12_000, 3_000, 40),
+    ("ads", SERVICE, 4_000, 1_000, 10),
+    ("search", OTHER, 2_000, 500, 5),
+    (None, OTHER, 600, 150, 3),
+)
+SCRAPES_BEFORE = 3
+SCRAPES_IN_ALL = 15
+# increase() extrapolates the last scrape to the query's time, at most 1.1 average scrape
+# intervals (promql/functions.go extrapolatedRate), over samples spanning SCRAPES_IN_ALL - 1;
+# from a first sample of 0 it does not extrapolate backwards.
+EXTRAPOLATED = 1 + 1.1 / (SCRAPES_IN_ALL - 1)
+
+
+class Exposition:
+    """The AI Gateway's gen_ai histograms (stand-in): every counter 0 until ``raised``, then
+    as ``RAISED`` says."""
+
+    def __init__(self) -> None:
+        self.raised = False
+        self._server: http.server.ThreadingHTTPServer | None = None
+
+    def text(self) -> str:
+        # A metric family's lines stay together, after its TYPE line, as the text format asks.
+        tokens, requests = ["# TYPE gen_ai_client_token_usage histogram"], []
+        for caller, model, given, answered, requested in RAISED:
+            count = requested if self.raised else 0
+            for kind, total in (("input", given), ("output", answered)):
+                labels = _labels(caller, model, gen_ai_token_type=kind)
+                total = total if self.raised else 0
+                tokens += _histogram("gen_ai_client_token_usage", labels, count, total)
+            labels = _labels(caller, model)
+            requests += _histogram(
+                "gen_ai_server_request_duration_seconds", labels, count, 0.5 * count
+            )
+        family = "# TYPE gen_ai_server_request_duration_seconds histogram"
+        return "\n".join([*tokens, family, *requests]) + "\n"
+
+    def serve(self) -> int:
+        exposition = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = exposition.text().encode()
+                self.send_response(200)
+                # Prometheus 3 refuses a scrape without a Content-Type it knows.
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return int(self._server.server_address[1])
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+
+
+def _labels(caller: str | None, model: str, **more: str) -> dict[str, str]:
+    labels = {
+        "gen_ai_operation_name": "chat",
+        "gen_ai_original_model": model,
+        "gen_ai_provider_name": "openai",
+        "gen_ai_request_model": model,
+        "gen_ai_response_model": model.split("/")[1],
+        **more,
+    }
+    return {**labels, "caller": caller} if caller else labels
+
+
+def _histogram(name: str, labels: dict[str, str], count: int, total: float) -> list[str]:
+    def series(suffix: str, extra: dict[str, str] | None = None) -> str:
+        pairs = ",".join(f'{k}="{v}"' for k, v in sorted({**labels, **(extra or {})}.items()))
+        return f"{name}{suffix}{{{pairs}}}"
+
+    return [
+        f"{series('_bucket', {'le': '+Inf'})} {count}",
+        f"{series('_sum')} {total}",
+        f"{series('_count')} {count}",
+    ]
+
+
+def instant(url: str, query: str) -> list[dict[str, Any]]:
+    arguments = urllib.parse.urlencode({"query": query})
+    with urllib.request.urlopen(f"{url}/api/v1/query?{arguments}", timeout=5) as answer:
+        result: list[dict[str, Any]] = json.load(answer)["data"]["result"]
+        return result
+
+
+def scrapes(url: str) -> int:
+    """How many times Prometheus has scraped the stand-in's first series."""
+    found = instant(url, 'count_over_time(gen_ai_client_token_usage_sum{caller="search"}[1h])')
+    return int(max((float(r["value"][1]) for r in found), default=0))
+
+
+def raised_seen(url: str) -> bool:
+    found = instant(url, 'max(gen_ai_client_token_usage_sum{caller="search"})')
+    return bool(found) and float(found[0]["value"][1]) == max(r[2] for r in RAISED)
+
+
+@pytest.fixture(scope="module")
+def prometheus() -> Iterator[str]:
+    binary = build.build_all(["prometheus"])["prometheus"] / "prometheus"
+    run = build.cache_root() / "runs" / time.strftime("usage-%Y%m%d-%H%M%S")
+    run.mkdir(parents=True)
+    print(f"\nusage run directory (prometheus.log): {run}")
+    exposition = Exposition()
+    port = exposition.serve()
+    try:
+        url = autoscaler.start_prometheus_in(run, binary, [f"127.0.0.1:{port}"]).url
+        processes.wait_until(
+            lambda: scrapes(url) >= SCRAPES_BEFORE, 60, "the stand-in's zero counters scraped"
+        )
+        exposition.raised = True
+        processes.wait_until(lambda: raised_seen(url), 60, "the raised counters scraped")
+        processes.wait_until(
+            lambda: scrapes(url) >= SCRAPES_IN_ALL, 60, f"{SCRAPES_IN_ALL} scrapes in all"
+        )
+        yield url
+    finally:
+        processes.stop(run, "prometheus")
+        exposition.stop()
+
+
+def usage_json(prometheus: str, *args: str) -> dict[str, Any]:
+    done = modelplane("usage", *args, "--prometheus", prometheus, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout)
+    return doc
+
+
+def row(doc: dict[str, Any], caller: str | None, model: str) -> dict[str, Any]:
+    (found,) = [r for r in doc["rows"] if r["caller"] == caller and r["model"] == model]
+    return found
+
+
+def test_the_callers_tokens_are_what_the_gateway_counted(prometheus: str) -> None:
+    search = row(usage_json(prometheus, SERVICE), "search", SERVICE)
+    assert 12_000 <= search["inputTokens"] <= 12_000 * EXTRAPOLATED
+    assert 3_000 <= search["outputTokens"] <= 3_000 * EXTRAPOLATED
+    assert 40 <= search["requests"] <= 40 * EXTRAPOLATED
+
+
+def test_callers_scraped_together_keep_their_exact_proportion(prometheus: str) -> None:
+    doc = usage_json(prometheus, SERVICE)
+    search, ads = row(doc, "search", SERVICE), row(doc, "ads", SERVICE)
+    assert search["inputTokens"] / ads["inputTokens"] == pytest.approx(3.0)
+    assert search["outputTokens"] / ads["outputTokens"] == pytest.approx(3.0)
+
+
+def test_one_service_shows_only_its_own_model(prometheus: str) -> None:
+    doc = usage_json(prometheus, SERVICE)
+    assert {(r["caller"], r["model"]) for r in doc["rows"]} == {
+        ("search", SERVICE),
+        ("ads", SERVICE),
+    }
+
+
+def test_all_shows_every_service_and_the_traffic_without_a_caller(prometheus: str) -> None:
+    doc = usage_json(prometheus, "--all")
+    assert {(r["caller"], r["model"]) for r in doc["rows"]} == {
+        (caller, model) for caller, model, *_ in RAISED
+    }
+
+
+def test_the_table_reads_the_callers_tokens(prometheus: str) -> None:
+    done = modelplane("usage", SERVICE, "--prometheus", prometheus)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"ModelService/{SERVICE}: usage over the last 1h ({prometheus}")
+    assert [line.split()[:2] for line in lines[2:4]] == [["search", SERVICE], ["ads", SERVICE]]
+
+
+def test_a_compound_window_is_one_prometheus_parses(prometheus: str) -> None:
+    search = row(usage_json(prometheus, SERVICE, "--window", "1d12h"), "search", SERVICE)
+    assert 12_000 <= search["inputTokens"] <= 12_000 * EXTRAPOLATED
+
+
+def test_the_environment_variable_names_the_prometheus(prometheus: str) -> None:
+    done = _run_with_environment(prometheus, SERVICE)
+    assert done.returncode == 0, done.stderr
+    assert "search" in done.stdout
+
+
+def test_a_service_nobody_called_is_no_usage_recorded(prometheus: str) -> None:
+    done = modelplane("usage", "ml-team/unused", "--prometheus", prometheus)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("no usage recorded for ModelService/ml-team/unused")
+
+
+def _run_with_environment(prometheus: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["uv", "run", "modelplane", "usage", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "MODELPLANE_PROMETHEUS": prometheus},
+    )
