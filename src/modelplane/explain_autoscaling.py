@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from modelplane.compose.modeldeployment.autoscaling import desired_replicas
+from modelplane.compose.modeldeployment.autoscaling import desired_replicas, minimum
 from modelplane.compose.modeldeployment.composer import rolling
 from modelplane.compose.modeldeployment.footprint import CACHE, footprint
 from modelplane.compose.modeldeployment.rollout import Strategy
@@ -40,6 +40,11 @@ __all__ = ["Autoscaling", "Leaving", "Next", "autoscaling_of", "first_to_leave",
 AUTOSCALING = ModelDeployment.AUTOSCALING
 BALANCE = "every removal breaks a spread constraint, so the balance order decides"
 ROLLING = "the rollout has yet to update it (removing it advances the rollout)"
+ASLEEP = (
+    "asleep: the first request through a ModelService that selects it wakes it to one replica "
+    "(the next replica below); that request is answered 503 with Retry-After while the replica "
+    "starts (placement, image pull, weights, engine start); minReplicas 1 keeps one warm"
+)
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,8 @@ class Autoscaling:
                 f"clamped to {self.placed}"
             )
         lines.append(f"    last decision ({self.source}): {self._decision()}")
+        if self.status.get("asleep"):
+            lines.append(f"    {ASLEEP}")
         if self.next is None:
             lines.append(f"    next replica: none, at maxReplicas ({self.maximum})")
         else:
@@ -164,11 +171,14 @@ def autoscaling_of(
     scaling = spec["autoscaling"]
     observed = _condition(md)
     source, shown = ("observed", md) if observed is not None else ("rendered", rendered)
+    # The render's minimum in force: one for a deployment that may sleep but nothing wakes.
+    low = objects.status(rendered).get("autoscaling", {}).get("minReplicas")
+    wakes = low is None or int(low) == 0
     return Autoscaling(
-        minimum=int(scaling.get("minReplicas", 1)),
+        minimum=minimum(spec, wakes),
         maximum=int(scaling["maxReplicas"]),
         written=int(spec.get("replicas", scaling.get("minReplicas", 1))),
-        placed=desired_replicas(spec),
+        placed=desired_replicas(spec, wakes),
         status=dict(objects.status(shown).get("autoscaling") or {}),
         condition=_condition(shown),
         source=source,

@@ -352,6 +352,23 @@ class ModelDeployment(Kind):
     AT_MAX_REPLICAS = row("AtMaxReplicas", AUTOSCALING, "True",
         "the load asks for more replicas than `maxReplicas` (the HPA's `ScalingLimited`, quoted)",
         "raise `spec.autoscaling.maxReplicas` if the fleet has room, or accept the queueing")
+    SCALED_TO_ZERO = row("ScaledToZero", AUTOSCALING, "True",
+        "the autoscaler took the deployment to zero replicas: no request came through the front "
+        "door of a ModelService that selects it for `spec.autoscaling.scaleToZero.idleSeconds`; "
+        "the message names the ModelServices whose first request wakes it",
+        "nothing; send a request through the ModelService to wake it, or set `minReplicas: 1` "
+        "to keep one warm replica")
+    NOTHING_WAKES = row("NothingWakes", AUTOSCALING, "False",
+        "`spec.autoscaling.minReplicas` is 0, but no ModelService in the namespace that selects "
+        "the deployment has published the front-door clusters whose requests would wake it, so "
+        "it keeps one replica and never sleeps (the message says which)",
+        "create a ModelService whose `spec.endpoints[].selector.matchLabels` select the "
+        "deployment's replicas, or set `minReplicas: 1`")
+    ASLEEP = row("Asleep", REPLICAS_SERVING, "True",
+        "the deployment is asleep at zero replicas by its autoscaler (`scaleToZero`), not "
+        "broken: the first request through a ModelService that selects it wakes it, and waits "
+        "a cold start",
+        "nothing; set `spec.autoscaling.minReplicas: 1` where a first request must not wait")
 
 
 class ModelReplica(Kind):

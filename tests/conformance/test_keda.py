@@ -12,14 +12,18 @@ KEDA creates (controllers/keda/hpa.go) and how ``minReplicaCount`` 0 and 1 or mo
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from modelplane.compose import scaletozero
 from modelplane.compose.modeldeployment.autoscaling import MetricsEndpoint, scaled_object
+from modelplane.kube.admission import Admission
 from tests.conformance import keda
 
 Obj = dict[str, Any]
@@ -40,6 +44,14 @@ BEHAVIOR = {
 }
 
 
+FRONT_DOOR = (
+    scaletozero.rule_cluster("gateways", "models-main"),
+    scaletozero.rule_cluster("gateways", "front-main"),
+)
+"""The clusters a ModelService selecting the deployment publishes (``status.activation``)."""
+KEDA_CRD = Path(__file__).resolve().parents[1] / "upstream" / "crds" / "keda.sh_scaledobjects.yaml"
+
+
 def deployment(**scaling: Any) -> Obj:
     autoscaling = {"maxReplicas": 12, "targets": TARGETS, "behavior": BEHAVIOR, **scaling}
     return {
@@ -50,15 +62,26 @@ def deployment(**scaling: Any) -> Obj:
     }
 
 
-def composed(**scaling: Any) -> Obj:
-    return scaled_object(deployment(**scaling), ENDPOINT)
+def composed(*, clusters: Sequence[str] = FRONT_DOOR, **scaling: Any) -> Obj:
+    """The ScaledObject of a deployment with ``scaling``, behind a ModelService whose front door
+    publishes ``clusters`` (only a deployment that may sleep reads them)."""
+    return scaled_object(deployment(**scaling), ENDPOINT, clusters)
 
 
 def trigger_ids(t: Obj) -> str:
     return str(t["name"])
 
 
-TRIGGERS = composed()["spec"]["triggers"]
+SLEEPS: Obj = {"minReplicas": 0, "scaleToZero": {"idleSeconds": 900}}
+LOAD_TRIGGERS = composed()["spec"]["triggers"]
+SLEEPY_TRIGGERS = composed(**SLEEPS)["spec"]["triggers"]
+TRIGGERS = [*LOAD_TRIGGERS, *(t for t in SLEEPY_TRIGGERS if t["name"] == "front-door")]
+"""Every trigger kind composed: one per target, and the front door of one that may sleep."""
+
+
+@functools.cache
+def crd() -> Admission:
+    return Admission.from_paths([KEDA_CRD])
 
 
 def _scale_subresource() -> Obj:
@@ -72,7 +95,21 @@ def _scale_subresource() -> Obj:
 
 def test_every_target_becomes_a_trigger() -> None:
     # Guards the parametrized tests below against an empty list.
-    assert len(TRIGGERS) == len(TARGETS)
+    assert len(LOAD_TRIGGERS) == len(TARGETS)
+
+
+def test_a_deployment_that_may_sleep_has_one_trigger_more_than_its_targets() -> None:
+    assert len(SLEEPY_TRIGGERS) == len(TARGETS) + 1
+
+
+@pytest.mark.parametrize("scaling", [{}, SLEEPS], ids=["awake", "may-sleep"])
+def test_the_scaled_object_passes_kedas_crd(scaling: Obj) -> None:
+    assert [str(e) for e in crd().admit(composed(**scaling)).errors] == []
+
+
+@pytest.mark.parametrize("trigger", SLEEPY_TRIGGERS, ids=trigger_ids)
+def test_every_activation_threshold_of_a_deployment_that_may_sleep_parses(trigger: Obj) -> None:
+    assert keda.parses_as_float64(trigger["metadata"]["activationThreshold"])
 
 
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=trigger_ids)
@@ -214,6 +251,24 @@ def test_keda_wakes_a_deployment_at_zero_to_one() -> None:
     assert keda.request_scale(so, 0, active=True) == keda.ScaleWrite(1)
 
 
+def test_keda_wakes_a_deployment_nothing_could_wake_to_its_one_replica() -> None:
+    # No ModelService publishes a front door for it: it keeps one replica, asleep or not.
+    so = composed(clusters=(), **SLEEPS)
+    assert keda.request_scale(so, 0, active=False) == keda.ScaleWrite(1)
+
+
+def test_keda_never_puts_a_deployment_nothing_could_wake_to_sleep() -> None:
+    assert keda.request_scale(composed(clusters=(), **SLEEPS), 2, active=False) is None
+
+
+def test_the_front_door_asks_the_hpa_for_one_replica_at_most() -> None:
+    [front] = [t for t in SLEEPY_TRIGGERS if t["name"] == "front-door"]
+    target = keda.milli_target(float(front["metadata"]["threshold"]))
+    # AverageValue: the HPA asks ceil(total / target); a front gateway's request rate is far
+    # below 100,000 a second.
+    assert 0 < 100_000 / target <= 1
+
+
 def test_the_hpa_of_a_deployment_that_may_sleep_keeps_one_replica() -> None:
     # The HPA scales 1..max; KEDA alone takes the deployment to and from zero.
     so = composed(minReplicas=0, scaleToZero={"idleSeconds": 900})
@@ -233,10 +288,6 @@ def test_the_hpa_keda_creates_is_named_keda_hpa_and_the_deployment() -> None:
     assert keda.hpa_name(composed()) == "keda-hpa-qwen"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scaled_object writes no cooldownPeriod: KEDA waits its default 300 s, not idleSeconds",
-)
 def test_a_deployment_that_may_sleep_goes_to_zero_after_its_idle_seconds() -> None:
     so = composed(minReplicas=0, scaleToZero={"idleSeconds": 900})
     assert keda.request_scale(so, 2, active=False) == keda.ScaleWrite(0, 900)

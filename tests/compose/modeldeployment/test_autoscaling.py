@@ -4,18 +4,25 @@
 from __future__ import annotations
 
 import functools
+import json
+import math
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from modelplane.compose.modeldeployment.autoscaling import (
+    FRONT_DOOR,
     MetricsEndpoint,
+    activation_query,
     desired_replicas,
     scaled_object,
     seconds,
     selector,
     triggers,
+    woken_by,
 )
 from modelplane.kube.admission import Admission
 from tests.fleet.builders import deployment as fleet_deployment
@@ -47,7 +54,11 @@ def deployment(**scaling: Any) -> dict[str, Any]:
 
 
 def by_name(md: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {t["name"]: t for t in scaled_object(md, ENDPOINT)["spec"]["triggers"]}
+    return by_name_of(scaled_object(md, ENDPOINT))
+
+
+def by_name_of(so: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in so["spec"]["triggers"]}
 
 
 def test_the_scaled_object_passes_kedas_crd() -> None:
@@ -196,9 +207,64 @@ def test_autoscaling_without_a_target_is_refused() -> None:
     assert "spec.autoscaling.targets" in error
 
 
-def test_scaling_to_zero_is_not_offered_yet() -> None:
+SLEEPS: dict[str, Any] = {"minReplicas": 0, "scaleToZero": {"idleSeconds": 900}}
+
+
+def test_the_xrd_admits_a_deployment_that_may_sleep() -> None:
+    assert admitted(**SLEEPS) == []
+
+
+def test_a_minimum_of_zero_without_scale_to_zero_is_refused() -> None:
     [error] = admitted(minReplicas=0)
-    assert "spec.autoscaling.minReplicas" in error
+    assert error.startswith("spec.autoscaling.minReplicas: ")
+    assert "spec.autoscaling.minReplicas 0 requires spec.autoscaling.scaleToZero" in error
+
+
+@pytest.mark.parametrize("minimum", [1, None], ids=["one", "unset"])
+def test_scale_to_zero_without_a_minimum_of_zero_is_refused(minimum: int | None) -> None:
+    scaling: dict[str, Any] = {"scaleToZero": {"idleSeconds": 900}}
+    if minimum is not None:
+        scaling["minReplicas"] = minimum
+    [error] = admitted(**scaling)
+    assert error.startswith("spec.autoscaling.scaleToZero: ")
+    assert "spec.autoscaling.scaleToZero requires spec.autoscaling.minReplicas 0" in error
+
+
+@pytest.mark.parametrize("idle", [30, 86400])
+def test_idle_seconds_within_the_range_are_admitted(idle: int) -> None:
+    assert admitted(minReplicas=0, scaleToZero={"idleSeconds": idle}) == []
+
+
+@pytest.mark.parametrize("idle", [29, 86401])
+def test_idle_seconds_outside_the_range_are_refused(idle: int) -> None:
+    [error] = admitted(minReplicas=0, scaleToZero={"idleSeconds": idle})
+    assert error.startswith("spec.autoscaling.scaleToZero.idleSeconds: ")
+
+
+def test_scale_to_zero_without_idle_seconds_is_refused() -> None:
+    assert "spec.autoscaling.scaleToZero.idleSeconds: Required value" in admitted(
+        minReplicas=0, scaleToZero={}
+    )
+
+
+def test_zero_replicas_are_admitted_for_a_deployment_that_may_sleep() -> None:
+    md = fleet_deployment(replicas=0)
+    md["spec"]["autoscaling"] = {"maxReplicas": 4, "targets": {"kvCacheUtilization": 80}, **SLEEPS}
+    assert errors("modeldeployments", md) == []
+
+
+@pytest.mark.parametrize("minimum", [1, None], ids=["autoscaled", "manual"])
+def test_zero_replicas_are_refused_for_a_deployment_that_may_not_sleep(minimum: int | None) -> None:
+    md = fleet_deployment(replicas=0)
+    if minimum is not None:
+        md["spec"]["autoscaling"] = {
+            "minReplicas": minimum,
+            "maxReplicas": 4,
+            "targets": {"kvCacheUtilization": 80},
+        }
+    [error] = errors("modeldeployments", md)
+    assert error.startswith("spec.replicas: ")
+    assert "spec.replicas may be 0 only when spec.autoscaling.minReplicas is 0" in error
 
 
 def test_a_latency_target_in_minutes_is_refused() -> None:
@@ -242,3 +308,122 @@ def test_an_aggregated_deployment_reads_every_engine() -> None:
     assert all(
         "llm_d_ai_role" not in t["metadata"]["query"] for t in by_name(deployment()).values()
     )
+
+
+# Scale to zero: the front door wakes it, and only the front door keeps it awake.
+
+MODELS = "httproute/gateways/models-main/rule/0"
+FRONT = "httproute/gateways/front-main/rule/0"
+
+
+def sleeping(clusters: Sequence[str] = (MODELS, FRONT)) -> dict[str, Any]:
+    return scaled_object(deployment(**SLEEPS), ENDPOINT, clusters)
+
+
+def promql_regex(query: str) -> str:
+    """The ``=~`` matcher's regex as Prometheus reads it: the double-quoted string decoded with
+    Go's escapes (JSON's are the same for these, and refuse ``\\-`` alike)."""
+    [quoted] = re.findall(r'=~("(?:[^"\\]|\\.)*")', query)
+    decoded: str = json.loads(quoted)
+    return decoded
+
+
+def test_a_deployment_that_may_sleep_wakes_on_the_request_rate_of_its_front_door() -> None:
+    trigger = by_name_of(sleeping())[FRONT_DOOR]
+    assert trigger["metadata"]["query"].startswith(
+        'sum(rate(envoy_cluster_upstream_rq_total{envoy_cluster_name=~"'
+    )
+    assert trigger["metadata"]["query"].endswith('"}[1m]))')
+
+
+@pytest.mark.parametrize("cluster", [MODELS, FRONT])
+def test_the_front_door_query_matches_every_cluster_published(cluster: str) -> None:
+    assert re.fullmatch(promql_regex(activation_query([MODELS, FRONT])), cluster)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "httproute/gateways/models-main/rule/1",
+        "httproute/gateways/models-mainx/rule/0",
+        "httproute/gateways/models-main/rule/0x",
+    ],
+)
+def test_the_front_door_query_matches_no_other_cluster(other: str) -> None:
+    assert not re.fullmatch(promql_regex(activation_query([MODELS, FRONT])), other)
+
+
+def test_a_dot_in_a_cluster_name_matches_only_a_dot() -> None:
+    regex = promql_regex(activation_query(["httproute/a.b/r/rule/0"]))
+    assert not re.fullmatch(regex, "httproute/aXb/r/rule/0")
+
+
+def test_the_front_door_query_reads_the_same_whatever_the_order_or_repeats() -> None:
+    assert activation_query([MODELS, FRONT, MODELS]) == activation_query([FRONT, MODELS])
+
+
+def test_the_first_request_through_the_front_door_wakes_it() -> None:
+    metadata = by_name_of(sleeping())[FRONT_DOOR]["metadata"]
+    assert metadata["activationThreshold"] == "0"
+    assert metadata["ignoreNullValues"] == "true"
+
+
+def test_the_front_door_never_asks_the_hpa_for_a_second_replica() -> None:
+    trigger = by_name_of(sleeping())[FRONT_DOOR]
+    assert trigger["metricType"] == "AverageValue"
+    # ceil(rate / threshold) for a front gateway far busier than any serves.
+    assert math.ceil(100_000 / float(trigger["metadata"]["threshold"])) == 1
+
+
+@pytest.mark.parametrize("trigger", ["waiting", "kv-cache", "ttft-p90", "itl-p90"])
+def test_no_load_reading_keeps_a_deployment_that_may_sleep_awake(trigger: str) -> None:
+    activation = float(by_name_of(sleeping())[trigger]["metadata"]["activationThreshold"])
+    # A thousand replicas each at full KV use, a minute's latency, or a million waiting.
+    assert activation > max(1000 * 1.0, 1000 * 60.0, 1_000_000)
+
+
+def test_a_deployment_that_may_not_sleep_keeps_kedas_default_activation() -> None:
+    assert all("activationThreshold" not in t["metadata"] for t in by_name(deployment()).values())
+
+
+def test_it_sleeps_after_its_idle_seconds_and_not_before_them_when_new() -> None:
+    spec = sleeping()["spec"]
+    assert (spec["cooldownPeriod"], spec["initialCooldownPeriod"]) == (900, 900)
+
+
+def test_a_deployment_something_wakes_has_a_minimum_of_zero() -> None:
+    assert sleeping()["spec"]["minReplicaCount"] == 0
+
+
+def test_a_deployment_nothing_wakes_keeps_one_replica_and_never_sleeps() -> None:
+    spec = sleeping(clusters=())["spec"]
+    assert spec["minReplicaCount"] == 1
+    assert FRONT_DOOR not in {t["name"] for t in spec["triggers"]}
+    assert "cooldownPeriod" not in spec and "initialCooldownPeriod" not in spec
+
+
+def test_a_deployment_that_may_not_sleep_ignores_front_door_clusters() -> None:
+    md = deployment(minReplicas=1)
+    assert scaled_object(md, ENDPOINT, [MODELS]) == scaled_object(md, ENDPOINT)
+
+
+def test_the_scaled_object_of_a_deployment_that_may_sleep_passes_kedas_crd() -> None:
+    assert [str(e) for e in keda().admit(sleeping()).errors] == []
+
+
+def test_the_scaled_object_remembers_the_clusters_it_wakes_on() -> None:
+    assert woken_by(sleeping([MODELS, FRONT, MODELS])) == sorted([MODELS, FRONT])
+
+
+def test_a_scaled_object_that_cannot_sleep_wakes_on_nothing() -> None:
+    assert woken_by(sleeping(clusters=())) == []
+    assert woken_by(None) == []
+
+
+def test_zero_replicas_stay_zero_for_a_deployment_something_wakes() -> None:
+    assert desired_replicas({**deployment(**SLEEPS)["spec"], "replicas": 0}) == 0
+
+
+def test_zero_replicas_are_placed_as_one_for_a_deployment_nothing_wakes() -> None:
+    spec = {**deployment(**SLEEPS)["spec"], "replicas": 0}
+    assert desired_replicas(spec, wakes=False) == 1

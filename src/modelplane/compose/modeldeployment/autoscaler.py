@@ -15,14 +15,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.apis import API_VERSION
+from modelplane.compose import scaletozero
 from modelplane.compose.modeldeployment.autoscaling import (
     METRICS_CONFIG,
     SCALED_OBJECT,
     MetricsEndpoint,
     desired_replicas,
+    minimum,
     scaled_object,
+    woken_by,
 )
-from modelplane.composer import Condition, Desired, Inputs, Requirement, Result, carried
+from modelplane.composer import (
+    Condition,
+    Desired,
+    Inputs,
+    Requirement,
+    Result,
+    carried,
+    namespace_of,
+)
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
@@ -35,8 +47,32 @@ HPA = "autoscaling-hpa"
 ENVIRONMENT_CONFIG_API = "apiextensions.crossplane.io/v1beta1"
 HPA_PREFIX = "keda-hpa-"
 """KEDA names the HPA it drives after the ScaledObject (checked in tests/conformance)."""
+SERVICES = "autoscaling-services"
+"""The requirement for the ModelServices of the namespace, of a deployment that may sleep: those
+that select it publish the front-door clusters whose requests wake it."""
 
 AUTOSCALING = ModelDeployment.AUTOSCALING
+SERVING = ModelDeployment.REPLICAS_SERVING
+
+
+@dataclass(frozen=True)
+class Wake:
+    """What can wake a deployment that may sleep, as far as the ModelServices read tell."""
+
+    read: bool = True
+    """False until the ModelServices are read: nothing is concluded from a list not read."""
+    clusters: tuple[str, ...] = ()
+    """The front-door clusters the ScaledObject wakes on (none: it keeps one replica)."""
+    services: tuple[str, ...] = ()
+    """The ModelServices that select the deployment, ``namespace/name``."""
+    kept: bool = False
+    """The clusters are the ScaledObject's own, kept: the services selecting it published none."""
+
+    @property
+    def wakes(self) -> bool:
+        """Whether the deployment may be at zero: something wakes it, or that is not known yet
+        (no replica is placed for a list not read)."""
+        return not self.read or bool(self.clusters)
 
 
 @dataclass(frozen=True)
@@ -49,6 +85,8 @@ class Scaling:
     requirements: dict[str, Requirement] = field(default_factory=dict)
     condition: Condition | None = None
     status: Obj | None = None
+    asleep: str = ""
+    """What wakes the deployment, while its autoscaler holds it at zero (else empty)."""
 
     def into(self, result: Result) -> Result:
         """``result`` with the ScaledObject, the lookups and the report added (a fatal result
@@ -57,6 +95,8 @@ class Scaling:
             return result
         result.resources.update(self.resources)
         result.requirements.update(self.requirements)
+        if self.asleep:
+            result.conditions = [_asleep_serving(c, self.asleep) for c in result.conditions]
         result.conditions.append(self.condition)
         result.status["autoscaling"] = self.status or {}
         # The HPA refuses a scale target that reports no selector, whatever its metrics are.
@@ -76,7 +116,46 @@ def requirements(md: Mapping[str, Any]) -> dict[str, Requirement]:
         match_name=hpa_name(md),
         namespace=objects.namespace(md) or None,
     )
-    return {METRICS: config, HPA: hpa}
+    asks = {METRICS: config, HPA: hpa}
+    if scaletozero.may_sleep(md):
+        # Every one of the namespace: a selector is the service's, not a label on it.
+        services = Requirement(API_VERSION, "ModelService", namespace=namespace_of(md) or None)
+        asks[SERVICES] = services
+    return asks
+
+
+def selecting(services: list[Obj], md: Mapping[str, Any]) -> list[Obj]:
+    """The ModelServices an entry of which selects the deployment's replicas."""
+    return [ms for ms in services if any(_selects(e, md) for e in _endpoints(ms))]
+
+
+def _endpoints(ms: Obj) -> list[Any]:
+    entries = objects.spec(ms).get("endpoints")
+    return entries if isinstance(entries, list) else []
+
+
+def _selects(entry: Any, md: Mapping[str, Any]) -> bool:
+    labels = objects.dig(entry, "selector", "matchLabels") if isinstance(entry, dict) else None
+    return isinstance(labels, dict) and scaletozero.selects(labels, md)
+
+
+def wake(inputs: Inputs) -> Wake:
+    """What wakes ``inputs``' deployment. The clusters the services that select it publish; if
+    they select it but publish none (a service not composed yet, its status not written), the
+    clusters the ScaledObject already wakes on: a service that still selects the deployment is
+    no evidence its lane went. None only once no service selects it."""
+    md = inputs.composite
+    if not scaletozero.may_sleep(md):
+        return Wake()
+    if SERVICES not in inputs.required:
+        return Wake(read=False)
+    services = selecting(list(inputs.required[SERVICES] or []), md)
+    names = tuple(sorted(f"{namespace_of(ms)}/{objects.name(ms)}" for ms in services))
+    published = {c for ms in services for c in scaletozero.activation_clusters(ms)}
+    if published:
+        return Wake(clusters=tuple(sorted(published)), services=names)
+    kept = woken_by(inputs.observed.get(SCALED_OBJECT)) if services else []
+    return Wake(clusters=tuple(kept), services=names, kept=bool(kept))
 
 
 def stage(inputs: Inputs) -> Scaling:
@@ -88,20 +167,26 @@ def stage(inputs: Inputs) -> Scaling:
     scaling = spec.get("autoscaling")
     if not scaling:
         return Scaling(md)
-    replicas = desired_replicas(spec)
+    woken = wake(inputs)
+    replicas = desired_replicas(spec, woken.wakes)
     composite = md
     if replicas != spec["replicas"]:
         composite = {**md, "spec": {**spec, "replicas": replicas}}
-    low, high = int(scaling.get("minReplicas", 1)), int(scaling["maxReplicas"])
-    bounds = {"minReplicas": low, "maxReplicas": high}
+    # The minimum in force: one for a deployment that may sleep but that nothing wakes.
+    low = minimum(spec, woken.wakes)
+    bounds = {"minReplicas": low, "maxReplicas": int(scaling["maxReplicas"])}
     asks = requirements(md)
     observed = inputs.observed.get(SCALED_OBJECT)
-    if METRICS not in inputs.required:
+    unread = [f"the EnvironmentConfig {METRICS_CONFIG}"] if METRICS not in inputs.required else []
+    if not woken.read:
+        unread.append(f"the ModelServices of namespace {namespace_of(md)}")
+    if unread:
+        # Nothing new is composed from half the inputs: what was composed stays as it was.
         waiting = Condition(
             AUTOSCALING,
             "Unknown",
             ModelDeployment.WAITING_FOR_AUTOSCALER,
-            f"reading the EnvironmentConfig {METRICS_CONFIG}",
+            "reading " + " and ".join(unread),
         )
         return Scaling(composite, _kept(observed), asks, waiting, bounds)
     configs = inputs.required[METRICS]
@@ -110,11 +195,74 @@ def stage(inputs: Inputs) -> Scaling:
         return Scaling(composite, _kept(observed), asks, _no_endpoint(bool(configs)), bounds)
     # Ready regardless of KEDA's own report: the deployment serves whatever its autoscaler says;
     # the Autoscaling condition carries KEDA's state.
-    resources = {SCALED_OBJECT: Desired(scaled_object(md, endpoint), "True")}
+    so = scaled_object(md, endpoint, woken.clusters)
+    resources = {SCALED_OBJECT: Desired(so, "True")}
     hpa = _first(inputs.required.get(HPA))
+    asleep = _asleep(md, woken) if woken.clusters and replicas == 0 else ""
     status = {**bounds, **_decided(hpa)}
-    clamped = _clamped(spec, replicas)
-    return Scaling(composite, resources, asks, _judge(observed, hpa, clamped), status)
+    if woken.clusters:
+        status |= {"asleep": bool(asleep), "activationClusters": list(woken.clusters)}
+    clamped = _clamped(spec, replicas, low)
+    judged = _sleep(md, woken, asleep, _judge(observed, hpa, clamped))
+    return Scaling(composite, resources, asks, judged, status, asleep)
+
+
+def _asleep(md: Mapping[str, Any], woken: Wake) -> str:
+    idle = objects.dig(md, "spec", "autoscaling", "scaleToZero", "idleSeconds")
+    return (
+        f"asleep at zero replicas: no request came through the front door for {idle} s "
+        f"(spec.autoscaling.scaleToZero.idleSeconds); the first request through "
+        f"{_named(woken.services)} wakes it, after a cold start"
+    )
+
+
+def _sleep(md: Mapping[str, Any], woken: Wake, asleep: str, judged: Condition) -> Condition:
+    """The Autoscaling condition of a deployment that may sleep: asleep, or unable to sleep
+    (NothingWakes), unless KEDA itself is failing, which says more (nothing wakes a deployment
+    whose ScaledObject KEDA refuses)."""
+    if not scaletozero.may_sleep(md) or judged.status == "False":
+        return judged
+    if not woken.clusters:
+        return _nothing_wakes(md, woken, judged)
+    if asleep:
+        return Condition(AUTOSCALING, "True", ModelDeployment.SCALED_TO_ZERO, asleep)
+    if woken.kept:
+        # No evidence either way: the service still selects the deployment.
+        kept = (
+            f"; {_named(woken.services)} published no front-door clusters: it still wakes on "
+            "those it published before"
+        )
+        return judged._replace(message=judged.message + kept)
+    return judged
+
+
+def _named(services: tuple[str, ...]) -> str:
+    if not services:
+        return "its ModelServices"
+    listed = ", ".join(services[:3]) + (
+        f" and {len(services) - 3} more" if len(services) > 3 else ""
+    )
+    return f"ModelService {listed}"
+
+
+def _nothing_wakes(md: Mapping[str, Any], woken: Wake, judged: Condition) -> Condition:
+    if woken.services:
+        why = f"{_named(woken.services)} selects it but has published no front-door clusters yet"
+    else:
+        why = f"no ModelService in namespace {namespace_of(md)} selects it"
+    message = (
+        f"spec.autoscaling.minReplicas is 0, but {why}: nothing would wake it at zero, so it "
+        f"keeps one replica; {judged.message}"
+    )
+    return Condition(AUTOSCALING, "False", ModelDeployment.NOTHING_WAKES, message)
+
+
+def _asleep_serving(cond: Condition, asleep: str) -> Condition:
+    """ReplicasServing of a deployment asleep: not broken (as Knative reports a revision scaled
+    to zero Ready), and the message says what wakes it."""
+    if cond.type != SERVING or cond.status != "True":
+        return cond
+    return Condition(SERVING, "True", ModelDeployment.ASLEEP, asleep)
 
 
 def _kept(observed: Obj | None) -> dict[str, Desired]:
@@ -146,12 +294,11 @@ def _decided(hpa: Obj | None) -> Obj:
     return out
 
 
-def _clamped(spec: Mapping[str, Any], replicas: int) -> str:
+def _clamped(spec: Mapping[str, Any], replicas: int, low: int) -> str:
     written = spec["replicas"]
     if written == replicas:
         return ""
-    scaling = spec["autoscaling"]
-    low, high = int(scaling.get("minReplicas", 1)), int(scaling["maxReplicas"])
+    high = int(spec["autoscaling"]["maxReplicas"])
     return f"; spec.replicas {written} is outside [{low}, {high}]: {replicas} placed"
 
 

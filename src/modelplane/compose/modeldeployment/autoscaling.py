@@ -10,10 +10,11 @@ autoscaler never takes the deployment outside what its owner allowed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.compose import scaletozero
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, LLMD_ROLE, REPLICA
@@ -25,6 +26,20 @@ METRICS_CONFIG = "modelplane-autoscaling"
 """The EnvironmentConfig in which the platform names the fleet-wide Prometheus."""
 POLLING_SECONDS = 30
 RATE_WINDOW = "2m"
+FRONT_DOOR = "front-door"
+"""The trigger that wakes a sleeping deployment: requests through its ModelServices' lanes."""
+FRONT_DOOR_WINDOW = "1m"
+FRONT_DOOR_THRESHOLD = 1_000_000
+"""Requests a second one replica is asked for on the front-door trigger: beyond what any front
+gateway carries, so the HPA's ``ceil(rate / threshold)`` never asks more than one replica for it
+and the load triggers alone size an awake deployment."""
+NEVER_ACTIVE = 1_000_000_000_000
+"""A load trigger's activationThreshold on a deployment that may sleep: above any queue, summed
+KV use or latency times replicas a fleet of at most 1,000 replicas reports, so idleness is the
+front door's alone (a KV-cache reading at rest must not keep the deployment awake)."""
+ACTIVATION_ANNOTATION = "modelplane.ai/activation-clusters"
+"""On the ScaledObject: the clusters its front-door trigger reads, comma-separated, so a later
+reconcile can keep them while no ModelService says otherwise (autoscaler.py)."""
 
 
 @dataclass(frozen=True)
@@ -152,13 +167,33 @@ def phased(md: Mapping[str, Any]) -> bool:
     return mode == "PrefillDecode"
 
 
-def desired_replicas(spec: Mapping[str, Any]) -> int:
-    """``spec.replicas`` within the autoscaling bounds (``minReplicas`` when unset)."""
+def minimum(spec: Mapping[str, Any], wakes: bool = True) -> int:
+    """The fewest replicas the deployment may have: ``minReplicas``, 0 only for one that may
+    sleep and that something can wake (``wakes``: a ModelService's front door, or not known yet)."""
+    if scaletozero.may_sleep({"spec": spec}):
+        return 0 if wakes else 1
+    return int((spec.get("autoscaling") or {}).get("minReplicas", 1))
+
+
+def desired_replicas(spec: Mapping[str, Any], wakes: bool = True) -> int:
+    """``spec.replicas`` within the autoscaling bounds (``minReplicas`` when unset); 0 is within
+    them for a deployment that may sleep and that something wakes (``minimum``)."""
     scaling = spec.get("autoscaling")
     if not scaling:
         return int(spec["replicas"])
-    low, high = int(scaling.get("minReplicas", 1)), int(scaling["maxReplicas"])
+    low, high = minimum(spec, wakes), int(scaling["maxReplicas"])
     return min(high, max(low, int(spec.get("replicas", low))))
+
+
+def activation_query(clusters: Iterable[str]) -> str:
+    """The front door's request rate over ``clusters`` (``scaletozero.ACTIVATION_SERIES``); the
+    alternatives sorted and deduplicated, so the same clusters always read the same query. Each
+    is regex-escaped, then its backslashes doubled: PromQL reads a double-quoted string with Go's
+    escapes, which refuse ``\\-`` or ``\\.``."""
+    escaped = (re.escape(c).replace("\\", "\\\\") for c in sorted(set(clusters)))
+    alternatives = "|".join(escaped)
+    series = scaletozero.ACTIVATION_SERIES
+    return f'sum(rate({series}{{envoy_cluster_name=~"{alternatives}"}}[{FRONT_DOOR_WINDOW}]))'
 
 
 @dataclass(frozen=True)
@@ -195,9 +230,11 @@ def _behavior(behavior: Mapping[str, Any]) -> Obj:
     return out
 
 
-def _trigger(t: Trigger, endpoint: MetricsEndpoint) -> Obj:
+def _trigger(t: Trigger, endpoint: MetricsEndpoint, activation: str = "") -> Obj:
     metadata = {"serverAddress": endpoint.server_address, "query": t.query}
     metadata["threshold"] = f"{t.threshold:g}"
+    if activation:
+        metadata["activationThreshold"] = activation
     out: Obj = {"type": "prometheus", "name": t.name, "metricType": "AverageValue"}
     out["metadata"] = metadata
     if endpoint.authentication:
@@ -205,25 +242,57 @@ def _trigger(t: Trigger, endpoint: MetricsEndpoint) -> Obj:
     return out
 
 
-def scaled_object(md: Mapping[str, Any], endpoint: MetricsEndpoint) -> Obj:
-    """The ScaledObject that scales ``md`` (which has ``spec.autoscaling``) on its targets."""
+def _front_door(clusters: Sequence[str], endpoint: MetricsEndpoint) -> Obj:
+    """Active on the first request through a lane (activationThreshold 0); an empty result (no
+    gateway scraped yet) reads 0 rather than failing the ScaledObject."""
+    trigger = Trigger(FRONT_DOOR, activation_query(clusters), FRONT_DOOR_THRESHOLD)
+    out = _trigger(trigger, endpoint, activation="0")
+    out["metadata"]["threshold"] = str(FRONT_DOOR_THRESHOLD)
+    out["metadata"]["ignoreNullValues"] = "true"
+    return out
+
+
+def scaled_object(
+    md: Mapping[str, Any], endpoint: MetricsEndpoint, clusters: Sequence[str] = ()
+) -> Obj:
+    """The ScaledObject that scales ``md`` (which has ``spec.autoscaling``) on its targets.
+
+    A deployment that may sleep sleeps only when ``clusters`` (the front-door Envoy clusters of
+    the ModelServices that select it) can wake it: then KEDA may take it to zero once no request
+    came through them for ``scaleToZero.idleSeconds``, and wakes it on the next one. Without
+    them it keeps one replica: nothing would wake it."""
     meta, scaling = md["metadata"], md["spec"]["autoscaling"]
     name, namespace = meta["name"], meta["namespace"]
+    sleeps = scaletozero.may_sleep(md) and bool(clusters)
+    activation = f"{NEVER_ACTIVE}" if sleeps else ""
+    load = triggers(scaling["targets"], namespace, name, phased(md))
     spec: Obj = {
         "scaleTargetRef": {"apiVersion": md["apiVersion"], "kind": md["kind"], "name": name},
         "pollingInterval": POLLING_SECONDS,
-        "minReplicaCount": int(scaling.get("minReplicas", 1)),
+        "minReplicaCount": minimum(md["spec"], sleeps),
         "maxReplicaCount": int(scaling["maxReplicas"]),
-        "triggers": [
-            _trigger(t, endpoint) for t in triggers(scaling["targets"], namespace, name, phased(md))
-        ],
+        "triggers": [_trigger(t, endpoint, activation) for t in load],
     }
+    metadata: Obj = {"name": name, "namespace": namespace}
+    if sleeps:
+        idle = int(scaling["scaleToZero"]["idleSeconds"])
+        spec["cooldownPeriod"] = idle
+        # KEDA sleeps a ScaledObject never active since creation after this alone (default 0).
+        spec["initialCooldownPeriod"] = idle
+        spec["triggers"].append(_front_door(clusters, endpoint))
+        metadata["annotations"] = {ACTIVATION_ANNOTATION: ",".join(sorted(set(clusters)))}
     behavior = _behavior(scaling.get("behavior") or {})
     if behavior:
         spec["advanced"] = {"horizontalPodAutoscalerConfig": {"behavior": behavior}}
     return {
         "apiVersion": KEDA_API_VERSION,
         "kind": "ScaledObject",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": metadata,
         "spec": spec,
     }
+
+
+def woken_by(scaled: Mapping[str, Any] | None) -> list[str]:
+    """The clusters a composed ScaledObject's front-door trigger reads (none: it cannot sleep)."""
+    listed = objects.annotations(scaled).get(ACTIVATION_ANNOTATION) if scaled else None
+    return [c for c in str(listed).split(",") if c] if listed else []
