@@ -146,7 +146,9 @@ def test_a_window_in_prometheus_duration_syntax_is_taken(text: str) -> None:
     assert u.window(text) == text
 
 
-@pytest.mark.parametrize("text", ["", "1", "h", "1x", "1.5h", "-1h", "30m1h", "1h 30m", "1H"])
+@pytest.mark.parametrize(
+    "text", ["", "1", "h", "1x", "1.5h", "-1h", "30m1h", "1h 30m", "1H", "1h\n"]
+)
 def test_a_window_prometheus_would_not_parse_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="is not a Prometheus duration"):
         u.window(text)
@@ -165,7 +167,7 @@ def test_a_bad_window_is_a_usage_error_naming_the_flag() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["qwen3-8b", "ml-team/", "/qwen", "ML-team/qwen", 'a/b"}', "a/b/c"]
+    "text", ["qwen3-8b", "ml-team/", "/qwen", "ML-team/qwen", 'a/b"}', "a/b/c", "a/b\n"]
 )
 def test_a_service_not_named_namespace_slash_service_is_refused(text: str) -> None:
     out = invoke(text, "--prometheus", PROMETHEUS)

@@ -42,10 +42,10 @@ INPUT, OUTPUT = "input", "output"
 # Prometheus's duration syntax (its docs, "Time Durations"): unit-suffixed numbers, longest unit
 # first, each unit at most once.
 _DURATION = re.compile(
-    r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$"
+    r"(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?"
 )
 _LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
-_SERVICE = re.compile(rf"^{_LABEL}/[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?$")
+_SERVICE = re.compile(rf"{_LABEL}/[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
 NO_CALLER = "(no caller)"
 
 
@@ -55,7 +55,7 @@ class CouldNotAskError(Exception):
 
 def window(text: str) -> str:
     """``text`` if it is a Prometheus duration longer than zero; ValueError says why not."""
-    parts = _DURATION.match(text)
+    parts = _DURATION.fullmatch(text)
     if not text or parts is None:
         raise ValueError(
             f"{text!r} is not a Prometheus duration: numbers with units (ms, s, m, h, d, w, y), "
@@ -68,7 +68,7 @@ def window(text: str) -> str:
 
 def service(text: str) -> str:
     """``text`` if it names a ModelService as its model name does (``<namespace>/<service>``)."""
-    if not _SERVICE.match(text):
+    if not _SERVICE.fullmatch(text):
         raise ValueError(
             f"{text!r} is not <namespace>/<service>: a ModelService's namespace and name, as "
             "callers name its model"
