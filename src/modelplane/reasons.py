@@ -502,6 +502,11 @@ class ModelService(Kind):
     RESOLVED = row("Resolved", ENDPOINTS_RESOLVED, "True",
         "every entry has endpoints, some ready",
         "nothing")
+    ASLEEP = row("Asleep", f"{ENDPOINTS_RESOLVED} / {ROUTING_READY}", "True",
+        "nothing is ready because a ModelDeployment it selects is scaled to zero while idle "
+        "(`scaleToZero`); the service works: the first request wakes it, and until a replica is "
+        "ready every request is answered 503 \"is waking its model\" with `Retry-After: 30`",
+        "nothing; keep `minReplicas: 1` on the deployment where a first request must not wait")
     CARRIED_FORWARD = row("CarriedForward", ENDPOINTS_RESOLVED, "True",
         "it serves, but some lanes are kept as last routed on no evidence either way: the message "
         "names each endpoint and why (its status not written yet, its cluster listed without "

@@ -300,11 +300,16 @@ def test_a_parked_lane_is_a_weight_zero_backend_ref_beside_weighted_ones() -> No
 
 
 def test_a_rule_whose_every_lane_is_parked_answers_with_the_503_filter_not_envoy_s_500() -> None:
-    """Every entry parked: every backendRef weighs 0, which Envoy Gateway answers 500; the rule
-    carries the unavailable filter (an HTTPRouteFilter direct response), which answers first."""
+    """Every entry parked: every lane's backendRef weighs 0, which Envoy Gateway answers 500 with
+    nothing else weighted; the rule's one weighted backendRef is the sentinel lane, sent to the
+    gateway's own fleet listener, whose sentinel route answers with the unavailable filter (an
+    HTTPRouteFilter direct response)."""
     rule, manifests = front_rule((0, STABLE), (0, CANARY))
-    assert rule["backendRefs"] and not any(ref["weight"] for ref in rule["backendRefs"])
-    [ext] = [f["extensionRef"] for f in rule["filters"] if f["type"] == "ExtensionRef"]
+    weighted = [ref for ref in rule["backendRefs"] if ref["weight"]]
+    assert [ref["weight"] for ref in weighted] == [1]
+    assert len(rule["backendRefs"]) == 3 and "filters" not in rule
+    [sentinel_rule] = manifests["unavailable-route/main"]["spec"]["rules"]
+    [ext] = [f["extensionRef"] for f in sentinel_rule["filters"] if f["type"] == "ExtensionRef"]
     [unavailable] = [m for m in manifests.values() if m["metadata"]["name"] == ext["name"]]
     assert (unavailable["kind"], unavailable["spec"]["directResponse"]["statusCode"]) == (
         "HTTPRouteFilter",

@@ -28,15 +28,16 @@ def composed(ms: Obj, gateway_name: str, seen: dict[str, Obj] | None = None) -> 
     required = {
         GATEWAYS: [gateway(gateway_name, "edge", address="203.0.113.1")],
         CLUSTERS: [cluster("edge", pools=False)],
-        endpoints_requirement(0): [],  # nothing ready: the route answers through its filter
+        endpoints_requirement(0): [],  # nothing ready: the routes answer through the filter
     }
     return compose_service(Inputs(composite=ms, required=required, observed=seen or {}))
 
 
 def front(result: Result, gateway_name: str) -> tuple[str, str]:
-    """The front route's name and the filter name it answers 503 through."""
-    route = manifests(result)[f"front/{gateway_name}"]
-    [rule] = route["spec"]["rules"]
+    """The front route's name and the filter name its sentinel lane is answered 503 through."""
+    composed_objects = manifests(result)
+    route = composed_objects[f"front/{gateway_name}"]
+    [rule] = composed_objects[f"unavailable-route/{gateway_name}"]["spec"]["rules"]
     return route["metadata"]["name"], rule["filters"][0]["extensionRef"]["name"]
 
 

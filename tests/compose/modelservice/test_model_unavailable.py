@@ -61,13 +61,14 @@ def test_the_sentinel_lane_reaches_the_gateways_own_cluster_with_the_services_pr
     }
 
 
-def test_the_sentinel_route_answers_with_the_path_forms_503_filter() -> None:
+def test_the_sentinel_route_answers_with_the_services_503_filter() -> None:
     composed = manifests(compose_service(overflow(ready=False)))
-    route, front = composed[ROUTE], composed["front/main"]
+    route, answer = composed[ROUTE], composed["unavailable/main"]
     [rule] = route["spec"]["rules"]
-    assert rule["filters"] == front["spec"]["rules"][0]["filters"]
+    [ref] = [f["extensionRef"] for f in rule["filters"]]
+    assert ref["name"] == answer["metadata"]["name"]
     assert "backendRefs" not in rule
-    assert route["metadata"]["namespace"] == composed["unavailable/main"]["metadata"]["namespace"]
+    assert route["metadata"]["namespace"] == answer["metadata"]["namespace"]
 
 
 def test_the_sentinel_route_matches_the_service_prefix_and_the_sentinel_header() -> None:

@@ -97,7 +97,10 @@ def test_the_status_reports_each_entrys_weight_endpoints_and_percent() -> None:
 
 def test_a_service_whose_every_entry_is_parked_says_it_routes_nothing() -> None:
     rsp, _ = settle(service("qwen", "ml", (0, STABLE), (0, CANARY)))
-    assert set(front_weights(rsp).values()) == {0}
+    weights = front_weights(rsp)
+    # Only the sentinel lane, which answers 503 (x-modelplane-unavailable: true), is weighted.
+    assert weights.pop("true") == 1
+    assert set(weights.values()) == {0}
     status, reason, message = rsp.condition("RoutingReady")
     assert (status, reason) == ("False", "Parked")
     assert "weight 0" in message

@@ -234,17 +234,12 @@ def test_past_16_lanes_the_smallest_are_left_out_and_named() -> None:
 def test_with_no_ready_endpoint_the_route_stays_and_answers_503_with_a_clear_body() -> None:
     result = compose_service(canary(ready=False))
     r = rule(result, "front/main")
-    assert "backendRefs" not in r
-    assert r["filters"] == [
-        {
-            "type": "ExtensionRef",
-            "extensionRef": {
-                "group": "gateway.envoyproxy.io",
-                "kind": "HTTPRouteFilter",
-                "name": unavailable_filter_name("main", "ml", "qwen"),
-            },
-        }
-    ]
+    # Its one lane is the sentinel lane, answered on the gateway's own cluster by the filter.
+    [ref] = r["backendRefs"]
+    assert ref["name"] == cluster_backend_name("main", "edge")
+    assert "filters" not in r
+    [sentinel] = rule(result, "unavailable-route/main")["filters"]
+    assert sentinel["extensionRef"]["name"] == unavailable_filter_name("main", "ml", "qwen")
     response = manifests(result)["unavailable/main"]["spec"]["directResponse"]
     assert (response["statusCode"], response["contentType"]) == (503, "application/json")
     body = json.loads(response["body"]["inline"])
@@ -458,7 +453,7 @@ def test_once_programmed_on_every_gateway_the_service_is_ready_with_an_address_p
         "accepted, every backend resolved, on gateways a, b, to cluster east, cluster west "
         "(the gateways do not report their proxies' configuration)"
     )
-    assert {k: v for k, v in result.status.items() if k != "entries"} == {
+    assert {k: v for k, v in result.status.items() if k not in ("entries", "activation")} == {
         "endpoints": {"matched": 3, "ready": 3},
         "gateways": [
             {"name": "a", "routingReady": True, "address": "https://a.example.com/ml/qwen"},

@@ -8,18 +8,24 @@ module places them and reports (``status.py``):
 
 - per serving gateway (``spec.serviceSelector`` unset or matching the service's labels, on a
   cluster that can be written to): ``front/<gateway>`` (the route) and ``unavailable/<gateway>``
-  (the 503 it answers with while nothing is ready), on that gateway's cluster;
+  (the 503 it answers with while nothing is ready, through ``unavailable-route/<gateway>`` on
+  that gateway's own fleet listener), on that gateway's cluster;
 - per cluster holding ready replicas: ``fleet/<cluster>``;
 - per gateway cluster and ready external endpoint: ``egress/<cluster>/<endpoint>``.
 - per ModelReplica whose pool a route names: ``holds/<replica>``, a Usage refusing its deletion
   until the routes let go (``holds.py``).
 
 With no ready endpoint the front routes stay and answer 503, and are marked not ready, so the
-service is not Ready. Nothing observed is dropped on no evidence (``_kept``): while the
-requirements are being read, while no gateway is listed, for a cluster not listed or not
-writable, and a route behind the front routes until they stop sending it traffic. A cluster the
-routes are on that the list does not hold is asked for by name: only nothing back (the cluster
-is deleted) takes its lanes and fleet route out, and with them the holds on its replicas.
+service is not Ready, unless what its entries select is asleep (``scaletozero.py``): then the
+503 says the model is waking, the request that met it wakes it, and the service is Ready,
+reason Asleep. Every reconcile publishes ``status.activation.clusters``, the Envoy clusters of
+its front rules, which a deployment asleep wakes on.
+
+Nothing observed is dropped on no evidence (``_kept``): while the requirements are being read,
+while no gateway is listed, for a cluster not listed or not writable, and a route behind the
+front routes until they stop sending it traffic. A cluster the routes are on that the list does
+not hold is asked for by name: only nothing back (the cluster is deleted) takes its lanes and
+fleet route out, and with them the holds on its replicas.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
 from modelplane.compose.remote import remote_object
 from modelplane.compose.routed import backend_refs, header_values
+from modelplane.compose.scaletozero import ACTIVATION_PATH, asleep, rule_cluster, selects
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
@@ -64,6 +71,12 @@ MODELS = "models"
 """Composition resource name prefix of a gateway's AIGatewayRoute: ``models/<gateway>``."""
 MODEL_BACKEND = "model-backend"
 """Prefix of its AIServiceBackends: ``model-backend/<gateway>/<cluster>``."""
+DEPLOYMENTS = "deployments"
+"""Every ModelDeployment of the service's namespace: an entry matching none of its endpoints or
+replicas may select a deployment asleep (``scaletozero.asleep``), which is no misspelled
+selector. Like the replicas, read only to tell cases apart: nothing waits for it."""
+ACTIVATION_MAX = 64
+"""Clusters ``status.activation.clusters`` lists: two per gateway serving the service."""
 ROUTED = "modelplane.ai/routed-endpoints"
 """Annotation on each front route's Object: the endpoints it sends traffic to (comma separated),
 so a list that comes back without them is checked by name before they leave the route."""
@@ -89,11 +102,14 @@ def compose_service(inputs: Inputs) -> Result:
     if isinstance(read, Result):
         return read
     plan = plan_service(ms, read.selected, read.fleet, frozenset(read.routed), read.gone)
+    sleeping = _sleeping(inputs)
+    # Nothing ready and something selected asleep: the 503 wakes it, so it says so.
+    waking = not plan.lanes and bool(sleeping)
     serving, skipped = gateways_serving(ms, read.gateways, read.fleet)
     problem = _callers_problem(ms, read.gateways, serving)
     if problem:
         return Result.failed(problem)  # nothing composed changes: what serves keeps serving
-    wanted = _wanted(ms, plan, serving, read.fleet, inputs.observed)
+    wanted = _wanted(ms, plan, serving, read.fleet, inputs.observed, waking)
     allowed = _wanted_callers(inputs, serving, read.gateways, wanted)
     # No unguarded window: what would newly open the service waits for its caller policy.
     held = guard.held(
@@ -105,8 +121,8 @@ def compose_service(inputs: Inputs) -> Result:
         requirements=read.requirements | allowed.requirements,
         resources=_kept(inputs, read.fleet, skipped, read.gone) | allowed.kept,
     )
-    _place(inputs, plan, wanted, result, held.routes)
-    _report(inputs, plan, serving, skipped, wanted, result, held.waiting)
+    _place(inputs, plan, wanted, result, held.routes, waking)
+    _report(inputs, plan, serving, skipped, wanted, result, held.waiting, sleeping)
     return result
 
 
@@ -129,10 +145,12 @@ def _read(inputs: Inputs) -> _Read | Result:
     ms = inputs.composite
     entries = ms["spec"]["endpoints"]
     requirements = _requirements(namespace_of(ms), entries)
-    # The replicas only tell a typo from a deployment not serving yet: not read, nothing is
-    # called a typo, and nothing waits for them.
+    # The replicas and deployments only tell a typo from a deployment not serving yet or
+    # asleep: not read, nothing is called a typo or asleep, and nothing waits for them.
     missing = [
-        r for r in requirements if r not in inputs.required and not r.startswith("replicas-")
+        r
+        for r in requirements
+        if r not in inputs.required and not r.startswith("replicas-") and r != DEPLOYMENTS
     ]
     if missing:
         return _hold(inputs, requirements, missing)
@@ -190,16 +208,32 @@ def _read_unlisted(
     )
 
 
+def _sleeping(inputs: Inputs) -> dict[int, list[str]]:
+    """Per entry, the deployments asleep its selector matches, by name (none while the
+    deployments are not read)."""
+    entries = inputs.composite["spec"]["endpoints"]
+    deployments = [md for md in inputs.required.get(DEPLOYMENTS) or () if asleep(md)]
+    out: dict[int, list[str]] = {}
+    for i, entry in enumerate(entries):
+        labels = dict(objects.mapping(entry, "selector", "matchLabels"))
+        names = sorted(objects.name(md) for md in deployments if selects(labels, md))
+        if names:
+            out[i] = names
+    return out
+
+
 def _place(
     inputs: Inputs,
     plan: Plan,
     wanted: Wanted,
     result: Result,
     held: Mapping[str, Desired | None],
+    waking: bool,
 ) -> None:
     """Each wanted route and filter as an Object on its cluster, and the holds on the replicas
     the routes name. A route ``held`` for its caller policy stands as observed, or not at all
-    (``guard.py``)."""
+    (``guard.py``). ``waking``: nothing is ready because the model is asleep, which the first
+    request ends: the routes serve as they should."""
     ms = inputs.composite
     namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
     for key, (provider_config, manifest, is_route) in wanted.items():
@@ -221,7 +255,7 @@ def _place(
         ready = ready_as_observed(inputs.observed.get(key))
         if key.startswith("front/"):
             obj["metadata"]["annotations"] = {ROUTED: ",".join(plan.routed())}
-            if not plan.lanes:
+            if not plan.lanes and not waking:
                 ready = "False"  # it answers 503: the service is not Ready
         result.resources[key] = Desired(obj, ready)
     # Deleting a replica the routes name waits until they let go.
@@ -237,9 +271,11 @@ def _report(
     wanted: Wanted,
     result: Result,
     waiting: list[str],
+    sleeping: Mapping[int, list[str]],
 ) -> None:
     """The service's status, conditions and events, and whether it is ready; ``waiting``: the
-    gateways whose routes wait for their caller policy."""
+    gateways whose routes wait for their caller policy; ``sleeping``: per entry, the
+    deployments asleep it selects."""
     ms = inputs.composite
     programmed = {
         key: ready_as_observed(inputs.observed.get(key)) == "True"
@@ -249,18 +285,41 @@ def _report(
     unselected = [
         i
         for i in range(len(ms["spec"]["endpoints"]))
-        if inputs.required.get(replicas_requirement(i)) == []
+        if inputs.required.get(replicas_requirement(i)) == [] and i not in sleeping
     ]
     report = status.report(
-        ms, plan, serving, skipped, programmed, unselected, guard.waiting_message(waiting)
+        ms,
+        plan,
+        serving,
+        skipped,
+        programmed,
+        unselected,
+        guard.waiting_message(waiting),
+        sleeping,
     )
     result.status = report.status
+    result.status[ACTIVATION_PATH[1]] = {ACTIVATION_PATH[2]: _activation(result.resources)}
     result.conditions.extend(report.conditions)
     result.events.extend(report.events)
     # Serving by every entry on every gateway, or not ready: with no gateway (or one on a
     # missing cluster) nothing is composed that would say so.
     if any(c.status != "True" for c in report.conditions):
         result.ready = "False"
+
+
+def _activation(resources: Mapping[str, Desired]) -> list[str]:
+    """The Envoy clusters of the front rules the service has on its gateways, composed or kept
+    as observed: its path rule's (``front/<gateway>``) and its model rule's (``models/<gateway>``:
+    Envoy AI Gateway v1.1.0 gives the HTTPRoute it generates the AIGatewayRoute's name and
+    namespace, the service's rule first). A deployment asleep wakes on their request rate."""
+    clusters = set()
+    for key, desired in resources.items():
+        if key.partition("/")[0] not in ("front", MODELS):
+            continue
+        meta = objects.dig(desired.resource, "spec", "forProvider", "manifest", "metadata")
+        if isinstance(meta, Mapping) and meta.get("name") and meta.get("namespace"):
+            clusters.add(rule_cluster(str(meta["namespace"]), str(meta["name"]), 0))
+    return sorted(clusters)[:ACTIVATION_MAX]
 
 
 Wanted = dict[str, tuple[str, Obj, bool]]
@@ -283,27 +342,14 @@ def _wanted(
     serving: list[Serving],
     fleet: Mapping[str, Obj],
     observed: Mapping[str, Obj],
+    waking: bool = False,
 ) -> Wanted:
     namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
     timeout = str(ms["spec"].get("timeout") or routes.NO_TIMEOUT)
     wanted: Wanted = {}
     for g in serving:
-        kept = (
-            _remote_name(observed.get(f"front/{g.name}")),
-            _remote_name(observed.get(f"unavailable/{g.name}")),
-        )
-        wanted[f"front/{g.name}"] = (
-            g.host.provider_config,
-            routes.front_route(g.name, g.hostname, g.host, namespace, name, plan, timeout, kept),
-            True,
-        )
-        wanted[f"unavailable/{g.name}"] = (
-            g.host.provider_config,
-            routes.unavailable_filter(g.name, g.host, namespace, name, kept[1]),
-            False,
-        )
-        filter_name = str(wanted[f"unavailable/{g.name}"][1]["metadata"]["name"])
-        _wanted_models(wanted, ms, plan, g, timeout, filter_name)
+        _wanted_front(wanted, ms, plan, g, timeout, observed, waking)
+        _wanted_models(wanted, ms, plan, g, timeout)
     if not serving:
         return wanted  # the routes behind a front door no gateway opens would carry nothing
     for cluster, lanes in plan.clusters().items():
@@ -337,14 +383,48 @@ def _wanted(
     return wanted
 
 
-def _wanted_models(
-    wanted: Wanted, ms: Obj, plan: Plan, g: Serving, timeout: str, filter_name: str
+def _wanted_front(
+    wanted: Wanted,
+    ms: Obj,
+    plan: Plan,
+    g: Serving,
+    timeout: str,
+    observed: Mapping[str, Obj],
+    waking: bool,
 ) -> None:
+    """The service by path on one gateway: its route, its 503 filter, and while no lane is ready
+    or every one is parked the sentinel route on the gateway's own fleet listener that answers
+    the route's sentinel lane with that filter (``unavailable.py``)."""
+    namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
+    kept = (
+        _remote_name(observed.get(f"front/{g.name}")),
+        _remote_name(observed.get(f"unavailable/{g.name}")),
+    )
+    at_zero = not plan.lanes or plan.parked
+    sentinel = unavailable.path_sentinel_ref(g.name, g.host) if at_zero else None
+    wanted[f"front/{g.name}"] = (
+        g.host.provider_config,
+        routes.front_route(
+            g.name, g.hostname, g.host, namespace, name, plan, timeout, kept[0], sentinel
+        ),
+        True,
+    )
+    answer = routes.unavailable_filter(g.name, g.host, namespace, name, kept[1], waking)
+    wanted[f"unavailable/{g.name}"] = (g.host.provider_config, answer, False)
+    if at_zero:
+        filter_name = str(answer["metadata"]["name"])
+        wanted[f"{unavailable.ROUTE}/{g.name}"] = (
+            g.host.provider_config,
+            unavailable.sentinel_route(g.name, g.host, namespace, name, filter_name),
+            False,
+        )
+
+
+def _wanted_models(wanted: Wanted, ms: Obj, plan: Plan, g: Serving, timeout: str) -> None:
     """The service by model name on one gateway: its AIGatewayRoute and an AIServiceBackend per
     cluster its lanes reach (``models.py``), and while no lane is ready or every one is parked
-    the sentinel lane answering 503 through the path route's filter ``filter_name``
-    (``unavailable.py``). None is a route whose readiness RoutingReady reads: the path route
-    it mirrors is."""
+    the sentinel lane to the path route's sentinel route (``unavailable.py``). None is a route
+    whose readiness RoutingReady reads: the path route it mirrors is."""
     namespace, name = namespace_of(ms), str(ms["metadata"]["name"])
     served = ms["spec"].get("modelName")
     sentinel = None
@@ -353,11 +433,6 @@ def _wanted_models(
         wanted[f"{unavailable.BACKEND}/{g.name}"] = (
             g.host.provider_config,
             unavailable.sentinel_backend(g.name, g.host, namespace, name),
-            False,
-        )
-        wanted[f"{unavailable.ROUTE}/{g.name}"] = (
-            g.host.provider_config,
-            unavailable.sentinel_route(g.name, g.host, namespace, name, filter_name),
             False,
         )
     wanted[f"{MODELS}/{g.name}"] = (
@@ -498,9 +573,11 @@ class _Keeping:
 
     def _keeps_behind_model_route(self, what: str, gateway: str, obj: Obj) -> bool:
         """An AIServiceBackend while the observed model route names it, and the sentinel route
-        while it names the sentinel backend: the route lets go first, the rest goes on the next
-        reconcile."""
+        while it names the sentinel backend or the observed path route has its sentinel lane:
+        the routes let go first, the rest goes on the next reconcile."""
         if f"{MODELS}/{gateway}" in self.skipped_keys or not self.gateways_listed:
+            return True
+        if what == unavailable.ROUTE and _path_sentinel_routed(self.observed, gateway):
             return True
         backend = (
             obj
@@ -512,6 +589,15 @@ class _Keeping:
 
 _BEHIND_MODELS = (MODEL_BACKEND, unavailable.BACKEND, unavailable.ROUTE)
 """What a gateway's model route sends traffic through, beside the path route's objects."""
+
+
+def _path_sentinel_routed(observed: Mapping[str, Obj], gateway: str) -> bool:
+    """Whether the gateway's observed path route still has its sentinel lane."""
+    manifest = objects.mapping(observed.get(f"front/{gateway}") or {}, "spec", "forProvider")
+    route = manifest.get("manifest")
+    return isinstance(route, Mapping) and any(
+        unavailable.sets_sentinel(ref) for ref in backend_refs(route)
+    )
 
 
 def _model_backend_routed(observed: Mapping[str, Obj], gateway: str, backend: Obj) -> bool:
@@ -567,7 +653,11 @@ def _still_routed(
         if what != "front":
             continue
         manifest = objects.mapping(obj, "spec", "forProvider", "manifest")
-        names = {ref.get("name") for ref in backend_refs(manifest)}
+        # The sentinel lane reaches the gateway's own cluster for the 503 alone: it keeps no
+        # fleet route there (nor, through it, a hold on a replica going to zero).
+        names = {
+            ref.get("name") for ref in backend_refs(manifest) if not unavailable.sets_sentinel(ref)
+        }
         clusters |= {c for c in fleet if cluster_backend_name(gateway, c) in names}
         endpoints |= header_values(manifest, ENDPOINT_HEADER)
     model_clusters, model_endpoints = _still_routed_by_model(observed)
@@ -597,6 +687,7 @@ def _requirements(namespace: str, entries: list[Obj]) -> dict[str, Requirement]:
     out = {
         GATEWAYS: Requirement(API_VERSION, "InferenceGateway"),
         CLUSTERS: Requirement(API_VERSION, "InferenceCluster"),
+        DEPLOYMENTS: Requirement(API_VERSION, "ModelDeployment", namespace=namespace),
     }
     for i, entry in enumerate(entries):
         labels = dict(objects.mapping(entry, "selector", "matchLabels"))
@@ -635,7 +726,7 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[st
         requirements=requirements,
         status={
             k: published[k]
-            for k in ("address", "gateways", "endpoints", "entries")
+            for k in ("address", "gateways", "endpoints", "entries", ACTIVATION_PATH[1])
             if k in published
         },
         conditions=status.waiting(missing),

@@ -2,8 +2,9 @@
 
 1. ``front_route`` on each gateway's host cluster: ``https://<hostname>/<ns>/<service>/`` to one
    backendRef per lane, each an InferenceGateway ``Backend`` dialling a cluster's fleet listener
-   over mutual TLS; the path is kept. With nothing ready, or every lane parked at weight 0, it
-   answers 503 through ``unavailable_filter``.
+   over mutual TLS; the path is kept. With nothing ready, or every lane parked at weight 0, its
+   only weighted lane is the sentinel lane (``unavailable.path_sentinel_ref``), answered 503 by
+   ``unavailable_filter`` on the gateway's own cluster.
 2. ``fleet_route`` on each cluster holding ready replicas, on its inference Gateway's fleet
    listener: the service prefix stripped (the engine sees ``/v1/...``), one rule per replica's
    InferencePool, chosen by the pool header the front route set.
@@ -45,11 +46,11 @@ from modelplane.compose.remote import managed_metadata
 from modelplane.kube.objects import Obj
 
 NO_TIMEOUT = "0s"
+"""Gateways default to a 15 s request timeout, which cuts token streams."""
 UNAVAILABLE_RETRY_AFTER = "30"
 """Seconds a caller is told to wait while nothing behind a service is ready. A replica takes
 that long at the least to come (placed, composed, Ready: 30-90 s on the e2e tier's control
 plane before any image pull or engine start), so retrying sooner only adds load."""
-"""Gateways default to a 15 s request timeout, which cuts token streams."""
 
 
 def _parent(gateway: str, namespace: str, section: str) -> Obj:
@@ -86,33 +87,30 @@ def front_route(
     service: str,
     plan: Plan,
     timeout: str,
-    kept: tuple[str | None, str | None] = (None, None),
+    kept: str | None = None,
+    sentinel: Obj | None = None,
 ) -> Obj:
-    """The service on one front gateway: every lane, and the 503 filter while none is ready or
-    every lane is parked. Envoy Gateway (v1.8.1, internal/gatewayapi/route.go) leaves a weight-0
-    backendRef out of the rule's destinations once resolved, and answers a rule with none left
-    500, unless a filter answered first: parked lanes stay resolved behind the 503. ``kept``:
-    the route's and the filter's names as observed (``frontdoor.front_route_name``)."""
+    """The service on one front gateway: every lane, and ``sentinel`` (the lane answering 503,
+    ``unavailable.path_sentinel_ref``) after them while none is ready or every lane is parked.
+    The 503 is sent upstream rather than answered here: Envoy counts a direct response per
+    listener only, and the rule's cluster counter is what wakes a deployment asleep
+    (tests/conformance/test_scale_to_zero_path.py). Envoy Gateway (v1.8.1,
+    internal/gatewayapi/route.go) leaves a weight-0 backendRef out of the rule's destinations
+    once resolved, and answers a rule with none left 500: the sentinel's weight keeps one, and
+    parked lanes stay resolved beside it. ``kept``: the route's name as observed
+    (``frontdoor.front_route_name``)."""
+    refs = [_lane_ref(gateway, host, lane) for lane in plan.lanes]
+    if sentinel is not None:
+        refs.append(sentinel)
     rule: Obj = {"matches": [_prefix(namespace, service)]}
-    if plan.lanes:
-        rule["backendRefs"] = [_lane_ref(gateway, host, lane) for lane in plan.lanes]
-    if not plan.lanes or plan.parked:
-        rule["filters"] = [
-            {
-                "type": "ExtensionRef",
-                "extensionRef": {
-                    "group": ENVOY_GROUP,
-                    "kind": "HTTPRouteFilter",
-                    "name": unavailable_filter_name(gateway, namespace, service, kept[1]),
-                },
-            }
-        ]
+    if refs:
+        rule["backendRefs"] = refs
     rule["timeouts"] = {"request": timeout}
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
         "metadata": managed_metadata(
-            front_route_name(gateway, namespace, service, kept[0]), host.namespace
+            front_route_name(gateway, namespace, service, kept), host.namespace
         ),
         "spec": {
             "parentRefs": [_parent(front_gateway_name(gateway), host.namespace, FRONT_LISTENER)],
@@ -143,17 +141,23 @@ def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane) -> Obj:
 
 
 def unavailable_filter(
-    gateway: str, host: ClusterGateway, namespace: str, service: str, kept: str | None = None
+    gateway: str,
+    host: ClusterGateway,
+    namespace: str,
+    service: str,
+    kept: str | None = None,
+    waking: bool = False,
 ) -> Obj:
     """A 503 with an OpenAI-style error body and ``Retry-After``: the service exists, nothing
-    behind it is ready. ``kept``: its name as observed (``frontdoor.front_route_name``)."""
-    body = {
-        "error": {
-            "code": 503,
-            "message": f"ModelService {namespace}/{service} has no ready endpoint; retry later",
-            "type": "service_unavailable",
-        }
-    }
+    behind it is ready, or (``waking``) its model is asleep and this request wakes it.
+    ``kept``: its name as observed (``frontdoor.front_route_name``)."""
+    message = (
+        f"ModelService {namespace}/{service} is waking its model; "
+        f"retry after {UNAVAILABLE_RETRY_AFTER} s"
+        if waking
+        else f"ModelService {namespace}/{service} has no ready endpoint; retry later"
+    )
+    body = {"error": {"code": 503, "message": message, "type": "service_unavailable"}}
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "HTTPRouteFilter",

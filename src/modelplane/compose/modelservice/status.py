@@ -1,6 +1,8 @@
 """What a ModelService reports: EndpointsResolved (matched and ready endpoints), RoutingReady
 (its routes programmed on every gateway that serves it, read from the observed route status),
-and its address on each gateway."""
+and its address on each gateway. With nothing ready because what its entries select is asleep
+(``scaletozero.py``), both say Asleep, True: the service works, its first request wakes the
+model."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from modelplane.compose.modelservice.gateways import Serving, Skipped
 from modelplane.compose.modelservice.plan import Entry, Plan
+from modelplane.compose.modelservice.routes import UNAVAILABLE_RETRY_AFTER
 from modelplane.composer import Condition, Event, namespace_of, namespace_said
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -19,6 +22,7 @@ ENDPOINTS = ModelService.ENDPOINTS_RESOLVED
 ROUTING = ModelService.ROUTING_READY
 ENTRY_MATCHES_NOTHING = ModelService.ENTRY_MATCHES_NOTHING
 CARRIED_FORWARD = ModelService.CARRIED_FORWARD
+ASLEEP = ModelService.ASLEEP
 LISTED = 10
 """Endpoints a message names before counting the rest."""
 
@@ -46,14 +50,18 @@ def report(
     programmed: Mapping[str, bool],
     unselected: Sequence[int] = (),
     waiting: Sequence[str] = (),
+    sleeping: Mapping[int, Sequence[str]] | None = None,
 ) -> Report:
     """``programmed``: each composed route's key, and whether its gateway accepted it and
     resolved every backend; ``unselected``: the entries known to select no ModelReplica;
-    ``waiting``: what routes wait for their caller policy, said first."""
+    ``waiting``: what routes wait for their caller policy, said first; ``sleeping``: per entry,
+    the deployments asleep it selects."""
     namespace = namespace_of(service)
     name = str(service["metadata"]["name"])
+    sleeping = sleeping or {}
+    waking = _waking(plan, sleeping)
     out = Report()
-    out.conditions.append(_endpoints(service, plan, out.events, unselected))
+    out.conditions.append(_endpoints(service, plan, out.events, unselected, sleeping))
 
     fleet_keys = [k for k in programmed if k.startswith("fleet/")]
     gateways: list[Obj] = []
@@ -63,7 +71,7 @@ def report(
         mine += [k for k in programmed if k.startswith(f"egress/{g.host.cluster}/")]
         entry: Obj = {
             "name": g.name,
-            "routingReady": bool(plan.lanes) and all(programmed.get(k) for k in mine),
+            "routingReady": bool(plan.lanes or waking) and all(programmed.get(k) for k in mine),
         }
         if g.address and programmed.get(f"front/{g.name}"):
             entry["address"] = g.url(namespace, name)
@@ -75,8 +83,16 @@ def report(
         "gateways": gateways,
         **({"address": address} if address else {}),
     }
-    out.conditions.append(_routing(plan, serving, skipped, programmed, waiting))
+    out.conditions.append(_routing(plan, serving, skipped, programmed, waiting, waking))
     return out
+
+
+def _waking(plan: Plan, sleeping: Mapping[int, Sequence[str]]) -> str:
+    """With no lane ready, the deployments asleep that the first request wakes, said once
+    each (``ns/name``, ...), or "" when nothing is asleep or something serves."""
+    if plan.lanes:
+        return ""
+    return ", ".join(sorted({n for names in sleeping.values() for n in names}))
 
 
 def _entries(plan: Plan) -> list[Obj]:
@@ -99,16 +115,32 @@ def _entries(plan: Plan) -> list[Obj]:
 
 
 def _endpoints(
-    service: Mapping[str, Any], plan: Plan, events: list[Event], unselected: Sequence[int]
+    service: Mapping[str, Any],
+    plan: Plan,
+    events: list[Event],
+    unselected: Sequence[int],
+    sleeping: Mapping[int, Sequence[str]],
 ) -> Condition:
     namespace = namespace_of(service)
     entries = objects.spec(service).get("endpoints") or []
     carried = _carried(plan)
     counts = f"{plan.matched} matched in namespace {namespace}, {plan.ready} ready"
-    detail = f"{counts}: {_detail(plan, carried)}"
+    detail = f"{counts}: {_detail(plan, carried, sleeping)}"
     empty = [e for e in plan.entries if not e.matched and e.index in unselected]
     if empty:
         return _selects_nothing(namespace_said(service), entries, plan, empty, detail, events)
+    waking = _waking(plan, sleeping)
+    if waking:
+        # Not a fault: the deployment's autoscaler put it to sleep, and the first request
+        # wakes it.
+        return Condition(
+            ENDPOINTS,
+            "True",
+            ASLEEP,
+            f"{_plural('deployment', waking.split(', '))} {waking} asleep (scaled to zero while "
+            f"idle): the first request wakes it, answered 503 with Retry-After "
+            f"{UNAVAILABLE_RETRY_AFTER} until a replica is ready; {detail}",
+        )
     if not plan.matched:
         selectors = "; ".join(
             f"entry {i}: {_selector(e)}" for i, e in enumerate(entries) if isinstance(e, dict)
@@ -127,23 +159,26 @@ def _endpoints(
     return Condition(ENDPOINTS, "True", ModelService.RESOLVED, detail)
 
 
-def _detail(plan: Plan, carried: str) -> str:
+def _detail(plan: Plan, carried: str, sleeping: Mapping[int, Sequence[str]]) -> str:
     """Each entry's counts, the endpoints not ready and why, and what is carried forward."""
-    active = [e for e in plan.entries if e.ready]
-    lines = []
-    for e in plan.entries:
-        line = (
-            f"entry {e.index} (weight {e.weight}): {len(e.matched)} matched, {len(e.ready)} ready"
-        )
-        if e.matched and not e.ready and active:
-            line += " (its share goes to the other entries)"
-        elif e.ready and not e.weight:
-            line += " (parked: kept in the routes with no traffic)"
-        lines.append(line)
+    active = any(e.ready for e in plan.entries)
+    lines = [_entry_line(e, active, sleeping.get(e.index, ())) for e in plan.entries]
     unready = [f"{m.name}: {m.why_not_ready}" for m in plan.members if not m.ready]
     if len(unready) > LISTED:
         unready = [*unready[:LISTED], f"and {len(unready) - LISTED} more not ready"]
     return "; ".join(lines + unready + ([carried] if carried else []))
+
+
+def _entry_line(e: Entry, active: bool, sleeping: Sequence[str]) -> str:
+    """One entry's counts, and why it carries no traffic when it does not."""
+    line = f"entry {e.index} (weight {e.weight}): {len(e.matched)} matched, {len(e.ready)} ready"
+    if not e.ready and sleeping:
+        return f"{line} (asleep: {', '.join(sleeping)}; a request wakes it)"
+    if e.matched and not e.ready and active:
+        return f"{line} (its share goes to the other entries)"
+    if e.ready and not e.weight:
+        return f"{line} (parked: kept in the routes with no traffic)"
+    return line
 
 
 def _selects_nothing(
@@ -198,6 +233,7 @@ def _routing(
     skipped: Sequence[Skipped],
     programmed: Mapping[str, bool],
     waiting: Sequence[str] = (),
+    waking: str = "",
 ) -> Condition:
     names = ", ".join(g.name for g in serving)
     if not serving:
@@ -205,6 +241,8 @@ def _routing(
     if waiting:
         # Until the guard is applied the routes are not what the spec asks for.
         return Condition(ROUTING, "False", ModelService.CONFIGURING, "; ".join(waiting))
+    if waking:
+        return _asleep(programmed, skipped, serving, waking)
     if not plan.lanes:
         return Condition(
             ROUTING,
@@ -248,6 +286,30 @@ def _routing(
         ModelService.ACCEPTED,
         f"accepted, every backend resolved, on {_plural('gateway', serving)} {names}, to "
         f"{', '.join(through)} (the gateways do not report their proxies' configuration)",
+    )
+
+
+def _asleep(
+    programmed: Mapping[str, bool],
+    skipped: Sequence[Skipped],
+    serving: Sequence[Serving],
+    waking: str,
+) -> Condition:
+    """Routing while what the service selects is asleep: ready once its routes are accepted,
+    since the request that meets the 503 is the one that wakes the model."""
+    pending = _pending(programmed, skipped)
+    if pending:
+        return Condition(
+            ROUTING, "False", ModelService.CONFIGURING, f"not accepted yet: {'; '.join(pending)}"
+        )
+    names = ", ".join(g.name for g in serving)
+    return Condition(
+        ROUTING,
+        "True",
+        ASLEEP,
+        f"accepted on {_plural('gateway', serving)} {names}; the first request wakes {waking} "
+        f"and is answered 503 with Retry-After {UNAVAILABLE_RETRY_AFTER}, as is every request "
+        "until a replica is ready",
     )
 
 

@@ -1,5 +1,6 @@
-"""The 503 by model name: what a service's model route answers while no lane is ready, or every
-lane is parked (docs/design/shared-front-door.md, "Step 2 as built").
+"""The 503 of a service with no ready lane, or every lane parked, by model name and by path
+(docs/design/shared-front-door.md, "Step 2 as built"; docs/design/autoscaling.md, "Scale to
+zero behind the front door").
 
 An AIGatewayRoute rule takes no filter: Envoy AI Gateway v1.1.0 gives the HTTPRoute it generates
 its own filters only (``internal/controller/ai_gateway_route.go``, ``newHTTPRoute``), and a rule
@@ -16,10 +17,19 @@ with no weighted destination is answered 500 by Envoy Gateway v1.8.1
   body. Its JSON passes the AI Gateway unchanged (``convertErrorOpenAIToOpenAIError`` rewrites
   only a non-JSON error body, ``internal/translator/openai_openai.go``).
 
+The path route takes the same sentinel route (``path_sentinel_ref``: its own backendRef to the
+same Backend, with the same header set and the steering headers removed) instead of answering
+on the front gateway: Envoy counts a direct response per listener only, so only a request sent
+upstream is counted per route, in the rule's cluster, which is what wakes a deployment asleep
+(``scaletozero.py``, tests/conformance/test_scale_to_zero_path.py).
+
 tests/conformance/test_envoy_ai_gateway_unavailable.py cites each behaviour relied on.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from modelplane.compose.frontdoor import (
     ENDPOINT_HEADER,
@@ -29,10 +39,12 @@ from modelplane.compose.frontdoor import (
     GATEWAY_GROUP,
     POOL_HEADER,
     ClusterGateway,
+    cluster_backend_name,
     service_prefix,
 )
 from modelplane.compose.modelservice import models
 from modelplane.compose.remote import managed_metadata
+from modelplane.kube import objects
 from modelplane.kube.names import unique_label
 from modelplane.kube.objects import Obj
 
@@ -72,6 +84,36 @@ def sentinel_ref(gateway: str, namespace: str, service: str) -> Obj:
             "remove": [POOL_HEADER, ENDPOINT_HEADER],
         },
     }
+
+
+def path_sentinel_ref(gateway: str, host: ClusterGateway) -> Obj:
+    """The path route's backendRef answering 503: to the gateway's own cluster's fleet listener,
+    the path kept (the sentinel route matches the service prefix), the sentinel header set and
+    both steering headers removed, so a client can neither skip the 503 nor steer past it."""
+    return {
+        "group": ENVOY_GROUP,
+        "kind": "Backend",
+        "name": cluster_backend_name(gateway, host.cluster),
+        "weight": 1,
+        "filters": [
+            {
+                "type": "RequestHeaderModifier",
+                "requestHeaderModifier": {
+                    "set": [{"name": SENTINEL_HEADER, "value": SENTINEL_VALUE}],
+                    "remove": [POOL_HEADER, ENDPOINT_HEADER],
+                },
+            }
+        ],
+    }
+
+
+def sets_sentinel(ref: Mapping[str, Any]) -> bool:
+    """Whether a path route's backendRef is the sentinel lane."""
+    return any(
+        header.get("name") == SENTINEL_HEADER
+        for f in ref.get("filters") or ()
+        for header in objects.dig(f, "requestHeaderModifier", "set") or ()
+    )
 
 
 def sentinel_route(
