@@ -60,6 +60,16 @@ ENDPOINT_HEADER = "x-modelplane-endpoint"
 # per rule, as Envoy AI Gateway requires).
 POOL_HEADER = "x-modelplane-pool"
 
+# A caller's priority (InferenceGateway spec.priority), set by the front hop after it
+# authenticates the caller and turned by each cluster's fleet hop into the endpoint picker's
+# objective (docs/design/shared-front-door.md, "Priority as designed").
+PRIORITY_HEADER = "x-modelplane-priority"
+PRIORITY_VALUES = range(-5, 6)
+"""The values spec.priority[].value may take, and one objective per pool each."""
+OBJECTIVE_HEADERS = ("x-llm-d-inference-objective", "x-gateway-inference-objective")
+"""The picker's objective header and its deprecated alias (llm-d-router v0.10.0
+``pkg/epp/metadata/consts.go``): the new name is read first, so both are set or removed."""
+
 WEIGHT_MAX = 1_000_000
 """The largest backendRef weight the Gateway API accepts."""
 BACKENDS_MAX = 16
@@ -236,6 +246,13 @@ def _kept_or_unique(kept: str | None, *parts: str) -> str:
 
 
 # --- names in the tenant's namespace on a cluster ------------------------------------------------
+
+
+def priority_objective_name(pool: str, value: int) -> str:
+    """The InferenceObjective of ``pool`` at priority ``value``: ``<pool>-priority-<value>``,
+    ``m`` for a negative sign (``-m1``), a DNS subdomain. The picker finds an objective by name
+    alone and keeps only its own pool's, so the name carries the pool."""
+    return f"{pool}-priority-{'m' if value < 0 else ''}{abs(value)}"
 
 
 def fleet_route_name(service: str) -> str:

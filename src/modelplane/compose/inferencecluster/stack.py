@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from modelplane.compose.inferencecluster import fleetpriority
 from modelplane.compose.inferencecluster.components import for_stack
 from modelplane.compose.inferencecluster.gateway import (
     FLEET_COMPONENT,
@@ -40,13 +41,14 @@ class Stack:
 
 def stack_for(t: Target) -> Stack:
     parts = []
-    outlives: list[tuple[str, str]] = list(OUTLIVES)
+    outlives: list[tuple[str, str]] = [*OUTLIVES, *fleetpriority.OUTLIVES]
     for component in for_stack(t.stack):
         setting = t.setting(component.field, component.version)
         version = setting.version if setting.managed else ""
         parts.append(Part(component.name, setting.mode, version, component.resources(t)))
         outlives.extend(component.outlives)
-    parts.append(Part(GATEWAY_COMPONENT, t.gateway.mode, "", gateway_resources(t)))
+    gateway = {**gateway_resources(t), **fleetpriority.fleet_priority(t)}
+    parts.append(Part(GATEWAY_COMPONENT, t.gateway.mode, "", gateway))
     if t.gateway.mode == MANAGED:
         parts.append(Part(FLEET_COMPONENT, MANAGED, "", fleet_resources(t)))
     return Stack(parts, outlives)

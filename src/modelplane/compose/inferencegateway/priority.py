@@ -24,7 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import CONTROL_NAMESPACE, ENVOY_API_VERSION, ClusterGateway
+from modelplane.compose.frontdoor import (
+    CONTROL_NAMESPACE,
+    ENVOY_API_VERSION,
+    OBJECTIVE_HEADERS,
+    PRIORITY_HEADER,
+    ClusterGateway,
+)
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_listener
 from modelplane.compose.inferencegateway.limits import selected_callers
 from modelplane.compose.remote import managed_metadata, remote_object
@@ -35,9 +41,6 @@ from modelplane.observed import ready_as_observed
 
 PRIORITY = "caller-priority"
 """The composition resource name of the extension policy."""
-PRIORITY_HEADER = "x-modelplane-priority"
-OBJECTIVE_HEADERS = ("x-llm-d-inference-objective", "x-gateway-inference-objective")
-"""The picker's objective header and its deprecated alias (llm-d-router v0.10.0)."""
 FAIRNESS_HEADERS = ("x-llm-d-inference-fairness-id", "x-gateway-inference-fairness-id")
 """The picker's fairness-id header and its deprecated alias (llm-d-router v0.10.0)."""
 
