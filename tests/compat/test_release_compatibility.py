@@ -21,9 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from modelplane import manifests
-from modelplane.compose.endpointpicker import PLACEMENT
+from modelplane.compose.endpointpicker import (
+    FAIRNESS_PLUGIN,
+    FLOW_CONTROL,
+    PLACEMENT,
+    PREFILL_DECODE_CONFIG,
+    UNIFIED_CONFIG,
+)
+from modelplane.compose.modelreplica.picker import CHECKSUM_ANNOTATION, checksum, render_config
 from modelplane.compose.modelreplica.sglang import LAUNCHER, METRICS_FLAG
 from modelplane.compose.registry import default_registry
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
@@ -111,6 +119,43 @@ def _without_deployment_labels(metadata: Any) -> Any:
     return {**metadata, "labels": labels}
 
 
+def _config_before_flow_control(text: str) -> str:
+    """A default picker config as it was before it turned flow control on."""
+    gate = "featureGates:\n- flowControl\n"
+    return text.replace(gate, "").replace(FAIRNESS_PLUGIN, "").replace(FLOW_CONTROL, "")
+
+
+def _stamped_before_flow_control(text: str) -> str:
+    """The same, as a PrefillDecode deployment stamps the default into its replicas (rendered
+    from the parsed config, keys sorted)."""
+    return render_config(yaml.safe_load(_config_before_flow_control(text)))
+
+
+_BEFORE_FLOW_CONTROL = {
+    checksum(text): checksum(_config_before_flow_control(text))
+    for text in (UNIFIED_CONFIG, PREFILL_DECODE_CONFIG)
+} | {
+    checksum(render_config(yaml.safe_load(PREFILL_DECODE_CONFIG))): checksum(
+        _stamped_before_flow_control(PREFILL_DECODE_CONFIG)
+    )
+}
+
+
+def _without_flow_control(metadata: Any) -> Any:
+    """A picker pod template's metadata as it was before Modelplane's default picker configs
+    turned flow control on: the checksum of the config without it (a new checksum rolls the
+    pickers, one at a time; the engines are untouched), and, as both changed a ModelDeployment's
+    picker pods since the recorded release, without the deployment labels."""
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("annotations"), dict):
+        return metadata
+    annotations = metadata["annotations"]
+    before = _BEFORE_FLOW_CONTROL.get(annotations.get(CHECKSUM_ANNOTATION))
+    if before is None:
+        return metadata
+    reverted = {**metadata, "annotations": {**annotations, CHECKSUM_ANNOTATION: before}}
+    return _without_deployment_labels(reverted)
+
+
 MIGRATIONS: dict[str, Callable[[Any], Any]] = {
     # Reaches replicas of a ModelDeployment through its rollout strategy (the stamp changes).
     "drain": _without_drain,
@@ -120,6 +165,8 @@ MIGRATIONS: dict[str, Callable[[Any], Any]] = {
     "example token": _without_example_token,
     # Through the strategy too: the labels are in the pods revision (its references are stamped).
     "deployment labels": _without_deployment_labels,
+    # The pickers' config checksum: each replica's pickers roll once, one at a time.
+    "picker flow control": _without_flow_control,
 }
 """Deliberate changes since the recorded release, each as what undoes it on a pod template: a
 changed template passes once some migration's undo gives back what the release composed."""

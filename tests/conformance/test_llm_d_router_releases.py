@@ -73,6 +73,7 @@ PLUGIN_TYPES_V0_9_0 = frozenset(
         "decode-filter",  # scheduling/filter/bylabel/roles.go
         "prefix-based-pd-decider",  # profilehandler/disagg/prefix_based_pd_decider.go
         "disagg-profile-handler",  # profilehandler/disagg/disagg_profile_handler.go
+        "round-robin-fairness-policy",  # flowcontrol/fairness/roundrobin/roundrobin.go
     }
 )
 SIDECAR_FLAGS_V0_10_0 = frozenset({"port", "model-server-port", "kv-connector", "secure-proxy"})

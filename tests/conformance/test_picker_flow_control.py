@@ -29,7 +29,24 @@ v1.5.0 for the ``api/v1`` types only):
 - ``pkg/epp/flowcontrol/registry/config.go``: the default fairness policy within a band is
   ``global-strict-fairness-policy``; ``round-robin-fairness-policy``
   (``pkg/epp/framework/plugins/flowcontrol/fairness/roundrobin/roundrobin.go``) takes turns
-  between flows.
+  between flows. A band's ``fairnessPolicyRef`` is resolved as a plugin instance by name
+  (``pkg/epp/config/loader/flowcontrol.go`` ``resolvePlugin``); the loader registers only the
+  default ordering, fairness and usage-limit policies itself (``pkg/epp/config/loader/defaults.go``
+  ``ensureFlowControlLayer``), so another policy must be declared under ``plugins``, where a
+  plugin without a name is named by its type (``applyStaticDefaults``).
+- ``pkg/epp/config/loader/configloader.go`` ``decodeRawConfig``: the config is decoded strictly,
+  so a field the types (``apix/config/v1alpha1/endpointpickerconfig_types.go``) do not name
+  fails the picker's start; ``validateFeatureGates``: a gate must be registered.
+- ``pkg/epp/flowcontrol/controller/config.go``: ``defaultRequestTTL`` 60s bounds a queued
+  request's wait when the config sets none; ``internal/processor.go`` runs a dispatch cycle on
+  every enqueue, and a band dispatches while the pool's saturation is under its usage limit (1.0
+  with the default ``static-usage-limit-policy``): with the gate on, an unsaturated pool's
+  requests are dispatched on arrival.
+- ``pkg/epp/server/controller_config.go``: the picker discovers at start which
+  InferenceObjective group the cluster serves, ``llm-d.ai`` preferred over the legacy group,
+  and runs no objective reconciler when neither is served (read once, at start). The same file
+  at v0.9.0 already prefers ``llm-d.ai``; v0.8.0 runs gateway-api-inference-extension v1.5.0's
+  picker (its go.mod), which knows only ``inference.networking.x-k8s.io``.
 
 The gateway (github.com/envoyproxy/gateway at v1.8.1; github.com/envoyproxy/ai-gateway at
 v1.1.0):
@@ -44,6 +61,9 @@ v1.1.0):
 - ai-gateway ``internal/extensionserver/post_translate_modify.go``
   ``patchListenerWithInferencePoolFilters``: the picker's ext_proc goes just before the router,
   after every Envoy Gateway filter of the fleet listener.
+- The same ordering holds on a cluster's fleet listener, where the fleet hop's Lua names the
+  objective from ``x-modelplane-priority`` and ``x-modelplane-pool`` before the picker's ext_proc
+  reads it.
 - ``internal/gatewayapi/filters.go`` ``HeaderValueRegexp``: a RequestHeaderModifier value may
   hold ``%``, and ``internal/xds/translator/route.go`` ``buildXdsAddedHeaders`` passes it to
   Envoy as it is (a substitution, not escaped). ai-gateway ``internal/headermutator`` applies an
@@ -57,12 +77,18 @@ import re
 import pytest
 import yaml
 
+from modelplane.compose import frontdoor
 from modelplane.compose.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONFIG, UNIFIED_CONFIG
+from modelplane.compose.inferencecluster.fleetpriority import FLEET_PRIORITY, script
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, HEADER_GUARD
 from modelplane.compose.inferencegateway.priority import PRIORITY
 from modelplane.compose.modelreplica.picker import rules
+from modelplane.compose.modelservice.routes import NO_TIMEOUT
 from modelplane.compose.pickerversions import parse
 from modelplane.compose.replicapool import replica_pool_name
+from tests.compose.inferencecluster.support import cluster, installing
+from tests.compose.inferencecluster.support import manifest as stack_manifest
+from tests.compose.inferencecluster.support import resources as stack_resources
 from tests.compose.inferencegateway.test_callers import SEARCH, authed, compose
 from tests.compose.modelservice.kit import manifests
 
@@ -85,6 +111,37 @@ OTHER_PICKER_HEADERS = (
 OBJECTIVE_GROUP = "llm-d.ai"
 # pkg/epp/flowcontrol/config.go.
 FLOW_CONTROL_GATE = "flowControl"
+# pkg/epp/flowcontrol/registry/config.go DefaultFairnessPolicyRef and roundrobin.go's type.
+DEFAULT_FAIRNESS = "global-strict-fairness-policy"
+ROUND_ROBIN = "round-robin-fairness-policy"
+# apix/config/v1alpha1/endpointpickerconfig_types.go: the json names of EndpointPickerConfig,
+# FlowControlConfig and PriorityBandConfig (decoded strictly, configloader.go).
+CONFIG_FIELDS = {
+    "apiVersion",
+    "kind",
+    "featureGates",
+    "plugins",
+    "schedulingProfiles",
+    "saturationDetector",
+    "dataLayer",
+    "flowControl",
+    "requestHandler",
+    "parser",
+}
+FLOW_CONTROL_FIELDS = {
+    "maxBytes",
+    "maxRequests",
+    "defaultRequestTTL",
+    "defaultPriorityBand",
+    "defaultNegativePriorityBand",
+    "priorityBands",
+    "usageLimitPolicyPluginRef",
+    "saturationDetector",
+    "enableEviction",
+}
+BAND_FIELDS = {"priority", "maxBytes", "maxRequests", "fairnessPolicyRef", "orderingPolicyRef"}
+# pkg/epp/flowcontrol/controller/config.go defaultRequestTTL, in seconds.
+DEFAULT_REQUEST_TTL = 60
 # Envoy Gateway v1.8.1 internal/xds/translator/httpfilters.go newOrderedHTTPFilter: each
 # filter's place (lower runs first); an early header mutation runs before them all.
 FILTER_ORDER = {"api_key_auth": 6, "lua": 12, "ext_proc": 100}
@@ -116,13 +173,51 @@ def test_the_picker_may_watch_objectives_in_the_group_it_reads_them_from() -> No
     assert {"get", "list", "watch"} <= set(granted[0]["verbs"])
 
 
-@pytest.mark.parametrize("config", [UNIFIED_CONFIG, PREFILL_DECODE_CONFIG])
-def test_the_default_picker_configs_leave_flow_control_off_so_priority_only_sheds(
-    config: str,
-) -> None:
-    # The gate is off unless named: until the design's step 5, priorities of 0 and above are not
-    # told apart by Modelplane's default picker, and only negative ones are shed when saturated.
-    assert FLOW_CONTROL_GATE not in (yaml.safe_load(config).get("featureGates") or [])
+DEFAULT_CONFIGS = pytest.mark.parametrize(
+    "config", [UNIFIED_CONFIG, PREFILL_DECODE_CONFIG], ids=["unified", "prefill-decode"]
+)
+
+
+@DEFAULT_CONFIGS
+def test_the_default_picker_configs_turn_flow_control_on(config: str) -> None:
+    # The gate is off unless named: off, priorities of 0 and above are not told apart and only
+    # negative ones are shed when saturated.
+    assert FLOW_CONTROL_GATE in yaml.safe_load(config)["featureGates"]
+
+
+@DEFAULT_CONFIGS
+def test_the_default_band_takes_turns_between_flows(config: str) -> None:
+    # The default fairness serves the oldest request of any flow: one caller's burst would
+    # starve another of equal priority.
+    band = yaml.safe_load(config)["flowControl"]["defaultPriorityBand"]
+    assert band == {"fairnessPolicyRef": ROUND_ROBIN}
+    assert ROUND_ROBIN != DEFAULT_FAIRNESS
+
+
+@DEFAULT_CONFIGS
+def test_the_fairness_policy_the_band_names_is_declared_as_a_plugin(config: str) -> None:
+    # Resolved by name; only the default policies are registered without an entry.
+    plugins = yaml.safe_load(config)["plugins"]
+    named = {p.get("name") or p["type"] for p in plugins}
+    assert ROUND_ROBIN in named
+
+
+@DEFAULT_CONFIGS
+def test_the_default_configs_name_only_fields_the_strict_decoder_knows(config: str) -> None:
+    loaded = yaml.safe_load(config)
+    assert set(loaded) <= CONFIG_FIELDS
+    assert set(loaded["flowControl"]) <= FLOW_CONTROL_FIELDS
+    assert set(loaded["flowControl"]["defaultPriorityBand"]) <= BAND_FIELDS
+
+
+@DEFAULT_CONFIGS
+def test_a_queued_request_waits_at_most_the_pickers_default_ttl(config: str) -> None:
+    # Modelplane sets no TTL: a request queued while the pool is saturated waits up to 60s,
+    # then is answered 429 (503 with no endpoint); a service's route sets no timeout unless
+    # spec.timeout does, so by default the TTL is the only bound on that wait.
+    assert "defaultRequestTTL" not in yaml.safe_load(config)["flowControl"]
+    assert DEFAULT_REQUEST_TTL == 60
+    assert NO_TIMEOUT == "0s"
 
 
 def test_the_identity_header_is_none_the_picker_steers_by() -> None:
@@ -171,3 +266,28 @@ def test_the_fairness_id_is_written_under_every_name_the_picker_reads() -> None:
     [lua] = _front({"value": 1})[PRIORITY]["spec"]["lua"]
     for name in FAIRNESS_HEADERS:
         assert f'"{name}"' in lua["inline"]
+
+
+def test_the_shared_objective_headers_are_the_pickers() -> None:
+    assert frontdoor.OBJECTIVE_HEADERS == OBJECTIVE_HEADERS
+
+
+def test_the_composed_objective_names_are_those_the_design_gives() -> None:
+    pool = replica_pool_name("r")
+    for value in VALUES:
+        assert frontdoor.priority_objective_name(pool, value) == objective_name(pool, value)
+
+
+def test_the_fleet_hop_names_the_objective_in_a_filter_before_the_pickers_ext_proc() -> None:
+    # Lua (12 and on) runs before ext_proc (100 and on), and AI Gateway puts the picker's
+    # ext_proc last: the picker reads what the script wrote.
+    policy = stack_manifest(stack_resources(installing(cluster()))[FLEET_PRIORITY])
+    assert policy["kind"] == "EnvoyExtensionPolicy"
+    assert set(policy["spec"]) == {"targetRefs", "lua"}
+    assert FILTER_ORDER["lua"] < FILTER_ORDER["ext_proc"]
+
+
+def test_the_fleet_hop_writes_every_objective_name_the_picker_reads() -> None:
+    lua = script()
+    for name in OBJECTIVE_HEADERS:
+        assert f'"{name}"' in lua

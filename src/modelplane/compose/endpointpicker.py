@@ -17,11 +17,31 @@ from modelplane.compose.gpu_taint import GPU_TOLERATION
 # also reports not-ready while it drains on shutdown, so a rollout never routes to a leaving one.
 DEFAULT_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
 
+# Flow control (docs/design/shared-front-door.md, "Priority as designed"): the gate is off by
+# default (llm-d-router v0.10.0 cmd/epp/runner/runner.go), and off, priority only sheds
+# negative requests while saturated. On, requests wait in the picker by priority band while the
+# pool is saturated, and are dispatched on arrival while it is not (the processor runs a dispatch
+# cycle on every enqueue, pkg/epp/flowcontrol/controller/internal/processor.go). Within a band
+# the default fairness policy serves the oldest request of any flow first; round robin takes
+# turns between flows (each caller is one: the front gateway writes its identity as the fairness
+# id), so one caller's burst cannot starve another of equal priority. The loader resolves a
+# fairnessPolicyRef as a plugin instance by name and registers only the default policies itself
+# (pkg/epp/config/loader/flowcontrol.go, defaults.go): the plugin is declared.
+FLOW_CONTROL = """\
+flowControl:
+  defaultPriorityBand:
+    fairnessPolicyRef: round-robin-fairness-policy
+"""
+FAIRNESS_PLUGIN = "- type: round-robin-fairness-policy\n"
+
 # Prefix-cache affinity first, queue depth to break ties and shed load. The producer floors the
 # block size at 64 tokens, so 64 is exact for every engine without peeking at engine flags.
-UNIFIED_CONFIG = """\
+UNIFIED_CONFIG = (
+    """\
 apiVersion: llm-d.ai/v1alpha1
 kind: EndpointPickerConfig
+featureGates:
+- flowControl
 plugins:
 - type: approx-prefix-cache-producer
   parameters:
@@ -32,6 +52,9 @@ plugins:
 - type: prefix-cache-scorer
 - type: queue-scorer
 - type: max-score-picker
+"""
+    + FAIRNESS_PLUGIN
+    + """\
 schedulingProfiles:
 - name: default
   plugins:
@@ -41,12 +64,17 @@ schedulingProfiles:
     weight: 1
   - pluginRef: max-score-picker
 """
+    + FLOW_CONTROL
+)
 
 # Two profiles over the role-labelled pods: the decider sends a request through prefill only
 # when enough of its prompt is uncached to be worth the KV transfer.
-PREFILL_DECODE_CONFIG = """\
+PREFILL_DECODE_CONFIG = (
+    """\
 apiVersion: llm-d.ai/v1alpha1
 kind: EndpointPickerConfig
+featureGates:
+- flowControl
 plugins:
 - type: approx-prefix-cache-producer
   parameters:
@@ -66,6 +94,9 @@ plugins:
   parameters:
     deciders:
       prefill: prefix-based-pd-decider
+"""
+    + FAIRNESS_PLUGIN
+    + """\
 schedulingProfiles:
 - name: prefill
   plugins:
@@ -84,6 +115,8 @@ schedulingProfiles:
     weight: 1
   - pluginRef: max-score-picker
 """
+    + FLOW_CONTROL
+)
 
 
 GPU_NODE_LABELS = (
