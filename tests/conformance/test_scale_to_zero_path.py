@@ -1,6 +1,6 @@
 """The request path of a deployment at zero behind a ModelService, as the pinned versions treat
 it (docs/design/autoscaling.md, "Scale to zero behind the front door", "Read at the pinned
-versions"). The strict xfails are what the build still needs.
+versions"), held to what Modelplane composes.
 
 Facts, each read at its version:
 
@@ -41,15 +41,20 @@ Facts, each read at its version:
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
-
 from modelplane.compose.inferencecluster import components
-from modelplane.compose.modelservice.composer import compose_service
+from modelplane.compose.modelservice.composer import (
+    DEPLOYMENTS,
+    compose_service,
+    replicas_requirement,
+)
 from modelplane.compose.modelservice.unavailable import SENTINEL_HEADER
+from modelplane.compose.scaletozero import activation_clusters
+from modelplane.composer import Inputs, Result
 from tests.compose.inferencecluster.support import cluster, installing, manifest, resources
 from tests.compose.modelservice.kit import manifests, service, service_inputs
 from tests.conformance import keda
@@ -123,20 +128,36 @@ def response_headers(direct_response: Obj) -> set[str]:
     return names | {h["name"] for key in ("set", "add") for h in header.get(key, [])}
 
 
-def activation_query(clusters: list[str]) -> str:
-    alternatives = "|".join(re.escape(c) for c in clusters)
-    return f'sum(rate({ACTIVATION_SERIES}{{envoy_cluster_name=~"{alternatives}"}}[1m]))'
-
-
 def prometheus_matches(query: str, value: str) -> bool:
-    """Whether the query's ``=~`` matcher selects a label value (Prometheus anchors it)."""
-    [pattern] = re.findall(r'=~"([^"]*)"', query)
+    """Whether the query's ``=~`` matcher selects a label value: the string literal unquoted
+    as PromQL does (Go's escapes, so ``\\\\`` is one backslash), then anchored."""
+    [literal] = re.findall(r'=~"((?:[^"\\]|\\.)*)"', query)
+    pattern = codecs.decode(literal, "unicode_escape")
     return re.fullmatch(pattern, value) is not None
 
 
+ASLEEP: Obj = {
+    "apiVersion": "modelplane.ai/v1alpha1",
+    "kind": "ModelDeployment",
+    "metadata": {"name": "qwen", "namespace": "ml"},
+    "spec": {
+        "replicas": 0,
+        "autoscaling": {"minReplicas": 0, "maxReplicas": 2, "scaleToZero": {"idleSeconds": 900}},
+        "template": {"metadata": {"labels": {}}},
+    },
+}
+"""The deployment the service selects, put to zero by its autoscaler."""
+
+
+def service_at_zero() -> Result:
+    """A ModelService whose one deployment is asleep: no endpoint, no replica."""
+    inputs = service_inputs(service("qwen", "ml"), [[]])
+    required = {**inputs.required, DEPLOYMENTS: [ASLEEP], replicas_requirement(0): []}
+    return compose_service(Inputs(composite=inputs.composite, required=required))
+
+
 def at_zero() -> dict[str, Obj]:
-    """A ModelService whose one deployment is at zero: no endpoint selected."""
-    return manifests(compose_service(service_inputs(service("qwen", "ml"), [[]])))
+    return manifests(service_at_zero())
 
 
 def filters(composed_objects: dict[str, Obj]) -> dict[str, Obj]:
@@ -148,7 +169,14 @@ def filters(composed_objects: dict[str, Obj]) -> dict[str, Obj]:
 
 
 def sleepy() -> Obj:
-    return composed(minReplicas=0, scaleToZero={"idleSeconds": 900})
+    """The ScaledObject of the deployment, woken by the clusters the service published."""
+    published = activation_clusters({"status": service_at_zero().status})
+    return composed(clusters=published, **ASLEEP["spec"]["autoscaling"])
+
+
+def front_door_query() -> str:
+    [trigger] = [t for t in sleepy()["spec"]["triggers"] if t["name"] == "front-door"]
+    return str(trigger["metadata"]["query"])
 
 
 # (a) The versions read are the ones Modelplane installs.
@@ -164,15 +192,19 @@ def test_the_gateway_monitor_scrapes_every_envoy_counter() -> None:
     assert envoy == [{"port": "metrics", "path": ENVOY_STATS_PATH}]
 
 
-# (b) What a request at zero meets on each route today.
+# (b) What a request at zero meets on each route.
 
 
-def test_a_path_request_at_zero_is_a_direct_response_no_per_route_series_counts() -> None:
+def test_a_path_request_at_zero_goes_upstream_through_its_rules_cluster() -> None:
     objects = at_zero()
     [rule] = objects["front/main"]["spec"]["rules"]
-    how = answer(rule, filters(objects))
-    assert how == DIRECT
-    assert counted_per_route(how) == []
+    assert answer(rule, filters(objects)) == UPSTREAM
+    assert ACTIVATION_SERIES in counted_per_route(UPSTREAM)
+
+
+def test_a_direct_response_would_be_counted_in_no_per_route_series() -> None:
+    # Why the path route no longer answers at zero on the front gateway.
+    assert counted_per_route(DIRECT) == []
 
 
 def test_a_model_request_at_zero_goes_upstream_through_its_rules_cluster() -> None:
@@ -190,26 +222,24 @@ def test_the_sentinel_route_answers_the_model_request_with_the_unavailable_filte
     assert answer(rule, filters(objects)) == DIRECT
 
 
-# (c) The activation query.
+# (c) The activation query, composed from what the service published.
 
 
-def test_the_activation_query_selects_the_model_routes_sentinel_rule_only() -> None:
+def test_the_activation_query_selects_the_path_and_model_rules_clusters() -> None:
+    objects = at_zero()
+    query = front_door_query()
+    assert prometheus_matches(query, cluster_name(objects["front/main"], 0))
+    assert prometheus_matches(query, cluster_name(objects["models/main"], 0))
+
+
+def test_the_activation_query_leaves_out_the_ai_gateways_route_not_found_rule() -> None:
     models = at_zero()["models/main"]
-    query = activation_query([cluster_name(models, 0)])
     # The AI Gateway appends its route-not-found rule after the AIGatewayRoute's rules.
     not_found = len(models["spec"]["rules"])
-    assert prometheus_matches(query, cluster_name(models, 0))
-    assert not prometheus_matches(query, cluster_name(models, not_found))
+    assert not prometheus_matches(front_door_query(), cluster_name(models, not_found))
 
 
-# (d) What the build still needs.
-
-
-@pytest.mark.xfail(strict=True, reason="the path route answers at zero on the front gateway")
-def test_at_zero_the_path_route_takes_the_sentinel_lane() -> None:
-    objects = at_zero()
-    [rule] = objects["front/main"]["spec"]["rules"]
-    assert answer(rule, filters(objects)) == UPSTREAM
+# (d) The answer at zero.
 
 
 def test_the_answer_at_zero_tells_the_caller_when_to_retry() -> None:
@@ -217,7 +247,6 @@ def test_the_answer_at_zero_tells_the_caller_when_to_retry() -> None:
     assert "Retry-After" in response_headers(answer_filter["spec"]["directResponse"])
 
 
-@pytest.mark.xfail(strict=True, reason="the body says only that no endpoint is ready")
 def test_the_answer_at_zero_says_the_model_is_waking() -> None:
     [answer_filter] = filters(at_zero()).values()
     assert "waking" in answer_filter["spec"]["directResponse"]["body"]["inline"]
@@ -241,13 +270,11 @@ def test_an_active_trigger_wakes_a_deployment_at_zero_to_one() -> None:
     assert keda.request_scale(sleepy(), 0, active=True) == keda.ScaleWrite(1)
 
 
-@pytest.mark.xfail(strict=True, reason="scaled_object composes no front-door trigger")
 def test_a_deployment_that_may_sleep_is_woken_by_the_front_door() -> None:
     queries = [t["metadata"]["query"] for t in sleepy()["spec"]["triggers"]]
     assert any(ACTIVATION_SERIES in q for q in queries)
 
 
-@pytest.mark.xfail(strict=True, reason="a KV-cache reading above 0 keeps the deployment awake")
 def test_only_the_front_door_keeps_a_deployment_awake() -> None:
     at_rest = {"waiting": 0.0, "kv-cache": 0.02, "ttft-p90": 0.0, "itl-p90": 0.0}
     for trigger in sleepy()["spec"]["triggers"]:
@@ -255,7 +282,6 @@ def test_only_the_front_door_keeps_a_deployment_awake() -> None:
         assert not keda.is_active(at_rest.get(trigger["name"], 0.0), activation)
 
 
-@pytest.mark.xfail(strict=True, reason="no initialCooldownPeriod: KEDA's default 0 applies")
 def test_a_new_deployment_that_may_sleep_waits_its_idle_seconds_before_sleeping() -> None:
     # scaleToZeroOrIdle: never active since creation, KEDA waits initialCooldownPeriod only.
     assert sleepy()["spec"].get("initialCooldownPeriod", 0) == 900
