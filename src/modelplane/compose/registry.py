@@ -128,8 +128,9 @@ def default_registry() -> Registry:
     )
     # Its hops, split in shards so no response grows with the whole fleet; each requires nothing.
     registry.register(API_VERSION, GATEWAY_SHARD, compose_shard)
-    # A service also lists, per entry, the endpoints and replicas its selector matches: one per
-    # cluster for a model deployed fleet-wide.
+    # A service also lists, per entry, the endpoints and replicas its selector matches (one per
+    # cluster for a model deployed fleet-wide), and its namespace's deployments (one asleep has
+    # neither).
     entries = range(SERVICE_ENTRIES)
     selected = {service.endpoints_requirement(i): ENDPOINT for i in entries}
     selected |= {service.replicas_requirement(i): REPLICA for i in entries}
@@ -143,6 +144,7 @@ def default_registry() -> Registry:
             service.GATEWAY_BY_NAME: GATEWAY,
             service.CLUSTERS: CLUSTER,
             service.BY_NAME: ENDPOINT,
+            service.DEPLOYMENTS: DEPLOYMENT,
             service_callers.SECRETS: callers.SECRET,
             **selected,
         },
