@@ -104,3 +104,13 @@ def test_a_service_whose_every_entry_is_parked_says_it_routes_nothing() -> None:
     status, reason, message = rsp.condition("RoutingReady")
     assert (status, reason) == ("False", "Parked")
     assert "weight 0" in message
+
+
+def test_every_lane_parked_leaves_room_for_the_sentinel_in_sixteen_refs() -> None:
+    many = [replica_endpoint(f"s{i:02}", "east", labels=STABLE) for i in range(16)]
+    rsp = run(service("qwen", "ml", (0, STABLE)), {}, {**truth(), endpoints_requirement(0): many})
+    for key in ("front/main", "models/main"):
+        if key in rsp.resources:
+            manifest = rsp.resources[key]["spec"]["forProvider"]["manifest"]
+            [rule] = manifest["spec"]["rules"]
+            assert len(rule["backendRefs"]) == 16, key

@@ -298,8 +298,10 @@ def _lanes(
     externals = sorted((m for m in ready if m.external), key=lambda m: m.name)
     drafts = [*replicas, *externals]
     order = sorted(range(len(drafts)), key=lambda i: (-shares[drafts[i].name], i))
-    kept_ids = sorted(order[:BACKENDS_MAX])
-    dropped_ids = sorted(order[BACKENDS_MAX:])
+    # Every lane parked: the routes add the sentinel lane beside them, in the same list.
+    room = BACKENDS_MAX if any(shares.values()) else BACKENDS_MAX - 1
+    kept_ids = sorted(order[:room])
+    dropped_ids = sorted(order[room:])
     weights = integer_weights([shares[drafts[i].name] for i in kept_ids], allow_zero=True)
 
     def lane(i: int, weight: int) -> Lane:
