@@ -262,3 +262,16 @@ def test_explain_places_one_replica_of_a_deployment_nothing_wakes() -> None:
     text = explained_at_zero()
     assert "autoscaling: 1 to 4 replicas, 1 placed" in text
     assert "asleep:" not in text
+
+
+def test_without_a_named_prometheus_a_deployment_at_zero_nothing_wakes_says_it_placed_one() -> None:
+    rsp = reconcile_deployment(
+        sleepy(replicas=0),
+        fleet("east"),
+        unrouted=True,
+        **{METRICS: [], HPA: None, SERVICES: []},
+    )
+    _, reason, message = rsp.condition("Autoscaling")
+    assert reason == "NoMetricsEndpoint"
+    assert message.endswith("; spec.replicas 0 is outside [1, 3]: 1 placed")
+    assert placed(rsp) == 1

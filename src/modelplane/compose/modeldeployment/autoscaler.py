@@ -192,7 +192,9 @@ def stage(inputs: Inputs) -> Scaling:
     configs = inputs.required[METRICS]
     endpoint = MetricsEndpoint.from_config(configs[0] if configs else None)
     if endpoint is None:
-        return Scaling(composite, _kept(observed), asks, _no_endpoint(bool(configs)), bounds)
+        clamped = _clamped(spec, replicas, low)
+        unnamed = _no_endpoint(bool(configs), clamped)
+        return Scaling(composite, _kept(observed), asks, unnamed, bounds)
     # Ready regardless of KEDA's own report: the deployment serves whatever its autoscaler says;
     # the Autoscaling condition carries KEDA's state.
     so = scaled_object(md, endpoint, woken.clusters)
@@ -273,14 +275,16 @@ def _first(objs: list[Obj] | None) -> Obj | None:
     return objs[0] if objs else None
 
 
-def _no_endpoint(config_exists: bool) -> Condition:
+def _no_endpoint(config_exists: bool, clamped: str) -> Condition:
     missing = "has no data.prometheus.serverAddress" if config_exists else "does not exist"
+    # Written as it stands unless outside the bounds (one that nothing would wake at zero).
+    stands = clamped or ", so spec.replicas stands as written"
     return Condition(
         AUTOSCALING,
         "False",
         ModelDeployment.NO_METRICS_ENDPOINT,
         f"the EnvironmentConfig {METRICS_CONFIG} {missing}: no fleet-wide Prometheus to read "
-        "load from, so spec.replicas stands as written",
+        f"load from{stands}",
     )
 
 
