@@ -2,7 +2,10 @@
 docs/design/shared-front-door.md, "Priority as designed"), against the sources it relies on.
 
 Nothing is read from the network here: the facts are held below with their citations, and
-what Modelplane composes is checked against them.
+what Modelplane composes is checked against them. The default configs were also run once (a Go
+test dropped into v0.10.0's ``cmd/epp/runner``): both load through ``parseConfigurationPhaseOne``
+and ``Two`` with the gate on, ``initAdmissionControl`` wires the flow-control admission
+controller, and the default band's fairness policy is round robin.
 
 The picker (github.com/llm-d/llm-d-router at tag v0.10.0, the release of Modelplane's default
 image; it carries its own ``pkg/epp``, its go.mod requiring gateway-api-inference-extension
@@ -82,14 +85,17 @@ from modelplane.compose.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONF
 from modelplane.compose.inferencecluster.fleetpriority import FLEET_PRIORITY, script
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, HEADER_GUARD
 from modelplane.compose.inferencegateway.priority import PRIORITY
+from modelplane.compose.modelreplica import objectives
 from modelplane.compose.modelreplica.picker import rules
 from modelplane.compose.modelservice.routes import NO_TIMEOUT
-from modelplane.compose.pickerversions import parse
+from modelplane.compose.pickerversions import OBJECTIVES_RELEASE, parse, release
 from modelplane.compose.replicapool import replica_pool_name
 from tests.compose.inferencecluster.support import cluster, installing
 from tests.compose.inferencecluster.support import manifest as stack_manifest
 from tests.compose.inferencecluster.support import resources as stack_resources
 from tests.compose.inferencegateway.test_callers import SEARCH, authed, compose
+from tests.compose.modelreplica.routing_fixtures import context
+from tests.compose.modelreplica.routing_fixtures import manifest as replica_manifest
 from tests.compose.modelservice.kit import manifests
 
 # The release the facts above were read at.
@@ -142,6 +148,8 @@ FLOW_CONTROL_FIELDS = {
 BAND_FIELDS = {"priority", "maxBytes", "maxRequests", "fairnessPolicyRef", "orderingPolicyRef"}
 # pkg/epp/flowcontrol/controller/config.go defaultRequestTTL, in seconds.
 DEFAULT_REQUEST_TTL = 60
+# The first release whose picker prefers llm-d.ai objectives (controller_config.go at v0.9.0).
+LLM_D_OBJECTIVES = (0, 9, 0)
 # Envoy Gateway v1.8.1 internal/xds/translator/httpfilters.go newOrderedHTTPFilter: each
 # filter's place (lower runs first); an early header mutation runs before them all.
 FILTER_ORDER = {"api_key_auth": 6, "lua": 12, "ext_proc": 100}
@@ -291,3 +299,15 @@ def test_the_fleet_hop_writes_every_objective_name_the_picker_reads() -> None:
     lua = script()
     for name in OBJECTIVE_HEADERS:
         assert f'"{name}"' in lua
+
+
+def test_objectives_are_composed_in_the_group_the_picker_prefers() -> None:
+    composed = objectives.compose_objectives(context(), replica_pool_name("r"))
+    groups = {replica_manifest(o)["apiVersion"].split("/")[0] for o in composed.values()}
+    assert groups == {OBJECTIVE_GROUP}
+
+
+def test_objectives_are_composed_from_the_release_that_prefers_their_group() -> None:
+    assert OBJECTIVES_RELEASE == LLM_D_OBJECTIVES
+    default = release(parse(DEFAULT_IMAGE).tag)
+    assert default is not None and default >= OBJECTIVES_RELEASE

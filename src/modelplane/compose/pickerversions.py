@@ -66,6 +66,11 @@ CONFIG_RELEASE: Version = (0, 9, 0)
 WIRING = Need((0, 4, 0), "the flags Modelplane passes (--tracing, --metrics-endpoint-auth)")
 # The release that renamed the picker image.
 RENAMED: Version = (0, 9, 0)
+# The first release whose picker watches InferenceObjectives of llm-d.ai/v1alpha2
+# (pkg/epp/server/controller_config.go, preferred over the legacy group when both are served);
+# v0.8.x runs gateway-api-inference-extension v1.5.0's picker, which knows only
+# inference.networking.x-k8s.io.
+OBJECTIVES_RELEASE: Version = (0, 9, 0)
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,15 @@ def unknown_release(image: str, config: Any) -> str | None:
         f"{image!r} names no llm-d endpoint picker release ({shown}): Modelplane cannot tell "
         f"whether it reads {needed.what}, which needs {_tag(needed.version)} or later"
     )
+
+
+def reads_objectives(image: str) -> bool:
+    """Whether a picker image may read the llm-d.ai InferenceObjectives Modelplane composes:
+    every image but an llm-d picker of a release before ``OBJECTIVES_RELEASE`` (one of no
+    readable release, or the user's own build, may; objectives it does not read cost nothing)."""
+    ref = parse(image)
+    found = release(ref.tag) if ref.name in PICKER_NAMES else None
+    return found is None or found >= OBJECTIVES_RELEASE
 
 
 def oldest_image(version: Version) -> str:

@@ -1,0 +1,92 @@
+"""The replica's InferenceObjectives: one per priority value, what the endpoint picker reads a
+caller's priority from (issue #43 point 4; docs/design/shared-front-door.md, "Priority as
+designed").
+
+The picker takes a request's priority only from the InferenceObjective its objective header
+names, found by name alone, and keeps only the objectives whose ``poolRef`` is its own pool
+(llm-d-router v0.10.0 ``pkg/epp/datastore/datastore.go``,
+``pkg/epp/controller/inferenceobjective_reconciler.go``). Each cluster's fleet hop names
+``<pool>-priority-<value>`` from the front gateway's priority (``compose/inferencecluster/
+fleetpriority.py``), so each replica composes that objective for every value a gateway may set:
+eleven small objects, and no replica needs to know which gateways' values are in use. A header
+naming no objective is priority 0, never a refusal (``pkg/epp/requestcontrol/director.go``),
+so a missing objective costs a request its priority, not its answer.
+
+In ``llm-d.ai/v1alpha2``, the group the picker prefers when the cluster serves it
+(``pkg/epp/server/controller_config.go``, which looks once, at the picker's start). None for an
+llm-d picker of a release that does not watch that group (``pickerversions.reads_objectives``).
+
+Not yet composed by the ModelReplica composer: the serving stack does not install the llm-d.ai
+InferenceObjective CRD, so a cluster could not apply them (docs/design/shared-front-door.md,
+"Priority as designed", what remains).
+"""
+
+from __future__ import annotations
+
+from modelplane.compose import pickerversions
+from modelplane.compose.endpointpicker import DEFAULT_IMAGE
+from modelplane.compose.frontdoor import POOL_GROUP, PRIORITY_VALUES, priority_objective_name
+from modelplane.compose.modelreplica import picker
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.labelsets import owned
+from modelplane.compose.modelreplica.remote import wrap
+from modelplane.composer import Ready
+from modelplane.kube import objects
+from modelplane.kube.objects import Obj
+
+OBJECTIVE_GROUP = "llm-d.ai"
+OBJECTIVE_API_VERSION = f"{OBJECTIVE_GROUP}/v1alpha2"
+KEY_PREFIX = "objective-"
+"""Composition resource names: ``objective-<value>``, ``m`` for a negative sign."""
+
+
+def objective_key(value: int) -> str:
+    return f"{KEY_PREFIX}{'m' if value < 0 else ''}{abs(value)}"
+
+
+KEYS = tuple(objective_key(value) for value in PRIORITY_VALUES)
+
+
+def picker_image(ctx: ReplicaContext) -> str:
+    """The image the replica's picker runs: the user's ``epp`` container's, else Modelplane's."""
+    if ctx.serving.get("router") != "EndpointPicker":
+        return DEFAULT_IMAGE
+    containers = objects.dig(ctx.serving, "endpointPicker", "template", "spec", "containers")
+    for container in containers or ():
+        if container.get("name") == picker.CONTAINER and container.get("image"):
+            return str(container["image"])
+    return DEFAULT_IMAGE
+
+
+def objective(ctx: ReplicaContext, pool: str, value: int) -> Obj:
+    return {
+        "apiVersion": OBJECTIVE_API_VERSION,
+        "kind": "InferenceObjective",
+        "metadata": {
+            "name": priority_objective_name(pool, value),
+            "namespace": ctx.namespace,
+            "labels": owned(ctx.name),
+        },
+        "spec": {
+            "priority": value,
+            "poolRef": {"group": POOL_GROUP, "kind": "InferencePool", "name": pool},
+        },
+    }
+
+
+def compose_objectives(ctx: ReplicaContext, pool: str) -> dict[str, Obj]:
+    """The objectives of ``pool`` (composition resource name -> wrapped Object), or none for a
+    picker that cannot read them."""
+    if not pickerversions.reads_objectives(picker_image(ctx)):
+        return {}
+    return {
+        objective_key(value): wrap(ctx, objective_key(value), objective(ctx, pool, value))
+        for value in PRIORITY_VALUES
+    }
+
+
+def objective_ready(observed: Obj | None) -> Ready:
+    """An objective's readiness for the replica: its Object exists. It only lends requests a
+    priority; unapplied (a cluster not serving the CRD) they are served at priority 0, so the
+    replica never waits for the cluster to apply one."""
+    return "True" if observed is not None else "False"
