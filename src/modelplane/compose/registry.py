@@ -40,6 +40,7 @@ GATEWAY = (API_VERSION, "InferenceGateway")
 DEPLOYMENT = (API_VERSION, "ModelDeployment")
 CACHE = (API_VERSION, "ModelCache")
 ENDPOINT = (API_VERSION, "ModelEndpoint")
+SERVICE = (API_VERSION, "ModelService")
 OBJECT = (OBJECT_API_VERSION, "Object")
 USAGE = (USAGE_API_VERSION, "Usage")
 ENVIRONMENT_CONFIG = (autoscaler.ENVIRONMENT_CONFIG_API, "EnvironmentConfig")
@@ -110,6 +111,7 @@ def default_registry() -> Registry:
             drain.HOLDS: USAGE,
             autoscaler.METRICS: ENVIRONMENT_CONFIG,
             autoscaler.HPA: HPA,
+            autoscaler.SERVICES: SERVICE,
         },
     )
     # The front door: gateways on clusters, services routed through them, their endpoints. Each
