@@ -71,6 +71,8 @@ def unreadable(tmp_path: Path) -> Path:
         (["explain", "-o", "yaml", EXAMPLES / "fleet-gang"], exits.UNREADABLE),
         (["explain", "{short}"], exits.SHORT),
         (["serve", "--bogus"], exits.UNREADABLE),
+        (["usage", "--all", "--prometheus", "http://127.0.0.1:1"], exits.UNREADABLE),
+        (["usage", "--all", "--window", "an hour", "--prometheus", "http://x"], exits.UNREADABLE),
         ([], exits.UNREADABLE),
         (["no-such-command"], exits.UNREADABLE),
     ],
@@ -91,7 +93,7 @@ def test_every_command_exits_with_the_shared_codes(
 
 
 def test_the_exit_codes_are_documented_in_every_help() -> None:
-    for command in ([], ["render"], ["validate"], ["explain"], ["serve"]):
+    for command in ([], ["render"], ["validate"], ["explain"], ["serve"], ["usage"]):
         out = invoke(*command, "--help").output
         assert "Exit codes (the same for every command):" in out, command
         assert "3  rendered, but a ModelDeployment could not place every replica" in out

@@ -55,7 +55,11 @@ CODES = (
     Code(
         UNREADABLE,
         "input unreadable, or a usage error",
-        ("a missing file, malformed YAML, text that is not UTF-8, a bad option (all)",),
+        (
+            "a missing file, malformed YAML, text that is not UTF-8, a bad option (all)",
+            "the fleet-wide Prometheus not reached, refusing the query, or answering something "
+            "that is not its API (`usage`)",
+        ),
     ),
     Code(
         SHORT,
