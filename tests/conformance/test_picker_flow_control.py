@@ -5,7 +5,8 @@ Nothing is read from the network here: the facts are held below with their citat
 what Modelplane composes is checked against them. The default configs were also run once (a Go
 test dropped into v0.10.0's ``cmd/epp/runner``): both load through ``parseConfigurationPhaseOne``
 and ``Two`` with the gate on, ``initAdmissionControl`` wires the flow-control admission
-controller, and the default band's fairness policy is round robin.
+controller, and the default band's fairness policy is round robin; at v0.9.0 both load with the
+gate on and the band round robin too.
 
 The picker (github.com/llm-d/llm-d-router at tag v0.10.0, the release of Modelplane's default
 image; it carries its own ``pkg/epp``, its go.mod requiring gateway-api-inference-extension
