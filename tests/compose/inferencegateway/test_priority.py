@@ -42,8 +42,17 @@ def test_a_gateway_without_priority_composes_no_extension_policy() -> None:
     assert PRIORITY not in compose(authed(), [SEARCH]).resources
 
 
-def test_a_gateway_without_priority_removes_only_the_identity_on_arrival() -> None:
-    assert removed_on_arrival(compose(authed(), [SEARCH])) == ["x-modelplane-caller"]
+def test_a_gateway_without_priority_still_removes_the_priority_and_pickers_on_arrival() -> None:
+    # Its callers would otherwise name their own flow, and through the fleet hop their own
+    # objective.
+    assert removed_on_arrival(compose(authed(), [SEARCH])) == [
+        "x-modelplane-caller",
+        "x-modelplane-priority",
+        "x-llm-d-inference-objective",
+        "x-gateway-inference-objective",
+        "x-llm-d-inference-fairness-id",
+        "x-gateway-inference-fairness-id",
+    ]
 
 
 def test_priority_composes_one_extension_policy_on_the_front_listener() -> None:

@@ -8,7 +8,9 @@ never written into a manifest) and named in one SecurityPolicy on the front list
 ``apiKeyAuth`` reading the key header, forwarding the identity in ``x-modelplane-caller`` and
 removing the key before any backend sees it. A ClientTrafficPolicy removes any
 ``x-modelplane-caller`` a request arrives with, before any filter runs (early header mutation),
-so the header a backend sees is only ever the one the filter set
+so the header a backend sees is only ever the one the filter set; a gateway without ``auth``
+composes the same ClientTrafficPolicy (``compose_guard``), so no header only a gateway may set
+passes it either
 (tests/conformance/test_envoy_gateway_api_key.py cites each behaviour relied on).
 
 Evidence, not absence: a copy composed before whose Secret the label-selected list does not
@@ -232,15 +234,32 @@ def _composed(
         out[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
     spec = inputs.composite["spec"]
     copies = [copy_name(gateway, n) for n in sorted(selected)]
-    for key, manifest in (
-        (POLICY, security_policy(gateway, host, copies, key_header(spec))),
-        (HEADER_GUARD, header_guard(gateway, host, guarded)),
-    ):
-        obj = remote_object(
-            dns_label("gw", gateway, key), CONTROL_NAMESPACE, host.provider_config, manifest
-        )
-        out[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
+    policy = security_policy(gateway, host, copies, key_header(spec))
+    out[POLICY] = _on_host(inputs, gateway, host, POLICY, policy)
+    out.update(compose_guard(inputs, gateway, host, guarded))
     return out
+
+
+def _on_host(
+    inputs: Inputs, gateway: str, host: ClusterGateway, key: str, manifest: Obj
+) -> Desired:
+    obj = remote_object(
+        dns_label("gw", gateway, key), CONTROL_NAMESPACE, host.provider_config, manifest
+    )
+    return Desired(obj, ready_as_observed(inputs.observed.get(key)))
+
+
+def compose_guard(
+    inputs: Inputs, gateway: str, host: ClusterGateway, guarded: tuple[str, ...]
+) -> dict[str, Desired]:
+    """The header guard alone. Every front gateway has one, ``spec.auth`` or not: the headers
+    only a gateway may set (the identity, the priority, the picker's objective and flow) are
+    removed on arrival whether or not this gateway sets them, or its callers could set them."""
+    return {
+        HEADER_GUARD: _on_host(
+            inputs, gateway, host, HEADER_GUARD, header_guard(gateway, host, guarded)
+        )
+    }
 
 
 def caller_secret_copy(gateway: str, secret: str, host: ClusterGateway) -> Obj:

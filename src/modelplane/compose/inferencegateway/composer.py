@@ -109,10 +109,14 @@ def compose_gateway(inputs: Inputs) -> Result:
     result.resources.update(legacy_kept)
     pki = fleet_pki(dialled.fleet[str(ig["spec"]["clusterName"])])
     result.resources.update(_front(inputs, hosted, pki))
-    guarded = limits.guarded_headers(ig["spec"]) + priority.guarded_headers(ig["spec"])
+    guarded = limits.guarded_headers(ig["spec"]) + priority.GUARDED_HEADERS
     auth = callers.compose_callers(inputs, name, hosted.host, dialled.fleet, guarded)
     if auth.problem:
         return Result.failed(auth.problem)
+    if not isinstance(ig["spec"].get("auth"), Mapping):
+        # With auth the guard is one of the caller policies GatewayReady waits for; without,
+        # the gateway does not wait: until it applies, headers pass as they did before.
+        result.resources.update(callers.compose_guard(inputs, name, hosted.host, guarded))
     result.resources.update(auth.resources)
     budgets, problem = limits.compose_limits(inputs, name, hosted.host, auth)
     if problem:

@@ -15,8 +15,8 @@ Both are written by an inline Lua script in an Envoy Gateway EnvoyExtensionPolic
 listener: Envoy Gateway v1.8.1 runs Lua after api_key_auth (the identity is set) and before the
 router, and a route's header filter could not read the identity per caller. The script replaces
 or removes each header on every request, and the listener's ClientTrafficPolicy removes them, and
-the picker's objective headers, as the request arrives (``guarded_headers``): no client sets its
-own priority, objective or flow.
+the picker's objective headers, as the request arrives (``GUARDED_HEADERS``, on every front
+gateway, ``priority`` or not): no client sets its own priority, objective or flow.
 """
 
 from __future__ import annotations
@@ -60,12 +60,11 @@ def priority_problem(spec: Mapping[str, Any]) -> str:
     return ""
 
 
-def guarded_headers(spec: Mapping[str, Any]) -> tuple[str, ...]:
-    """Headers removed from every request as it arrives when the gateway sets priorities: its
-    own priority header and the picker's objective and fairness headers, under every name."""
-    if not priority_of(spec):
-        return ()
-    return (PRIORITY_HEADER, *OBJECTIVE_HEADERS, *FAIRNESS_HEADERS)
+GUARDED_HEADERS = (PRIORITY_HEADER, *OBJECTIVE_HEADERS, *FAIRNESS_HEADERS)
+"""Removed from every request as it arrives at every front gateway, with ``priority`` or not:
+the priority header and the picker's objective and fairness headers, under every name. Without
+it a caller of a gateway that sets no priority could name its own flow (flow control is on in
+the default picker configs) and, through the fleet hop, its own objective."""
 
 
 def caller_priorities(
