@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from modelplane.compose.gpu_taint import GPU_TAINT_KEY
-from modelplane.compose.inferencecluster.crds import inference_pool_crd
+from modelplane.compose.inferencecluster.crds import inference_objective_crd, inference_pool_crd
 from modelplane.compose.inferencecluster.releases import (
     CRD_ESTABLISHED,
     Chart,
@@ -70,6 +70,7 @@ ENVOY_GATEWAY = "envoy-gateway"
 AI_GATEWAY_CRDS = "envoy-ai-gateway-crds"
 AI_GATEWAY = "envoy-ai-gateway"
 POOL_CRD = "inference-pool-crd"
+OBJECTIVE_CRD = "inference-objective-crd"
 NFD = "node-feature-discovery"
 DRA = "nvidia-dra-driver"
 DRA_QUOTA = "nvidia-dra-driver-quota"
@@ -285,15 +286,23 @@ def _ai_gateway_values(_t: Target, _s: Setting, chart: Chart) -> Obj:
 
 
 def _pool_crd(t: Target, s: Setting) -> dict[str, Obj]:
-    # Never deleted: removing a CRD removes every InferencePool on the cluster, anyone's.
+    # Never deleted: removing a CRD removes every InferencePool (InferenceObjective) on the
+    # cluster, anyone's. The objective CRD is part of the stack so that StackReady, which
+    # replicas are placed behind, waits for it: a picker looks for the llm-d.ai group once, at
+    # its start (llm-d-router v0.10.0 pkg/epp/server/controller_config.go). It carries no
+    # inference-extension bundle annotation, so the stack's waves do not read it as a version.
     return {
-        POOL_CRD: stack_object(
+        key: stack_object(
             t,
             INFERENCE_EXTENSION.name,
-            POOL_CRD,
-            inference_pool_crd(s.version),
+            key,
+            crd,
             readiness={"policy": "DeriveFromCelQuery", "celQuery": CRD_ESTABLISHED},
             management_policies=list(NEVER_DELETE),
+        )
+        for key, crd in (
+            (POOL_CRD, inference_pool_crd(s.version)),
+            (OBJECTIVE_CRD, inference_objective_crd()),
         )
     }
 
