@@ -25,12 +25,12 @@ the first request (the gateway PodMonitor scrapes ``/stats/prometheus`` without 
 
 from __future__ import annotations
 
-import http.server
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from e2e.exposition import serve as serve_text
 from e2e.kubernetes import Cluster
 from modelplane.compose.frontdoor import FLEET_LISTENER, FRONT_LISTENER
 from modelplane.compose.scaletozero import ACTIVATION_SERIES, rule_cluster
@@ -181,22 +181,7 @@ class Stats:
     def serve(self) -> int:
         """Serves the exposition on a loopback port (returned) and keeps the list of clusters
         fresh from the routes every two seconds."""
-        stats = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = stats.exposition().encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = serve_text(self.exposition)
         threading.Thread(target=self._refresh, daemon=True).start()
         return int(self._server.server_address[1])
 

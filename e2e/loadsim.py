@@ -17,7 +17,6 @@ the control plane, serves the exposition on loopback and records one row per tic
 from __future__ import annotations
 
 import bisect
-import http.server
 import itertools
 import threading
 import time
@@ -25,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from e2e.exposition import serve as serve_text
 from modelplane.compose.modeldeployment.autoscaling import REPLICA_SERIES, prometheus_label
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
 
@@ -122,22 +122,7 @@ class Run:
 
     def serve(self) -> int:
         """Starts the exposition server on a loopback port, returned."""
-        run = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = run._text.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = serve_text(lambda: self._text)
         self._server = server
         return int(server.server_address[1])
 

@@ -22,7 +22,6 @@ import http.server
 import json
 import os
 import subprocess
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -32,6 +31,7 @@ from typing import Any
 import pytest
 
 from e2e import autoscaler, build, processes
+from e2e.exposition import serve as serve_text
 from tests.e2e.conftest import ROOT, modelplane
 
 pytestmark = pytest.mark.e2e
@@ -79,23 +79,7 @@ class Exposition:
         return "\n".join([*tokens, family, *requests]) + "\n"
 
     def serve(self) -> int:
-        exposition = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = exposition.text().encode()
-                self.send_response(200)
-                # Prometheus 3 refuses a scrape without a Content-Type it knows.
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = serve_text(self.text)
         return int(self._server.server_address[1])
 
     def stop(self) -> None:
