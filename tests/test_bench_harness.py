@@ -68,6 +68,6 @@ def test_the_instruction_bench_workers_make_the_calls_they_count():
 
     seed = Path(__file__).resolve().parents[1] / "examples" / "replica-seed"
     cold = bench_instructions.calls_for("cold", seed)()
-    assert len(cold.desired.resources) == 14
+    assert len(cold.desired.resources) == 25  # 14, and the 11 priority objectives
     for mode in bench_instructions.MODES:
         bench_instructions.calls_for(mode, seed)()

@@ -45,7 +45,7 @@ def test_the_tree_has_a_line_per_composite_and_composed_resource_and_a_closing_c
     # A header, one line per document of the stream (it holds no results), the counts.
     assert len(lines.splitlines()) == 1 + len(stream) + 1
     assert lines.splitlines()[-1] == (
-        "9 composites (4 ready), 124 composed resources (82 ready), on 2 clusters"
+        "9 composites (4 ready), 157 composed resources (115 ready), on 2 clusters"
     )
 
 
@@ -56,7 +56,7 @@ def test_the_tree_hides_usages_and_counts_them_in_its_closing_line() -> None:
     assert usages and not [line for line in lines if "Usage/" in line]
     assert len(lines) == 1 + len(stream) - len(usages) + 1
     assert lines[-1] == (
-        "9 composites (4 ready), 124 composed resources (82 ready), on 2 clusters, "
+        "9 composites (4 ready), 157 composed resources (115 ready), on 2 clusters, "
         f"{len(usages)} Usages hidden (--show-usages)"
     )
 
@@ -135,7 +135,7 @@ def test_readiness_follows_what_the_function_reported() -> None:
     assert [r["ready"] for r in rows(before.stdout) if workload in r["name"]] == ["False"]
     assert {r["ready"] for r in rows(after.stdout)} == {"True"}
     assert after.stdout.splitlines()[-1].startswith(
-        "3 composites (3 ready), 54 composed resources (54 ready), on 1 cluster"
+        "3 composites (3 ready), 65 composed resources (65 ready), on 1 cluster"
     )
 
 

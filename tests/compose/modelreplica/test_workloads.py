@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.modelreplica import network, routing
+from modelplane.compose.modelreplica import network, objectives, routing
 from modelplane.compose.modelreplica.workloads import (
     DEPLOYMENT_READY,
     GANGS_READY,
@@ -262,8 +262,9 @@ def test_every_remote_object_names_its_owner():
         assert labels.get("app.kubernetes.io/managed-by") == "modelplane", key
         if key != "namespace":
             assert labels["modelplane.ai/replica"] == "r", key
-            # Routing and the network policies serve the whole replica, not one engine.
-            if key not in (*routing.KEYS, *network.KEYS):
+            # Routing, the network policies and the priority objectives (an InferenceObjective
+            # names the replica's pool) serve the whole replica, not one engine.
+            if key not in (*routing.KEYS, *network.KEYS, *objectives.KEYS):
                 assert labels["modelplane.ai/engine"] in ("main", "solo"), key
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from modelplane.apis import API_VERSION
 from modelplane.compose.modelreplica import (
     network,
+    objectives,
     parallelism,
     picker,
     pools,
@@ -30,6 +31,7 @@ from modelplane.composer import (
     Desired,
     Event,
     Inputs,
+    Ready,
     Requirement,
     Result,
     namespace_of,
@@ -74,7 +76,7 @@ def compose_replica(inputs: Inputs) -> Result:
     resources = _resources(ctx, workloads)
     result = Result(
         resources={
-            key: Desired(obj, ready_as_observed(inputs.observed.get(key)))
+            key: Desired(obj, _readiness(key, inputs.observed.get(key)))
             for key, obj in resources.items()
         },
         requirements=requirements,
@@ -122,8 +124,18 @@ def _resources(ctx: ReplicaContext, workloads: dict[str, Obj]) -> dict[str, Obj]
     resources.update(routing.compose_routing(ctx))
     # Separate objects, never in a pod template: composed at once, they restart nothing.
     resources.update(network.compose_network(ctx))
+    # A caller's priority on this replica's pool: the objective the fleet hop names from it.
+    resources.update(objectives.compose_objectives(ctx, routing.pool_name(ctx.name)))
     # Until its deployment's rollout reaches it, what this release adds to pods waits.
     return revision.held(ctx.replica, revision.marked(ctx.replica, resources), ctx.observed)
+
+
+def _readiness(key: str, observed: Obj | None) -> Ready:
+    # An objective only lends requests a priority: the replica never waits for its cluster to
+    # apply one (unapplied, requests are served at priority 0).
+    if key in objectives.KEYS:
+        return objectives.objective_ready(observed)
+    return ready_as_observed(observed)
 
 
 def _report(ctx: ReplicaContext, resources: dict[str, Obj], result: Result) -> None:

@@ -16,9 +16,9 @@ In ``llm-d.ai/v1alpha2``, the group the picker prefers when the cluster serves i
 (``pkg/epp/server/controller_config.go``, which looks once, at the picker's start). None for an
 llm-d picker of a release that does not watch that group (``pickerversions.reads_objectives``).
 
-Not yet composed by the ModelReplica composer: the serving stack does not install the llm-d.ai
-InferenceObjective CRD, so a cluster could not apply them (docs/design/shared-front-door.md,
-"Priority as designed", what remains).
+Composed by the ModelReplica composer beside the replica's network objects, ready once they
+exist (``objective_ready``); the serving stack applies the llm-d.ai InferenceObjective CRD before
+StackReady (``compose/inferencecluster/components.py``).
 """
 
 from __future__ import annotations
