@@ -43,7 +43,11 @@ Read from github.com/kedacore/keda at tag v2.20.2 (68a5b5028f35); each fact belo
   writes ``minReplicaCount`` when above 0, else 1; inactive above 0 replicas with a minimum of 0,
   ``scaleToZeroOrIdle`` writes 0 once ``lastActiveTime + cooldownPeriod`` has passed
   (``defaultCooldownPeriod = 5 * 60``, pkg/scaling/executor/scale_executor.go); inactive below
-  the minimum, it writes ``minReplicaCount``; otherwise the HPA scales.
+  the minimum, it writes ``minReplicaCount``; otherwise the HPA scales. A ScaledObject annotated
+  ``autoscaling.keda.sh/force-activation: "true"`` is active whatever its triggers read
+  (``scaledObject.NeedToForceActivation()``, apis/keda/v1alpha1/scaledobject_types.go
+  ``getBoolAnnotation``), and pkg/scaling/scale_handler.go ``checkScalers`` reads the
+  ScaledObject afresh on every poll, so the annotation counts from the next poll.
 """
 
 from __future__ import annotations
@@ -106,6 +110,7 @@ DEFAULT_COOLDOWN_SECONDS = 300
 DEFAULT_MIN_REPLICA_COUNT = 0
 DEFAULT_HPA_MAX_REPLICAS = 100
 REPLICAS_FIELD = ("spec", "replicas")
+FORCE_ACTIVATION = "autoscaling.keda.sh/force-activation"
 """Where ``GetCurrentReplicas`` first looks for a custom resource's replica count."""
 
 
@@ -159,6 +164,12 @@ def hpa_max_replicas(scaled_object: Mapping[str, Any]) -> int:
     return int(_spec(scaled_object).get("maxReplicaCount", DEFAULT_HPA_MAX_REPLICAS))
 
 
+def _bool_annotation(annotations: Mapping[str, Any], key: str) -> bool:
+    """``getBoolAnnotation``: absent is false; a value ``strconv.ParseBool`` cannot parse is
+    true."""
+    return key in annotations and annotations[key] not in {"0", "f", "F", "FALSE", "false", "False"}
+
+
 @dataclass(frozen=True)
 class ScaleWrite:
     """What ``RequestScale`` writes to the target's scale subresource, and when."""
@@ -174,7 +185,8 @@ def request_scale(
     answering; None where KEDA leaves the count to the HPA."""
     spec = _spec(scaled_object)
     minimum = int(spec.get("minReplicaCount", DEFAULT_MIN_REPLICA_COUNT))
-    if active:
+    annotations = (scaled_object.get("metadata") or {}).get("annotations") or {}
+    if active or _bool_annotation(annotations, FORCE_ACTIVATION):
         return ScaleWrite(minimum if minimum > 0 else 1) if current == 0 else None
     if current > 0 and minimum == 0:
         return ScaleWrite(0, int(spec.get("cooldownPeriod", DEFAULT_COOLDOWN_SECONDS)))

@@ -22,7 +22,12 @@ import pytest
 import yaml
 
 from modelplane.compose import scaletozero
-from modelplane.compose.modeldeployment.autoscaling import MetricsEndpoint, scaled_object
+from modelplane.compose.modeldeployment.autoscaling import (
+    FORCE_ACTIVATION,
+    MetricsEndpoint,
+    held_awake,
+    scaled_object,
+)
 from modelplane.kube.admission import Admission
 from tests.conformance import keda
 
@@ -291,3 +296,12 @@ def test_the_hpa_keda_creates_is_named_keda_hpa_and_the_deployment() -> None:
 def test_a_deployment_that_may_sleep_goes_to_zero_after_its_idle_seconds() -> None:
     so = composed(minReplicas=0, scaleToZero={"idleSeconds": 900})
     assert keda.request_scale(so, 2, active=False) == keda.ScaleWrite(0, 900)
+
+
+def test_a_deployment_held_awake_is_never_put_to_sleep() -> None:
+    so = held_awake(composed(minReplicas=0, scaleToZero={"idleSeconds": 900}))
+    assert keda.request_scale(so, 1, active=False) is None
+
+
+def test_the_annotation_that_holds_it_awake_is_the_one_keda_reads() -> None:
+    assert FORCE_ACTIVATION == keda.FORCE_ACTIVATION

@@ -31,6 +31,7 @@ from e2e.environment import Environment
 from e2e.envoy import Answer, FrontDoor, Stats
 from e2e.kubernetes import condition_true
 from modelplane.compose.frontdoor import service_prefix
+from modelplane.compose.modeldeployment.autoscaling import FORCE_ACTIVATION
 from modelplane.compose.scaletozero import activation_clusters
 from modelplane.labels import DEPLOYMENT
 from tests.e2e.conftest import (
@@ -102,6 +103,9 @@ class Door:
     awake: Answer | None = None
     reasons: dict[str, str] = field(default_factory=dict)
     """Condition reasons while asleep: ``<kind>/<type>``."""
+    held: bool = False
+    """Whether the ScaledObject was seen forced active while the woken deployment had no
+    replica serving."""
 
 
 def replicas(env: Environment) -> tuple[int, int]:
@@ -199,15 +203,18 @@ def woken(asleep: Door) -> Door:
     started = time.monotonic()
 
     def serving() -> None:
-        # A client told Retry-After retries: each retry is counted, as the first request was,
-        # and keeps the deployment awake until its replica serves (one request's rate lasts
-        # the query's minute, which a cold start may outlast).
-        answer = asleep.door.request(PATH)
+        # One request, the one at zero: the deployment stays awake until its replica serves,
+        # however long its cold start against its idle time.
+        if replicas(asleep.env)[1] == 0:
+            scaled = asleep.env.control.get("scaledobject", NAME, "-n", NAMESPACE)
+            annotations = scaled["metadata"].get("annotations") or {}
+            asleep.held |= annotations.get(FORCE_ACTIVATION) == "true"
         assert replicas(asleep.env) == (1, 1)
+        answer = asleep.door.request(PATH)
         assert answer.status == 200, answer
         asleep.awake = answer
 
-    eventually(serving, timeout=420, interval=30)
+    eventually(serving, timeout=420, interval=3)
     print(f"\nwoken and routed in {time.monotonic() - started:.0f} s")
     return asleep
 
@@ -281,3 +288,7 @@ def test_the_request_at_zero_wakes_the_deployment_and_its_lane_serves(woken: Doo
     assert replicas(woken.env) == (1, 1)
     assert woken.awake is not None and woken.awake.status == 200
     deployment_ready(woken.env, NAMESPACE, NAME)
+
+
+def test_woken_it_is_held_awake_until_its_replica_serves(woken: Door) -> None:
+    assert woken.held

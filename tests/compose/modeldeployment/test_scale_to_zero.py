@@ -9,7 +9,11 @@ import copy
 from typing import Any
 
 from modelplane.compose.modeldeployment.autoscaler import HPA, METRICS, SERVICES
-from modelplane.compose.modeldeployment.autoscaling import FRONT_DOOR, SCALED_OBJECT
+from modelplane.compose.modeldeployment.autoscaling import (
+    FORCE_ACTIVATION,
+    FRONT_DOOR,
+    SCALED_OBJECT,
+)
 from modelplane.compose.scaletozero import rule_cluster
 from modelplane.explain import explain
 from tests.compose.modeldeployment.test_autoscaler import CONFIG, autoscaled, hpa, keda, placed
@@ -227,6 +231,57 @@ def test_asleep_its_autoscaling_status_says_so_and_what_wakes_it() -> None:
 
 def test_awake_its_autoscaling_status_says_it_is_not_asleep() -> None:
     assert reconciled(sleepy(replicas=1)).status["autoscaling"]["asleep"] is False
+
+
+# Woken: held awake until a replica serves.
+
+
+def forced(rsp: Response) -> bool:
+    annotations = rsp.resources[SCALED_OBJECT]["metadata"].get("annotations") or {}
+    return annotations.get(FORCE_ACTIVATION) == "true"
+
+
+def woken_and_serving() -> Response:
+    woken = reconciled(sleepy(replicas=1))
+    return reconciled(sleepy(replicas=1), as_observed(woken))
+
+
+def test_woken_with_no_replica_serving_it_is_held_awake() -> None:
+    assert forced(reconciled(sleepy(replicas=1)))
+
+
+def test_woken_with_no_replica_serving_its_status_says_it_is_waking() -> None:
+    rsp = reconciled(sleepy(replicas=1))
+    assert rsp.status["autoscaling"]["waking"] is True
+    assert "holds it awake until one does" in rsp.condition("Autoscaling")[2]
+
+
+def test_once_a_replica_serves_it_is_no_longer_held_awake() -> None:
+    rsp = woken_and_serving()
+    assert rsp.status["replicas"]["ready"] == 1
+    assert not forced(rsp)
+    assert "waking" not in rsp.status["autoscaling"]
+
+
+def test_once_a_replica_serves_it_still_wakes_on_its_front_door() -> None:
+    assert front_door(woken_and_serving()) is not None
+
+
+def test_every_replica_down_holds_it_awake_again() -> None:
+    down = as_observed(woken_and_serving(), serving="False", ready="False")
+    assert forced(reconciled(sleepy(replicas=1), down))
+
+
+def test_asleep_it_is_not_held_awake() -> None:
+    assert not forced(reconciled(sleepy(replicas=0)))
+
+
+def test_a_deployment_nothing_wakes_is_not_held_awake() -> None:
+    assert not forced(reconciled(sleepy(replicas=1), services=()))
+
+
+def test_a_deployment_that_may_not_sleep_is_not_held_awake() -> None:
+    assert not forced(reconciled(autoscaled(replicas=1)))
 
 
 def test_kedas_refusal_is_said_over_asleep() -> None:

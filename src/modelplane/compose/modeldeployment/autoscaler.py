@@ -22,6 +22,7 @@ from modelplane.compose.modeldeployment.autoscaling import (
     SCALED_OBJECT,
     MetricsEndpoint,
     desired_replicas,
+    held_awake,
     minimum,
     scaled_object,
     woken_by,
@@ -87,6 +88,8 @@ class Scaling:
     status: Obj | None = None
     asleep: str = ""
     """What wakes the deployment, while its autoscaler holds it at zero (else empty)."""
+    may_sleep: bool = False
+    """Awake, with a ScaledObject that may take it to zero."""
 
     def into(self, result: Result) -> Result:
         """``result`` with the ScaledObject, the lookups and the report added (a fatal result
@@ -97,11 +100,37 @@ class Scaling:
         result.requirements.update(self.requirements)
         if self.asleep:
             result.conditions = [_asleep_serving(c, self.asleep) for c in result.conditions]
-        result.conditions.append(self.condition)
-        result.status["autoscaling"] = self.status or {}
+        status = dict(self.status or {})
+        condition = self.condition
+        if self.may_sleep and not _serving(result):
+            _hold_awake(result)
+            status["waking"] = True
+            condition = condition._replace(message=f"{condition.message}; {WAKING}")
+        result.conditions.append(condition)
+        result.status["autoscaling"] = status
         # The HPA refuses a scale target that reports no selector, whatever its metrics are.
         result.status["selector"] = f"{DEPLOYMENT}={objects.name(self.composite)}"
         return result
+
+
+WAKING = (
+    "no replica serves yet: the autoscaler holds it awake until one does, and counts its idle "
+    "time from then"
+)
+
+
+def _serving(result: Result) -> bool:
+    """Whether a replica of the result serves (its status, composed this round, says so)."""
+    replicas = result.status.get("replicas")
+    return isinstance(replicas, dict) and int(replicas.get("ready") or 0) > 0
+
+
+def _hold_awake(result: Result) -> None:
+    """A deployment awake that may sleep but has no replica serving (woken, just created, or
+    every replica down) is not put back to zero: a cold start longer than its idle time would
+    otherwise sleep it again before the request that woke it could be served."""
+    scaled = result.resources[SCALED_OBJECT]
+    result.resources[SCALED_OBJECT] = scaled._replace(resource=held_awake(scaled.resource))
 
 
 def hpa_name(md: Mapping[str, Any]) -> str:
@@ -206,7 +235,8 @@ def stage(inputs: Inputs) -> Scaling:
         status |= {"asleep": bool(asleep), "activationClusters": list(woken.clusters)}
     clamped = _clamped(spec, replicas, low)
     judged = _sleep(md, woken, asleep, _judge(observed, hpa, clamped))
-    return Scaling(composite, resources, asks, judged, status, asleep)
+    may_sleep = bool(woken.clusters) and replicas > 0
+    return Scaling(composite, resources, asks, judged, status, asleep, may_sleep)
 
 
 def _asleep(md: Mapping[str, Any], woken: Wake) -> str:

@@ -40,6 +40,12 @@ front door's alone (a KV-cache reading at rest must not keep the deployment awak
 ACTIVATION_ANNOTATION = "modelplane.ai/activation-clusters"
 """On the ScaledObject: the clusters its front-door trigger reads, comma-separated, so a later
 reconcile can keep them while no ModelService says otherwise (autoscaler.py)."""
+FORCE_ACTIVATION = "autoscaling.keda.sh/force-activation"
+"""KEDA v2.20.2 counts a ScaledObject annotated ``"true"`` active on every poll whatever its
+triggers read (``apis/keda/v1alpha1/scaledobject_types.go`` ``NeedToForceActivation``), and an
+active one with replicas gets ``lastActiveTime`` refreshed, never scaled to zero
+(``pkg/scaling/executor/scale_scaledobjects.go`` ``RequestScale``). Its scale loop reads the
+ScaledObject afresh each poll (``pkg/scaling/scale_handler.go`` ``checkScalers``)."""
 
 
 @dataclass(frozen=True)
@@ -290,6 +296,14 @@ def scaled_object(
         "metadata": metadata,
         "spec": spec,
     }
+
+
+def held_awake(scaled: Obj) -> Obj:
+    """``scaled`` forced active: KEDA keeps the deployment awake, and its cooldown starts only
+    once the annotation goes."""
+    metadata = dict(scaled["metadata"])
+    metadata["annotations"] = {**(metadata.get("annotations") or {}), FORCE_ACTIVATION: "true"}
+    return {**scaled, "metadata": metadata}
 
 
 def woken_by(scaled: Mapping[str, Any] | None) -> list[str]:
