@@ -29,6 +29,7 @@ import yaml
 
 from e2e import build, pki, processes
 from e2e.kubernetes import Cluster, condition_true, free_port
+from modelplane.compose.modeldeployment.autoscaling import METRICS_CONFIG
 
 NAMESPACE = "keda"
 ADAPTER_SERVICE = "keda-metrics-apiserver"
@@ -37,9 +38,40 @@ EXTERNAL_METRICS = "v1beta1.external.metrics.k8s.io"
 SCRAPE_SECONDS = 1
 
 
+STACK = ("keda-adapter", "keda-operator", "prometheus")
+"""The processes ``start_stack`` starts, in the order ``stop_stack`` stops them."""
+
+
 @dataclass(frozen=True)
 class Prometheus:
     url: str
+
+
+def start_stack(cluster: Cluster, targets: list[str]) -> Prometheus:
+    """The fleet's autoscaling as a platform wires it: a Prometheus scraping ``targets``, KEDA,
+    and the EnvironmentConfig that names that Prometheus to the function."""
+    binaries = build.build_all(["keda", "prometheus"])
+    prometheus = start_prometheus(cluster, binaries["prometheus"] / "prometheus", targets)
+    start_keda(cluster, binaries["keda"])
+    named = {"prometheus": {"serverAddress": prometheus.url}}
+    cluster.apply(
+        [
+            {
+                "apiVersion": "apiextensions.crossplane.io/v1beta1",
+                "kind": "EnvironmentConfig",
+                "metadata": {"name": METRICS_CONFIG},
+                "data": named,
+            }
+        ]
+    )
+    return prometheus
+
+
+def stop_stack(cluster: Cluster) -> None:
+    """What ``start_stack`` started, gone (each step tolerant of a stack half started)."""
+    cluster.kubectl("delete", "environmentconfig", METRICS_CONFIG, check=False)
+    for name in STACK:
+        processes.stop(cluster.run, name)
 
 
 def start_prometheus(cluster: Cluster, binary: Path, targets: list[str]) -> Prometheus:

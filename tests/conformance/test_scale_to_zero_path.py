@@ -41,8 +41,6 @@ Facts, each read at its version:
 
 from __future__ import annotations
 
-import codecs
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +53,7 @@ from modelplane.compose.modelservice.composer import (
 from modelplane.compose.modelservice.unavailable import SENTINEL_HEADER
 from modelplane.compose.scaletozero import activation_clusters
 from modelplane.composer import Inputs, Result
+from tests import promql
 from tests.compose.inferencecluster.support import cluster, installing, manifest, resources
 from tests.compose.modelservice.kit import manifests, service, service_inputs
 from tests.conformance import keda
@@ -126,14 +125,6 @@ def response_headers(direct_response: Obj) -> set[str]:
     names = {"Content-Type"} if "contentType" in direct_response else set()
     header = direct_response.get("header") or {}
     return names | {h["name"] for key in ("set", "add") for h in header.get(key, [])}
-
-
-def prometheus_matches(query: str, value: str) -> bool:
-    """Whether the query's ``=~`` matcher selects a label value: the string literal unquoted
-    as PromQL does (Go's escapes, so ``\\\\`` is one backslash), then anchored."""
-    [literal] = re.findall(r'=~"((?:[^"\\]|\\.)*)"', query)
-    pattern = codecs.decode(literal, "unicode_escape")
-    return re.fullmatch(pattern, value) is not None
 
 
 ASLEEP: Obj = {
@@ -228,15 +219,15 @@ def test_the_sentinel_route_answers_the_model_request_with_the_unavailable_filte
 def test_the_activation_query_selects_the_path_and_model_rules_clusters() -> None:
     objects = at_zero()
     query = front_door_query()
-    assert prometheus_matches(query, cluster_name(objects["front/main"], 0))
-    assert prometheus_matches(query, cluster_name(objects["models/main"], 0))
+    assert promql.selects(query, cluster_name(objects["front/main"], 0))
+    assert promql.selects(query, cluster_name(objects["models/main"], 0))
 
 
 def test_the_activation_query_leaves_out_the_ai_gateways_route_not_found_rule() -> None:
     models = at_zero()["models/main"]
     # The AI Gateway appends its route-not-found rule after the AIGatewayRoute's rules.
     not_found = len(models["spec"]["rules"])
-    assert not prometheus_matches(front_door_query(), cluster_name(models, not_found))
+    assert not promql.selects(front_door_query(), cluster_name(models, not_found))
 
 
 # (d) The answer at zero.

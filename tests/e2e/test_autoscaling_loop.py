@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from e2e import autoscaler, build, processes
+from e2e import autoscaler
 from e2e.environment import Environment
 from e2e.kubernetes import condition_true
 from e2e.loadsim import Curve, Row, Run, Simulator, figures
@@ -129,23 +129,9 @@ def observe(env: Environment) -> tuple[int, list[str]]:
 
 @pytest.fixture(scope="module")
 def played(e2e: Environment) -> Iterator[list[Row]]:
-    binaries = build.build_all(["keda", "prometheus"])
     run = Run(NAMESPACE, NAME, PLAYED.curve, Simulator(CAPACITY), lambda: observe(e2e))
     port = run.serve()
-    prometheus = autoscaler.start_prometheus(
-        e2e.control, binaries["prometheus"] / "prometheus", [f"127.0.0.1:{port}"]
-    )
-    autoscaler.start_keda(e2e.control, binaries["keda"])
-    e2e.control.apply(
-        [
-            {
-                "apiVersion": "apiextensions.crossplane.io/v1beta1",
-                "kind": "EnvironmentConfig",
-                "metadata": {"name": "modelplane-autoscaling"},
-                "data": {"prometheus": {"serverAddress": prometheus.url}},
-            }
-        ]
-    )
+    autoscaler.start_stack(e2e.control, [f"127.0.0.1:{port}"])
     try:
         add_fleet(
             e2e,
@@ -165,9 +151,7 @@ def played(e2e: Environment) -> Iterator[list[Row]]:
     finally:
         run.stop()
         retire(e2e, {NAMESPACE}, {CLUSTER})
-        e2e.control.kubectl("delete", "environmentconfig", "modelplane-autoscaling", check=False)
-        for name in ("keda-adapter", "keda-operator", "prometheus"):
-            processes.stop(e2e.run, name)
+        autoscaler.stop_stack(e2e.control)
 
 
 def record(env: Environment, rows: list[Row]) -> None:

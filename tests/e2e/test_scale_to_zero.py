@@ -17,8 +17,6 @@ exporting Envoy's per-cluster request counter, each rule cited there.
 
 from __future__ import annotations
 
-import codecs
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from e2e import autoscaler, build, control, pki, processes
+from e2e import autoscaler, control, pki
 from e2e.environment import Environment
 from e2e.envoy import Answer, FrontDoor, Stats
 from e2e.kubernetes import condition_true
@@ -34,6 +32,7 @@ from modelplane.compose.frontdoor import service_prefix
 from modelplane.compose.modeldeployment.autoscaling import FORCE_ACTIVATION
 from modelplane.compose.scaletozero import activation_clusters
 from modelplane.labels import DEPLOYMENT
+from tests import promql
 from tests.e2e.conftest import (
     FLEET_LABEL,
     ROOT,
@@ -118,7 +117,6 @@ def replicas(env: Environment) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def door(e2e: Environment) -> Iterator[Door]:
-    binaries = build.build_all(["keda", "prometheus"])
     classes = documents(ROOT / "docs/getting-started/classes.yaml")
     add_fleet(e2e, [*classes, guide_cluster(CLUSTER, nodes=1)])
     # A gateway composes on a cluster whose stack publishes its gateway (test_front_door).
@@ -127,20 +125,7 @@ def door(e2e: Environment) -> Iterator[Door]:
     )
     stats = Stats(FrontDoor(e2e.workloads[CLUSTER]))
     port = stats.serve()
-    prometheus = autoscaler.start_prometheus(
-        e2e.control, binaries["prometheus"] / "prometheus", [f"127.0.0.1:{port}"]
-    )
-    autoscaler.start_keda(e2e.control, binaries["keda"])
-    e2e.control.apply(
-        [
-            {
-                "apiVersion": "apiextensions.crossplane.io/v1beta1",
-                "kind": "EnvironmentConfig",
-                "metadata": {"name": "modelplane-autoscaling"},
-                "data": {"prometheus": {"serverAddress": prometheus.url}},
-            }
-        ]
-    )
+    autoscaler.start_stack(e2e.control, [f"127.0.0.1:{port}"])
     try:
         # The gateway's client certificate is a cert-manager Certificate, which the tier does
         # not run: its CRD is enough for the gateway to compose whole (tests/e2e/test_front_door).
@@ -157,9 +142,7 @@ def door(e2e: Environment) -> Iterator[Door]:
         e2e.control.kubectl("delete", "inferencegateway", GATEWAY, "--timeout=300s", check=False)
         e2e.control.kubectl("-n", control.NAMESPACE, "delete", "secret", TLS_SECRET, check=False)
         retire(e2e, {NAMESPACE}, {CLUSTER})
-        e2e.control.kubectl("delete", "environmentconfig", "modelplane-autoscaling", check=False)
-        for name in ("keda-adapter", "keda-operator", "prometheus"):
-            processes.stop(e2e.run, name)
+        autoscaler.stop_stack(e2e.control)
 
 
 @pytest.fixture(scope="module")
@@ -223,13 +206,6 @@ def service(env: Environment) -> dict[str, Any]:
     return env.control.get("modelservice", NAME, "-n", NAMESPACE)
 
 
-def selected(query: str, cluster: str) -> bool:
-    """Whether the query's ``=~`` matcher selects the cluster: its string literal unquoted as
-    PromQL does (Go's escapes), then anchored."""
-    [literal] = re.findall(r'=~"((?:[^"\\]|\\.)*)"', query)
-    return re.fullmatch(codecs.decode(literal, "unicode_escape"), cluster) is not None
-
-
 def test_the_service_publishes_the_clusters_of_its_front_door_rules(door: Door) -> None:
     def published() -> None:
         # The path route's rule is the first cluster a path-form request is counted in (the
@@ -247,7 +223,7 @@ def test_the_scaled_object_may_sleep_and_wakes_on_those_clusters(door: Door) -> 
         assert scaled["minReplicaCount"] == 0
         assert scaled["cooldownPeriod"] == IDLE
         [front] = [t for t in scaled["triggers"] if t["name"] == "front-door"]
-        assert clusters and all(selected(front["metadata"]["query"], c) for c in clusters)
+        assert clusters and all(promql.selects(front["metadata"]["query"], c) for c in clusters)
 
     eventually(composed, timeout=120, interval=2)
 
