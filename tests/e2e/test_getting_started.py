@@ -13,6 +13,7 @@ import pytest
 
 from e2e.environment import Environment
 from e2e.workload import POOL_LABEL
+from modelplane.compose.frontdoor import PRIORITY_VALUES
 from tests.docs.test_getting_started import commands
 from tests.e2e.conftest import (
     ROOT,
@@ -101,6 +102,20 @@ def test_pools_and_routes_are_admitted_and_accepted_by_the_gateway(served: Envir
         (parent,) = route["status"]["parents"]
         accepted = {c["type"]: c["status"] for c in parent["conditions"]}
         assert accepted == {"Accepted": "True", "ResolvedRefs": "True"}
+
+
+def test_every_pool_has_an_admitted_objective_for_each_priority(served: Environment) -> None:
+    # The fleet hop names one objective per value (compose/modelreplica/objectives.py); the
+    # real API server admits them against llm-d-router v0.10.0's CRD, as an External
+    # inference extension's owner installs it (e2e.workload.EXTERNAL_STACK_CRDS).
+    cluster = served.workloads["gpu-1"]
+    pools = cluster.get("inferencepools.inference.networking.k8s.io", "-n", "ml-team")["items"]
+    objectives = cluster.get("inferenceobjectives.llm-d.ai", "-n", "ml-team")["items"]
+    by_pool: dict[str, set[int]] = {}
+    for o in objectives:
+        by_pool.setdefault(o["spec"]["poolRef"]["name"], set()).add(o["spec"]["priority"])
+    assert len(pools) == 2
+    assert by_pool == {p["metadata"]["name"]: set(PRIORITY_VALUES) for p in pools}
 
 
 def test_explain_places_the_replicas_where_they_run(served: Environment) -> None:
