@@ -57,6 +57,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.kube import objects
+
 REPOSITORY = "kedacore/keda"
 TAG = "v2.20.2"
 COMMIT = "68a5b5028f35b22d50597c69819ab32c4e92f21a"
@@ -110,8 +112,9 @@ DEFAULT_COOLDOWN_SECONDS = 300
 DEFAULT_MIN_REPLICA_COUNT = 0
 DEFAULT_HPA_MAX_REPLICAS = 100
 REPLICAS_FIELD = ("spec", "replicas")
-FORCE_ACTIVATION = "autoscaling.keda.sh/force-activation"
 """Where ``GetCurrentReplicas`` first looks for a custom resource's replica count."""
+FORCE_ACTIVATION = "autoscaling.keda.sh/force-activation"
+"""``ForceActivationAnnotation`` (apis/keda/v1alpha1/scaledobject_types.go)."""
 
 
 def parses_as_float64(value: str) -> bool:
@@ -185,8 +188,7 @@ def request_scale(
     answering; None where KEDA leaves the count to the HPA."""
     spec = _spec(scaled_object)
     minimum = int(spec.get("minReplicaCount", DEFAULT_MIN_REPLICA_COUNT))
-    annotations = (scaled_object.get("metadata") or {}).get("annotations") or {}
-    if active or _bool_annotation(annotations, FORCE_ACTIVATION):
+    if active or _bool_annotation(objects.annotations(scaled_object), FORCE_ACTIVATION):
         return ScaleWrite(minimum if minimum > 0 else 1) if current == 0 else None
     if current > 0 and minimum == 0:
         return ScaleWrite(0, int(spec.get("cooldownPeriod", DEFAULT_COOLDOWN_SECONDS)))

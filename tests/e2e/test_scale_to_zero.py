@@ -31,6 +31,7 @@ from e2e.kubernetes import condition_true
 from modelplane.compose.frontdoor import service_prefix
 from modelplane.compose.modeldeployment.autoscaling import FORCE_ACTIVATION
 from modelplane.compose.scaletozero import activation_clusters
+from modelplane.kube import objects
 from modelplane.labels import DEPLOYMENT
 from tests import promql
 from tests.e2e.conftest import (
@@ -188,11 +189,11 @@ def woken(asleep: Door) -> Door:
     def serving() -> None:
         # One request, the one at zero: the deployment stays awake until its replica serves,
         # however long its cold start against its idle time.
-        if replicas(asleep.env)[1] == 0:
+        now = replicas(asleep.env)
+        if now[1] == 0:
             scaled = asleep.env.control.get("scaledobject", NAME, "-n", NAMESPACE)
-            annotations = scaled["metadata"].get("annotations") or {}
-            asleep.held |= annotations.get(FORCE_ACTIVATION) == "true"
-        assert replicas(asleep.env) == (1, 1)
+            asleep.held |= objects.annotations(scaled).get(FORCE_ACTIVATION) == "true"
+        assert now == (1, 1)
         answer = asleep.door.request(PATH)
         assert answer.status == 200, answer
         asleep.awake = answer

@@ -16,6 +16,7 @@ from modelplane.compose.modeldeployment.autoscaling import (
 )
 from modelplane.compose.scaletozero import rule_cluster
 from modelplane.explain import explain
+from modelplane.kube import objects
 from tests.compose.modeldeployment.test_autoscaler import CONFIG, autoscaled, hpa, keda, placed
 from tests.compose.modeldeployment.test_deployment_churn import as_observed
 from tests.compose.through import Response, reconcile_deployment
@@ -237,8 +238,7 @@ def test_awake_its_autoscaling_status_says_it_is_not_asleep() -> None:
 
 
 def forced(rsp: Response) -> bool:
-    annotations = rsp.resources[SCALED_OBJECT]["metadata"].get("annotations") or {}
-    return annotations.get(FORCE_ACTIVATION) == "true"
+    return objects.annotations(rsp.resources[SCALED_OBJECT]).get(FORCE_ACTIVATION) == "true"
 
 
 def woken_and_serving() -> Response:

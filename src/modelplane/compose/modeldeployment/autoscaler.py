@@ -88,8 +88,8 @@ class Scaling:
     status: Obj | None = None
     asleep: str = ""
     """What wakes the deployment, while its autoscaler holds it at zero (else empty)."""
-    may_sleep: bool = False
-    """Awake, with a ScaledObject that may take it to zero."""
+    idles_to_zero: bool = False
+    """Awake, with a ScaledObject that may take it to zero once idle."""
 
     def into(self, result: Result) -> Result:
         """``result`` with the ScaledObject, the lookups and the report added (a fatal result
@@ -102,7 +102,7 @@ class Scaling:
             result.conditions = [_asleep_serving(c, self.asleep) for c in result.conditions]
         status = dict(self.status or {})
         condition = self.condition
-        if self.may_sleep and not _serving(result):
+        if self.idles_to_zero and not _serving(result):
             _hold_awake(result)
             status["waking"] = True
             condition = condition._replace(message=f"{condition.message}; {WAKING}")
@@ -235,8 +235,8 @@ def stage(inputs: Inputs) -> Scaling:
         status |= {"asleep": bool(asleep), "activationClusters": list(woken.clusters)}
     clamped = _clamped(spec, replicas, low)
     judged = _sleep(md, woken, asleep, _judge(observed, hpa, clamped))
-    may_sleep = bool(woken.clusters) and replicas > 0
-    return Scaling(composite, resources, asks, judged, status, asleep, may_sleep)
+    idles_to_zero = bool(woken.clusters) and replicas > 0
+    return Scaling(composite, resources, asks, judged, status, asleep, idles_to_zero)
 
 
 def _asleep(md: Mapping[str, Any], woken: Wake) -> str:
