@@ -1,4 +1,5 @@
-"""``python -m e2e up | down | status | build``: the e2e environment by hand.
+"""``python -m e2e up | down | status | build | tier``: the e2e environment by hand, and the
+whole tier as CI runs it (``e2e.tier``).
 
 The run directory is ``$MODELPLANE_E2E_RUN`` (default ``~/.cache/modelplane-e2e/run``); every
 process's log and PID file is there.
@@ -10,7 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from e2e import build, environment, processes
+from e2e import build, environment, processes, tier
 
 
 def main(argv: list[str]) -> int:
@@ -18,6 +19,8 @@ def main(argv: list[str]) -> int:
     run = environment.run_directory()
     if command == "build":
         return build.main(argv[1:])
+    if command == "tier":
+        return tier.main(argv[1:])
     if command == "up":
         if run.exists() and not any(processes.running(run).values()):
             shutil.rmtree(run)
@@ -37,7 +40,8 @@ def main(argv: list[str]) -> int:
     if command == "gateway-standin":
         environment.gateway_standin(Path(argv[1]), argv[2])
         return 0
-    print("usage: python -m e2e up | down | status | build [COMPONENT ...]", file=sys.stderr)
+    usage = "up | down | status | build [COMPONENT ...] | tier [PYTEST ARG ...]"
+    print(f"usage: python -m e2e {usage}", file=sys.stderr)
     return 2
 
 

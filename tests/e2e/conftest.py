@@ -69,7 +69,8 @@ def e2e() -> Iterator[environment.Environment]:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # Each worker would bring up its own control plane on this machine's two cores.
         pytest.exit("the e2e tier runs one environment: run it without -n (uv run pytest -m e2e)")
-    run = build.cache_root() / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    # The PID keeps two sessions started in the same second (the tier's shards) apart.
+    run = build.cache_root() / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     print(f"\ne2e run directory (every process's log): {run}")
     env = environment.up(run)
     try:
