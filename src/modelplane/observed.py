@@ -1,7 +1,8 @@
 """Observed objects, as every composer reads them: whether Crossplane found a composed resource
 ready, its desired form when a composer that cannot decide carries it forward (deleting
-nothing), both defined beside the result type in ``composer`` and named here too, and the final
-form of a condition that only lasts while something does (``closed``)."""
+nothing), both defined beside the result type in ``composer`` and named here too, whether a
+provider-kubernetes Object has applied its manifest (``applied``), and the final form of a
+condition that only lasts while something does (``closed``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,14 @@ from modelplane.kube.objects import condition
 
 # Defined beside the result type, whose ``Result.held`` carries every observed resource forward;
 # composers read them from here as before.
-__all__ = ["carried", "carry_forward", "closed", "observed_ready", "ready_as_observed"]
+__all__ = ["applied", "carried", "carry_forward", "closed", "observed_ready", "ready_as_observed"]
+
+
+def applied(obj: Mapping[str, Any] | None) -> bool:
+    """Whether an observed provider-kubernetes Object has applied its manifest: Ready (its
+    readiness policy held: for a policy, created) and Synced (its last apply succeeded)."""
+    synced = condition(obj, "Synced")
+    return observed_ready(obj) and synced is not None and synced.get("status") == "True"
 
 
 def closed(composite: Mapping[str, Any], done: Condition) -> list[Condition]:

@@ -31,6 +31,7 @@ from modelplane.compose.endpointpicker import (
     PREFILL_DECODE_CONFIG,
     UNIFIED_CONFIG,
 )
+from modelplane.compose.modelreplica.objectives import SERVED_ANNOTATION
 from modelplane.compose.modelreplica.picker import CHECKSUM_ANNOTATION, checksum, render_config
 from modelplane.compose.modelreplica.sglang import LAUNCHER, METRICS_FLAG
 from modelplane.compose.registry import default_registry
@@ -156,6 +157,20 @@ def _without_flow_control(metadata: Any) -> Any:
     return _without_deployment_labels(reverted)
 
 
+def _unmarked(metadata: Any) -> Any:
+    """A picker pod template's metadata as it was before pickers were marked started with their
+    objectives served (a picker of the recorded release restarts once, one at a time, after its
+    cluster has applied its objectives: compose/modelreplica/objectives.py ``served``), and
+    before flow control, which changed the same pods since the recorded release."""
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("annotations"), dict):
+        return metadata
+    annotations = metadata["annotations"]
+    if SERVED_ANNOTATION not in annotations:
+        return metadata
+    kept = {k: v for k, v in annotations.items() if k != SERVED_ANNOTATION}
+    return _without_flow_control({**metadata, "annotations": kept})
+
+
 MIGRATIONS: dict[str, Callable[[Any], Any]] = {
     # Reaches replicas of a ModelDeployment through its rollout strategy (the stamp changes).
     "drain": _without_drain,
@@ -167,6 +182,8 @@ MIGRATIONS: dict[str, Callable[[Any], Any]] = {
     "deployment labels": _without_deployment_labels,
     # The pickers' config checksum: each replica's pickers roll once, one at a time.
     "picker flow control": _without_flow_control,
+    # The same pickers once more, each when its objectives are applied, one at a time.
+    "picker objectives served": _unmarked,
 }
 """Deliberate changes since the recorded release, each as what undoes it on a pod template: a
 changed template passes once some migration's undo gives back what the release composed."""

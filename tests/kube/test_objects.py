@@ -134,3 +134,24 @@ def test_condition_finds_the_condition_of_its_type(
     obj: Mapping[str, Any] | None, want: Mapping[str, Any] | None
 ) -> None:
     assert objects.condition(obj, "Ready") == want
+
+
+def test_assoc_writes_the_value_into_a_copy_leaving_the_original_untouched() -> None:
+    original = {"spec": {"template": {"metadata": {"labels": {"a": "1"}}}, "replicas": 2}}
+    written = objects.assoc(original, ("spec", "template", "metadata", "annotations", "k"), "v")
+    assert written["spec"]["template"]["metadata"] == {
+        "labels": {"a": "1"},
+        "annotations": {"k": "v"},
+    }
+    assert original == {"spec": {"template": {"metadata": {"labels": {"a": "1"}}}, "replicas": 2}}
+
+
+def test_assoc_shares_what_lies_beside_the_path() -> None:
+    original = {"spec": {"template": {}, "selector": {"matchLabels": {"a": "1"}}}}
+    written = objects.assoc(original, ("spec", "template", "x"), 1)
+    assert written["spec"]["selector"] is original["spec"]["selector"]
+
+
+@pytest.mark.parametrize("on_the_way", [None, "text", ["a list"]])
+def test_assoc_makes_a_mapping_where_the_path_has_none(on_the_way: Any) -> None:
+    assert objects.assoc({"spec": on_the_way}, ("spec", "x"), 1) == {"spec": {"x": 1}}

@@ -1,12 +1,12 @@
 """The pods revision: what this Modelplane composes into pods of its own accord, as a digest.
 
 A release that changes what the ModelReplica composer adds to pods (the default picker image or
-config, a default probe, the wiring env, a label) moves it, and nothing else does: it is taken
-over the pod templates, specs and labels (and the ConfigMaps pods mount), composed for a fixed
-set of stamped reference replicas, a Standalone engine behind the default picker with a cache,
-gangs on both stacks, an SGLang server, and prefill/decode. A ModelDeployment stamps it on
-every replica (``modelplane.ai/pods-revision``), so a new one rolls out through the deployment's
-strategy (``modelreplica/revision.py``).
+config, a default probe, the wiring env, a label or an annotation) moves it, and nothing else
+does: it is taken over the pod templates, specs, labels and annotations (and the ConfigMaps pods
+mount), composed for a fixed set of stamped reference replicas, a Standalone engine behind the
+default picker with a cache, gangs on both stacks, an SGLang server, and prefill/decode. A
+ModelDeployment stamps it on every replica (``modelplane.ai/pods-revision``), so a new one rolls
+out through the deployment's strategy (``modelreplica/revision.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from modelplane.compose.admission import Admission
-from modelplane.compose.modelreplica import routing
+from modelplane.compose.modelreplica import objectives, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.workloads import compose_workloads
 from modelplane.kube import objects
@@ -48,7 +48,9 @@ def reference_pods() -> str:
             observed={},
             model_cache=_CACHE if admitted.object["spec"].get("modelCacheRef") else None,
         )
-        resources = {**compose_workloads(ctx), **routing.compose_routing(ctx)}
+        resources = objectives.served(
+            ctx, {**compose_workloads(ctx), **routing.compose_routing(ctx)}
+        )
         for key, obj in sorted(resources.items()):
             if bears_pods(obj):
                 out.append([key, list(_pod_parts(obj["spec"]["forProvider"]["manifest"]))])
@@ -71,10 +73,12 @@ def _pod_parts(manifest: Any) -> Iterator[Any]:
         if isinstance(node, Mapping):
             if "containers" in node:
                 yield node
-            # A template's labels (metadata.labels, a Grove clique's labels): changing them
-            # restarts its pods as a changed spec does. Selectors are matchLabels, never this.
-            if isinstance(node.get("labels"), Mapping):
-                yield {"labels": node["labels"]}
+            # A template's labels and annotations (metadata's, a Grove clique's): changing
+            # them restarts its pods as a changed spec does. Selectors are matchLabels, never
+            # this; the workload's own metadata is outside its spec, never walked.
+            for part in ("labels", "annotations"):
+                if isinstance(node.get(part), Mapping):
+                    yield {part: node[part]}
             stack.extend(node[k] for k in sorted(node, reverse=True))
         elif isinstance(node, list):
             stack.extend(reversed(node))

@@ -4,7 +4,8 @@ The API omits empty fields, clients send ``null`` for them, and an observed obje
 partial while a provider is still writing it: a reader cannot tell these apart and should not
 try. So every accessor here reads a missing key, a ``null`` and a value of the wrong shape on
 the way alike, as absent, and answers with the empty value of what was asked for (``dig``:
-with the default it is given).
+with the default it is given). ``assoc`` writes one value into a copy, leaving what it was
+given (a composed object its composer may share) untouched.
 """
 
 # No ``from __future__ import annotations``: it would shadow ``annotations`` below, and every
@@ -57,6 +58,15 @@ def mapping(obj: Body | None, *path: str) -> Body:
     """The mapping at ``path`` under ``obj``: empty when the path is broken or ends elsewhere."""
     value = dig(obj, *path)
     return value if type(value) in _MAPPINGS or _is_mapping(value) else {}
+
+
+def assoc(obj: Body | None, path: tuple[str, ...], value: Any) -> Obj:
+    """A copy of ``obj`` with ``value`` at ``path``: each mapping on the way copied (one missing
+    or not a mapping made empty), everything beside it shared, ``obj`` itself untouched."""
+    head, *rest = path
+    out = dict(obj or {})
+    out[head] = assoc(mapping(obj, head), tuple(rest), value) if rest else value
+    return out
 
 
 def metadata(obj: Body | None) -> Body:

@@ -126,6 +126,7 @@ def _resources(ctx: ReplicaContext, workloads: dict[str, Obj]) -> dict[str, Obj]
     resources.update(network.compose_network(ctx))
     # A caller's priority on this replica's pool: the objective the fleet hop names from it.
     resources.update(objectives.compose_objectives(ctx, routing.pool_name(ctx.name)))
+    resources = objectives.served(ctx, resources)
     # Until its deployment's rollout reaches it, what this release adds to pods waits.
     return revision.held(ctx.replica, revision.marked(ctx.replica, resources), ctx.observed)
 

@@ -19,6 +19,11 @@ llm-d picker of a release that does not watch that group (``pickerversions.reads
 Composed by the ModelReplica composer beside the replica's network objects, ready once they
 exist (``objective_ready``); the serving stack applies the llm-d.ai InferenceObjective CRD before
 StackReady (``compose/inferencecluster/components.py``).
+
+A picker started before its cluster served that group (on a cluster upgraded in place, the
+picker's roll can race the CRD's creation) reads no objectives until it restarts: its pod
+template is marked (``served``) once its objectives are observed applied, which restarts it
+once, and a new picker is marked from the start (its replica is placed behind StackReady).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from modelplane.compose.modelreplica.remote import wrap
 from modelplane.composer import Ready
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
+from modelplane.observed import applied
 
 OBJECTIVE_GROUP = "llm-d.ai"
 OBJECTIVE_API_VERSION = f"{OBJECTIVE_GROUP}/v1alpha2"
@@ -45,6 +51,11 @@ def objective_key(value: int) -> str:
 
 
 KEYS = tuple(objective_key(value) for value in PRIORITY_VALUES)
+
+SERVED_ANNOTATION = "modelplane.ai/objectives-served"
+"""On the picker's pod template: the picker started when its cluster served the objectives."""
+TEMPLATE = ("spec", "forProvider", "manifest", "spec", "template")
+"""Where a wrapped picker Deployment holds its pod template."""
 
 
 def picker_image(ctx: ReplicaContext) -> str:
@@ -90,3 +101,31 @@ def objective_ready(observed: Obj | None) -> Ready:
     priority; unapplied (a cluster not serving the CRD) they are served at priority 0, so the
     replica never waits for the cluster to apply one."""
     return "True" if observed is not None else "False"
+
+
+def served(ctx: ReplicaContext, resources: dict[str, Obj]) -> dict[str, Obj]:
+    """``resources``, the picker's pod template marked once the picker can read its objectives.
+
+    The picker looks for the objectives' group once, at its start (llm-d-router v0.10.0
+    ``pkg/epp/server/controller_config.go``), so the mark arriving on a picker that started
+    without it restarts that picker after its cluster serves the group. The mark is never taken
+    back: a picker restarts for it at most once."""
+    deployment = resources.get(picker.DEPLOYMENT_KEY)
+    if deployment is None or not pickerversions.reads_objectives(picker_image(ctx)):
+        return resources
+    if not _started_served(ctx):
+        return resources
+    path = (*TEMPLATE, "metadata", "annotations", SERVED_ANNOTATION)
+    return {**resources, picker.DEPLOYMENT_KEY: objects.assoc(deployment, path, "true")}
+
+
+def _started_served(ctx: ReplicaContext) -> bool:
+    running = ctx.observed.get(picker.DEPLOYMENT_KEY)
+    if running is None:
+        # A new picker: its replica was placed behind StackReady, which waits for the CRD.
+        return True
+    template = objects.dig(running, *TEMPLATE)
+    if SERVED_ANNOTATION in objects.annotations(template):
+        return True
+    # Applied, the objectives prove their cluster serves the group now.
+    return all(applied(ctx.observed.get(key)) for key in KEYS)

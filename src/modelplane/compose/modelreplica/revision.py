@@ -61,14 +61,8 @@ def marked(replica: Mapping[str, Any], resources: dict[str, Obj]) -> dict[str, O
         return resources
     out = dict(resources)
     for key, obj in resources.items():
-        manifest = _manifest(obj)
-        if manifest.get("kind") not in WORKLOAD_KINDS:
-            continue
-        meta = manifest.get("metadata") or {}
-        annotations = {**(meta.get("annotations") or {}), TEMPLATE_HASH: stamp}
-        manifest = {**manifest, "metadata": {**meta, "annotations": annotations}}
-        provider = {**obj["spec"]["forProvider"], "manifest": manifest}
-        out[key] = {**obj, "spec": {**obj["spec"], "forProvider": provider}}
+        if _manifest(obj).get("kind") in WORKLOAD_KINDS:
+            out[key] = objects.assoc(obj, STAMP, stamp)
     return out
 
 
@@ -111,5 +105,10 @@ def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) 
     return ""
 
 
+MANIFEST = ("spec", "forProvider", "manifest")
+STAMP = (*MANIFEST, "metadata", "annotations", TEMPLATE_HASH)
+"""Where a wrapped workload carries the stamp it was composed for."""
+
+
 def _manifest(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return objects.mapping(obj, "spec", "forProvider", "manifest")
+    return objects.mapping(obj, *MANIFEST)

@@ -23,15 +23,8 @@ from typing import Any
 
 from modelplane.compose.modelservice import callers
 from modelplane.composer import Desired
-from modelplane.kube.objects import Obj, condition
-from modelplane.observed import carried, observed_ready, ready_as_observed
-
-
-def applied(obj: Mapping[str, Any] | None) -> bool:
-    """Whether an observed provider-kubernetes Object has applied its manifest: Ready (its
-    readiness policy held: for a policy, created) and Synced (its last apply succeeded)."""
-    synced = condition(obj, "Synced")
-    return observed_ready(obj) and synced is not None and synced.get("status") == "True"
+from modelplane.kube.objects import Obj
+from modelplane.observed import applied, carried, ready_as_observed
 
 
 @dataclass
