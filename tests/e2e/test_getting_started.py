@@ -14,6 +14,8 @@ import pytest
 from e2e.environment import Environment
 from e2e.workload import POOL_LABEL
 from modelplane.compose.frontdoor import PRIORITY_VALUES
+from modelplane.compose.modelreplica.objectives import SERVED_ANNOTATION
+from modelplane.compose.modelreplica.picker import COMPONENT as PICKER
 from tests.docs.test_getting_started import commands
 from tests.e2e.conftest import (
     ROOT,
@@ -116,6 +118,24 @@ def test_every_pool_has_an_admitted_objective_for_each_priority(served: Environm
         by_pool.setdefault(o["spec"]["poolRef"]["name"], set()).add(o["spec"]["priority"])
     assert len(pools) == 2
     assert by_pool == {p["metadata"]["name"]: set(PRIORITY_VALUES) for p in pools}
+
+
+def test_each_picker_starts_marked_served_and_never_rolls_for_it(served: Environment) -> None:
+    # Placed behind StackReady, a new picker is marked from its first apply: the mark that
+    # restarts a picker started before its objectives (compose/modelreplica/objectives.py)
+    # restarts no new one. Generation 1: its spec never changed after it was created.
+    cluster = served.workloads["gpu-1"]
+    deployments = cluster.get("deployments.apps", "-n", "ml-team")["items"]
+    pickers = [
+        d
+        for d in deployments
+        if d["spec"]["template"]["metadata"]["labels"].get(COMPONENT_LABEL) == PICKER
+    ]
+    assert len(pickers) == 2
+    for picker in pickers:
+        annotations = picker["spec"]["template"]["metadata"]["annotations"]
+        assert annotations.get(SERVED_ANNOTATION) == "true", picker["metadata"]["name"]
+        assert picker["metadata"]["generation"] == 1, picker["metadata"]["name"]
 
 
 def test_explain_places_the_replicas_where_they_run(served: Environment) -> None:
