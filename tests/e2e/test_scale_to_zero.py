@@ -29,9 +29,12 @@ from e2e.environment import Environment
 from e2e.envoy import Answer, FrontDoor, Stats
 from e2e.kubernetes import condition_true
 from modelplane.compose.frontdoor import service_prefix
+from modelplane.compose.inferencegateway.callers import CALLER_HEADER
+from modelplane.compose.inferencegateway.priority import GUARDED_HEADERS
 from modelplane.compose.modeldeployment.autoscaling import FORCE_ACTIVATION
 from modelplane.compose.scaletozero import activation_clusters
 from modelplane.kube import objects
+from modelplane.kube.names import dns_label
 from modelplane.labels import DEPLOYMENT
 from tests import promql
 from tests.e2e.conftest import (
@@ -215,6 +218,22 @@ def test_the_service_publishes_the_clusters_of_its_front_door_rules(door: Door) 
         assert counted and counted[0] in activation_clusters(service(door.env))
 
     eventually(published, timeout=120, interval=2)
+
+
+def test_the_gateway_without_auth_still_guards_the_headers_only_a_gateway_sets(door: Door) -> None:
+    # It authenticates nobody, yet its callers must not name an identity, a priority or the
+    # picker's objective and flow themselves (compose/inferencegateway/callers.py
+    # compose_guard): the guard is composed and admitted by Envoy Gateway's CRD all the same.
+    guard_name = dns_label(GATEWAY, "caller-guard")
+    kind = "clienttrafficpolicies.gateway.envoyproxy.io"
+
+    def admitted() -> None:
+        items = door.env.workloads[CLUSTER].get(kind, "--all-namespaces")["items"]
+        [guard] = [i for i in items if i["metadata"]["name"] == guard_name]
+        remove = guard["spec"]["headers"]["earlyRequestHeaders"]["remove"]
+        assert remove == [CALLER_HEADER, *GUARDED_HEADERS]
+
+    eventually(admitted, timeout=300, interval=2)
 
 
 def test_the_scaled_object_may_sleep_and_wakes_on_those_clusters(door: Door) -> None:
