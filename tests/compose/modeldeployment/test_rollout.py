@@ -8,9 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
-from tests.compose.modeldeployment.running import as_run
-from tests.compose.through import Response, reconcile_deployment
-from tests.fleet.builders import deployment, fleet, is_serving, stamp_of
+from tests.compose.modeldeployment.running import Running
+from tests.fleet.builders import deployment, fleet
 
 Obj = dict[str, Any]
 FLEET = fleet("a", "b", "c")
@@ -26,57 +25,30 @@ def md(image: str = "vllm/vllm-openai:v1", **rollout: Any) -> Obj:
     return out
 
 
-class Fleet:
-    """The replicas as the clusters run them: one whose stamp changed restarts, not serving for
-    the next reconcile, then serves; ``broken`` stamps never serve."""
-
-    def __init__(self, broken: frozenset[str] = frozenset()) -> None:
-        self.observed: dict[str, Obj] = {}
-        self.broken = broken
-
-    def reconcile(self, composite: Obj) -> Response:
-        rsp = reconcile_deployment(composite, FLEET, self.observed, unrouted=True)
-        self.observed = as_run(
-            rsp.resources, self.observed, lambda r: stamp_of(r) not in self.broken
-        )
-        return rsp
-
-    def serving_count(self) -> int:
-        return sum(
-            1 for o in self.observed.values() if o["kind"] == "ModelReplica" and is_serving(o)
-        )
-
-    def stamps(self) -> dict[int, str]:
-        """Each replica's stamp by its index."""
-        return {
-            int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): stamp_of(o)
-            for o in self.observed.values()
-            if o["kind"] == "ModelReplica"
-        }
-
-    def changed(self, before: dict[int, str]) -> list[bool]:
-        now = self.stamps()
-        return [now[i] != before[i] for i in sorted(before)]
+def changed(fleet: Running, before: dict[int, str]) -> list[bool]:
+    """Whether each replica, by index, runs another stamp than ``before``."""
+    now = fleet.stamps_by_index()
+    return [now[i] != before[i] for i in sorted(before)]
 
 
-def six_serving(composite: Obj, broken: frozenset[str] = frozenset()) -> Fleet:
-    fleet = Fleet(broken)
+def six_serving(composite: Obj) -> Running:
+    fleet = Running(FLEET)
     for _ in range(3):
         fleet.reconcile(composite)
-    assert fleet.serving_count() == 6
+    assert fleet.serving() == 6
     return fleet
 
 
 def test_a_new_image_never_leaves_fewer_serving_than_max_unavailable_allows() -> None:
     fleet = six_serving(md())
-    before = fleet.stamps()
+    before = fleet.stamps_by_index()
     history = []
     for _ in range(10):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=2))
-        history.append(fleet.serving_count())
+        history.append(fleet.serving())
     assert min(history) == 4
-    assert fleet.changed(before) == [True] * 6
-    assert fleet.serving_count() == 6
+    assert changed(fleet, before) == [True] * 6
+    assert fleet.serving() == 6
     assert rsp.condition("RolledOut")[:2] == ("True", "Complete")
 
 
@@ -95,14 +67,14 @@ def test_the_rollout_advances_only_as_updated_replicas_serve() -> None:
 
 def test_an_updated_replica_that_never_serves_stalls_the_rollout() -> None:
     fleet = six_serving(md())
-    before = fleet.stamps()
+    before = fleet.stamps_by_index()
     new = md("vllm/vllm-openai:broken")
     fleet.reconcile(new)
-    fleet.broken = frozenset(s for i, s in fleet.stamps().items() if s != before[i])
+    fleet.broken = frozenset(s for i, s in fleet.stamps_by_index().items() if s != before[i])
     for _ in range(5):
         rsp = fleet.reconcile(new)
-    assert fleet.serving_count() == 5
-    assert fleet.changed(before) == [True] + [False] * 5
+    assert fleet.serving() == 5
+    assert changed(fleet, before) == [True] + [False] * 5
     status, reason, message = rsp.condition("RolledOut")
     assert (status, reason) == ("False", "Stalled")
     assert "held by updated replicas not serving" in message
@@ -110,20 +82,20 @@ def test_an_updated_replica_that_never_serves_stalls_the_rollout() -> None:
 
 def test_a_paused_rollout_updates_nothing() -> None:
     fleet = six_serving(md())
-    before = fleet.stamps()
+    before = fleet.stamps_by_index()
     for _ in range(3):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", paused=True))
-    assert fleet.changed(before) == [False] * 6
+    assert changed(fleet, before) == [False] * 6
     assert rsp.condition("RolledOut")[1] == "Paused"
     assert rsp.status["rollout"] == {"updated": 0, "serving": 0, "remaining": 6}
 
 
 def test_a_partition_keeps_the_replicas_below_it_on_what_they_run() -> None:
     fleet = six_serving(md())
-    before = fleet.stamps()
+    before = fleet.stamps_by_index()
     for _ in range(6):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", partition=4))
-    assert fleet.changed(before) == [False] * 4 + [True] * 2
+    assert changed(fleet, before) == [False] * 4 + [True] * 2
     assert rsp.condition("RolledOut")[1] == "PartitionReached"
 
 
@@ -138,7 +110,7 @@ def test_replicas_stamped_before_the_template_hash_are_not_restarted_by_an_upgra
 
 def test_a_rollout_by_cluster_updates_one_cluster_at_a_time() -> None:
     fleet = six_serving(md())
-    before = fleet.stamps()
+    before = fleet.stamps_by_index()
     clusters = {
         int(o["metadata"]["labels"]["modelplane.ai/replica-index"]): o["spec"]["clusterName"]
         for o in fleet.observed.values()
@@ -148,13 +120,13 @@ def test_a_rollout_by_cluster_updates_one_cluster_at_a_time() -> None:
     restarting: list[set[str]] = []
     for _ in range(8):
         rsp = fleet.reconcile(md("vllm/vllm-openai:v2", unit="Cluster"))
-        now = fleet.stamps()
+        now = fleet.stamps_by_index()
         # The clusters whose replicas were updated by this reconcile.
         restarting.append(
             {clusters[i] for i in now if now[i] != before[i]} - set().union(*restarting)
         )
     assert all(len(step) <= 1 for step in restarting)
-    assert fleet.changed(before) == [True] * 6
+    assert changed(fleet, before) == [True] * 6
     assert rsp.condition("RolledOut")[1] == "Complete"
 
 
@@ -170,5 +142,5 @@ def test_every_replica_updated_is_complete_only_once_each_serves() -> None:
     assert "waiting for" in message and "to serve" in message
     for _ in range(3):
         done = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=6))
-    assert fleet.serving_count() == 6
+    assert fleet.serving() == 6
     assert done.condition("RolledOut")[:2] == ("True", "Complete")

@@ -8,10 +8,9 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.labels import SURGE_FOR
-from tests.compose.modeldeployment.running import as_run
+from tests.compose.modeldeployment.running import Running
 from tests.compose.modeldeployment.test_rollout import md
-from tests.compose.through import Response, reconcile_deployment
-from tests.fleet.builders import inference_class, inference_cluster, is_serving, stamp_of
+from tests.fleet.builders import inference_class, inference_cluster
 
 Obj = dict[str, Any]
 ONE_GPU = inference_class("h100", gpus=1)
@@ -24,49 +23,8 @@ def clusters(nodes: int) -> list[Obj]:
     ]
 
 
-class Fleet:
-    """Replicas as the clusters run them: a new or restamped one serves from the reconcile
-    after next; ``broken`` stamps never serve."""
-
-    def __init__(self, nodes: int) -> None:
-        self.fleet = clusters(nodes)
-        self.observed: dict[str, Obj] = {}
-        self.broken: frozenset[str] = frozenset()
-        self.history: list[Response] = []
-        self.lagging = False
-        self.listed: list[Obj] = []
-
-    def reconcile(self, composite: Obj) -> Response:
-        before = self.observed
-        mine = [o for o in before.values() if o["kind"] == "ModelReplica"]
-        # A lagging list answers with the replicas as they were a reconcile ago.
-        listed, self.listed = self.listed, mine
-        if not self.lagging:
-            listed = mine
-        rsp = reconcile_deployment(
-            composite, self.fleet, before, replicas=listed, classes=[ONE_GPU], unrouted=True
-        )
-        self.observed = as_run(rsp.resources, before, lambda r: stamp_of(r) not in self.broken)
-        self.history.append(rsp)
-        return rsp
-
-    def routed(self) -> int:
-        """Replicas serving with their endpoint composed: what takes traffic."""
-        return sum(
-            1
-            for key, o in self.observed.items()
-            if o["kind"] == "ModelReplica" and endpoint_key(key) in self.observed and is_serving(o)
-        )
-
-    def replicas(self) -> dict[str, Obj]:
-        return {k: o for k, o in self.observed.items() if o["kind"] == "ModelReplica"}
-
-    def stamps(self) -> set[str]:
-        return {stamp_of(o) for o in self.replicas().values()}
-
-
-def six_routed(nodes: int) -> Fleet:
-    fleet = Fleet(nodes)
+def six_routed(nodes: int) -> Running:
+    fleet = Running(clusters(nodes), classes=[ONE_GPU])
     for _ in range(3):
         fleet.reconcile(md())
     assert fleet.routed() == 6

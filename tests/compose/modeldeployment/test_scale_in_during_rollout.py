@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.compose.modeldeployment.running import as_run
+from tests.compose.modeldeployment.running import Running
 from tests.compose.modeldeployment.test_rollout import md
-from tests.compose.modeldeployment.test_rollout_surge import Fleet as RoutedFleet
-from tests.compose.through import Response, reconcile_deployment
+from tests.compose.modeldeployment.test_rollout_surge import ONE_GPU, clusters
 from tests.fleet.builders import (
     engine,
     inference_class,
@@ -65,30 +64,12 @@ def scaled(composite: Obj, replicas: int) -> Obj:
     return out
 
 
-class Pair:
-    """Two replicas as clusters a and b run them; a restamped one serves from the reconcile
-    after next."""
-
-    def __init__(self) -> None:
-        self.observed: dict[str, Obj] = {}
-
-    def reconcile(self, composite: Obj) -> Response:
-        rsp = reconcile_deployment(
-            composite, CLUSTERS, self.observed, classes=[CHEAP, DEAR], unrouted=True
-        )
-        self.observed = as_run(rsp.resources, self.observed, lambda _: True)
-        return rsp
-
-    def replicas(self) -> dict[str, Obj]:
-        return {k: o for k, o in self.observed.items() if o["kind"] == "ModelReplica"}
-
-
-def updated_on_b_only(autoscaled: bool) -> tuple[Pair, dict[str, str]]:
+def updated_on_b_only(autoscaled: bool) -> tuple[Running, dict[str, str]]:
     """Two serving replicas (a's index 0, b's index 1), the rollout of a new image under way:
     b's replica, down when the image changed, was updated first (what serves nothing is
     updated whatever the budget) and serves it; a's still runs the old one. With each
     replica's stamp before the change, by key."""
-    pair = Pair()
+    pair = Running(CLUSTERS, classes=[CHEAP, DEAR])
     for _ in range(3):
         pair.reconcile(two(autoscaled=autoscaled))
     before = {k: stamp_of(o) for k, o in pair.replicas().items()}
@@ -133,7 +114,7 @@ def test_the_outdated_replica_leaves_without_being_updated_first() -> None:
 
 def test_a_scale_in_keeps_the_replicas_below_the_partition_on_what_they_run() -> None:
     # Below the partition a replica is not the rollout's to update: no scale-in prefers it.
-    fleet = RoutedFleet(nodes=3)
+    fleet = Running(clusters(3), classes=[ONE_GPU])
     for _ in range(3):
         fleet.reconcile(md())
     before = {_index(o): stamp_of(o) for o in fleet.replicas().values()}
@@ -155,11 +136,11 @@ def _index(replica: Obj) -> int:
 # --- one budget: six replicas on clusters a, b and c, scaled in at each point of a rollout -------
 
 
-def scaled_in_at(rolling: Obj, at: int, to: int) -> tuple[RoutedFleet, list[tuple[int, int, int]]]:
+def scaled_in_at(rolling: Obj, at: int, to: int) -> tuple[Running, list[tuple[int, int, int]]]:
     """Six replicas serving, then ``rolling`` (a new image) applied, scaled in to ``to``
     replicas from its reconcile ``at`` on: the fleet, and after each reconcile the replicas
     asked for, those composed but draining ones (which take no traffic), and those routed."""
-    fleet = RoutedFleet(nodes=3)
+    fleet = Running(clusters(3), classes=[ONE_GPU])
     for _ in range(3):
         fleet.reconcile(md())
     seen = []
