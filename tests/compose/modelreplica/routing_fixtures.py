@@ -72,6 +72,19 @@ def user_picker(**container_fields: Any) -> Obj:
     return {"template": {"spec": {"containers": [epp]}}}
 
 
+def objectiveless_picker() -> Obj:
+    """Serving through an llm-d picker of v0.8.0, which runs gateway-api-inference-extension's
+    picker and watches only the legacy group: no InferenceObjective of llm-d.ai is read. Its own
+    config, of the group that release reads, is admitted where Modelplane's default is not."""
+    image = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.8.0"
+    config = {
+        "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
+        "kind": "EndpointPickerConfig",
+    }
+    endpoint_picker = {**user_picker(image=image), "config": config}
+    return {"router": "EndpointPicker", "endpointPicker": endpoint_picker}
+
+
 def replica(
     name: str = "qwen3-8b-eks-l4-0",
     namespace: str = "ml-team",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from modelplane.compose.frontdoor import PRIORITY_VALUES
 from modelplane.compose.modelreplica import objectives, routing
-from tests.compose.modelreplica.routing_fixtures import user_picker
+from tests.compose.modelreplica.routing_fixtures import objectiveless_picker
 
 from .support import manifests, replica, run
 
@@ -40,15 +40,7 @@ def test_an_objective_not_yet_observed_is_not_ready() -> None:
 
 
 def test_a_picker_that_cannot_read_objectives_gets_none() -> None:
-    # v0.8.x runs gateway-api-inference-extension's picker: it watches only the legacy group.
-    image = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.8.0"
-    # Its own config, of the legacy group that release reads: admitted, unlike the default.
-    config = {
-        "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
-        "kind": "EndpointPickerConfig",
-    }
-    endpoint_picker = {**user_picker(image=image), "config": config}
-    serving = {"router": "EndpointPicker", "endpointPicker": endpoint_picker}
+    serving = objectiveless_picker()
     result = run(replica(serving=serving))
     assert result.fatal is None, result.fatal
     assert not set(objectives.KEYS) & set(result.resources)

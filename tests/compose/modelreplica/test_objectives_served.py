@@ -15,7 +15,7 @@ from modelplane.compose.pods_revision import pods_revision, reference_pods
 from modelplane.kube import objects
 from modelplane.labels import DEPLOYMENT, PODS_REVISION
 from modelplane.simulate import simulate_observed
-from tests.compose.modelreplica.routing_fixtures import user_picker
+from tests.compose.modelreplica.routing_fixtures import objectiveless_picker
 
 from .support import replica, run
 
@@ -79,14 +79,7 @@ def test_a_marked_picker_keeps_its_mark_when_its_objectives_are_not_applied() ->
 
 
 def test_a_picker_that_reads_no_objectives_is_never_marked() -> None:
-    image = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.8.0"
-    # Its own config, of the legacy group that release reads: admitted, unlike the default.
-    config = {
-        "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
-        "kind": "EndpointPickerConfig",
-    }
-    endpoint_picker = {**user_picker(image=image), "config": config}
-    serving = {"router": "EndpointPicker", "endpointPicker": endpoint_picker}
+    serving = objectiveless_picker()
     assert not marked(run(replica(serving=serving)))
 
 
