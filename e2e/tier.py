@@ -15,10 +15,12 @@ namespace has loopback only, no module proxy.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,15 +95,40 @@ def run_together(prefix: tuple[str, ...], extra: list[str]) -> dict[str, int]:
             stderr=subprocess.STDOUT,
             text=True,
             bufsize=1,
+            # Out of the terminal's process group: a Ctrl-C reaches the shards once, from here.
+            start_new_session=True,
         )
         running[shard.name] = process
         relay = threading.Thread(target=_relay, args=(shard.name, process.stdout), daemon=True)
         relay.start()
         relays.append(relay)
-    codes = {name: process.wait() for name, process in running.items()}
+    try:
+        codes = {name: process.wait() for name, process in running.items()}
+    except BaseException:
+        _interrupt(running.values())
+        raise
     for relay in relays:
         relay.join()
     return codes
+
+
+def _interrupt(shards: Collection[subprocess.Popen[str]]) -> None:
+    """Stops the shards as Ctrl-C would: each pytest session tears its environment down (its
+    fixtures' finalizers stop every process it started); one that does not within
+    ``STOP_SECONDS`` is killed."""
+    for shard in shards:
+        if shard.poll() is None:
+            shard.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + STOP_SECONDS
+    for shard in shards:
+        try:
+            shard.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            shard.kill()
+            shard.wait()
+
+
+STOP_SECONDS = 120
 
 
 def run_in_turn(extra: list[str]) -> dict[str, int]:
@@ -115,6 +142,8 @@ def main(argv: list[str]) -> int:
     """Runs the tier; ``argv`` goes to each shard's pytest. The exit code is the first
     non-zero shard's, else 0."""
     started = time.monotonic()
+    # A CI runner stops a job with SIGTERM: taken as Ctrl-C, so the shards are stopped in turn.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     build.build_all(list(build.COMPONENTS))
     prefix = namespace_prefix() if os.environ.get("MODELPLANE_E2E_SERIAL") != "1" else None
     codes = run_together(prefix, argv) if prefix else run_in_turn(argv)

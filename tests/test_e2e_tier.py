@@ -62,3 +62,29 @@ def test_a_shards_namespace_has_its_own_loopback_ports() -> None:
         assert inside.returncode == 0, inside.stderr
         outside = subprocess.run(["python3", "-c", bind], capture_output=True, text=True)
         assert "Address already in use" in outside.stderr
+
+
+def shard_process(on_interrupt: str) -> subprocess.Popen[str]:
+    """A stand-in shard: Python told what to do on SIGINT, then waiting for it."""
+    code = (
+        "import signal, sys, time\n"
+        f"signal.signal(signal.SIGINT, {on_interrupt})\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline() == "ready\n"
+    return process
+
+
+def test_an_interrupted_tier_lets_each_shard_tear_down_on_sigint() -> None:
+    tearing_down = shard_process("lambda *_: sys.exit(3)")
+    tier._interrupt([tearing_down])
+    assert tearing_down.returncode == 3
+
+
+def test_a_shard_that_ignores_the_interrupt_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tier, "STOP_SECONDS", 1)
+    stubborn = shard_process("signal.SIG_IGN")
+    tier._interrupt([stubborn])
+    assert stubborn.returncode == -9
