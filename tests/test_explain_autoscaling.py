@@ -14,6 +14,7 @@ from modelplane.labels import CLUSTER, DEPLOYMENT
 from modelplane.render import api_server_admission, render_documents
 from modelplane.simulate import simulate_stack
 from tests.explain_fleets import deployment, documents, eks, existing, h100_class, rendered
+from tests.fleet.builders import priced
 
 Obj = dict[str, Any]
 
@@ -33,10 +34,9 @@ def onprem_and_eks(md: Obj) -> list[Obj]:
     return documents(existing("onprem", 2), eks("eks-0", 0, 4), md)
 
 
-def priced(name: str, per_node_hour: float, nodes: int) -> list[Obj]:
+def priced_cluster(name: str, per_node_hour: float, nodes: int) -> list[Obj]:
     """An Existing cluster ``name`` whose H100 class costs ``per_node_hour``."""
-    cls = h100_class(f"h100-{name}")
-    cls["spec"]["cost"] = {"perNodeHour": per_node_hour}
+    cls = priced(h100_class(f"h100-{name}"), per_node_hour)
     cluster = existing(name, nodes)
     cluster["spec"]["nodePools"][0]["className"] = cls["metadata"]["name"]
     return [cls, cluster]
@@ -142,8 +142,8 @@ def test_the_first_to_leave_is_the_replica_a_scale_in_removes() -> None:
     the replicas render made."""
     docs = [
         *documents(autoscaled(2)),
-        *priced("west", 10.0, 1),
-        *priced("east", 40.0, 1),
+        *priced_cluster("west", 10.0, 1),
+        *priced_cluster("east", 40.0, 1),
     ]
     scaling = explained(docs)
     made = replicas_of(render(docs))
@@ -157,7 +157,11 @@ def test_the_first_to_leave_is_the_replica_a_scale_in_removes() -> None:
 
 
 def test_the_first_to_leave_says_it_is_the_dearest_capacity() -> None:
-    docs = [*documents(autoscaled(2)), *priced("west", 10.0, 1), *priced("east", 40.0, 1)]
+    docs = [
+        *documents(autoscaled(2)),
+        *priced_cluster("west", 10.0, 1),
+        *priced_cluster("east", 40.0, 1),
+    ]
     line = next(s for s in explained(docs).text() if "scale-in would remove first" in s)
     assert "on east: it is not serving; the dearest capacity: 40 per hour against 10" in line
 
@@ -166,7 +170,7 @@ def test_the_first_to_leave_keeps_the_spread_before_giving_back_the_dearest() ->
     md = autoscaled(3)
     spread = {"maxSkew": 1, "topologyKey": CLUSTER, "whenUnsatisfiable": "DoNotSchedule"}
     md["spec"]["template"]["spec"]["topologySpreadConstraints"] = [spread]
-    docs = [*documents(md), *priced("west", 10.0, 2), *priced("east", 40.0, 1)]
+    docs = [*documents(md), *priced_cluster("west", 10.0, 2), *priced_cluster("east", 40.0, 1)]
     leaving = explained(docs).leaving
     assert leaving.cluster == "west"
     assert leaving.why[0] == (

@@ -297,6 +297,12 @@ def gpu_class(
     return inference_class_of(name, [gpu, *extra.get("more", [])])
 
 
+def priced(inference_class: dict[str, Any], per_node_hour: float) -> dict[str, Any]:
+    """A copy of ``inference_class`` costing ``per_node_hour`` a node."""
+    spec = {**inference_class["spec"], "cost": {"perNodeHour": per_node_hour}}
+    return {**inference_class, "spec": spec}
+
+
 def device_member(
     role: str = "Standalone",
     devices: list[tuple[str, int, list[str]]] | None = None,

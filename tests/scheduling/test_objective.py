@@ -11,14 +11,10 @@ from tests.fleet.builders import (
     gpu_class,
     llm_deployment,
     memory_at_least,
+    priced,
     stamp,
     standalone,
 )
-
-
-def priced(inference_class: dict[str, Any], per_node_hour: float) -> dict[str, Any]:
-    inference_class["spec"]["cost"] = {"perNodeHour": per_node_hour}
-    return inference_class
 
 
 def pools(p: pl.ReplicaPlacement) -> tuple[str, str]:

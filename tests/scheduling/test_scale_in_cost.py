@@ -18,6 +18,7 @@ from tests.fleet.builders import (
     llm_deployment,
     placed_member,
     placed_replica,
+    priced,
     serving,
 )
 from tests.properties import examples
@@ -25,14 +26,8 @@ from tests.properties import examples
 Obj = dict[str, Any]
 
 
-def priced(name: str, per_node_hour: int) -> Obj:
-    """A class of eight H100s at ``per_node_hour``: classes differ in price only."""
-    c = gpu_class(name)
-    c["spec"]["cost"] = {"perNodeHour": per_node_hour}
-    return c
-
-
-CHEAP, MID, DEAR = priced("cheap", 1), priced("mid", 4), priced("dear", 9)
+# Classes of eight H100s that differ in price only.
+CHEAP, MID, DEAR = (priced(gpu_class(n), p) for n, p in (("cheap", 1), ("mid", 4), ("dear", 9)))
 UNPRICED = gpu_class("unpriced")
 
 
@@ -178,7 +173,7 @@ def _scale_in(
     md["spec"]["template"]["spec"]["topologySpreadConstraints"] = [
         {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
     ]
-    classes = [priced(f"p{p}", p) for p in PRICES]
+    classes = [priced(gpu_class(f"p{p}"), p) for p in PRICES]
     plan = schedule(md, fleet, classes, replicas)
     gone = [r.name for r in plan.removed if r.reason == "scale-down"]
     domain = {

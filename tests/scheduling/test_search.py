@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from modelplane.scheduling.scheduler import schedule
 from tests.fleet.builders import (
     declared_cluster,
@@ -11,13 +9,8 @@ from tests.fleet.builders import (
     engine_of,
     gpu_class,
     llm_deployment,
+    priced,
 )
-
-
-def priced(name: str, price: float) -> dict[str, Any]:
-    c = gpu_class(name, count=4)
-    c["spec"]["cost"] = {"perNodeHour": price}
-    return c
 
 
 def test_the_cheapest_combination_of_engines_wins_when_the_cheapest_pool_holds_only_one() -> None:
@@ -30,5 +23,7 @@ def test_the_cheapest_combination_of_engines_wins_when_the_cheapest_pool_holds_o
             engine_of("big", [device_member(devices=[("gpu", 2, [])])], copies=2),
         ]
     )
-    [p] = schedule(md, fleet, [priced("cheap", 1), priced("dear", 2)], []).placements
+    [p] = schedule(
+        md, fleet, [priced(gpu_class(n, count=4), p) for n, p in (("cheap", 1), ("dear", 2))], []
+    ).placements
     assert [(e.name, e.members[0].pool) for e in p.engines] == [("small", "dear"), ("big", "cheap")]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.scheduling.scheduler import schedule
-from tests.fleet.builders import declared_cluster, gpu_class, llm_deployment, stamp, where
+from tests.fleet.builders import declared_cluster, gpu_class, llm_deployment, priced, stamp, where
 
 H100 = gpu_class("h100")
-CHEAP = {**gpu_class("cheap"), "spec": {**gpu_class("cheap")["spec"], "cost": {"perNodeHour": 1}}}
-DEAR = {**gpu_class("dear"), "spec": {**gpu_class("dear")["spec"], "cost": {"perNodeHour": 9}}}
+CHEAP = priced(gpu_class("cheap"), 1)
+DEAR = priced(gpu_class("dear"), 9)
 
 
 def spread(md: dict[str, Any], key: str, when: str, max_skew: int = 1) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from tests.fleet.builders import (
     inference_cluster,
     is_serving,
     member,
+    priced,
     stamp_of,
     with_condition,
 )
@@ -28,13 +29,7 @@ Obj = dict[str, Any]
 NEW_IMAGE = "vllm/vllm-openai:v2"
 
 
-def priced(name: str, per_node_hour: int) -> Obj:
-    c = inference_class(name)
-    c["spec"]["cost"] = {"perNodeHour": per_node_hour}
-    return c
-
-
-CHEAP, DEAR = priced("cheap", 1), priced("dear", 9)
+CHEAP, DEAR = priced(inference_class("cheap"), 1), priced(inference_class("dear"), 9)
 # One whole-node replica per cluster: index 0 on the cheap one, index 1 on the dear one.
 CLUSTERS = [
     inference_cluster("a", {"p": ("cheap", 1)}, classes=[CHEAP]),
