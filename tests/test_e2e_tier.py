@@ -88,3 +88,19 @@ def test_a_shard_that_ignores_the_interrupt_is_killed(monkeypatch: pytest.Monkey
     stubborn = shard_process("signal.SIG_IGN")
     tier._interrupt([stubborn])
     assert stubborn.returncode == -9
+
+
+@pytest.mark.parametrize(
+    ("codes", "tier_code"),
+    [
+        ({"examples": 0, "fleet": 0}, 0),
+        ({"examples": 0, "fleet": 1}, 1),
+        ({"examples": 2, "fleet": 1}, 2),
+        # -k selecting tests of one shard only: the other collects nothing.
+        ({"examples": tier.NO_TESTS, "fleet": 0}, 0),
+        ({"examples": tier.NO_TESTS, "fleet": 1}, 1),
+        ({"examples": tier.NO_TESTS, "fleet": tier.NO_TESTS}, tier.NO_TESTS),
+    ],
+)
+def test_the_tier_fails_as_its_first_failing_shard(codes: dict[str, int], tier_code: int) -> None:
+    assert tier.exit_code(codes) == tier_code
