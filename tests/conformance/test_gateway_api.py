@@ -3,7 +3,6 @@ which listeners a request can reach a replica through (walked with ``modelplane.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from modelplane.dataplane import Fabric, Listener, Request
 from tests.compose.modelservice import kit
 from tests.compose.through import run
 from tests.conformance.fleets import NAMES, SERVED, rendered_fleet
+from tests.upstream_crds import UPSTREAM_CRDS
 
 Obj = dict[str, Any]
 FLEET_CA_COPY = "modelplane-fleet-ca"
@@ -192,7 +192,6 @@ def test_the_walked_routes_carry_exactly_the_shares_the_plan_decided(name: str) 
     assert checked
 
 
-UPSTREAM_CRDS = Path(__file__).resolve().parents[1] / "upstream" / "crds"
 GATEWAY_API_KINDS = ("gatewayclasses", "gateways", "httproutes", "backendtlspolicies")
 
 

@@ -21,11 +21,11 @@ from modelplane.simulate import simulate_observed
 from tests.compose.results import condition as condition
 from tests.compose.results import resources as resources
 from tests.fleet.builders import gpu_device, inference_class_of
+from tests.upstream_crds import UPSTREAM_CRDS
 
 Obj = dict[str, Any]
 
 ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM = ROOT / "tests" / "upstream" / "crds"
 XRD = ROOT / "apis" / "inferenceclusters" / "definition.yaml"
 
 H100 = inference_class_of(
@@ -41,7 +41,7 @@ H100 = inference_class_of(
 def upstream() -> Admission:
     """The upstream CRDs (provider-helm, provider-kubernetes, Crossplane, Gateway API, Envoy
     Gateway, cert-manager, KAI, Prometheus Operator) and the InferenceCluster XRD."""
-    return Admission.from_paths([UPSTREAM, XRD])
+    return Admission.from_paths([UPSTREAM_CRDS, XRD])
 
 
 def cluster(name: str = "east", **spec: Any) -> Obj:

@@ -28,16 +28,15 @@ from modelplane.compose.modelcache.composer import (
 from modelplane.compose.registry import default_registry
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
-from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
 from modelplane.structs import dict_to_struct, struct_to_dict
 from tests.compose.modelreplica import support
 from tests.compose.results import resources as resources
+from tests.upstream_crds import upstream
 
 Obj = dict[str, Any]
 
 ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM_CRDS = ROOT / "tests" / "upstream" / "crds"
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
@@ -380,7 +379,7 @@ def test_every_remote_manifest_validates_against_the_kubernetes_schemas(result: 
 
 @pytest.mark.parametrize("result", SAMPLES)
 def test_every_object_is_admitted_by_the_provider_kubernetes_crd(result: Result) -> None:
-    admission = Admission.from_paths([UPSTREAM_CRDS])
+    admission = upstream()
     for key, obj in resources(result).items():
         assert [str(e) for e in admission.admit(obj).errors] == [], key
 

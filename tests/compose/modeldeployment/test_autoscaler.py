@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,9 +16,9 @@ from modelplane.compose.modeldeployment.autoscaling import SCALED_OBJECT
 from modelplane.kube.admission import Admission
 from tests.compose.through import Response, deployment_required, reconcile_deployment, run
 from tests.fleet.builders import deployment, fleet, with_condition
+from tests.upstream_crds import UPSTREAM_CRDS
 
 Obj = dict[str, Any]
-UPSTREAM_CRDS = Path(__file__).resolve().parents[2] / "upstream" / "crds"
 CONFIG = {
     "apiVersion": "apiextensions.crossplane.io/v1beta1",
     "kind": "EnvironmentConfig",

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +24,8 @@ from modelplane.kube.admission import Admission
 from tests import promql
 from tests.fleet.builders import deployment as fleet_deployment
 from tests.fleet.xrd import errors
+from tests.upstream_crds import upstream
 
-UPSTREAM_CRDS = Path(__file__).resolve().parents[3] / "tests" / "upstream" / "crds"
 ENDPOINT = MetricsEndpoint("http://thanos-query.monitoring:9090")
 ALL_TARGETS = {
     "waitingRequestsPerReplica": 4,
@@ -37,9 +35,8 @@ ALL_TARGETS = {
 }
 
 
-@functools.cache
 def keda() -> Admission:
-    return Admission.from_paths([UPSTREAM_CRDS])
+    return upstream()
 
 
 def deployment(**scaling: Any) -> dict[str, Any]:

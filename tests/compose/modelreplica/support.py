@@ -15,7 +15,6 @@ Obj = dict[str, Any]
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
-UPSTREAM_CRDS = ROOT / "tests" / "upstream" / "crds"
 REPLICA_XRD = ROOT / "apis" / "modelreplicas" / "definition.yaml"
 
 

@@ -18,8 +18,9 @@ from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.compose.modelreplica.names import is_workload_key
 from modelplane.kube.admission import Admission
 from modelplane.structs import plain
+from tests.upstream_crds import UPSTREAM_CRDS
 
-from .support import REPLICA_XRD, UPSTREAM_CRDS, example_inputs, example_names
+from .support import REPLICA_XRD, example_inputs, example_names
 
 GOLDEN = Path(__file__).parent / "golden"
 BUILT_IN = {

@@ -18,11 +18,10 @@ from modelplane.compose.inferencecluster.target import target_of
 from modelplane.compose.modelreplica import network, picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.workloads import compose_workloads
-from modelplane.kube.admission import Admission
 from tests.networkpolicy import Pod, admits, pod_ports, selects
+from tests.upstream_crds import upstream
 
 from .support import (
-    UPSTREAM_CRDS,
     cluster,
     engine,
     leader,
@@ -96,7 +95,7 @@ def test_the_policies_pass_the_kubernetes_network_policy_schema(composite, stack
 
 def test_each_policy_object_passes_the_provider_kubernetes_object_crd():
     result = run(replica())
-    admission = Admission.from_paths([UPSTREAM_CRDS])
+    admission = upstream()
     for key in network.KEYS:
         assert [str(e) for e in admission.admit(result.resources[key].resource).errors] == []
 

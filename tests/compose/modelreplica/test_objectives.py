@@ -5,30 +5,23 @@ CRD (llm-d-router v0.10.0, tests/upstream)."""
 from __future__ import annotations
 
 import copy
-import functools
 from typing import Any
 
 import pytest
 
 from modelplane.compose.frontdoor import PRIORITY_VALUES
 from modelplane.compose.modelreplica import objectives, routing
-from modelplane.kube.admission import Admission
 from tests.compose.modelreplica.routing_fixtures import (
     context,
     manifest,
     replica,
     user_picker,
 )
-from tests.compose.modelreplica.support import UPSTREAM_CRDS
+from tests.upstream_crds import upstream
 
 Obj = dict[str, Any]
 POOL = routing.pool_name("qwen3-8b-eks-l4-0")
 NOT_SYNCED = {"type": "Synced", "status": "False", "reason": "ReconcileError"}
-
-
-@functools.cache
-def upstream() -> Admission:
-    return Admission.from_paths([UPSTREAM_CRDS])
 
 
 def composed(replica_obj: Obj | None = None) -> dict[str, Obj]:

@@ -14,8 +14,9 @@ from modelplane.compose.modelreplica.names import GROVE_COMBINED_MAX
 from modelplane.composer import Inputs
 from modelplane.kube.admission import Admission
 from tests.properties import examples
+from tests.upstream_crds import UPSTREAM_CRDS
 
-from .support import REPLICA_XRD, UPSTREAM_CRDS, cluster, model_cache
+from .support import REPLICA_XRD, cluster, model_cache
 
 ADMISSION = Admission.from_paths([UPSTREAM_CRDS, REPLICA_XRD])
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")

@@ -8,16 +8,15 @@ provider-kubernetes Object CRD.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import kubernetes_validate
 import pytest
 
 from modelplane.compose.modelreplica import picker, routing
-from modelplane.kube.admission import Admission
+from tests.upstream_crds import upstream
 
-from .support import UPSTREAM_CRDS, cluster, engine, leader, replica, run, worker
+from .support import cluster, engine, leader, replica, run, worker
 
 Obj = dict[str, Any]
 KUBERNETES = "1.34"  # the oldest Kubernetes with resource.k8s.io/v1 DRA, which clusters need
@@ -86,11 +85,6 @@ CASES = {
     ),
     "long-name": (replica(engine("main"), name="x" * 50 + "-0123456789ab"), "Standard"),
 }
-
-
-@functools.cache
-def upstream() -> Admission:
-    return Admission.from_paths([UPSTREAM_CRDS])
 
 
 def routing_objects(case: str) -> dict[str, Obj]:

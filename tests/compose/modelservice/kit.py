@@ -4,7 +4,6 @@ the upstream CRDs in the repository or Kubernetes' own schemas."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -13,14 +12,13 @@ import kubernetes_validate
 
 from modelplane.compose.modelservice.composer import CLUSTERS, GATEWAYS, endpoints_requirement
 from modelplane.composer import Inputs, Result
-from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
 from tests.compose.results import condition as condition
+from tests.upstream_crds import upstream
 
 Obj = dict[str, Any]
 
 ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM_CRDS = ROOT / "tests" / "upstream" / "crds"
 APIS = ROOT / "apis"
 KUBERNETES = "1.34"
 API = "modelplane.ai/v1alpha1"
@@ -186,11 +184,6 @@ def again(compose: Any, inputs: Inputs, result: Result) -> Result:
     return compose(
         Inputs(composite=inputs.composite, required=inputs.required, observed=observed(result))
     )
-
-
-@functools.cache
-def upstream() -> Admission:
-    return Admission.from_paths([UPSTREAM_CRDS])
 
 
 def invalid(result: Result) -> dict[str, list[str]]:
