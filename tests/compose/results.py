@@ -1,5 +1,5 @@
-"""Reading a composer's Result in a test: the composed resources as plain objects, and one
-condition by type."""
+"""Reading a composer's Result in a test: the composed resources as plain objects, the remote
+manifest a provider-kubernetes Object carries, and one condition by type."""
 
 from __future__ import annotations
 
@@ -12,6 +12,11 @@ from modelplane.kube.objects import Obj
 def resources(result: Result) -> dict[str, Obj]:
     """Each composed resource, by composition resource name."""
     return {k: d.resource for k, d in result.resources.items()}
+
+
+def manifest(obj: Obj) -> Obj:
+    """The remote manifest inside a wrapped provider-kubernetes Object."""
+    return obj["spec"]["forProvider"]["manifest"]
 
 
 def condition(result: Result, type_: str) -> Any:

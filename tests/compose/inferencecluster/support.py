@@ -19,6 +19,7 @@ from modelplane.composer import Inputs, Result
 from modelplane.kube.admission import Admission
 from modelplane.simulate import simulate_observed
 from tests.compose.results import condition as condition
+from tests.compose.results import manifest as manifest
 from tests.compose.results import resources as resources
 from tests.fleet.builders import gpu_device, inference_class_of
 from tests.upstream_crds import UPSTREAM_CRDS
@@ -111,10 +112,6 @@ def installed(ic: Obj, **kw: Any) -> Result:
 
 def observed_as_installed(result: Result) -> dict[str, Obj]:
     return simulate_observed(created(result), ready_copies=1)
-
-
-def manifest(obj: Obj) -> Obj:
-    return obj["spec"]["forProvider"]["manifest"]
 
 
 def releases(result: Result) -> dict[str, Obj]:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.modelreplica.context import ReplicaContext
+from tests.compose.results import manifest as manifest
 
 Obj = dict[str, Any]
 
@@ -147,11 +148,6 @@ def context(
         provider_config=PROVIDER_CONFIG,
         observed=observed or {},
     )
-
-
-def manifest(obj: Obj) -> Obj:
-    """The remote manifest inside a wrapped provider-kubernetes Object."""
-    return obj["spec"]["forProvider"]["manifest"]
 
 
 def workload(ctx: ReplicaContext, engine: Obj, kind: str = "Deployment") -> Obj:

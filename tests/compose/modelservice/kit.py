@@ -14,6 +14,7 @@ from modelplane.compose.modelservice.composer import CLUSTERS, GATEWAYS, endpoin
 from modelplane.composer import Inputs, Result
 from modelplane.simulate import simulate_observed
 from tests.compose.results import condition as condition
+from tests.compose.results import manifest
 from tests.upstream_crds import upstream
 
 Obj = dict[str, Any]
@@ -165,7 +166,7 @@ def external_endpoint(
 def manifests(result: Result) -> dict[str, Obj]:
     """Each composed Object's remote manifest, by composition resource name."""
     return {
-        k: d.resource["spec"]["forProvider"]["manifest"]
+        k: manifest(d.resource)
         for k, d in result.resources.items()
         if d.resource.get("kind") == "Object"
     }
