@@ -36,6 +36,7 @@ from modelplane.compose.frontdoor import (
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_listener
 from modelplane.compose.remote import managed_metadata, remote_object
 from modelplane.composer import Desired, Inputs, carry_forward
+from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
 from modelplane.observed import ready_as_observed
@@ -98,7 +99,7 @@ def selected_callers(
     if not isinstance(callers, Mapping):
         return None
     named = {str(n) for n in callers.get("names") or []}
-    labels = (callers.get("selector") or {}).get("matchLabels") or {}
+    labels = objects.mapping(callers, "selector", "matchLabels")
     if labels:
         named |= {
             i for i, have in identities.items() if all(have.get(k) == v for k, v in labels.items())

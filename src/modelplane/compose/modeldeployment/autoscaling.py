@@ -178,7 +178,7 @@ def minimum(spec: Mapping[str, Any], wakes: bool = True) -> int:
     sleep and that something can wake (``wakes``: a ModelService's front door, or not known yet)."""
     if scaletozero.may_sleep({"spec": spec}):
         return 0 if wakes else 1
-    return int((spec.get("autoscaling") or {}).get("minReplicas", 1))
+    return int(objects.dig(spec, "autoscaling", "minReplicas", default=1))
 
 
 def desired_replicas(spec: Mapping[str, Any], wakes: bool = True) -> int:

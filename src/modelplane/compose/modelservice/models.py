@@ -201,9 +201,9 @@ def route_header_values(route: Obj, header: str) -> set[str]:
     """The values an AIGatewayRoute manifest's backendRefs set request header ``header`` to."""
     return {
         str(h.get("value"))
-        for rule in route.get("spec", {}).get("rules") or ()
+        for rule in objects.dig(route, "spec", "rules") or ()
         for ref in rule.get("backendRefs") or ()
-        for h in (ref.get("headerMutation") or {}).get("set") or ()
+        for h in objects.dig(ref, "headerMutation", "set") or ()
         if h.get("name") == header
     }
 
