@@ -191,14 +191,22 @@ def retire(env: environment.Environment, spaces: set[str], clusters: set[str]) -
     (the guide's select every cluster) see only their own: the namespaces' ModelDeployments and
     ModelReplicas, then the clusters (once their guards lift) and their workload processes."""
     kinds = "modeldeployments,modelreplicas"
-    for space in spaces:
-        env.control.kubectl("-n", space, "delete", kinds, "--all", "--wait=false")
+
+    def removed() -> None:
+        # A ModelService's hold on a replica it routes to (a Usage) refuses the replica's delete
+        # until the service's own delete has lifted it: the refused ones are asked again.
+        for space in spaces:
+            done = env.control.kubectl(
+                "-n", space, "delete", kinds, "--all", "--wait=false", check=False
+            )
+            assert done.returncode == 0, done.stderr
 
     def no_replicas() -> None:
         for space in spaces:
             assert env.control.get("modelreplicas", "-n", space)["items"] == []
 
     try:
+        eventually(removed, timeout=300, interval=5)
         # Kubernetes' garbage collector deletes what the deleted composites composed.
         eventually(no_replicas, timeout=300, interval=2)
         for name in clusters:
