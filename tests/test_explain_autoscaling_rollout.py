@@ -19,7 +19,7 @@ from tests.explain_fleets import documents
 from tests.test_explain_autoscaling import (
     autoscaled,
     explained,
-    priced,
+    priced_cluster,
     render,
     replicas_of,
 )
@@ -38,7 +38,7 @@ def with_image(md: Obj, image: str, **rollout: Any) -> Obj:
 
 def fleet(md: Obj, replicas: dict[str, Obj] | None = None) -> list[Obj]:
     """``md`` on west and east, with ``replicas`` (as a previous render made them)."""
-    docs = [*documents(md), *priced("west", 10.0, 1), *priced("east", 40.0, 1)]
+    docs = [*documents(md), *priced_cluster("west", 10.0, 1), *priced_cluster("east", 40.0, 1)]
     return docs + copy.deepcopy(list((replicas or {}).values()))
 
 

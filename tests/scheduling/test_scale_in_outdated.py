@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from modelplane.scheduling.scheduler import schedule
 from modelplane.scheduling.spread import CLUSTER_KEY
-from tests.fleet.builders import llm_deployment
+from tests.fleet.builders import gpu_class, llm_deployment, priced
 from tests.properties import examples
 from tests.scheduling.test_scale_in_cost import (
     CHEAP,
@@ -27,7 +27,6 @@ from tests.scheduling.test_scale_in_cost import (
     cluster,
     constraint_st,
     fleet_st,
-    priced,
     running,
     spread,
 )
@@ -40,7 +39,7 @@ def scaled_away(
     md: Obj, fleet: list[Obj], replicas: list[Obj], outdated: Collection[str]
 ) -> list[str]:
     """The replicas a scale-in removes, ``outdated`` (by name) not updated by the rollout."""
-    classes = [CHEAP, MID, DEAR, UNPRICED, *(priced(f"p{p}", p) for p in PRICES)]
+    classes = [CHEAP, MID, DEAR, UNPRICED, *(priced(gpu_class(f"p{p}"), p) for p in PRICES)]
     plan = schedule(md, fleet, classes, replicas, outdated=lambda p: p.existing in outdated)
     return [r.name for r in plan.removed if r.reason == "scale-down"]
 
