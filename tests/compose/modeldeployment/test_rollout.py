@@ -144,3 +144,12 @@ def test_every_replica_updated_is_complete_only_once_each_serves() -> None:
         done = fleet.reconcile(md("vllm/vllm-openai:v2", maxUnavailable=6))
     assert fleet.serving() == 6
     assert done.condition("RolledOut")[:2] == ("True", "Complete")
+
+
+def test_the_rollout_status_names_the_generation_it_describes() -> None:
+    fleet = six_serving(md())
+    changed_spec = md("vllm/vllm-openai:v2")
+    changed_spec["metadata"]["generation"] = 7
+    rsp = fleet.reconcile(changed_spec)
+    assert rsp.status["rollout"]["observedGeneration"] == 7
+    assert rsp.condition("RolledOut")[1] != "Complete"
