@@ -23,6 +23,7 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from e2e import build
 
@@ -76,8 +77,8 @@ def pytest_command(shard: Shard, extra: list[str]) -> list[str]:
     return [sys.executable, "-m", "pytest", "-m", "e2e", *shard.selection, *extra]
 
 
-def _relay(name: str, stream: object) -> None:
-    for line in stream:  # type: ignore[attr-defined]
+def _relay(name: str, stream: IO[str]) -> None:
+    for line in stream:
         sys.stdout.write(f"[{name}] {line}")
         sys.stdout.flush()
 

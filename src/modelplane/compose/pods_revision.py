@@ -21,6 +21,7 @@ from modelplane.compose.admission import Admission
 from modelplane.compose.modelreplica import objectives, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.workloads import compose_workloads
+from modelplane.compose.remote import MANIFEST
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
@@ -53,13 +54,13 @@ def reference_pods() -> str:
         )
         for key, obj in sorted(resources.items()):
             if bears_pods(obj):
-                out.append([key, list(_pod_parts(obj["spec"]["forProvider"]["manifest"]))])
+                out.append([key, list(_pod_parts(objects.mapping(obj, *MANIFEST)))])
     return json.dumps(out, sort_keys=True)
 
 
 def bears_pods(obj: Mapping[str, Any]) -> bool:
     """Whether a provider-kubernetes Object applies something that runs pods."""
-    return objects.dig(obj, "spec", "forProvider", "manifest", "kind") in POD_KINDS
+    return objects.dig(obj, *MANIFEST, "kind") in POD_KINDS
 
 
 def _pod_parts(manifest: Any) -> Iterator[Any]:

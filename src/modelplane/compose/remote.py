@@ -17,6 +17,10 @@ PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
 # A Namespace shared by every replica and cache of a tenant on that cluster: never delete it.
 NEVER_DELETE = frozen(["Observe", "Create", "Update", "LateInitialize"])
 _CREATED = frozen({"policy": "SuccessfulCreate"})
+MANIFEST = ("spec", "forProvider", "manifest")
+"""Where an Object holds the manifest it applies."""
+OBSERVED_MANIFEST = ("status", "atProvider", "manifest")
+"""Where an Object reports the remote object as provider-kubernetes last read it."""
 
 
 def remote_object(

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.frontdoor import POOL_HEADER
+from modelplane.compose.remote import MANIFEST, OBSERVED_MANIFEST
 from modelplane.kube import objects
 
 USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
@@ -31,8 +32,8 @@ def referenced_pools(routes: Iterable[Mapping[str, Any]]) -> set[str]:
     out: set[str] = set()
     for obj in routes:
         manifests = [
-            objects.dig(obj, "spec", "forProvider", "manifest"),
-            objects.dig(obj, "status", "atProvider", "manifest"),
+            objects.dig(obj, *MANIFEST),
+            objects.dig(obj, *OBSERVED_MANIFEST),
         ]
         for manifest in manifests:
             if isinstance(manifest, Mapping):

@@ -29,7 +29,7 @@ from modelplane.compose.inferencecluster.components import (
 )
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import Target
-from modelplane.compose.remote import NEVER_DELETE
+from modelplane.compose.remote import NEVER_DELETE, OBSERVED_MANIFEST
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.kube.objects import Obj
@@ -313,4 +313,4 @@ def gateway_class_name(observed: Mapping[str, Any] | None) -> str:
 
 
 def _manifest(observed: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return objects.mapping(observed, "status", "atProvider", "manifest")
+    return objects.mapping(observed, *OBSERVED_MANIFEST)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.inferencecluster.releases import installed_version
+from modelplane.compose.remote import OBSERVED_MANIFEST
 from modelplane.composer import Condition
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -134,7 +135,7 @@ def _named(states: Sequence[ComponentState]) -> str:
 def outdated_gateway_api(obj: Mapping[str, Any]) -> str:
     """Why the observed Gateway API CRD is too old, or "" (not that CRD, its bundle version not
     stated, or recent enough: only a stated older version is evidence)."""
-    manifest = objects.mapping(obj, "status", "atProvider", "manifest")
+    manifest = objects.mapping(obj, *OBSERVED_MANIFEST)
     if manifest.get("kind") != "CustomResourceDefinition" or objects.name(manifest) != (
         "gateways.gateway.networking.k8s.io"
     ):

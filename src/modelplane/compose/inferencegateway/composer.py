@@ -46,7 +46,7 @@ from modelplane.compose.inferencegateway.handover import (
     handover_conditions,
     legacy_hops,
 )
-from modelplane.compose.remote import remote_object
+from modelplane.compose.remote import MANIFEST, OBSERVED_MANIFEST, remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj, dig, mapping
@@ -476,8 +476,8 @@ def _observed_class(observed: Obj | None) -> str:
 
 def _manifest(observed: Obj | None) -> Mapping[str, Any]:
     """The remote object as provider-kubernetes last saw it, else as it was applied."""
-    seen = dig(observed, "status", "atProvider", "manifest")
-    applied = dig(observed, "spec", "forProvider", "manifest")
+    seen = dig(observed, *OBSERVED_MANIFEST)
+    applied = dig(observed, *MANIFEST)
     return seen or applied or {}
 
 

@@ -54,6 +54,7 @@ from modelplane.compose.modelcache import resolve, revisions
 from modelplane.compose.modelcache.revisions import Holding
 from modelplane.compose.remote import (
     NEVER_DELETE,
+    OBSERVED_MANIFEST,
     managed_metadata,
     remote_namespace,
     remote_object,
@@ -779,7 +780,7 @@ def carried_phase(
 
 def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:
     """The phase on one cluster from the observed hydration Job Object."""
-    job = objects.dig(hydrate, "status", "atProvider", "manifest")
+    job = objects.dig(hydrate, *OBSERVED_MANIFEST)
     if not job:
         return ClusterPhase(name, PENDING, "the hydration Job is not observed yet")
     conditions = {

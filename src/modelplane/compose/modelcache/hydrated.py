@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.compose.remote import OBSERVED_MANIFEST
 from modelplane.composer import Result
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -38,7 +39,7 @@ def recorded(mc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 def claim_uid(claim: Mapping[str, Any] | None) -> str:
     """The uid of the claim on the workload cluster, from its observed Object ("" if unknown)."""
-    return str(objects.dig(claim, "status", "atProvider", "manifest", "metadata", "uid") or "")
+    return str(objects.dig(claim, *OBSERVED_MANIFEST, "metadata", "uid") or "")
 
 
 def still_hydrated(entry: Mapping[str, Any] | None, digest: str, claim: Obj | None) -> bool:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.cache import COMMIT, RESOLVED, requested_revision, resolve_request
+from modelplane.compose.remote import OBSERVED_MANIFEST
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 
@@ -69,7 +70,7 @@ def resolve_pod(mc: Mapping[str, Any], template: Obj) -> Obj:
 
 def observed(obj: Mapping[str, Any] | None) -> tuple[str | None, str]:
     """The commit the observed resolve Pod ended with, or None and what it is doing."""
-    pod = objects.dig(obj, "status", "atProvider", "manifest")
+    pod = objects.dig(obj, *OBSERVED_MANIFEST)
     if not pod:
         return None, "the resolve Pod is not observed yet"
     commit, failed = _outcome(objects.dig(pod, "status", "containerStatuses") or ())

@@ -35,6 +35,7 @@ from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned
 from modelplane.compose.modelreplica.remote import wrap
+from modelplane.compose.remote import MANIFEST
 from modelplane.composer import Ready
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -54,7 +55,7 @@ KEYS = tuple(objective_key(value) for value in PRIORITY_VALUES)
 
 SERVED_ANNOTATION = "modelplane.ai/objectives-served"
 """On the picker's pod template: the picker started when its cluster served the objectives."""
-TEMPLATE = ("spec", "forProvider", "manifest", "spec", "template")
+TEMPLATE = (*MANIFEST, "spec", "template")
 """Where a wrapped picker Deployment holds its pod template."""
 
 

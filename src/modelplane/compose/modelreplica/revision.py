@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.pods_revision import bears_pods, pods_revision
+from modelplane.compose.remote import MANIFEST, OBSERVED_MANIFEST
 from modelplane.compose.replica_revision import CONDITION, revision_message, stamp_of
 from modelplane.composer import Condition
 from modelplane.kube import objects
@@ -94,7 +95,7 @@ def revision_ready(
 def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) -> str:
     """Why the workload does not run ``stamp`` ready on its cluster, or ""."""
     what = f"{manifest.get('kind')} {objects.dig(manifest, 'metadata', 'name')}"
-    remote = objects.dig(observed, "status", "atProvider", "manifest")
+    remote = objects.dig(observed, *OBSERVED_MANIFEST)
     if not remote:
         return f"{what} not observed yet"
     runs = stamp_of(remote)
@@ -105,7 +106,6 @@ def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) 
     return ""
 
 
-MANIFEST = ("spec", "forProvider", "manifest")
 STAMP = (*MANIFEST, "metadata", "annotations", TEMPLATE_HASH)
 """Where a wrapped workload carries the stamp it was composed for."""
 

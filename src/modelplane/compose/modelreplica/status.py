@@ -24,6 +24,7 @@ from modelplane.compose.cache import (
 from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.names import gang_status_key, workload_key
+from modelplane.compose.remote import OBSERVED_MANIFEST
 from modelplane.composer import Condition, Event
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -132,7 +133,7 @@ def refused(obj: Obj | None) -> str | None:
 
 def remote(obj: Obj | None) -> Obj | None:
     """The remote object as provider-kubernetes last observed it, if it has."""
-    return objects.dig(obj, "status", "atProvider", "manifest") or None
+    return objects.dig(obj, *OBSERVED_MANIFEST) or None
 
 
 def engine_copies(observed: Mapping[str, Obj], engine: Obj) -> EngineCopies:

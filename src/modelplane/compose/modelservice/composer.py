@@ -48,7 +48,7 @@ from modelplane.compose.modelservice import callers, guard, models, routes, stat
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
-from modelplane.compose.remote import remote_object
+from modelplane.compose.remote import MANIFEST, remote_object
 from modelplane.compose.routed import backend_refs, header_values
 from modelplane.compose.scaletozero import ACTIVATION_PATH, asleep, rule_cluster, selects
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
@@ -316,7 +316,7 @@ def _activation(resources: Mapping[str, Desired]) -> list[str]:
     for key, desired in resources.items():
         if key.partition("/")[0] not in ("front", MODELS):
             continue
-        meta = objects.dig(desired.resource, "spec", "forProvider", "manifest", "metadata")
+        meta = objects.dig(desired.resource, *MANIFEST, "metadata")
         if isinstance(meta, Mapping) and meta.get("name") and meta.get("namespace"):
             clusters.add(rule_cluster(str(meta["namespace"]), str(meta["name"]), 0))
     return sorted(clusters)[:ACTIVATION_MAX]
@@ -328,11 +328,7 @@ Wanted = dict[str, tuple[str, Obj, bool]]
 
 def _remote_name(obj: Mapping[str, Any] | None) -> str | None:
     """The name of what an observed Object manages on its cluster, if it says."""
-    value: Any = obj
-    for key in ("spec", "forProvider", "manifest", "metadata", "name"):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
+    value = objects.dig(obj, *MANIFEST, "metadata", "name")
     return value if isinstance(value, str) else None
 
 
@@ -652,7 +648,7 @@ def _still_routed(
         what, _, gateway = key.partition("/")
         if what != "front":
             continue
-        manifest = objects.mapping(obj, "spec", "forProvider", "manifest")
+        manifest = objects.mapping(obj, *MANIFEST)
         # The sentinel lane reaches the gateway's own cluster for the 503 alone: it keeps no
         # fleet route there (nor, through it, a hold on a replica going to zero).
         names = {
@@ -678,7 +674,7 @@ def _still_routed_by_model(observed: Mapping[str, Obj]) -> tuple[set[str], set[s
             clusters.add(cluster)
     for key, obj in observed.items():
         if key.partition("/")[0] == MODELS:
-            manifest = dict(objects.mapping(obj, "spec", "forProvider", "manifest"))
+            manifest = dict(objects.mapping(obj, *MANIFEST))
             endpoints |= models.route_header_values(manifest, ENDPOINT_HEADER)
     return clusters, endpoints
 

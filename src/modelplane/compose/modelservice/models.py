@@ -40,7 +40,7 @@ from modelplane.compose.frontdoor import (
     service_prefix,
 )
 from modelplane.compose.modelservice.plan import Lane, Plan
-from modelplane.compose.remote import managed_metadata
+from modelplane.compose.remote import MANIFEST, OBSERVED_MANIFEST, managed_metadata
 from modelplane.kube import objects
 from modelplane.kube.names import unique_label
 from modelplane.kube.objects import Obj
@@ -213,7 +213,7 @@ def model_route_pools(objs: Iterable[Mapping[str, Any]]) -> set[str]:
     manifest they apply or the one they observe (the pool header their backendRefs set)."""
     out: set[str] = set()
     for obj in objs:
-        for where in ("spec", "forProvider", "manifest"), ("status", "atProvider", "manifest"):
+        for where in MANIFEST, OBSERVED_MANIFEST:
             manifest = objects.dig(obj, *where)
             if isinstance(manifest, Mapping) and manifest.get("kind") == "AIGatewayRoute":
                 out |= route_header_values(dict(manifest), POOL_HEADER)
