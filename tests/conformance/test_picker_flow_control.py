@@ -85,7 +85,7 @@ from modelplane.compose import frontdoor
 from modelplane.compose.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONFIG, UNIFIED_CONFIG
 from modelplane.compose.inferencecluster.fleetpriority import FLEET_PRIORITY, script
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, HEADER_GUARD
-from modelplane.compose.inferencegateway.priority import PRIORITY
+from modelplane.compose.inferencegateway.frontlua import FRONT_LUA
 from modelplane.compose.modelreplica import objectives
 from modelplane.compose.modelreplica.picker import rules
 from modelplane.compose.modelservice.routes import NO_TIMEOUT
@@ -265,14 +265,14 @@ def test_a_gateway_with_priority_removes_every_name_the_picker_reads_on_arrival(
 
 def test_the_caller_is_read_by_a_filter_that_runs_after_api_key_auth() -> None:
     # Lua, not a header mutation: only a filter after api_key_auth sees the identity.
-    policy = _front({"value": 1})[PRIORITY]
+    policy = _front({"value": 1})[FRONT_LUA]
     assert policy["kind"] == "EnvoyExtensionPolicy"
     assert set(policy["spec"]) == {"targetRefs", "lua"}
     assert FILTER_ORDER["api_key_auth"] < FILTER_ORDER["lua"] < FILTER_ORDER["ext_proc"]
 
 
 def test_the_fairness_id_is_written_under_every_name_the_picker_reads() -> None:
-    [lua] = _front({"value": 1})[PRIORITY]["spec"]["lua"]
+    lua, _catalog = _front({"value": 1})[FRONT_LUA]["spec"]["lua"]
     for name in FAIRNESS_HEADERS:
         assert f'"{name}"' in lua["inline"]
 

@@ -32,6 +32,7 @@ from modelplane.kube.names import dns_label, unique_label
 from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_observed
 from tests.docs.test_getting_started import GUIDE, MANIFESTS, ROOT
+from tests.envoy_lua import on_request
 
 Obj = dict[str, Any]
 HEADING = "## 10. A front door two teams share"
@@ -276,6 +277,20 @@ def test_each_service_allows_its_own_teams_callers_only(service: Obj) -> None:
         {"name": CALLER_HEADER, "values": labelled({"team": ns})}
     ]
     assert policy["spec"]["authorization"]["defaultAction"] == "Deny"
+
+
+def test_each_teams_callers_list_only_their_teams_model() -> None:
+    # The guide says GET /v1/models lists each caller only the models it may use: the catalog
+    # the render composes, run in LuaJIT (tests/envoy_lua.py).
+    policy = composed("EnvoyExtensionPolicy", dns_label(gateway()["metadata"]["name"], "priority"))
+    script = policy["spec"]["lua"][-1]["inline"]
+    for service in services():
+        ns, name = service["metadata"]["namespace"], service["metadata"]["name"]
+        for caller in labelled({"team": ns}):
+            request = {":method": "GET", ":path": "/v1/models", CALLER_HEADER: caller}
+            body = json.loads(on_request(script, request).body or "")
+            assert [m["id"] for m in body["data"]] == [f"{ns}/{name}"], caller
+    assert "lists each caller only the" in step()
 
 
 def overrides(kind: str, name: str) -> dict[int, Obj]:

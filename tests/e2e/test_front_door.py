@@ -5,10 +5,10 @@ per team on the control plane, and a ModelService per team called by model name:
 open only to its own callers and to ``ops``, team ads' to every authenticated caller. On the
 gateway's cluster they compose the caller Secrets' copies (entries patched in by
 provider-kubernetes, never in a manifest), the API-key SecurityPolicy, the header guard, the
-per-caller rate limits, the priority policy, each service's AIGatewayRoute and search's
-authorization and 403 body, each admitted by Envoy Gateway v1.8.1's and Envoy AI Gateway
-v1.1.0's CRDs there; the control plane refuses a model name
-or a callers list it could not serve, naming the field.
+per-caller rate limits, the priority policy with the per-caller model lists, each service's
+AIGatewayRoute and search's authorization and 403 body, each admitted by Envoy Gateway v1.8.1's
+and Envoy AI Gateway v1.1.0's CRDs there; the control plane refuses a model name or a callers
+list it could not serve, naming the field.
 
 Envoy and the AI Gateway's controller do not run in this tier (Envoy is C++, no Go module): what
 the proxy does with these objects is held by the conformance tests
@@ -22,6 +22,7 @@ endpoint, so their routes answer 503 until a deployment serves.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,6 +48,7 @@ from tests.e2e.conftest import (
     namespace,
     retire,
 )
+from tests.envoy_lua import on_request
 
 pytestmark = pytest.mark.e2e
 
@@ -186,11 +188,30 @@ def test_each_callers_priority_is_stamped_after_authentication(front: Environmen
         policy = on_host(
             front, "envoyextensionpolicies.gateway.envoyproxy.io", dns_label(GATEWAY, "priority")
         )
-        [lua] = policy["spec"]["lua"]
+        lua, _catalog = policy["spec"]["lua"]
         assert '["search-prod"] = "2"' in lua["inline"], lua["inline"]
         assert policy["spec"]["targetRefs"][0]["sectionName"] == "https"
 
     eventually(admitted, timeout=WAIT, interval=2)
+
+
+def test_each_caller_lists_only_the_models_it_may_use(front: Environment) -> None:
+    # The gateway lists the services in every namespace (Crossplane's own read); the catalog's
+    # script, as the gateway's cluster admitted it, is run in LuaJIT (tests/envoy_lua.py).
+    def listed() -> None:
+        policy = on_host(
+            front, "envoyextensionpolicies.gateway.envoyproxy.io", dns_label(GATEWAY, "priority")
+        )
+        script = policy["spec"]["lua"][-1]["inline"]
+        seen = {}
+        for _secret, caller, *_rest in TEAMS.values():
+            request = {":method": "GET", ":path": "/v1/models", CALLER_HEADER: caller}
+            body = json.loads(on_request(script, request).body or "{}")
+            seen[caller] = [m["id"] for m in body.get("data", [])]
+        # search's service is open to its team and ops; ads' to everyone.
+        assert seen == {"search-prod": ["ads/llama", "search/qwen"], "ads-prod": ["ads/llama"]}
+
+    eventually(listed, timeout=WAIT, interval=5)
 
 
 def test_the_rate_limits_count_each_caller_across_every_route(front: Environment) -> None:

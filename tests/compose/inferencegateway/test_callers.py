@@ -14,7 +14,9 @@ from modelplane.compose.inferencegateway.callers import (
     POLICY,
     copy_name,
 )
+from modelplane.compose.inferencegateway.catalog import SERVICES
 from modelplane.compose.inferencegateway.composer import CLUSTERS, compose_gateway
+from modelplane.compose.inferencegateway.frontlua import FRONT_LUA
 from modelplane.composer import Inputs, Requirement, Result
 from tests.compose.modelservice.kit import (
     cluster,
@@ -60,16 +62,24 @@ ADS = secret("ads", ads="a2V5Mw==")
 
 
 def compose(
-    ig: Obj, secrets: list[Obj] | None = None, seen: dict | None = None, **more: list[Obj]
+    ig: Obj,
+    secrets: list[Obj] | None = None,
+    seen: dict | None = None,
+    services: tuple[Obj, ...] | None = (),
+    **more: list[Obj],
 ) -> Result:
+    """One reconcile; ``services``: the ModelServices listed (None: not read yet)."""
     required: dict[str, list[Obj]] = {CLUSTERS: FLEET, **more}
     if secrets is not None:
         required[CALLERS] = secrets
+    if services is not None:
+        required[SERVICES] = list(services)
     return compose_gateway(Inputs(composite=ig, required=required, observed=seen or {}))
 
 
 def caller_keys(result: Result) -> list[str]:
-    return sorted(k for k in result.resources if k.startswith("caller"))
+    """The caller copies and policies (the front listener's Lua, under its older name, aside)."""
+    return sorted(k for k in result.resources if k.startswith("caller") and k != FRONT_LUA)
 
 
 def test_a_gateway_without_auth_reads_no_secrets_and_composes_no_caller_or_key_policy() -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.compose.inferencegateway.callers import HEADER_GUARD, POLICY
-from modelplane.compose.inferencegateway.priority import PRIORITY, caller_priorities
+from modelplane.compose.inferencegateway.frontlua import FRONT_LUA
+from modelplane.compose.inferencegateway.priority import caller_priorities
 from modelplane.composer import Result
 from tests.compose.inferencegateway.test_callers import ADS, SEARCH, authed, compose, secret
 from tests.compose.modelservice.kit import condition, invalid, manifests, observed
@@ -29,7 +30,8 @@ def prioritised(*entries: Obj) -> Obj:
 
 
 def lua(result: Result) -> str:
-    [entry] = manifests(result)[PRIORITY]["spec"]["lua"]
+    # The priority script runs first; the model catalog's follows it (test_catalog.py).
+    entry, _catalog = manifests(result)[FRONT_LUA]["spec"]["lua"]
     assert entry["type"] == "Inline"
     return str(entry["inline"])
 
@@ -38,8 +40,9 @@ def removed_on_arrival(result: Result) -> list[str]:
     return manifests(result)[HEADER_GUARD]["spec"]["headers"]["earlyRequestHeaders"]["remove"]
 
 
-def test_a_gateway_without_priority_composes_no_extension_policy() -> None:
-    assert PRIORITY not in compose(authed(), [SEARCH]).resources
+def test_a_gateway_without_priority_runs_no_priority_script() -> None:
+    [entry] = manifests(compose(authed(), [SEARCH]))[FRONT_LUA]["spec"]["lua"]
+    assert "x-modelplane-priority" not in entry["inline"]
 
 
 def test_a_gateway_without_priority_still_removes_the_priority_and_pickers_on_arrival() -> None:
@@ -56,7 +59,7 @@ def test_a_gateway_without_priority_still_removes_the_priority_and_pickers_on_ar
 
 
 def test_priority_composes_one_extension_policy_on_the_front_listener() -> None:
-    policy = manifests(compose(prioritised({"value": 1}), [SEARCH]))[PRIORITY]
+    policy = manifests(compose(prioritised({"value": 1}), [SEARCH]))[FRONT_LUA]
     assert policy["kind"] == "EnvoyExtensionPolicy"
     assert policy["metadata"]["namespace"] == "modelplane-system"
     assert policy["spec"]["targetRefs"] == [
@@ -136,7 +139,7 @@ def test_while_the_secrets_are_read_the_policy_is_kept_as_it_was() -> None:
     gw = prioritised({"callers": {"names": ["ads"]}, "value": 3})
     first = compose(gw, [SEARCH, ADS])
     held = compose(gw, None, observed(first))
-    assert held.resources[PRIORITY].resource == first.resources[PRIORITY].resource
+    assert held.resources[FRONT_LUA].resource == first.resources[FRONT_LUA].resource
 
 
 def test_the_gateway_does_not_wait_for_the_priority_policy() -> None:
@@ -144,12 +147,12 @@ def test_the_gateway_does_not_wait_for_the_priority_policy() -> None:
     # priority 0 and the default flow, and nobody gets in who should not.
     gw = prioritised({"value": 1})
     seen = observed(compose(gw, [SEARCH]))
-    seen.pop(PRIORITY)
+    seen.pop(FRONT_LUA)
     assert condition(compose(gw, [SEARCH], seen), "GatewayReady").status == "True"
 
 
 def test_the_policy_is_admitted_by_the_pinned_crds() -> None:
     gw = prioritised({"callers": {"names": ["ads"]}, "value": -5}, {"value": 5})
     result = compose(gw, [SEARCH, ADS])
-    keys = (PRIORITY, HEADER_GUARD, POLICY)
+    keys = (FRONT_LUA, HEADER_GUARD, POLICY)
     assert invalid(Result(resources={k: result.resources[k] for k in keys})) == {}

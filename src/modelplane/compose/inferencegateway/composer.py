@@ -40,7 +40,15 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
     gateway_withdrawn,
 )
-from modelplane.compose.inferencegateway import callers, limits, objects, priority, shards
+from modelplane.compose.inferencegateway import (
+    callers,
+    catalog,
+    frontlua,
+    limits,
+    objects,
+    priority,
+    shards,
+)
 from modelplane.compose.inferencegateway.handover import (
     LEGACY_BACKEND,
     handover_conditions,
@@ -122,8 +130,10 @@ def compose_gateway(inputs: Inputs) -> Result:
     if problem:
         return Result.failed(problem)
     result.resources.update(budgets)
-    result.resources.update(priority.compose_priority(inputs, name, hosted.host, auth))
+    result.resources.update(frontlua.compose_front_lua(inputs, name, hosted.host, auth))
     result.requirements.update(auth.requirements)
+    if isinstance(ig["spec"].get("auth"), Mapping):
+        result.requirements[catalog.SERVICES] = catalog.requirement(ig["spec"])
     _report(inputs, hosted, dialled, waiting, result, auth)
     result.conditions.extend(handover_conditions(ig, legacy_kept))
     return result

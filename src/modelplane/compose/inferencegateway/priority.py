@@ -25,22 +25,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.frontdoor import (
-    CONTROL_NAMESPACE,
-    ENVOY_API_VERSION,
     OBJECTIVE_HEADERS,
     PRIORITY_HEADER,
-    ClusterGateway,
 )
-from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_listener
+from modelplane.compose.inferencegateway.callers import CALLER_HEADER
 from modelplane.compose.inferencegateway.limits import selected_callers
-from modelplane.compose.remote import managed_metadata, remote_object
-from modelplane.composer import Desired, Inputs, carry_forward
-from modelplane.kube.names import dns_label
-from modelplane.kube.objects import Obj
-from modelplane.observed import ready_as_observed
 
-PRIORITY = "caller-priority"
-"""The composition resource name of the extension policy."""
 FAIRNESS_HEADERS = ("x-llm-d-inference-fairness-id", "x-gateway-inference-fairness-id")
 """The picker's fairness-id header and its deprecated alias (llm-d-router v0.10.0)."""
 
@@ -116,36 +106,3 @@ def _set_or_remove(header: str, value: str, indent: str = "  ") -> str:
         f"{indent}  headers:remove({header})\n"
         f"{indent}end\n"
     )
-
-
-def extension_policy(gateway: str, host: ClusterGateway, lua: str) -> Obj:
-    """The EnvoyExtensionPolicy running ``lua`` on every route of the front HTTPS listener."""
-    return {
-        "apiVersion": ENVOY_API_VERSION,
-        "kind": "EnvoyExtensionPolicy",
-        "metadata": managed_metadata(dns_label(gateway, "priority"), host.namespace),
-        "spec": {
-            "targetRefs": front_listener(gateway),
-            "lua": [{"type": "Inline", "inline": lua}],
-        },
-    }
-
-
-def compose_priority(
-    inputs: Inputs, gateway: str, host: ClusterGateway, auth: Callers
-) -> dict[str, Desired]:
-    """The extension policy of a gateway with ``spec.priority`` (nothing without). While the
-    caller Secrets are read, what was composed is kept."""
-    spec = inputs.composite["spec"]
-    if not priority_of(spec):
-        return {}
-    if auth.reading:
-        return carry_forward({k: v for k, v in inputs.observed.items() if k == PRIORITY})
-    lua = script(caller_priorities(spec, auth.identities))
-    obj = remote_object(
-        dns_label("gw", gateway, PRIORITY),
-        CONTROL_NAMESPACE,
-        host.provider_config,
-        extension_policy(gateway, host, lua),
-    )
-    return {PRIORITY: Desired(obj, ready_as_observed(inputs.observed.get(PRIORITY)))}
