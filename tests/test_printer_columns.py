@@ -39,7 +39,7 @@ def row(obj: dict[str, Any], plural: str) -> dict[str, Any]:
     return {name: read(obj, path) for name, path in columns(plural).items()}
 
 
-def test_a_deployment_shows_desired_placed_and_serving_and_why_not_placed() -> None:
+def test_a_deployment_shows_desired_placed_serving_why_not_placed_and_its_rollout() -> None:
     docs = example("fleet-two-classes")
     named(docs, "ModelDeployment", "llama-70b")["spec"]["replicas"] = 40
     md = find(render(docs, ready_copies=1), "ModelDeployment", "llama-70b")
@@ -48,6 +48,7 @@ def test_a_deployment_shows_desired_placed_and_serving_and_why_not_placed() -> N
         "PLACED": 4,
         "SERVING": 4,
         "SCHEDULED": "InsufficientCapacity",
+        "ROLLOUT": "Complete",
         "AUTOSCALING": None,
     }
 
