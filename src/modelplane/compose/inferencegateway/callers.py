@@ -283,35 +283,32 @@ def front_listener(gateway: str) -> list[Obj]:
     ]
 
 
+def front_policy(kind: str, gateway: str, suffix: str, host: ClusterGateway, spec: Obj) -> Obj:
+    """An Envoy Gateway policy of ``kind`` on every route of the gateway's front HTTPS listener,
+    named ``<gateway>-<suffix>``."""
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": kind,
+        "metadata": managed_metadata(dns_label(gateway, suffix), host.namespace),
+        "spec": {"targetRefs": front_listener(gateway), **spec},
+    }
+
+
 def security_policy(gateway: str, host: ClusterGateway, copies: list[str], header: str) -> Obj:
     """API-key authentication on every route of the front HTTPS listener (the ACME listener,
     answering only a certificate challenge, stays open)."""
-    return {
-        "apiVersion": ENVOY_API_VERSION,
-        "kind": "SecurityPolicy",
-        "metadata": managed_metadata(dns_label(gateway, "callers"), host.namespace),
-        "spec": {
-            "targetRefs": front_listener(gateway),
-            "apiKeyAuth": {
-                "credentialRefs": [{"group": "", "kind": "Secret", "name": c} for c in copies],
-                "extractFrom": [{"headers": [header]}],
-                "forwardClientIDHeader": CALLER_HEADER,
-                "sanitize": True,
-            },
-        },
+    auth = {
+        "credentialRefs": [{"group": "", "kind": "Secret", "name": c} for c in copies],
+        "extractFrom": [{"headers": [header]}],
+        "forwardClientIDHeader": CALLER_HEADER,
+        "sanitize": True,
     }
+    return front_policy("SecurityPolicy", gateway, "callers", host, {"apiKeyAuth": auth})
 
 
 def header_guard(gateway: str, host: ClusterGateway, guarded: tuple[str, ...] = ()) -> Obj:
     """``x-modelplane-caller`` (and ``guarded``) removed from every request as it arrives,
     before any filter (a route's header filter would run after authentication and remove the
     identity it set)."""
-    return {
-        "apiVersion": ENVOY_API_VERSION,
-        "kind": "ClientTrafficPolicy",
-        "metadata": managed_metadata(dns_label(gateway, "caller-guard"), host.namespace),
-        "spec": {
-            "targetRefs": front_listener(gateway),
-            "headers": {"earlyRequestHeaders": {"remove": [CALLER_HEADER, *guarded]}},
-        },
-    }
+    removed = {"earlyRequestHeaders": {"remove": [CALLER_HEADER, *guarded]}}
+    return front_policy("ClientTrafficPolicy", gateway, "caller-guard", host, {"headers": removed})

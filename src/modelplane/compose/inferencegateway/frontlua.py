@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from modelplane.compose.frontdoor import CONTROL_NAMESPACE, ENVOY_API_VERSION, ClusterGateway
+from modelplane.compose.frontdoor import CONTROL_NAMESPACE, ClusterGateway
 from modelplane.compose.inferencegateway import catalog, priority
-from modelplane.compose.inferencegateway.callers import Callers, front_listener
-from modelplane.compose.remote import managed_metadata, remote_object
+from modelplane.compose.inferencegateway.callers import Callers, front_policy
+from modelplane.compose.remote import remote_object
 from modelplane.composer import Desired, Inputs, carry_forward
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
@@ -34,15 +34,8 @@ catalog)."""
 
 def extension_policy(gateway: str, host: ClusterGateway, scripts: list[str]) -> Obj:
     """The EnvoyExtensionPolicy running ``scripts`` on every route of the front listener."""
-    return {
-        "apiVersion": ENVOY_API_VERSION,
-        "kind": "EnvoyExtensionPolicy",
-        "metadata": managed_metadata(dns_label(gateway, "priority"), host.namespace),
-        "spec": {
-            "targetRefs": front_listener(gateway),
-            "lua": [{"type": "Inline", "inline": lua} for lua in scripts],
-        },
-    }
+    lua = [{"type": "Inline", "inline": script} for script in scripts]
+    return front_policy("EnvoyExtensionPolicy", gateway, "priority", host, {"lua": lua})
 
 
 def compose_front_lua(

@@ -29,12 +29,11 @@ from typing import Any
 
 from modelplane.compose.frontdoor import (
     CONTROL_NAMESPACE,
-    ENVOY_API_VERSION,
     ClusterGateway,
     budget_spent,
 )
-from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_listener
-from modelplane.compose.remote import managed_metadata, remote_object
+from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_policy
+from modelplane.compose.remote import remote_object
 from modelplane.composer import Desired, Inputs, carry_forward
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
@@ -199,16 +198,8 @@ def too_many_rules(found: list[Obj]) -> str:
 
 def rate_limit_policy(gateway: str, host: ClusterGateway, found: list[Obj]) -> Obj:
     """The BackendTrafficPolicy counting every caller's budget on the front listener."""
-    return {
-        "apiVersion": ENVOY_API_VERSION,
-        "kind": "BackendTrafficPolicy",
-        "metadata": managed_metadata(dns_label(gateway, "limits"), host.namespace),
-        "spec": {
-            "targetRefs": front_listener(gateway),
-            "rateLimit": {"global": {"rules": found}},
-            "responseOverride": [budget_spent()],
-        },
-    }
+    spec = {"rateLimit": {"global": {"rules": found}}, "responseOverride": [budget_spent()]}
+    return front_policy("BackendTrafficPolicy", gateway, "limits", host, spec)
 
 
 def compose_limits(
