@@ -730,12 +730,6 @@ def _identity(obj: Obj) -> tuple[str, str]:
     return namespace_of(obj), objects.name(obj)
 
 
-def _cache_of(md: Obj, cache: Obj) -> bool:
-    """Whether ``cache`` is the ModelCache the deployment references."""
-    ref = str(objects.dig(md, "spec", "template", "spec", "modelCacheRef", "name") or "")
-    return _identity(cache) == (namespace_of(md), ref)
-
-
 def _owned_by(replica: Obj, md: Obj) -> bool:
     ns, name = _identity(md)
     return objects.labels(replica).get(DEPLOYMENT) == name and _identity(replica)[0] == ns

@@ -153,10 +153,6 @@ _MEMO = _Memo()
 memoise = True
 
 
-def clear_memo() -> None:
-    _MEMO.clear()
-
-
 def evaluate(schema: Schema, obj: Any, path: Path = ()) -> list[FieldError]:
     """Every CEL rule error of ``obj`` (pruned and defaulted, rules compiled)."""
     errors: list[FieldError] = []

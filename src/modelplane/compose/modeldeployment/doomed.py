@@ -27,7 +27,7 @@ would withdraw its endpoint, release its Usage and replay the delete.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from modelplane.kube import objects
@@ -37,8 +37,3 @@ from modelplane.labels import DELETION_ATTEMPT
 def is_doomed(replica: Mapping[str, Any] | None) -> bool:
     """Whether a delete of the replica was refused by a Usage (and will be replayed)."""
     return DELETION_ATTEMPT in objects.annotations(replica)
-
-
-def doomed_among(keys: Iterable[str], mine: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The keys of ``keys`` whose observed replica is doomed, in order."""
-    return [k for k in keys if is_doomed(mine.get(k))]
