@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
@@ -82,6 +83,22 @@ def _label(doc: Manifest) -> str:
     return f"{body.get('kind')}/{named}"  # as every command names an object
 
 
+@dataclass
+class _Tally:
+    """What checking the documents found: the counts the summary line gives, and more."""
+
+    checked: int = 0
+    invalid: int = 0
+    warned: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_lines: list[str] = field(default_factory=list)
+    """Each skipped object named, unless nothing was validated (one line says so)."""
+    admitted: list[Admitted] = field(default_factory=list)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
 def run(
     paths: Iterable[str],
     crds: Iterable[str] = (),
@@ -102,58 +119,88 @@ def run(
 
     errors_to = err if output == "defaulted" else out
     refused = _print_refused(costs, errors_to)
-    invalid = checked = warned = 0
-    skipped: dict[str, int] = {}
-    skipped_lines: list[str] = []  # each named, unless nothing was validated (one line says so)
-    admitted: list[Admitted] = []
-    for doc in documents:
-        body = doc.obj
-        api_version, kind = body.get("apiVersion"), body.get("kind")
-        if not (isinstance(api_version, str) and isinstance(kind, str)):
-            skipped["(no apiVersion or kind)"] = skipped.get("(no apiVersion or kind)", 0) + 1
-            continue
-        if not admission.knows(api_version, kind):
-            # Ours in a version not served, or a kind our group does not define: refused as
-            # the API server would (render refuses the same). Anyone else's is skipped, by name.
-            problem = admission.unmatched(api_version, kind)
-            if problem is not None:
-                invalid += 1
-                print(f"{doc.where_is(problem.path)}: {_label(doc)}: {problem}", file=errors_to)
-            else:
-                skipped[f"{kind} {api_version}"] = skipped.get(f"{kind} {api_version}", 0) + 1
-                skipped_lines.append(f"{doc.where}: {_label(doc)}: skipped: {_UNDEFINED}")
-            continue
-        try:
-            result = admission.admit(body)
-        except DefinitionError as e:
-            exits.error(COMMAND, str(e), err)
-            return exits.UNREADABLE
-        checked += 1
-        admitted.append(result)
-        warned += _print_warnings(doc, result.warnings, err)
-        if not result.errors:
-            # What admission cannot see and render would refuse: selectors that do not compile,
-            # quantity() literals that do not parse.
-            result.errors.extend(selector_problems(result.object))
-        if result.errors:
-            invalid += 1
-            label = _label(doc)
-            for error in result.errors:
-                print(f"{doc.where_is(error.path)}: {label}: {error}", file=errors_to)
+    tally = _Tally()
+    try:
+        for doc in documents:
+            _check(doc, admission, tally, errors_to, err)
+    except DefinitionError as e:
+        exits.error(COMMAND, str(e), err)
+        return exits.UNREADABLE
 
     if output == "defaulted":
         out.write(
             yaml.safe_dump_all(
-                [a.object for a in admitted], sort_keys=False, default_flow_style=False
+                [a.object for a in tally.admitted], sort_keys=False, default_flow_style=False
             )
         )
-    if not checked and not invalid and not refused:
-        exits.error(COMMAND, _nothing_to_validate(len(documents), skipped), err)
+    return _conclude(tally, refused, len(documents), err)
+
+
+def _conclude(tally: _Tally, refused: int, found: int, err: TextIO) -> int:
+    """The closing lines on stderr, and the exit code."""
+    if not tally.checked and not tally.invalid and not refused:
+        exits.error(COMMAND, _nothing_to_validate(found, tally.skipped), err)
         return exits.INVALID
-    for line in skipped_lines:
+    for line in tally.skipped_lines:
         print(line, file=err)
-    print(_summary(checked, invalid, warned, sum(skipped.values()), refused), file=err)
-    return exits.INVALID if invalid or refused else exits.OK
+    summary = _summary(
+        tally.checked, tally.invalid, tally.warned, sum(tally.skipped.values()), refused
+    )
+    print(summary, file=err)
+    return exits.INVALID if tally.invalid or refused else exits.OK
+
+
+def _check(
+    doc: Manifest, admission: Admission, tally: _Tally, errors_to: TextIO, err: TextIO
+) -> None:
+    """Admit one document, or skip it, counting either in ``tally``."""
+    body = doc.obj
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if not (isinstance(api_version, str) and isinstance(kind, str)):
+        tally.skip("(no apiVersion or kind)")
+    elif not admission.knows(api_version, kind):
+        _check_unknown(doc, admission, api_version, kind, tally, errors_to)
+    else:
+        _admit(doc, admission, tally, errors_to, err)
+
+
+def _check_unknown(
+    doc: Manifest,
+    admission: Admission,
+    api_version: str,
+    kind: str,
+    tally: _Tally,
+    errors_to: TextIO,
+) -> None:
+    # Ours in a version not served, or a kind our group does not define: refused as
+    # the API server would (render refuses the same). Anyone else's is skipped, by name.
+    problem = admission.unmatched(api_version, kind)
+    if problem is not None:
+        tally.invalid += 1
+        print(f"{doc.where_is(problem.path)}: {_label(doc)}: {problem}", file=errors_to)
+    else:
+        tally.skip(f"{kind} {api_version}")
+        tally.skipped_lines.append(f"{doc.where}: {_label(doc)}: skipped: {_UNDEFINED}")
+
+
+def _admit(
+    doc: Manifest, admission: Admission, tally: _Tally, errors_to: TextIO, err: TextIO
+) -> None:
+    """Admit a document of a known kind; print its warnings and errors. A definition that
+    fails while admitting raises DefinitionError."""
+    result = admission.admit(doc.obj)
+    tally.checked += 1
+    tally.admitted.append(result)
+    tally.warned += _print_warnings(doc, result.warnings, err)
+    if not result.errors:
+        # What admission cannot see and render would refuse: selectors that do not compile,
+        # quantity() literals that do not parse.
+        result.errors.extend(selector_problems(result.object))
+    if result.errors:
+        tally.invalid += 1
+        label = _label(doc)
+        for error in result.errors:
+            print(f"{doc.where_is(error.path)}: {label}: {error}", file=errors_to)
 
 
 _UNDEFINED = "kind not defined in apis/ or by --crd"
