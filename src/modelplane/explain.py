@@ -41,13 +41,14 @@ from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
 from modelplane.manifests import Manifest, ManifestError, load, require_name
 from modelplane.render import RenderError, api_server_admission, located, render_documents
-from modelplane.scheduling.demand import parse_engines
-from modelplane.scheduling.devices import device_kinds, matches
+from modelplane.scheduling.demand import Request, parse_engines
+from modelplane.scheduling.devices import DeviceKind, device_kinds, matches
 from modelplane.scheduling.hints import capacity_hint
 from modelplane.scheduling.placement import (
     POOL_ROOM,
     ROOM,
     ClusterTrace,
+    PoolTrace,
     ReplicaPlacement,
     Schedule,
     Score,
@@ -323,28 +324,10 @@ def _as_rendered(
     there), and every cluster the deployment's clusterSelector kept from the scheduler is
     named, with why."""
     last = answers[-1]
-    ns = namespace_of(md)
-    placements = tuple(
-        p if (ns, p.existing or "") in given else dataclasses.replace(p, existing=None)
-        for p in last.placements
-    )
-    final = {p.index: p.cluster for p in placements}
-    won: dict[int, Score] = {}
-    for answer in answers:
-        for c in answer.trace:
-            won.update((s.replica, s) for s in c.scores if final.get(s.replica) == c.cluster)
-    traced = tuple(
-        dataclasses.replace(c, scores=tuple(won[i] for i in c.indices if i in won))
-        for c in last.trace
-    )
-    seen = {c.cluster for c in traced}
+    placements = _kept_if_given(last.placements, namespace_of(md), given)
+    traced = _with_winning_scores(answers, placements)
     selector = _cluster_selector(md)
-    # When the scheduler saw no cluster at all, the shortfall names them (``none_matches``).
-    unlisted = tuple(
-        ClusterTrace(name, False, unselected(labels, selector) or "not listed for it")
-        for name, labels in _labels(clusters).items()
-        if name not in seen and traced
-    )
+    unlisted = _unlisted(traced, selector, clusters)
     shortfall = tuple(_no_cluster_matches(line, selector, clusters) for line in last.shortfall)
     return dataclasses.replace(
         last,
@@ -352,6 +335,46 @@ def _as_rendered(
         shortfall=shortfall,
         explain=lambda: (*traced, *unlisted),
         _trace=[],
+    )
+
+
+def _kept_if_given(
+    placements: Sequence[ReplicaPlacement], ns: str, given: set[tuple[str, str]]
+) -> tuple[ReplicaPlacement, ...]:
+    """``placements``, each kept only when the input held its replica: one render placed in an
+    earlier pass is placed."""
+    return tuple(
+        p if (ns, p.existing or "") in given else dataclasses.replace(p, existing=None)
+        for p in placements
+    )
+
+
+def _with_winning_scores(
+    answers: Sequence[Schedule], placements: Sequence[ReplicaPlacement]
+) -> tuple[ClusterTrace, ...]:
+    """The last answer's trace, each cluster with the scores that won it its replicas, from
+    whichever pass placed them there."""
+    final = {p.index: p.cluster for p in placements}
+    won: dict[int, Score] = {}
+    for answer in answers:
+        for c in answer.trace:
+            won.update((s.replica, s) for s in c.scores if final.get(s.replica) == c.cluster)
+    return tuple(
+        dataclasses.replace(c, scores=tuple(won[i] for i in c.indices if i in won))
+        for c in answers[-1].trace
+    )
+
+
+def _unlisted(
+    traced: Sequence[ClusterTrace], selector: dict[str, str], clusters: Sequence[Obj]
+) -> tuple[ClusterTrace, ...]:
+    """The input's clusters the scheduler never saw, each with why (its clusterSelector)."""
+    seen = {c.cluster for c in traced}
+    # When the scheduler saw no cluster at all, the shortfall names them (``none_matches``).
+    return tuple(
+        ClusterTrace(name, False, unselected(labels, selector) or "not listed for it")
+        for name, labels in _labels(clusters).items()
+        if name not in seen and traced
     )
 
 
@@ -420,6 +443,24 @@ def explain_command(
     except ManifestError as e:
         exits.error(COMMAND, str(e))
         return exits.INVALID
+    objs = _admitted(loaded)
+    if objs is None:
+        return exits.INVALID
+    explanations = _explained(loaded, objs, deployment)
+    if explanations is None:
+        return exits.INVALID
+    _print(explanations, output)
+    # A pool naming a class that does not exist is a typo to fix (1), not capacity to add (3):
+    # the same verdict render gives it.
+    missing = _missing_classes(loaded, objs)
+    if any(e.plan.selector_errors for e in explanations) or missing:
+        return exits.INVALID
+    return exits.SHORT if any(e.short for e in explanations) else exits.OK
+
+
+def _admitted(loaded: Sequence[Manifest]) -> list[Obj] | None:
+    """Each object as admission defaults it, or None when it refuses any (each error named on
+    stderr)."""
     # The same admission as render, validate and the function: explain what would be admitted.
     admission = Admission.default()
     admitted = [(m, admission.admit_input(m.obj)) for m in loaded]
@@ -428,31 +469,38 @@ def explain_command(
         for error in errors:
             exits.error(COMMAND, f"{m.where_is(error.path)}: {manifests.identity(m.obj)}: {error}")
     if refused:
-        return exits.INVALID
+        return None
+    return [a.object for _, a in admitted]
+
+
+def _explained(
+    loaded: Sequence[Manifest], objs: Sequence[Obj], deployment: str | None
+) -> list[Explanation] | None:
+    """The explanation of each ModelDeployment (of ``deployment`` alone when named), or None
+    when there is none to give (why, on stderr)."""
     try:
-        explanations = explain_all([a.object for _, a in admitted])
+        explanations = explain_all(objs)
     except RenderError as e:
         for line in located(str(e), {manifests.identity(m.obj): m for m in loaded}):
             exits.error(COMMAND, line)
-        return exits.INVALID
+        return None
     if not explanations:
         exits.error(COMMAND, "no ModelDeployment in the input")
-        return exits.INVALID
-    if deployment is not None:
-        explanations = [e for e in explanations if _named(e, deployment)]
-        if not explanations:
-            exits.error(COMMAND, f"no ModelDeployment/{deployment} in the input")
-            return exits.INVALID
+        return None
+    if deployment is None:
+        return explanations
+    named = [e for e in explanations if _named(e, deployment)]
+    if not named:
+        exits.error(COMMAND, f"no ModelDeployment/{deployment} in the input")
+        return None
+    return named
+
+
+def _print(explanations: Sequence[Explanation], output: str) -> None:
     if output == "json":
         print(json.dumps({"deployments": [e.to_dict() for e in explanations]}, indent=2))
     else:
         sys.stdout.write("".join("\n".join(e.text()) + "\n" for e in explanations))
-    # A pool naming a class that does not exist is a typo to fix (1), not capacity to add (3):
-    # the same verdict render gives it.
-    missing = _missing_classes(loaded, [a.object for _, a in admitted])
-    if any(e.plan.selector_errors for e in explanations) or missing:
-        return exits.INVALID
-    return exits.SHORT if any(e.short for e in explanations) else exits.OK
 
 
 def _missing_classes(loaded: Sequence[Manifest], objs: Sequence[Obj]) -> bool:
@@ -547,6 +595,28 @@ def _taken(
     selectors: _Selectors,
     full: str | None,
 ) -> tuple[ClusterView, list[Decision]]:
+    summary = _taken_summary(c, placements, full)
+    scores = tuple(s.to_dict() for s in c.scores)
+    rows = [
+        Decision(deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices, scores=scores)
+    ]
+    # The only cluster with room needs no reason in the text (the JSON still has its terms).
+    lines = [f"replica {s.replica} won: {s.why}" for s in c.scores if s.contested]
+    for p in c.pools:
+        if p.taken:
+            rows += _engines_on(deployment, c.cluster, p)
+        elif p.reason not in (POOL_ROOM, "not needed"):
+            row = _pool_decision(deployment, c.cluster, p.pool, REJECTED, p.reason, selectors)
+            rows.append(row)
+            lines.append(f"pool {p.pool}: {_pool_text(row)}")
+    return ClusterView(c.cluster, TAKEN, summary, lines), rows
+
+
+def _taken_summary(
+    c: ClusterTrace, placements: Sequence[ReplicaPlacement], full: str | None
+) -> str:
+    """What a cluster took: its replicas, kept or placed, grouped by where they run; and why it
+    has no room for another when the deployment is short."""
     phrases: dict[tuple[bool, str], list[int]] = {}
     grows = {p.pool: p.grows for p in c.pools if p.grows}
     for placed in placements:
@@ -560,32 +630,24 @@ def _taken(
     summary = "; ".join(parts)
     if full:
         summary += f"; no room for another: {full}"
-    scores = tuple(s.to_dict() for s in c.scores)
-    rows = [
-        Decision(deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices, scores=scores)
+    return summary
+
+
+def _engines_on(deployment: str, cluster: str, p: PoolTrace) -> list[Decision]:
+    """One row per engine with members on a taken pool, with the replicas it serves there."""
+    uses = [(int(m["replica"]), m["engine"]) for m in _USES.finditer(p.reason)]
+    return [
+        Decision(
+            deployment,
+            cluster,
+            p.pool,
+            TAKEN,
+            p.reason,
+            engine=engine,
+            replicas=tuple(r for r, e in uses if e == engine),
+        )
+        for engine in dict.fromkeys(e for _, e in uses)
     ]
-    # The only cluster with room needs no reason in the text (the JSON still has its terms).
-    lines = [f"replica {s.replica} won: {s.why}" for s in c.scores if s.contested]
-    for p in c.pools:
-        if p.taken:
-            uses = [(int(m["replica"]), m["engine"]) for m in _USES.finditer(p.reason)]
-            for engine in dict.fromkeys(e for _, e in uses):
-                rows.append(
-                    Decision(
-                        deployment,
-                        c.cluster,
-                        p.pool,
-                        TAKEN,
-                        p.reason,
-                        engine=engine,
-                        replicas=tuple(r for r, e in uses if e == engine),
-                    )
-                )
-        elif p.reason not in (POOL_ROOM, "not needed"):
-            row = _pool_decision(deployment, c.cluster, p.pool, REJECTED, p.reason, selectors)
-            rows.append(row)
-            lines.append(f"pool {p.pool}: {_pool_text(row)}")
-    return ClusterView(c.cluster, TAKEN, summary, lines), rows
 
 
 def _where(p: ReplicaPlacement, grows: Mapping[str, tuple[int, int] | None]) -> str:
@@ -662,23 +724,31 @@ class _Selectors:
         self, engine: str, member: int, request: str, class_name: str
     ) -> tuple[str | None, str]:
         """The selector at fault, and what the class's devices hold for what it compares."""
-        found = next((e for e in self.engines if e.name == engine), None)
-        if found is None or member >= len(found.members):
-            return None, ""
-        wanted = next((r for r in found.members[member].requests if r.name == request), None)
+        wanted = self._request(engine, member, request)
         if wanted is None or not wanted.selectors:
             return None, ""
-        cls = self.classes.get(class_name)
-        kinds = [
-            k
-            for k in (device_kinds(cls) if cls is not None else ())
-            if k.device_class_name or not k.claimable
-        ]
+        kinds = self._kinds(class_name)
         # A selector that no device satisfies on its own is the one at fault; when each is
         # satisfied by some device but no device satisfies all, they fail together.
         alone = [s for s in wanted.selectors if not any(matches((s,), k) is True for k in kinds)]
         hint = next((h for s in alone if (h := capacity_hint(s, kinds))), "")
         return " && ".join(alone or wanted.selectors), hint
+
+    def _request(self, engine: str, member: int, request: str) -> Request | None:
+        """The request of that name of the engine's member, when the template has it."""
+        found = next((e for e in self.engines if e.name == engine), None)
+        if found is None or member >= len(found.members):
+            return None
+        return next((r for r in found.members[member].requests if r.name == request), None)
+
+    def _kinds(self, class_name: str) -> list[DeviceKind]:
+        """The class's device kinds a request may be matched against."""
+        cls = self.classes.get(class_name)
+        return [
+            k
+            for k in (device_kinds(cls) if cls is not None else ())
+            if k.device_class_name or not k.claimable
+        ]
 
 
 # --- text ---------------------------------------------------------------------------------
