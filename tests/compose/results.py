@@ -1,5 +1,5 @@
 """Reading a composer's Result in a test: the composed resources as plain objects, the remote
-manifest a provider-kubernetes Object carries, and one condition by type."""
+manifest a provider-kubernetes Object carries (one, or every one), and one condition by type."""
 
 from __future__ import annotations
 
@@ -17,6 +17,15 @@ def resources(result: Result) -> dict[str, Obj]:
 def manifest(obj: Obj) -> Obj:
     """The remote manifest inside a wrapped provider-kubernetes Object."""
     return obj["spec"]["forProvider"]["manifest"]
+
+
+def manifests(result: Result) -> dict[str, Obj]:
+    """Each composed Object's remote manifest, by composition resource name."""
+    return {
+        k: manifest(d.resource)
+        for k, d in result.resources.items()
+        if d.resource.get("kind") == "Object"
+    }
 
 
 def condition(result: Result, type_: str) -> Any:

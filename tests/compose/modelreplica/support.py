@@ -10,6 +10,7 @@ import yaml
 
 from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.composer import Inputs, Result
+from tests.compose import results
 
 Obj = dict[str, Any]
 
@@ -174,9 +175,9 @@ def run(
 
 
 def manifests(result: Result) -> dict[str, Obj]:
-    """The remote manifest inside each composed Object, by composition resource key."""
+    """The remote manifest inside each composed Object, of a result that must not be Fatal."""
     assert result.fatal is None, result.fatal
-    return {k: d.resource["spec"]["forProvider"]["manifest"] for k, d in result.resources.items()}
+    return results.manifests(result)
 
 
 def workload(result: Result, engine_name: str = "main") -> Obj:

@@ -14,7 +14,7 @@ from modelplane.compose.modelservice.composer import CLUSTERS, GATEWAYS, endpoin
 from modelplane.composer import Inputs, Result
 from modelplane.simulate import simulate_observed
 from tests.compose.results import condition as condition
-from tests.compose.results import manifest
+from tests.compose.results import manifests as manifests
 from tests.upstream_crds import upstream
 
 Obj = dict[str, Any]
@@ -161,15 +161,6 @@ def external_endpoint(
     if ready:
         obj["status"] = {"routing": {"backendName": f"{name}-external"}}
     return obj
-
-
-def manifests(result: Result) -> dict[str, Obj]:
-    """Each composed Object's remote manifest, by composition resource name."""
-    return {
-        k: manifest(d.resource)
-        for k, d in result.resources.items()
-        if d.resource.get("kind") == "Object"
-    }
 
 
 def observed(result: Result, keys: Iterable[str] | None = None) -> dict[str, Obj]:
