@@ -339,33 +339,42 @@ class Session:
 
     def _admit(self, obj: Obj, admit: Admit) -> Obj:
         spec = {k: v for k, v in obj.items() if k != "status"}
+        hit = self._admitted_spec(obj, spec, admit)
+        if "status" not in obj:
+            return hit
+        if len(hit) == len(spec) and all(hit.get(k) is v for k, v in spec.items()):
+            return obj  # already the admitted object with a status: nothing to rebuild
+        return {**hit, "status": obj["status"]}
+
+    def _admitted_spec(self, obj: Obj, spec: Obj, admit: Admit) -> Obj:
+        """``spec`` (``obj`` without its status) as admission defaults it: found by the
+        identities of its fields when they are those of one admitted before."""
         # A composite published with status shares its other fields with its admitted self.
         same = tuple(sorted((k, id(v)) for k, v in spec.items()))
         found = self._admitted_parts.get(same)
         if found is not None and all(
             a is spec[k] for a, (k, _) in zip(found[0], same, strict=True)
         ):
-            hit: Obj | None = found[1]
-        else:
-            key = _content(spec)
-            hit = self._admitted.get(key)
-            if hit is None:
-                out, errors = admit(spec)
-                if errors:
-                    raise RenderError(
-                        f"{manifests.identity(obj)} is invalid:\n"
-                        + "\n".join(f"  {e}" for e in errors)
-                    )
-                hit = self._admitted.put(key, plain(out))
-            parts = tuple(sorted((k, id(v)) for k, v in hit.items()))
-            self._admitted_parts.put(parts, ([hit[k] for k, _ in parts], hit))
-            self._admitted_parts.put(same, ([spec[k] for k, _ in same], hit))
-        assert hit is not None
-        if "status" not in obj:
-            return hit
-        if len(hit) == len(spec) and all(hit.get(k) is v for k, v in spec.items()):
-            return obj  # already the admitted object with a status: nothing to rebuild
-        return {**hit, "status": obj["status"]}
+            return found[1]
+        hit = self._admitted_content(obj, spec, admit)
+        parts = tuple(sorted((k, id(v)) for k, v in hit.items()))
+        self._admitted_parts.put(parts, ([hit[k] for k, _ in parts], hit))
+        self._admitted_parts.put(same, ([spec[k] for k, _ in same], hit))
+        return hit
+
+    def _admitted_content(self, obj: Obj, spec: Obj, admit: Admit) -> Obj:
+        """``spec`` as admission defaults it, admitted once per content; RenderError naming
+        ``obj`` with its errors."""
+        key = _content(spec)
+        hit = self._admitted.get(key)
+        if hit is None:
+            out, errors = admit(spec)
+            if errors:
+                raise RenderError(
+                    f"{manifests.identity(obj)} is invalid:\n" + "\n".join(f"  {e}" for e in errors)
+                )
+            hit = self._admitted.put(key, plain(out))
+        return hit
 
     def learn(self, kind: tuple[str, str], requirements: Mapping[str, Requirement]) -> None:
         self.requires.setdefault(kind, set()).update(
@@ -932,7 +941,6 @@ def render_command(
 ) -> int:
     """``modelplane render``: exit codes as every command's (``modelplane.exits``)."""
     from modelplane.compose.registry import default_registry
-    from modelplane.simulate import simulate_observed, simulate_stack
 
     # The function's request logs belong to `serve`; here stdout is the rendered stream.
     logging.configure(logging.Level.DISABLED)
@@ -943,26 +951,10 @@ def render_command(
         exits.error(COMMAND, str(e))
         return exits.UNREADABLE
     registry = default_registry()
-    try:
-        for m in loaded:
-            manifests.require_type(m)
-            manifests.require_name(m)
-    except manifests.ManifestError as e:
-        exits.error(COMMAND, str(e))
+    if _refused(loaded):
         return exits.INVALID
     where = {manifests.identity(m.obj): m for m in loaded}
-    refused = unmatched_inputs(loaded)
-    for line in refused:
-        exits.error(COMMAND, line)
-    if refused:
-        return exits.INVALID
-    # Without a simulation the fleet's clusters are taken as prepared (their serving stacks
-    # installed), so the scheduler places on them; workloads are created, not yet observed.
-    simulate = (
-        simulate_stack
-        if ready_copies is None
-        else functools.partial(simulate_observed, ready_copies=ready_copies)
-    )
+    simulate = _simulation(ready_copies)
     progress = output_.Progress()
     try:
         docs = render_documents(
@@ -974,6 +966,37 @@ def render_command(
         return exits.INVALID
     finally:
         progress.close()
+    _print_rendered(docs, output, shown, registry)
+    return verdict(docs, where, COMMAND)
+
+
+def _refused(loaded: Sequence[manifests.Manifest]) -> bool:
+    """Whether an input lacks its type or name, or claims our group with a kind or version it
+    does not have (each named on stderr)."""
+    try:
+        for m in loaded:
+            manifests.require_type(m)
+            manifests.require_name(m)
+    except manifests.ManifestError as e:
+        exits.error(COMMAND, str(e))
+        return True
+    refused = unmatched_inputs(loaded)
+    for line in refused:
+        exits.error(COMMAND, line)
+    return bool(refused)
+
+
+def _simulation(ready_copies: int | None) -> Simulate:
+    from modelplane.simulate import simulate_observed, simulate_stack
+
+    # Without a simulation the fleet's clusters are taken as prepared (their serving stacks
+    # installed), so the scheduler places on them; workloads are created, not yet observed.
+    if ready_copies is None:
+        return simulate_stack
+    return functools.partial(simulate_observed, ready_copies=ready_copies)
+
+
+def _print_rendered(docs: list[Obj], output: str, shown: Shown, registry: Registry) -> None:
     printed = docs if shown.results else output_.without_results(docs)
     if output == "json":
         sys.stdout.write(output_.json_list(printed))
@@ -983,7 +1006,6 @@ def render_command(
         output_.print_tree(output_.tree(docs, _composable(registry)), show_usages=shown.usages)
     else:
         sys.stdout.write(output_.yaml_stream(printed))
-    return verdict(docs, where, COMMAND)
 
 
 COMMAND = "render"
@@ -1060,26 +1082,51 @@ def _starved(service: Obj, short: Sequence[Obj], replicas: Sequence[Obj]) -> boo
     return bool(empty) and all(_selects(e, ns, wanted) for e in empty)
 
 
+@dataclass(frozen=True)
+class _Shortfall:
+    """The deployments that could not place every replica for want of capacity, and the
+    replicas there are: what tells a service entry that selects nothing because its replicas
+    do not fit from one that names nothing (a typo)."""
+
+    short: list[Obj]
+    short_ids: set[int]
+    replicas: list[Obj]
+
+    @classmethod
+    def of(cls, docs: Sequence[Obj]) -> _Shortfall:
+        short = [d for d in docs if d.get("kind") == "ModelDeployment" and _short(d)]
+        replicas = [d for d in docs if d.get("kind") == "ModelReplica"]
+        return cls(short, {id(d) for d in short}, replicas)
+
+    def fix_input(self, doc: Obj, condition: Obj) -> bool | None:
+        """Whether a failed condition of ``doc`` asks to fix the input (True) or to add
+        capacity (False); None when it is neither, and goes unreported."""
+        fix = condition.get("reason") in FIX_INPUT
+        if condition.get("reason") == ENTRY_MATCHES_NOTHING and _starved(
+            doc, self.short, self.replicas
+        ):
+            return False
+        if not fix and not (condition.get("type") == _SCHEDULED and id(doc) in self.short_ids):
+            return None
+        return fix
+
+
 def verdict(docs: Sequence[Obj], where: Mapping[str, manifests.Manifest], command: str) -> int:
     """1 when an input names something that does not exist or selects nothing (a class, a
     cluster, a cache, an invalid selector, a ModelService entry), 3 when a ModelDeployment could
     not place every replica (and a service entry selects nothing only because of that), else 0.
     Each problem is named on stderr at its input's line."""
-    short = [d for d in docs if d.get("kind") == "ModelDeployment" and _short(d)]
-    short_ids = {id(d) for d in short}
-    replicas = [d for d in docs if d.get("kind") == "ModelReplica"]
+    shortfall = _Shortfall.of(docs)
     invalid = False
     for doc in docs:
         identity = manifests.identity(doc)
         if identity not in where:
             continue  # a composed composite: its input's own condition names the cause
         for c in _failed(doc):
-            fix = c.get("reason") in FIX_INPUT
-            if c.get("reason") == ENTRY_MATCHES_NOTHING and _starved(doc, short, replicas):
-                fix = False
-            elif not fix and not (c.get("type") == _SCHEDULED and id(doc) in short_ids):
+            fix = shortfall.fix_input(doc, c)
+            if fix is None:
                 continue
             invalid = invalid or fix
             for line in located(f"{identity}: {c.get('message', '')}", where):
                 exits.error(command, line)
-    return exits.INVALID if invalid else exits.SHORT if short else exits.OK
+    return exits.INVALID if invalid else exits.SHORT if shortfall.short else exits.OK
