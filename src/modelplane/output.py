@@ -206,16 +206,8 @@ def summary(roots: Sequence[Node]) -> str:
     nodes = [n for r in roots for n in _all(r)]
     composites = [n for n in nodes if n.composite]
     composed = [n for n in nodes if not n.composite]
-    # Only clusters that exist: a gateway naming a cluster that is not there runs on none.
-    known = {
-        objects.metadata(n.doc).get("name")
-        for n in nodes
-        if n.doc.get("kind") == "InferenceCluster"
-    }
-    clusters = sorted({n.cluster for n in nodes if n.cluster and n.cluster in known})
-    warnings = sum(
-        1 for n in composites for r in n.results if r.get("severity") == "SEVERITY_WARNING"
-    )
+    clusters = _clusters(nodes)
+    warnings = sum(_warnings(n) for n in composites)
     line = (
         f"{_count(len(composites), 'composite')} ({_ready(composites)}), "
         f"{_count(len(composed), 'composed resource')} ({_ready(composed)})"
@@ -225,6 +217,22 @@ def summary(roots: Sequence[Node]) -> str:
     if warnings:
         line += f", {_count(warnings, 'warning')}"
     return line
+
+
+def _clusters(nodes: Sequence[Node]) -> list[str]:
+    """The clusters the nodes run on, by name."""
+    # Only clusters that exist: a gateway naming a cluster that is not there runs on none.
+    known = {
+        objects.metadata(n.doc).get("name")
+        for n in nodes
+        if n.doc.get("kind") == "InferenceCluster"
+    }
+    return sorted({n.cluster for n in nodes if n.cluster and n.cluster in known})
+
+
+def _warnings(node: Node) -> int:
+    """How many of the node's results are warnings."""
+    return sum(1 for r in node.results if r.get("severity") == "SEVERITY_WARNING")
 
 
 def _all(node: Node) -> Iterable[Node]:
@@ -274,9 +282,9 @@ def _status(node: Node) -> str:
     failing = [c for c in conditions if c.get("type") != "Ready" and c.get("status") != "True"]
     shown = failing[0] if failing and ready.get("status") != "True" else ready
     status = str(shown.get("reason", ""))
-    warnings = [r for r in node.results if r.get("severity") == "SEVERITY_WARNING"]
+    warnings = _warnings(node)
     if warnings:
-        status += f" ({_count(len(warnings), 'warning')})"
+        status += f" ({_count(warnings, 'warning')})"
     return status
 
 
