@@ -29,6 +29,7 @@ Every figure saturates at 2**64 - 1 like cel-go's unsigned arithmetic.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from modelplane.kube.cel.check import CIDR, IP, QUANTITY, SEMVER, URL, Checked, T
@@ -54,6 +55,7 @@ STRUCT_CREATE_BASE_COST = 40
 SELECT_AND_IDENT_COST = 1
 
 Range = tuple[int, int]  # (min, max): a SizeEstimate or a CostEstimate
+_CallCost = tuple[Range, Range | None]  # a call's cost, and its result's size if known
 UNKNOWN: Range = (0, MAX_UINT64)
 _ACCUMULATORS = ("__result__", "@result")
 
@@ -440,7 +442,7 @@ class _Coster:
         target: _Node | None,
         args: list[_Node],
         arg_costs: list[Range],
-    ) -> tuple[Range, Range | None]:
+    ) -> _CallCost:
         arg_sum: Range = 0, 0
         for c in arg_costs:
             arg_sum = _add(arg_sum, c)
@@ -460,135 +462,158 @@ class _Coster:
 
     def library_cost(
         self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> tuple[Range, Range | None] | None:
+    ) -> _CallCost | None:
         """apiserver ``library.CostEstimator.EstimateCallCost`` (keyed by function name)."""
-        size = self.node_size
-        if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes"):
-            if target is not None:
-                element = self.element_node(target)
-                el_cost: Range = 1, 1
-                if element is not None:
-                    assert element.type is not None
-                    if element.type.kind in ("string", "bytes"):
-                        el_cost = _add(
-                            el_cost, _factor(size(element), STRING_TRAVERSAL_COST_FACTOR)
-                        )
-                    return _mul(size(target), el_cost), None
-                if function == "includes":
-                    return _mul(size(target), el_cost), None
-                return _factor(size(target), STRING_TRAVERSAL_COST_FACTOR), None
-        elif function == "url":
-            if len(args) == 1:
-                sz = size(args[0])
-                return _factor(sz, STRING_TRAVERSAL_COST_FACTOR), sz
-        elif function in ("lowerAscii", "upperAscii", "substring", "trim"):
-            if target is not None:
-                sz = size(target)
-                return _factor(sz, STRING_TRAVERSAL_COST_FACTOR), sz
-        elif function == "replace":
-            if target is not None and len(args) >= 2:
-                return self.replace_cost(size(target), size(args[0]), size(args[1]))
-        elif function == "split":
-            if target is not None:
-                sz = size(target)
-                most = sz[1]
-                if len(args) > 1:
-                    limit = args[1].expr
-                    if isinstance(limit, Literal) and limit.kind == "int":
-                        most = limit.value & MAX_UINT64
-                return _factor(sz, 2 * STRING_TRAVERSAL_COST_FACTOR), (0, most)
-        elif function == "join":
-            if target is not None:
-                joined: Range = 0, 0
-                count = size(target)
-                element = self.element_node(target)
-                if element is not None:
-                    joined = _mul(count, size(element))
-                if args:
-                    separators = (max(count[0] - 1, 0), max(count[1] - 1, 0))
-                    joined = _add(joined, _mul(size(args[0]), separators))
-                return _factor(joined, STRING_TRAVERSAL_COST_FACTOR), joined
-        elif function in ("find", "findAll"):
-            if target is not None and args:
-                sz = size(target)
-                text = _factor(_add(sz, (1, 1)), STRING_TRAVERSAL_COST_FACTOR)
-                regex = _factor(size(args[0]), REGEX_STRING_LENGTH_COST_FACTOR)
-                return _mul(text, regex), (0, sz[1])
-        elif function in ("cidr", "isIP", "isCIDR"):
-            if args:
-                return _factor(size(args[0]), STRING_TRAVERSAL_COST_FACTOR), None
-        elif function == "ip":
-            if overload == "cidr_ip":
-                return _fixed(1), None
-            if args:
-                return _factor(size(args[0]), STRING_TRAVERSAL_COST_FACTOR), None
-        elif function == "ip.isCanonical":
-            if args:
-                return _factor(size(args[0]), 2 * STRING_TRAVERSAL_COST_FACTOR), None
-        elif function in (
-            "masked",
-            "prefixLength",
-            "family",
-            "isUnspecified",
-            "isLoopback",
-            "isLinkLocalMulticast",
-            "isLinkLocalUnicast",
-            "isGlobalUnicast",
-        ):
+        cost_of = _LIBRARY_COSTS.get(function)
+        return None if cost_of is None else cost_of(self, function, overload, target, args)
+
+    def list_function_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        """isSorted, sum, max, min, indexOf, lastIndexOf, includes: one visit per element."""
+        if target is None:
+            return None
+        element = self.element_node(target)
+        el_cost: Range = 1, 1
+        if element is not None:
+            assert element.type is not None
+            if element.type.kind in ("string", "bytes"):
+                el_cost = _add(
+                    el_cost, _factor(self.node_size(element), STRING_TRAVERSAL_COST_FACTOR)
+                )
+            return _mul(self.node_size(target), el_cost), None
+        if function == "includes":
+            return _mul(self.node_size(target), el_cost), None
+        # No element type: the target is a string, which indexOf and lastIndexOf also search.
+        return _factor(self.node_size(target), STRING_TRAVERSAL_COST_FACTOR), None
+
+    def url_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        if len(args) != 1:
+            return None
+        sz = self.node_size(args[0])
+        return _factor(sz, STRING_TRAVERSAL_COST_FACTOR), sz
+
+    def string_function_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        """lowerAscii, upperAscii, substring, trim: one traversal of the target string."""
+        if target is None:
+            return None
+        sz = self.node_size(target)
+        return _factor(sz, STRING_TRAVERSAL_COST_FACTOR), sz
+
+    def replace_function_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        if target is None or len(args) < 2:
+            return None
+        return self.replace_cost(
+            self.node_size(target), self.node_size(args[0]), self.node_size(args[1])
+        )
+
+    def split_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        if target is None:
+            return None
+        sz = self.node_size(target)
+        most = sz[1]
+        if len(args) > 1:
+            limit = args[1].expr
+            if isinstance(limit, Literal) and limit.kind == "int":
+                most = limit.value & MAX_UINT64
+        return _factor(sz, 2 * STRING_TRAVERSAL_COST_FACTOR), (0, most)
+
+    def join_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        if target is None:
+            return None
+        joined: Range = 0, 0
+        count = self.node_size(target)
+        element = self.element_node(target)
+        if element is not None:
+            joined = _mul(count, self.node_size(element))
+        if args:
+            separators = (max(count[0] - 1, 0), max(count[1] - 1, 0))
+            joined = _add(joined, _mul(self.node_size(args[0]), separators))
+        return _factor(joined, STRING_TRAVERSAL_COST_FACTOR), joined
+
+    def find_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        """find, findAll: a regex over the target, as ``matches``."""
+        if target is None or not args:
+            return None
+        sz = self.node_size(target)
+        text = _factor(_add(sz, (1, 1)), STRING_TRAVERSAL_COST_FACTOR)
+        regex = _factor(self.node_size(args[0]), REGEX_STRING_LENGTH_COST_FACTOR)
+        return _mul(text, regex), (0, sz[1])
+
+    def parse_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        """cidr, isIP, isCIDR, quantity, isQuantity, semver, isSemver: one traversal of the
+        string parsed."""
+        if not args:
+            return None
+        return _factor(self.node_size(args[0]), STRING_TRAVERSAL_COST_FACTOR), None
+
+    def ip_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        if overload == "cidr_ip":
             return _fixed(1), None
-        elif function in ("containsIP", "containsCIDR"):
-            if args:
-                ip: Range = 4, 16
-                cost = _factor(_add(ip, ip), STRING_TRAVERSAL_COST_FACTOR)
-                if function == "containsCIDR":
-                    cost = _add(cost, _factor(ip, STRING_TRAVERSAL_COST_FACTOR))
-                    cost = _add(cost, _fixed(1))
-                if overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
-                    cost = _add(cost, _factor(size(args[0]), STRING_TRAVERSAL_COST_FACTOR))
-                return cost, None
-        elif function in ("quantity", "isQuantity", "semver", "isSemver"):
-            if args:
-                return _factor(size(args[0]), STRING_TRAVERSAL_COST_FACTOR), None
-        elif function in (
-            "sign",
-            "asInteger",
-            "isInteger",
-            "asApproximateFloat",
-            "isGreaterThan",
-            "isLessThan",
-            "compareTo",
-            "add",
-            "sub",
-            "major",
-            "minor",
-            "patch",
-            "getScheme",
-            "getHostname",
-            "getHost",
-            "getPort",
-            "getEscapedPath",
-            "getQuery",
-        ):
+        return self.parse_cost(function, overload, target, args)
+
+    def ip_is_canonical_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        if not args:
+            return None
+        return _factor(self.node_size(args[0]), 2 * STRING_TRAVERSAL_COST_FACTOR), None
+
+    def constant_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        return _fixed(1), None
+
+    def contains_address_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        """containsIP, containsCIDR."""
+        if not args:
+            return None
+        ip: Range = 4, 16
+        cost = _factor(_add(ip, ip), STRING_TRAVERSAL_COST_FACTOR)
+        if function == "containsCIDR":
+            cost = _add(cost, _factor(ip, STRING_TRAVERSAL_COST_FACTOR))
+            cost = _add(cost, _fixed(1))
+        if overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
+            cost = _add(cost, _factor(self.node_size(args[0]), STRING_TRAVERSAL_COST_FACTOR))
+        return cost, None
+
+    def library_equals_cost(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> _CallCost | None:
+        """``==`` between two values of one of the library's types."""
+        if len(args) != 2 or args[0].type is None or args[0].type != args[1].type:
+            return None
+        t = args[0].type
+        if t in (IP, CIDR, QUANTITY, SEMVER):
             return _fixed(1), None
-        elif (
-            function == "_==_"
-            and len(args) == 2
-            and args[0].type is not None
-            and args[0].type == args[1].type
-        ):
-            t = args[0].type
-            if t in (IP, CIDR, QUANTITY, SEMVER):
-                return _fixed(1), None
-            if t == URL:
-                # The API server unions the right-hand size with itself (it reads rhs twice).
-                bound: Range = 1, 1
-                if args[1].size is not None:
-                    bound = args[1].size
-                return _factor((1, bound[1]), STRING_TRAVERSAL_COST_FACTOR), None
+        if t == URL:
+            # The API server unions the right-hand size with itself (it reads rhs twice).
+            bound: Range = 1, 1
+            if args[1].size is not None:
+                bound = args[1].size
+            return _factor((1, bound[1]), STRING_TRAVERSAL_COST_FACTOR), None
         return None
 
     @staticmethod
-    def replace_cost(text: Range, old: Range, new: Range) -> tuple[Range, Range | None]:
+    def replace_cost(text: Range, old: Range, new: Range) -> _CallCost:
         count_min = count_max = 0
         kept_min = kept_max = 0
         if old[0] == 0:
@@ -617,87 +642,291 @@ class _Coster:
         args: list[_Node],
         arg_costs: list[Range],
         arg_sum: Range,
-    ) -> tuple[Range, Range | None] | None:
+    ) -> _CallCost | None:
         """cel-go's own function costs (checker ``functionCost``)."""
+        cost_of = _BUILTIN_COSTS.get(overload)
+        if cost_of is None:
+            return None
+        return cost_of(self, e, overload, target, args, arg_costs, arg_sum)
 
-        def size(node: _Node) -> Range:
-            return UNKNOWN if node.size is None else node.size
+    def format_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        if target is None:
+            return None
+        return _add(_factor(_size(target), STRING_TRAVERSAL_COST_FACTOR), arg_sum), None
 
-        traverse = STRING_TRAVERSAL_COST_FACTOR
-        if overload == "string_format":
-            if target is not None:
-                return _add(_factor(size(target), traverse), arg_sum), None
-        elif overload == "string_to_bytes":
-            if len(args) == 1:
-                sz = size(args[0])
-                return _add(_factor(sz, traverse), arg_sum), (sz[0], min(sz[1] * 4, MAX_UINT64))
-        elif overload == "bytes_to_string":
-            if len(args) == 1:
-                sz = size(args[0])
-                return _add(_factor(sz, traverse), arg_sum), (sz[0] // 4, sz[1])
-        elif overload == "strings_quote":
-            if len(args) == 1:
-                sz = size(args[0])
-                return _add(_factor(sz, traverse), arg_sum), (
-                    min(sz[0] + 2, MAX_UINT64),
-                    min(sz[1] * 2 + 2, MAX_UINT64),
-                )
-        elif overload in ("starts_with_string", "ends_with_string"):
-            if len(args) == 1:
-                return _add(_factor(size(args[0]), traverse), arg_sum), None
-        elif overload == "in_list":
-            if len(args) == 2:
-                return _add(_factor(size(args[1]), 1), arg_sum), None
-        elif overload == "matches_string":
-            if target is not None and len(args) == 1:
-                text = _factor(_add(size(target), (1, 1)), traverse)
-                regex = _factor(size(args[0]), REGEX_STRING_LENGTH_COST_FACTOR)
-                return _add(_mul(text, regex), arg_sum), None
-        elif overload == "contains_string":
-            if target is not None and len(args) == 1:
-                text = _factor(size(target), traverse)
-                sub = _factor(size(args[0]), traverse)
-                return _add(_mul(text, sub), arg_sum), None
-        elif overload in ("logical_or", "logical_and"):
-            lhs, rhs = arg_costs
-            return (lhs[0], _add(lhs, rhs)[1]), None
-        elif overload == "conditional":
-            result = _union(size(args[1]), size(args[2]))
-            assert args[1].expr is not None and args[2].expr is not None
-            self.set_entry(e, _entry_union(self.entry(args[1].expr), self.entry(args[2].expr)))
-            cost = _add(arg_costs[0], _union(arg_costs[1], arg_costs[2]))
-            return cost, result
-        elif overload in ("add_string", "add_bytes", "add_list"):
-            if len(args) == 2:
-                result = _add(size(args[0]), size(args[1]))
-                assert args[0].expr is not None and args[1].expr is not None
-                joined = _entry_union(self.entry(args[0].expr), self.entry(args[1].expr))
-                self.set_entry(e, joined)
-                if overload == "add_list":
-                    return _add(_fixed(1), arg_sum), result
-                return _add(_factor(result, traverse), arg_sum), result
-        elif overload in _SIZED_COMPARISONS:
-            lhs, rhs = size(args[0]), size(args[1])
-            smallest = min(lhs[1], rhs[1])
-            low = 1 if smallest > 0 else 0
-            return _add(_factor((low, smallest), traverse), arg_sum), None
-        return None
+    def string_to_bytes_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        if len(args) != 1:
+            return None
+        sz = _size(args[0])
+        cost = _add(_factor(sz, STRING_TRAVERSAL_COST_FACTOR), arg_sum)
+        return cost, (sz[0], min(sz[1] * 4, MAX_UINT64))
+
+    def bytes_to_string_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        if len(args) != 1:
+            return None
+        sz = _size(args[0])
+        return _add(_factor(sz, STRING_TRAVERSAL_COST_FACTOR), arg_sum), (sz[0] // 4, sz[1])
+
+    def quote_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        if len(args) != 1:
+            return None
+        sz = _size(args[0])
+        return _add(_factor(sz, STRING_TRAVERSAL_COST_FACTOR), arg_sum), (
+            min(sz[0] + 2, MAX_UINT64),
+            min(sz[1] * 2 + 2, MAX_UINT64),
+        )
+
+    def affix_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        """startsWith, endsWith: a traversal of the argument."""
+        if len(args) != 1:
+            return None
+        return _add(_factor(_size(args[0]), STRING_TRAVERSAL_COST_FACTOR), arg_sum), None
+
+    def in_list_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        if len(args) != 2:
+            return None
+        return _add(_factor(_size(args[1]), 1), arg_sum), None
+
+    def matches_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        if target is None or len(args) != 1:
+            return None
+        text = _factor(_add(_size(target), (1, 1)), STRING_TRAVERSAL_COST_FACTOR)
+        regex = _factor(_size(args[0]), REGEX_STRING_LENGTH_COST_FACTOR)
+        return _add(_mul(text, regex), arg_sum), None
+
+    def contains_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        if target is None or len(args) != 1:
+            return None
+        text = _factor(_size(target), STRING_TRAVERSAL_COST_FACTOR)
+        sub = _factor(_size(args[0]), STRING_TRAVERSAL_COST_FACTOR)
+        return _add(_mul(text, sub), arg_sum), None
+
+    def logical_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        """``&&``, ``||``: at least the left side, at most both."""
+        lhs, rhs = arg_costs
+        return (lhs[0], _add(lhs, rhs)[1]), None
+
+    def conditional_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        """``?:``: the condition and the dearer branch."""
+        result = _union(_size(args[1]), _size(args[2]))
+        assert args[1].expr is not None and args[2].expr is not None
+        self.set_entry(e, _entry_union(self.entry(args[1].expr), self.entry(args[2].expr)))
+        cost = _add(arg_costs[0], _union(arg_costs[1], arg_costs[2]))
+        return cost, result
+
+    def concatenation_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        """``+`` on strings, bytes and lists."""
+        if len(args) != 2:
+            return None
+        result = _add(_size(args[0]), _size(args[1]))
+        assert args[0].expr is not None and args[1].expr is not None
+        joined = _entry_union(self.entry(args[0].expr), self.entry(args[1].expr))
+        self.set_entry(e, joined)
+        if overload == "add_list":
+            return _add(_fixed(1), arg_sum), result
+        return _add(_factor(result, STRING_TRAVERSAL_COST_FACTOR), arg_sum), result
+
+    def comparison_cost(
+        self,
+        e: Call,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        arg_sum: Range,
+    ) -> _CallCost | None:
+        """Equality and ordering: a traversal of the shorter side."""
+        lhs, rhs = _size(args[0]), _size(args[1])
+        smallest = min(lhs[1], rhs[1])
+        low = 1 if smallest > 0 else 0
+        return _add(_factor((low, smallest), STRING_TRAVERSAL_COST_FACTOR), arg_sum), None
 
 
-_SIZED_COMPARISONS = frozenset(
-    {
-        "less_string",
-        "greater_string",
-        "less_equals_string",
-        "greater_equals_string",
-        "less_bytes",
-        "greater_bytes",
-        "less_equals_bytes",
-        "greater_equals_bytes",
-        "equals",
-        "not_equals",
-    }
-)
+_LibraryCost = Callable[[_Coster, str, str, _Node | None, list[_Node]], _CallCost | None]
+_LIBRARY_COSTS: dict[str, _LibraryCost] = {
+    **dict.fromkeys(
+        ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes"),
+        _Coster.list_function_cost,
+    ),
+    "url": _Coster.url_cost,
+    **dict.fromkeys(
+        ("lowerAscii", "upperAscii", "substring", "trim"), _Coster.string_function_cost
+    ),
+    "replace": _Coster.replace_function_cost,
+    "split": _Coster.split_cost,
+    "join": _Coster.join_cost,
+    "find": _Coster.find_cost,
+    "findAll": _Coster.find_cost,
+    **dict.fromkeys(
+        ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver"),
+        _Coster.parse_cost,
+    ),
+    "ip": _Coster.ip_cost,
+    "ip.isCanonical": _Coster.ip_is_canonical_cost,
+    **dict.fromkeys(
+        (
+            "masked",
+            "prefixLength",
+            "family",
+            "isUnspecified",
+            "isLoopback",
+            "isLinkLocalMulticast",
+            "isLinkLocalUnicast",
+            "isGlobalUnicast",
+            "sign",
+            "asInteger",
+            "isInteger",
+            "asApproximateFloat",
+            "isGreaterThan",
+            "isLessThan",
+            "compareTo",
+            "add",
+            "sub",
+            "major",
+            "minor",
+            "patch",
+            "getScheme",
+            "getHostname",
+            "getHost",
+            "getPort",
+            "getEscapedPath",
+            "getQuery",
+        ),
+        _Coster.constant_cost,
+    ),
+    "containsIP": _Coster.contains_address_cost,
+    "containsCIDR": _Coster.contains_address_cost,
+    "_==_": _Coster.library_equals_cost,
+}
+
+_BuiltinCost = Callable[
+    [_Coster, Call, str, _Node | None, list[_Node], list[Range], Range], _CallCost | None
+]
+_BUILTIN_COSTS: dict[str, _BuiltinCost] = {
+    "string_format": _Coster.format_cost,
+    "string_to_bytes": _Coster.string_to_bytes_cost,
+    "bytes_to_string": _Coster.bytes_to_string_cost,
+    "strings_quote": _Coster.quote_cost,
+    "starts_with_string": _Coster.affix_cost,
+    "ends_with_string": _Coster.affix_cost,
+    "in_list": _Coster.in_list_cost,
+    "matches_string": _Coster.matches_cost,
+    "contains_string": _Coster.contains_cost,
+    "logical_or": _Coster.logical_cost,
+    "logical_and": _Coster.logical_cost,
+    "conditional": _Coster.conditional_cost,
+    "add_string": _Coster.concatenation_cost,
+    "add_bytes": _Coster.concatenation_cost,
+    "add_list": _Coster.concatenation_cost,
+    **dict.fromkeys(
+        (
+            "less_string",
+            "greater_string",
+            "less_equals_string",
+            "greater_equals_string",
+            "less_bytes",
+            "greater_bytes",
+            "less_equals_bytes",
+            "greater_equals_bytes",
+            "equals",
+            "not_equals",
+        ),
+        _Coster.comparison_cost,
+    ),
+}
+
+
+def _size(node: _Node) -> Range:
+    """An argument's size as the walk computed it, else unknown."""
+    return UNKNOWN if node.size is None else node.size
 
 
 def _readable(path: list[str]) -> str:
