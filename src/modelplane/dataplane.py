@@ -16,7 +16,7 @@ what the composer meant.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from modelplane.kube import objects
@@ -76,6 +76,27 @@ class Listener:
     def label(self) -> str:
         meta = self.gateway["metadata"]
         return f"{self.cluster}/{meta.get('namespace')}/{meta['name']}/{self.name}"
+
+
+@dataclass(frozen=True)
+class _Leg:
+    """Where a walk stands at one listener: its cluster, the share of the requests that reach
+    it, and the gateways crossed so far (``Destination.hops`` and ``client_certificate``)."""
+
+    cluster: str
+    share: Fraction
+    hops: tuple[str, ...]
+    certs: tuple[bool, ...]
+
+    def end(self, kind: str, name: str, path: str, backend: str = "") -> list[Destination]:
+        """The walk ending here, at ``name`` of ``kind``, with the path as it arrives."""
+        return [
+            Destination(kind, self.cluster, name, self.share, path, self.hops, self.certs, backend)
+        ]
+
+    def part(self, fraction: Fraction) -> _Leg:
+        """This leg's share split: the part one weighted backendRef carries on."""
+        return replace(self, share=self.share * fraction)
 
 
 CONTROL_PLANE = ""
@@ -249,27 +270,35 @@ class Fabric:
         certs: tuple[bool, ...],
     ) -> list[Destination]:
         required = self.requires_client_certificate(listener)
-        hops = (*hops, listener.label)
-        certs = (*certs, bool(required))
-        cluster = listener.cluster
-
-        def end(kind: str, name: str, path: str = request.path) -> list[Destination]:
-            return [Destination(kind, cluster, name, share, path, hops, certs)]
-
-        if required:
-            # Envoy Gateway reads a caCertificateRef's ``ca.crt``.
-            trusted = {self.copy_source(cluster, ca, "ca.crt") for ca in required} - {""}
-            sender, _, secret = request.client_certificate.partition("/")
-            presented = self.issuing_ca(sender, secret) if secret else ""
-            if not presented or presented not in trusted:
-                return end("Refused", f"{listener.label} requires a client certificate")
-        if len(hops) > HOPS_MAX:
-            return end("Unrouted", "a loop between gateways")
+        leg = _Leg(listener.cluster, share, (*hops, listener.label), (*certs, bool(required)))
+        if required and not self._trusted(listener.cluster, required, request):
+            return leg.end(
+                "Refused", f"{listener.label} requires a client certificate", request.path
+            )
+        if len(leg.hops) > HOPS_MAX:
+            return leg.end("Unrouted", "a loop between gateways", request.path)
         if not _host_matches(listener.spec.get("hostname"), request.host):
-            return end("Unrouted", f"listener {listener.label} does not serve {request.host}")
+            why = f"listener {listener.label} does not serve {request.host}"
+            return leg.end("Unrouted", why, request.path)
         found = self._rule(listener, request)
         if found is None:
-            return end("Unrouted", f"no rule on {listener.label} matches {request.path}")
+            why = f"no rule on {listener.label} matches {request.path}"
+            return leg.end("Unrouted", why, request.path)
+        return self._through(found, request, leg)
+
+    def _trusted(self, cluster: str, required: list[str], request: Request) -> bool:
+        """Whether the certificate the sender presents is signed by a CA the listener requires."""
+        # Envoy Gateway reads a caCertificateRef's ``ca.crt``.
+        trusted = {self.copy_source(cluster, ca, "ca.crt") for ca in required} - {""}
+        sender, _, secret = request.client_certificate.partition("/")
+        presented = self.issuing_ca(sender, secret) if secret else ""
+        return bool(presented) and presented in trusted
+
+    def _through(
+        self, found: tuple[Obj, Obj, str], request: Request, leg: _Leg
+    ) -> list[Destination]:
+        """Where the matched rule sends the request: through its filters, then to each
+        weighted backendRef."""
         route, rule, prefix = found
         namespace = route["metadata"].get("namespace", "")
         headers = dict(request.headers)
@@ -277,73 +306,77 @@ class Fabric:
         for f in rule.get("filters") or []:
             if f.get("type") == "ExtensionRef":
                 ref = f["extensionRef"]
-                flt = self._named(cluster, ref["kind"], namespace, ref["name"])
+                flt = self._named(leg.cluster, ref["kind"], namespace, ref["name"])
                 if objects.dig(flt, "spec", "directResponse"):
-                    return end("DirectResponse", f"{namespace}/{ref['name']}")
+                    return leg.end("DirectResponse", f"{namespace}/{ref['name']}", request.path)
             headers = _modify(headers, f)
             path = _rewrite(path, prefix, f)
         refs = rule.get("backendRefs") or []
         total = sum(int(r.get("weight", 1)) for r in refs)
         if refs and not total:
             # Envoy Gateway v1.8.1 (internal/gatewayapi/route.go): no weighted destination left.
-            return end("DirectResponse", "500: every backendRef weighs 0")
+            return leg.end("DirectResponse", "500: every backendRef weighs 0", request.path)
         out: list[Destination] = []
         for ref in refs:
             weight = int(ref.get("weight", 1))
-            if not weight:
-                continue
-            part = share * Fraction(weight, total)
-            sent = dict(headers)
-            for f in ref.get("filters") or []:
-                sent = _modify(sent, f)
-            kind, group = ref.get("kind", "Service"), ref.get("group", "")
-            name = f"{ref.get('namespace', namespace)}/{ref['name']}"
-            if kind == "InferencePool" and group == POOL_GROUP:
-                out.append(Destination(kind, cluster, name, part, path, hops, certs))
-            elif kind == "Backend" and group == ENVOY_GROUP:
-                backend = self._named(cluster, "Backend", namespace, ref["name"])
-                out.extend(
-                    self._backend(cluster, backend, namespace, sent, path, part, hops, certs)
-                )
-            else:
-                out.append(Destination(kind, cluster, name, part, path, hops, certs))
+            if weight:
+                part = leg.part(Fraction(weight, total))
+                out.extend(self._to_ref(ref, namespace, headers, path, part))
         return out
+
+    def _to_ref(
+        self, ref: Obj, namespace: str, headers: dict[str, str], path: str, leg: _Leg
+    ) -> list[Destination]:
+        """Where one backendRef sends its share, with its own filters applied."""
+        sent = dict(headers)
+        for f in ref.get("filters") or []:
+            sent = _modify(sent, f)
+        kind, group = ref.get("kind", "Service"), ref.get("group", "")
+        name = f"{ref.get('namespace', namespace)}/{ref['name']}"
+        if kind == "InferencePool" and group == POOL_GROUP:
+            return leg.end(kind, name, path)
+        if kind == "Backend" and group == ENVOY_GROUP:
+            backend = self._named(leg.cluster, "Backend", namespace, ref["name"])
+            return self._backend(backend, namespace, sent, path, leg)
+        return leg.end(kind, name, path)
 
     def _backend(
         self,
-        cluster: str,
         backend: Obj | None,
         namespace: str,
         headers: dict[str, str],
         path: str,
-        share: Fraction,
-        hops: tuple[str, ...],
-        certs: tuple[bool, ...],
+        leg: _Leg,
     ) -> list[Destination]:
         if backend is None:
-            return [Destination("Unrouted", cluster, "a missing Backend", share, path, hops, certs)]
+            return leg.end("Unrouted", "a missing Backend", path)
         spec = backend.get("spec") or {}
-        [endpoint] = (spec.get("endpoints") or [{}])[:1] or [{}]
-        address = endpoint.get("ip") or endpoint.get("fqdn") or {}
-        host = str(address.get("address") or address.get("hostname") or "").lower()
-        port = address.get("port")
+        host, port = _endpoint(spec)
         target = self.addresses.get(host)
         tls = spec.get("tls") or {}
         if target is None:
             name = f"{namespace}/{backend['metadata']['name']}"
-            return [Destination("External", cluster, host, share, path, hops, certs, name)]
+            return leg.end("External", host, path, backend=name)
         sni = str(tls.get("sni") or host)
         cert = objects.dig(tls, "clientCertificateRef", "name", default="")
-        for listener in self.listeners(target):
-            if listener.spec.get("port") == port and _host_matches(
-                listener.spec.get("hostname"), sni
-            ):
-                presented = f"{cluster}/{namespace}/{cert}" if cert else ""
-                request = Request(sni, path, headers, presented)
-                return self._walk(listener, request, share, hops, certs)
-        return [
-            Destination("Unrouted", target, f"no listener on port {port}", share, path, hops, certs)
-        ]
+        listener = self._listening(target, port, sni)
+        if listener is None:
+            unrouted = replace(leg, cluster=target)
+            return unrouted.end("Unrouted", f"no listener on port {port}", path)
+        presented = f"{leg.cluster}/{namespace}/{cert}" if cert else ""
+        request = Request(sni, path, headers, presented)
+        return self._walk(listener, request, leg.share, leg.hops, leg.certs)
+
+    def _listening(self, cluster: str, port: object, host: str) -> Listener | None:
+        """The first listener on ``cluster`` at ``port`` serving ``host``."""
+        return next(
+            (
+                li
+                for li in self.listeners(cluster)
+                if li.spec.get("port") == port and _host_matches(li.spec.get("hostname"), host)
+            ),
+            None,
+        )
 
     def _rule(self, listener: Listener, request: Request) -> tuple[Obj, Obj, str] | None:
         """The matching rule of highest precedence (Gateway API: longest path prefix, then most
@@ -366,6 +399,14 @@ class Fabric:
                     if best is None or rank > best[0]:
                         best = (rank, route, rule, prefix)
         return None if best is None else best[1:]
+
+
+def _endpoint(spec: Obj) -> tuple[str, object]:
+    """The host (lowercased) and port of a Backend's first endpoint."""
+    [endpoint] = (spec.get("endpoints") or [{}])[:1] or [{}]
+    address = endpoint.get("ip") or endpoint.get("fqdn") or {}
+    host = str(address.get("address") or address.get("hostname") or "").lower()
+    return host, address.get("port")
 
 
 def _host_matches(pattern: str | None, host: str) -> bool:
