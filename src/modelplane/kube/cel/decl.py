@@ -69,60 +69,17 @@ def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
     if not isinstance(schema, dict):
         return None
     if schema.get("x-kubernetes-int-or-string"):
-        dyn = _simple("dyn", 1)
-        max_length = schema.get("maxLength")
-        dyn.max_elements = (
-            _zero_if_negative(max_length) * 4
-            if max_length is not None
-            else MAX_REQUEST_SIZE_BYTES - 2
-        )
-        dyn.bounded = max_length is not None
-        return dyn
+        return _int_or_string(schema)
     if resource_root:
         schema = _with_type_and_object_meta(schema)
     kind = schema.get("type")
     if kind == "array":
-        items = schema.get("items")
-        if not isinstance(items, dict):
-            return None
-        elem = decl_of(items, bool(items.get("x-kubernetes-embedded-resource")))
-        if elem is None:
-            return None
-        max_items = schema.get("maxItems")
-        bound = (
-            _zero_if_negative(max_items)
-            if max_items is not None
-            else (MAX_REQUEST_SIZE_BYTES - 2) // (elem.min_size + 1)
-        )
-        return Decl("list", 2, bound, elem=elem, bounded=max_items is not None)
+        return _list(schema)
     if kind == "object":
         additional = schema.get("additionalProperties")
         if isinstance(additional, dict):
-            value = decl_of(additional, bool(additional.get("x-kubernetes-embedded-resource")))
-            if value is None:
-                return None
-            max_properties = schema.get("maxProperties")
-            bound = (
-                _zero_if_negative(max_properties)
-                if max_properties is not None
-                else (MAX_REQUEST_SIZE_BYTES - 2) // (value.min_size + 6)
-            )
-            return Decl(
-                "map", 2, bound, elem=value, key=map_key(), bounded=max_properties is not None
-            )
-        required = set(schema.get("required") or ())
-        obj = Decl("object", 2)
-        for name, prop in (schema.get("properties") or {}).items():
-            embedded = isinstance(prop, dict) and bool(prop.get("x-kubernetes-embedded-resource"))
-            sub = decl_of(prop, embedded)
-            if sub is None:
-                continue
-            cel_name = escape(name)
-            if cel_name is not None:
-                obj.fields[cel_name] = sub
-            if name in required and "default" not in prop:
-                obj.min_size += len(name) + sub.min_size + 4
-        return obj
+            return _map(schema, additional)
+        return _object(schema)
     if kind == "string":
         return _string(schema)
     if kind == "boolean":
@@ -132,6 +89,61 @@ def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
     if kind == "integer":
         return _simple("int", MIN_NUMBER_SIZE)
     return None
+
+
+def _int_or_string(schema: dict[str, Any]) -> Decl:
+    dyn = _simple("dyn", 1)
+    max_length = schema.get("maxLength")
+    dyn.max_elements = (
+        _zero_if_negative(max_length) * 4 if max_length is not None else MAX_REQUEST_SIZE_BYTES - 2
+    )
+    dyn.bounded = max_length is not None
+    return dyn
+
+
+def _list(schema: dict[str, Any]) -> Decl | None:
+    items = schema.get("items")
+    if not isinstance(items, dict):
+        return None
+    elem = decl_of(items, bool(items.get("x-kubernetes-embedded-resource")))
+    if elem is None:
+        return None
+    max_items = schema.get("maxItems")
+    bound = (
+        _zero_if_negative(max_items)
+        if max_items is not None
+        else (MAX_REQUEST_SIZE_BYTES - 2) // (elem.min_size + 1)
+    )
+    return Decl("list", 2, bound, elem=elem, bounded=max_items is not None)
+
+
+def _map(schema: dict[str, Any], additional: dict[str, Any]) -> Decl | None:
+    value = decl_of(additional, bool(additional.get("x-kubernetes-embedded-resource")))
+    if value is None:
+        return None
+    max_properties = schema.get("maxProperties")
+    bound = (
+        _zero_if_negative(max_properties)
+        if max_properties is not None
+        else (MAX_REQUEST_SIZE_BYTES - 2) // (value.min_size + 6)
+    )
+    return Decl("map", 2, bound, elem=value, key=map_key(), bounded=max_properties is not None)
+
+
+def _object(schema: dict[str, Any]) -> Decl:
+    required = set(schema.get("required") or ())
+    obj = Decl("object", 2)
+    for name, prop in (schema.get("properties") or {}).items():
+        embedded = isinstance(prop, dict) and bool(prop.get("x-kubernetes-embedded-resource"))
+        sub = decl_of(prop, embedded)
+        if sub is None:
+            continue
+        cel_name = escape(name)
+        if cel_name is not None:
+            obj.fields[cel_name] = sub
+        if name in required and "default" not in prop:
+            obj.min_size += len(name) + sub.min_size + 4
+    return obj
 
 
 def _string(schema: dict[str, Any]) -> Decl:
