@@ -169,6 +169,21 @@ def check_rules(schema: Schema, where: str = "openAPIV3Schema") -> list[str]:
     _collect(schema, where, sites)
     if not sites:
         return []
+    env = _environment(schema, sites)
+    if env is None:
+        return []
+    failures: list[str] = []
+    for i, (path, node) in enumerate(sites):
+        for j, raw in enumerate(node.rules):
+            failures += _rule_failures(
+                env, f"__node{i}", f"{path}.x-kubernetes-validations[{j}]", raw
+            )
+    return failures
+
+
+def _environment(schema: Schema, sites: list[tuple[str, Schema]]) -> Any:
+    """A CEL environment declaring ``__node<i>`` with the type of each site's node; None when
+    the runtime proto cannot express the schema."""
     builder = _Builder()
     variables: dict[str, Any] = {}
     for i, (_, node) in enumerate(sites):
@@ -178,7 +193,7 @@ def check_rules(schema: Schema, where: str = "openAPIV3Schema") -> list[str]:
         pool.Add(proto)
     try:
         pool.Add(builder.file)
-        env = cel.NewEnv(
+        return cel.NewEnv(
             pool,
             variables=variables,
             extensions=[
@@ -189,44 +204,41 @@ def check_rules(schema: Schema, where: str = "openAPIV3Schema") -> list[str]:
             functions=runtime._functions(),
         )
     except Exception:  # a schema shape the runtime proto cannot express: leave it to dyn
-        return []
+        return None
+
+
+def _rule_failures(env: Any, node: str, where: str, raw: dict[str, Any]) -> list[str]:
+    """What does not check in one rule, then in its messageExpression once the rule compiles."""
+    source = str(raw.get("rule", ""))
+    old_self = f"optional.of({node})" if raw.get("optionalOldSelf") else node
+    prefix = f"cel.bind(self, {node}, cel.bind(oldSelf, {old_self}, ("
+    try:
+        compiled = env.compile(f"{prefix}{source}\n)))")
+    except RuntimeError as e:
+        return [f"{where}: rule {source!r}: {_message(str(e), len(prefix))}"]
     failures = []
-    for i, (path, node) in enumerate(sites):
-        for j, raw in enumerate(node.rules):
-            source = str(raw.get("rule", ""))
-            old_self = f"optional.of(__node{i})" if raw.get("optionalOldSelf") else f"__node{i}"
-            prefix = f"cel.bind(self, __node{i}, cel.bind(oldSelf, {old_self}, ("
-            try:
-                compiled = env.compile(f"{prefix}{source}\n)))")
-            except RuntimeError as e:
-                failures.append(
-                    f"{path}.x-kubernetes-validations[{j}]: rule {source!r}: "
-                    f"{_message(str(e), len(prefix))}"
-                )
-                continue
-            result = compiled.return_type()
-            if result != cel.Type.BOOL and result != cel.Type.DYN:
-                failures.append(
-                    f"{path}.x-kubernetes-validations[{j}]: rule {source!r}: "
-                    f"rule must evaluate to bool, not {result.name()}"
-                )
-            message = raw.get("messageExpression")
-            if message:
-                prefix = f"cel.bind(self, __node{i}, ("
-                try:
-                    kind = env.compile(f"{prefix}{message}\n))").return_type()
-                except RuntimeError as e:
-                    kind = None
-                    failures.append(
-                        f"{path}.x-kubernetes-validations[{j}]: messageExpression {message!r}: "
-                        f"{_message(str(e), len(prefix))}"
-                    )
-                if kind is not None and kind != cel.Type.STRING and kind != cel.Type.DYN:
-                    failures.append(
-                        f"{path}.x-kubernetes-validations[{j}]: messageExpression {message!r}: "
-                        f"must evaluate to string, not {kind.name()}"
-                    )
+    result = compiled.return_type()
+    if result != cel.Type.BOOL and result != cel.Type.DYN:
+        failures.append(
+            f"{where}: rule {source!r}: rule must evaluate to bool, not {result.name()}"
+        )
+    message = raw.get("messageExpression")
+    if message:
+        failures += _message_failures(env, node, where, message)
     return failures
+
+
+def _message_failures(env: Any, node: str, where: str, message: str) -> list[str]:
+    prefix = f"cel.bind(self, {node}, ("
+    try:
+        kind = env.compile(f"{prefix}{message}\n))").return_type()
+    except RuntimeError as e:
+        return [f"{where}: messageExpression {message!r}: {_message(str(e), len(prefix))}"]
+    if kind != cel.Type.STRING and kind != cel.Type.DYN:
+        return [
+            f"{where}: messageExpression {message!r}: must evaluate to string, not {kind.name()}"
+        ]
+    return []
 
 
 def _collect(node: Schema, where: str, out: list[tuple[str, Schema]]) -> None:
