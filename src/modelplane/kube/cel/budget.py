@@ -31,7 +31,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,17 +202,23 @@ def _walk(
     below = None if cardinality is None or factor is None else _times(cardinality, factor)
     if factor is None and unbounded_at is None:
         unbounded_at = path
+    for sub, sub_path in _subschemas(schema, path):
+        _walk(sub, sub_path, below, unbounded_at, False, result)
+
+
+def _subschemas(schema: dict[str, Any], path: str) -> Iterator[tuple[Any, str]]:
+    """The schemas under additionalProperties, properties and items, each with its path."""
     additional = schema.get("additionalProperties")
     if isinstance(additional, dict):
-        _walk(additional, f"{path}.additionalProperties", below, unbounded_at, False, result)
+        yield additional, f"{path}.additionalProperties"
     for name, prop in (schema.get("properties") or {}).items():
-        _walk(prop, f"{path}.properties[{name}]", below, unbounded_at, False, result)
+        yield prop, f"{path}.properties[{name}]"
     items = schema.get("items")
     if isinstance(items, dict):
-        _walk(items, f"{path}.items", below, unbounded_at, False, result)
+        yield items, f"{path}.items"
     elif isinstance(items, list):
         for i, item in enumerate(items):
-            _walk(item, f"{path}.items[{i}]", below, unbounded_at, False, result)
+            yield item, f"{path}.items[{i}]"
 
 
 def _rules(
