@@ -13,6 +13,7 @@ carry only what a cost estimate reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -226,50 +227,75 @@ def parse(expression: str) -> Expr:
 
 
 def _convert(e: Any) -> Expr:
-    kind = e.WhichOneof("expr_kind")
-    if kind == "const_expr":
-        which = e.const_expr.WhichOneof("constant_kind")
-        if which is None:
-            raise ParseError("a constant of a kind this estimator does not know")
-        value = None if which == "null_value" else getattr(e.const_expr, which)
-        return Literal(e.id, _CONSTANTS[which], value)
-    if kind == "ident_expr":
-        return Ident(e.id, e.ident_expr.name)
-    if kind == "select_expr":
-        s = e.select_expr
-        return Select(e.id, _convert(s.operand), s.field, s.test_only)
-    if kind == "call_expr":
-        c = e.call_expr
-        target = _convert(c.target) if c.HasField("target") else None
-        return Call(e.id, c.function, target, tuple(_convert(a) for a in c.args))
-    if kind == "list_expr":
-        lst = e.list_expr
-        return CreateList(
-            e.id, tuple(_convert(x) for x in lst.elements), tuple(lst.optional_indices)
-        )
-    if kind == "struct_expr":
-        s = e.struct_expr
-        if s.message_name:
-            return CreateStruct(
-                e.id,
-                s.message_name,
-                tuple((x.field_key, _convert(x.value), x.optional_entry) for x in s.entries),
-            )
-        return CreateMap(
+    convert = _CONVERTERS.get(e.WhichOneof("expr_kind"))
+    if convert is None:
+        raise ParseError("an expression of a kind this estimator does not know")
+    return convert(e)
+
+
+def _constant(e: Any) -> Literal:
+    which = e.const_expr.WhichOneof("constant_kind")
+    if which is None:
+        raise ParseError("a constant of a kind this estimator does not know")
+    value = None if which == "null_value" else getattr(e.const_expr, which)
+    return Literal(e.id, _CONSTANTS[which], value)
+
+
+def _ident(e: Any) -> Ident:
+    return Ident(e.id, e.ident_expr.name)
+
+
+def _select(e: Any) -> Select:
+    s = e.select_expr
+    return Select(e.id, _convert(s.operand), s.field, s.test_only)
+
+
+def _call(e: Any) -> Call:
+    c = e.call_expr
+    target = _convert(c.target) if c.HasField("target") else None
+    return Call(e.id, c.function, target, tuple(_convert(a) for a in c.args))
+
+
+def _list(e: Any) -> CreateList:
+    lst = e.list_expr
+    return CreateList(e.id, tuple(_convert(x) for x in lst.elements), tuple(lst.optional_indices))
+
+
+def _struct_or_map(e: Any) -> CreateStruct | CreateMap:
+    s = e.struct_expr
+    if s.message_name:
+        return CreateStruct(
             e.id,
-            tuple((_convert(x.map_key), _convert(x.value), x.optional_entry) for x in s.entries),
+            s.message_name,
+            tuple((x.field_key, _convert(x.value), x.optional_entry) for x in s.entries),
         )
-    if kind == "comprehension_expr":
-        c = e.comprehension_expr
-        return Comprehension(
-            e.id,
-            c.iter_var,
-            c.iter_var2,
-            _convert(c.iter_range),
-            c.accu_var,
-            _convert(c.accu_init),
-            _convert(c.loop_condition),
-            _convert(c.loop_step),
-            _convert(c.result),
-        )
-    raise ParseError("an expression of a kind this estimator does not know")
+    return CreateMap(
+        e.id,
+        tuple((_convert(x.map_key), _convert(x.value), x.optional_entry) for x in s.entries),
+    )
+
+
+def _comprehension(e: Any) -> Comprehension:
+    c = e.comprehension_expr
+    return Comprehension(
+        e.id,
+        c.iter_var,
+        c.iter_var2,
+        _convert(c.iter_range),
+        c.accu_var,
+        _convert(c.accu_init),
+        _convert(c.loop_condition),
+        _convert(c.loop_step),
+        _convert(c.result),
+    )
+
+
+_CONVERTERS: dict[str, Callable[[Any], Expr]] = {
+    "const_expr": _constant,
+    "ident_expr": _ident,
+    "select_expr": _select,
+    "call_expr": _call,
+    "list_expr": _list,
+    "struct_expr": _struct_or_map,
+    "comprehension_expr": _comprehension,
+}
