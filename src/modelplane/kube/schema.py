@@ -121,6 +121,16 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
     if "pattern" in raw:
         node.pattern = _pattern(raw["pattern"], where)
         node.pattern_text = raw["pattern"]
+    _compile_subschemas(node, raw, where)
+    if node.embedded:
+        _add_resource_fields(node)
+    _derive_shortcuts(node)
+    if node.type in ("string", "boolean") and _checks_only_type(node):
+        node.plain_leaf = node.type
+    return node
+
+
+def _compile_subschemas(node: Schema, raw: dict[str, Any], where: str) -> None:
     if "properties" in raw:
         node.properties = {
             name: _compile(sub, f"{where}.properties[{name}]")
@@ -138,33 +148,40 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
             target.append(_compile(sub, f"{where}.{key}[{i}]"))
     if isinstance(raw.get("not"), dict):
         node.not_ = _compile(raw["not"], f"{where}.not")
-    if node.embedded:
-        # An embedded resource keeps apiVersion, kind and metadata even without a schema.
-        node.properties = dict(node.properties or {})
-        for name in ("apiVersion", "kind"):
-            node.properties.setdefault(name, Schema(type="string"))
-        node.properties.setdefault("metadata", Schema(type="object", preserve_unknown=True))
+
+
+def _add_resource_fields(node: Schema) -> None:
+    # An embedded resource keeps apiVersion, kind and metadata even without a schema.
+    node.properties = dict(node.properties or {})
+    for name in ("apiVersion", "kind"):
+        node.properties.setdefault(name, Schema(type="string"))
+    node.properties.setdefault("metadata", Schema(type="object", preserve_unknown=True))
+
+
+def _derive_shortcuts(node: Schema) -> None:
+    """has_rules, defaulted and cel_identity, from the node and its compiled subschemas."""
     kids = [k for k in (*(node.properties or {}).values(), node.additional, node.items) if k]
     node.has_rules = bool(node.rules) or any(k.has_rules for k in kids)
     node.defaulted = tuple(
         (name, sub) for name, sub in (node.properties or {}).items() if sub.default is not _MISSING
     )
-    if (
-        node.type in ("string", "boolean")
-        and not node.nullable
-        and node.enum is None
-        and node.pattern is None
-        and node.min_length is None
-        and node.max_length is None
-        and not (node.any_of or node.all_of or node.one_of or node.not_)
-    ):
-        node.plain_leaf = node.type
     node.cel_identity = (
         node.type != "number"
         and all(is_plain(n) for n in node.properties or {})
         and all(k.cel_identity for k in kids)
     )
-    return node
+
+
+def _checks_only_type(node: Schema) -> bool:
+    """Whether validating the node checks its type and nothing else."""
+    return (
+        not node.nullable
+        and node.enum is None
+        and node.pattern is None
+        and node.min_length is None
+        and node.max_length is None
+        and not (node.any_of or node.all_of or node.one_of or node.not_)
+    )
 
 
 # Kubernetes patterns are Go RE2. Python's re reads the same syntax with three differences
