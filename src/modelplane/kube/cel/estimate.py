@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from modelplane.kube.cel.check import CIDR, IP, QUANTITY, SEMVER, URL, Checked, T
 from modelplane.kube.cel.decl import Decl
@@ -163,6 +164,18 @@ def estimate_detail(expr: Expr, checked: Checked, root: Decl) -> tuple[int, list
     coster = _Coster(checked, root)
     cost = coster.cost(expr)[1]
     return cost, list(dict.fromkeys(coster.unbounded))
+
+
+class _BuiltinCall(NamedTuple):
+    """One call of a cel-go built-in as its cost function sees it: the expression, the overload
+    chosen, the receiver and arguments, their costs and the sum of those."""
+
+    e: Call
+    overload: str
+    target: _Node | None
+    args: list[_Node]
+    arg_costs: list[Range]
+    arg_sum: Range
 
 
 class _Coster:
@@ -647,59 +660,31 @@ class _Coster:
         cost_of = _BUILTIN_COSTS.get(overload)
         if cost_of is None:
             return None
-        return cost_of(self, e, overload, target, args, arg_costs, arg_sum)
+        return cost_of(self, _BuiltinCall(e, overload, target, args, arg_costs, arg_sum))
 
-    def format_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def format_cost(self, call: _BuiltinCall) -> _CallCost | None:
+        target, arg_sum = call.target, call.arg_sum
         if target is None:
             return None
         return _add(_factor(_size(target), STRING_TRAVERSAL_COST_FACTOR), arg_sum), None
 
-    def string_to_bytes_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def string_to_bytes_cost(self, call: _BuiltinCall) -> _CallCost | None:
+        args, arg_sum = call.args, call.arg_sum
         if len(args) != 1:
             return None
         sz = _size(args[0])
         cost = _add(_factor(sz, STRING_TRAVERSAL_COST_FACTOR), arg_sum)
         return cost, (sz[0], min(sz[1] * 4, MAX_UINT64))
 
-    def bytes_to_string_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def bytes_to_string_cost(self, call: _BuiltinCall) -> _CallCost | None:
+        args, arg_sum = call.args, call.arg_sum
         if len(args) != 1:
             return None
         sz = _size(args[0])
         return _add(_factor(sz, STRING_TRAVERSAL_COST_FACTOR), arg_sum), (sz[0] // 4, sz[1])
 
-    def quote_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def quote_cost(self, call: _BuiltinCall) -> _CallCost | None:
+        args, arg_sum = call.args, call.arg_sum
         if len(args) != 1:
             return None
         sz = _size(args[0])
@@ -708,102 +693,53 @@ class _Coster:
             min(sz[1] * 2 + 2, MAX_UINT64),
         )
 
-    def affix_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def affix_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """startsWith, endsWith: a traversal of the argument."""
+        args, arg_sum = call.args, call.arg_sum
         if len(args) != 1:
             return None
         return _add(_factor(_size(args[0]), STRING_TRAVERSAL_COST_FACTOR), arg_sum), None
 
-    def in_list_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def in_list_cost(self, call: _BuiltinCall) -> _CallCost | None:
+        args, arg_sum = call.args, call.arg_sum
         if len(args) != 2:
             return None
         return _add(_factor(_size(args[1]), 1), arg_sum), None
 
-    def matches_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def matches_cost(self, call: _BuiltinCall) -> _CallCost | None:
+        target, args, arg_sum = call.target, call.args, call.arg_sum
         if target is None or len(args) != 1:
             return None
         text = _factor(_add(_size(target), (1, 1)), STRING_TRAVERSAL_COST_FACTOR)
         regex = _factor(_size(args[0]), REGEX_STRING_LENGTH_COST_FACTOR)
         return _add(_mul(text, regex), arg_sum), None
 
-    def contains_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def contains_cost(self, call: _BuiltinCall) -> _CallCost | None:
+        target, args, arg_sum = call.target, call.args, call.arg_sum
         if target is None or len(args) != 1:
             return None
         text = _factor(_size(target), STRING_TRAVERSAL_COST_FACTOR)
         sub = _factor(_size(args[0]), STRING_TRAVERSAL_COST_FACTOR)
         return _add(_mul(text, sub), arg_sum), None
 
-    def logical_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def logical_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """``&&``, ``||``: at least the left side, at most both."""
+        arg_costs = call.arg_costs
         lhs, rhs = arg_costs
         return (lhs[0], _add(lhs, rhs)[1]), None
 
-    def conditional_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def conditional_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """``?:``: the condition and the dearer branch."""
+        e, args, arg_costs = call.e, call.args, call.arg_costs
         result = _union(_size(args[1]), _size(args[2]))
         assert args[1].expr is not None and args[2].expr is not None
         self.set_entry(e, _entry_union(self.entry(args[1].expr), self.entry(args[2].expr)))
         cost = _add(arg_costs[0], _union(arg_costs[1], arg_costs[2]))
         return cost, result
 
-    def concatenation_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def concatenation_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """``+`` on strings, bytes and lists."""
+        e, overload, args, arg_sum = call.e, call.overload, call.args, call.arg_sum
         if len(args) != 2:
             return None
         result = _add(_size(args[0]), _size(args[1]))
@@ -814,16 +750,9 @@ class _Coster:
             return _add(_fixed(1), arg_sum), result
         return _add(_factor(result, STRING_TRAVERSAL_COST_FACTOR), arg_sum), result
 
-    def comparison_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
+    def comparison_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """Equality and ordering: a traversal of the shorter side."""
+        args, arg_sum = call.args, call.arg_sum
         lhs, rhs = _size(args[0]), _size(args[1])
         smallest = min(lhs[1], rhs[1])
         low = 1 if smallest > 0 else 0
@@ -887,9 +816,7 @@ _LIBRARY_COSTS: dict[str, _LibraryCost] = {
     "_==_": _Coster.library_equals_cost,
 }
 
-_BuiltinCost = Callable[
-    [_Coster, Call, str, _Node | None, list[_Node], list[Range], Range], _CallCost | None
-]
+_BuiltinCost = Callable[[_Coster, _BuiltinCall], _CallCost | None]
 _BUILTIN_COSTS: dict[str, _BuiltinCost] = {
     "string_format": _Coster.format_cost,
     "string_to_bytes": _Coster.string_to_bytes_cost,
