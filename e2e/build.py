@@ -102,6 +102,10 @@ COMPONENTS: dict[str, Component] = {
             },
         ),
         Component("prometheus", {"prometheus": "github.com/prometheus/prometheus/cmd/prometheus"}),
+        Component(
+            "provider-http",
+            {"provider-http": "github.com/crossplane-contrib/provider-http/cmd/provider"},
+        ),
     )
 }
 
@@ -176,9 +180,9 @@ def module_dir(component: str, module: str) -> Path:
     return Path(listed.stdout.strip())
 
 
-# Built when a test asks for them (the autoscaling loop), not for every environment: a cold
-# build of the two takes longer than the rest together.
-ON_DEMAND = frozenset({"keda", "prometheus"})
+# Built when a test asks for them (the autoscaling loop, the usage summary), not for every
+# environment: a cold build of KEDA and Prometheus takes longer than the rest together.
+ON_DEMAND = frozenset({"keda", "prometheus", "provider-http"})
 
 
 def build_all(names: list[str] | None = None) -> dict[str, Path]:
