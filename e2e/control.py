@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from e2e import build, pki, processes
+from e2e import build, pki, processes, relay
 from e2e.kubernetes import Cluster, free_port
 from tests.crossplane_packages import to_dns_label
 
@@ -257,13 +257,17 @@ def install_apis(cluster: Cluster) -> None:
 
 
 def install_provider_crds(cluster: Cluster) -> None:
-    """provider-kubernetes' namespaced CRDs (its package/crds at v1.2.1) and provider-helm's,
-    whose ClusterProviderConfig every InferenceCluster composes."""
+    """provider-kubernetes' namespaced CRDs (its package/crds at v1.2.1), provider-helm's,
+    whose ClusterProviderConfig every InferenceCluster composes, and provider-http's
+    ProviderConfig and DisposableRequest, which every ModelService composes where the
+    EnvironmentConfig names a Prometheus (its usage summary): Crossplane cannot apply a kind
+    whose CRD is missing, even where no provider-http runs."""
     root = build.module_dir(
         "provider-kubernetes", "github.com/crossplane-contrib/provider-kubernetes"
     )
     paths = sorted((root / "package" / "crds").glob("kubernetes.m.crossplane.io_*.yaml"))
     paths += sorted(UPSTREAM_CRDS.glob("helm.m.crossplane.io_*.yaml"))
+    paths += sorted(UPSTREAM_CRDS.glob("http.m.crossplane.io_*.yaml"))
     documents = [
         d for path in paths for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)
     ]
@@ -286,6 +290,37 @@ def start_provider_kubernetes(cluster: Cluster, binary: Path, webhook_ca: pki.Pa
         ],
         env={"KUBECONFIG": str(cluster.kubeconfig), "TLS_SERVER_CERTS_DIR": str(certs)},
     )
+
+
+PROVIDER_HTTP = "provider-http"
+
+
+def start_provider_http(cluster: Cluster, binary: Path, ports: list[int], poll: str) -> None:
+    """provider-http v1.0.14 on the control plane, in a network namespace of its own
+    (``e2e.relay``: its metrics server takes ``:8080``, as provider-kubernetes' does), reaching
+    the API server and ``ports`` (a Prometheus) through relays at their own addresses.
+
+    First the namespaced CRDs of its package (package/crds at v1.0.14): besides the
+    DisposableRequest and ProviderConfig every environment has, the ProviderConfigUsage it
+    records for each request it connects (crossplane-runtime's usage tracker) and the
+    ClusterProviderConfig, whose controller reads those usages. ``stop_provider_http`` stops it.
+    """
+    root = build.module_dir(PROVIDER_HTTP, "github.com/crossplane-contrib/provider-http")
+    paths = sorted((root / "package" / "crds").glob("http.m.crossplane.io_*.yaml"))
+    cluster.apply_crds(
+        [d for path in paths for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+    )
+    relay.start(
+        cluster.run,
+        PROVIDER_HTTP,
+        [str(binary), "--debug", f"--poll={poll}"],
+        [cluster.port, *ports],
+        env={"KUBECONFIG": str(cluster.kubeconfig)},
+    )
+
+
+def stop_provider_http(cluster: Cluster) -> None:
+    relay.stop(cluster.run, PROVIDER_HTTP)
 
 
 def kubeconfig_secret(name: str, kubeconfig: Path) -> Obj:
