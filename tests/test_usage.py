@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from modelplane import cli, exits
+from modelplane import cli, exits, genai
 from modelplane import usage as u
 from modelplane.compose.inferencecluster.components import CALLER_METRIC_LABEL
 from tests.conformance.test_envoy_ai_gateway_metrics import GEN_AI_LABELS, GEN_AI_SERIES
@@ -44,14 +44,14 @@ def result(value: str, **labels: str) -> dict[str, Any]:
     return {"metric": labels, "value": [AT, value]}
 
 
-def tokens(caller: str | None, kind: str, value: float, model: str = MODEL) -> u.Sample:
+def tokens(caller: str | None, kind: str, value: float, model: str = MODEL) -> genai.Sample:
     labels = {"gen_ai_original_model": model, "gen_ai_token_type": kind}
-    return u.Sample({**labels, "caller": caller} if caller else labels, value)
+    return genai.Sample({**labels, "caller": caller} if caller else labels, value)
 
 
-def requests(caller: str | None, value: float, model: str = MODEL) -> u.Sample:
+def requests(caller: str | None, value: float, model: str = MODEL) -> genai.Sample:
     labels = {"gen_ai_original_model": model}
-    return u.Sample({**labels, "caller": caller} if caller else labels, value)
+    return genai.Sample({**labels, "caller": caller} if caller else labels, value)
 
 
 def asked(model: str | None = MODEL, over: str = "1h") -> u.Asked:
@@ -66,7 +66,7 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> Any:
 
 
 def test_the_tokens_query_sums_input_and_output_per_caller_model_and_token_type() -> None:
-    assert u.tokens_query() == (
+    assert genai.tokens_query() == (
         "sum by (caller, gen_ai_original_model, gen_ai_token_type) (\n"
         '  increase(gen_ai_client_token_usage_sum{gen_ai_token_type=~"input|output"}[1h])\n'
         ")"
@@ -74,7 +74,7 @@ def test_the_tokens_query_sums_input_and_output_per_caller_model_and_token_type(
 
 
 def test_the_requests_query_sums_requests_per_caller_and_model() -> None:
-    assert u.requests_query() == (
+    assert genai.requests_query() == (
         "sum by (caller, gen_ai_original_model) (\n"
         "  increase(gen_ai_server_request_duration_seconds_count[1h])\n"
         ")"
@@ -83,14 +83,14 @@ def test_the_requests_query_sums_requests_per_caller_and_model() -> None:
 
 def test_one_service_is_matched_on_the_model_name_callers_sent() -> None:
     assert f'{{gen_ai_original_model="{MODEL}", gen_ai_token_type=~"input|output"}}' in (
-        u.tokens_query("1h", MODEL)
+        genai.tokens_query("1h", MODEL)
     )
-    assert f'_count{{gen_ai_original_model="{MODEL}"}}[1h]' in u.requests_query("1h", MODEL)
+    assert f'_count{{gen_ai_original_model="{MODEL}"}}[1h]' in genai.requests_query("1h", MODEL)
 
 
 def test_the_window_is_the_range_of_both_queries() -> None:
-    assert "[90m])" in u.tokens_query("90m")
-    assert "[90m])" in u.requests_query("90m")
+    assert "[90m])" in genai.tokens_query("90m")
+    assert "[90m])" in genai.requests_query("90m")
 
 
 def usage_section() -> str:
@@ -105,8 +105,8 @@ def promql_blocks(text: str) -> list[str]:
 
 def test_the_operations_page_shows_the_queries_the_command_asks() -> None:
     blocks = promql_blocks(usage_section())
-    assert u.tokens_query() in blocks
-    assert u.requests_query() in blocks
+    assert genai.tokens_query() in blocks
+    assert genai.requests_query() in blocks
 
 
 def test_the_operations_page_shows_the_command() -> None:
@@ -130,12 +130,12 @@ def test_the_operations_page_example_is_what_the_command_prints_for_its_numbers(
 
 
 def test_the_queries_name_series_and_labels_the_ai_gateway_exports() -> None:
-    assert {u.TOKENS, u.REQUESTS} <= GEN_AI_SERIES
-    assert {u.MODEL, u.TOKEN_TYPE} <= GEN_AI_LABELS
+    assert {genai.TOKENS, genai.REQUESTS} <= GEN_AI_SERIES
+    assert {genai.MODEL, genai.TOKEN_TYPE} <= GEN_AI_LABELS
 
 
 def test_the_caller_label_is_the_one_the_stack_maps_the_caller_header_to() -> None:
-    assert u.CALLER == CALLER_METRIC_LABEL
+    assert genai.CALLER == CALLER_METRIC_LABEL
 
 
 # --- what the command takes -----------------------------------------------------------------
@@ -230,21 +230,22 @@ def test_the_command_loads_neither_grpc_nor_the_sdk() -> None:
 
 def test_a_vector_answer_is_read_as_labelled_samples() -> None:
     body = vector(result("1234.5", caller="search", gen_ai_token_type="input"))
-    answer = u.read_answer(body, 200, PROMETHEUS)
-    assert answer.samples == (u.Sample({"caller": "search", "gen_ai_token_type": "input"}, 1234.5),)
+    answer = genai.read_answer(body, 200, PROMETHEUS)
+    labels = {"caller": "search", "gen_ai_token_type": "input"}
+    assert answer.samples == (genai.Sample(labels, 1234.5, AT),)
 
 
 def test_an_empty_vector_is_no_samples() -> None:
-    assert u.read_answer(vector(), 200, PROMETHEUS).samples == ()
+    assert genai.read_answer(vector(), 200, PROMETHEUS).samples == ()
 
 
 def test_prometheus_warnings_are_kept() -> None:
-    answer = u.read_answer(vector(warnings=["partial results"]), 200, PROMETHEUS)
+    answer = genai.read_answer(vector(warnings=["partial results"]), 200, PROMETHEUS)
     assert answer.warnings == ("partial results",)
 
 
 def test_a_nan_sample_counts_nothing() -> None:
-    assert u.read_answer(vector(result("NaN", caller="a")), 200, PROMETHEUS).samples == ()
+    assert genai.read_answer(vector(result("NaN", caller="a")), 200, PROMETHEUS).samples == ()
 
 
 def test_a_refused_query_says_what_prometheus_said() -> None:
@@ -255,31 +256,33 @@ def test_a_refused_query_says_what_prometheus_said() -> None:
             "error": 'invalid parameter "query": 1:1: parse error: unexpected end of input',
         }
     ).encode()
-    with pytest.raises(u.CouldNotAskError, match="refused the query: bad_data: invalid parameter"):
-        u.read_answer(body, 400, PROMETHEUS)
+    with pytest.raises(
+        genai.CouldNotAskError, match="refused the query: bad_data: invalid parameter"
+    ):
+        genai.read_answer(body, 400, PROMETHEUS)
 
 
 def test_an_unavailable_prometheus_is_could_not_ask() -> None:
     body = b'{"status": "error", "errorType": "unavailable", "error": "TSDB not ready"}'
-    with pytest.raises(u.CouldNotAskError, match="unavailable: TSDB not ready"):
-        u.read_answer(body, 503, PROMETHEUS)
+    with pytest.raises(genai.CouldNotAskError, match="unavailable: TSDB not ready"):
+        genai.read_answer(body, 503, PROMETHEUS)
 
 
 def test_an_answer_that_is_not_prometheus_json_asks_whether_the_address_is_right() -> None:
-    with pytest.raises(u.CouldNotAskError, match=r"HTTP 404 .* is it the Prometheus server's"):
-        u.read_answer(b"<html>404 page not found</html>", 404, PROMETHEUS)
+    with pytest.raises(genai.CouldNotAskError, match=r"HTTP 404 .* is it the Prometheus server's"):
+        genai.read_answer(b"<html>404 page not found</html>", 404, PROMETHEUS)
 
 
 def test_a_matrix_answer_is_not_taken_for_a_vector() -> None:
     body = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": []}})
-    with pytest.raises(u.CouldNotAskError, match="answered a matrix result, not a vector"):
-        u.read_answer(body.encode(), 200, PROMETHEUS)
+    with pytest.raises(genai.CouldNotAskError, match="answered a matrix result, not a vector"):
+        genai.read_answer(body.encode(), 200, PROMETHEUS)
 
 
 def test_a_sample_without_a_value_is_could_not_ask() -> None:
     body = vector({"metric": {"caller": "a"}})
-    with pytest.raises(u.CouldNotAskError, match=re.escape("not {metric, value}")):
-        u.read_answer(body, 200, PROMETHEUS)
+    with pytest.raises(genai.CouldNotAskError, match=re.escape("not {metric, value}")):
+        genai.read_answer(body, 200, PROMETHEUS)
 
 
 # --- the summary ----------------------------------------------------------------------------
@@ -452,18 +455,18 @@ class Recorded:
     """Prometheus's recorded answers, by the series each query reads; the queries it got."""
 
     def __init__(self, tokens: bytes = b"", requests: bytes = b"") -> None:
-        self.answers = {u.TOKENS: tokens or vector(), u.REQUESTS: requests or vector()}
+        self.answers = {genai.TOKENS: tokens or vector(), genai.REQUESTS: requests or vector()}
         self.asked: list[tuple[str, str, float]] = []
 
     def __call__(self, prometheus: str, query: str, at: float) -> u.Answer:
         self.asked.append((prometheus, query, at))
-        series = u.TOKENS if u.TOKENS in query else u.REQUESTS
-        return u.read_answer(self.answers[series], 200, prometheus)
+        series = genai.TOKENS if genai.TOKENS in query else genai.REQUESTS
+        return genai.read_answer(self.answers[series], 200, prometheus)
 
 
 def refused(prometheus: str, query: str, at: float) -> u.Answer:
     body = b'{"status": "error", "errorType": "execution", "error": "query timed out"}'
-    return u.read_answer(body, 422, prometheus)
+    return genai.read_answer(body, 422, prometheus)
 
 
 RECORDED_TOKENS = vector(
@@ -484,15 +487,18 @@ def test_both_queries_ask_the_same_prometheus_at_the_same_time() -> None:
     u.usage_command(asked(over="2h"), asking=recorded)
     assert [(p, at) for p, _, at in recorded.asked] == [(PROMETHEUS, AT), (PROMETHEUS, AT)]
     assert [q for _, q, _ in recorded.asked] == [
-        u.tokens_query("2h", MODEL),
-        u.requests_query("2h", MODEL),
+        genai.tokens_query("2h", MODEL),
+        genai.requests_query("2h", MODEL),
     ]
 
 
 def test_all_services_ask_without_a_model_matcher() -> None:
     recorded = Recorded()
     u.usage_command(asked(model=None), asking=recorded)
-    assert [q for _, q, _ in recorded.asked] == [u.tokens_query("1h"), u.requests_query("1h")]
+    assert [q for _, q, _ in recorded.asked] == [
+        genai.tokens_query("1h"),
+        genai.requests_query("1h"),
+    ]
 
 
 def test_no_series_is_no_usage_recorded_and_says_why_it_can_be(

@@ -22,9 +22,9 @@ import pytest
 import yaml
 
 from modelplane.compose import scaletozero
+from modelplane.compose.metricsconfig import MetricsEndpoint
 from modelplane.compose.modeldeployment.autoscaling import (
     FORCE_ACTIVATION,
-    MetricsEndpoint,
     held_awake,
     scaled_object,
 )

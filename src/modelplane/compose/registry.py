@@ -11,6 +11,7 @@ from modelplane.compose.inferencegateway import callers
 from modelplane.compose.inferencegateway import composer as gateway
 from modelplane.compose.inferencegateway.shard import compose_shard
 from modelplane.compose.inferencegateway.shards import KIND as GATEWAY_SHARD
+from modelplane.compose.metricsconfig import ENVIRONMENT_CONFIG_API
 from modelplane.compose.modelcache import composer as cache
 from modelplane.compose.modeldeployment import autoscaler, drain, footprint
 from modelplane.compose.modeldeployment import composer as deployment
@@ -23,6 +24,7 @@ from modelplane.compose.modelreplica.composer import (
 )
 from modelplane.compose.modelservice import callers as service_callers
 from modelplane.compose.modelservice import composer as service
+from modelplane.compose.modelservice import usage as service_usage
 from modelplane.compose.remote import OBJECT_API_VERSION
 from modelplane.compose.routed import USAGE_API_VERSION
 from modelplane.composer import Registry
@@ -43,7 +45,7 @@ ENDPOINT = (API_VERSION, "ModelEndpoint")
 SERVICE = (API_VERSION, "ModelService")
 OBJECT = (OBJECT_API_VERSION, "Object")
 USAGE = (USAGE_API_VERSION, "Usage")
-ENVIRONMENT_CONFIG = (autoscaler.ENVIRONMENT_CONFIG_API, "EnvironmentConfig")
+ENVIRONMENT_CONFIG = (ENVIRONMENT_CONFIG_API, "EnvironmentConfig")
 HPA = ("autoscaling/v2", "HorizontalPodAutoscaler")
 
 
@@ -148,6 +150,7 @@ def default_registry() -> Registry:
             service.BY_NAME: ENDPOINT,
             service.DEPLOYMENTS: DEPLOYMENT,
             service_callers.SECRETS: callers.SECRET,
+            service_usage.CONFIG: ENVIRONMENT_CONFIG,
             **selected,
         },
     )

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from modelplane.compose.metricsconfig import MetricsEndpoint
 from modelplane.compose.modeldeployment.autoscaling import (
     FRONT_DOOR,
-    MetricsEndpoint,
     activation_query,
     desired_replicas,
     scaled_object,

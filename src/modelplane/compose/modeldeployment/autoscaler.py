@@ -17,10 +17,9 @@ from typing import Any
 
 from modelplane.apis import API_VERSION
 from modelplane.compose import scaletozero
+from modelplane.compose.metricsconfig import ENVIRONMENT_CONFIG_API, METRICS_CONFIG, MetricsEndpoint
 from modelplane.compose.modeldeployment.autoscaling import (
-    METRICS_CONFIG,
     SCALED_OBJECT,
-    MetricsEndpoint,
     desired_replicas,
     held_awake,
     minimum,
@@ -45,7 +44,6 @@ METRICS = "autoscaling-metrics"
 """The requirement for the EnvironmentConfig naming the fleet-wide Prometheus."""
 HPA = "autoscaling-hpa"
 """The requirement for the HorizontalPodAutoscaler KEDA makes from the ScaledObject."""
-ENVIRONMENT_CONFIG_API = "apiextensions.crossplane.io/v1beta1"
 HPA_PREFIX = "keda-hpa-"
 """KEDA names the HPA it drives after the ScaledObject (checked in tests/conformance)."""
 SERVICES = "autoscaling-services"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose import scaletozero
+from modelplane.compose.metricsconfig import MetricsEndpoint
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, LLMD_ROLE, REPLICA
@@ -22,8 +23,6 @@ from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, LLMD_ROLE, REPLI
 KEDA_API_VERSION = "keda.sh/v1alpha1"
 SCALED_OBJECT = "scaled-object"
 """The composition resource name of the deployment's ScaledObject."""
-METRICS_CONFIG = "modelplane-autoscaling"
-"""The EnvironmentConfig in which the platform names the fleet-wide Prometheus."""
 POLLING_SECONDS = 30
 RATE_WINDOW = "2m"
 FRONT_DOOR = "front-door"
@@ -200,22 +199,6 @@ def activation_query(clusters: Iterable[str]) -> str:
     alternatives = "|".join(escaped)
     series = scaletozero.ACTIVATION_SERIES
     return f'sum(rate({series}{{envoy_cluster_name=~"{alternatives}"}}[{FRONT_DOOR_WINDOW}]))'
-
-
-@dataclass(frozen=True)
-class MetricsEndpoint:
-    """The fleet-wide Prometheus the platform names (``data.prometheus`` of ``METRICS_CONFIG``)."""
-
-    server_address: str
-    authentication: Obj | None = None
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any] | None) -> MetricsEndpoint | None:
-        prometheus = objects.mapping(config, "data", "prometheus")
-        address = prometheus.get("serverAddress")
-        if not isinstance(address, str) or not address:
-            return None
-        return cls(address, prometheus.get("authenticationRef"))
 
 
 def _behavior(behavior: Mapping[str, Any]) -> Obj:

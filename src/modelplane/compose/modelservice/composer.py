@@ -44,7 +44,15 @@ from modelplane.compose.frontdoor import (
     cluster_gateway,
     parse_url,
 )
-from modelplane.compose.modelservice import callers, guard, models, routes, status, unavailable
+from modelplane.compose.modelservice import (
+    callers,
+    guard,
+    models,
+    routes,
+    status,
+    unavailable,
+    usage,
+)
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
@@ -123,6 +131,7 @@ def compose_service(inputs: Inputs) -> Result:
     )
     _place(inputs, plan, wanted, result, held.routes, waking)
     _report(inputs, plan, serving, skipped, wanted, result, held.waiting, sleeping)
+    usage.add(inputs, result)
     return result
 
 
@@ -715,6 +724,10 @@ def _malformed(ms: Obj) -> str | None:
     return callers.callers_problem(spec)
 
 
+_PUBLISHED = ("address", "gateways", "endpoints", "entries", ACTIVATION_PATH[1], usage.STATUS)
+"""What a held service keeps publishing as it stands."""
+
+
 def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[str]) -> Result:
     published = objects.status(inputs.composite)
     return Result.held(
@@ -722,7 +735,14 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[st
         requirements=requirements,
         status={
             k: published[k]
-            for k in ("address", "gateways", "endpoints", "entries", ACTIVATION_PATH[1])
+            for k in (
+                "address",
+                "gateways",
+                "endpoints",
+                "entries",
+                ACTIVATION_PATH[1],
+                usage.STATUS,
+            )
             if k in published
         },
         conditions=status.waiting(missing),

@@ -1,0 +1,236 @@
+"""A ModelService's token usage over the last hour, by caller, in its status
+(docs/design/shared-front-door.md, "Usage in status").
+
+The function never calls out. Where the platform names the fleet-wide Prometheus (the
+EnvironmentConfig ``modelplane-autoscaling``, ``metricsconfig.py``), the service composes a
+provider-http v1.0.14 ``DisposableRequest`` that asks it one query every ``pollSeconds``, and a
+namespaced ``ProviderConfig`` for it; each reconcile reads the answer provider-http stored in
+the request's ``status.response`` and summarises it into ``status.usage``: at most ``TOP``
+callers by tokens and an ``others`` row, numbers to three significant figures, and the time
+Prometheus evaluated the query. An answer that is not a result (Prometheus down, refusing, a
+request not yet sent) keeps the summary last published, with its own time: no answer is not
+zero usage.
+
+provider-http v1.0.14, read at the tag (tests/conformance/test_provider_http.py): the URL is
+immutable (a CEL rule on ``forProvider.url``), so a changed address or query is a new request
+under a new composition resource name and the old one is deleted; ``shouldLoopInfinitely``
+with ``nextReconcile`` re-sends it on that period; a failed send leaves the last response in
+place and a refused one stores its status code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from modelplane import genai
+from modelplane.compose.metricsconfig import ENVIRONMENT_CONFIG_API, METRICS_CONFIG, MetricsEndpoint
+from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
+from modelplane.kube import objects
+from modelplane.kube.names import dns_label
+from modelplane.kube.objects import Obj
+from modelplane.observed import carried, ready_as_observed
+
+CONFIG = "usage-metrics"
+"""The requirement for the EnvironmentConfig naming the fleet-wide Prometheus."""
+REQUEST = "usage-request"
+"""Composition resource name prefix of the query: ``usage-request/<hash of its URL>``."""
+PROVIDER_CONFIG = "usage-provider-config"
+HTTP_API_VERSION = "http.m.crossplane.io/v1alpha2"
+STATUS = "usage"
+WINDOW = "1h"
+TOP = 20
+NO_CALLER = "(no caller)"
+"""Requests through a gateway without ``spec.auth`` carry no caller label."""
+DEFAULT_POLL_SECONDS = 300
+LEAST_POLL_SECONDS = 10
+WAIT_TIMEOUT = "30s"
+
+
+def requirements() -> dict[str, Requirement]:
+    return {
+        CONFIG: Requirement(ENVIRONMENT_CONFIG_API, "EnvironmentConfig", match_name=METRICS_CONFIG)
+    }
+
+
+def query(namespace: str, name: str) -> str:
+    """The service's tokens by caller and type over ``WINDOW``; ``vector(0)`` answers with an
+    unlabelled sample whose time is when Prometheus evaluated it, even with no usage at all."""
+    return f"{genai.tokens_query(WINDOW, f'{namespace}/{name}')} or vector(0)"
+
+
+@dataclass(frozen=True)
+class Asking:
+    """What the EnvironmentConfig says of the summary: whom to ask and how often."""
+
+    prometheus: str
+    poll_seconds: int
+
+
+def asking(config: Mapping[str, Any] | None) -> Asking | None:
+    """None when no Prometheus is named, it needs credentials (``authenticationRef`` is KEDA's,
+    which provider-http cannot use), or ``data.usage.pollSeconds`` is 0."""
+    endpoint = MetricsEndpoint.from_config(config)
+    if endpoint is None or endpoint.authentication:
+        return None
+    poll = objects.mapping(config, "data", "usage").get("pollSeconds", DEFAULT_POLL_SECONDS)
+    if isinstance(poll, bool) or not isinstance(poll, int) or poll < 0:
+        poll = DEFAULT_POLL_SECONDS
+    if poll == 0:
+        return None
+    return Asking(endpoint.server_address, max(poll, LEAST_POLL_SECONDS))
+
+
+def add(inputs: Inputs, result: Result) -> None:
+    """The summary's objects and ``status.usage`` into ``result``."""
+    result.requirements.update(requirements())
+    configs = inputs.required.get(CONFIG)
+    if configs is None:
+        # Not read yet: what asks stays as it is, and so does what it last said.
+        _keep_observed(inputs, result)
+        _keep_published(inputs, result)
+        return
+    ask = asking(configs[0] if configs else None)
+    if ask is None:
+        return  # read, and nobody to ask: the summary and what asked for it go
+    ms = inputs.composite
+    url = request_url(ask.prometheus, namespace_of(ms), objects.name(ms))
+    key = request_key(url)
+    # Ready whatever provider-http says: the summary is a report, and a Prometheus that is down
+    # must not take a serving model out of Ready (nor can a ProviderConfig ever be Ready).
+    result.resources[PROVIDER_CONFIG] = Desired(provider_config(ms), "True")
+    result.resources[key] = Desired(disposable_request(ms, ask, url), "True")
+    summary = summarise_response(inputs.observed.get(key))
+    published = objects.status(inputs.composite).get(STATUS)
+    chosen = newer(summary, published if isinstance(published, Mapping) else None)
+    if chosen is not None:
+        result.status[STATUS] = dict(chosen)
+
+
+def request_url(prometheus: str, namespace: str, name: str) -> str:
+    arguments = urllib.parse.urlencode({"query": query(namespace, name)})
+    return f"{prometheus.rstrip('/')}/api/v1/query?{arguments}"
+
+
+def request_key(url: str) -> str:
+    return f"{REQUEST}/{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+
+
+def _provider_config_name(ms: Obj) -> str:
+    return dns_label(f"{objects.name(ms)}-usage")
+
+
+def provider_config(ms: Obj) -> Obj:
+    """provider-http's credentials for the query: none (an unauthenticated Prometheus)."""
+    return {
+        "apiVersion": HTTP_API_VERSION,
+        "kind": "ProviderConfig",
+        "metadata": {"name": _provider_config_name(ms), "namespace": namespace_of(ms)},
+        "spec": {"credentials": {"source": "None"}},
+    }
+
+
+def disposable_request(ms: Obj, ask: Asking, url: str) -> Obj:
+    """The query, sent again every ``ask.poll_seconds``."""
+    digest = request_key(url).partition("/")[2]
+    return {
+        "apiVersion": HTTP_API_VERSION,
+        "kind": "DisposableRequest",
+        "metadata": {
+            "name": dns_label(objects.name(ms), "usage", digest),
+            "namespace": namespace_of(ms),
+        },
+        "spec": {
+            "providerConfigRef": {"kind": "ProviderConfig", "name": _provider_config_name(ms)},
+            "forProvider": {
+                "url": url,
+                "method": "GET",
+                "shouldLoopInfinitely": True,
+                "nextReconcile": f"{ask.poll_seconds}s",
+                "waitTimeout": WAIT_TIMEOUT,
+            },
+        },
+    }
+
+
+def _keep_observed(inputs: Inputs, result: Result) -> None:
+    for key, obj in inputs.observed.items():
+        if key == PROVIDER_CONFIG or key.startswith(f"{REQUEST}/"):
+            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
+
+
+def _keep_published(inputs: Inputs, result: Result) -> None:
+    published = objects.status(inputs.composite).get(STATUS)
+    if isinstance(published, Mapping):
+        result.status[STATUS] = dict(published)
+
+
+# --- the summary --------------------------------------------------------------------------
+
+
+def summarise_response(request: Mapping[str, Any] | None) -> Obj | None:
+    """The summary of the answer provider-http stored, or None when it holds no result."""
+    response = objects.mapping(objects.status(request), "response")
+    body, code = response.get("body"), response.get("statusCode")
+    if not isinstance(body, str) or code != 200:
+        return None
+    try:
+        answer = genai.read_answer(body, 200, "the fleet-wide Prometheus")
+    except genai.CouldNotAskError:
+        return None
+    stamps = [s.at for s in answer.samples if not s.labels]
+    if not stamps:
+        return None  # not the query this module asks: it always answers an unlabelled sample
+    return summary(answer.samples, max(stamps))
+
+
+def summary(samples: Sequence[genai.Sample], at: float) -> Obj:
+    per_caller: dict[str, list[float]] = {}
+    for s in samples:
+        kind = s.labels.get(genai.TOKEN_TYPE)
+        if kind not in (genai.INPUT, genai.OUTPUT):
+            continue
+        tokens = per_caller.setdefault(s.labels.get(genai.CALLER) or NO_CALLER, [0.0, 0.0])
+        tokens[0 if kind == genai.INPUT else 1] += s.value
+    ranked = sorted(per_caller.items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))
+    out: Obj = {
+        "window": WINDOW,
+        "at": datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **_tokens(sum(t[0] for _, t in ranked), sum(t[1] for _, t in ranked)),
+        "callers": [{"caller": caller, **_tokens(*t)} for caller, t in ranked[:TOP]],
+    }
+    rest = ranked[TOP:]
+    if rest:
+        others = _tokens(sum(t[0] for _, t in rest), sum(t[1] for _, t in rest))
+        out["others"] = {"callers": len(rest), **others}
+    return out
+
+
+def _tokens(input_tokens: float, output_tokens: float) -> Obj:
+    return {
+        "tokens": rounded(input_tokens + output_tokens),
+        "inputTokens": rounded(input_tokens),
+        "outputTokens": rounded(output_tokens),
+    }
+
+
+def rounded(value: float) -> int:
+    """``value`` to three significant figures, as a whole number: a count that moves by less
+    than that is not news worth a status write."""
+    if value <= 0 or not math.isfinite(value):
+        return 0
+    return int(float(f"{value:.3g}"))
+
+
+def newer(summary: Obj | None, published: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The summary to publish: the answer's, unless the one published was evaluated later."""
+    if summary is None:
+        return published
+    if published is not None and str(published.get("at", "")) > str(summary["at"]):
+        return published
+    return summary
