@@ -103,6 +103,7 @@ def test_the_service_reads_the_environment_config_naming_the_prometheus() -> Non
 
 def test_a_named_prometheus_is_asked_through_a_disposable_request_and_its_provider_config() -> None:
     result = compose_service(inputs([config()]))
+    assert request(result)["metadata"]["name"] == f"qwen-usage-{request_key(result)[-8:]}"
     spec = request(result)["spec"]
     assert spec["providerConfigRef"] == {"kind": "ProviderConfig", "name": "qwen-usage"}
     assert result.resources[usage.PROVIDER_CONFIG].resource["spec"] == {
@@ -124,7 +125,17 @@ def test_the_query_is_the_services_tokens_by_caller_over_the_last_hour() -> None
     )
     assert f"{url.scheme}://{url.netloc}{url.path}" == f"{PROMETHEUS}/api/v1/query"
     [query] = urllib.parse.parse_qs(url.query)["query"]
-    assert query == f"{genai.tokens_query('1h', 'ml/qwen')} or vector(0)"
+    assert query == (
+        "sum by (caller, gen_ai_original_model, gen_ai_token_type) (increase("
+        'gen_ai_client_token_usage_sum{gen_ai_original_model="ml/qwen", '
+        'gen_ai_token_type=~"input|output"}[1h])) or vector(0)'
+    )
+
+
+def test_the_query_is_the_one_modelplane_usage_asks_for_the_service() -> None:
+    assert usage.query("ml", "qwen").replace(" or vector(0)", "") == "".join(
+        line.strip() for line in genai.tokens_query("1h", "ml/qwen").splitlines()
+    )
 
 
 def test_the_request_is_sent_again_every_five_minutes_by_default() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,8 +61,10 @@ def requirements() -> dict[str, Requirement]:
 
 def query(namespace: str, name: str) -> str:
     """The service's tokens by caller and type over ``WINDOW``; ``vector(0)`` answers with an
-    unlabelled sample whose time is when Prometheus evaluated it, even with no usage at all."""
-    return f"{genai.tokens_query(WINDOW, f'{namespace}/{name}')} or vector(0)"
+    unlabelled sample whose time is when Prometheus evaluated it, even with no usage at all. On
+    one line: it is read back from the request's URL."""
+    tokens = re.sub(r"\s*\n\s*", "", genai.tokens_query(WINDOW, f"{namespace}/{name}"))
+    return f"{tokens} or vector(0)"
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ def disposable_request(ms: Obj, ask: Asking, url: str) -> Obj:
         "apiVersion": HTTP_API_VERSION,
         "kind": "DisposableRequest",
         "metadata": {
-            "name": dns_label(objects.name(ms), "usage", digest),
+            "name": dns_label(f"{objects.name(ms)}-usage-{digest}"),
             "namespace": namespace_of(ms),
         },
         "spec": {
