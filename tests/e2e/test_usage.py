@@ -23,8 +23,6 @@ import json
 import os
 import subprocess
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,6 +30,7 @@ import pytest
 
 from e2e import autoscaler, build, processes
 from e2e.exposition import serve as serve_text
+from tests.e2e import genai_standin as standin
 from tests.e2e.conftest import ROOT, modelplane
 
 pytestmark = pytest.mark.e2e
@@ -46,12 +45,6 @@ RAISED: tuple[tuple[str | None, str, int, int, int], ...] = (
     ("search", OTHER, 2_000, 500, 5),
     (None, OTHER, 600, 150, 3),
 )
-SCRAPES_BEFORE = 3
-SCRAPES_IN_ALL = 15
-# increase() extrapolates the last scrape to the query's time, at most 1.1 average scrape
-# intervals (promql/functions.go extrapolatedRate), over samples spanning SCRAPES_IN_ALL - 1;
-# from a first sample of 0 it does not extrapolate backwards.
-EXTRAPOLATED = 1 + 1.1 / (SCRAPES_IN_ALL - 1)
 
 
 class Exposition:
@@ -68,15 +61,16 @@ class Exposition:
         for caller, model, given, answered, requested in RAISED:
             count = requested if self.raised else 0
             for kind, total in (("input", given), ("output", answered)):
-                labels = _labels(caller, model, gen_ai_token_type=kind)
+                labels = standin.labels(caller, model, gen_ai_token_type=kind)
                 total = total if self.raised else 0
-                tokens += _histogram("gen_ai_client_token_usage", labels, count, total)
-            labels = _labels(caller, model)
-            requests += _histogram(
-                "gen_ai_server_request_duration_seconds", labels, count, 0.5 * count
-            )
+                tokens += standin.histogram(standin.TOKENS, labels, count, total)
+            labels = standin.labels(caller, model)
+            requests += standin.histogram(standin.REQUESTS, labels, count, 0.5 * count)
         family = "# TYPE gen_ai_server_request_duration_seconds histogram"
         return "\n".join([*tokens, family, *requests]) + "\n"
+
+    def rise(self) -> None:
+        self.raised = True
 
     def serve(self) -> int:
         self._server = serve_text(self.text)
@@ -85,48 +79,6 @@ class Exposition:
     def stop(self) -> None:
         if self._server is not None:
             self._server.shutdown()
-
-
-def _labels(caller: str | None, model: str, **more: str) -> dict[str, str]:
-    labels = {
-        "gen_ai_operation_name": "chat",
-        "gen_ai_original_model": model,
-        "gen_ai_provider_name": "openai",
-        "gen_ai_request_model": model,
-        "gen_ai_response_model": model.split("/")[1],
-        **more,
-    }
-    return {**labels, "caller": caller} if caller else labels
-
-
-def _histogram(name: str, labels: dict[str, str], count: int, total: float) -> list[str]:
-    def series(suffix: str, extra: dict[str, str] | None = None) -> str:
-        pairs = ",".join(f'{k}="{v}"' for k, v in sorted({**labels, **(extra or {})}.items()))
-        return f"{name}{suffix}{{{pairs}}}"
-
-    return [
-        f"{series('_bucket', {'le': '+Inf'})} {count}",
-        f"{series('_sum')} {total}",
-        f"{series('_count')} {count}",
-    ]
-
-
-def instant(url: str, query: str) -> list[dict[str, Any]]:
-    arguments = urllib.parse.urlencode({"query": query})
-    with urllib.request.urlopen(f"{url}/api/v1/query?{arguments}", timeout=5) as answer:
-        result: list[dict[str, Any]] = json.load(answer)["data"]["result"]
-        return result
-
-
-def scrapes(url: str) -> int:
-    """How many times Prometheus has scraped the stand-in's first series."""
-    found = instant(url, 'count_over_time(gen_ai_client_token_usage_sum{caller="search"}[1h])')
-    return int(max((float(r["value"][1]) for r in found), default=0))
-
-
-def raised_seen(url: str) -> bool:
-    found = instant(url, 'max(gen_ai_client_token_usage_sum{caller="search"})')
-    return bool(found) and float(found[0]["value"][1]) == max(r[2] for r in RAISED)
 
 
 @pytest.fixture(scope="module")
@@ -139,14 +91,7 @@ def prometheus() -> Iterator[str]:
     port = exposition.serve()
     try:
         url = autoscaler.start_prometheus_in(run, binary, [f"127.0.0.1:{port}"]).url
-        processes.wait_until(
-            lambda: scrapes(url) >= SCRAPES_BEFORE, 60, "the stand-in's zero counters scraped"
-        )
-        exposition.raised = True
-        processes.wait_until(lambda: raised_seen(url), 60, "the raised counters scraped")
-        processes.wait_until(
-            lambda: scrapes(url) >= SCRAPES_IN_ALL, 60, f"{SCRAPES_IN_ALL} scrapes in all"
-        )
+        standin.scrape_a_rise(url, "search", exposition.rise, max(r[2] for r in RAISED))
         yield url
     finally:
         processes.stop(run, "prometheus")
@@ -167,9 +112,9 @@ def row(doc: dict[str, Any], caller: str | None, model: str) -> dict[str, Any]:
 
 def test_the_callers_tokens_are_what_the_gateway_counted(prometheus: str) -> None:
     search = row(usage_json(prometheus, SERVICE), "search", SERVICE)
-    assert 12_000 <= search["inputTokens"] <= 12_000 * EXTRAPOLATED
-    assert 3_000 <= search["outputTokens"] <= 3_000 * EXTRAPOLATED
-    assert 40 <= search["requests"] <= 40 * EXTRAPOLATED
+    assert 12_000 <= search["inputTokens"] <= 12_000 * standin.EXTRAPOLATED
+    assert 3_000 <= search["outputTokens"] <= 3_000 * standin.EXTRAPOLATED
+    assert 40 <= search["requests"] <= 40 * standin.EXTRAPOLATED
 
 
 def test_callers_scraped_together_keep_their_exact_proportion(prometheus: str) -> None:
@@ -204,7 +149,7 @@ def test_the_table_reads_the_callers_tokens(prometheus: str) -> None:
 
 def test_a_compound_window_is_one_prometheus_parses(prometheus: str) -> None:
     search = row(usage_json(prometheus, SERVICE, "--window", "1d12h"), "search", SERVICE)
-    assert 12_000 <= search["inputTokens"] <= 12_000 * EXTRAPOLATED
+    assert 12_000 <= search["inputTokens"] <= 12_000 * standin.EXTRAPOLATED
 
 
 def test_the_environment_variable_names_the_prometheus(prometheus: str) -> None:

@@ -35,6 +35,7 @@ from e2e import autoscaler, build, control, processes
 from e2e.environment import Environment
 from e2e.exposition import serve as serve_text
 from e2e.kubernetes import condition_true
+from tests.e2e import genai_standin as standin
 from tests.e2e.conftest import ROOT, documents, eventually, namespace, sampled
 
 pytestmark = pytest.mark.e2e
@@ -56,12 +57,6 @@ RAISED: tuple[tuple[str | None, str, int, int], ...] = (
     (None, MODEL, 600, 150),
     ("search", OTHER, 2_000, 500),
 )
-SCRAPES_BEFORE = 3
-SCRAPES_IN_ALL = 15
-# increase() extrapolates the last scrape to the query's time by at most 1.1 average scrape
-# intervals (promql/functions.go extrapolatedRate), over samples spanning at least
-# SCRAPES_IN_ALL - 1 intervals; from a first sample of 0 it does not extrapolate backwards.
-EXTRAPOLATED = 1 + 1.1 / (SCRAPES_IN_ALL - 1)
 # The contract's PromQL (whitespace aside): the service's tokens by caller and type over the
 # hour, and vector(0), whose sample carries the time Prometheus evaluated it.
 QUERY = (
@@ -85,46 +80,19 @@ class Exposition:
         return int(self._server.server_address[1])
 
     def text(self) -> str:
-        lines = ["# TYPE gen_ai_client_token_usage histogram"]
+        lines = [f"# TYPE {standin.TOKENS} histogram"]
+        count = 10 if self.raised else 0
         for caller, model, given, answered in RAISED:
             for kind, total in (("input", given), ("output", answered)):
-                labels = {
-                    "gen_ai_operation_name": "chat",
-                    "gen_ai_original_model": model,
-                    "gen_ai_provider_name": "openai",
-                    "gen_ai_request_model": model,
-                    "gen_ai_token_type": kind,
-                    **({"caller": caller} if caller else {}),
-                }
-                count, total = (10, total) if self.raised else (0, 0)
-                pairs = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-                name = "gen_ai_client_token_usage"
-                lines += [
-                    f'{name}_bucket{{{pairs},le="+Inf"}} {count}',
-                    f"{name}_sum{{{pairs}}} {total}",
-                    f"{name}_count{{{pairs}}} {count}",
-                ]
+                labels = standin.labels(caller, model, gen_ai_token_type=kind)
+                lines += standin.histogram(standin.TOKENS, labels, count, total if count else 0)
         return "\n".join(lines) + "\n"
+
+    def rise(self) -> None:
+        self.raised = True
 
     def stop(self) -> None:
         self._server.shutdown()
-
-
-def instant(url: str, query: str) -> list[dict[str, Any]]:
-    arguments = urllib.parse.urlencode({"query": query})
-    with urllib.request.urlopen(f"{url}/api/v1/query?{arguments}", timeout=5) as answer:
-        result: list[dict[str, Any]] = json.load(answer)["data"]["result"]
-        return result
-
-
-def scrapes(url: str) -> int:
-    found = instant(url, 'count_over_time(gen_ai_client_token_usage_sum{caller="ads"}[1h])')
-    return int(max((float(r["value"][1]) for r in found), default=0))
-
-
-def raised_seen(url: str) -> bool:
-    found = instant(url, 'max(gen_ai_client_token_usage_sum{caller="ads"})')
-    return bool(found) and float(found[0]["value"][1]) == 4_000
 
 
 @dataclass
@@ -170,14 +138,7 @@ def stack(e2e: Environment) -> Iterator[Stack]:
     stack: Stack | None = None
     try:
         url = autoscaler.start_prometheus(e2e.control, binary, [f"127.0.0.1:{exposition.port}"]).url
-        processes.wait_until(
-            lambda: scrapes(url) >= SCRAPES_BEFORE, 60, "the stand-in's zero counters scraped"
-        )
-        exposition.raised = True
-        processes.wait_until(lambda: raised_seen(url), 60, "the raised counters scraped")
-        processes.wait_until(
-            lambda: scrapes(url) >= SCRAPES_IN_ALL, 60, f"{SCRAPES_IN_ALL} scrapes in all"
-        )
+        standin.scrape_a_rise(url, "ads", exposition.rise, 4_000)
         e2e.control.apply([metrics_config(url)])
         namespace(e2e, NAMESPACE)
         e2e.control.apply([service()])
@@ -258,8 +219,8 @@ def counted(caller: str | None) -> tuple[int, int]:
 
 def within(value: int, counted: int) -> bool:
     """``value`` is ``counted`` to three significant figures, allowing for increase()'s
-    extrapolation (at most ``EXTRAPOLATED``)."""
-    return three_figures(counted) <= value <= three_figures(counted * EXTRAPOLATED)
+    extrapolation (at most ``standin.EXTRAPOLATED``)."""
+    return three_figures(counted) <= value <= three_figures(counted * standin.EXTRAPOLATED)
 
 
 def when(stamp: str) -> float:
@@ -330,7 +291,7 @@ def test_the_composed_query_is_one_prometheus_answers_with_the_callers_tokens(
         for r in body["data"]["result"]
         if r["metric"]
     }
-    assert 12_000 <= found[("search", "input")] <= 12_000 * EXTRAPOLATED
+    assert 12_000 <= found[("search", "input")] <= 12_000 * standin.EXTRAPOLATED
     assert {caller for caller, _ in found} == {"search", "ads", None}
 
 
