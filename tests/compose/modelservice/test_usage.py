@@ -149,6 +149,23 @@ def test_the_platform_sets_how_often_it_is_asked(seconds: Any, sent: str) -> Non
     assert spec["nextReconcile"] == sent
 
 
+@pytest.mark.parametrize(
+    ("seconds", "says"),
+    [
+        ("often", "data.usage.pollSeconds is 'often', not a whole number of seconds"),
+        (3, "data.usage.pollSeconds is 3, below the least, 10: asked every 10s"),
+    ],
+)
+def test_a_poll_not_taken_as_written_is_a_warning_naming_the_field(seconds: Any, says: str) -> None:
+    [event] = compose_service(inputs([polled(seconds)])).events
+    assert (event.severity, event.reason) == ("Warning", "UsagePollSecondsInvalid")
+    assert says in event.message and "EnvironmentConfig modelplane-autoscaling" in event.message
+
+
+def test_a_poll_taken_as_written_raises_no_warning() -> None:
+    assert compose_service(inputs([polled(60)])).events == []
+
+
 def test_a_poll_of_zero_turns_the_summary_off() -> None:
     result = compose_service(inputs([polled(0)]))
     assert usage.PROVIDER_CONFIG not in result.resources

@@ -31,7 +31,7 @@ from typing import Any
 
 from modelplane import genai
 from modelplane.compose.metricsconfig import ENVIRONMENT_CONFIG_API, METRICS_CONFIG, MetricsEndpoint
-from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
+from modelplane.composer import Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
@@ -51,6 +51,8 @@ NO_CALLER = "(no caller)"
 DEFAULT_POLL_SECONDS = 300
 LEAST_POLL_SECONDS = 10
 WAIT_TIMEOUT = "30s"
+POLL_SECONDS_INVALID = "UsagePollSecondsInvalid"
+"""The reason of the Warning a pollSeconds not taken as written raises."""
 
 
 def requirements() -> dict[str, Requirement]:
@@ -69,10 +71,12 @@ def query(namespace: str, name: str) -> str:
 
 @dataclass(frozen=True)
 class Asking:
-    """What the EnvironmentConfig says of the summary: whom to ask and how often."""
+    """What the EnvironmentConfig says of the summary: whom to ask and how often, and what is
+    wrong with how often (``warning``: the value was not taken as written)."""
 
     prometheus: str
     poll_seconds: int
+    warning: str = ""
 
 
 def asking(config: Mapping[str, Any] | None) -> Asking | None:
@@ -82,11 +86,20 @@ def asking(config: Mapping[str, Any] | None) -> Asking | None:
     if endpoint is None or endpoint.authentication:
         return None
     poll = objects.mapping(config, "data", "usage").get("pollSeconds", DEFAULT_POLL_SECONDS)
+    field = f"EnvironmentConfig {METRICS_CONFIG} data.usage.pollSeconds"
     if isinstance(poll, bool) or not isinstance(poll, int) or poll < 0:
-        poll = DEFAULT_POLL_SECONDS
+        warning = (
+            f"{field} is {poll!r}, not a whole number of seconds (0 turns the usage summary "
+            f"off): Prometheus is asked every {DEFAULT_POLL_SECONDS}s"
+        )
+        return Asking(endpoint.server_address, DEFAULT_POLL_SECONDS, warning)
     if poll == 0:
         return None
-    return Asking(endpoint.server_address, max(poll, LEAST_POLL_SECONDS))
+    if poll < LEAST_POLL_SECONDS:
+        least = LEAST_POLL_SECONDS
+        warning = f"{field} is {poll}, below the least, {least}: asked every {least}s"
+        return Asking(endpoint.server_address, LEAST_POLL_SECONDS, warning)
+    return Asking(endpoint.server_address, poll)
 
 
 def add(inputs: Inputs, result: Result) -> None:
@@ -101,6 +114,8 @@ def add(inputs: Inputs, result: Result) -> None:
     ask = asking(configs[0] if configs else None)
     if ask is None:
         return  # read, and nobody to ask: the summary and what asked for it go
+    if ask.warning:
+        result.events.append(Event("Warning", ask.warning, POLL_SECONDS_INVALID))
     ms = inputs.composite
     url = request_url(ask.prometheus, namespace_of(ms), objects.name(ms))
     key = request_key(url)
