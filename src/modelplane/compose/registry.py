@@ -151,6 +151,7 @@ def default_registry() -> Registry:
             service.DEPLOYMENTS: DEPLOYMENT,
             service_callers.SECRETS: callers.SECRET,
             service_usage.CONFIG: ENVIRONMENT_CONFIG,
+            service_usage.API: (service_usage.CRD_API_VERSION, "CustomResourceDefinition"),
             **selected,
         },
     )

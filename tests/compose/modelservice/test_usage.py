@@ -38,13 +38,22 @@ def polled(seconds: Any) -> Obj:
     return obj
 
 
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "disposablerequests.http.m.crossplane.io"},
+}
+
+
 def inputs(
     found: list[Obj] | None = None,
     observed: dict[str, Obj] | None = None,
     published: Obj | None = None,
+    served: list[Obj] | None = None,
 ) -> Inputs:
     """The service ml/qwen with one replica ready; ``found``: what the EnvironmentConfig
-    requirement answered (None: not answered yet)."""
+    requirement answered (None: not answered yet); ``served``: what the DisposableRequest CRD
+    requirement answered (provider-http's CRD unless given)."""
     ms = service("qwen", "ml")
     if published is not None:
         ms["status"] = {"usage": published}
@@ -52,6 +61,7 @@ def inputs(
     required = dict(base.required)
     if found is not None:
         required[usage.CONFIG] = found
+    required[usage.API] = [CRD] if served is None else served
     return Inputs(composite=ms, required=required, observed=observed or {})
 
 
@@ -176,6 +186,34 @@ def test_no_prometheus_named_asks_nothing_and_publishes_nothing() -> None:
     result = compose_service(inputs([]))
     assert usage.PROVIDER_CONFIG not in result.resources
     assert "usage" not in result.status
+
+
+def test_the_service_asks_whether_provider_http_is_installed() -> None:
+    requirement = compose_service(inputs()).requirements[usage.API]
+    asked = (requirement.kind, requirement.match_name)
+    assert asked == ("CustomResourceDefinition", "disposablerequests.http.m.crossplane.io")
+
+
+def test_without_provider_http_nothing_is_composed_that_crossplane_cannot_apply() -> None:
+    result = compose_service(inputs([config()], served=[]))
+    assert usage.PROVIDER_CONFIG not in result.resources
+    assert not [k for k in result.resources if k.startswith(usage.REQUEST)]
+
+
+def test_without_provider_http_a_warning_says_to_install_it() -> None:
+    [event] = compose_service(inputs([config()], served=[])).events
+    assert (event.severity, event.reason) == ("Warning", "ProviderHttpNotInstalled")
+    assert "install provider-http" in event.message
+
+
+def test_until_provider_http_is_looked_for_the_usage_objects_stay_as_they_are() -> None:
+    key = request_key(compose_service(inputs([config()])))
+    held = inputs([config()], {key: answered()}, published={"at": AT_TEXT, "tokens": 5})
+    required = dict(held.required)
+    del required[usage.API]
+    result = compose_service(Inputs(held.composite, required=required, observed=held.observed))
+    assert key in result.resources
+    assert result.status["usage"] == {"at": AT_TEXT, "tokens": 5}
 
 
 def test_a_prometheus_that_needs_credentials_is_not_asked() -> None:

@@ -39,6 +39,12 @@ from modelplane.observed import carried, ready_as_observed
 
 CONFIG = "usage-metrics"
 """The requirement for the EnvironmentConfig naming the fleet-wide Prometheus."""
+API = "usage-api"
+"""The requirement for provider-http's DisposableRequest CRD: a kind the API server does not
+serve cannot be applied, and one composed resource Crossplane cannot apply stops the service's
+every change, so the request is composed only where the CRD is found."""
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+REQUEST_CRD = "disposablerequests.http.m.crossplane.io"
 REQUEST = "usage-request"
 """Composition resource name prefix of the query: ``usage-request/<hash of its URL>``."""
 PROVIDER_CONFIG = "usage-provider-config"
@@ -53,11 +59,18 @@ LEAST_POLL_SECONDS = 10
 WAIT_TIMEOUT = "30s"
 POLL_SECONDS_INVALID = "UsagePollSecondsInvalid"
 """The reason of the Warning a pollSeconds not taken as written raises."""
+PROVIDER_HTTP_NOT_INSTALLED = "ProviderHttpNotInstalled"
+NOT_INSTALLED_MESSAGE = (
+    f"no usage summary: the EnvironmentConfig {METRICS_CONFIG} names a Prometheus, but the API "
+    f"server does not serve {REQUEST_CRD}: install provider-http (v1.0.14 or later), which the "
+    "Configuration package depends on"
+)
 
 
 def requirements() -> dict[str, Requirement]:
     return {
-        CONFIG: Requirement(ENVIRONMENT_CONFIG_API, "EnvironmentConfig", match_name=METRICS_CONFIG)
+        CONFIG: Requirement(ENVIRONMENT_CONFIG_API, "EnvironmentConfig", match_name=METRICS_CONFIG),
+        API: Requirement(CRD_API_VERSION, "CustomResourceDefinition", match_name=REQUEST_CRD),
     }
 
 
@@ -105,8 +118,8 @@ def asking(config: Mapping[str, Any] | None) -> Asking | None:
 def add(inputs: Inputs, result: Result) -> None:
     """The summary's objects and ``status.usage`` into ``result``."""
     result.requirements.update(requirements())
-    configs = inputs.required.get(CONFIG)
-    if configs is None:
+    configs, served = inputs.required.get(CONFIG), inputs.required.get(API)
+    if configs is None or served is None:
         # Not read yet: what asks stays as it is, and so does what it last said.
         _keep_observed(inputs, result)
         _keep_published(inputs, result)
@@ -114,6 +127,9 @@ def add(inputs: Inputs, result: Result) -> None:
     ask = asking(configs[0] if configs else None)
     if ask is None:
         return  # read, and nobody to ask: the summary and what asked for it go
+    if not served:
+        result.events.append(Event("Warning", NOT_INSTALLED_MESSAGE, PROVIDER_HTTP_NOT_INSTALLED))
+        return
     if ask.warning:
         result.events.append(Event("Warning", ask.warning, POLL_SECONDS_INVALID))
     ms = inputs.composite
