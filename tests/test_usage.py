@@ -114,7 +114,7 @@ def test_the_operations_page_shows_the_command() -> None:
 
 
 def test_the_operations_page_example_is_what_the_command_prints_for_its_numbers() -> None:
-    counted = u.summarise(
+    counted = genai.summarise(
         [
             tokens("search", "input", 1_234_567),
             tokens("search", "output", 345_679),
@@ -289,14 +289,14 @@ def test_a_sample_without_a_value_is_could_not_ask() -> None:
 
 
 def test_input_output_and_requests_meet_in_one_row_per_caller_and_model() -> None:
-    summary = u.summarise(
+    summary = genai.summarise(
         [tokens("search", "input", 100), tokens("search", "output", 30)], [requests("search", 4)]
     )
-    assert summary.rows == (u.Row("search", MODEL, u.Usage(100, 30, 4)),)
+    assert summary.rows == (genai.Row("search", MODEL, genai.Usage(100, 30, 4)),)
 
 
 def test_callers_are_ranked_by_tokens() -> None:
-    summary = u.summarise(
+    summary = genai.summarise(
         [tokens("small", "input", 10), tokens("big", "output", 500), tokens("mid", "input", 90)],
         [],
     )
@@ -304,45 +304,45 @@ def test_callers_are_ranked_by_tokens() -> None:
 
 
 def test_a_series_without_a_caller_is_its_own_row() -> None:
-    summary = u.summarise([tokens(None, "input", 10)], [requests(None, 1)])
-    assert summary.rows == (u.Row(None, MODEL, u.Usage(10, 0, 1)),)
+    summary = genai.summarise([tokens(None, "input", 10)], [requests(None, 1)])
+    assert summary.rows == (genai.Row(None, MODEL, genai.Usage(10, 0, 1)),)
 
 
 def test_token_types_other_than_input_and_output_are_not_counted() -> None:
-    summary = u.summarise([tokens("a", "cached_input", 10), tokens("a", "input", 10)], [])
-    assert summary.total == u.Usage(10, 0, 0)
+    summary = genai.summarise([tokens("a", "cached_input", 10), tokens("a", "input", 10)], [])
+    assert summary.total == genai.Usage(10, 0, 0)
 
 
 def test_past_twenty_callers_the_rest_are_summed_into_others() -> None:
     many = [tokens(f"team-{i:02}", "input", 100 - i) for i in range(25)]
-    summary = u.summarise(many, [requests("team-24", 3)])
+    summary = genai.summarise(many, [requests("team-24", 3)])
     assert {r.caller for r in summary.rows} == {f"team-{i:02}" for i in range(20)}
-    assert summary.others == u.Others(
-        callers=5, models=1, usage=u.Usage(80 + 79 + 78 + 77 + 76, 0, 3)
+    assert summary.others == genai.Others(
+        callers=5, models=1, usage=genai.Usage(80 + 79 + 78 + 77 + 76, 0, 3)
     )
 
 
 def test_a_kept_caller_keeps_every_model_row() -> None:
     many = [tokens(f"team-{i:02}", "input", 100 - i) for i in range(21)]
-    summary = u.summarise([*many, tokens("team-00", "input", 1, model="ml-team/other")], [])
+    summary = genai.summarise([*many, tokens("team-00", "input", 1, model="ml-team/other")], [])
     assert [r.model for r in summary.rows if r.caller == "team-00"] == [MODEL, "ml-team/other"]
     assert summary.others is not None and summary.others.callers == 1
 
 
 def test_twenty_callers_or_fewer_have_no_others() -> None:
-    summary = u.summarise([tokens(f"team-{i:02}", "input", 1) for i in range(20)], [])
+    summary = genai.summarise([tokens(f"team-{i:02}", "input", 1) for i in range(20)], [])
     assert summary.others is None
 
 
 def test_the_total_counts_the_others_too() -> None:
     many = [tokens(f"team-{i:02}", "input", 1) for i in range(30)]
-    assert u.summarise(many, []).total == u.Usage(30, 0, 0)
+    assert genai.summarise(many, []).total == genai.Usage(30, 0, 0)
 
 
 # --- the outputs ----------------------------------------------------------------------------
 
 
-SUMMARY = u.summarise(
+SUMMARY = genai.summarise(
     [tokens("search", "input", 1_234_567.4), tokens("search", "output", 345_678.6)],
     [requests("search", 1234.2)],
 )
@@ -386,18 +386,18 @@ def test_without_prices_there_is_no_cost_column() -> None:
 
 
 def test_a_cost_under_a_cent_keeps_two_figures() -> None:
-    small = u.summarise([tokens("a", "input", 1000)], [])
+    small = genai.summarise([tokens("a", "input", 1000)], [])
     assert u.as_text(small, asked(), u.Prices(input=0.40)).splitlines()[2].split()[-1] == "0.0004"
 
 
 def test_the_others_row_says_how_many_callers_and_models_it_sums() -> None:
-    many = u.summarise([tokens(f"team-{i:02}", "input", 100 - i) for i in range(23)], [])
+    many = genai.summarise([tokens(f"team-{i:02}", "input", 100 - i) for i in range(23)], [])
     line = u.as_text(many, asked()).splitlines()[-2]
     assert line.split() == ["others", "(3", "callers)", "(1", "models)", "237", "0", "0"]
 
 
 def test_the_table_says_what_a_row_without_a_caller_is() -> None:
-    text = u.as_text(u.summarise([tokens(None, "input", 5)], []), asked())
+    text = u.as_text(genai.summarise([tokens(None, "input", 5)], []), asked())
     assert "(no caller)" in text.splitlines()[2]
     assert text.splitlines()[-1] == "(no caller): requests through a gateway without spec.auth"
 
@@ -432,12 +432,12 @@ def test_json_with_prices_gives_each_row_its_cost() -> None:
 
 
 def test_json_gives_a_row_without_a_caller_a_null_caller() -> None:
-    summary = u.summarise([tokens(None, "input", 5)], [])
+    summary = genai.summarise([tokens(None, "input", 5)], [])
     assert json.loads(u.as_json(summary, asked()))["rows"][0]["caller"] is None
 
 
 def test_json_gives_others_their_counts_and_usage() -> None:
-    many = u.summarise([tokens(f"team-{i:02}", "input", 100 - i) for i in range(21)], [])
+    many = genai.summarise([tokens(f"team-{i:02}", "input", 100 - i) for i in range(21)], [])
     others = json.loads(u.as_json(many, asked()))["others"]
     assert others == {
         "callers": 1,

@@ -1,5 +1,5 @@
-"""The gateway's usage series in Prometheus: their names, the queries over them, and Prometheus's
-answer read as an instant vector.
+"""The gateway's usage series in Prometheus: their names, the queries over them, Prometheus's
+answer read as an instant vector, and that answer summarised by caller.
 
 The series are Envoy AI Gateway v1.1.0's gen_ai metrics, labelled with the authenticated caller
 (docs/design/shared-front-door.md, "Step 5 as built"). Two readers share them: ``modelplane
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,10 @@ MODEL = "gen_ai_original_model"
 TOKEN_TYPE = "gen_ai_token_type"
 INPUT, OUTPUT = "input", "output"
 DEFAULT_WINDOW = "1h"
+TOP = 20
+"""Callers a summary names; the rest are summed into ``others``."""
+NO_CALLER = "(no caller)"
+"""How a summary shows requests through a gateway without ``spec.auth`` (no caller label)."""
 
 
 class CouldNotAskError(Exception):
@@ -102,3 +107,101 @@ def _sample(result: Any, where: str) -> Sample:
             f"Prometheus at {where} answered a vector sample that is not {{metric, value}}: "
             f"{json.dumps(result)[:200]}"
         ) from None
+
+
+# --- the summary --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    input: float = 0.0
+    output: float = 0.0
+    requests: float = 0.0
+
+    @property
+    def tokens(self) -> float:
+        return self.input + self.output
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input, self.output + other.output, self.requests + other.requests
+        )
+
+
+@dataclass(frozen=True)
+class Row:
+    caller: str | None
+    model: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Others:
+    callers: int
+    models: int
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Summary:
+    rows: tuple[Row, ...]
+    others: Others | None
+    total: Usage
+
+
+Cells = dict[tuple[str | None, str], Usage]
+
+
+def summarise(tokens: Iterable[Sample], requests: Iterable[Sample], top: int = TOP) -> Summary:
+    """Rows per caller and model, the ``top`` callers by tokens only; the rest in ``others``.
+    Samples of another token type, or of none (``vector(0)``'s), count for nothing."""
+    cells = _cells_of(tokens, requests)
+    per_caller: dict[str | None, Usage] = {}
+    for (caller, _), usage in cells.items():
+        per_caller[caller] = per_caller.get(caller, Usage()) + usage
+    ranked = sorted(
+        per_caller, key=lambda c: (-per_caller[c].tokens, -per_caller[c].requests, c or "")
+    )
+    rank = {caller: i for i, caller in enumerate(ranked[:top])}
+    rows = sorted(
+        (Row(caller, model, usage) for (caller, model), usage in cells.items() if caller in rank),
+        key=lambda r: (rank[r.caller], -r.usage.tokens, r.model),
+    )
+    rest = {key: usage for key, usage in cells.items() if key[0] not in rank}
+    return Summary(tuple(rows), _others(rest), _sum(cells.values()))
+
+
+def _cells_of(tokens: Iterable[Sample], requests: Iterable[Sample]) -> Cells:
+    """Usage per (caller, model); a series without a caller is the caller None."""
+    cells: Cells = {}
+
+    def add(labels: dict[str, str], usage: Usage) -> None:
+        key = (labels.get(CALLER) or None, labels.get(MODEL, ""))
+        cells[key] = cells.get(key, Usage()) + usage
+
+    for s in tokens:
+        kind = s.labels.get(TOKEN_TYPE)
+        if kind == INPUT:
+            add(s.labels, Usage(input=s.value))
+        elif kind == OUTPUT:
+            add(s.labels, Usage(output=s.value))
+    for s in requests:
+        add(s.labels, Usage(requests=s.value))
+    return cells
+
+
+def _others(rest: Cells) -> Others | None:
+    if not rest:
+        return None
+    return Others(
+        callers=len({caller for caller, _ in rest}),
+        models=len({model for _, model in rest}),
+        usage=_sum(rest.values()),
+    )
+
+
+def _sum(usages: Iterable[Usage]) -> Usage:
+    total = Usage()
+    for u in usages:
+        total += u
+    return total

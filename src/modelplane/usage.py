@@ -13,29 +13,27 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from modelplane import exits
 from modelplane.genai import (
-    CALLER,
-    INPUT,
-    MODEL,
-    OUTPUT,
-    TOKEN_TYPE,
+    NO_CALLER,
+    TOP,
     Answer,
     CouldNotAskError,
-    Sample,
+    Summary,
+    Usage,
     read_answer,
     requests_query,
+    summarise,
     tokens_query,
 )
+from modelplane.kube import objects
 
 COMMAND = "usage"
 ENVIRONMENT = "MODELPLANE_PROMETHEUS"
-TOP = 20
 TIMEOUT_SECONDS = 30.0
 PER_TOKENS = 1_000_000
 
@@ -46,7 +44,6 @@ _DURATION = re.compile(
 )
 _LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
 _SERVICE = re.compile(rf"{_LABEL}/[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
-NO_CALLER = "(no caller)"
 
 
 def window(text: str) -> str:
@@ -99,36 +96,7 @@ def ask(prometheus: str, query: str, at: float) -> Answer:
         raise CouldNotAskError(f"could not reach Prometheus at {prometheus}: {e}") from None
 
 
-# --- the summary --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Usage:
-    input: float = 0.0
-    output: float = 0.0
-    requests: float = 0.0
-
-    @property
-    def tokens(self) -> float:
-        return self.input + self.output
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input + other.input, self.output + other.output, self.requests + other.requests
-        )
-
-    def cost(self, prices: Prices) -> float:
-        return (self.input * prices.input + self.output * prices.output) / PER_TOKENS
-
-    def as_dict(self, prices: Prices | None) -> dict[str, Any]:
-        fields: dict[str, Any] = {
-            "inputTokens": self.input,
-            "outputTokens": self.output,
-            "requests": self.requests,
-        }
-        if prices is not None:
-            fields["cost"] = self.cost(prices)
-        return fields
+# --- prices -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -139,82 +107,19 @@ class Prices:
     output: float = 0.0
 
 
-@dataclass(frozen=True)
-class Row:
-    caller: str | None
-    model: str
-    usage: Usage
+def _cost(usage: Usage, prices: Prices) -> float:
+    return (usage.input * prices.input + usage.output * prices.output) / PER_TOKENS
 
 
-@dataclass(frozen=True)
-class Others:
-    callers: int
-    models: int
-    usage: Usage
-
-
-@dataclass(frozen=True)
-class Summary:
-    rows: tuple[Row, ...]
-    others: Others | None
-    total: Usage
-
-
-Cells = dict[tuple[str | None, str], Usage]
-
-
-def summarise(tokens: Iterable[Sample], requests: Iterable[Sample], top: int = TOP) -> Summary:
-    """Rows per caller and model, the ``top`` callers by tokens only; the rest in ``others``."""
-    cells = _cells_of(tokens, requests)
-    per_caller: dict[str | None, Usage] = {}
-    for (caller, _), usage in cells.items():
-        per_caller[caller] = per_caller.get(caller, Usage()) + usage
-    ranked = sorted(
-        per_caller, key=lambda c: (-per_caller[c].tokens, -per_caller[c].requests, c or "")
-    )
-    rank = {caller: i for i, caller in enumerate(ranked[:top])}
-    rows = sorted(
-        (Row(caller, model, usage) for (caller, model), usage in cells.items() if caller in rank),
-        key=lambda r: (rank[r.caller], -r.usage.tokens, r.model),
-    )
-    rest = {key: usage for key, usage in cells.items() if key[0] not in rank}
-    return Summary(tuple(rows), _others(rest), _sum(cells.values()))
-
-
-def _cells_of(tokens: Iterable[Sample], requests: Iterable[Sample]) -> Cells:
-    """Usage per (caller, model); a series without a caller is the caller None."""
-    cells: Cells = {}
-
-    def add(labels: dict[str, str], usage: Usage) -> None:
-        key = (labels.get(CALLER) or None, labels.get(MODEL, ""))
-        cells[key] = cells.get(key, Usage()) + usage
-
-    for s in tokens:
-        kind = s.labels.get(TOKEN_TYPE)
-        if kind == INPUT:
-            add(s.labels, Usage(input=s.value))
-        elif kind == OUTPUT:
-            add(s.labels, Usage(output=s.value))
-    for s in requests:
-        add(s.labels, Usage(requests=s.value))
-    return cells
-
-
-def _others(rest: Cells) -> Others | None:
-    if not rest:
-        return None
-    return Others(
-        callers=len({caller for caller, _ in rest}),
-        models=len({model for _, model in rest}),
-        usage=_sum(rest.values()),
-    )
-
-
-def _sum(usages: Iterable[Usage]) -> Usage:
-    total = Usage()
-    for u in usages:
-        total += u
-    return total
+def _as_dict(usage: Usage, prices: Prices | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "inputTokens": usage.input,
+        "outputTokens": usage.output,
+        "requests": usage.requests,
+    }
+    if prices is not None:
+        fields["cost"] = _cost(usage, prices)
+    return fields
 
 
 # --- output -------------------------------------------------------------------------------
@@ -235,7 +140,7 @@ class Asked:
 
     @property
     def when(self) -> str:
-        return datetime.fromtimestamp(self.at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return objects.timestamp(self.at)
 
 
 HEADERS = ("CALLER", "MODEL", "INPUT TOKENS", "OUTPUT TOKENS", "REQUESTS")
@@ -260,7 +165,7 @@ def as_text(summary: Summary, asked: Asked, prices: Prices | None = None) -> str
 
 def _cells(caller: str, model: str, usage: Usage, prices: Prices | None) -> tuple[str, ...]:
     numbers = (_whole(usage.input), _whole(usage.output), _whole(usage.requests))
-    money = (_money(usage.cost(prices)),) if prices else ()
+    money = (_money(_cost(usage, prices)),) if prices else ()
     return (caller, model, *numbers, *money)
 
 
@@ -296,7 +201,8 @@ def as_json(summary: Summary, asked: Asked, prices: Prices | None = None) -> str
             None if prices is None else {"input": prices.input, "output": prices.output}
         ),
         "rows": [
-            {"caller": r.caller, "model": r.model, **r.usage.as_dict(prices)} for r in summary.rows
+            {"caller": r.caller, "model": r.model, **_as_dict(r.usage, prices)}
+            for r in summary.rows
         ],
         "others": (
             None
@@ -304,10 +210,10 @@ def as_json(summary: Summary, asked: Asked, prices: Prices | None = None) -> str
             else {
                 "callers": summary.others.callers,
                 "models": summary.others.models,
-                **summary.others.usage.as_dict(prices),
+                **_as_dict(summary.others.usage, prices),
             }
         ),
-        "total": summary.total.as_dict(prices),
+        "total": _as_dict(summary.total, prices),
     }
     return json.dumps(doc, indent=2) + "\n"
 

@@ -11,6 +11,7 @@ given (a composed object its composer may share) untouched.
 # No ``from __future__ import annotations``: it would shadow ``annotations`` below, and every
 # annotation here already evaluates at runtime.
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 Body = Mapping[str, Any]
@@ -112,3 +113,9 @@ def condition(obj: Body | None, type_: str) -> Body | None:
         if (type(c) is dict or isinstance(c, Mapping)) and c.get("type") == type_:
             return c
     return None
+
+
+def timestamp(seconds: float) -> str:
+    """Unix ``seconds`` as Kubernetes writes a time (``metav1.Time``: RFC 3339 in UTC, whole
+    seconds)."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from modelplane.apis import API_VERSION
@@ -97,7 +97,7 @@ def anthropic_list(models: list[Obj]) -> str:
             "id": m["id"],
             "type": "model",
             "display_name": m["id"],
-            "created_at": datetime.fromtimestamp(m["created"], UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "created_at": objects.timestamp(m["created"]),
         }
         for m in models
     ]

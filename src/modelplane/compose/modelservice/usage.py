@@ -5,7 +5,7 @@ The function never calls out. Where the platform names the fleet-wide Prometheus
 EnvironmentConfig ``modelplane-autoscaling``, ``metricsconfig.py``), the service composes a
 provider-http v1.0.14 ``DisposableRequest`` that asks it one query every ``pollSeconds``, and a
 namespaced ``ProviderConfig`` for it; each reconcile reads the answer provider-http stored in
-the request's ``status.response`` and summarises it into ``status.usage``: at most ``TOP``
+the request's ``status.response`` and summarises it into ``status.usage``: at most ``genai.TOP``
 callers by tokens and an ``others`` row, numbers to three significant figures, and the time
 Prometheus evaluated the query. An answer that is not a result (Prometheus down, refusing, a
 request not yet sent) keeps the summary last published, with its own time: no answer is not
@@ -26,16 +26,22 @@ import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from modelplane import genai
 from modelplane.compose.metricsconfig import ENVIRONMENT_CONFIG_API, METRICS_CONFIG, MetricsEndpoint
-from modelplane.composer import Desired, Event, Inputs, Requirement, Result, namespace_of
+from modelplane.composer import (
+    Desired,
+    Event,
+    Inputs,
+    Requirement,
+    Result,
+    carry_forward,
+    namespace_of,
+)
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
-from modelplane.observed import carried, ready_as_observed
 
 CONFIG = "usage-metrics"
 """The requirement for the EnvironmentConfig naming the fleet-wide Prometheus."""
@@ -51,9 +57,6 @@ PROVIDER_CONFIG = "usage-provider-config"
 HTTP_API_VERSION = "http.m.crossplane.io/v1alpha2"
 STATUS = "usage"
 WINDOW = "1h"
-TOP = 20
-NO_CALLER = "(no caller)"
-"""Requests through a gateway without ``spec.auth`` carry no caller label."""
 DEFAULT_POLL_SECONDS = 300
 LEAST_POLL_SECONDS = 10
 WAIT_TIMEOUT = "30s"
@@ -139,9 +142,7 @@ def add(inputs: Inputs, result: Result) -> None:
     # must not take a serving model out of Ready (nor can a ProviderConfig ever be Ready).
     result.resources[PROVIDER_CONFIG] = Desired(provider_config(ms), "True")
     result.resources[key] = Desired(disposable_request(ms, ask, url), "True")
-    summary = summarise_response(inputs.observed.get(key))
-    published = objects.status(inputs.composite).get(STATUS)
-    chosen = newer(summary, published if isinstance(published, Mapping) else None)
+    chosen = newer(summarise_response(inputs.observed.get(key)), _published(ms))
     if chosen is not None:
         result.status[STATUS] = dict(chosen)
 
@@ -151,8 +152,12 @@ def request_url(prometheus: str, namespace: str, name: str) -> str:
     return f"{prometheus.rstrip('/')}/api/v1/query?{arguments}"
 
 
+def _digest(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()[:8]
+
+
 def request_key(url: str) -> str:
-    return f"{REQUEST}/{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+    return f"{REQUEST}/{_digest(url)}"
 
 
 def _provider_config_name(ms: Obj) -> str:
@@ -171,12 +176,11 @@ def provider_config(ms: Obj) -> Obj:
 
 def disposable_request(ms: Obj, ask: Asking, url: str) -> Obj:
     """The query, sent again every ``ask.poll_seconds``."""
-    digest = request_key(url).partition("/")[2]
     return {
         "apiVersion": HTTP_API_VERSION,
         "kind": "DisposableRequest",
         "metadata": {
-            "name": dns_label(f"{objects.name(ms)}-usage-{digest}"),
+            "name": dns_label(f"{objects.name(ms)}-usage-{_digest(url)}"),
             "namespace": namespace_of(ms),
         },
         "spec": {
@@ -193,14 +197,23 @@ def disposable_request(ms: Obj, ask: Asking, url: str) -> Obj:
 
 
 def _keep_observed(inputs: Inputs, result: Result) -> None:
-    for key, obj in inputs.observed.items():
-        if key == PROVIDER_CONFIG or key.startswith(f"{REQUEST}/"):
-            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
+    ours = {
+        key: obj
+        for key, obj in inputs.observed.items()
+        if key == PROVIDER_CONFIG or key.startswith(f"{REQUEST}/")
+    }
+    result.resources.update(carry_forward(ours))
+
+
+def _published(ms: Obj) -> Mapping[str, Any] | None:
+    """The summary the service last published, if any."""
+    published = objects.status(ms).get(STATUS)
+    return published if isinstance(published, Mapping) else None
 
 
 def _keep_published(inputs: Inputs, result: Result) -> None:
-    published = objects.status(inputs.composite).get(STATUS)
-    if isinstance(published, Mapping):
+    published = _published(inputs.composite)
+    if published is not None:
         result.status[STATUS] = dict(published)
 
 
@@ -224,32 +237,29 @@ def summarise_response(request: Mapping[str, Any] | None) -> Obj | None:
 
 
 def summary(samples: Sequence[genai.Sample], at: float) -> Obj:
-    per_caller: dict[str, list[float]] = {}
-    for s in samples:
-        kind = s.labels.get(genai.TOKEN_TYPE)
-        if kind not in (genai.INPUT, genai.OUTPUT):
-            continue
-        tokens = per_caller.setdefault(s.labels.get(genai.CALLER) or NO_CALLER, [0.0, 0.0])
-        tokens[0 if kind == genai.INPUT else 1] += s.value
-    ranked = sorted(per_caller.items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))
+    """``status.usage`` of an answer evaluated at ``at``: ``modelplane usage``'s summary of it
+    (one model, so one row per caller), rounded."""
+    summarised = genai.summarise(samples, (), genai.TOP)
     out: Obj = {
         "window": WINDOW,
-        "at": datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        **_tokens(sum(t[0] for _, t in ranked), sum(t[1] for _, t in ranked)),
-        "callers": [{"caller": caller, **_tokens(*t)} for caller, t in ranked[:TOP]],
+        "at": objects.timestamp(at),
+        **_tokens(summarised.total),
+        "callers": [
+            {"caller": row.caller or genai.NO_CALLER, **_tokens(row.usage)}
+            for row in summarised.rows
+        ],
     }
-    rest = ranked[TOP:]
-    if rest:
-        others = _tokens(sum(t[0] for _, t in rest), sum(t[1] for _, t in rest))
-        out["others"] = {"callers": len(rest), **others}
+    if summarised.others is not None:
+        others = summarised.others
+        out["others"] = {"callers": others.callers, **_tokens(others.usage)}
     return out
 
 
-def _tokens(input_tokens: float, output_tokens: float) -> Obj:
+def _tokens(usage: genai.Usage) -> Obj:
     return {
-        "tokens": rounded(input_tokens + output_tokens),
-        "inputTokens": rounded(input_tokens),
-        "outputTokens": rounded(output_tokens),
+        "tokens": rounded(usage.tokens),
+        "inputTokens": rounded(usage.input),
+        "outputTokens": rounded(usage.output),
     }
 
 
