@@ -27,11 +27,9 @@ async def _shouting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) 
     writer.close()
 
 
-async def _through_a_pair(tmp: Path, handler: Handler, request: bytes) -> bytes:
-    """``request`` sent to the inside relay's port, carried to a target on another port of the
-    same loopback through the outside relay's unix socket; what came back."""
-    target = await asyncio.start_server(handler, relay.HOST, 0)
-    port = target.sockets[0].getsockname()[1]
+async def _exchange(tmp: Path, port: int, request: bytes | None) -> bytes:
+    """What comes back to a client of the inside relay (which sends ``request``, if any, then
+    half closes) from ``port`` on the same loopback, through the outside relay's unix socket."""
     path = relay.socket_path(tmp, port)
     outside = await relay.unix_to_tcp(path, port)
     # The inside relay listens on a port of its own here: no namespace, so the target's is taken.
@@ -40,15 +38,26 @@ async def _through_a_pair(tmp: Path, handler: Handler, request: bytes) -> bytes:
         reader, writer = await asyncio.open_connection(
             relay.HOST, inside.sockets[0].getsockname()[1]
         )
-        writer.write(request)
-        await writer.drain()
-        writer.write_eof()
+        if request is not None:
+            writer.write(request)
+            await writer.drain()
+            writer.write_eof()
         answer = await asyncio.wait_for(reader.read(), 10)
         writer.close()
         return answer
     finally:
-        for server in (inside, outside, target):
-            server.close()
+        inside.close()
+        outside.close()
+
+
+async def _through_a_pair(tmp: Path, handler: Handler, request: bytes) -> bytes:
+    """``request`` sent to the inside relay's port, carried to a target on another port of the
+    same loopback through the outside relay's unix socket; what came back."""
+    target = await asyncio.start_server(handler, relay.HOST, 0)
+    try:
+        return await _exchange(tmp, target.sockets[0].getsockname()[1], request)
+    finally:
+        target.close()
 
 
 def test_bytes_pass_both_ways_and_the_half_close_is_carried(tmp_path: Path) -> None:
@@ -63,25 +72,10 @@ def test_a_large_body_arrives_whole(tmp_path: Path) -> None:
 
 
 def test_nothing_listening_behind_the_relay_closes_the_clients_connection(tmp_path: Path) -> None:
-    async def refused() -> bytes:
-        with socket.socket() as s:
-            s.bind((relay.HOST, 0))
-            port = s.getsockname()[1]  # bound, never listening: a dial is refused
-            path = relay.socket_path(tmp_path, port)
-            outside = await relay.unix_to_tcp(path, port)
-            inside = await relay.tcp_to_unix(0, path)
-            try:
-                reader, writer = await asyncio.open_connection(
-                    relay.HOST, inside.sockets[0].getsockname()[1]
-                )
-                answer = await asyncio.wait_for(reader.read(), 10)
-                writer.close()
-                return answer
-            finally:
-                inside.close()
-                outside.close()
-
-    assert asyncio.run(refused()) == b""
+    with socket.socket() as s:
+        s.bind((relay.HOST, 0))
+        port = s.getsockname()[1]  # bound, never listening: a dial is refused
+        assert asyncio.run(_exchange(tmp_path, port, None)) == b""
 
 
 def test_a_socket_path_too_long_for_a_unix_socket_moves_to_tmp(tmp_path: Path) -> None:

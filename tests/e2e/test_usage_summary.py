@@ -17,10 +17,8 @@ needed): its summary depends only on what Prometheus counted for its name.
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -394,19 +392,8 @@ def test_with_prometheus_down_the_summary_is_never_emptied(outage: Outage) -> No
     assert read and all(set(callers(s)) == {"search", "ads", NO_CALLER} for s in read)
 
 
-class Refusing(http.server.BaseHTTPRequestHandler):
-    """A Prometheus that answers every query 503 (overloaded, or its storage not ready)."""
-
-    def do_GET(self) -> None:
-        body = b'{"status":"error","errorType":"unavailable","error":"not ready"}'
-        self.send_response(503)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+REFUSAL = '{"status":"error","errorType":"unavailable","error":"not ready"}'
+"""What a Prometheus answers, 503, to every query while overloaded or its storage not ready."""
 
 
 @pytest.fixture(scope="module")
@@ -414,9 +401,8 @@ def refused(summarised: Stack, outage: Outage) -> Iterator[tuple[Outage, list[An
     """After the outage, a server at Prometheus's address that refuses the query: provider-http
     stores the 503 as the request's response, which the function must not read as usage."""
     env = summarised.env
-    address = urllib.parse.urlsplit(summarised.prometheus)
-    server = http.server.ThreadingHTTPServer((address.hostname or "", address.port or 0), Refusing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = urllib.parse.urlsplit(summarised.prometheus).port or 0
+    server = serve_text(lambda: REFUSAL, status=503, content_type="application/json", port=port)
     try:
 
         def stored() -> None:
