@@ -17,9 +17,15 @@ Read at the v1.0.14 tag (3bf6f9d9ac61):
 - the same controller's ``Connect``: ``providerConfigRef.kind: ProviderConfig`` is looked up in
   the request's own namespace; only ``credentials.source: Secret`` reads credentials.
 
+And crossplane/crossplane v2.3.4 internal/controller/apiextensions/composite/
+composition_functions.go (``FunctionComposer.Compose``): each desired resource is applied with
+server-side apply; an error other than Invalid (a kind the API server does not serve is a
+NoKindMatch) returns ``ComposedResourceError`` at once, before the XR's status is applied, so one
+composed resource of an unserved kind stalls every change to the composite.
+
 So the composer reads only a 200 answer, never ``status.error``, takes the summary's time from
 the answer itself, and makes a new request (new name, new composition resource name) whenever
-the URL would change.
+the URL would change; and composes the request only where its CRD is served.
 """
 
 from __future__ import annotations
@@ -77,3 +83,12 @@ def test_the_provider_config_is_namespaced_and_reads_no_credentials() -> None:
     ref = request(result)["spec"]["providerConfigRef"]
     assert ref == {"kind": "ProviderConfig", "name": pc["metadata"]["name"]}
     assert pc["metadata"]["namespace"] == request(result)["metadata"]["namespace"] == "ml"
+
+
+def test_the_request_is_composed_only_where_its_crd_is_served() -> None:
+    # Absent, Crossplane would fail the whole composition on applying it (module docstring).
+    absent = compose_service(inputs([config()], served=[]))
+    assert not [k for k in absent.resources if k.startswith(f"{usage.REQUEST}/")]
+    assert usage.PROVIDER_CONFIG not in absent.resources
+    served = compose_service(inputs([config()]))
+    assert [k for k in served.resources if k.startswith(f"{usage.REQUEST}/")]
