@@ -22,18 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from modelplane.kube import objects
+from modelplane.kube.objects import Body
 
-Obj = Mapping[str, Any]
 Identity = tuple[str, str, str, str]
 """apiVersion, kind, namespace ("" when cluster-scoped), name."""
 
 COMPOSITE_LABEL = "crossplane.io/composite"
 
 
-def identity(obj: Obj) -> Identity:
+def identity(obj: Body) -> Identity:
     return (
         str(obj.get("apiVersion") or ""),
         str(obj.get("kind") or ""),
@@ -42,7 +41,7 @@ def identity(obj: Obj) -> Identity:
     )
 
 
-def controller_reference(obj: Obj) -> Obj | None:
+def controller_reference(obj: Body) -> Body | None:
     """The owner reference marked controller (Crossplane's to its composite), if any."""
     for ref in objects.metadata(obj).get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("controller") is True:
@@ -50,7 +49,7 @@ def controller_reference(obj: Obj) -> Obj | None:
     return None
 
 
-def owner_name(obj: Obj) -> str | None:
+def owner_name(obj: Body) -> str | None:
     """The name of the composite ``obj`` says owns it: its label, else its controller
     reference's name; None when it names none."""
     label = objects.labels(obj).get(COMPOSITE_LABEL)
@@ -72,7 +71,7 @@ class Claim:
     namespace: str
 
     @classmethod
-    def of(cls, obj: Obj) -> Claim:
+    def of(cls, obj: Body) -> Claim:
         ref = controller_reference(obj)
         return cls(
             name=owner_name(obj),
@@ -86,7 +85,7 @@ class Claim:
 class Owners:
     """The composites a resource may belong to (every composite of one render pass)."""
 
-    def __init__(self, composites: Iterable[Obj]) -> None:
+    def __init__(self, composites: Iterable[Body]) -> None:
         self._by_name: dict[str, list[Identity]] = {}
         self._kinds: dict[tuple[str, str], set[str]] = {}
         for c in composites:
@@ -94,7 +93,7 @@ class Owners:
             self._by_name.setdefault(ident[3], []).append(ident)
             self._kinds.setdefault((ident[2], ident[3]), set()).add(ident[1])
 
-    def owns(self, owner: Obj, obj: Obj) -> bool:
+    def owns(self, owner: Body, obj: Body) -> bool:
         """Whether ``obj`` is a resource composed by ``owner``."""
         return self.claimed(identity(owner), _uid(owner), Claim.of(obj))
 
@@ -117,14 +116,14 @@ class Owners:
             return len(self._by_name.get(name, ())) <= 1
         return not where or not self._kinds.get((where, name))
 
-    def owner_of(self, obj: Obj, candidates: Iterable[Obj]) -> Obj | None:
+    def owner_of(self, obj: Body, candidates: Iterable[Body]) -> Body | None:
         """The one of ``candidates`` (composites) that owns ``obj``, if exactly one does."""
         claim = Claim.of(obj)
         found = [c for c in candidates if self.claimed(identity(c), _uid(c), claim)]
         return found[0] if len(found) == 1 else None
 
 
-def _uid(obj: Obj) -> str | None:
+def _uid(obj: Body) -> str | None:
     uid = objects.dig(obj, "metadata", "uid")
     return str(uid) if uid else None
 
@@ -134,11 +133,11 @@ Owner = tuple[Identity, str]
 composite recreated under its name (a new uid) owns nothing its predecessor composed."""
 
 
-def owner_of(composite: Obj) -> Owner:
+def owner_of(composite: Body) -> Owner:
     return identity(composite), _uid(composite) or ""
 
 
-_Entry = tuple[int, str, Obj, Claim]
+_Entry = tuple[int, str, Body, Claim]
 """A composed resource: its precedence, composition resource name, itself, and its claim."""
 
 
@@ -150,7 +149,7 @@ class Composed:
     first given wins.
     """
 
-    def __init__(self, resources: Iterable[Obj], owners: Owners, resource_name: str) -> None:
+    def __init__(self, resources: Iterable[Body], owners: Owners, resource_name: str) -> None:
         self._owners = owners
         self._by_name: dict[str, list[_Entry]] = {}
         self._by_uid: dict[str, list[_Entry]] = {}
@@ -168,7 +167,7 @@ class Composed:
             if not claim.name and not claim.referenced:
                 self._unowned.append(entry)
 
-    def of(self, owner: Obj, *, unowned: bool = False) -> dict[str, Obj]:
+    def of(self, owner: Body, *, unowned: bool = False) -> dict[str, Body]:
         """``owner``'s composed resources by composition resource name; with ``unowned``, also
         those that name no owner at all (a hand-written observed file for a lone composite)."""
         ident, uid = identity(owner), _uid(owner)
@@ -179,7 +178,7 @@ class Composed:
         mine = [e for e in candidates.values() if claimed(ident, uid, e[3])]
         if unowned:
             mine += self._unowned
-        out: dict[str, Obj] = {}
+        out: dict[str, Body] = {}
         for _, key, obj, _ in sorted(mine, key=lambda e: e[0]):
             out.setdefault(key, obj)
         return out
