@@ -762,10 +762,6 @@ def _base_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
     )
 
 
-def _is_fatal(rsp: fnv1.RunFunctionResponse) -> bool:
-    return any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results)
-
-
 def response_to_dict(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
     """A response as plain data (used by ``render`` and tests)."""
     return {

@@ -42,9 +42,6 @@ from modelplane.kube.crd import Definition, DefinitionError, load_definitions
 from modelplane.manifests import Manifest, ManifestError, load
 from modelplane.scheduling.selectorcheck import selector_problems
 
-EXIT_VALID = exits.OK
-EXIT_INVALID = exits.INVALID
-EXIT_UNREADABLE = exits.UNREADABLE
 COMMAND = "validate"
 
 

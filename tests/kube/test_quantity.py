@@ -2,7 +2,7 @@ from fractions import Fraction
 
 import pytest
 
-from modelplane.kube.quantity import QuantityError, is_quantity, parse_quantity, quantity_of
+from modelplane.kube.quantity import QuantityError, is_quantity, parse_quantity
 
 
 @pytest.mark.parametrize(
@@ -70,11 +70,6 @@ def test_add_and_sub_take_quantities_and_ints() -> None:
     assert parse_quantity("1Gi").add(parse_quantity("1Gi")) == parse_quantity("2Gi")
     assert parse_quantity("1").sub(2).value == -1
     assert parse_quantity("500m").as_approximate_float() == 0.5
-
-
-def test_manifest_integers_are_quantities() -> None:
-    assert quantity_of(4) == parse_quantity("4")
-    assert quantity_of("4") == parse_quantity("4")
 
 
 # apimachinery v0.34.0, pkg/api/resource/quantity.go, ParseQuantity: a non-zero magnitude is

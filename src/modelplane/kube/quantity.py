@@ -28,18 +28,9 @@ _SUFFIXES: dict[str, Fraction] = {
     "n": Fraction(1, 10**9),
     "u": Fraction(1, 10**6),
     "m": Fraction(1, 10**3),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-    "Ki": Fraction(2**10),
-    "Mi": Fraction(2**20),
-    "Gi": Fraction(2**30),
-    "Ti": Fraction(2**40),
-    "Pi": Fraction(2**50),
-    "Ei": Fraction(2**60),
+    # Decimal SI counts in thousands (k = 10**3 .. E = 10**18), binary SI in 1024s (Ki .. Ei).
+    **{suffix: Fraction(1000**power) for power, suffix in enumerate("kMGTPE", 1)},
+    **{suffix + "i": Fraction(1024**power) for power, suffix in enumerate("KMGTPE", 1)},
 }
 
 
@@ -138,14 +129,3 @@ def is_quantity(text: str) -> bool:
     except QuantityError:
         return False
     return True
-
-
-def quantity_of(value: str | int | float) -> Quantity:
-    """A quantity from a manifest value: int-or-string fields carry plain integers too."""
-    if isinstance(value, bool):
-        raise QuantityError(_FORMAT_ERROR)
-    if isinstance(value, int):
-        return Quantity(Fraction(value), str(value))
-    if isinstance(value, float):
-        return Quantity(Fraction(value), repr(value))
-    return parse_quantity(value)

@@ -151,14 +151,9 @@ class EstimateError(ValueError):
     """An expression the estimator cannot cost."""
 
 
-def estimate(expr: Expr, checked: Checked, root: Decl) -> int:
-    """The worst-case cost (cel-go's ``CostEstimate.Max``) of ``expr`` checked against ``self``
-    declared by ``root``."""
-    return _Coster(checked, root).cost(expr)[1]
-
-
 def estimate_detail(expr: Expr, checked: Checked, root: Decl) -> tuple[int, list[str]]:
-    """``estimate`` and the values the estimate sized from the 3 MiB request limit because
+    """The worst-case cost (cel-go's ``CostEstimate.Max``) of ``expr`` checked against ``self``
+    declared by ``root``, and the values the estimate sized from the 3 MiB request limit because
     the schema bounds them not (``self.tolerations``, ``self.labels[*]``): where to add a
     bound."""
     coster = _Coster(checked, root)
