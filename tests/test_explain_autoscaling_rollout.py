@@ -36,7 +36,7 @@ def with_image(md: Obj, image: str, **rollout: Any) -> Obj:
     return out
 
 
-def fleet(md: Obj, replicas: dict[str, Obj] | None = None) -> list[Obj]:
+def west_and_east(md: Obj, replicas: dict[str, Obj] | None = None) -> list[Obj]:
     """``md`` on west and east, with ``replicas`` (as a previous render made them)."""
     docs = [*documents(md), *priced_cluster("west", 10.0, 1), *priced_cluster("east", 40.0, 1)]
     return docs + copy.deepcopy(list((replicas or {}).values()))
@@ -45,16 +45,16 @@ def fleet(md: Obj, replicas: dict[str, Obj] | None = None) -> list[Obj]:
 @cache
 def _states() -> tuple[list[Obj], list[Obj], list[Obj]]:
     md = autoscaled(2)
-    first = replicas_of(render(fleet(md)))
+    first = replicas_of(render(west_and_east(md)))
     # Partition 1: east's replica (index 1) is updated, west's keeps the old image.
-    held = fleet(with_image(md, "vllm/vllm-openai:v2", partition=1), first)
+    held = west_and_east(with_image(md, "vllm/vllm-openai:v2", partition=1), first)
     split = replicas_of(render(held))
     assert _hashes(split)["west"] == _hashes(first)["west"]
     assert _hashes(split)["east"] != _hashes(first)["east"]
     # Partition 0, paused: west's replica is outdated and the rollout updates none.
-    paused = fleet(with_image(md, "vllm/vllm-openai:v2", paused=True), split)
+    paused = west_and_east(with_image(md, "vllm/vllm-openai:v2", paused=True), split)
     # Unpaused: the rollout completes.
-    done = fleet(with_image(md, "vllm/vllm-openai:v2"), replicas_of(render(paused)))
+    done = west_and_east(with_image(md, "vllm/vllm-openai:v2"), replicas_of(render(paused)))
     return held, paused, done
 
 
