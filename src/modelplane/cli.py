@@ -84,6 +84,19 @@ def main() -> None:
     """Modelplane: place models on GPU fleets and compose their serving stacks."""
 
 
+def _output(choices: list[str], help_text: str) -> Any:
+    """The -o/--output option of the commands that print: one of ``choices``, the first the
+    default."""
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help=help_text,
+    )
+
+
 @main.command(
     short_help="Run the composition function Crossplane calls (gRPC).",
     add_help_option=False,
@@ -210,13 +223,9 @@ def _serve_command() -> click.Command:
     default=None,
     help="Observe every composed workload as if N copies were ready (0: none ready yet).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["yaml", "json", "name", "tree"]),
-    default="yaml",
-    show_default=True,
-    help="yaml: the crossplane render stream; json: a v1 List; name: kind.group/name per "
+@_output(
+    ["yaml", "json", "name", "tree"],
+    "yaml: the crossplane render stream; json: a v1 List; name: kind.group/name per "
     "object, as kubectl prints it; tree: one line per composite and composed resource.",
 )
 @click.option(
@@ -259,13 +268,9 @@ def render(
     type=click.Path(),
     help="A CRD or XRD file or directory to validate against too (repeatable).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["errors", "defaulted"]),
-    default="errors",
-    show_default=True,
-    help="errors: one line per error; defaulted: print the pruned, defaulted objects.",
+@_output(
+    ["errors", "defaulted"],
+    "errors: one line per error; defaulted: print the pruned, defaulted objects.",
 )
 @click.option(
     "--definitions",
@@ -288,13 +293,9 @@ def validate(paths: tuple[str, ...], definitions: bool, **options: Any) -> None:
 
 @main.command(short_help="Say where each deployment's replicas go, and why.", epilog=exits.HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: per deployment, every cluster and why; json: the same facts, structured.",
+@_output(
+    ["text", "json"],
+    "text: per deployment, every cluster and why; json: the same facts, structured.",
 )
 @click.option(
     "--deployment",
@@ -322,13 +323,8 @@ def explain(paths: tuple[str, ...], output: str, deployment: str | None) -> None
     show_default=True,
     help="Render as if every composed workload had N ready copies.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["text", "json", "yaml"]),
-    default="text",
-    show_default=True,
-    help="text: a table per service; json, yaml: the same facts, structured.",
+@_output(
+    ["text", "json", "yaml"], "text: a table per service; json, yaml: the same facts, structured."
 )
 def routes(paths: tuple[str, ...], ready_copies: int, output: str) -> None:
     """Show each ModelService's routing table: gateway, endpoint, cluster, weight, share."""
@@ -409,13 +405,9 @@ def _checked(check: str) -> Any:
     default=None,
     help="Price of a million output tokens: adds a COST column (an unset price counts 0).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: a table, the top 20 callers by tokens and the others summed; json: the same.",
+@_output(
+    ["text", "json"],
+    "text: a table, the top 20 callers by tokens and the others summed; json: the same.",
 )
 @click.pass_context
 def usage(
