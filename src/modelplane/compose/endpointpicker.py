@@ -34,10 +34,9 @@ flowControl:
 """
 FAIRNESS_PLUGIN = "- type: round-robin-fairness-policy\n"
 
-# Prefix-cache affinity first, queue depth to break ties and shed load. The producer floors the
-# block size at 64 tokens, so 64 is exact for every engine without peeking at engine flags.
-UNIFIED_CONFIG = (
-    """\
+# Both configs open the same way: the producer floors the block size at 64 tokens, so 64 is
+# exact for every engine without peeking at engine flags.
+_HEAD = """\
 apiVersion: llm-d.ai/v1alpha1
 kind: EndpointPickerConfig
 featureGates:
@@ -51,39 +50,30 @@ plugins:
     lruCapacityPerServer: 31250
 - type: prefix-cache-scorer
 - type: queue-scorer
-- type: max-score-picker
 """
-    + FAIRNESS_PLUGIN
-    + """\
-schedulingProfiles:
-- name: default
-  plugins:
+# Prefix-cache affinity first, queue depth to break ties and shed load.
+_SCORING = """\
   - pluginRef: prefix-cache-scorer
     weight: 2
   - pluginRef: queue-scorer
     weight: 1
   - pluginRef: max-score-picker
 """
+
+UNIFIED_CONFIG = (
+    _HEAD
+    + "- type: max-score-picker\n"
+    + FAIRNESS_PLUGIN
+    + "schedulingProfiles:\n- name: default\n  plugins:\n"
+    + _SCORING
     + FLOW_CONTROL
 )
 
 # Two profiles over the role-labelled pods: the decider sends a request through prefill only
 # when enough of its prompt is uncached to be worth the KV transfer.
 PREFILL_DECODE_CONFIG = (
-    """\
-apiVersion: llm-d.ai/v1alpha1
-kind: EndpointPickerConfig
-featureGates:
-- flowControl
-plugins:
-- type: approx-prefix-cache-producer
-  parameters:
-    autoTune: false
-    blockSizeTokens: 64
-    maxPrefixTokensToMatch: 16384
-    lruCapacityPerServer: 31250
-- type: prefix-cache-scorer
-- type: queue-scorer
+    _HEAD
+    + """\
 - type: prefill-filter
 - type: decode-filter
 - type: max-score-picker
@@ -96,25 +86,10 @@ plugins:
       prefill: prefix-based-pd-decider
 """
     + FAIRNESS_PLUGIN
-    + """\
-schedulingProfiles:
-- name: prefill
-  plugins:
-  - pluginRef: prefill-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-- name: decode
-  plugins:
-  - pluginRef: decode-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-"""
+    + "schedulingProfiles:\n- name: prefill\n  plugins:\n  - pluginRef: prefill-filter\n"
+    + _SCORING
+    + "- name: decode\n  plugins:\n  - pluginRef: decode-filter\n"
+    + _SCORING
     + FLOW_CONTROL
 )
 
