@@ -237,45 +237,26 @@ def _rules(
     for i, raw in enumerate(rules):
         where = f"{path}.x-kubernetes-validations[{i}]"
         optional_old_self = bool(raw.get("optionalOldSelf"))
-        source = str(raw.get("rule") or "")
-        if source.strip():
+        # The API server counts a messageExpression once, whatever the rule's cardinality, so
+        # only the rule's cost grows with a list or map above left unbounded.
+        for key, count in (("rule", times), ("messageExpression", 1)):
+            source = str(raw.get(key) or "")
+            if not source.strip():
+                continue
             try:
                 cost, unbounded = _estimate(source, decl, optional_old_self)
             except CostError as e:
-                raise CostError(f"{where}.rule: {e}") from None
-            total = _times(cost, times)
+                raise CostError(f"{where}.{key}: {e}") from None
+            total = _times(cost, count)
             if total > STATIC_ESTIMATED_COST_LIMIT:
-                message = cost_message("estimated rule cost", total, STATIC_ESTIMATED_COST_LIMIT)
-                result.errors.append(f"{where}.rule: Forbidden: {message}")
-            if unbounded_at is not None:
+                message = cost_message(f"estimated {key} cost", total, STATIC_ESTIMATED_COST_LIMIT)
+                result.errors.append(f"{where}.{key}: Forbidden: {message}")
+            if key == "rule" and unbounded_at is not None:
                 unbounded.append(unbounded_at)
-            _observe(
-                result,
-                ExpressionCost(f"{where}.rule", source, cost, times, total, tuple(unbounded)),
+            expression = ExpressionCost(
+                f"{where}.{key}", source, cost, count, total, tuple(unbounded)
             )
-        message_expression = str(raw.get("messageExpression") or "")
-        if message_expression.strip():
-            try:
-                cost, unbounded = _estimate(message_expression, decl, optional_old_self)
-            except CostError as e:
-                raise CostError(f"{where}.messageExpression: {e}") from None
-            # The API server counts a messageExpression once, whatever the rule's cardinality.
-            if cost > STATIC_ESTIMATED_COST_LIMIT:
-                message = cost_message(
-                    "estimated messageExpression cost", cost, STATIC_ESTIMATED_COST_LIMIT
-                )
-                result.errors.append(f"{where}.messageExpression: Forbidden: {message}")
-            _observe(
-                result,
-                ExpressionCost(
-                    f"{where}.messageExpression",
-                    message_expression,
-                    cost,
-                    1,
-                    cost,
-                    tuple(unbounded),
-                ),
-            )
+            _observe(result, expression)
 
 
 def _max_elements(schema: dict[str, Any]) -> int | None:
