@@ -108,8 +108,8 @@ def _pool_shortfall(
     units = tuple(u for _, us in option.units for u in us)
     needed = nodes_needed(pool.per_node, units, max(pool.node_count, 1) + 64)
     free = state.free_nodes
-    frees = f"{free} free node{'s' if free != 1 else ''}"
-    nodes = f"{pool.node_count} node{'s' if pool.node_count != 1 else ''}"
+    frees = _counted(free, "free node")
+    nodes = _counted(pool.node_count, "node")
     if load.overcommitted:
         # Counting its free nodes would read "has 1 free node, needs 1": the pool takes
         # nothing new because what is already charged to it does not fit.
@@ -258,7 +258,9 @@ def _partly_free(state: PoolState) -> str:
         return ""
     devices = sum(sum(v) * n for v, n in partly)
     nodes = sum(n for _, n in partly)
-    return (
-        f" ({devices} device{'s' if devices != 1 else ''} free on {nodes} partly used "
-        f"node{'s' if nodes != 1 else ''})"
-    )
+    return f" ({_counted(devices, 'device')} free on {_counted(nodes, 'partly used node')})"
+
+
+def _counted(n: int, noun: str) -> str:
+    """``n`` and its noun, plural unless one: "1 free node", "3 free nodes"."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
