@@ -29,11 +29,16 @@ def integer_weights(
         return []
     if any(s <= 0 for s in shares):
         raise ValueError(f"every share must be positive, got {[str(s) for s in shares]}")
-    scale = reduce(lcm, (s.denominator for s in shares), 1)
-    exact = [int(s * scale) for s in shares]
-    common = reduce(gcd, exact)
-    exact = [w // common for w in exact]
+    exact = _smallest_proportional(shares)
     if max(exact) <= ceiling:
         return exact
     top = max(shares)
     return [max(1, round(s * ceiling / top)) for s in shares]
+
+
+def _smallest_proportional(shares: Sequence[Fraction]) -> list[int]:
+    """The smallest positive integers in the proportions of ``shares``."""
+    scale = reduce(lcm, (s.denominator for s in shares), 1)
+    exact = [int(s * scale) for s in shares]
+    common = reduce(gcd, exact)
+    return [w // common for w in exact]
