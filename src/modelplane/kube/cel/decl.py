@@ -94,9 +94,7 @@ def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
 def _int_or_string(schema: dict[str, Any]) -> Decl:
     dyn = _simple("dyn", 1)
     max_length = schema.get("maxLength")
-    dyn.max_elements = (
-        _zero_if_negative(max_length) * 4 if max_length is not None else MAX_REQUEST_SIZE_BYTES - 2
-    )
+    dyn.max_elements = _bound(max_length) * 4 if max_length is not None else _bound(None)
     dyn.bounded = max_length is not None
     return dyn
 
@@ -109,11 +107,7 @@ def _list(schema: dict[str, Any]) -> Decl | None:
     if elem is None:
         return None
     max_items = schema.get("maxItems")
-    bound = (
-        _zero_if_negative(max_items)
-        if max_items is not None
-        else (MAX_REQUEST_SIZE_BYTES - 2) // (elem.min_size + 1)
-    )
+    bound = _bound(max_items, elem.min_size + 1)
     return Decl("list", 2, bound, elem=elem, bounded=max_items is not None)
 
 
@@ -122,11 +116,7 @@ def _map(schema: dict[str, Any], additional: dict[str, Any]) -> Decl | None:
     if value is None:
         return None
     max_properties = schema.get("maxProperties")
-    bound = (
-        _zero_if_negative(max_properties)
-        if max_properties is not None
-        else (MAX_REQUEST_SIZE_BYTES - 2) // (value.min_size + 6)
-    )
+    bound = _bound(max_properties, value.min_size + 6)
     return Decl("map", 2, bound, elem=value, key=map_key(), bounded=max_properties is not None)
 
 
@@ -149,10 +139,8 @@ def _object(schema: dict[str, Any]) -> Decl:
 def _string(schema: dict[str, Any]) -> Decl:
     fmt = schema.get("format")
     max_length = schema.get("maxLength")
-    unbounded = MAX_REQUEST_SIZE_BYTES - 2
     if fmt == "byte":
-        bound = _zero_if_negative(max_length) if max_length is not None else unbounded
-        return Decl("bytes", MIN_STRING_SIZE, bound, bounded=max_length is not None)
+        return Decl("bytes", MIN_STRING_SIZE, _bound(max_length), bounded=max_length is not None)
     if fmt == "duration":
         return Decl("duration", MIN_DURATION_SIZE_JSON, MAX_DURATION_SIZE_JSON)
     if fmt == "date":
@@ -160,12 +148,12 @@ def _string(schema: dict[str, Any]) -> Decl:
     if fmt == "date-time":
         return Decl("timestamp", MIN_DATETIME_SIZE_JSON, MAX_DATETIME_SIZE_JSON)
     if max_length is not None:
-        bound = _zero_if_negative(max_length) * 4
+        bound = _bound(max_length) * 4
     elif schema.get("enum"):
         # Go's len(): UTF-8 bytes.
         bound = max((len(v.encode()) for v in schema["enum"] if isinstance(v, str)), default=0)
     else:
-        return Decl("string", MIN_STRING_SIZE, unbounded, bounded=False)
+        return Decl("string", MIN_STRING_SIZE, _bound(None), bounded=False)
     return Decl("string", MIN_STRING_SIZE, bound)
 
 
@@ -199,8 +187,12 @@ def _with_type_and_object_meta(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _zero_if_negative(value: Any) -> int:
-    return max(int(value), 0)
+def _bound(given: Any, per_element: int = 1) -> int:
+    """A schema's maxItems, maxProperties or maxLength (a negative one is 0), else as many
+    elements of ``per_element`` bytes as a request holds within its enclosing pair of bytes."""
+    if given is None:
+        return (MAX_REQUEST_SIZE_BYTES - 2) // per_element
+    return max(int(given), 0)
 
 
 def max_cardinality(min_size: int) -> int:
