@@ -15,7 +15,7 @@ what the composer meant.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -387,18 +387,23 @@ class Fabric:
             key=lambda r: (r["metadata"].get("namespace", ""), r["metadata"]["name"]),
         )
         for route in routes:
-            hostnames = objects.spec(route).get("hostnames") or []
-            if hostnames and not any(_host_matches(h, request.host) for h in hostnames):
-                continue
-            for rule in objects.spec(route).get("rules") or []:
-                for match in rule.get("matches") or [{"path": {"value": "/"}}]:
-                    prefix = _matches(match, request)
-                    if prefix is None:
-                        continue
-                    rank = (len(prefix), len(match.get("headers") or []))
-                    if best is None or rank > best[0]:
-                        best = (rank, route, rule, prefix)
+            for rank, rule, prefix in _matching_rules(route, request):
+                if best is None or rank > best[0]:
+                    best = (rank, route, rule, prefix)
         return None if best is None else best[1:]
+
+
+def _matching_rules(route: Obj, request: Request) -> Iterator[tuple[tuple[int, int], Obj, str]]:
+    """Each rule of ``route`` with a match ``request`` meets, ranked (path prefix length,
+    header matches) with its matched prefix; none when the route serves another host."""
+    hostnames = objects.spec(route).get("hostnames") or []
+    if hostnames and not any(_host_matches(h, request.host) for h in hostnames):
+        return
+    for rule in objects.spec(route).get("rules") or []:
+        for match in rule.get("matches") or [{"path": {"value": "/"}}]:
+            prefix = _matches(match, request)
+            if prefix is not None:
+                yield (len(prefix), len(match.get("headers") or [])), rule, prefix
 
 
 def _endpoint(spec: Obj) -> tuple[str, object]:
