@@ -99,15 +99,8 @@ def go_quote(text: str) -> str:
 
 def go_value(value: Any) -> str:
     """How ``field.Error`` prints a bad value: ``%v`` for scalars, ``%q`` strings, ``%#v`` else."""
-    if value is None:
-        return '"null"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return _go_number(value)
-    if isinstance(value, str):
-        return go_quote(value)
-    return go_syntax(value)
+    # As inside a ``%#v``, but for nil, which field.Error prints as a quoted "null".
+    return '"null"' if value is None else _inner(value)
 
 
 def _go_number(value: int | float) -> str:
