@@ -75,16 +75,7 @@ class Field:
         if node.get("format"):
             out.append(f"format {node['format']}")
         raw = node.get("items")
-        items: Obj = raw if isinstance(raw, dict) else {}
-        if items.get("enum"):
-            out.append("each one of " + ", ".join(f"`{v}`" for v in items["enum"]))
-        # Rules on an array's items are the array's entries' rules: shown with the array.
-        for rule in [
-            *(node.get("x-kubernetes-validations") or ()),
-            *(items.get("x-kubernetes-validations") or ()),
-        ]:
-            out.append(str(rule.get("message") or rule.get("rule")))
-        return out
+        return out + _item_constraints(node, raw if isinstance(raw, dict) else {})
 
     def children(self) -> list[Field]:
         """The fields directly below this one (an array's entries' and a map's values' too)."""
@@ -103,6 +94,20 @@ class Field:
         for child in self.children():
             yield child
             yield from child.walk()
+
+
+def _item_constraints(node: Obj, items: Obj) -> list[str]:
+    """An array's entries' enum, then the validation rules of the field and of its entries:
+    rules on an array's items are the array's entries' rules, shown with the array."""
+    out = []
+    if items.get("enum"):
+        out.append("each one of " + ", ".join(f"`{v}`" for v in items["enum"]))
+    for rule in [
+        *(node.get("x-kubernetes-validations") or ()),
+        *(items.get("x-kubernetes-validations") or ()),
+    ]:
+        out.append(str(rule.get("message") or rule.get("rule")))
+    return out
 
 
 @dataclass(frozen=True)
