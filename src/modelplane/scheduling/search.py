@@ -52,59 +52,98 @@ def _dfs(
     steps: list[int],
     floors: list[Rank],
 ) -> tuple[list[tuple[EngineOption, ...]], dict[str, Load]] | None:
+    found = _Search(options, states, replicas, max_splits, steps, floors)
+    found.go(0, 0, FREE)
+    if not found.best:
+        return None
+    _, picked, after = found.best
     n = len(options)
-    slots = replicas * n
-    chosen: list[int] = []
-    units: dict[str, list[Unit]] = {}
-    # rest[slot]: the least rank the slots from ``slot`` on can add (each engine's cheapest).
-    rest = [FREE] * (slots + 1)
-    for slot in range(slots - 1, -1, -1):
-        rest[slot] = add_ranks(rest[slot + 1], floors[slot % n])
-    best: list[Any] = []  # [rank, chosen, after] of the best placement so far
+    picks = [tuple(options[e][picked[r * n + e]] for e in range(n)) for r in range(replicas)]
+    return picks, after
 
-    def go(slot: int, splits: int, rank: Rank) -> bool:
-        """Explores from ``slot``; True once the best possible rank is reached (stop)."""
-        if slot == slots:
-            if best and rank >= best[0]:
-                return False
-            after = dict(states)
-            for pool, pending in units.items():
-                if pending:
-                    after[pool] = states[pool].plus(tuple(pending))
-            best[:] = [rank, list(chosen), after]
-            return rank <= rest[0]
-        if best and add_ranks(rank, rest[slot]) >= best[0]:
+
+class _Search:
+    """One depth-first search with at most ``max_splits`` splits: a slot is one engine of one
+    replica (slot ``r * n + e``), ``chosen`` the option index taken for each slot so far."""
+
+    def __init__(
+        self,
+        options: list[list[EngineOption]],
+        states: dict[str, Load],
+        replicas: int,
+        max_splits: int,
+        steps: list[int],
+        floors: list[Rank],
+    ) -> None:
+        self.options = options
+        self.states = states
+        self.max_splits = max_splits
+        self.steps = steps
+        self.n = len(options)
+        self.slots = replicas * self.n
+        self.chosen: list[int] = []
+        self.units: dict[str, list[Unit]] = {}
+        # rest[slot]: the least rank the slots from ``slot`` on can add (each engine's cheapest).
+        self.rest = [FREE] * (self.slots + 1)
+        for slot in range(self.slots - 1, -1, -1):
+            self.rest[slot] = add_ranks(self.rest[slot + 1], floors[slot % self.n])
+        self.best: list[Any] = []  # [rank, chosen, after] of the best placement so far
+
+    def go(self, slot: int, splits: int, rank: Rank) -> bool:
+        """Explores from ``slot``; True once the search is to stop (the best possible rank is
+        reached, or the budget is spent with a placement in hand)."""
+        if slot == self.slots:
+            return self._complete(rank)
+        if self.best and add_ranks(rank, self.rest[slot]) >= self.best[0]:
             return False
-        steps[0] -= 1
-        if steps[0] < 0:
-            if best:
-                return True
-            raise SearchedOutError
-        e = slot % n
-        lowest = 0
-        if slot >= n and chosen[slot - n - e : slot - n] == chosen[slot - e : slot]:
-            # Replicas are interchangeable: each one's choices are no smaller than the previous.
-            lowest = chosen[slot - n]
-        for i in range(lowest, len(options[e])):
-            option = options[e][i]
-            if splits + option.splits > max_splits:
-                continue
-            for pool, us in option.units:
-                units.setdefault(pool, []).extend(us)
-            stop = False
-            if all(states[pool].fits(tuple(units[pool])) for pool, _ in option.units):
-                chosen.append(i)
-                stop = go(slot + 1, splits + option.splits, add_ranks(rank, option.rank))
-                chosen.pop()
-            for pool, us in option.units:
-                del units[pool][len(units[pool]) - len(us) :]
-            if stop:
+        if self._spent():
+            return True
+        e = slot % self.n
+        for i in range(self._lowest(slot, e), len(self.options[e])):
+            option = self.options[e][i]
+            if splits + option.splits <= self.max_splits and self._take(
+                i, option, slot, splits, rank
+            ):
                 return True
         return False
 
-    go(0, 0, FREE)
-    if not best:
-        return None
-    _, picked, after = best
-    picks = [tuple(options[e][picked[r * n + e]] for e in range(n)) for r in range(replicas)]
-    return picks, after
+    def _complete(self, rank: Rank) -> bool:
+        """A placement of every slot: kept when it is the best yet; True when none can beat it."""
+        if self.best and rank >= self.best[0]:
+            return False
+        after = dict(self.states)
+        for pool, pending in self.units.items():
+            if pending:
+                after[pool] = self.states[pool].plus(tuple(pending))
+        self.best[:] = [rank, list(self.chosen), after]
+        return rank <= self.rest[0]
+
+    def _spent(self) -> bool:
+        """One step of the budget; past it, stop with the best so far, or raise with none."""
+        self.steps[0] -= 1
+        if self.steps[0] >= 0:
+            return False
+        if self.best:
+            return True
+        raise SearchedOutError
+
+    def _lowest(self, slot: int, e: int) -> int:
+        """Replicas are interchangeable: each one's choices are no smaller than the previous."""
+        chosen, n = self.chosen, self.n
+        if slot >= n and chosen[slot - n - e : slot - n] == chosen[slot - e : slot]:
+            return chosen[slot - n]
+        return 0
+
+    def _take(self, i: int, option: EngineOption, slot: int, splits: int, rank: Rank) -> bool:
+        """Option ``i`` for ``slot``, explored on when its pools still fit; undone after."""
+        units = self.units
+        for pool, us in option.units:
+            units.setdefault(pool, []).extend(us)
+        stop = False
+        if all(self.states[pool].fits(tuple(units[pool])) for pool, _ in option.units):
+            self.chosen.append(i)
+            stop = self.go(slot + 1, splits + option.splits, add_ranks(rank, option.rank))
+            self.chosen.pop()
+        for pool, us in option.units:
+            del units[pool][len(units[pool]) - len(us) :]
+        return stop
