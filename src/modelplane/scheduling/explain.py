@@ -13,6 +13,7 @@ from modelplane.scheduling.capacity import Load, PoolState, nodes_needed
 from modelplane.scheduling.fill import Fill
 from modelplane.scheduling.fleet import Cluster
 from modelplane.scheduling.options import EngineOption, Replica
+from modelplane.shortlist import counted
 
 
 def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
@@ -108,8 +109,8 @@ def _pool_shortfall(
     units = tuple(u for _, us in option.units for u in us)
     needed = nodes_needed(pool.per_node, units, max(pool.node_count, 1) + 64)
     free = state.free_nodes
-    frees = _counted(free, "free node")
-    nodes = _counted(pool.node_count, "node")
+    frees = counted(free, "free node")
+    nodes = counted(pool.node_count, "node")
     if load.overcommitted:
         # Counting its free nodes would read "has 1 free node, needs 1": the pool takes
         # nothing new because what is already charged to it does not fit.
@@ -258,9 +259,4 @@ def _partly_free(state: PoolState) -> str:
         return ""
     devices = sum(sum(v) * n for v, n in partly)
     nodes = sum(n for _, n in partly)
-    return f" ({_counted(devices, 'device')} free on {_counted(nodes, 'partly used node')})"
-
-
-def _counted(n: int, noun: str) -> str:
-    """``n`` and its noun, plural unless one: "1 free node", "3 free nodes"."""
-    return f"{n} {noun}{'s' if n != 1 else ''}"
+    return f" ({counted(devices, 'device')} free on {counted(nodes, 'partly used node')})"

@@ -38,6 +38,7 @@ from modelplane.scheduling.recording import answered
 from modelplane.scheduling.replicas import replica_identity, replica_index
 from modelplane.scheduling.scale_in import Autoscaled
 from modelplane.scheduling.spread import Spread, parse_constraints
+from modelplane.shortlist import plural
 
 
 def schedule(
@@ -415,7 +416,7 @@ def _kept_trace(
         )
         indices = tuple(p.index for p in mine)
         reason = (
-            f"hosts replica{'s' if len(mine) > 1 else ''} {', '.join(map(str, indices))}, "
+            f"hosts {plural('replica', len(mine))} {', '.join(map(str, indices))}, "
             f"kept as stamped: {invalid}"
         )
         out.append(pl.ClusterTrace(c.name, False, reason, pools, indices))

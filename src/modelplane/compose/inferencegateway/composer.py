@@ -60,7 +60,7 @@ from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj, dig, mapping
 from modelplane.observed import observed_ready, ready_as_observed
 from modelplane.reasons import InferenceGateway
-from modelplane.shortlist import shortlist
+from modelplane.shortlist import counted, shortlist
 from modelplane.structs import frozen
 
 CLUSTERS = "inference-clusters"
@@ -325,8 +325,7 @@ def _with_callers(
     wanted = [callers.POLICY, callers.HEADER_GUARD]
     wanted += [limits.LIMITS] if limits.limits_of(ig_spec) else []
     applied = all(ready_as_observed(observed.get(k)) == "True" for k in wanted)
-    plural = "s" if len(auth.secrets) != 1 else ""
-    said = f"callers from {len(auth.secrets)} Secret{plural}"
+    said = f"callers from {counted(len(auth.secrets), 'Secret')}"
     if auth.secrets:
         said += f": {shortlist(auth.secrets, NAMED_CLUSTERS)}"
     if not applied:
@@ -437,8 +436,7 @@ def _ready(
     waiting: list[str],
     unreachable: list[str],
 ) -> Condition:
-    plural = "s" if len(reached) != 1 else ""
-    fleet = f"reaches the fleet listener of {len(reached)} cluster{plural}"
+    fleet = f"reaches the fleet listener of {counted(len(reached), 'cluster')}"
     if reached:
         fleet += f": {shortlist(reached, NAMED_CLUSTERS)}"
     if waiting:

@@ -19,7 +19,7 @@ from modelplane.composer import Condition, Desired
 from modelplane.kube import objects
 from modelplane.observed import carried, closed, ready_as_observed
 from modelplane.reasons import InferenceGateway
-from modelplane.shortlist import shortlist
+from modelplane.shortlist import counted, shortlist
 
 LEGACY_BACKEND = "backend/"
 LEGACY_BACKEND_TLS = "backend-tls/"
@@ -88,7 +88,7 @@ def _clusters(keys: Iterable[str]) -> list[str]:
 
 
 def _count(clusters: list[str]) -> str:
-    return f"{len(clusters)} cluster{'s' if len(clusters) != 1 else ''}"
+    return counted(len(clusters), "cluster")
 
 
 RELEASED = Condition(

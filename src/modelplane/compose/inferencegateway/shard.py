@@ -18,7 +18,7 @@ from modelplane.composer import Condition, Desired, Inputs, Result
 from modelplane.kube.names import dns_label
 from modelplane.observed import ready_as_observed
 from modelplane.reasons import InferenceGatewayShard
-from modelplane.shortlist import shortlist
+from modelplane.shortlist import counted, shortlist
 
 # Per target: ``backend/<cluster>``; a name holds no ``/``, so no two keys meet.
 BACKEND = "backend/"
@@ -68,13 +68,12 @@ def compose_shard(inputs: Inputs) -> Result:
 
 
 def _ready(gateway: str, clusters: int, waiting: list[str]) -> Condition:
-    plural = "s" if clusters != 1 else ""
     if not waiting:
         return Condition(
             READY,
             "True",
             InferenceGatewayShard.HOPS_CREATED,
-            f"InferenceGateway {gateway}: the hops to {clusters} cluster{plural} exist",
+            f"InferenceGateway {gateway}: the hops to {counted(clusters, 'cluster')} exist",
         )
     named = shortlist(waiting, NAMED_CLUSTERS)
     return Condition(

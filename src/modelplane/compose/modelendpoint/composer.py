@@ -41,6 +41,7 @@ from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
 from modelplane.observed import carried, observed_ready, ready_as_observed
 from modelplane.reasons import ModelEndpoint
+from modelplane.shortlist import plural
 
 CLUSTER = "cluster"
 CLUSTERS = "inference-clusters"
@@ -255,7 +256,7 @@ def _report_routing(
                 ROUTING,
                 "False",
                 ModelEndpoint.WAITING_FOR_BACKEND,
-                f"waiting for the backend on cluster{'s' if len(waiting) > 1 else ''} "
+                f"waiting for the backend on {plural('cluster', len(waiting))} "
                 f"{', '.join(waiting)} (gateways run on {names})",
             )
         )

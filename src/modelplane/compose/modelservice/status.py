@@ -17,6 +17,7 @@ from modelplane.composer import Condition, Event, namespace_of, namespace_said
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.reasons import ModelService
+from modelplane.shortlist import plural
 
 ENDPOINTS = ModelService.ENDPOINTS_RESOLVED
 ROUTING = ModelService.ROUTING_READY
@@ -137,8 +138,8 @@ def _endpoints(
             ENDPOINTS,
             "True",
             ASLEEP,
-            f"{_plural('deployment', waking.split(', '))} {waking} asleep (scaled to zero while "
-            f"idle): the first request wakes it, answered 503 with Retry-After "
+            f"{plural('deployment', waking.count(', ') + 1)} {waking} asleep (scaled to zero "
+            f"while idle): the first request wakes it, answered 503 with Retry-After "
             f"{UNAVAILABLE_RETRY_AFTER} until a replica is ready; {detail}",
         )
     if not plan.matched:
@@ -248,7 +249,7 @@ def _routing(
             ROUTING,
             "False",
             ModelService.NO_READY_ENDPOINTS,
-            f"the routes on {_plural('gateway', serving)} {names} answer 503 until an endpoint "
+            f"the routes on {plural('gateway', len(serving))} {names} answer 503 until an endpoint "
             "is ready",
         )
     pending = _pending(programmed, skipped)
@@ -262,7 +263,7 @@ def _routing(
             "False",
             ModelService.PARKED,
             f"every entry with a ready endpoint has weight 0: the routes on "
-            f"{_plural('gateway', serving)} {names} keep every lane resolved at weight 0 and "
+            f"{plural('gateway', len(serving))} {names} keep every lane resolved at weight 0 and "
             "answer 503; give an entry a weight to serve",
         )
     if plan.dropped:
@@ -284,7 +285,7 @@ def _routing(
         ROUTING,
         "True",
         ModelService.ACCEPTED,
-        f"accepted, every backend resolved, on {_plural('gateway', serving)} {names}, to "
+        f"accepted, every backend resolved, on {plural('gateway', len(serving))} {names}, to "
         f"{', '.join(through)} (the gateways do not report their proxies' configuration)",
     )
 
@@ -307,7 +308,7 @@ def _asleep(
         ROUTING,
         "True",
         ASLEEP,
-        f"accepted on {_plural('gateway', serving)} {names}; the first request wakes {waking} "
+        f"accepted on {plural('gateway', len(serving))} {names}; the first request wakes {waking} "
         f"and is answered 503 with Retry-After {UNAVAILABLE_RETRY_AFTER}, as is every request "
         "until a replica is ready",
     )
@@ -338,7 +339,3 @@ def _describe(key: str) -> str:
         return f"fleet route on cluster {rest}"
     cluster, _, endpoint = rest.partition("/")
     return f"egress route on cluster {cluster} to endpoint {endpoint}"
-
-
-def _plural(word: str, items: Sequence[object]) -> str:
-    return word if len(items) == 1 else f"{word}s"
