@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from e2e import build, environment, workload
+from e2e import build, control, environment, pki, workload
 from e2e.kubernetes import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,6 +124,50 @@ def guide_cluster(name: str, *, fleet: str | None = None, nodes: int | None = No
             {"name": "l4", "className": "nvidia-l4", "nodeCount": nodes}
         ]
     return cluster
+
+
+def guide_model(
+    namespace: str, fleet: str, name: str = "qwen3-8b", replicas: int | None = None
+) -> dict[str, Any]:
+    """docs/getting-started/model.yaml as ``namespace/name`` on the clusters labelled
+    ``e2e.modelplane.ai/fleet: <fleet>``; ``replicas`` of it when given (the guide's two
+    otherwise)."""
+    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
+    model["metadata"] = {"name": name, "namespace": namespace}
+    if replicas is not None:
+        model["spec"]["replicas"] = replicas
+    model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: fleet}}
+    return model
+
+
+def tls_secret(name: str, hostname: str, authority: str) -> dict[str, Any]:
+    """A server certificate for ``hostname``, signed by a new ``authority``, as the
+    kubernetes.io/tls Secret a front gateway's ``tls.secretRef`` names (control plane's
+    namespace)."""
+    cert = pki.leaf(pki.authority(authority), hostname, dns=(hostname,), server=True)
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {"name": name, "namespace": control.NAMESPACE},
+        "stringData": {"tls.crt": cert.cert.decode(), "tls.key": cert.key.decode()},
+    }
+
+
+def guide_front_door(
+    gateway: str, cluster: str, namespace: str, service: str, selector: dict[str, str]
+) -> list[dict[str, Any]]:
+    """docs/getting-started/frontdoor.yaml: gateway ``gateway`` on ``cluster`` serving TLS from
+    the Secret ``<gateway>-tls`` (first in the list), and the service ``namespace/service``
+    selecting the deployments labelled ``selector``."""
+    gw, svc = documents(ROOT / "docs/getting-started/frontdoor.yaml")
+    gw["metadata"] = {"name": gateway}
+    gw["spec"]["clusterName"] = cluster
+    gw["spec"]["tls"] = {"secretRef": {"name": f"{gateway}-tls"}}
+    svc["metadata"] = {"name": service, "namespace": namespace}
+    svc["spec"]["endpoints"][0]["selector"]["matchLabels"] = selector
+    secret = tls_secret(f"{gateway}-tls", gw["spec"]["hostname"], f"e2e-{gateway}")
+    return [secret, gw, svc]
 
 
 def deployment_ready(env: environment.Environment, namespace: str, name: str) -> None:

@@ -18,7 +18,6 @@ import yaml
 
 from e2e.environment import Environment
 from tests.e2e.conftest import (
-    FLEET_LABEL,
     ROOT,
     add_fleet,
     conditions,
@@ -26,6 +25,7 @@ from tests.e2e.conftest import (
     documents,
     eventually,
     guide_cluster,
+    guide_model,
     namespace,
     retire,
 )
@@ -46,16 +46,12 @@ METRICS_CONFIG = {
 
 
 def deployment() -> dict[str, Any]:
-    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-    model["metadata"] = {"name": NAME, "namespace": NAMESPACE}
-    spec = model["spec"]
-    spec["replicas"] = 1
-    spec["autoscaling"] = {
+    model = guide_model(NAMESPACE, CLUSTER, NAME, replicas=1)
+    model["spec"]["autoscaling"] = {
         "minReplicas": 1,
         "maxReplicas": MAX,
         "targets": {"waitingRequestsPerReplica": 4},
     }
-    spec["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: CLUSTER}}
     return model
 
 

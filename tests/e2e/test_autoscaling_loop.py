@@ -27,13 +27,13 @@ from e2e.kubernetes import condition_true
 from e2e.loadsim import Curve, Row, Run, Simulator, figures
 from modelplane.labels import DEPLOYMENT
 from tests.e2e.conftest import (
-    FLEET_LABEL,
     ROOT,
     add_fleet,
     deployment_ready,
     documents,
     eventually,
     guide_cluster,
+    guide_model,
     namespace,
     retire,
 )
@@ -105,17 +105,13 @@ PLAYED = CURVES[CURVE]
 
 
 def deployment() -> dict[str, Any]:
-    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-    model["metadata"] = {"name": NAME, "namespace": NAMESPACE}
-    spec = model["spec"]
-    spec["replicas"] = 1
-    spec["autoscaling"] = {
+    model = guide_model(NAMESPACE, CLUSTER, NAME, replicas=1)
+    model["spec"]["autoscaling"] = {
         "minReplicas": 1,
         "maxReplicas": MAX,
         "targets": PLAYED.targets,
         "behavior": PLAYED.behavior,
     }
-    spec["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: CLUSTER}}
     return model
 
 

@@ -16,13 +16,13 @@ import pytest
 
 from e2e.environment import Environment
 from tests.e2e.conftest import (
-    FLEET_LABEL,
     ROOT,
     add_fleet,
     deployment_ready,
     documents,
     eventually,
     guide_cluster,
+    guide_model,
     namespace,
     retire,
     sampled,
@@ -37,15 +37,10 @@ MAX_UNAVAILABLE = 1
 
 
 def deployment(image: str, replicas: int = REPLICAS) -> dict[str, Any]:
-    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-    model["metadata"] = {"name": "rolling", "namespace": NAMESPACE}
-    spec = model["spec"]
-    spec["replicas"] = replicas
-    spec["rollout"] = {"maxUnavailable": MAX_UNAVAILABLE}
-    spec["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: CLUSTER}}
-    spec["template"]["spec"]["engines"][0]["members"][0]["template"]["spec"]["containers"][0][
-        "image"
-    ] = image
+    model = guide_model(NAMESPACE, CLUSTER, "rolling", replicas)
+    model["spec"]["rollout"] = {"maxUnavailable": MAX_UNAVAILABLE}
+    engine = model["spec"]["template"]["spec"]["engines"][0]
+    engine["members"][0]["template"]["spec"]["containers"][0]["image"] = image
     return model
 
 

@@ -12,7 +12,6 @@ import pytest
 
 from e2e.environment import Environment
 from tests.e2e.conftest import (
-    FLEET_LABEL,
     ROOT,
     add_fleet,
     deployment_ready,
@@ -20,6 +19,7 @@ from tests.e2e.conftest import (
     eventually,
     guarded,
     guide_cluster,
+    guide_model,
     namespace,
     retire,
 )
@@ -41,12 +41,8 @@ def fleet(e2e: Environment) -> Iterator[Environment]:
             e2e.control.kubectl(
                 "wait", f"inferencecluster/{name}", "--for=condition=Ready", "--timeout=300s"
             )
-        (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-        model["metadata"]["namespace"] = NAMESPACE
-        model["spec"]["replicas"] = 1
-        model["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: FLEET}}
         namespace(e2e, NAMESPACE)
-        e2e.control.apply([model])
+        e2e.control.apply([guide_model(NAMESPACE, FLEET, replicas=1)])
         deployment_ready(e2e, NAMESPACE, "qwen3-8b")
         yield e2e
     finally:

@@ -35,18 +35,19 @@ from typing import Any
 
 import pytest
 
-from e2e import control, pki
 from e2e.environment import Environment
 from modelplane.compose.frontdoor import POOL_HEADER
 from modelplane.compose.replicapool import replica_pool_name
+from modelplane.labels import DEPLOYMENT
 from tests.e2e.conftest import (
-    FLEET_LABEL,
     ROOT,
     add_fleet,
     deployment_ready,
     documents,
     eventually,
     guide_cluster,
+    guide_front_door,
+    guide_model,
     namespace,
     retire,
     sampled,
@@ -59,7 +60,6 @@ CLUSTERS = ("routed-a", "routed-b")
 NAMESPACE = "routed"
 NAME = "rolling"
 GATEWAY = "routed-front"
-TLS_SECRET = "routed-front-tls"
 REPLICAS = 4
 MAX_UNAVAILABLE = 1
 OLD, NEW = "vllm/vllm-openai:v0.11.0", "vllm/vllm-openai:v0.11.1"
@@ -67,13 +67,9 @@ PREFIX = f"/{NAMESPACE}/{NAME}/"
 
 
 def deployment(image: str) -> dict[str, Any]:
-    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-    model["metadata"] = {"name": NAME, "namespace": NAMESPACE}
-    spec = model["spec"]
-    spec["replicas"] = REPLICAS
-    spec["rollout"] = {"maxUnavailable": MAX_UNAVAILABLE}
-    template = spec["template"]["spec"]
-    template["clusterSelector"] = {"matchLabels": {FLEET_LABEL: FLEET}}
+    model = guide_model(NAMESPACE, FLEET, NAME, REPLICAS)
+    model["spec"]["rollout"] = {"maxUnavailable": MAX_UNAVAILABLE}
+    template = model["spec"]["template"]["spec"]
     # Two replicas a cluster: each cluster's lanes change during the rollout.
     template["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "modelplane.ai/cluster"}]
     template["engines"][0]["members"][0]["template"]["spec"]["containers"][0]["image"] = image
@@ -83,22 +79,7 @@ def deployment(image: str) -> dict[str, Any]:
 def front_door() -> list[dict[str, Any]]:
     """docs/getting-started/frontdoor.yaml on this fleet: its gateway on the first cluster, its
     server certificate a Secret on the control plane, the service selecting the deployment."""
-    gateway, service = documents(ROOT / "docs/getting-started/frontdoor.yaml")
-    gateway["metadata"] = {"name": GATEWAY}
-    gateway["spec"]["clusterName"] = CLUSTERS[0]
-    gateway["spec"]["tls"] = {"secretRef": {"name": TLS_SECRET}}
-    service["metadata"] = {"name": NAME, "namespace": NAMESPACE}
-    service["spec"]["endpoints"][0]["selector"]["matchLabels"] = {"modelplane.ai/deployment": NAME}
-    hostname = gateway["spec"]["hostname"]
-    cert = pki.leaf(pki.authority("e2e-front-door"), hostname, dns=(hostname,), server=True)
-    secret = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "kubernetes.io/tls",
-        "metadata": {"name": TLS_SECRET, "namespace": control.NAMESPACE},
-        "stringData": {"tls.crt": cert.cert.decode(), "tls.key": cert.key.decode()},
-    }
-    return [secret, gateway, service]
+    return guide_front_door(GATEWAY, CLUSTERS[0], NAMESPACE, NAME, {DEPLOYMENT: NAME})
 
 
 @dataclass(frozen=True)

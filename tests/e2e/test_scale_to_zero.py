@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from e2e import autoscaler, control, pki
+from e2e import autoscaler, control
 from e2e.environment import Environment
 from e2e.envoy import Answer, FrontDoor, Stats
 from e2e.kubernetes import condition_true
@@ -38,13 +38,14 @@ from modelplane.kube.names import dns_label
 from modelplane.labels import DEPLOYMENT
 from tests import promql
 from tests.e2e.conftest import (
-    FLEET_LABEL,
     ROOT,
     add_fleet,
     deployment_ready,
     documents,
     eventually,
     guide_cluster,
+    guide_front_door,
+    guide_model,
     namespace,
     retire,
 )
@@ -55,45 +56,26 @@ CLUSTER = "sleep-a"
 NAMESPACE = "sleepy"
 NAME = "sleeper"
 GATEWAY = "sleep-front"
-TLS_SECRET = "sleep-front-tls"
+TLS_SECRET = f"{GATEWAY}-tls"
 IDLE = 30
 """Seconds without a request before the deployment sleeps (the XRD's least)."""
 PATH = service_prefix(NAMESPACE, NAME) + "v1/completions"
 
 
 def deployment() -> dict[str, Any]:
-    (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-    model["metadata"] = {"name": NAME, "namespace": NAMESPACE}
-    spec = model["spec"]
-    spec["replicas"] = 1
-    spec["autoscaling"] = {
+    model = guide_model(NAMESPACE, CLUSTER, NAME, replicas=1)
+    model["spec"]["autoscaling"] = {
         "minReplicas": 0,
         "maxReplicas": 1,
         "targets": {"waitingRequestsPerReplica": 4},
         "scaleToZero": {"idleSeconds": IDLE},
     }
-    spec["drain"] = {"preStopSeconds": 0}
-    spec["template"]["spec"]["clusterSelector"] = {"matchLabels": {FLEET_LABEL: CLUSTER}}
+    model["spec"]["drain"] = {"preStopSeconds": 0}
     return model
 
 
 def front_door() -> list[dict[str, Any]]:
-    (gw, svc) = documents(ROOT / "docs/getting-started/frontdoor.yaml")
-    gw["metadata"] = {"name": GATEWAY}
-    gw["spec"]["clusterName"] = CLUSTER
-    gw["spec"]["tls"] = {"secretRef": {"name": TLS_SECRET}}
-    svc["metadata"] = {"name": NAME, "namespace": NAMESPACE}
-    svc["spec"]["endpoints"][0]["selector"]["matchLabels"] = {DEPLOYMENT: NAME}
-    hostname = gw["spec"]["hostname"]
-    cert = pki.leaf(pki.authority("e2e-sleep-front"), hostname, dns=(hostname,), server=True)
-    tls = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "kubernetes.io/tls",
-        "metadata": {"name": TLS_SECRET, "namespace": control.NAMESPACE},
-        "stringData": {"tls.crt": cert.cert.decode(), "tls.key": cert.key.decode()},
-    }
-    return [tls, gw, svc]
+    return guide_front_door(GATEWAY, CLUSTER, NAMESPACE, NAME, {DEPLOYMENT: NAME})
 
 
 @dataclass

@@ -13,7 +13,6 @@ import pytest
 from e2e.environment import Environment
 from e2e.workload import GATEWAY_NAMESPACE
 from tests.e2e.conftest import (
-    FLEET_LABEL,
     ROOT,
     add_fleet,
     deleted,
@@ -22,6 +21,7 @@ from tests.e2e.conftest import (
     eventually,
     guarded,
     guide_cluster,
+    guide_model,
     namespace,
     retire,
 )
@@ -54,13 +54,8 @@ def fleet(e2e: Environment) -> Iterator[Environment]:
         e2e.control.kubectl(
             "wait", f"inferencecluster/{CLUSTER}", "--for=condition=Ready", "--timeout=300s"
         )
-        (model,) = documents(ROOT / "docs/getting-started/model.yaml")
-        model["metadata"]["namespace"] = NAMESPACE
-        model["spec"]["template"]["spec"]["clusterSelector"] = {
-            "matchLabels": {FLEET_LABEL: CLUSTER}
-        }
         namespace(e2e, NAMESPACE)
-        e2e.control.apply([model])
+        e2e.control.apply([guide_model(NAMESPACE, CLUSTER)])
         deployment_ready(e2e, NAMESPACE, "qwen3-8b")
         yield e2e
     finally:
