@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
-from e2e import control, pki
+from e2e import control
 from e2e.environment import Environment
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, copy_name
 from modelplane.compose.inferencegateway.priority import (
@@ -47,6 +47,7 @@ from tests.e2e.conftest import (
     guide_cluster,
     namespace,
     retire,
+    tls_secret,
 )
 from tests.envoy_lua import on_request
 
@@ -92,15 +93,8 @@ def service(team: str) -> dict[str, Any]:
 
 
 def secrets(hostname: str) -> list[dict[str, Any]]:
-    cert = pki.leaf(pki.authority("e2e-shared-front"), hostname, dns=(hostname,), server=True)
     meta = {"namespace": control.NAMESPACE}
-    tls = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "kubernetes.io/tls",
-        "metadata": {"name": TLS_SECRET, **meta},
-        "stringData": {"tls.crt": cert.cert.decode(), "tls.key": cert.key.decode()},
-    }
+    tls = tls_secret(TLS_SECRET, hostname, "e2e-shared-front")
     teams = [
         {
             "apiVersion": "v1",
