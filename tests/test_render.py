@@ -40,7 +40,7 @@ def test_requirements_by_labels_and_namespace_match_only_what_they_select():
     assert not render._matches(obj, Requirement("v1", "Secret", match_labels={"team": "web"}))
     assert not render._matches(obj, Requirement("v1", "Secret", namespace="b"))
     assert render._matches(obj, Requirement("v1", "Secret"))
-    assert renderer._resolve(Requirement("v1", "Secret")) == []
+    assert renderer._env.select(Requirement("v1", "Secret")) == []
 
 
 def test_composed_resources_carry_their_composition_resource_name_and_owner():

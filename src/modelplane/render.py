@@ -518,7 +518,6 @@ class Renderer:
         composed them (``owner_of``). Supplied ones win."""
         self.on_render = on_render
         self._produced = produced or {}
-        self.registry = registry
         self.session = session or Session(registry)
         self.admit = admit
         self._env = _Environment(environment)
@@ -579,8 +578,7 @@ class Renderer:
         owned, supplied = self._owned_inputs.of(xr), self._supplied.of(xr, unowned=lone)
         if not owned and not supplied:
             return produced
-        merged: dict[str, Any] = {**owned, **produced, **supplied}
-        return merged
+        return {**owned, **produced, **supplied}
 
     def _render_child(self, parent: Obj, key: str, child: Obj, depth: int) -> Rendered:
         meta = objects.metadata(child)
@@ -630,9 +628,6 @@ class Renderer:
             f"{manifests.identity(xr)}: requirements did not settle after "
             f"{MAX_REQUIREMENT_ROUNDS} calls"
         )
-
-    def _resolve(self, r: Requirement) -> list[Obj]:
-        return self._env.select(r)
 
     def _ordered(self, roots: list[Obj]) -> list[Obj]:
         rank = _kind_order({identity(r)[:2] for r in roots}, self.session.requires)
