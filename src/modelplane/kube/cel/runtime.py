@@ -370,6 +370,12 @@ class Program:
         return result.plain_value()
 
 
+def extensions() -> list[Any]:
+    """The CEL extensions the API server enables beyond the standard library, made afresh for
+    each environment: compiling here and in ``schematypes``, parsing in ``syntax`` alike."""
+    return [ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings()]
+
+
 class Environment:
     """A CEL environment in the Kubernetes dialect with the given variables."""
 
@@ -378,11 +384,7 @@ class Environment:
         self._env = cel.NewEnv(
             _POOL,
             variables=self.variables,
-            extensions=[
-                ext_strings.ExtStrings(),
-                ext_optional.ExtOptional(),
-                ext_bindings.ExtBindings(),
-            ],
+            extensions=extensions(),
             functions=_functions(),
         )
 

@@ -19,7 +19,6 @@ import re
 from typing import Any
 
 from cel_expr_python import cel
-from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from google.protobuf import descriptor_pb2, descriptor_pool
 
 from modelplane.kube.cel import runtime
@@ -196,11 +195,7 @@ def _environment(schema: Schema, sites: list[tuple[str, Schema]]) -> Any:
         return cel.NewEnv(
             pool,
             variables=variables,
-            extensions=[
-                ext_strings.ExtStrings(),
-                ext_optional.ExtOptional(),
-                ext_bindings.ExtBindings(),
-            ],
+            extensions=runtime.extensions(),
             functions=runtime._functions(),
         )
     except Exception:  # a schema shape the runtime proto cannot express: leave it to dyn

@@ -19,8 +19,9 @@ from functools import cache
 from typing import Any
 
 from cel_expr_python import cel
-from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+
+from modelplane.kube.cel.runtime import extensions
 
 __all__ = [
     "Call",
@@ -193,14 +194,7 @@ def _parsed_expr_class() -> Any:
 
 @cache
 def _parser() -> Any:
-    return cel.NewEnv(
-        None,
-        extensions=[
-            ext_strings.ExtStrings(),
-            ext_optional.ExtOptional(),
-            ext_bindings.ExtBindings(),
-        ],
-    )
+    return cel.NewEnv(None, extensions=extensions())
 
 
 _CONSTANTS = {
