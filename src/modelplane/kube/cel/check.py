@@ -594,12 +594,7 @@ class _Checker:
         iter_range = self.substitute(self.check(e.iter_range))
         if iter_range.kind == "list":
             first, second = (
-                (INT, iter_range.params[0])
-                if e.iter_var2
-                else (
-                    iter_range.params[0],
-                    DYN,
-                )
+                (INT, iter_range.params[0]) if e.iter_var2 else (iter_range.params[0], DYN)
             )
         elif iter_range.kind == "map":
             first, second = iter_range.params[0], iter_range.params[1]
