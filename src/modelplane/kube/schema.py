@@ -119,7 +119,7 @@ def _compile(raw: dict[str, Any], where: str) -> Schema:
         rules=list(raw.get("x-kubernetes-validations") or ()),
     )
     if "pattern" in raw:
-        node.pattern = _pattern(raw["pattern"], where)
+        node.pattern = re2_compile(raw["pattern"], f"{where}.pattern")
         node.pattern_text = raw["pattern"]
     _compile_subschemas(node, raw, where)
     if node.embedded:
@@ -207,26 +207,18 @@ def _anchor_end(text: str) -> str:
     in_class = escaped = False
     for ch in text:
         if escaped:
-            out.append(ch)
             escaped = False
         elif ch == "\\":
-            out.append(ch)
             escaped = True
         elif in_class:
-            out.append(ch)
             in_class = ch != "]"
         elif ch == "[":
-            out.append(ch)
             in_class = True
         elif ch == "$":
             out.append("\\Z")
-        else:
-            out.append(ch)
+            continue
+        out.append(ch)
     return "".join(out)
-
-
-def _pattern(text: str, where: str) -> re.Pattern[str]:
-    return re2_compile(text, f"{where}.pattern")
 
 
 # --- prune and default ---------------------------------------------------------------------
@@ -248,10 +240,8 @@ def _prune(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> 
         if items is None:
             return copy_json(value)
         return [_prune(items, v, (*path, i), errors) for i, v in enumerate(value)]
-    if isinstance(value, float) and schema.type == "integer" and value.is_integer():
-        return int(value)
-    if schema.int_or_string and isinstance(value, float) and value.is_integer():
-        return int(value)
+    if isinstance(value, float) and (schema.type == "integer" or schema.int_or_string):
+        return int(value) if value.is_integer() else value
     if isinstance(value, int) and not isinstance(value, bool) and schema.type == "number":
         return float(value)
     return value
