@@ -332,12 +332,8 @@ def validate(schema: Schema, obj: Any, path: Path = ()) -> list[FieldError]:
     return errors
 
 
-def _name(path: Path) -> str:
-    return render_path(path)
-
-
 def _type_invalid(path: Path, expected: str, actual: str) -> FieldError:
-    name = _name(path)
+    name = render_path(path)
     message = f'{name} in body must be of type {expected}: "{actual}"'
     return FieldError(name, ErrorType.TYPE_INVALID, actual, message)
 
@@ -365,7 +361,9 @@ def _validate(schema: Schema, value: Any, path: Path, errors: list[FieldError]) 
             f'"{e}"' if isinstance(e, str) else f'"{_json(e)}"' for e in schema.enum
         )
         errors.append(
-            FieldError(_name(path), ErrorType.NOT_SUPPORTED, value, f"supported values: {allowed}")
+            FieldError(
+                render_path(path), ErrorType.NOT_SUPPORTED, value, f"supported values: {allowed}"
+            )
         )
 
     kind = type(value)
@@ -401,7 +399,7 @@ def _validate_string(schema: Schema, value: str, path: Path, errors: list[FieldE
         unit = "byte" if schema.max_length == 1 else "bytes"
         errors.append(
             FieldError(
-                _name(path),
+                render_path(path),
                 ErrorType.TOO_LONG,
                 value,
                 f"may not be more than {schema.max_length} {unit}",
@@ -437,7 +435,7 @@ def _check_count(
     if high is not None and n > high:
         unit = "item" if high == 1 else "items"
         errors.append(
-            FieldError(_name(path), ErrorType.TOO_MANY, n, f"must have at most {high} {unit}")
+            FieldError(render_path(path), ErrorType.TOO_MANY, n, f"must have at most {high} {unit}")
         )
     if low is not None and n < low:
         errors.append(_invalid(path, n, f"should have at least {low} {noun}"))
@@ -445,7 +443,7 @@ def _check_count(
 
 def _invalid(path: Path, value: Any, phrase: str) -> FieldError:
     """The OpenAPI validator's 'Invalid value' errors: '<field> in body <phrase>'."""
-    name = _name(path)
+    name = render_path(path)
     return FieldError(name, ErrorType.INVALID, value, f"{name} in body {phrase}")
 
 
