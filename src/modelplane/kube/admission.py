@@ -228,17 +228,7 @@ def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
             )
         )
     elif isinstance(name, str) and name:
-        if len(name) > 253:
-            errors.append(
-                FieldError(
-                    "metadata.name",
-                    ErrorType.INVALID,
-                    name,
-                    "must be no more than 253 characters",
-                )
-            )
-        elif not _DNS1123_SUBDOMAIN.fullmatch(name):
-            errors.append(FieldError("metadata.name", ErrorType.INVALID, name, _SUBDOMAIN_MESSAGE))
+        errors += subdomain_errors("metadata.name", name)
     for key in ("labels", "annotations"):
         value = out.get(key)
         if value is not None and not (
