@@ -139,9 +139,6 @@ class _Memo:
             self._entries.move_to_end(key)
         return hit
 
-    def clear(self) -> None:
-        self._entries.clear()
-
     def put(self, key: tuple[int, str], value: tuple[bool, str]) -> None:
         self._entries[key] = value
         if len(self._entries) > _MEMO_SIZE:
