@@ -200,13 +200,7 @@ class Explanation:
         return lines + (self.autoscaling.text() if self.autoscaling is not None else [])
 
     def to_dict(self) -> Obj:
-        out = self._facts()
-        if self.autoscaling is not None:
-            out["autoscaling"] = self.autoscaling.to_dict()
-        return out
-
-    def _facts(self) -> Obj:
-        return {
+        out = {
             "deployment": self.deployment,
             "namespace": self.namespace,
             "name": self.name,
@@ -225,6 +219,9 @@ class Explanation:
             "shortfall": list(self.plan.shortfall) if self.short else [],
             "decisions": [d.to_dict() for d in self.decisions],
         }
+        if self.autoscaling is not None:
+            out["autoscaling"] = self.autoscaling.to_dict()
+        return out
 
 
 def explain_all(docs: Sequence[Obj]) -> list[Explanation]:
@@ -308,12 +305,9 @@ class _Scaled:
 
     def composite(self, md: Obj) -> Obj | None:
         """``md`` as render left it, with the status its composer wrote."""
-        same = (d for d in self.rendered if d.get("kind") == md["kind"] and _same(d, md))
+        kind, identity = md["kind"], _identity(md)
+        same = (d for d in self.rendered if d.get("kind") == kind and _identity(d) == identity)
         return next(same, None)
-
-
-def _same(a: Obj, b: Obj) -> bool:
-    return _identity(a) == _identity(b)
 
 
 def _as_rendered(
