@@ -51,6 +51,7 @@ from modelplane.structs import (
     checked_view,
     fill_struct,
     identity,
+    name_of,
     shape_of,
     struct_to_dict,
     struct_to_dict_lazily,
@@ -460,7 +461,7 @@ def _fatal(
 def _identity_of(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
     """The composite's kind and name for a log line, whatever shape the request has."""
     resource = req.observed.composite.resource
-    return identity(resource)[1], _name_of(resource)
+    return identity(resource)[1], name_of(resource)
 
 
 class Lru(Generic[T]):
@@ -635,7 +636,7 @@ def _qualified(api_version: str, kind: str) -> str:
 
 
 def _named(resource: struct_pb2.Struct) -> str:
-    name = _name_of(resource)
+    name = name_of(resource)
     return f' ("{name}")' if name else ""
 
 
@@ -647,14 +648,6 @@ def _read_shape(
     if shape is None:
         shape = shapes[key] = shape_of(admission.read_schema(*key))
     return shape
-
-
-def _name_of(resource: struct_pb2.Struct) -> str:
-    meta = resource.fields.get("metadata")
-    if meta is None or meta.WhichOneof("kind") != "struct_value":
-        return ""
-    name = meta.struct_value.fields.get("name")
-    return name.string_value if name is not None else ""
 
 
 def write_response(

@@ -624,13 +624,17 @@ def describe(struct: struct_pb2.Struct) -> str:
     """``Kind.group "name"``, as the API server names an object, from whatever is there."""
     api_version, kind = identity(struct)
     group = api_version.rpartition("/")[0]
-    kind = kind or "<no kind>"
-    name = ""
-    meta = struct.fields.get("metadata")
-    if meta is not None and meta.WhichOneof("kind") == "struct_value":
-        value = meta.struct_value.fields.get("name")
-        name = value.string_value if value is not None else ""
+    kind, name = kind or "<no kind>", name_of(struct)
     return f'{kind}.{group} "{name}"' if group else f'{kind} "{name}"'
+
+
+def name_of(struct: struct_pb2.Struct) -> str:
+    """An object's ``metadata.name``, "" when it has none."""
+    meta = struct.fields.get("metadata")
+    if meta is None or meta.WhichOneof("kind") != "struct_value":
+        return ""
+    name = meta.struct_value.fields.get("name")
+    return name.string_value if name is not None else ""
 
 
 def _first_error(shape: Shape, fields: Any, path: list[str | int]) -> FieldError | None:
