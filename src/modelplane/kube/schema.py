@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -260,10 +260,7 @@ def _prune_object(
         elif additional is not None:
             child = additional
         if child is None:
-            if schema.preserve_unknown or (props is None and schema.type != "object"):
-                out[key] = copy_json(sub)
-            else:
-                errors.append(FieldError(render_path((*path, key)), ErrorType.UNKNOWN_FIELD, OMIT))
+            _unknown(schema, key, sub, path, out, errors)
             continue
         kind = type(sub)
         if kind is str or kind is bool:
@@ -279,6 +276,17 @@ def _prune_object(
             # A default is itself defaulted below, as structural defaulting recurses into it.
             out[key] = _prune(child, copy_json(child.default), (*path, key), [])
     return out
+
+
+def _unknown(
+    schema: Schema, key: str, sub: Any, path: Path, out: dict[str, Any], errors: list[FieldError]
+) -> None:
+    """A field the schema does not declare: kept where unknown fields are preserved (or the
+    schema declares no object), else dropped as an unknown-field error."""
+    if schema.preserve_unknown or (schema.properties is None and schema.type != "object"):
+        out[key] = copy_json(sub)
+    else:
+        errors.append(FieldError(render_path((*path, key)), ErrorType.UNKNOWN_FIELD, OMIT))
 
 
 def copy_json(value: Any) -> Any:
@@ -338,46 +346,43 @@ def _type_invalid(path: Path, expected: str, actual: str) -> FieldError:
     return FieldError(name, ErrorType.TYPE_INVALID, actual, message)
 
 
-def _validate(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> None:
-    if value is None:
-        if not schema.nullable and (schema.type or schema.int_or_string):
-            expected = "integer,string" if schema.int_or_string and not schema.type else schema.type
-            errors.append(_type_invalid(path, expected, "null"))
-        return
+def _mistyped(schema: Schema, value: Any, path: Path) -> FieldError | None:
+    """The error of a value not of the schema's type: null where it is not nullable, an
+    int-or-string that is neither."""
     expected = schema.type
+    if value is None:
+        if schema.nullable or not (expected or schema.int_or_string):
+            return None
+        return _type_invalid(path, expected or "integer,string", "null")
     if expected and not _type_ok(expected, value):
-        errors.append(_type_invalid(path, expected, json_type(value)))
-        return
-    if (
-        schema.int_or_string
-        and not expected
-        and not ((type(value) is int) or isinstance(value, str))
-    ):
-        errors.append(_type_invalid(path, "integer,string", json_type(value)))
-        return
+        return _type_invalid(path, expected, json_type(value))
+    if schema.int_or_string and not expected and not (type(value) is int or isinstance(value, str)):
+        return _type_invalid(path, "integer,string", json_type(value))
+    return None
 
+
+def _validate(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> None:
+    mistyped = _mistyped(schema, value, path)
+    if mistyped is not None:
+        errors.append(mistyped)
+    if mistyped is not None or value is None:
+        return
     if schema.enum is not None and not any(_same(value, e) for e in schema.enum):
-        allowed = ", ".join(
-            f'"{e}"' if isinstance(e, str) else f'"{_json(e)}"' for e in schema.enum
-        )
-        errors.append(
-            FieldError(
-                render_path(path), ErrorType.NOT_SUPPORTED, value, f"supported values: {allowed}"
-            )
-        )
+        errors.append(_not_supported(schema.enum, value, path))
 
-    kind = type(value)
-    if kind is str:
-        _validate_string(schema, value, path, errors)
-    elif kind in (int, float):
-        _validate_number(schema, value, path, errors)
-    elif kind is list:
-        _validate_array(schema, value, path, errors)
-    elif kind is dict:
-        _validate_object(schema, value, path, errors)
+    check = _VALIDATE_KIND.get(type(value))
+    if check is not None:
+        check(schema, value, path, errors)
 
     if schema.any_of or schema.all_of or schema.one_of or schema.not_:
         _validate_composition(schema, value, path, errors)
+
+
+def _not_supported(enum: list[Any], value: Any, path: Path) -> FieldError:
+    allowed = ", ".join(f'"{e}"' if isinstance(e, str) else f'"{_json(e)}"' for e in enum)
+    return FieldError(
+        render_path(path), ErrorType.NOT_SUPPORTED, value, f"supported values: {allowed}"
+    )
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -531,6 +536,16 @@ def _validate_object(
             _validate(child, sub, (*path, key), errors)
         elif additional is not None:
             _validate(additional, sub, (*path, Key(key)), errors)
+
+
+_VALIDATE_KIND: dict[type, Callable[..., None]] = {
+    str: _validate_string,
+    int: _validate_number,
+    float: _validate_number,
+    list: _validate_array,
+    dict: _validate_object,
+}
+"""What a value is checked for beyond its type, by its exact type (a bool: nothing more)."""
 
 
 def _validate_composition(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> None:
