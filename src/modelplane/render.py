@@ -524,12 +524,21 @@ class Renderer:
         present = self._env.objects()
         composables = [o for o in present if self.session.composes(o)]
         self._owners = owners.Owners(composables)
-        # Which composite owns which (a deployment its replicas, from the previous pass): a
-        # composite rendered again takes the place of everything it composed before.
+        self._owned: dict[Identity, list[Identity]] = {}
+        self._roots = self._ordered(self._unowned(composables))
+        # An input that names its owner and its composition resource name is what Crossplane
+        # would observe as that owner's composed resource (a replica placed before a drain).
+        owned = [o for o in present if owners.owner_name(o) and _annotation(o, RESOURCE_NAME)]
+        self._supplied = owners.Composed(observed, self._owners, RESOURCE_NAME)
+        self._owned_inputs = owners.Composed(owned, self._owners, RESOURCE_NAME)
+
+    def _unowned(self, composables: list[Obj]) -> list[Obj]:
+        """The composites no other one owns, each owned one noted under its owner in ``_owned``.
+        Which composite owns which (a deployment its replicas, from the previous pass) matters:
+        a composite rendered again takes the place of everything it composed before."""
         named: dict[str, list[Obj]] = {}
         for c in composables:
             named.setdefault(objects.name(c), []).append(c)
-        self._owned: dict[Identity, list[Identity]] = {}
         roots = []
         for c in composables:
             name = owners.owner_name(c)
@@ -539,12 +548,7 @@ class Renderer:
                 roots.append(c)
             else:
                 self._owned.setdefault(identity(owner), []).append(identity(c))
-        self._roots = self._ordered(roots)
-        # An input that names its owner and its composition resource name is what Crossplane
-        # would observe as that owner's composed resource (a replica placed before a drain).
-        owned = [o for o in present if owners.owner_name(o) and _annotation(o, RESOURCE_NAME)]
-        self._supplied = owners.Composed(observed, self._owners, RESOURCE_NAME)
-        self._owned_inputs = owners.Composed(owned, self._owners, RESOURCE_NAME)
+        return roots
 
     def composites(self) -> list[Obj]:
         """Input objects this project composes and that no other input composite owns, in the

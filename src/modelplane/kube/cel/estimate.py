@@ -343,14 +343,19 @@ class _Coster:
             if size is not None:
                 result = size if result is None else _union(result, size)
             if overload in ("index_list", "index_map") and e.args:
-                sub = self.entry(e.args[0])
-                result = None if sub is None else sub.val
-                item = "@items" if overload == "index_list" else "@values"
-                self.paths[e.id] = _append(self.path(e.args[0]), item)
+                result = self.index(e, overload)
             if result is None:
                 result = self.compute_size(e)
         self.set_size(e, result)
         return _add(total, fn_cost)
+
+    def index(self, e: Call, overload: str) -> Range | None:
+        """An index into a list or map: its path one level down, and the size of the entries
+        the container was built with, if known."""
+        sub = self.entry(e.args[0])
+        item = "@items" if overload == "index_list" else "@values"
+        self.paths[e.id] = _append(self.path(e.args[0]), item)
+        return None if sub is None else sub.val
 
     def create_list(self, e: CreateList) -> Range:
         total: Range = 0, 0
