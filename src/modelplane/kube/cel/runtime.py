@@ -125,13 +125,8 @@ def k8scel_file() -> descriptor_pb2.FileDescriptorProto:
     return proto
 
 
-def _build_pool() -> descriptor_pool.DescriptorPool:
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(k8scel_file())
-    return pool
-
-
-_POOL = _build_pool()
+_POOL = descriptor_pool.DescriptorPool()
+_POOL.Add(k8scel_file())
 _QUANTITY_MESSAGE: Any = message_factory.GetMessageClass(
     _POOL.FindMessageTypeByName("k8scel.Quantity")
 )
@@ -256,7 +251,10 @@ def _overload(
 _Overload = tuple[str, CelType, list[CelType], Callable[..., Any] | None]
 
 
-def _library() -> list[Any]:
+@cache
+def _functions() -> list[Any]:
+    """The Kubernetes libraries' functions (quantity, semver, list and regex extras), declared
+    once per process."""
     q, s = QUANTITY, SEMVER
     member: list[tuple[str, list[_Overload]]] = [
         ("isInteger", [("quantity_is_integer", BOOL, [q], lambda a: _quantity(a).is_integer())]),
@@ -328,11 +326,6 @@ def _library() -> list[Any]:
         cel.FunctionDecl(name, [_overload(*o) for o in overloads]) for name, overloads in glob
     ]
     return decls
-
-
-@cache
-def _functions() -> list[Any]:
-    return _library()
 
 
 def _native(value: Any) -> Any:
