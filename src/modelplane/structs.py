@@ -283,9 +283,7 @@ def plain(v: Any) -> Any:
         return _plain_fields(v)
     if t is list:
         return _plain_values(v)
-    if t is str or t is bool or v is None:
-        return v
-    if t is int:
+    if t is str or t is int or t is bool or v is None:
         return v
     if t is float:
         return int(v) if v.is_integer() else v
