@@ -356,7 +356,7 @@ def test_a_refused_response_says_what_sizes_a_gateways_response() -> None:
 
 
 def test_the_cache_is_bounded_by_bytes_however_many_entries():
-    from modelplane.function import Lru
+    from modelplane.kube.lru import Lru
 
     cache: Lru[str] = Lru(1000)
     for i in range(100):
@@ -366,7 +366,7 @@ def test_the_cache_is_bounded_by_bytes_however_many_entries():
 
 
 def test_an_entry_larger_than_the_whole_budget_is_not_kept():
-    from modelplane.function import Lru
+    from modelplane.kube.lru import Lru
 
     cache: Lru[str] = Lru(1000)
     cache.put("small", "x", 10)

@@ -13,10 +13,9 @@ import gc
 import hashlib
 import time
 import traceback
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import grpc
 from crossplane.function import logging
@@ -41,6 +40,7 @@ from modelplane.composer import (
     Severity,
     UnknownKindError,
 )
+from modelplane.kube.lru import Lru
 from modelplane.structs import (
     LazyPaths,
     Shape,
@@ -64,7 +64,6 @@ RESPONSE_TTL_SECONDS = 60
 CACHE_BYTES = 64 * 1024 * 1024
 """What the response cache may hold: a fleet's response runs to megabytes, a replica's to
 tens of kilobytes, so a count would bound nothing."""
-T = TypeVar("T")
 _READY = {"True": fnv1.READY_TRUE, "False": fnv1.READY_FALSE, "Unspecified": fnv1.READY_UNSPECIFIED}
 _SEVERITY = {
     "Normal": fnv1.SEVERITY_NORMAL,
@@ -462,39 +461,6 @@ def _identity_of(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
     """The composite's kind and name for a log line, whatever shape the request has."""
     resource = req.observed.composite.resource
     return identity(resource)[1], name_of(resource)
-
-
-class Lru(Generic[T]):
-    """A map bounded by the total size of its entries, forgetting the least recently used
-    first; an entry larger than the whole budget is not kept at all."""
-
-    def __init__(self, budget: int) -> None:
-        self._items: OrderedDict[str | bytes, tuple[T, int]] = OrderedDict()
-        self.budget = budget
-        self.size = 0
-        """The sizes of the entries held, summed."""
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def get(self, key: str | bytes) -> T | None:
-        entry = self._items.get(key)
-        if entry is None:
-            return None
-        self._items.move_to_end(key)
-        return entry[0]
-
-    def put(self, key: str | bytes, item: T, size: int) -> None:
-        old = self._items.pop(key, None)
-        if old is not None:
-            self.size -= old[1]
-        if size > self.budget:
-            return
-        self._items[key] = (item, size)
-        self.size += size
-        while self.size > self.budget:
-            _, (_, dropped) = self._items.popitem(last=False)
-            self.size -= dropped
 
 
 class MalformedRequestError(ValueError):

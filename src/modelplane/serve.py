@@ -48,13 +48,13 @@ from modelplane.function import (
     CACHE_BYTES,
     MIB,
     FunctionRunner,
-    Lru,
     Outcome,
     content_key,
     fatal_bytes,
     log_request,
     peek_tag,
 )
+from modelplane.kube.lru import Lru
 from modelplane.metrics import Metrics, metrics_address
 
 _TLS_FILES = ("tls.crt", "tls.key", "ca.crt")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from modelplane.apis import apis_dir
 from modelplane.kube import rules
 from modelplane.kube.crd import Definition, Version, load_definitions
 from modelplane.kube.errors import ErrorType, FieldError
+from modelplane.kube.lru import Lru
 from modelplane.kube.rules import evaluate
 from modelplane.kube.schema import Schema, copy_json, json_type, prune_and_default, validate
 
@@ -124,8 +124,7 @@ class Admission:
 # Whole admissions, memoised by object content: render runs compositions to a fixed point and a
 # reconcile loop sees the same XR again and again. Bounded; the schema is held by the entry, so
 # its id cannot be reused while the entry lives.
-_RESULTS: OrderedDict[tuple[int, str], tuple[Schema, str, list[FieldError]]] = OrderedDict()
-_RESULTS_SIZE = 256
+_RESULTS: Lru[tuple[Schema, str, list[FieldError]]] = Lru(256)
 
 
 def admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
@@ -140,12 +139,9 @@ def admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
     key = (id(schema), text)
     hit = _RESULTS.get(key)
     if hit is not None and hit[0] is schema:
-        _RESULTS.move_to_end(key)
         return Admitted(json.loads(hit[1]), list(hit[2]))
     admitted = _admit(schema, obj)
-    _RESULTS[key] = (schema, json.dumps(admitted.object), list(admitted.errors))
-    if len(_RESULTS) > _RESULTS_SIZE:
-        _RESULTS.popitem(last=False)
+    _RESULTS.put(key, (schema, json.dumps(admitted.object), list(admitted.errors)))
     return admitted
 
 

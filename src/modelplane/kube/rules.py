@@ -24,7 +24,6 @@ import functools
 import itertools
 import json
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +36,7 @@ from modelplane.kube.cel.runtime import (
     Program,
 )
 from modelplane.kube.errors import ErrorType, FieldError, Key, Path, render_path
+from modelplane.kube.lru import Lru
 from modelplane.kube.schema import Schema
 
 _SERIALS = itertools.count()
@@ -127,25 +127,8 @@ def _compile_tree(schema: Schema, where: str, failures: list[str]) -> None:
 _MEMO_SIZE = 4096
 
 
-class _Memo:
-    """A bounded LRU of rule outcomes keyed by (rule, node content)."""
-
-    def __init__(self) -> None:
-        self._entries: OrderedDict[tuple[int, str], tuple[bool, str]] = OrderedDict()
-
-    def get(self, key: tuple[int, str]) -> tuple[bool, str] | None:
-        hit = self._entries.get(key)
-        if hit is not None:
-            self._entries.move_to_end(key)
-        return hit
-
-    def put(self, key: tuple[int, str], value: tuple[bool, str]) -> None:
-        self._entries[key] = value
-        if len(self._entries) > _MEMO_SIZE:
-            self._entries.popitem(last=False)
-
-
-_MEMO = _Memo()
+_MEMO: Lru[tuple[bool, str]] = Lru(_MEMO_SIZE)
+"""Rule outcomes keyed by (rule, node content)."""
 # Benchmarks switch this off to measure evaluation itself.
 memoise = True
 
