@@ -55,7 +55,7 @@ from modelplane.scheduling.placement import (
 )
 from modelplane.scheduling.recording import listening
 from modelplane.scheduling.selection import none_matches, unselected, wanted
-from modelplane.shortlist import shortlist
+from modelplane.shortlist import plural, shortlist
 from modelplane.simulate import simulate_stack
 
 __all__ = ["ManifestError", "explain", "explain_command", "load_manifests"]
@@ -619,7 +619,7 @@ def _taken_summary(
             phrases.setdefault((placed.retained, where), []).append(placed.index)
     parts = []
     for (kept, where), indices in phrases.items():
-        which = f"replica{'s' if len(indices) > 1 else ''} {', '.join(map(str, indices))}"
+        which = f"{plural('replica', len(indices))} {', '.join(map(str, indices))}"
         parts.append(f"{which} {'kept' if kept else 'placed'} {where}")
     summary = "; ".join(parts)
     if full:
@@ -654,7 +654,7 @@ def _where(p: ReplicaPlacement, grows: Mapping[str, tuple[int, int] | None]) -> 
         return f"{pool} (scales from {growth[0]} to {growth[1]} nodes)" if growth else pool
 
     def pools(names: list[str]) -> str:
-        return f"pool{'s' if len(names) > 1 else ''} {', '.join(map(named, names))}"
+        return f"{plural('pool', len(names))} {', '.join(map(named, names))}"
 
     if len(per_engine) == 1:
         return f"on {pools(per_engine[0][1])}"

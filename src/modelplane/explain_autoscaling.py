@@ -34,6 +34,7 @@ from modelplane.scheduling.replicas import replica_identity, replica_index
 from modelplane.scheduling.scale_in import Autoscaled, CostOrder, victim
 from modelplane.scheduling.scheduler import placement_of
 from modelplane.scheduling.spread import parse_constraints
+from modelplane.shortlist import counted, plural
 
 __all__ = ["Autoscaling", "Leaving", "Next", "autoscaling_of", "first_to_leave", "next_replica"]
 
@@ -61,7 +62,7 @@ class Next:
     def text(self) -> str:
         if self.index is None:
             return "next replica: no cluster has room for it: " + "; ".join(self.short)
-        pools = f"pool{'s' if len(self.pools) > 1 else ''} {', '.join(self.pools)}"
+        pools = f"{plural('pool', len(self.pools))} {', '.join(self.pools)}"
         line = f"next replica would go to: replica {self.index} on {self.cluster}, {pools}"
         return line + (f": {self.why}" if self.why else "")
 
@@ -318,8 +319,9 @@ def _price(leaving: Replica, kept: Sequence[Replica], order: CostOrder) -> str:
     rank = order.prices[leaving.index]
     ranks = [order.prices[k.index] for k in kept]
     if rank[0]:
-        pods = f"{rank[0]} pod{'s' if rank[0] > 1 else ''}"
-        return f"{pods} on unpriced capacity (an unknown price is not a free one)"
+        return (
+            f"{counted(rank[0], 'pod')} on unpriced capacity (an unknown price is not a free one)"
+        )
     cheapest = min(r[1] for r in ranks)
     if rank == max(ranks) and rank[1] > cheapest:
         return f"the dearest capacity: {rank[1]:g} per hour against {cheapest:g} for the cheapest"

@@ -41,6 +41,7 @@ from modelplane.kube.cel.budget import (
 from modelplane.kube.crd import Definition, DefinitionError, load_definitions
 from modelplane.manifests import Manifest, ManifestError, load
 from modelplane.scheduling.selectorcheck import selector_problems
+from modelplane.shortlist import counted
 
 COMMAND = "validate"
 
@@ -206,7 +207,7 @@ _UNDEFINED = "kind not defined in apis/ or by --crd"
 def _summary(checked: int, invalid: int, warned: int, skipped: int, refused: int) -> str:
     summary = f"{checked} checked, {invalid} invalid"
     if warned:
-        summary += f", {warned} warning{'s' if warned != 1 else ''}"
+        summary += f", {counted(warned, 'warning')}"
     if skipped:
         summary += f", {skipped} skipped ({_UNDEFINED})"
     if refused:
@@ -227,7 +228,7 @@ def _nothing_to_validate(found: int, skipped: dict[str, int]) -> str:
         return "nothing to validate: the input holds no objects"
     kinds = ", ".join(f"{k} ({n})" if n > 1 else k for k, n in sorted(skipped.items()))
     return (
-        f"nothing to validate: none of the {found} object{'s' if found != 1 else ''} in the "
+        f"nothing to validate: none of the {counted(found, 'object')} in the "
         f"input has a kind defined in apis/ or by --crd (skipped: {kinds})"
     )
 

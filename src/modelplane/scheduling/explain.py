@@ -13,7 +13,7 @@ from modelplane.scheduling.capacity import Load, PoolState, nodes_needed
 from modelplane.scheduling.fill import Fill
 from modelplane.scheduling.fleet import Cluster
 from modelplane.scheduling.options import EngineOption, Replica
-from modelplane.shortlist import counted
+from modelplane.shortlist import counted, plural
 
 
 def why_not(fill: Fill, cluster: Cluster) -> tuple[str, dict[str, str]]:
@@ -181,8 +181,7 @@ def _cluster_trace(
         for name in cluster.pool_names
     )
     if mine:
-        plural = "s" if len(mine) > 1 else ""
-        reason = f"hosts replica{plural} " + ", ".join(str(r.index) for r in mine)
+        reason = f"hosts {plural('replica', len(mine))} " + ", ".join(str(r.index) for r in mine)
     else:
         reason = summary
     return pl.ClusterTrace(
