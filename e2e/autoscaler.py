@@ -29,7 +29,7 @@ import yaml
 
 from e2e import build, pki, processes
 from e2e.kubernetes import Cluster, condition_true, free_port
-from modelplane.compose.metricsconfig import METRICS_CONFIG
+from modelplane.compose.shared.metricsconfig import METRICS_CONFIG
 
 NAMESPACE = "keda"
 ADAPTER_SERVICE = "keda-metrics-apiserver"

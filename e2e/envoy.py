@@ -32,8 +32,8 @@ from typing import Any
 
 from e2e.exposition import serve as serve_text
 from e2e.kubernetes import Cluster
-from modelplane.compose.frontdoor import FLEET_LISTENER, FRONT_LISTENER
-from modelplane.compose.scaletozero import ACTIVATION_SERIES, rule_cluster
+from modelplane.compose.shared.frontdoor import FLEET_LISTENER, FRONT_LISTENER
+from modelplane.compose.shared.scaletozero import ACTIVATION_SERIES, rule_cluster
 
 Obj = dict[str, Any]
 

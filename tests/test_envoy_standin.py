@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from e2e.envoy import FrontDoor, Stats, respond
-from modelplane.compose.frontdoor import FLEET_LISTENER, FRONT_LISTENER
 from modelplane.compose.modelservice.composer import compose_service
-from modelplane.compose.scaletozero import ACTIVATION_SERIES, rule_cluster
+from modelplane.compose.shared.frontdoor import FLEET_LISTENER, FRONT_LISTENER
+from modelplane.compose.shared.scaletozero import ACTIVATION_SERIES, rule_cluster
 from tests.compose.modelservice.kit import manifests, replica_endpoint, service, service_inputs
 
 Obj = dict[str, Any]

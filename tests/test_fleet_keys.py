@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from modelplane import manifests
-from modelplane.compose.frontdoor import fleet_pki
 from modelplane.compose.registry import default_registry
+from modelplane.compose.shared.frontdoor import fleet_pki
 from modelplane.render import api_server_admission, render_documents
 from modelplane.simulate import simulate_observed
 

@@ -2,12 +2,12 @@
 
 cli -> commands (render, serve, validate, explain) -> function -> compose -> scheduling ->
 kube, structs, labels, manifests. A module may import its own layer or any layer below; within
-``compose``, a kind's package (``compose/<kind>/``) imports only itself and what every kind
-shares at ``compose/`` level. The scheduler is pure: it imports nothing of protobuf, gRPC or
-the SDK, and nothing it reaches, directly or not, is the Struct edge or a composer (the CEL
-runtime it evaluates selectors with keeps its own protobuf types, below it). No module reaches
-itself through its imports, those inside functions included: a circle only works while every
-import on it stays where it is.
+``compose``, a kind's package (``compose/<kind>/``) imports only itself and what the kinds
+share (``compose/shared/``), which imports no kind's package. The scheduler is pure: it imports
+nothing of protobuf, gRPC or the SDK, and nothing it reaches, directly or not, is the Struct
+edge or a composer (the CEL runtime it evaluates selectors with keeps its own protobuf types,
+below it). No module reaches itself through its imports, those inside functions included: a
+circle only works while every import on it stays where it is.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
 )
 KINDS = "modelplane.compose."
+SHARED = "shared"
 NOT_IN_THE_SCHEDULER = ("grpc", "google.protobuf", "crossplane")
 
 
@@ -112,11 +113,12 @@ def layer(module: str) -> int:
 
 
 def kind_of(module: str) -> str | None:
-    """The composite kind whose package holds ``module``, if any (``compose/<kind>/...``)."""
+    """The composite kind whose package holds ``module``, if any (``compose/<kind>/...``);
+    ``compose/shared/`` is what the kinds share, no kind's."""
     if not module.startswith(KINDS):
         return None
     rest = module[len(KINDS) :].split(".")
-    return rest[0] if len(rest) > 1 else None
+    return rest[0] if len(rest) > 1 and rest[0] != SHARED else None
 
 
 def _within(module: str, prefix: str) -> bool:
@@ -138,6 +140,12 @@ def test_a_kind_imports_no_other_kinds_package(module: str) -> None:
     mine = kind_of(module)
     foreign = [i for i in _internal(module) if kind_of(i) not in (None, mine)]
     assert not foreign, f"{module} reaches into another kind's package: {foreign}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(KINDS + SHARED)))
+def test_what_the_kinds_share_imports_no_kinds_package(module: str) -> None:
+    kinds = [i for i in _internal(module) if kind_of(i) is not None]
+    assert not kinds, f"{module} is shared, yet reaches into a kind's package: {kinds}"
 
 
 def test_the_scheduler_reaches_nothing_of_protobuf_grpc_or_composers() -> None:
@@ -166,8 +174,8 @@ def test_the_walk_sees_a_circle_through_a_lazy_import() -> None:
     # The check itself: a -> b at the top, b -> a inside a function, c beside them.
     graph = {"a": {"b"}, "b": {"a", "c"}, "c": set()}
     assert circles(graph) == {frozenset({"a", "b"})}
-    lazy = "def f():\n    from modelplane.compose import remote\n"
-    assert imports_in(lazy) == {"modelplane.compose.remote"}
+    lazy = "def f():\n    from modelplane.compose.shared import remote\n"
+    assert imports_in(lazy) == {"modelplane.compose.shared.remote"}
 
 
 def test_every_module_sits_in_a_layer() -> None:
@@ -179,4 +187,5 @@ def test_the_walk_sees_an_upward_import() -> None:
     # The check itself: a compose module importing the function would be caught.
     assert layer("modelplane.function") < layer("modelplane.compose.registry")
     assert kind_of("modelplane.compose.modelreplica.pods") == "modelreplica"
-    assert kind_of("modelplane.compose.remote") is None
+    assert kind_of("modelplane.compose.shared.remote") is None
+    assert kind_of("modelplane.compose.registry") is None

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from modelplane import simulate
-from modelplane.compose import frontdoor
 from modelplane.compose.inferencecluster import gateway, releases
 from modelplane.compose.inferencegateway import composer as inferencegateway
 from modelplane.compose.modelcache import composer as modelcache
 from modelplane.compose.modelreplica import picker, routing, workloads
+from modelplane.compose.shared import frontdoor
 from modelplane.structs import frozen
 
 QUERIES = {

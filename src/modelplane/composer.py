@@ -218,7 +218,7 @@ class Registry:
         are the composite's sub-trees at the ``lazy_composite`` paths (``structs.lazy_paths``):
         parts the composer passes through or digests whole, never picks apart. ``requires``:
         the (apiVersion, kind) each requirement asks for, by its name or, for a name built as
-        ``<prefix>/...`` (``compose.evidence.requirement_name``), by its prefix."""
+        ``<prefix>/...`` (``compose.shared.evidence.requirement_name``), by its prefix."""
         key = (_group(api_version), kind)
         self._composers[key] = composer
         self._lazy[key] = frozenset(lazy)

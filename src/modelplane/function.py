@@ -25,7 +25,7 @@ from google.protobuf import duration_pb2, struct_pb2
 from google.protobuf.message import DecodeError
 
 from modelplane.compose.admission import Admission, invalid
-from modelplane.compose.malformed import malformed
+from modelplane.compose.shared.malformed import malformed
 from modelplane.composer import (
     Composer,
     Condition,

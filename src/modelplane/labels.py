@@ -53,7 +53,7 @@ TEMPLATE_HASH = "modelplane.ai/template-hash"
 """Annotation a ModelDeployment stamps on each ModelReplica: a hash of what it is stamped with
 (spec, labels, the annotations its pods read). The replica carries it onto its workload objects
 and its ``RevisionReady`` condition names it once its cluster runs it
-(``compose/replica_revision.py``)."""
+(``compose/shared/replica_revision.py``)."""
 
 SURGE_FOR = "modelplane.ai/surge-for"
 """Annotation on a ModelReplica placed by a rollout's surge: the name of the outdated replica it

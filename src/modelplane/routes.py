@@ -23,9 +23,9 @@ from fractions import Fraction
 import yaml
 
 from modelplane import exits, manifests
-from modelplane.compose.frontdoor import by_name, external_backend_name
 from modelplane.compose.modelservice.gateways import Skipped, gateways_serving
 from modelplane.compose.modelservice.plan import plan_service
+from modelplane.compose.shared.frontdoor import by_name, external_backend_name
 from modelplane.composer import namespace_of
 from modelplane.dataplane import Destination, Fabric, Request
 from modelplane.kube import objects

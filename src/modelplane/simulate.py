@@ -31,9 +31,9 @@ from collections.abc import Mapping
 
 from cel_expr_python import cel
 
-from modelplane.compose.frontdoor import CERT_MANAGER_API_VERSION
 from modelplane.compose.inferencecluster.releases import RELEASE_API_VERSION
-from modelplane.compose.remote import OBJECT_API_VERSION
+from modelplane.compose.shared.frontdoor import CERT_MANAGER_API_VERSION
+from modelplane.compose.shared.remote import OBJECT_API_VERSION
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT

@@ -24,17 +24,17 @@ import pytest
 import yaml
 
 from modelplane import manifests
-from modelplane.compose.endpointpicker import (
+from modelplane.compose.modelreplica.objectives import SERVED_ANNOTATION
+from modelplane.compose.modelreplica.picker import CHECKSUM_ANNOTATION, checksum, render_config
+from modelplane.compose.modelreplica.sglang import LAUNCHER, METRICS_FLAG
+from modelplane.compose.registry import default_registry
+from modelplane.compose.shared.endpointpicker import (
     FAIRNESS_PLUGIN,
     FLOW_CONTROL,
     PLACEMENT,
     PREFILL_DECODE_CONFIG,
     UNIFIED_CONFIG,
 )
-from modelplane.compose.modelreplica.objectives import SERVED_ANNOTATION
-from modelplane.compose.modelreplica.picker import CHECKSUM_ANNOTATION, checksum, render_config
-from modelplane.compose.modelreplica.sglang import LAUNCHER, METRICS_FLAG
-from modelplane.compose.registry import default_registry
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE
 from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_observed

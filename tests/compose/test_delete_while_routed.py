@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.compose.modeldeployment.drain import held_replicas
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.replicapool import replica_pool_name
 from tests.compose.test_drain_before_delete import World, fronted, rolled
 from tests.fleet.builders import deployment
 

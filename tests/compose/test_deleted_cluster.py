@@ -11,7 +11,7 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.drain import held_replicas
 from modelplane.compose.modelservice.composer import endpoints_requirement
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.simulate import simulate_observed
 from tests.compose.modelservice.kit import cluster, gateway
 from tests.compose.test_delete_while_routed import Api

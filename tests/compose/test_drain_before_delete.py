@@ -12,7 +12,7 @@ from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLI
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES, held_replicas, referenced_pools
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modelservice.composer import endpoints_requirement
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.labels import ROUTES_POOLS
 from modelplane.simulate import simulate_observed
 from tests.compose.modelservice.kit import cluster, gateway, service

@@ -1,4 +1,4 @@
-from modelplane.compose.evidence import look_up_unlisted
+from modelplane.compose.shared.evidence import look_up_unlisted
 from modelplane.composer import Inputs
 
 

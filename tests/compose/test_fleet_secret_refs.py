@@ -16,9 +16,9 @@ import yaml
 from click.testing import CliRunner
 
 from modelplane.cli import main
-from modelplane.compose.frontdoor import client_secret
 from modelplane.compose.inferencecluster.composer import compose_cluster
 from modelplane.compose.inferencegateway.composer import CLUSTERS, compose_gateway
+from modelplane.compose.shared.frontdoor import client_secret
 from modelplane.composer import Inputs, Result
 from tests.compose.inferencecluster.support import cluster as declared_cluster
 from tests.compose.modelservice.kit import cluster, gateway

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from modelplane.compose import pods_revision as revision
-from modelplane.compose.endpointpicker import DEFAULT_IMAGE
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.composer import CLUSTER_REQUIREMENT
+from modelplane.compose.shared.endpointpicker import DEFAULT_IMAGE
 from modelplane.labels import PODS_REVISION
 from modelplane.simulate import simulate_observed
 from tests.compose.through import Response, reconcile_deployment, run

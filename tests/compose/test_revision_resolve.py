@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.cache import RESOLVE_ANNOTATION
 from modelplane.compose.modelcache import composer as cache_composer
+from modelplane.compose.shared.cache import RESOLVE_ANNOTATION
 from tests.compose.test_revision_rollout import FLEET, World, commit, md, named
 from tests.compose.through import run
 

@@ -10,9 +10,14 @@ import copy
 import hashlib
 from typing import Any
 
-from modelplane.compose.cache import UNVERSIONED, pinned_revision, replica_weights, revision_path
 from modelplane.compose.modelcache import composer as cache_composer
 from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH, template_hash
+from modelplane.compose.shared.cache import (
+    UNVERSIONED,
+    pinned_revision,
+    replica_weights,
+    revision_path,
+)
 from modelplane.labels import MODEL_REVISION
 from tests.compose.modeldeployment.running import as_run
 from tests.compose.through import Response, deployment_required, reconcile_deployment, run

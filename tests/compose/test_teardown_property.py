@@ -32,7 +32,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from modelplane import labels
-from modelplane.compose.frontdoor import POOL_GROUP
 from modelplane.compose.inferencecluster.composer import REPLICAS as CLUSTER_REPLICAS
 from modelplane.compose.inferencecluster.composer import compose_cluster
 from modelplane.compose.inferencecluster.usages import REPLICA_GUARD
@@ -53,8 +52,9 @@ from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, HOLDS, ROUTES
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modelreplica.composer import compose_replica
 from modelplane.compose.registry import default_registry
-from modelplane.compose.remote import OBJECT_API_VERSION
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.frontdoor import POOL_GROUP
+from modelplane.compose.shared.remote import OBJECT_API_VERSION
+from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
 from modelplane.simulate import simulate_observed
 from tests.compose.modelcache.test_modelcache_placements import H100 as PLACED_H100

@@ -13,7 +13,7 @@ import yaml
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.drain import HOLDS, ROUTES, referenced_pools
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.replicapool import replica_pool_name
 from tests.compose.test_drain_before_delete import H100, World, fronted, rolled
 from tests.compose.through import Response, run
 from tests.conformance.fleets import NAMES, SERVED, rendered_fleet

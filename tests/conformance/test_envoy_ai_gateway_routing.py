@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.compose.frontdoor import service_prefix
+from modelplane.compose.shared.frontdoor import service_prefix
 from tests.conformance.fleets import NAMES, Fleet, _objects, example, render, rendered_fleet
 
 Obj = dict[str, Any]

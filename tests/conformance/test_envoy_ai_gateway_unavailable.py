@@ -38,9 +38,9 @@ from typing import Any
 
 import yaml
 
-from modelplane.compose.frontdoor import ENDPOINT_HEADER, FLEET_LISTENER, POOL_HEADER
 from modelplane.compose.modelservice.composer import compose_service
 from modelplane.compose.modelservice.unavailable import SENTINEL_HEADER, SENTINEL_VALUE
+from modelplane.compose.shared.frontdoor import ENDPOINT_HEADER, FLEET_LISTENER, POOL_HEADER
 from tests.compose.modelservice.kit import manifests, replica_endpoint, service, service_inputs
 from tests.compose.modelservice.test_models import STABLE, overflow
 from tests.conformance.fleets import NAMES, rendered_fleet

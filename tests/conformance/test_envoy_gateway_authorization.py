@@ -48,7 +48,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplane.compose.frontdoor import FRONT_LISTENER, budget_spent
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, front_listener
 from modelplane.compose.modelservice import callers
 from modelplane.compose.modelservice.composer import (
@@ -57,6 +56,7 @@ from modelplane.compose.modelservice.composer import (
     compose_service,
     endpoints_requirement,
 )
+from modelplane.compose.shared.frontdoor import FRONT_LISTENER, budget_spent
 from modelplane.composer import Inputs
 from tests.compose.modelservice.kit import (
     again,

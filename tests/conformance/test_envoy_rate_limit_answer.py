@@ -85,10 +85,10 @@ from typing import Any
 
 import yaml
 
-from modelplane.compose.frontdoor import RETRY_AFTER, budget_spent
 from modelplane.compose.inferencegateway.callers import CALLERS
 from modelplane.compose.inferencegateway.composer import CLUSTERS, compose_gateway
 from modelplane.compose.inferencegateway.limits import LIMITS
+from modelplane.compose.shared.frontdoor import RETRY_AFTER, budget_spent
 from modelplane.composer import Inputs
 from tests.compose.modelservice.kit import cluster, gateway, manifests
 

@@ -56,8 +56,8 @@ from typing import Any
 
 import yaml
 
-from modelplane.compose.frontdoor import RETRY_AFTER, budget_spent
 from modelplane.compose.inferencecluster import components
+from modelplane.compose.shared.frontdoor import RETRY_AFTER, budget_spent
 from tests.compose.inferencecluster.support import cluster, installing, manifest, resources
 
 Obj = dict[str, Any]

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.inferencecluster.components import ENVOY_GATEWAY_COMPONENT
+from modelplane.compose.inferencecluster.status import GATEWAY_API_MINIMUM
+from modelplane.compose.modelservice.composer import endpoints_requirement
+from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     POOL_HEADER,
     client_secret,
     front_tls_secret,
 )
-from modelplane.compose.inferencecluster.components import ENVOY_GATEWAY_COMPONENT
-from modelplane.compose.inferencecluster.status import GATEWAY_API_MINIMUM
-from modelplane.compose.modelservice.composer import endpoints_requirement
 from modelplane.dataplane import Fabric, Listener, Request
 from tests.compose.modelservice import kit
 from tests.compose.through import run
@@ -161,8 +161,8 @@ def test_the_walked_routes_carry_exactly_the_shares_the_plan_decided(name: str) 
     the plan's integer weights, endpoint by endpoint."""
     from fractions import Fraction
 
-    from modelplane.compose.frontdoor import by_name
     from modelplane.compose.modelservice.plan import plan_service
+    from modelplane.compose.shared.frontdoor import by_name
     from modelplane.routes import _endpoint_of, _entries, _selects, carried
 
     f = rendered_fleet(name)

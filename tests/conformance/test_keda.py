@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.compose import scaletozero
-from modelplane.compose.metricsconfig import MetricsEndpoint
 from modelplane.compose.modeldeployment.autoscaling import (
     FORCE_ACTIVATION,
     held_awake,
     scaled_object,
 )
+from modelplane.compose.shared import scaletozero
+from modelplane.compose.shared.metricsconfig import MetricsEndpoint
 from modelplane.kube.admission import Admission
 from tests.conformance import keda
 

@@ -54,9 +54,9 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.compose import pickerversions
 from modelplane.compose.admission import Admission
-from modelplane.compose.endpointpicker import DEFAULT_IMAGE
+from modelplane.compose.shared import pickerversions
+from modelplane.compose.shared.endpointpicker import DEFAULT_IMAGE
 from tests.conformance.fleets import NAMES, example, inputs, rendered_fleet
 
 Obj = dict[str, Any]

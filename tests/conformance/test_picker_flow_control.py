@@ -81,16 +81,20 @@ import re
 import pytest
 import yaml
 
-from modelplane.compose import frontdoor
-from modelplane.compose.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONFIG, UNIFIED_CONFIG
 from modelplane.compose.inferencecluster.fleetpriority import FLEET_PRIORITY, script
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, HEADER_GUARD
 from modelplane.compose.inferencegateway.frontlua import FRONT_LUA
 from modelplane.compose.modelreplica import objectives
 from modelplane.compose.modelreplica.picker import rules
 from modelplane.compose.modelservice.routes import NO_TIMEOUT
-from modelplane.compose.pickerversions import OBJECTIVES_RELEASE, parse, release
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared import frontdoor
+from modelplane.compose.shared.endpointpicker import (
+    DEFAULT_IMAGE,
+    PREFILL_DECODE_CONFIG,
+    UNIFIED_CONFIG,
+)
+from modelplane.compose.shared.pickerversions import OBJECTIVES_RELEASE, parse, release
+from modelplane.compose.shared.replicapool import replica_pool_name
 from tests.compose.inferencecluster.support import cluster, installing
 from tests.compose.inferencecluster.support import manifest as stack_manifest
 from tests.compose.inferencecluster.support import resources as stack_resources

@@ -51,7 +51,7 @@ from modelplane.compose.modelservice.composer import (
     replicas_requirement,
 )
 from modelplane.compose.modelservice.unavailable import SENTINEL_HEADER
-from modelplane.compose.scaletozero import activation_clusters
+from modelplane.compose.shared.scaletozero import activation_clusters
 from modelplane.composer import Inputs, Result
 from tests import promql
 from tests.compose.inferencecluster.support import cluster, installing, manifest, resources

@@ -24,10 +24,10 @@ import yaml
 from click.testing import CliRunner
 
 from modelplane import cli
-from modelplane.compose.frontdoor import CONTROL_NAMESPACE
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, copy_name
 from modelplane.compose.modelservice.models import MODEL_HEADER, model_route_name
 from modelplane.compose.registry import default_registry
+from modelplane.compose.shared.frontdoor import CONTROL_NAMESPACE
 from modelplane.kube.names import dns_label, unique_label
 from modelplane.render import api_server_admission, render_passes
 from modelplane.simulate import simulate_observed

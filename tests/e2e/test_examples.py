@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from e2e.environment import Environment
-from modelplane.compose.cache import cache_claim_name
+from modelplane.compose.shared.cache import cache_claim_name
 from tests.e2e.conftest import (
     ROOT,
     add_fleet,

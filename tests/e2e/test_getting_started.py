@@ -13,9 +13,9 @@ import pytest
 
 from e2e.environment import Environment
 from e2e.workload import POOL_LABEL
-from modelplane.compose.frontdoor import PRIORITY_VALUES
 from modelplane.compose.modelreplica.objectives import SERVED_ANNOTATION
 from modelplane.compose.modelreplica.picker import COMPONENT as PICKER
+from modelplane.compose.shared.frontdoor import PRIORITY_VALUES
 from tests.docs.test_getting_started import commands
 from tests.e2e.conftest import (
     ROOT,

@@ -36,8 +36,8 @@ from typing import Any
 import pytest
 
 from e2e.environment import Environment
-from modelplane.compose.frontdoor import POOL_HEADER
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.frontdoor import POOL_HEADER
+from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.labels import DEPLOYMENT
 from tests.e2e.conftest import (
     ROOT,

@@ -28,11 +28,11 @@ from e2e import autoscaler, control
 from e2e.environment import Environment
 from e2e.envoy import Answer, FrontDoor, Stats
 from e2e.kubernetes import condition_true
-from modelplane.compose.frontdoor import service_prefix
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER
 from modelplane.compose.inferencegateway.priority import GUARDED_HEADERS
 from modelplane.compose.modeldeployment.autoscaling import FORCE_ACTIVATION
-from modelplane.compose.scaletozero import activation_clusters
+from modelplane.compose.shared.frontdoor import service_prefix
+from modelplane.compose.shared.scaletozero import activation_clusters
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.labels import DEPLOYMENT

@@ -14,7 +14,7 @@ import copy
 from typing import Any
 
 from modelplane import labels
-from modelplane.compose.replica_revision import CONDITION, revision_message
+from modelplane.compose.shared.replica_revision import CONDITION, revision_message
 from modelplane.labels import TEMPLATE_HASH
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.placement import ReplicaPlacement

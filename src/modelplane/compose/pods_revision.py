@@ -21,7 +21,7 @@ from modelplane.compose.admission import Admission
 from modelplane.compose.modelreplica import objectives, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.workloads import compose_workloads
-from modelplane.compose.remote import MANIFEST
+from modelplane.compose.shared.remote import MANIFEST
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE

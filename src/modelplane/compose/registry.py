@@ -11,7 +11,6 @@ from modelplane.compose.inferencegateway import callers
 from modelplane.compose.inferencegateway import composer as gateway
 from modelplane.compose.inferencegateway.shard import compose_shard
 from modelplane.compose.inferencegateway.shards import KIND as GATEWAY_SHARD
-from modelplane.compose.metricsconfig import ENVIRONMENT_CONFIG_API
 from modelplane.compose.modelcache import composer as cache
 from modelplane.compose.modeldeployment import autoscaler, drain, footprint
 from modelplane.compose.modeldeployment import composer as deployment
@@ -25,8 +24,9 @@ from modelplane.compose.modelreplica.composer import (
 from modelplane.compose.modelservice import callers as service_callers
 from modelplane.compose.modelservice import composer as service
 from modelplane.compose.modelservice import usage as service_usage
-from modelplane.compose.remote import OBJECT_API_VERSION
-from modelplane.compose.routed import USAGE_API_VERSION
+from modelplane.compose.shared.metricsconfig import ENVIRONMENT_CONFIG_API
+from modelplane.compose.shared.remote import OBJECT_API_VERSION
+from modelplane.compose.shared.routed import USAGE_API_VERSION
 from modelplane.composer import Registry
 
 SERVICE_ENTRIES = 16

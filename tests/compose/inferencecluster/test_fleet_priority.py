@@ -11,14 +11,14 @@ import copy
 import re
 from typing import Any
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.inferencecluster.fleetpriority import FLEET_PRIORITY, script
+from modelplane.compose.shared.frontdoor import (
     OBJECTIVE_HEADERS,
     POOL_HEADER,
     PRIORITY_HEADER,
     PRIORITY_VALUES,
     priority_objective_name,
 )
-from modelplane.compose.inferencecluster.fleetpriority import FLEET_PRIORITY, script
 
 from .support import cluster, installing, manifest, resources, upstream
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.frontdoor import CONTROL_NAMESPACE
 from modelplane.compose.inferencegateway.callers import (
     CALLER_BY_NAME,
     CALLERS,
@@ -17,6 +16,7 @@ from modelplane.compose.inferencegateway.callers import (
 from modelplane.compose.inferencegateway.catalog import SERVICES
 from modelplane.compose.inferencegateway.composer import CLUSTERS, compose_gateway
 from modelplane.compose.inferencegateway.frontlua import FRONT_LUA
+from modelplane.compose.shared.frontdoor import CONTROL_NAMESPACE
 from modelplane.composer import Inputs, Requirement, Result
 from tests.compose.modelservice.kit import (
     cluster,

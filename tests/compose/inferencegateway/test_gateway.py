@@ -5,12 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.frontdoor import (
-    CONTROL_NAMESPACE,
-    cluster_backend_name,
-    fleet_pki,
-    front_gateway_name,
-)
 from modelplane.compose.inferencegateway.composer import (
     CLIENT_CERTIFICATE,
     CLIENT_SECRET,
@@ -21,6 +15,12 @@ from modelplane.compose.inferencegateway.composer import (
     compose_gateway,
 )
 from modelplane.compose.inferencegateway.shard import BACKEND, BACKEND_TLS
+from modelplane.compose.shared.frontdoor import (
+    CONTROL_NAMESPACE,
+    cluster_backend_name,
+    fleet_pki,
+    front_gateway_name,
+)
 from modelplane.composer import Inputs, Result
 from tests.compose.inferencegateway.kit import again_with_shards, hop_manifests, hops, shard_results
 from tests.compose.modelservice.kit import cluster, condition, gateway, invalid, manifests

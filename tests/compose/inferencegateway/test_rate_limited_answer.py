@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplane.compose.frontdoor import budget_spent
 from modelplane.compose.inferencegateway.limits import LIMITS
+from modelplane.compose.shared.frontdoor import budget_spent
 from modelplane.composer import Result
 from tests.compose.inferencegateway.test_callers import SEARCH, compose
 from tests.compose.inferencegateway.test_limits import limited

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from modelplane.compose.frontdoor import cluster_backend_name
 from modelplane.compose.inferencegateway.composer import CLUSTERS
 from modelplane.compose.inferencegateway.shard import hop_object_name
 from modelplane.compose.inferencegateway.shards import KIND, SHARD, SHARDS, shard_name, shard_of
+from modelplane.compose.shared.frontdoor import cluster_backend_name
 from modelplane.kube.names import dns_label
 from modelplane.simulate import simulate_observed
 from tests.compose.inferencegateway.kit import observed_shard

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from modelplane.compose.cache import CACHE_MOUNT_PATH
+from modelplane.compose.shared.cache import CACHE_MOUNT_PATH
 from tests.compose.modelcache.test_modelcache import cache, cluster, compose, hydrate_container
 from tests.compose.modelreplica import support
 

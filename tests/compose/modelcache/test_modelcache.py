@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import cli
-from modelplane.compose.cache import cache_claim_name
 from modelplane.compose.modelcache.composer import (
     CLUSTERS,
     DEPLOYMENTS,
@@ -26,6 +25,7 @@ from modelplane.compose.modelcache.composer import (
     compose_model_cache,
 )
 from modelplane.compose.registry import default_registry
+from modelplane.compose.shared.cache import cache_claim_name
 from modelplane.composer import Inputs, Result
 from modelplane.function import FunctionRunner
 from modelplane.simulate import simulate_observed

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modelplane.compose.cache import RESOLVE_ANNOTATION
 from modelplane.compose.modelcache.composer import HYDRATE_IMAGE, RESOLVE
 from modelplane.compose.modelcache.resolve import TERMINATION_LOG, observed
+from modelplane.compose.shared.cache import RESOLVE_ANNOTATION
 from modelplane.composer import Result
 from modelplane.simulate import simulate_observed
 from tests.compose.modelcache.test_modelcache import (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.cache import UNVERSIONED, hydrated_marker, revision_marker, revision_path
 from modelplane.compose.modelcache.revisions import (
     PRUNE_AFTER,
     Holding,
@@ -12,6 +11,12 @@ from modelplane.compose.modelcache.revisions import (
     in_use,
     prune_paths,
     recorded,
+)
+from modelplane.compose.shared.cache import (
+    UNVERSIONED,
+    hydrated_marker,
+    revision_marker,
+    revision_path,
 )
 from modelplane.labels import MODEL_REVISION
 from tests.fleet.builders import model_cache, with_condition

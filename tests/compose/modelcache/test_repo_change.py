@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.cache import resolved_commit
+from modelplane.compose.shared.cache import resolved_commit
 from tests.compose.modelcache.test_modelcache import cache
 from tests.compose.modelcache.world import REPO, Listing, World, commit, gpu_cluster
 

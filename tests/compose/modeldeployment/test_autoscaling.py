@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from modelplane.compose.metricsconfig import MetricsEndpoint
 from modelplane.compose.modeldeployment.autoscaling import (
     FRONT_DOOR,
     activation_query,
@@ -20,6 +19,7 @@ from modelplane.compose.modeldeployment.autoscaling import (
     triggers,
     woken_by,
 )
+from modelplane.compose.shared.metricsconfig import MetricsEndpoint
 from modelplane.kube.admission import Admission
 from tests import promql
 from tests.fleet.builders import deployment as fleet_deployment

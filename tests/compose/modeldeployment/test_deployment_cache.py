@@ -9,10 +9,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.compose.cache import stages_on
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.footprint import CACHE
 from modelplane.compose.registry import default_registry
+from modelplane.compose.shared.cache import stages_on
 from modelplane.function import FunctionRunner
 from tests.compose.through import Response, reconcile_deployment, request
 from tests.fleet.builders import (

@@ -14,7 +14,7 @@ from modelplane.compose.modeldeployment.autoscaling import (
     FRONT_DOOR,
     SCALED_OBJECT,
 )
-from modelplane.compose.scaletozero import rule_cluster
+from modelplane.compose.shared.scaletozero import rule_cluster
 from modelplane.explain import explain
 from modelplane.kube import objects
 from tests.compose.modeldeployment.test_autoscaler import CONFIG, autoscaled, hpa, keda, placed

@@ -31,8 +31,8 @@ from typing import Any
 from modelplane.compose.modeldeployment.composer import CLASSES, CLUSTERS, REPLICAS
 from modelplane.compose.modeldeployment.doomed import DELETION_ATTEMPT
 from modelplane.compose.modeldeployment.drain import DRAIN_ROUTES, HOLDS, ROUTES
-from modelplane.compose.replicapool import replica_pool_name
-from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
+from modelplane.compose.shared.replicapool import replica_pool_name
+from modelplane.compose.shared.routed import USAGE_API_VERSION, referenced_pools
 from modelplane.labels import HOLDS_ROUTED
 from tests.compose.through import Response, run
 from tests.fleet.builders import H100, inference_cluster, reported, stamp_of, with_condition

@@ -21,7 +21,7 @@ from modelplane.compose.modeldeployment.composer import (
 from modelplane.compose.modeldeployment.endpoints import CLASSES as ENDPOINT_CLASSES
 from modelplane.compose.modeldeployment.endpoints import CLUSTERS as ENDPOINT_CLUSTERS
 from modelplane.compose.modelreplica.routing import pool_name
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.composer import Inputs, Result
 from tests.compose.through import composed_deployment
 from tests.fleet.builders import H100, deployment, fleet, with_condition

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from modelplane.compose.modelreplica.composer import compose_replica
-from modelplane.compose.remote import NEVER_DELETE
+from modelplane.compose.shared.remote import NEVER_DELETE
 from modelplane.composer import Inputs, Requirement
 
 from .support import (

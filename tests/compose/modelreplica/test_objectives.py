@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from modelplane.compose.frontdoor import PRIORITY_VALUES
 from modelplane.compose.modelreplica import objectives, routing
+from modelplane.compose.shared.frontdoor import PRIORITY_VALUES
 from tests.compose.modelreplica.routing_fixtures import (
     context,
     manifest,

@@ -4,8 +4,8 @@ requests are served at priority 0 (docs/design/shared-front-door.md, "Priority a
 
 from __future__ import annotations
 
-from modelplane.compose.frontdoor import PRIORITY_VALUES
 from modelplane.compose.modelreplica import objectives, routing
+from modelplane.compose.shared.frontdoor import PRIORITY_VALUES
 from tests.compose.modelreplica.routing_fixtures import objectiveless_picker
 
 from .support import manifests, replica, run

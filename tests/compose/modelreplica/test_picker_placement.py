@@ -4,9 +4,9 @@ pool)."""
 
 from __future__ import annotations
 
-from modelplane.compose.endpointpicker import GPU_NODE_LABELS
-from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.managed.common import GPU_LABEL
+from modelplane.compose.shared.endpointpicker import GPU_NODE_LABELS
+from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
 from tests.compose.modelreplica.test_picker import pod, with_router
 
 Obj = dict

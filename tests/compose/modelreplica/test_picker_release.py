@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose import pickerversions
 from modelplane.compose.admission import Admission
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.composer import compose_replica
+from modelplane.compose.shared import pickerversions
 from modelplane.composer import Inputs
 from tests.compose.modelreplica.routing_fixtures import cluster, replica
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.cache import hydrated_marker, revision_marker, revision_path
+from modelplane.compose.shared.cache import hydrated_marker, revision_marker, revision_path
 from modelplane.labels import MODEL_REVISION
 
 from .support import container, model_cache, pod_specs, replica, run, workload

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelplane.compose.cache import cache_claim_name, revision_marker, revision_path
+from modelplane.compose.shared.cache import cache_claim_name, revision_marker, revision_path
 
 from .support import (
     GPU,

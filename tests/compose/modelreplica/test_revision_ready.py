@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from modelplane.compose.modelreplica.composer import CLUSTER_REQUIREMENT
-from modelplane.compose.replica_revision import CONDITION, Described, described
+from modelplane.compose.shared.replica_revision import CONDITION, Described, described
 from modelplane.labels import TEMPLATE_HASH
 from modelplane.simulate import simulate_observed
 from tests.compose.modelreplica.support import example_inputs

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplane.compose.frontdoor import budget_spent, front_route_name
 from modelplane.compose.inferencegateway import callers as gateway_callers
 from modelplane.compose.modelservice.callers import CALLER_HEADER
 from modelplane.compose.modelservice.composer import (
@@ -19,6 +18,7 @@ from modelplane.compose.modelservice.composer import (
 )
 from modelplane.compose.modelservice.models import model_route_name
 from modelplane.compose.registry import default_registry
+from modelplane.compose.shared.frontdoor import budget_spent, front_route_name
 from modelplane.composer import Inputs, Requirement
 from tests.compose.modelservice.kit import (
     again,

@@ -8,13 +8,13 @@ import copy
 import re
 from typing import Any
 
-from modelplane.compose.frontdoor import front_route_name, unavailable_filter_name
 from modelplane.compose.modelservice.composer import (
     CLUSTERS,
     GATEWAYS,
     compose_service,
     endpoints_requirement,
 )
+from modelplane.compose.shared.frontdoor import front_route_name, unavailable_filter_name
 from modelplane.composer import Inputs, Result
 from modelplane.kube.names import dns_label, unique_label
 from tests.compose.modelservice.kit import cluster, gateway, manifests, observed, service

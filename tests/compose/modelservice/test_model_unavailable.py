@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.modelservice.composer import compose_service
+from modelplane.compose.modelservice.unavailable import SENTINEL_HEADER, SENTINEL_VALUE
+from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     FLEET_LISTENER,
     POOL_HEADER,
     cluster_backend_name,
 )
-from modelplane.compose.modelservice.composer import compose_service
-from modelplane.compose.modelservice.unavailable import SENTINEL_HEADER, SENTINEL_VALUE
 from modelplane.composer import Inputs, Result
 from tests.compose.modelservice.kit import (
     invalid,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from modelplane.compose.frontdoor import ENDPOINT_HEADER, POOL_HEADER, cluster_backend_name
 from modelplane.compose.inferencegateway.limits import TOKEN_KEYS
 from modelplane.compose.modelservice.composer import (
     compose_service,
@@ -20,6 +19,7 @@ from modelplane.compose.modelservice.models import (
     TOKEN_COSTS,
     model_backend_name,
 )
+from modelplane.compose.shared.frontdoor import ENDPOINT_HEADER, POOL_HEADER, cluster_backend_name
 from modelplane.composer import Inputs, Result
 from tests.compose.modelservice.kit import (
     again,

@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from modelplane import cli
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.replicapool import replica_pool_name
 from tests.compose.modelservice.kit import KUBERNETES, ROOT, upstream
 
 Obj = dict[str, Any]

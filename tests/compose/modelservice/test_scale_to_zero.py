@@ -11,12 +11,6 @@ import copy
 import json
 from typing import Any
 
-from modelplane.compose.frontdoor import (
-    ENDPOINT_HEADER,
-    ENVOY_GROUP,
-    POOL_HEADER,
-    cluster_backend_name,
-)
 from modelplane.compose.modelservice.composer import (
     DEPLOYMENTS,
     GATEWAYS,
@@ -25,7 +19,13 @@ from modelplane.compose.modelservice.composer import (
 )
 from modelplane.compose.modelservice.routes import UNAVAILABLE_RETRY_AFTER
 from modelplane.compose.modelservice.unavailable import SENTINEL_HEADER, SENTINEL_VALUE
-from modelplane.compose.scaletozero import activation_clusters, rule_cluster
+from modelplane.compose.shared.frontdoor import (
+    ENDPOINT_HEADER,
+    ENVOY_GROUP,
+    POOL_HEADER,
+    cluster_backend_name,
+)
+from modelplane.compose.shared.scaletozero import activation_clusters, rule_cluster
 from modelplane.composer import Inputs, Result
 from tests.compose.modelservice.kit import (
     again,

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from modelplane.compose.frontdoor import (
-    ENDPOINT_HEADER,
-    POOL_HEADER,
-    cluster_backend_name,
-    unavailable_filter_name,
-)
 from modelplane.compose.modelservice.composer import (
     GATEWAYS,
     compose_service,
     endpoints_requirement,
+)
+from modelplane.compose.shared.frontdoor import (
+    ENDPOINT_HEADER,
+    POOL_HEADER,
+    cluster_backend_name,
+    unavailable_filter_name,
 )
 from modelplane.composer import Inputs, Result
 from tests.compose.modelservice.kit import (

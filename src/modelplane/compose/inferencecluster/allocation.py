@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from modelplane.compose.evidence import look_up
+from modelplane.compose.shared.evidence import look_up
 from modelplane.composer import Inputs, Requirement
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.crds import inference_objective_crd, inference_pool_crd
 from modelplane.compose.inferencecluster.releases import (
     CRD_ESTABLISHED,
@@ -23,7 +22,8 @@ from modelplane.compose.inferencecluster.releases import (
     stack_object,
 )
 from modelplane.compose.inferencecluster.target import Setting, Target
-from modelplane.compose.remote import NEVER_DELETE
+from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
+from modelplane.compose.shared.remote import NEVER_DELETE
 from modelplane.kube.objects import Obj
 from modelplane.labels import (
     COMPONENT,

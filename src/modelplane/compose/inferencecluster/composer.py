@@ -25,8 +25,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.evidence import Lookup, listed_and_found, look_up
-from modelplane.compose.fleetsecrets import trust_bundle_problem
 from modelplane.compose.inferencecluster.allocation import Allotted, allocation, nodes_per_pool
 from modelplane.compose.inferencecluster.components import RATE_LIMIT_REDIS
 from modelplane.compose.inferencecluster.crds import BUNDLES
@@ -66,6 +64,8 @@ from modelplane.compose.inferencecluster.waves import (
     published_revision,
     up_to_date,
 )
+from modelplane.compose.shared.evidence import Lookup, listed_and_found, look_up
+from modelplane.compose.shared.fleetsecrets import trust_bundle_problem
 from modelplane.composer import (
     CLASSES,
     Condition,

@@ -32,7 +32,7 @@ def inference_pool_crd(version: str) -> Obj:
 
 OBJECTIVE_RELEASE = "v0.10.0"
 """The llm-d-router release whose ``llm-d.ai`` InferenceObjective CRD is vendored: the release
-of Modelplane's default picker image (``compose/endpointpicker.py``)."""
+of Modelplane's default picker image (``compose/shared/endpointpicker.py``)."""
 
 
 @functools.cache

@@ -21,7 +21,11 @@ a refusal: ``pkg/epp/requestcontrol/director.go`` in llm-d-router v0.10.0).
 
 from __future__ import annotations
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.inferencecluster.components import ENVOY_GATEWAY
+from modelplane.compose.inferencecluster.gateway import GATEWAY_COMPONENT
+from modelplane.compose.inferencecluster.releases import stack_object
+from modelplane.compose.inferencecluster.target import Target
+from modelplane.compose.shared.frontdoor import (
     ENVOY_API_VERSION,
     FLEET_LISTENER,
     GATEWAY_GROUP,
@@ -31,17 +35,13 @@ from modelplane.compose.frontdoor import (
     PRIORITY_VALUES,
     priority_objective_name,
 )
-from modelplane.compose.inferencecluster.components import ENVOY_GATEWAY
-from modelplane.compose.inferencecluster.gateway import GATEWAY_COMPONENT
-from modelplane.compose.inferencecluster.releases import stack_object
-from modelplane.compose.inferencecluster.target import Target
 from modelplane.kube.objects import Obj
 
 FLEET_PRIORITY = "fleet-priority"
 """The composition resource name of the fleet listener's extension policy."""
 FLEET_PRIORITY_NAME = "inference-gateway-fleet-priority"
 POOL_NAME_MAX = 63
-"""A pool is named as a DNS label (``compose/replicapool.py``)."""
+"""A pool is named as a DNS label (``compose/shared/replicapool.py``)."""
 OUTLIVES = ((ENVOY_GATEWAY, FLEET_PRIORITY),)
 """Envoy Gateway's controller goes after the policy it applies, as after the fleet listener's
 other policy (``gateway.OUTLIVES``)."""

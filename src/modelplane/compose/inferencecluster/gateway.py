@@ -17,19 +17,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.fleetsecrets import FLEET_SERVER
-from modelplane.compose.frontdoor import (
-    CLIENT_DOMAIN,
-    FLEET_PRIVATE_KEY,
-    secret_copy_references,
-)
 from modelplane.compose.inferencecluster.components import (
     EG_CONTROLLER,
     ENVOY_GATEWAY,
 )
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import Target
-from modelplane.compose.remote import NEVER_DELETE, OBSERVED_MANIFEST
+from modelplane.compose.shared.fleetsecrets import FLEET_SERVER
+from modelplane.compose.shared.frontdoor import (
+    CLIENT_DOMAIN,
+    FLEET_PRIVATE_KEY,
+    secret_copy_references,
+)
+from modelplane.compose.shared.remote import NEVER_DELETE, OBSERVED_MANIFEST
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.kube.objects import Obj

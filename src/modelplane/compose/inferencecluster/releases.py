@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
-from modelplane.compose.remote import NEVER_DELETE, remote_object
+from modelplane.compose.shared.remote import NEVER_DELETE, remote_object
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.inferencecluster.releases import installed_version
-from modelplane.compose.remote import OBSERVED_MANIFEST
+from modelplane.compose.shared.remote import OBSERVED_MANIFEST
 from modelplane.composer import Condition
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

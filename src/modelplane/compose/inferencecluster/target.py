@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from modelplane.compose.frontdoor import FleetPKI, fleet_pki
+from modelplane.compose.shared.frontdoor import FleetPKI, fleet_pki
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
-from modelplane.compose.routed import USAGE_API_VERSION
+from modelplane.compose.shared.routed import USAGE_API_VERSION
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.compose.evidence import look_up
-from modelplane.compose.fleetsecrets import fleet_ca_names, issued_secret
-from modelplane.compose.frontdoor import (
+from modelplane.compose.shared.evidence import look_up
+from modelplane.compose.shared.fleetsecrets import fleet_ca_names, issued_secret
+from modelplane.compose.shared.frontdoor import (
     CONTROL_NAMESPACE,
     ENVOY_API_VERSION,
     FRONT_LISTENER,
@@ -35,7 +35,7 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
     secret_copy_references,
 )
-from modelplane.compose.remote import managed_metadata, remote_object
+from modelplane.compose.shared.remote import managed_metadata, remote_object
 from modelplane.composer import Desired, Inputs, Requirement, carry_forward
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj, mapping

@@ -28,18 +28,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.evidence import look_up
-from modelplane.compose.fleetsecrets import fleet_ca_names, front_certificate_problem
-from modelplane.compose.frontdoor import (
-    CONTROL_NAMESPACE,
-    ClusterGateway,
-    FleetPKI,
-    by_name,
-    cluster_gateway,
-    fleet_pki,
-    front_gateway_name,
-    gateway_withdrawn,
-)
 from modelplane.compose.inferencegateway import (
     callers,
     catalog,
@@ -54,7 +42,19 @@ from modelplane.compose.inferencegateway.handover import (
     handover_conditions,
     legacy_hops,
 )
-from modelplane.compose.remote import MANIFEST, OBSERVED_MANIFEST, remote_object
+from modelplane.compose.shared.evidence import look_up
+from modelplane.compose.shared.fleetsecrets import fleet_ca_names, front_certificate_problem
+from modelplane.compose.shared.frontdoor import (
+    CONTROL_NAMESPACE,
+    ClusterGateway,
+    FleetPKI,
+    by_name,
+    cluster_gateway,
+    fleet_pki,
+    front_gateway_name,
+    gateway_withdrawn,
+)
+from modelplane.compose.shared.remote import MANIFEST, OBSERVED_MANIFEST, remote_object
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj, dig, mapping

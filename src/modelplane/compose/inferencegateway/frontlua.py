@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from modelplane.compose.frontdoor import CONTROL_NAMESPACE, ClusterGateway
 from modelplane.compose.inferencegateway import catalog, priority
 from modelplane.compose.inferencegateway.callers import Callers, front_policy
-from modelplane.compose.remote import remote_object
+from modelplane.compose.shared.frontdoor import CONTROL_NAMESPACE, ClusterGateway
+from modelplane.compose.shared.remote import remote_object
 from modelplane.composer import Desired, Inputs, carry_forward
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj

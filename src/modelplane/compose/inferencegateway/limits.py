@@ -27,13 +27,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_policy
+from modelplane.compose.shared.frontdoor import (
     CONTROL_NAMESPACE,
     ClusterGateway,
     budget_spent,
 )
-from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_policy
-from modelplane.compose.remote import remote_object
+from modelplane.compose.shared.remote import remote_object
 from modelplane.composer import Desired, Inputs, carry_forward
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label

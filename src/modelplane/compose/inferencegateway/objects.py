@@ -4,7 +4,7 @@ fleet CA's key never reaches a workload cluster)."""
 
 from __future__ import annotations
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.shared.frontdoor import (
     CERT_MANAGER_API_VERSION,
     CERT_MANAGER_GROUP,
     CONTROL_NAMESPACE,
@@ -26,7 +26,7 @@ from modelplane.compose.frontdoor import (
     front_tls_secret,
     secret_copy_references,
 )
-from modelplane.compose.remote import managed_metadata
+from modelplane.compose.shared.remote import managed_metadata
 from modelplane.kube.objects import Obj
 
 ACME_LISTENER = "acme"

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.inferencegateway.callers import CALLER_HEADER
+from modelplane.compose.inferencegateway.limits import selected_callers
+from modelplane.compose.shared.frontdoor import (
     OBJECTIVE_HEADERS,
     PRIORITY_HEADER,
 )
-from modelplane.compose.inferencegateway.callers import CALLER_HEADER
-from modelplane.compose.inferencegateway.limits import selected_callers
 
 FAIRNESS_HEADERS = ("x-llm-d-inference-fairness-id", "x-gateway-inference-fairness-id")
 """The picker's fairness-id header and its deprecated alias (llm-d-router v0.10.0)."""

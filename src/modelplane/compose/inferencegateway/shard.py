@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import CONTROL_NAMESPACE, ClusterGateway
 from modelplane.compose.inferencegateway import objects
-from modelplane.compose.remote import remote_object
+from modelplane.compose.shared.frontdoor import CONTROL_NAMESPACE, ClusterGateway
+from modelplane.compose.shared.remote import remote_object
 from modelplane.composer import Condition, Desired, Inputs, Result
 from modelplane.kube.names import dns_label
 from modelplane.observed import ready_as_observed

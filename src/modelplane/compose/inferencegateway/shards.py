@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.frontdoor import ClusterGateway
+from modelplane.compose.shared.frontdoor import ClusterGateway
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj

@@ -33,7 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.cache import (
+from modelplane.compose.modelcache import hydrated as latch
+from modelplane.compose.modelcache import resolve, revisions
+from modelplane.compose.modelcache.revisions import Holding
+from modelplane.compose.shared.cache import (
     CACHE_MOUNT_PATH,
     CACHE_VOLUME,
     MARKER_DIR,
@@ -47,12 +50,9 @@ from modelplane.compose.cache import (
     revision_path,
     stages_on,
 )
-from modelplane.compose.evidence import Lookup, listed_and_found, look_up_unlisted
-from modelplane.compose.frontdoor import secret_copy_references
-from modelplane.compose.modelcache import hydrated as latch
-from modelplane.compose.modelcache import resolve, revisions
-from modelplane.compose.modelcache.revisions import Holding
-from modelplane.compose.remote import (
+from modelplane.compose.shared.evidence import Lookup, listed_and_found, look_up_unlisted
+from modelplane.compose.shared.frontdoor import secret_copy_references
+from modelplane.compose.shared.remote import (
     NEVER_DELETE,
     OBSERVED_MANIFEST,
     managed_metadata,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.remote import OBSERVED_MANIFEST
+from modelplane.compose.shared.remote import OBSERVED_MANIFEST
 from modelplane.composer import Result
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

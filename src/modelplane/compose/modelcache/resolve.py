@@ -23,8 +23,8 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.cache import COMMIT, RESOLVED, requested_revision, resolve_request
-from modelplane.compose.remote import OBSERVED_MANIFEST
+from modelplane.compose.shared.cache import COMMIT, RESOLVED, requested_revision, resolve_request
+from modelplane.compose.shared.remote import OBSERVED_MANIFEST
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.compose.cache import (
+from modelplane.compose.shared.cache import (
     CACHE_MOUNT_PATH,
     PRUNING,
     REVISIONS,

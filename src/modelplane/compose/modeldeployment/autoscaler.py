@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose import scaletozero
-from modelplane.compose.metricsconfig import ENVIRONMENT_CONFIG_API, METRICS_CONFIG, MetricsEndpoint
 from modelplane.compose.modeldeployment.autoscaling import (
     SCALED_OBJECT,
     desired_replicas,
@@ -25,6 +23,12 @@ from modelplane.compose.modeldeployment.autoscaling import (
     minimum,
     scaled_object,
     woken_by,
+)
+from modelplane.compose.shared import scaletozero
+from modelplane.compose.shared.metricsconfig import (
+    ENVIRONMENT_CONFIG_API,
+    METRICS_CONFIG,
+    MetricsEndpoint,
 )
 from modelplane.composer import (
     Condition,

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.compose import scaletozero
-from modelplane.compose.metricsconfig import MetricsEndpoint
+from modelplane.compose.shared import scaletozero
+from modelplane.compose.shared.metricsconfig import MetricsEndpoint
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, LLMD_ROLE, REPLICA

@@ -42,8 +42,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.evidence import listed_and_found, look_up
-from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
 from modelplane.compose.modeldeployment import autoscaler
 from modelplane.compose.modeldeployment.doomed import is_doomed
 from modelplane.compose.modeldeployment.drain import (
@@ -74,7 +72,9 @@ from modelplane.compose.modeldeployment.rollout import (
 from modelplane.compose.modeldeployment.stamp import replica_key, replica_name, stamp
 from modelplane.compose.modeldeployment.surge import Started, Surges, start, surges_of
 from modelplane.compose.modeldeployment.weights import Pinning, pin, pinning, unpinned
-from modelplane.compose.replica_revision import described, stamp_of
+from modelplane.compose.shared.evidence import listed_and_found, look_up
+from modelplane.compose.shared.frontdoor import cluster_gateway, gateway_withdrawn
+from modelplane.compose.shared.replica_revision import described, stamp_of
 from modelplane.composer import (
     CLASSES,
     Condition,

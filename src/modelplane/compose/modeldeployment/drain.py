@@ -25,12 +25,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.compose.evidence import look_up_unlisted
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modeldeployment.reroute import ROUTE_BY_NAME, ROUTES
-from modelplane.compose.remote import OBJECT_API_VERSION
-from modelplane.compose.replicapool import replica_pool_name
-from modelplane.compose.routed import USAGE_API_VERSION, held_replicas, referenced_pools
+from modelplane.compose.shared.evidence import look_up_unlisted
+from modelplane.compose.shared.remote import OBJECT_API_VERSION
+from modelplane.compose.shared.replicapool import replica_pool_name
+from modelplane.compose.shared.routed import USAGE_API_VERSION, held_replicas, referenced_pools
 from modelplane.composer import Desired, Inputs, Requirement, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

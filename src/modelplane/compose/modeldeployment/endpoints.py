@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.frontdoor import cluster_gateway, gateway_withdrawn
 from modelplane.compose.modeldeployment.reroute import withdrawn
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.frontdoor import cluster_gateway, gateway_withdrawn
+from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.composer import CLASSES, Desired, Inputs, Result, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

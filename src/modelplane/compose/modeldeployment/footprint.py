@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.cache import cache_selector, stages_on
+from modelplane.compose.shared.cache import cache_selector, stages_on
 from modelplane.composer import Condition, Event, Requirement, namespace_of, namespace_said
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

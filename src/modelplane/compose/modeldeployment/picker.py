@@ -7,7 +7,7 @@ stamps this default into every replica:
 
 - ``router: EndpointPicker``;
 - ``endpointPicker.template``: one ``epp`` container running the llm-d endpoint picker the
-  ModelReplica composition runs by default (``compose.endpointpicker``), with no args (the
+  ModelReplica composition runs by default (``compose.shared.endpointpicker``), with no args (the
   composition adds the wiring: pool, namespace, config file, ports);
 - ``endpointPicker.config``: the same module's prefill/decode default, as data: prefix-cache
   and queue scoring in a prefill and a decode profile, and a decider that sends a request
@@ -25,8 +25,10 @@ from typing import Any
 
 import yaml
 
-from modelplane.compose.endpointpicker import DEFAULT_IMAGE
-from modelplane.compose.endpointpicker import PREFILL_DECODE_CONFIG as PREFILL_DECODE_CONFIG_TEXT
+from modelplane.compose.shared.endpointpicker import DEFAULT_IMAGE
+from modelplane.compose.shared.endpointpicker import (
+    PREFILL_DECODE_CONFIG as PREFILL_DECODE_CONFIG_TEXT,
+)
 from modelplane.kube.objects import Obj
 
 PREFILL_DECODE_CONFIG: Obj = yaml.safe_load(PREFILL_DECODE_CONFIG_TEXT)

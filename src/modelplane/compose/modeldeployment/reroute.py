@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.compose.evidence import look_up_unlisted
-from modelplane.compose.remote import OBJECT_API_VERSION
-from modelplane.compose.replicapool import replica_pool_name
-from modelplane.compose.routed import referenced_pools
+from modelplane.compose.shared.evidence import look_up_unlisted
+from modelplane.compose.shared.remote import OBJECT_API_VERSION
+from modelplane.compose.shared.replicapool import replica_pool_name
+from modelplane.compose.shared.routed import referenced_pools
 from modelplane.composer import Inputs, Requirement, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.compose.cache import cache_revision, hydrated_revisions, resolved_commit
-from modelplane.compose.cache import pinned_revision as _pinned
+from modelplane.compose.shared.cache import cache_revision, hydrated_revisions, resolved_commit
+from modelplane.compose.shared.cache import pinned_revision as _pinned
 from modelplane.composer import Condition
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

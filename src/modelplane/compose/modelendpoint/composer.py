@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.egress import allowance_of, refusal
-from modelplane.compose.evidence import listed_and_found
-from modelplane.compose.frontdoor import (
+from modelplane.compose.modelendpoint import external
+from modelplane.compose.shared.egress import allowance_of, refusal
+from modelplane.compose.shared.evidence import listed_and_found
+from modelplane.compose.shared.frontdoor import (
     ClusterGateway,
     EndpointURL,
     InvalidURLError,
@@ -33,8 +34,7 @@ from modelplane.compose.frontdoor import (
     gateway_withdrawn,
     parse_url,
 )
-from modelplane.compose.modelendpoint import external
-from modelplane.compose.remote import NEVER_DELETE, remote_namespace, remote_object
+from modelplane.compose.shared.remote import NEVER_DELETE, remote_namespace, remote_object
 from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label

@@ -3,7 +3,7 @@ the ModelServices selecting it put their egress routes, so no reference crosses 
 
 from __future__ import annotations
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.shared.frontdoor import (
     ENVOY_API_VERSION,
     ENVOY_GROUP,
     GATEWAY_API_VERSION,
@@ -13,7 +13,7 @@ from modelplane.compose.frontdoor import (
     external_backend_name,
     secret_copy_references,
 )
-from modelplane.compose.remote import managed_metadata
+from modelplane.compose.shared.remote import managed_metadata
 from modelplane.kube.objects import Obj
 
 CREDENTIAL_KEY = "credential"

@@ -28,14 +28,14 @@ once, and a new picker is marked from the start (its replica is placed behind St
 
 from __future__ import annotations
 
-from modelplane.compose import pickerversions
-from modelplane.compose.endpointpicker import DEFAULT_IMAGE
-from modelplane.compose.frontdoor import POOL_GROUP, PRIORITY_VALUES, priority_objective_name
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.compose.remote import MANIFEST
+from modelplane.compose.shared import pickerversions
+from modelplane.compose.shared.endpointpicker import DEFAULT_IMAGE
+from modelplane.compose.shared.frontdoor import POOL_GROUP, PRIORITY_VALUES, priority_objective_name
+from modelplane.compose.shared.remote import MANIFEST
 from modelplane.composer import Ready
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

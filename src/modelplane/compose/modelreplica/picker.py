@@ -19,13 +19,6 @@ from typing import Any
 import yaml
 from google.protobuf import struct_pb2
 
-from modelplane.compose import pickerversions
-from modelplane.compose.endpointpicker import (
-    DEFAULT_IMAGE,
-    PLACEMENT,
-    PREFILL_DECODE_CONFIG,
-    UNIFIED_CONFIG,
-)
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import (
     component,
@@ -34,6 +27,13 @@ from modelplane.compose.modelreplica.labelsets import (
     owned,
 )
 from modelplane.compose.modelreplica.remote import wrap
+from modelplane.compose.shared import pickerversions
+from modelplane.compose.shared.endpointpicker import (
+    DEFAULT_IMAGE,
+    PLACEMENT,
+    PREFILL_DECODE_CONFIG,
+    UNIFIED_CONFIG,
+)
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.structs import ListView, StructView, frozen, struct_to_dict

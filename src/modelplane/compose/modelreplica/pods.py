@@ -11,16 +11,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from modelplane import labels
-from modelplane.compose.cache import (
-    CACHE_MOUNT_PATH,
-    CACHE_VOLUME,
-    UNVERSIONED,
-    Weights,
-    cache_claim_name,
-    pinned_revision,
-    replica_weights,
-)
-from modelplane.compose.gpu_taint import GPU_TOLERATION
 from modelplane.compose.modelreplica.claims import member_revision
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import (
@@ -33,6 +23,16 @@ from modelplane.compose.modelreplica.labelsets import (
 )
 from modelplane.compose.modelreplica.names import claim_template_name
 from modelplane.compose.modelreplica.sglang import with_metrics
+from modelplane.compose.shared.cache import (
+    CACHE_MOUNT_PATH,
+    CACHE_VOLUME,
+    UNVERSIONED,
+    Weights,
+    cache_claim_name,
+    pinned_revision,
+    replica_weights,
+)
+from modelplane.compose.shared.gpu_taint import GPU_TOLERATION
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.structs import frozen

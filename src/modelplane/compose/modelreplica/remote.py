@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.remote import remote_object
+from modelplane.compose.shared.remote import remote_object
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
 

@@ -9,7 +9,7 @@ and ConfigMap) exactly as observed, so an upgrade of Modelplane restarts no engi
 itself. A replica that no deployment placed is composed as it is, always.
 
 Each workload object carries the stamp (``modelplane.ai/template-hash``) it was composed for,
-and ``RevisionReady`` says whether the cluster runs it (``compose/replica_revision.py``).
+and ``RevisionReady`` says whether the cluster runs it (``compose/shared/replica_revision.py``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.compose.pods_revision import bears_pods, pods_revision
-from modelplane.compose.remote import MANIFEST, OBSERVED_MANIFEST
-from modelplane.compose.replica_revision import CONDITION, revision_message, stamp_of
+from modelplane.compose.shared.remote import MANIFEST, OBSERVED_MANIFEST
+from modelplane.compose.shared.replica_revision import CONDITION, revision_message, stamp_of
 from modelplane.composer import Condition
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

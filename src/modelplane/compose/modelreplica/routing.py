@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from modelplane.compose.frontdoor import FLEET_LISTENER
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned, serving_selector
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.compose.replicapool import replica_pool_name
+from modelplane.compose.shared.frontdoor import FLEET_LISTENER
+from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.kube.objects import Obj

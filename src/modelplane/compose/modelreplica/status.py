@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from modelplane.compose.cache import (
+from modelplane.compose.modelreplica import picker, routing
+from modelplane.compose.modelreplica.context import ReplicaContext
+from modelplane.compose.modelreplica.names import gang_status_key, workload_key
+from modelplane.compose.shared.cache import (
     UNVERSIONED,
     held_on,
     hydrated_revisions,
     pinned_revision,
     replica_weights,
 )
-from modelplane.compose.modelreplica import picker, routing
-from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.modelreplica.names import gang_status_key, workload_key
-from modelplane.compose.remote import OBSERVED_MANIFEST
+from modelplane.compose.shared.remote import OBSERVED_MANIFEST
 from modelplane.composer import Condition, Event
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj

@@ -31,7 +31,7 @@ from modelplane.compose.modelreplica.names import (
 )
 from modelplane.compose.modelreplica.pods import PodTemplate, member_pod, member_spec
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.compose.remote import NEVER_DELETE, remote_namespace
+from modelplane.compose.shared.remote import NEVER_DELETE, remote_namespace
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.structs import frozen

@@ -32,14 +32,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.shared.frontdoor import (
     CONTROL_NAMESPACE,
     ENVOY_API_VERSION,
     GATEWAY_GROUP,
     ClusterGateway,
     budget_spent,
 )
-from modelplane.compose.remote import managed_metadata
+from modelplane.compose.shared.remote import managed_metadata
 from modelplane.composer import Desired, Requirement
 from modelplane.kube.names import unique_label
 from modelplane.kube.objects import Obj, mapping

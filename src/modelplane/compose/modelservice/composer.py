@@ -35,15 +35,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.evidence import listed_and_found, look_up_unlisted
-from modelplane.compose.frontdoor import (
-    ENDPOINT_HEADER,
-    ROUTE_READINESS,
-    by_name,
-    cluster_backend_name,
-    cluster_gateway,
-    parse_url,
-)
 from modelplane.compose.modelservice import (
     callers,
     guard,
@@ -56,9 +47,18 @@ from modelplane.compose.modelservice import (
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
-from modelplane.compose.remote import MANIFEST, remote_object
-from modelplane.compose.routed import backend_refs, header_values
-from modelplane.compose.scaletozero import ACTIVATION_PATH, asleep, rule_cluster, selects
+from modelplane.compose.shared.evidence import listed_and_found, look_up_unlisted
+from modelplane.compose.shared.frontdoor import (
+    ENDPOINT_HEADER,
+    ROUTE_READINESS,
+    by_name,
+    cluster_backend_name,
+    cluster_gateway,
+    parse_url,
+)
+from modelplane.compose.shared.remote import MANIFEST, remote_object
+from modelplane.compose.shared.routed import backend_refs, header_values
+from modelplane.compose.shared.scaletozero import ACTIVATION_PATH, asleep, rule_cluster, selects
 from modelplane.composer import Desired, Inputs, Requirement, Result, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.compose.frontdoor import ClusterGateway, cluster_gateway
+from modelplane.compose.shared.frontdoor import ClusterGateway, cluster_gateway
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 

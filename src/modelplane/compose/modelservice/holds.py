@@ -25,8 +25,8 @@ from typing import Any
 from modelplane.apis import API_VERSION
 from modelplane.compose.modelservice.models import model_route_pools
 from modelplane.compose.modelservice.plan import Plan
-from modelplane.compose.replicapool import replica_pool_name
-from modelplane.compose.routed import USAGE_API_VERSION, referenced_pools
+from modelplane.compose.shared.replicapool import replica_pool_name
+from modelplane.compose.shared.routed import USAGE_API_VERSION, referenced_pools
 from modelplane.composer import Desired, namespace_of
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label

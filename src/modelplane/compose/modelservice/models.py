@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.modelservice.plan import Lane, Plan
+from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     ENVOY_GROUP,
     FRONT_LISTENER,
@@ -39,8 +40,7 @@ from modelplane.compose.frontdoor import (
     front_gateway_name,
     service_prefix,
 )
-from modelplane.compose.modelservice.plan import Lane, Plan
-from modelplane.compose.remote import MANIFEST, OBSERVED_MANIFEST, managed_metadata
+from modelplane.compose.shared.remote import MANIFEST, OBSERVED_MANIFEST, managed_metadata
 from modelplane.kube import objects
 from modelplane.kube.names import unique_label
 from modelplane.kube.objects import Obj

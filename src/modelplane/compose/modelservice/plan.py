@@ -24,15 +24,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from modelplane.compose.egress import refusal
-from modelplane.compose.frontdoor import (
+from modelplane.compose.modelservice.weights import integer_weights
+from modelplane.compose.shared.egress import refusal
+from modelplane.compose.shared.frontdoor import (
     BACKENDS_MAX,
     InvalidURLError,
     cluster_gateway,
     gateway_withdrawn,
     parse_url,
 )
-from modelplane.compose.modelservice.weights import integer_weights
 from modelplane.composer import namespace_of
 from modelplane.kube import objects
 from modelplane.reasons import ModelEndpoint

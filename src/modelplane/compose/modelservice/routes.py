@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.modelservice.plan import Lane, Plan
+from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     ENVOY_API_VERSION,
     ENVOY_GROUP,
@@ -41,8 +42,7 @@ from modelplane.compose.frontdoor import (
     service_prefix,
     unavailable_filter_name,
 )
-from modelplane.compose.modelservice.plan import Lane, Plan
-from modelplane.compose.remote import managed_metadata
+from modelplane.compose.shared.remote import managed_metadata
 from modelplane.kube.objects import Obj
 
 NO_TIMEOUT = "0s"

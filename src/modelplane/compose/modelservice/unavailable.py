@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import (
+from modelplane.compose.modelservice import models
+from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     ENVOY_GROUP,
     FLEET_LISTENER,
@@ -42,8 +43,7 @@ from modelplane.compose.frontdoor import (
     cluster_backend_name,
     service_prefix,
 )
-from modelplane.compose.modelservice import models
-from modelplane.compose.remote import managed_metadata
+from modelplane.compose.shared.remote import managed_metadata
 from modelplane.kube import objects
 from modelplane.kube.names import unique_label
 from modelplane.kube.objects import Obj

@@ -29,7 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane import genai
-from modelplane.compose.metricsconfig import ENVIRONMENT_CONFIG_API, METRICS_CONFIG, MetricsEndpoint
+from modelplane.compose.shared.metricsconfig import (
+    ENVIRONMENT_CONFIG_API,
+    METRICS_CONFIG,
+    MetricsEndpoint,
+)
 from modelplane.composer import (
     Desired,
     Event,

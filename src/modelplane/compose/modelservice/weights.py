@@ -14,7 +14,7 @@ from fractions import Fraction
 from functools import reduce
 from math import gcd, lcm
 
-from modelplane.compose.frontdoor import WEIGHT_MAX
+from modelplane.compose.shared.frontdoor import WEIGHT_MAX
 
 
 def integer_weights(

@@ -19,7 +19,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.gpu_taint import GPU_TAINT_KEY, GPU_TOLERATION
 from modelplane.compose.inferencecluster.managed.common import (
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
@@ -35,6 +34,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 )
 from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME, Chart, release
 from modelplane.compose.inferencecluster.target import Target
+from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY, GPU_TOLERATION
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj

@@ -15,7 +15,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.managed import eks_fabric as fabric
 from modelplane.compose.inferencecluster.managed.common import (
     GPU_TAINT_VALUE,
@@ -31,6 +30,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 )
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
+from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import POOL

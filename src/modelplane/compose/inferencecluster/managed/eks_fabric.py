@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.gpu_taint import GPU_TOLERATION
 from modelplane.compose.inferencecluster.managed.common import (
     Cloud,
     PoolPlan,
@@ -25,6 +24,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 )
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
+from modelplane.compose.shared.gpu_taint import GPU_TOLERATION
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 

@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from modelplane.compose.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.inferencecluster.managed.common import (
     GPU_TAINT_VALUE,
     SYSTEM_POOL,
@@ -35,6 +34,7 @@ from modelplane.compose.inferencecluster.managed.common import (
 )
 from modelplane.compose.inferencecluster.releases import EXTERNAL_NAME, stack_object
 from modelplane.compose.inferencecluster.target import GKE_DRIVER_ROOT, Target
+from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
 from modelplane.labels import POOL

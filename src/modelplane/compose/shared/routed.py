@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import POOL_HEADER
-from modelplane.compose.remote import MANIFEST, OBSERVED_MANIFEST
+from modelplane.compose.shared.frontdoor import POOL_HEADER
+from modelplane.compose.shared.remote import MANIFEST, OBSERVED_MANIFEST
 from modelplane.kube import objects
 
 USAGE_API_VERSION = "protection.crossplane.io/v1beta1"

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from modelplane.compose.gpu_taint import GPU_TOLERATION
+from modelplane.compose.shared.gpu_taint import GPU_TOLERATION
 
-# v0.9.0 is the first release that reads the configs below (compose.pickerversions); v0.10.0
+# v0.9.0 is the first release that reads the configs below (compose.shared.pickerversions); v0.10.0
 # also reports not-ready while it drains on shutdown, so a rollout never routes to a leaving one.
 DEFAULT_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
 

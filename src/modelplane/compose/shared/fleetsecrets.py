@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.compose.frontdoor import CONTROL_NAMESPACE, FLEET_CA_SECRET, fleet_pki
+from modelplane.compose.shared.frontdoor import CONTROL_NAMESPACE, FLEET_CA_SECRET, fleet_pki
 from modelplane.kube import objects
 
 FLEET_SERVER = "fleet-server"

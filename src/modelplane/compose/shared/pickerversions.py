@@ -41,7 +41,7 @@ PICKER_NAMES = frozenset(
     }
 )
 
-# The config group Modelplane's default configs use (compose.endpointpicker).
+# The config group Modelplane's default configs use (compose.shared.endpointpicker).
 CONFIG_GROUP = "llm-d.ai"
 
 # A release tag, with any suffix a mirror or a pre-release adds: v0.10.0, v0.9.0-rc.1,
