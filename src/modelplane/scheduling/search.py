@@ -38,28 +38,10 @@ def search(
     for max_splits in range(replicas * n + 1):
         if max_splits and all(o.splits == 0 for opts in options for o in opts):
             return None
-        found = _dfs(options, states, replicas, max_splits, steps, floors)
+        found = _Search(options, states, replicas, max_splits, steps, floors).run()
         if found is not None:
             return found
     return None
-
-
-def _dfs(
-    options: list[list[EngineOption]],
-    states: dict[str, Load],
-    replicas: int,
-    max_splits: int,
-    steps: list[int],
-    floors: list[Rank],
-) -> tuple[list[tuple[EngineOption, ...]], dict[str, Load]] | None:
-    found = _Search(options, states, replicas, max_splits, steps, floors)
-    found.go(0, 0, FREE)
-    if not found.best:
-        return None
-    _, picked, after = found.best
-    n = len(options)
-    picks = [tuple(options[e][picked[r * n + e]] for e in range(n)) for r in range(replicas)]
-    return picks, after
 
 
 class _Search:
@@ -77,6 +59,7 @@ class _Search:
     ) -> None:
         self.options = options
         self.states = states
+        self.replicas = replicas
         self.max_splits = max_splits
         self.steps = steps
         self.n = len(options)
@@ -88,6 +71,20 @@ class _Search:
         for slot in range(self.slots - 1, -1, -1):
             self.rest[slot] = add_ranks(self.rest[slot + 1], floors[slot % self.n])
         self.best: list[Any] = []  # [rank, chosen, after] of the best placement so far
+
+    def run(self) -> tuple[list[tuple[EngineOption, ...]], dict[str, Load]] | None:
+        """The best placement within ``max_splits``, per replica one option per engine, and
+        the pools' loads after it; None when there is none."""
+        self.go(0, 0, FREE)
+        if not self.best:
+            return None
+        _, picked, after = self.best
+        n = self.n
+        picks = [
+            tuple(self.options[e][picked[r * n + e]] for e in range(n))
+            for r in range(self.replicas)
+        ]
+        return picks, after
 
     def go(self, slot: int, splits: int, rank: Rank) -> bool:
         """Explores from ``slot``; True once the search is to stop (the best possible rank is
