@@ -154,19 +154,24 @@ def tls_secret(name: str, hostname: str, authority: str) -> dict[str, Any]:
     }
 
 
+def front_door_secret(gateway: str) -> str:
+    """The TLS Secret ``guide_front_door`` makes for ``gateway``."""
+    return f"{gateway}-tls"
+
+
 def guide_front_door(
     gateway: str, cluster: str, namespace: str, service: str, selector: dict[str, str]
 ) -> list[dict[str, Any]]:
     """docs/getting-started/frontdoor.yaml: gateway ``gateway`` on ``cluster`` serving TLS from
-    the Secret ``<gateway>-tls`` (first in the list), and the service ``namespace/service``
-    selecting the deployments labelled ``selector``."""
+    the Secret ``front_door_secret(gateway)`` (first in the list), and the service
+    ``namespace/service`` selecting the deployments labelled ``selector``."""
     gw, svc = documents(ROOT / "docs/getting-started/frontdoor.yaml")
     gw["metadata"] = {"name": gateway}
     gw["spec"]["clusterName"] = cluster
-    gw["spec"]["tls"] = {"secretRef": {"name": f"{gateway}-tls"}}
+    gw["spec"]["tls"] = {"secretRef": {"name": front_door_secret(gateway)}}
     svc["metadata"] = {"name": service, "namespace": namespace}
     svc["spec"]["endpoints"][0]["selector"]["matchLabels"] = selector
-    secret = tls_secret(f"{gateway}-tls", gw["spec"]["hostname"], f"e2e-{gateway}")
+    secret = tls_secret(front_door_secret(gateway), gw["spec"]["hostname"], f"e2e-{gateway}")
     return [secret, gw, svc]
 
 

@@ -43,6 +43,7 @@ from tests.e2e.conftest import (
     deployment_ready,
     documents,
     eventually,
+    front_door_secret,
     guide_cluster,
     guide_front_door,
     guide_model,
@@ -56,7 +57,7 @@ CLUSTER = "sleep-a"
 NAMESPACE = "sleepy"
 NAME = "sleeper"
 GATEWAY = "sleep-front"
-TLS_SECRET = f"{GATEWAY}-tls"
+TLS_SECRET = front_door_secret(GATEWAY)
 IDLE = 30
 """Seconds without a request before the deployment sleeps (the XRD's least)."""
 PATH = service_prefix(NAMESPACE, NAME) + "v1/completions"
