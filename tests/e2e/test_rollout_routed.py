@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from e2e import control
 from e2e.environment import Environment
 from modelplane.compose.shared.frontdoor import POOL_HEADER
 from modelplane.compose.shared.replicapool import replica_pool_name
@@ -45,6 +46,7 @@ from tests.e2e.conftest import (
     deployment_ready,
     documents,
     eventually,
+    front_door_secret,
     guide_cluster,
     guide_front_door,
     guide_model,
@@ -197,6 +199,8 @@ def fleet(e2e: Environment) -> Iterator[Environment]:
     finally:
         e2e.control.kubectl("-n", NAMESPACE, "delete", "modelservice", NAME, "--wait=false")
         e2e.control.kubectl("delete", "inferencegateway", GATEWAY, "--wait=false")
+        secret = front_door_secret(GATEWAY)
+        e2e.control.kubectl("-n", control.NAMESPACE, "delete", "secret", secret, check=False)
         retire(e2e, {NAMESPACE}, set(CLUSTERS))
 
 
