@@ -137,11 +137,6 @@ def routing(docs: Sequence[Obj]) -> list[ServiceRoutes]:
     return [service_routes(ms, endpoints, gateways, clusters, fabric) for ms in services]
 
 
-def tables(docs: Sequence[Obj]) -> str:
-    """The routing tables as text: one block per ModelService."""
-    return as_text(routing(docs))
-
-
 def as_text(services: Sequence[ServiceRoutes]) -> str:
     return "\n".join(line for s in services for line in [*s.lines(), ""])
 
