@@ -826,49 +826,33 @@ def render_passes(
     # time there at the defaults, and 70 ms in one collection at a raised threshold). What
     # survives joins the oldest generation untraversed, where it would end up anyway.
     with no_cycle_collection(untraversed=True):
-        return _render_passes(
-            registry, inputs, observed, admit, simulate, progress, through_function
-        )
-
-
-def _render_passes(
-    registry: Registry,
-    inputs: Iterable[Obj],
-    observed: Iterable[Obj],
-    admit: Admit | None,
-    simulate: Simulate | None,
-    progress: Callable[[int, int], None] | None,
-    through_function: bool,
-) -> tuple[list[Obj], int]:
-    # As the function reads them off the wire: integral numbers are ints.
-    inputs, supplied = [plain(o) for o in inputs], [plain(o) for o in observed]
-    session = Session(registry, through_function=through_function)
-    environment: list[Obj] = inputs
-    produced: dict[Owner, Mapping[str, Obj]] = {}
-    docs: list[Obj] = []
-    tally = _Tally(progress)
-    passes = 0
-    while passes < MAX_PASSES:
-        passes += 1
-        tally.passes = passes
-        renderer = Renderer(
-            registry, environment, supplied, admit, tally, session=session, produced=produced
-        )
-        composites = renderer.render_all()
-        if not composites:
-            raise RenderError(
-                "no composite resource in the input: this project composes "
-                + ", ".join(registry.kinds())
+        # As the function reads them off the wire: integral numbers are ints.
+        inputs, supplied = [plain(o) for o in inputs], [plain(o) for o in observed]
+        session = Session(registry, through_function=through_function)
+        environment: list[Obj] = inputs
+        produced: dict[Owner, Mapping[str, Obj]] = {}
+        docs: list[Obj] = []
+        tally = _Tally(progress)
+        for passes in range(1, MAX_PASSES + 1):
+            tally.passes = passes
+            renderer = Renderer(
+                registry, environment, supplied, admit, tally, session=session, produced=produced
             )
-        rendered = [doc for r in composites for doc in r.documents()]
-        if rendered == docs:
-            break
-        docs = rendered
-        tree = [r for c in composites for r in c.walk()]
-        environment = _with_status(inputs, [r.composite for r in tree])
-        produced = {owner_of(r.composite): session.observed(r, simulate) for r in tree}
-        session.next_pass()
-    return docs, passes
+            composites = renderer.render_all()
+            if not composites:
+                raise RenderError(
+                    "no composite resource in the input: this project composes "
+                    + ", ".join(registry.kinds())
+                )
+            rendered = [doc for r in composites for doc in r.documents()]
+            if rendered == docs:
+                break
+            docs = rendered
+            tree = [r for c in composites for r in c.walk()]
+            environment = _with_status(inputs, [r.composite for r in tree])
+            produced = {owner_of(r.composite): session.observed(r, simulate) for r in tree}
+            session.next_pass()
+        return docs, passes
 
 
 @dataclass
