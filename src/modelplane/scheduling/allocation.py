@@ -29,10 +29,9 @@ from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.scheduling.capacity import (
     Pool,
-    PoolState,
     Unit,
     Vector,
-    fit,
+    fits_alone,
     observed_units,
     order_units,
 )
@@ -176,14 +175,14 @@ def arbitrate(
     for *_, units in wanted:
         for pool, us in units.items():
             together[pool] = together.get(pool, ()) + us
-    everyone = all(_fits(by_pool[pool], us) for pool, us in together.items())
+    everyone = all(fits_alone(by_pool[pool], us) for pool, us in together.items())
     for _, key, deployment, units in wanted:
         if not everyone:
             full = next(
                 (
                     p
                     for p, us in sorted(units.items())
-                    if not _fits(by_pool[p], accepted.get(p, ()) + us)
+                    if not fits_alone(by_pool[p], accepted.get(p, ()) + us)
                 ),
                 None,
             )
@@ -197,10 +196,6 @@ def arbitrate(
         admitted.setdefault(deployment, {})
         names.setdefault(deployment, []).append(key[1])
     return Allocation(tuple(by_pool.values()), admitted, names, refused)
-
-
-def _fits(pool: Pool, units: tuple[Unit, ...]) -> bool:
-    return fit(PoolState.empty(pool.per_node, pool.node_count), units) is not None
 
 
 # --- what a deployment reads ------------------------------------------------------------------

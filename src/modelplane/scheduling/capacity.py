@@ -259,6 +259,11 @@ class Pool:
         self.ambiguous = frozenset(c for c in classes if classes.count(c) > 1)
 
 
+def fits_alone(pool: Pool, units: tuple[Unit, ...]) -> bool:
+    """Whether ``units`` fit on the pool's nodes with nothing else charged."""
+    return fit(PoolState.empty(pool.per_node, pool.node_count), units) is not None
+
+
 class Load(NamedTuple):
     """A pool's nodes and every gang charged to it. Where each pod sits is never fixed: each
     question (does this fit too?) packs everything charged plus the newcomers in one exact
@@ -299,7 +304,6 @@ class Ledger:
         self._vectors: dict[Any, Vector] = {}
         self._published = published
         self._read: dict[str, Mapping[str, tuple[Unit, ...]]] = {}
-
         self._pending: dict[tuple[str, str], list[Unit]] = {}
         self._observed: dict[str, list[tuple[dict[str, Any], Assignment]]] = {}
 
@@ -308,12 +312,10 @@ class Ledger:
         found = self._read.get(cluster)
         if found is None:
             found = self._read[cluster] = self._published(cluster) if self._published else {}
-            for pool, units in found.items():
-                if (cluster, pool) in self.pools:
-                    self._pending.setdefault((cluster, pool), []).extend(units)
+            self.charge(cluster, found)
         return found
 
-    def charge(self, cluster: str, units_by_pool: dict[str, tuple[Unit, ...]]) -> None:
+    def charge(self, cluster: str, units_by_pool: Mapping[str, tuple[Unit, ...]]) -> None:
         for pool, units in units_by_pool.items():
             key = (cluster, pool)
             if key in self.pools:

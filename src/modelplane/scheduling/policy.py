@@ -26,10 +26,8 @@ from modelplane.kube import objects
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.capacity import (
     Ledger,
-    Load,
-    PoolState,
     Unit,
-    fit,
+    fits_alone,
     observed_units,
     observed_vector,
 )
@@ -115,7 +113,7 @@ def retain(
     for pool_name, alone in replica_units(tuple(choice)).items():
         pool = cluster.pool(pool_name)
         assert pool is not None
-        if fit(PoolState.empty(pool.per_node, pool.node_count), alone) is None:
+        if not fits_alone(pool, alone):
             return None, f"pool {pool_name} no longer fits: too small for the replica alone"
     return tuple(choice), ""
 
@@ -227,7 +225,7 @@ def _first_come(
         key = replica_identity(r)
         wanted = units[key]
         if all(
-            _empty_load(ledger, cluster, pool).fits(accepted.get(pool, ()) + us)
+            fits_alone(ledger.pools[(cluster, pool)], accepted.get(pool, ()) + us)
             for pool, us in wanted.items()
         ):
             for pool, us in wanted.items():
@@ -236,11 +234,6 @@ def _first_come(
             held = f"replicas {before} before it hold its pool's devices"
             losers.append((key[1], f"cluster {cluster} is overcommitted: {held}"))
     return losers
-
-
-def _empty_load(ledger: Ledger, cluster: str, pool: str) -> Load:
-    p = ledger.pools[(cluster, pool)]
-    return Load(PoolState.empty(p.per_node, p.node_count))
 
 
 def overgrown(ledger: Ledger, kept: Replica, replica: dict[str, Any]) -> str:
@@ -370,11 +363,7 @@ def scale_down(
     order = autoscaled.start(kept) if autoscaled is not None else None
     while len(kept) > desired:
         leaving = victim(kept, load, listed_only, idle, order, outdated)
-        kept.remove(leaving)
-        load[leaving.cluster] -= 1
-        removed.append(
-            pl.RemovedReplica(leaving.existing or "", leaving.index, leaving.cluster, "scale-down")
-        )
+        removed.append(_drop(kept, load, leaving, "scale-down"))
     return removed
 
 
@@ -428,7 +417,7 @@ def _charge_others(
 
 
 def _drop(kept: list[Replica], load: dict[str, int], k: Replica, reason: str) -> pl.RemovedReplica:
-    """Remove a kept replica that must move, from ``kept`` and its cluster's ``load``."""
+    """Remove a kept replica from ``kept`` and its cluster's ``load``."""
     kept.remove(k)
     load[k.cluster] -= 1
     return pl.RemovedReplica(k.existing or "", k.index, k.cluster, reason)
