@@ -733,17 +733,6 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], missing: list[st
     return Result.held(
         inputs.observed,
         requirements=requirements,
-        status={
-            k: published[k]
-            for k in (
-                "address",
-                "gateways",
-                "endpoints",
-                "entries",
-                ACTIVATION_PATH[1],
-                usage.STATUS,
-            )
-            if k in published
-        },
+        status={k: published[k] for k in _PUBLISHED if k in published},
         conditions=status.waiting(missing),
     )
