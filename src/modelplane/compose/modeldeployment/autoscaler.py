@@ -222,20 +222,20 @@ def stage(inputs: Inputs) -> Scaling:
         return Scaling(composite, _kept(observed), asks, waiting, bounds)
     configs = inputs.required[METRICS]
     endpoint = MetricsEndpoint.from_config(configs[0] if configs else None)
+    clamped = _clamped(spec, replicas, low)
     if endpoint is None:
-        clamped = _clamped(spec, replicas, low)
         unnamed = _no_endpoint(bool(configs), clamped)
         return Scaling(composite, _kept(observed), asks, unnamed, bounds)
     # Ready regardless of KEDA's own report: the deployment serves whatever its autoscaler says;
     # the Autoscaling condition carries KEDA's state.
     so = scaled_object(md, endpoint, woken.clusters)
     resources = {SCALED_OBJECT: Desired(so, "True")}
-    hpa = _first(inputs.required.get(HPA))
+    hpas = inputs.required.get(HPA)
+    hpa = hpas[0] if hpas else None
     asleep = _asleep(md, woken) if woken.clusters and replicas == 0 else ""
     status = {**bounds, **_decided(hpa)}
     if woken.clusters:
         status |= {"asleep": bool(asleep), "activationClusters": list(woken.clusters)}
-    clamped = _clamped(spec, replicas, low)
     judged = _sleep(md, woken, asleep, _judge(observed, hpa, clamped))
     idles_to_zero = bool(woken.clusters) and replicas > 0
     return Scaling(composite, resources, asks, judged, status, asleep, idles_to_zero)
@@ -303,10 +303,6 @@ def _kept(observed: Obj | None) -> dict[str, Desired]:
     return {} if observed is None else {SCALED_OBJECT: Desired(carried(observed), "True")}
 
 
-def _first(objs: list[Obj] | None) -> Obj | None:
-    return objs[0] if objs else None
-
-
 def _no_endpoint(config_exists: bool, clamped: str) -> Condition:
     missing = "has no data.prometheus.serverAddress" if config_exists else "does not exist"
     # Written as it stands unless outside the bounds (one that nothing would wake at zero).
@@ -323,11 +319,8 @@ def _no_endpoint(config_exists: bool, clamped: str) -> Condition:
 def _decided(hpa: Obj | None) -> Obj:
     """What KEDA's HPA last decided, as status.autoscaling shows it."""
     status = objects.status(hpa)
-    out: Obj = {}
-    for key in ("desiredReplicas", "currentReplicas", "lastScaleTime"):
-        if status.get(key) is not None:
-            out[key] = status[key]
-    return out
+    keys = ("desiredReplicas", "currentReplicas", "lastScaleTime")
+    return {key: status[key] for key in keys if status.get(key) is not None}
 
 
 def _clamped(spec: Mapping[str, Any], replicas: int, low: int) -> str:
