@@ -69,6 +69,7 @@ from modelplane.compose.shared.fleetsecrets import trust_bundle_problem
 from modelplane.composer import (
     CLASSES,
     Condition,
+    ConditionStatus,
     Desired,
     Event,
     Inputs,
@@ -211,8 +212,11 @@ def _asking(name: str, source: str, fleet: _Fleet, reach: _Reach) -> Result:
             **fleet.class_lookup.requirements,
             **fleet.lookups,
         },
-        conditions=[_source_supported(source), *_pool_conditions(reach.managed)],
+        conditions=[_source_supported(source)],
     )
+    # Only a cluster Modelplane provisions has pools it can see come up.
+    if reach.managed:
+        result.conditions.append(reach.managed.pools_condition())
     if reach.wave.requirement is not None:
         result.requirements[PREVIOUS_WAVE] = reach.wave.requirement
     return result
@@ -379,30 +383,25 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
             )
             return
         running = still
-    if not running:
-        if gateways:
-            result.conditions.append(
-                Condition(
-                    InferenceCluster.IN_USE, "True", InferenceCluster.GATEWAYS_HOSTED, gateways
-                )
-            )
-            return
-        result.conditions.append(
-            Condition(
-                InferenceCluster.IN_USE,
-                "False",
-                InferenceCluster.NO_REPLICAS,
-                f"no ModelReplica labelled {CLUSTER}={name} (as a ModelDeployment labels each it "
-                "places) runs on this cluster",
-            )
+    if running:
+        guard = replica_guard(name, running)
+        result.resources[REPLICA_GUARD] = Desired(guard, _exists(inputs.observed, REPLICA_GUARD))
+        message = "; ".join(m for m in (str(guard["spec"]["reason"]), gateways) if m)
+        said: tuple[ConditionStatus, str, str] = (
+            "True",
+            InferenceCluster.REPLICAS_RUNNING,
+            message,
         )
-        return
-    guard = replica_guard(name, running)
-    result.resources[REPLICA_GUARD] = Desired(guard, _exists(inputs.observed, REPLICA_GUARD))
-    message = "; ".join(m for m in (str(guard["spec"]["reason"]), gateways) if m)
-    result.conditions.append(
-        Condition(InferenceCluster.IN_USE, "True", InferenceCluster.REPLICAS_RUNNING, message)
-    )
+    elif gateways:
+        said = ("True", InferenceCluster.GATEWAYS_HOSTED, gateways)
+    else:
+        said = (
+            "False",
+            InferenceCluster.NO_REPLICAS,
+            f"no ModelReplica labelled {CLUSTER}={name} (as a ModelDeployment labels each it "
+            "places) runs on this cluster",
+        )
+    result.conditions.append(Condition(InferenceCluster.IN_USE, *said))
 
 
 @dataclass(frozen=True)
@@ -526,34 +525,26 @@ def _gateway_status(
             note = " (as published; not observed yet)"
         elif not observed_address:
             note = " (as last published; the Gateway reports no address yet)"
-        result.conditions.append(
-            Condition(
-                InferenceCluster.GATEWAY_READY,
-                "True",
-                InferenceCluster.ADDRESS_ASSIGNED,
-                f"gateway address {address}{note}",
-            )
+        said: tuple[ConditionStatus, str, str] = (
+            "True",
+            InferenceCluster.ADDRESS_ASSIGNED,
+            f"gateway address {address}{note}",
         )
     elif not_programmed:
-        result.conditions.append(
-            Condition(
-                InferenceCluster.GATEWAY_READY,
-                "False",
-                InferenceCluster.GATEWAY_NOT_PROGRAMMED,
-                f"Gateway {gw.namespace}/{gw.name} on the cluster is not programmed "
-                f"({not_programmed}); replicas placed here are not reachable until it is",
-            )
+        said = (
+            "False",
+            InferenceCluster.GATEWAY_NOT_PROGRAMMED,
+            f"Gateway {gw.namespace}/{gw.name} on the cluster is not programmed "
+            f"({not_programmed}); replicas placed here are not reachable until it is",
         )
     else:
-        result.conditions.append(
-            Condition(
-                InferenceCluster.GATEWAY_READY,
-                "False",
-                InferenceCluster.WAITING_FOR_GATEWAY,
-                f"Gateway {gw.namespace}/{gw.name} on the cluster has no address yet; replicas "
-                "placed here are not reachable until it has one",
-            )
+        said = (
+            "False",
+            InferenceCluster.WAITING_FOR_GATEWAY,
+            f"Gateway {gw.namespace}/{gw.name} on the cluster has no address yet; replicas "
+            "placed here are not reachable until it has one",
         )
+    result.conditions.append(Condition(InferenceCluster.GATEWAY_READY, *said))
     return status
 
 
@@ -566,25 +557,12 @@ def _exists(observed: Mapping[str, Any], key: str) -> Ready:
     return "True" if key in observed else "Unspecified"
 
 
-def _pool_conditions(managed: Managed | None) -> list[Condition]:
-    # Only a cluster Modelplane provisions has pools it can see come up.
-    return [managed.pools_condition()] if managed else []
-
-
 def _source_supported(source: str) -> Condition:
     if source in CLOUDS:
-        return Condition(
-            InferenceCluster.SOURCE_SUPPORTED,
-            "True",
-            InferenceCluster.MANAGED,
-            f"an {source} cluster Modelplane provisions",
-        )
-    return Condition(
-        InferenceCluster.SOURCE_SUPPORTED,
-        "True",
-        InferenceCluster.EXISTING,
-        "a brought-your-own cluster",
-    )
+        reason, message = InferenceCluster.MANAGED, f"an {source} cluster Modelplane provisions"
+    else:
+        reason, message = InferenceCluster.EXISTING, "a brought-your-own cluster"
+    return Condition(InferenceCluster.SOURCE_SUPPORTED, "True", reason, message)
 
 
 def _unsupported(inputs: Inputs, source: str) -> Result:
