@@ -191,7 +191,8 @@ def _read_clusters(inputs: Inputs, mine: Mapping[str, Mapping[str, Obj]]) -> _Li
     """The clusters known, or a held result while the list is not read or holds none of the
     clusters the cache's objects are on with no evidence they are gone."""
     if CLUSTERS not in inputs.required:
-        return _waiting(inputs.observed)
+        message = "reading the InferenceClusters; existing objects are kept as they are"
+        return _held(inputs.observed, ModelCache.WAITING_FOR_FLEET, message)
     listed = list(inputs.required[CLUSTERS])
     # A cluster holding our objects but missing from the list is asked for by name: only
     # nothing back (or found no longer selected, with no replica mounting the claim there:
@@ -462,12 +463,7 @@ def compose_on_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str,
             policies=NEVER_DELETE,
         ),
         f"{CLAIM}-{name}": _wrap(
-            mc,
-            CLAIM,
-            name,
-            provider_config,
-            claim(mc, cluster),
-            readiness={"policy": "DeriveFromCelQuery", "celQuery": CLAIM_BOUND},
+            mc, CLAIM, name, provider_config, claim(mc, cluster), ready_when=CLAIM_BOUND
         ),
     }
     if auth is not None:
@@ -478,12 +474,7 @@ def compose_on_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str,
         )
         out[f"{TOKEN}-{name}"] = token
     out[f"{HYDRATE}-{revision}-{name}"] = _wrap(
-        mc,
-        f"{HYDRATE}-{revision}",
-        name,
-        provider_config,
-        job,
-        readiness={"policy": "DeriveFromCelQuery", "celQuery": JOB_COMPLETE},
+        mc, f"{HYDRATE}-{revision}", name, provider_config, job, ready_when=JOB_COMPLETE
     )
     return out
 
@@ -497,7 +488,7 @@ def claim(mc: Obj, cluster: Obj) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": _metadata(mc, cache_claim_name(_name(mc))),
+        "metadata": managed_metadata(cache_claim_name(_name(mc)), namespace_of(mc)),
         "spec": spec,
     }
 
@@ -507,7 +498,7 @@ def token_secret(mc: Obj) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": _metadata(mc, token_secret_name(_name(mc))),
+        "metadata": managed_metadata(token_secret_name(_name(mc)), namespace_of(mc)),
         "type": "Opaque",
     }
 
@@ -656,14 +647,7 @@ def resolution(
     cluster = (running or stageable)[0]
     name, provider_config = str(cluster["metadata"]["name"]), str(_provider_config(cluster))
     key = f"{RESOLVE}-{digest}-{name}"
-    wrapped = _wrap(
-        mc,
-        f"{RESOLVE}-{digest}",
-        name,
-        provider_config,
-        pod,
-        readiness={"policy": "DeriveFromCelQuery", "celQuery": POD_SUCCEEDED},
-    )
+    wrapped = _wrap(mc, f"{RESOLVE}-{digest}", name, provider_config, pod, ready_when=POD_SUCCEEDED)
     commit, message = resolve.observed(observed.get(key))
     if commit is None:
         return mc, {key: wrapped}, Resolving(revision, name, message)
@@ -721,12 +705,7 @@ def holding(
             held = dataclasses.replace(held, pruning=())
         else:
             pruner[key] = _wrap(
-                mc,
-                f"{PRUNE}-{digest}",
-                name,
-                provider_config,
-                job,
-                readiness={"policy": "DeriveFromCelQuery", "celQuery": JOB_COMPLETE},
+                mc, f"{PRUNE}-{digest}", name, provider_config, job, ready_when=JOB_COMPLETE
             )
     else:
         held = revisions.counted(held, cache_revision(mc), revisions.in_use(mc, name, replicas))
@@ -832,9 +811,11 @@ def _wrap(
     provider_config: str,
     manifest: Obj,
     *,
-    readiness: Obj | None = None,
+    ready_when: str = "",
     policies: list[str] | None = None,
 ) -> Obj:
+    """``ready_when``: the CEL query on the remote object that makes the Object ready (else
+    ready once created)."""
     # Per cache, role and cluster: distinct from each other and from ModelReplica Objects
     # (two-part names) in the same namespace, because the hash covers every part.
     return remote_object(
@@ -842,7 +823,7 @@ def _wrap(
         namespace_of(mc),
         provider_config,
         manifest,
-        readiness=readiness,
+        readiness={"policy": "DeriveFromCelQuery", "celQuery": ready_when} if ready_when else None,
         management_policies=policies,
     )
 
@@ -859,19 +840,9 @@ def _observed_by_cluster(observed: Mapping[str, Obj]) -> dict[str, dict[str, Obj
     return out
 
 
-def _waiting(observed: Mapping[str, Obj]) -> Result:
-    return Result.held(
-        observed,
-        requirements=REQUIREMENTS,
-        conditions=[
-            Condition(
-                HYDRATED,
-                "Unknown",
-                ModelCache.WAITING_FOR_FLEET,
-                "reading the InferenceClusters; existing objects are kept as they are",
-            )
-        ],
-    )
+def _held(observed: Mapping[str, Obj], reason: str, message: str) -> Result:
+    condition = Condition(HYDRATED, "Unknown", reason, message)
+    return Result.held(observed, requirements=REQUIREMENTS, conditions=[condition])
 
 
 def _fleet_unlisted(observed: Mapping[str, Obj], clusters: list[str]) -> Result:
@@ -882,11 +853,7 @@ def _fleet_unlisted(observed: Mapping[str, Obj], clusters: list[str]) -> Result:
         "no InferenceCluster is listed (all deleted, or the list failed or lags): the "
         f"{len(observed)} composed objects{on} are kept as they are"
     )
-    return Result.held(
-        observed,
-        requirements=REQUIREMENTS,
-        conditions=[Condition(HYDRATED, "Unknown", ModelCache.CLUSTERS_NOT_LISTED, message)],
-    )
+    return _held(observed, ModelCache.CLUSTERS_NOT_LISTED, message)
 
 
 def _malformed(mc: Obj) -> str | None:
@@ -925,11 +892,6 @@ def _selector_problem(spec: Mapping[str, Any]) -> str | None:
 def _provider_config(cluster: Obj) -> str | None:
     name = objects.dig(cluster, "status", "providerConfigRef", "name")
     return str(name) if name else None
-
-
-def _metadata(mc: Obj, name: str) -> Obj:
-    """A remote object's metadata: in the cache's namespace, managed by Modelplane."""
-    return managed_metadata(name, namespace_of(mc))
 
 
 def _name(mc: Obj) -> str:
