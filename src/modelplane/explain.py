@@ -38,7 +38,6 @@ from modelplane.explain_autoscaling import (
 )
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
-from modelplane.labels import DEPLOYMENT
 from modelplane.manifests import Manifest, ManifestError, load, require_name
 from modelplane.render import RenderError, api_server_admission, located, render_documents
 from modelplane.scheduling.demand import Request, parse_engines
@@ -570,16 +569,12 @@ def _cluster(
         return ClusterView(c.cluster, NOT_NEEDED, "has room, not needed"), [
             Decision(deployment, c.cluster, None, NOT_NEEDED, c.reason)
         ]
-    rows = [Decision(deployment, c.cluster, None, REJECTED, c.reason)]
-    lines = []
-    for p in c.pools:
-        if p.reason in (POOL_ROOM, "not needed"):
-            continue
-        row = _pool_decision(deployment, c.cluster, p.pool, REJECTED, p.reason, selectors)
-        rows.append(row)
-        lines.append(f"pool {p.pool}: {_pool_text(row)}")
+    rows, lines = _pools(deployment, c, selectors)
     extra = _uncovered(c.reason, c.pools)
-    return ClusterView(c.cluster, REJECTED, f"{REJECTED}: {extra}" if extra else "", lines), rows
+    return ClusterView(c.cluster, REJECTED, f"{REJECTED}: {extra}" if extra else "", lines), [
+        Decision(deployment, c.cluster, None, REJECTED, c.reason),
+        *rows,
+    ]
 
 
 def _taken(
@@ -591,19 +586,27 @@ def _taken(
 ) -> tuple[ClusterView, list[Decision]]:
     summary = _taken_summary(c, placements, full)
     scores = tuple(s.to_dict() for s in c.scores)
-    rows = [
-        Decision(deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices, scores=scores)
-    ]
+    rows, lines = _pools(deployment, c, selectors)
     # The only cluster with room needs no reason in the text (the JSON still has its terms).
-    lines = [f"replica {s.replica} won: {s.why}" for s in c.scores if s.contested]
+    won = [f"replica {s.replica} won: {s.why}" for s in c.scores if s.contested]
+    return ClusterView(c.cluster, TAKEN, summary, won + lines), [
+        Decision(deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices, scores=scores),
+        *rows,
+    ]
+
+
+def _pools(
+    deployment: str, c: ClusterTrace, selectors: _Selectors
+) -> tuple[list[Decision], list[str]]:
+    """A row per engine on each taken pool and per pool that could not take a replica (a pool
+    merely not needed says nothing), and the text's line for each of the latter."""
+    rows: list[Decision] = []
     for p in c.pools:
         if p.taken:
             rows += _engines_on(deployment, c.cluster, p)
         elif p.reason not in (POOL_ROOM, "not needed"):
-            row = _pool_decision(deployment, c.cluster, p.pool, REJECTED, p.reason, selectors)
-            rows.append(row)
-            lines.append(f"pool {p.pool}: {_pool_text(row)}")
-    return ClusterView(c.cluster, TAKEN, summary, lines), rows
+            rows.append(_pool_decision(deployment, c.cluster, p.pool, p.reason, selectors))
+    return rows, [f"pool {d.pool}: {_pool_text(d)}" for d in rows if d.verdict == REJECTED]
 
 
 def _taken_summary(
@@ -662,7 +665,7 @@ def _where(p: ReplicaPlacement, grows: Mapping[str, tuple[int, int] | None]) -> 
 
 
 def _pool_decision(
-    deployment: str, cluster: str, pool: str, verdict: str, reason: str, selectors: _Selectors
+    deployment: str, cluster: str, pool: str, reason: str, selectors: _Selectors
 ) -> Decision:
     engine = member = request = selector = None
     hint = ""
@@ -679,7 +682,7 @@ def _pool_decision(
         deployment,
         cluster,
         pool,
-        verdict,
+        REJECTED,
         reason,
         engine=engine,
         member=member,
@@ -792,8 +795,3 @@ def _placement(p: ReplicaPlacement) -> Obj:
 
 def _identity(obj: Obj) -> tuple[str, str]:
     return namespace_of(obj), objects.name(obj)
-
-
-def _owned_by(replica: Obj, md: Obj) -> bool:
-    ns, name = _identity(md)
-    return objects.labels(replica).get(DEPLOYMENT) == name and _identity(replica)[0] == ns
