@@ -179,11 +179,6 @@ def estimate_schema(schema: dict[str, Any], path: str, version: str = "") -> Sch
     return result
 
 
-def _observe(result: SchemaCost, expression: ExpressionCost) -> None:
-    result.expressions.append(expression)
-    result.total = min(result.total + expression.total, MAX_UINT64)
-
-
 def _walk(
     schema: Any,
     path: str,
@@ -253,10 +248,10 @@ def _rules(
                 result.errors.append(f"{where}.{key}: Forbidden: {message}")
             if key == "rule" and unbounded_at is not None:
                 unbounded.append(unbounded_at)
-            expression = ExpressionCost(
-                f"{where}.{key}", source, cost, count, total, tuple(unbounded)
+            result.expressions.append(
+                ExpressionCost(f"{where}.{key}", source, cost, count, total, tuple(unbounded))
             )
-            _observe(result, expression)
+            result.total = min(result.total + total, MAX_UINT64)
 
 
 def _max_elements(schema: dict[str, Any]) -> int | None:
@@ -264,11 +259,11 @@ def _max_elements(schema: dict[str, Any]) -> int | None:
     kind = schema.get("type")
     if kind == "object" and "additionalProperties" in schema:
         bound = schema.get("maxProperties")
-        return None if bound is None else max(int(bound), 0)
-    if kind == "array":
+    elif kind == "array":
         bound = schema.get("maxItems")
-        return None if bound is None else max(int(bound), 0)
-    return 1
+    else:
+        return 1
+    return None if bound is None else max(int(bound), 0)
 
 
 def estimate_definition(definition: Definition) -> DefinitionCost:

@@ -451,7 +451,7 @@ class _Checker:
 
     def check(self, e: Expr) -> T:
         if isinstance(e, Literal):
-            return self.set(e, _SCALARS.get(e.kind) or {"uint": UINT, "null": NULL}[e.kind])
+            return self.set(e, _NAMED[e.kind])
         if isinstance(e, Ident):
             t = self.lookup(e.name)
             if t is None:

@@ -459,12 +459,19 @@ class _Coster:
         arg_sum: Range = 0, 0
         for c in arg_costs:
             arg_sum = _add(arg_sum, c)
-        library = self.library_cost(e.function, overload, target, args)
+        # apiserver ``library.CostEstimator.EstimateCallCost`` (keyed by function name) first,
+        # then cel-go's own function costs (checker ``functionCost``, keyed by overload).
+        library_cost = _LIBRARY_COSTS.get(e.function)
+        library = library_cost(self, e.function, overload, target, args) if library_cost else None
         if library is not None:
             return _add(library[0], arg_sum), library[1]
-        builtin = self.builtin_cost(e, overload, target, args, arg_costs, arg_sum)
-        if builtin is not None:
-            return builtin
+        builtin_cost = _BUILTIN_COSTS.get(overload)
+        if builtin_cost is not None:
+            builtin = builtin_cost(
+                self, _BuiltinCall(e, overload, target, args, arg_costs, arg_sum)
+            )
+            if builtin is not None:
+                return builtin
         return _add(_fixed(1), arg_sum), None
 
     def element_node(self, target: _Node) -> _Node | None:
@@ -472,13 +479,6 @@ class _Coster:
             return None
         path = [*target.path, "@items"] if target.path is not None else None
         return _Node(path, target.type.params[0], None, None)
-
-    def library_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
-        """apiserver ``library.CostEstimator.EstimateCallCost`` (keyed by function name)."""
-        cost_of = _LIBRARY_COSTS.get(function)
-        return None if cost_of is None else cost_of(self, function, overload, target, args)
 
     def list_function_cost(
         self, function: str, overload: str, target: _Node | None, args: list[_Node]
@@ -647,116 +647,88 @@ class _Coster:
         result = _add(_mul(count, new), (kept_min, kept_max))
         return _factor(text, 2 * STRING_TRAVERSAL_COST_FACTOR), result
 
-    def builtin_cost(
-        self,
-        e: Call,
-        overload: str,
-        target: _Node | None,
-        args: list[_Node],
-        arg_costs: list[Range],
-        arg_sum: Range,
-    ) -> _CallCost | None:
-        """cel-go's own function costs (checker ``functionCost``)."""
-        cost_of = _BUILTIN_COSTS.get(overload)
-        if cost_of is None:
-            return None
-        return cost_of(self, _BuiltinCall(e, overload, target, args, arg_costs, arg_sum))
-
     def format_cost(self, call: _BuiltinCall) -> _CallCost | None:
-        target, arg_sum = call.target, call.arg_sum
-        if target is None:
+        if call.target is None:
             return None
-        return _add(_factor(_size(target), STRING_TRAVERSAL_COST_FACTOR), arg_sum), None
+        return _traversal(_size(call.target), call.arg_sum), None
 
     def string_to_bytes_cost(self, call: _BuiltinCall) -> _CallCost | None:
-        args, arg_sum = call.args, call.arg_sum
-        if len(args) != 1:
+        if len(call.args) != 1:
             return None
-        sz = _size(args[0])
-        cost = _add(_factor(sz, STRING_TRAVERSAL_COST_FACTOR), arg_sum)
-        return cost, (sz[0], min(sz[1] * 4, MAX_UINT64))
+        sz = _size(call.args[0])
+        return _traversal(sz, call.arg_sum), (sz[0], min(sz[1] * 4, MAX_UINT64))
 
     def bytes_to_string_cost(self, call: _BuiltinCall) -> _CallCost | None:
-        args, arg_sum = call.args, call.arg_sum
-        if len(args) != 1:
+        if len(call.args) != 1:
             return None
-        sz = _size(args[0])
-        return _add(_factor(sz, STRING_TRAVERSAL_COST_FACTOR), arg_sum), (sz[0] // 4, sz[1])
+        sz = _size(call.args[0])
+        return _traversal(sz, call.arg_sum), (sz[0] // 4, sz[1])
 
     def quote_cost(self, call: _BuiltinCall) -> _CallCost | None:
-        args, arg_sum = call.args, call.arg_sum
-        if len(args) != 1:
+        if len(call.args) != 1:
             return None
-        sz = _size(args[0])
-        return _add(_factor(sz, STRING_TRAVERSAL_COST_FACTOR), arg_sum), (
-            min(sz[0] + 2, MAX_UINT64),
-            min(sz[1] * 2 + 2, MAX_UINT64),
-        )
+        sz = _size(call.args[0])
+        quoted = (min(sz[0] + 2, MAX_UINT64), min(sz[1] * 2 + 2, MAX_UINT64))
+        return _traversal(sz, call.arg_sum), quoted
 
     def affix_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """startsWith, endsWith: a traversal of the argument."""
-        args, arg_sum = call.args, call.arg_sum
-        if len(args) != 1:
+        if len(call.args) != 1:
             return None
-        return _add(_factor(_size(args[0]), STRING_TRAVERSAL_COST_FACTOR), arg_sum), None
+        return _traversal(_size(call.args[0]), call.arg_sum), None
 
     def in_list_cost(self, call: _BuiltinCall) -> _CallCost | None:
-        args, arg_sum = call.args, call.arg_sum
-        if len(args) != 2:
+        if len(call.args) != 2:
             return None
-        return _add(_factor(_size(args[1]), 1), arg_sum), None
+        return _add(_factor(_size(call.args[1]), 1), call.arg_sum), None
 
     def matches_cost(self, call: _BuiltinCall) -> _CallCost | None:
-        target, args, arg_sum = call.target, call.args, call.arg_sum
+        target, args = call.target, call.args
         if target is None or len(args) != 1:
             return None
         text = _factor(_add(_size(target), (1, 1)), STRING_TRAVERSAL_COST_FACTOR)
         regex = _factor(_size(args[0]), REGEX_STRING_LENGTH_COST_FACTOR)
-        return _add(_mul(text, regex), arg_sum), None
+        return _add(_mul(text, regex), call.arg_sum), None
 
     def contains_cost(self, call: _BuiltinCall) -> _CallCost | None:
-        target, args, arg_sum = call.target, call.args, call.arg_sum
+        target, args = call.target, call.args
         if target is None or len(args) != 1:
             return None
         text = _factor(_size(target), STRING_TRAVERSAL_COST_FACTOR)
         sub = _factor(_size(args[0]), STRING_TRAVERSAL_COST_FACTOR)
-        return _add(_mul(text, sub), arg_sum), None
+        return _add(_mul(text, sub), call.arg_sum), None
 
     def logical_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """``&&``, ``||``: at least the left side, at most both."""
-        arg_costs = call.arg_costs
-        lhs, rhs = arg_costs
+        lhs, rhs = call.arg_costs
         return (lhs[0], _add(lhs, rhs)[1]), None
 
     def conditional_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """``?:``: the condition and the dearer branch."""
-        e, args, arg_costs = call.e, call.args, call.arg_costs
+        args, arg_costs = call.args, call.arg_costs
         result = _union(_size(args[1]), _size(args[2]))
         assert args[1].expr is not None and args[2].expr is not None
-        self.set_entry(e, _entry_union(self.entry(args[1].expr), self.entry(args[2].expr)))
+        self.set_entry(call.e, _entry_union(self.entry(args[1].expr), self.entry(args[2].expr)))
         cost = _add(arg_costs[0], _union(arg_costs[1], arg_costs[2]))
         return cost, result
 
     def concatenation_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """``+`` on strings, bytes and lists."""
-        e, overload, args, arg_sum = call.e, call.overload, call.args, call.arg_sum
+        args = call.args
         if len(args) != 2:
             return None
         result = _add(_size(args[0]), _size(args[1]))
         assert args[0].expr is not None and args[1].expr is not None
-        joined = _entry_union(self.entry(args[0].expr), self.entry(args[1].expr))
-        self.set_entry(e, joined)
-        if overload == "add_list":
-            return _add(_fixed(1), arg_sum), result
-        return _add(_factor(result, STRING_TRAVERSAL_COST_FACTOR), arg_sum), result
+        self.set_entry(call.e, _entry_union(self.entry(args[0].expr), self.entry(args[1].expr)))
+        if call.overload == "add_list":
+            return _add(_fixed(1), call.arg_sum), result
+        return _traversal(result, call.arg_sum), result
 
     def comparison_cost(self, call: _BuiltinCall) -> _CallCost | None:
         """Equality and ordering: a traversal of the shorter side."""
-        args, arg_sum = call.args, call.arg_sum
-        lhs, rhs = _size(args[0]), _size(args[1])
-        smallest = min(lhs[1], rhs[1])
+        smallest = min(_size(call.args[0])[1], _size(call.args[1])[1])
         low = 1 if smallest > 0 else 0
-        return _add(_factor((low, smallest), STRING_TRAVERSAL_COST_FACTOR), arg_sum), None
+        return _traversal((low, smallest), call.arg_sum), None
 
 
 _LibraryCost = Callable[[_Coster, str, str, _Node | None, list[_Node]], _CallCost | None]
@@ -851,6 +823,11 @@ _BUILTIN_COSTS: dict[str, _BuiltinCost] = {
 }
 
 
+def _traversal(size: Range, arg_sum: Range) -> Range:
+    """A traversal of a string of ``size``, plus the cost of the call's arguments."""
+    return _add(_factor(size, STRING_TRAVERSAL_COST_FACTOR), arg_sum)
+
+
 def _size(node: _Node) -> Range:
     """An argument's size as the walk computed it, else unknown."""
     return UNKNOWN if node.size is None else node.size
@@ -865,9 +842,7 @@ def _readable(path: list[str]) -> str:
 
 def _literal_size(e: Expr) -> Range | None:
     if isinstance(e, Literal):
-        if e.kind == "string":
-            return _fixed(len(e.value))
-        if e.kind == "bytes":
+        if e.kind in ("string", "bytes"):
             return _fixed(len(e.value))
         return 1, 1
     if isinstance(e, CreateList):
