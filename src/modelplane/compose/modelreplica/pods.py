@@ -241,9 +241,7 @@ def _engine(
         out["env"] = env + list(user_env or ())
     out["volumeMounts"] = _SHM_AND_CACHE_MOUNTS if ctx.model_cache_name is not None else _SHM_MOUNTS
     if claims:
-        resources = dict(container.get("resources") or {})
-        resources["claims"] = _CLAIMS
-        out["resources"] = resources
+        out["resources"] = {**(container.get("resources") or {}), "claims": _CLAIMS}
     if serving:
         port = ctx.serving_port
         ports = container.get("ports") or []
@@ -281,7 +279,5 @@ def _declares(containers: list[Obj], port: int) -> bool:
 
 def _http_port(ports: list[Obj], serving_port: int) -> int:
     """The engine's http port by number: a port may be unnamed, a number always resolves."""
-    for p in ports:
-        if p.get("name") == HTTP_PORT_NAME:
-            return int(p["containerPort"])
-    return serving_port
+    named = (int(p["containerPort"]) for p in ports if p.get("name") == HTTP_PORT_NAME)
+    return next(named, serving_port)

@@ -117,38 +117,30 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
     """The engine's wrapped workload Object(s) and ResourceClaimTemplates, by resource key."""
     members = engine["members"]
     name = engine["name"]
+    key = workload_key(name)
     out: dict[str, Obj] = {}
     roles = {role_of(m): m for m in members}
+    leader, worker = roles.get("Leader"), roles.get("Worker")
     if "Standalone" in roles:
-        member = roles["Standalone"]
-        out[workload_key(name)] = wrap(
-            ctx, workload_key(name), deployment(ctx, engine, member), readiness=DEPLOYMENT_READY
+        workload = deployment(ctx, engine, roles["Standalone"])
+        out[key] = wrap(ctx, key, workload, readiness=DEPLOYMENT_READY)
+    elif leader is None or worker is None:
+        raise EngineShapeError(
+            f"engine {name!r}: an engine is one Standalone member, or a Leader and a Worker"
+        )
+    elif ctx.stack == "Dynamo":
+        pcs = podcliqueset(ctx, engine, leader, worker)
+        out[key] = wrap(ctx, key, pcs, readiness=PODCLIQUESET_READY)
+        out[gang_status_key(name)] = wrap(
+            ctx,
+            gang_status_key(name),
+            _scaling_group_ref(ctx, pcs["metadata"]["name"]),
+            readiness=GANGS_READY,
+            management_policies=["Observe"],
         )
     else:
-        leader, worker = roles.get("Leader"), roles.get("Worker")
-        if leader is None or worker is None:
-            raise EngineShapeError(
-                f"engine {name!r}: an engine is one Standalone member, or a Leader and a Worker"
-            )
-        if ctx.stack == "Dynamo":
-            pcs = podcliqueset(ctx, engine, leader, worker)
-            out[workload_key(name)] = wrap(
-                ctx, workload_key(name), pcs, readiness=PODCLIQUESET_READY
-            )
-            out[gang_status_key(name)] = wrap(
-                ctx,
-                gang_status_key(name),
-                _scaling_group_ref(ctx, pcs["metadata"]["name"]),
-                readiness=GANGS_READY,
-                management_policies=["Observe"],
-            )
-        else:
-            out[workload_key(name)] = wrap(
-                ctx,
-                workload_key(name),
-                leaderworkerset(ctx, engine, leader, worker),
-                readiness=LEADERWORKERSET_READY,
-            )
+        lws = leaderworkerset(ctx, engine, leader, worker)
+        out[key] = wrap(ctx, key, lws, readiness=LEADERWORKERSET_READY)
     for member in members:
         if member.get("deviceRequests"):
             key = claim_key(name, role_of(member), member_revision(ctx, member))
@@ -164,8 +156,7 @@ _ONE_AT_A_TIME = frozen(
 def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
     spec = _required_spec(member, None, engine)
     pod = member_pod(ctx, engine, member, spec)
-    selector = {labels.REPLICA: label_value(ctx.name)}
-    selector[labels.ENGINE] = label_value(engine["name"])
+    selector = {labels.REPLICA: label_value(ctx.name), labels.ENGINE: label_value(engine["name"])}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -313,9 +304,7 @@ def _one_per_node(replica: str, engine: str, gang_label: str) -> Obj:
 
 
 def _clique(name: str, pod: PodTemplate) -> Obj:
-    clique_labels = dict(pod.labels)
-    clique_labels[KAI_QUEUE_LABEL] = KAI_QUEUE
-    clique: Obj = {"name": name, "labels": clique_labels}
+    clique: Obj = {"name": name, "labels": {**pod.labels, KAI_QUEUE_LABEL: KAI_QUEUE}}
     if pod.annotations:
         clique["annotations"] = pod.annotations
     clique["spec"] = {
@@ -337,11 +326,7 @@ def _scaling_group_ref(ctx: ReplicaContext, pcs_name: str) -> Obj:
 
 
 def _metadata(ctx: ReplicaContext, engine: Obj, name: str) -> Obj:
-    return {
-        "name": name,
-        "namespace": ctx.namespace,
-        "labels": owned(ctx.name, engine["name"]),
-    }
+    return {"name": name, "namespace": ctx.namespace, "labels": owned(ctx.name, engine["name"])}
 
 
 def _copies(engine: Obj) -> int:
