@@ -35,7 +35,16 @@ from modelplane.compose.shared.frontdoor import (
     parse_url,
 )
 from modelplane.compose.shared.remote import NEVER_DELETE, remote_namespace, remote_object
-from modelplane.composer import Condition, Desired, Event, Inputs, Requirement, Result, namespace_of
+from modelplane.composer import (
+    Condition,
+    ConditionStatus,
+    Desired,
+    Event,
+    Inputs,
+    Requirement,
+    Result,
+    namespace_of,
+)
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
@@ -78,53 +87,41 @@ def _replica(inputs: Inputs, cluster_name: str) -> Result:
         return _hold(inputs, requirements, f"reading InferenceCluster {cluster_name}")
     result = Result(requirements=requirements)
     if not found:
-        result.conditions.append(
-            Condition(
-                ROUTING,
-                "False",
-                ModelEndpoint.CLUSTER_NOT_FOUND,
-                f"InferenceCluster {cluster_name} does not exist",
-            )
+        return _routing(
+            result,
+            "False",
+            ModelEndpoint.CLUSTER_NOT_FOUND,
+            f"InferenceCluster {cluster_name} does not exist",
         )
-        return result
     gateway = cluster_gateway(found[0])
     published = objects.mapping(inputs.composite, "status", "routing")
     if not gateway.address and published.get("backendName") and not gateway_withdrawn(found[0]):
         # The cluster's status is not written yet (or lists only Crossplane's conditions): no
         # evidence its gateway went away, so the endpoint stays routable as published.
         result.status = {"routing": dict(published)}
-        result.conditions.append(
-            Condition(
-                ROUTING,
-                "True",
-                ModelEndpoint.CLUSTER_REACHABLE,
-                f"InferencePool {published['backendName']} on cluster {cluster_name} (as last "
-                "published: the cluster's gateway status is not written yet)",
-            )
-        )
-        return result
-    if not gateway.address:
-        result.conditions.append(
-            Condition(
-                ROUTING,
-                "False",
-                ModelEndpoint.WAITING_FOR_GATEWAY,
-                f"InferenceCluster {cluster_name} publishes no gateway address yet",
-            )
-        )
-        return result
-    pool = str(inputs.composite["spec"].get("inferencePool") or "")
-    result.status = {"routing": {"backendName": pool, "clusterName": cluster_name}}
-    result.conditions.append(
-        Condition(
-            ROUTING,
+        return _routing(
+            result,
             "True",
             ModelEndpoint.CLUSTER_REACHABLE,
-            f"InferencePool {pool} on cluster {cluster_name}, reached through its gateway's "
-            f"fleet listener ({gateway.fleet_hostname})",
+            f"InferencePool {published['backendName']} on cluster {cluster_name} (as last "
+            "published: the cluster's gateway status is not written yet)",
         )
+    if not gateway.address:
+        return _routing(
+            result,
+            "False",
+            ModelEndpoint.WAITING_FOR_GATEWAY,
+            f"InferenceCluster {cluster_name} publishes no gateway address yet",
+        )
+    pool = str(inputs.composite["spec"].get("inferencePool") or "")
+    result.status = {"routing": {"backendName": pool, "clusterName": cluster_name}}
+    return _routing(
+        result,
+        "True",
+        ModelEndpoint.CLUSTER_REACHABLE,
+        f"InferencePool {pool} on cluster {cluster_name}, reached through its gateway's "
+        f"fleet listener ({gateway.fleet_hostname})",
     )
-    return result
 
 
 def _external(inputs: Inputs) -> Result:
@@ -151,16 +148,13 @@ def _external(inputs: Inputs) -> Result:
         if key.partition("/")[2] in hosted.unwritable:
             result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
     if not hosted.hosts:
-        result.conditions.append(
-            Condition(
-                ROUTING,
-                "False",
-                ModelEndpoint.NO_GATEWAY,
-                "no InferenceGateway runs on a cluster that publishes a providerConfigRef yet: "
-                "nothing can route to this endpoint",
-            )
+        return _routing(
+            result,
+            "False",
+            ModelEndpoint.NO_GATEWAY,
+            "no InferenceGateway runs on a cluster that publishes a providerConfigRef yet: "
+            "nothing can route to this endpoint",
         )
-        return result
     waiting = _compose_on_hosts(inputs, url, hosted, result)
     _report_routing(endpoint, url, hosted, waiting, result)
     return result
@@ -251,25 +245,21 @@ def _report_routing(
             # A backend not ready yet on one cluster (a new gateway's, or one re-created) is
             # no evidence against the others: the endpoint stays routable as published.
             result.status = {"routing": dict(published)}
-        result.conditions.append(
-            Condition(
-                ROUTING,
-                "False",
-                ModelEndpoint.WAITING_FOR_BACKEND,
-                f"waiting for the backend on {plural('cluster', len(waiting))} "
-                f"{', '.join(waiting)} (gateways run on {names})",
-            )
+        _routing(
+            result,
+            "False",
+            ModelEndpoint.WAITING_FOR_BACKEND,
+            f"waiting for the backend on {plural('cluster', len(waiting))} "
+            f"{', '.join(waiting)} (gateways run on {names})",
         )
         return
     backend = external_backend_name(str(endpoint["metadata"]["name"]))
     result.status = {"routing": {"backendName": backend}}
-    result.conditions.append(
-        Condition(
-            ROUTING,
-            "True",
-            ModelEndpoint.BACKEND_CONFIGURED,
-            f"{url.scheme}://{url.host}:{url.port} reachable from the gateways on {names}",
-        )
+    _routing(
+        result,
+        "True",
+        ModelEndpoint.BACKEND_CONFIGURED,
+        f"{url.scheme}://{url.host}:{url.port} reachable from the gateways on {names}",
     )
 
 
@@ -334,6 +324,11 @@ def _on_host(
             obj["spec"]["references"] = external.credential_references(namespace, auth)
         out[key] = obj
     return out
+
+
+def _routing(result: Result, status: ConditionStatus, reason: str, message: str) -> Result:
+    result.conditions.append(Condition(ROUTING, status, reason, message))
+    return result
 
 
 def _refused(requirements: Mapping[str, Requirement], reason: str, why: str) -> Result:
