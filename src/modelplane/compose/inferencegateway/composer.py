@@ -219,12 +219,8 @@ def _read_dialled(inputs: Inputs, hosted: _Host) -> _Dialled | Result:
     )
     if lookup.pending:
         asked = ", ".join(sorted(lookup.pending))
-        held = _hold(
-            inputs,
-            "Unknown",
-            InferenceGateway.WAITING_FOR_FLEET,
-            f"reading InferenceCluster {asked}",
-        )
+        message = f"reading InferenceCluster {asked}"
+        held = _hold(inputs, "Unknown", InferenceGateway.WAITING_FOR_FLEET, message)
         held.requirements.update(lookup.requirements)
         return held
     fleet = {**hosted.fleet, **lookup.found}
@@ -484,9 +480,7 @@ def _observed_class(observed: Obj | None) -> str:
 
 def _manifest(observed: Obj | None) -> Mapping[str, Any]:
     """The remote object as provider-kubernetes last saw it, else as it was applied."""
-    seen = dig(observed, *OBSERVED_MANIFEST)
-    applied = dig(observed, *MANIFEST)
-    return seen or applied or {}
+    return dig(observed, *OBSERVED_MANIFEST) or dig(observed, *MANIFEST) or {}
 
 
 def _hold(inputs: Inputs, status: Literal["False", "Unknown"], reason: str, message: str) -> Result:
@@ -497,12 +491,7 @@ def _hold(inputs: Inputs, status: Literal["False", "Unknown"], reason: str, mess
         requirements=REQUIREMENTS,
         status={k: published[k] for k in ("address", "url", "gateway") if k in published},
         conditions=[
-            Condition(
-                READY,
-                status,
-                reason,
-                f"{message}; what was composed is kept as it is",
-            )
+            Condition(READY, status, reason, f"{message}; what was composed is kept as it is")
         ],
         # A gateway whose host is missing or unprepared serves nothing (nothing composed would
         # read Available).
