@@ -117,24 +117,27 @@ def _rewrite(raw: bytes, rewrite: dict[int, Rewrite], depth: int) -> bytes:
 
 def shallow_request(raw: bytes) -> bytes:
     """The serialized RunFunctionRequest with over-deep parts of observed statuses nulled."""
-    return _rewrite(raw, {_REQUEST_OBSERVED: _state}, 1)
+    return _into(_OBSERVED_FIELDS, _status_entry)(raw, 1)
 
 
-def _state(raw: bytes, depth: int) -> bytes:
-    return _rewrite(raw, {_STATE_RESOURCES: _resource_entry}, depth)
+# From the request to each observed resource's top-level fields: the observed state, its map of
+# resources, a map entry's value, the resource's Struct, that Struct's map of fields.
+_OBSERVED_FIELDS = (
+    _REQUEST_OBSERVED,
+    _STATE_RESOURCES,
+    _ENTRY_VALUE,
+    _RESOURCE_RESOURCE,
+    _STRUCT_FIELDS,
+)
 
 
-def _resource_entry(raw: bytes, depth: int) -> bytes:
-    return _rewrite(raw, {_ENTRY_VALUE: _resource}, depth)
-
-
-def _resource(raw: bytes, depth: int) -> bytes:
-    return _rewrite(raw, {_RESOURCE_RESOURCE: _object_status}, depth)
-
-
-def _object_status(raw: bytes, depth: int) -> bytes:
-    """A composed resource's top-level object: only its ``status`` entry is walked."""
-    return _rewrite(raw, {_STRUCT_FIELDS: _status_entry}, depth)
+def _into(path: tuple[int, ...], then: Rewrite) -> Rewrite:
+    """Rewrites with ``then`` the payloads found along ``path`` (field numbers, outermost
+    first), every other byte copied."""
+    if not path:
+        return then
+    inner = _into(path[1:], then)
+    return lambda raw, depth: _rewrite(raw, {path[0]: inner}, depth)
 
 
 def _status_entry(raw: bytes, depth: int) -> bytes:
@@ -160,13 +163,5 @@ def _value(raw: bytes, depth: int) -> bytes:
     return _rewrite(raw, {_VALUE_STRUCT: _struct, _VALUE_LIST: _list}, depth)
 
 
-def _struct(raw: bytes, depth: int) -> bytes:
-    return _rewrite(raw, {_STRUCT_FIELDS: _entry}, depth)
-
-
-def _entry(raw: bytes, depth: int) -> bytes:
-    return _rewrite(raw, {_ENTRY_VALUE: _value}, depth)
-
-
-def _list(raw: bytes, depth: int) -> bytes:
-    return _rewrite(raw, {_LIST_VALUES: _value}, depth)
+_struct = _into((_STRUCT_FIELDS, _ENTRY_VALUE), _value)
+_list = _into((_LIST_VALUES,), _value)
