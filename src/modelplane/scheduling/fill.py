@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.scheduling.capacity import Ledger, Load, PoolState, nodes_needed
@@ -35,24 +35,17 @@ from modelplane.scheduling.selection import unselected
 from modelplane.scheduling.spread import Spread
 
 
+@dataclass(eq=False)
 class Ineligible:
     """Why a cluster may take no new replica ("" when it may), read once per cluster and only
     for the clusters a schedule comes to."""
 
-    def __init__(
-        self,
-        selector: dict[str, str],
-        tolerations: list[dict[str, Any]],
-        cached: bool = False,
-        admits: Admits | None = None,
-        hold: str = "",
-    ) -> None:
-        self.selector = selector
-        self.tolerations = tolerations
-        self.cached = cached
-        self.admits = admits
-        self.hold = hold
-        self._why: dict[str, str] = {}
+    selector: dict[str, str]
+    tolerations: list[dict[str, Any]]
+    cached: bool = False
+    admits: Admits | None = None
+    hold: str = ""
+    _why: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def why(self, c: Cluster) -> str:
         found = self._why.get(c.name)

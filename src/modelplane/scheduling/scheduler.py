@@ -25,7 +25,7 @@ from typing import Any
 
 from modelplane.kube import objects
 from modelplane.scheduling import placement as pl
-from modelplane.scheduling import policy
+from modelplane.scheduling import policy, selection
 from modelplane.scheduling.allocation import Published, read_published
 from modelplane.scheduling.capacity import Ledger, Pool, Unit
 from modelplane.scheduling.demand import Engine, parse_engines, selector_errors
@@ -243,8 +243,7 @@ def _answer(
 def _shortfall(request: _Request, fill: Fill, judge: Judged, hold: str) -> tuple[str, ...]:
     """Why fewer replicas are placed than asked for: one line per cluster, or what holds all."""
     if not request.fleet and request.selector:
-        wanted = ", ".join(f"{k}={v}" for k, v in sorted(request.selector.items()))
-        return (f"no InferenceCluster matches clusterSelector {wanted}",)
+        return (selection.none_matches(request.selector, {}),)
     if not request.fleet:
         return ("no InferenceCluster exists",)
     if hold:

@@ -43,16 +43,14 @@ class Constraint:
 
 
 def parse_constraints(template: dict[str, Any]) -> tuple[Constraint, ...]:
-    out = []
-    for c in template.get("topologySpreadConstraints") or ():
-        out.append(
-            Constraint(
-                max(1, int(c.get("maxSkew", 1))),
-                str(c.get("topologyKey", "")),
-                str(c.get("whenUnsatisfiable", HARD)) != SOFT,
-            )
+    return tuple(
+        Constraint(
+            max(1, int(c.get("maxSkew", 1))),
+            str(c.get("topologyKey", "")),
+            str(c.get("whenUnsatisfiable", HARD)) != SOFT,
         )
-    return tuple(out)
+        for c in template.get("topologySpreadConstraints") or ()
+    )
 
 
 class Spread:
