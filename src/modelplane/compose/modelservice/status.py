@@ -242,9 +242,8 @@ def _routing(
     if waiting:
         # Until the guard is applied the routes are not what the spec asks for.
         return Condition(ROUTING, "False", ModelService.CONFIGURING, "; ".join(waiting))
-    if waking:
-        return _asleep(programmed, skipped, serving, waking)
-    if not plan.lanes:
+    pending = _pending(programmed, skipped)
+    if not plan.lanes and not waking:
         return Condition(
             ROUTING,
             "False",
@@ -252,11 +251,12 @@ def _routing(
             f"the routes on {plural('gateway', len(serving))} {names} answer 503 until an endpoint "
             "is ready",
         )
-    pending = _pending(programmed, skipped)
     if pending:
         return Condition(
             ROUTING, "False", ModelService.CONFIGURING, f"not accepted yet: {'; '.join(pending)}"
         )
+    if waking:
+        return _asleep(serving, waking)
     if plan.parked:
         return Condition(
             ROUTING,
@@ -290,19 +290,9 @@ def _routing(
     )
 
 
-def _asleep(
-    programmed: Mapping[str, bool],
-    skipped: Sequence[Skipped],
-    serving: Sequence[Serving],
-    waking: str,
-) -> Condition:
-    """Routing while what the service selects is asleep: ready once its routes are accepted,
-    since the request that meets the 503 is the one that wakes the model."""
-    pending = _pending(programmed, skipped)
-    if pending:
-        return Condition(
-            ROUTING, "False", ModelService.CONFIGURING, f"not accepted yet: {'; '.join(pending)}"
-        )
+def _asleep(serving: Sequence[Serving], waking: str) -> Condition:
+    """Routing while what the service selects is asleep, its routes accepted: ready, since the
+    request that meets the 503 is the one that wakes the model."""
     names = ", ".join(g.name for g in serving)
     return Condition(
         ROUTING,
