@@ -64,7 +64,7 @@ from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
 from modelplane.labels import ROUTES_POOLS
-from modelplane.observed import carried, ready_as_observed
+from modelplane.observed import carry_forward, ready_as_observed
 
 GATEWAYS = "inference-gateways"
 CLUSTERS = "inference-clusters"
@@ -537,11 +537,7 @@ def _kept(
         routed_clusters=frozenset(routed_clusters),
         routed_endpoints=frozenset(routed_endpoints),
     )
-    return {
-        key: Desired(carried(obj), ready_as_observed(obj))
-        for key, obj in sorted(inputs.observed.items())
-        if keeping.keeps(key, obj)
-    }
+    return carry_forward({k: obj for k, obj in inputs.observed.items() if keeping.keeps(k, obj)})
 
 
 _FRONTS = ("front", "unavailable", MODELS, callers.POLICY, callers.DENIED)
@@ -598,8 +594,7 @@ _BEHIND_MODELS = (MODEL_BACKEND, unavailable.BACKEND, unavailable.ROUTE)
 
 def _path_sentinel_routed(observed: Mapping[str, Obj], gateway: str) -> bool:
     """Whether the gateway's observed path route still has its sentinel lane."""
-    manifest = objects.mapping(observed.get(f"front/{gateway}") or {}, "spec", "forProvider")
-    route = manifest.get("manifest")
+    route = objects.dig(observed.get(f"front/{gateway}"), *MANIFEST)
     return isinstance(route, Mapping) and any(
         unavailable.sets_sentinel(ref) for ref in backend_refs(route)
     )
@@ -676,15 +671,13 @@ def _still_routed_by_model(observed: Mapping[str, Obj]) -> tuple[set[str], set[s
     endpoints: set[str] = set()
     for key, obj in observed.items():
         what, _, rest = key.partition("/")
-        if what != MODEL_BACKEND:
-            continue
-        gateway, _, cluster = rest.partition("/")
-        if _model_backend_routed(observed, gateway, obj):
-            clusters.add(cluster)
-    for key, obj in observed.items():
-        if key.partition("/")[0] == MODELS:
+        if what == MODELS:
             manifest = dict(objects.mapping(obj, *MANIFEST))
             endpoints |= models.route_header_values(manifest, ENDPOINT_HEADER)
+        elif what == MODEL_BACKEND:
+            gateway, _, cluster = rest.partition("/")
+            if _model_backend_routed(observed, gateway, obj):
+                clusters.add(cluster)
     return clusters, endpoints
 
 
