@@ -70,9 +70,7 @@ class Admission:
     """Admission for every kind of the given definitions."""
 
     def __init__(self, definitions: Iterable[Definition]) -> None:
-        self._kinds: dict[tuple[str, str], Definition] = {}
-        for d in definitions:
-            self._kinds[(d.group, d.kind)] = d
+        self._kinds = {(d.group, d.kind): d for d in definitions}
 
     @classmethod
     def from_paths(cls, paths: Iterable[Path | str]) -> Admission:

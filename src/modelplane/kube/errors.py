@@ -103,12 +103,6 @@ def go_value(value: Any) -> str:
     return '"null"' if value is None else _inner(value)
 
 
-def _go_number(value: int | float) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return str(value)
-
-
 def go_syntax(value: Any) -> str:
     """Go's ``%#v`` of a decoded JSON value (``map[string]interface {}{"name":"a"}``)."""
     if isinstance(value, dict):
@@ -127,7 +121,7 @@ def _inner(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _go_number(value)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e21 else str(value)
     if isinstance(value, str):
         return go_quote(value)
     return go_syntax(value)

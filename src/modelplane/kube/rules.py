@@ -124,10 +124,7 @@ def _compile_tree(schema: Schema, where: str, failures: list[str]) -> None:
 
 # --- evaluation ----------------------------------------------------------------------------
 
-_MEMO_SIZE = 4096
-
-
-_MEMO: Lru[tuple[bool, str]] = Lru(_MEMO_SIZE)
+_MEMO: Lru[tuple[bool, str]] = Lru(4096)
 """Rule outcomes keyed by (rule, node content)."""
 # Benchmarks switch this off to measure evaluation itself.
 memoise = True
