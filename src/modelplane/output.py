@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from modelplane import manifests, owners
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
+from modelplane.shortlist import counted
 
 # Crossplane's own annotation and label on composed resources, and render's Result kind.
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
@@ -174,7 +175,7 @@ def _without_usages(node: Node) -> Node:
 
 
 def _count_usages(roots: Sequence[Node]) -> int:
-    return sum(1 for r in roots for n in _all(r) if _is_usage(n.doc))
+    return sum(1 for r in roots for n, _ in _with_depth(r, 0) if _is_usage(n.doc))
 
 
 def _is_usage(doc: Obj) -> bool:
@@ -203,19 +204,19 @@ def _with_depth(node: Node, depth: int) -> Iterable[tuple[Node, int]]:
 
 def summary(roots: Sequence[Node]) -> str:
     """The closing line: how many composites and composed resources, and how many are ready."""
-    nodes = [n for r in roots for n in _all(r)]
+    nodes = [n for r in roots for n, _ in _with_depth(r, 0)]
     composites = [n for n in nodes if n.composite]
     composed = [n for n in nodes if not n.composite]
     clusters = _clusters(nodes)
     warnings = sum(_warnings(n) for n in composites)
     line = (
-        f"{_count(len(composites), 'composite')} ({_ready(composites)}), "
-        f"{_count(len(composed), 'composed resource')} ({_ready(composed)})"
+        f"{counted(len(composites), 'composite')} ({_ready(composites)}), "
+        f"{counted(len(composed), 'composed resource')} ({_ready(composed)})"
     )
     if clusters:
-        line += f", on {_count(len(clusters), 'cluster')}"
+        line += f", on {counted(len(clusters), 'cluster')}"
     if warnings:
-        line += f", {_count(warnings, 'warning')}"
+        line += f", {counted(warnings, 'warning')}"
     return line
 
 
@@ -235,18 +236,8 @@ def _warnings(node: Node) -> int:
     return sum(1 for r in node.results if r.get("severity") == "SEVERITY_WARNING")
 
 
-def _all(node: Node) -> Iterable[Node]:
-    yield node
-    for child in node.children:
-        yield from _all(child)
-
-
 def _ready(nodes: Sequence[Node]) -> str:
     return f"{sum(1 for n in nodes if n.ready == 'True')} ready"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _label(node: Node, depth: int, *, grouped: bool = False) -> str:
@@ -284,7 +275,7 @@ def _status(node: Node) -> str:
     status = str(shown.get("reason", ""))
     warnings = _warnings(node)
     if warnings:
-        status += f" ({_count(warnings, 'warning')})"
+        status += f" ({counted(warnings, 'warning')})"
     return status
 
 
@@ -340,7 +331,7 @@ class Progress:
         self._last = now
         self.shown = True
         self.stream.write(
-            f"\rmodelplane render: {_count(composites, 'composite')} rendered, "
+            f"\rmodelplane render: {counted(composites, 'composite')} rendered, "
             f"pass {passes}, {now - self.start:.1f} s\x1b[K"
         )
         self.stream.flush()
