@@ -144,8 +144,9 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     )
     pools = ["cluster"]
     for pool in cloud.pools or ():
-        out[f"nodepool-{pool.name}"] = _pool(cloud, pool, observed.get(f"nodepool-{pool.name}"))
-        pools.append(f"nodepool-{pool.name}")
+        key = f"nodepool-{pool.name}"
+        out[key] = _pool(cloud, pool, observed.get(key))
+        pools.append(key)
     role = _subnet_role(cloud, observed)
     if role is not None:
         out[SUBNET_ROLE] = role
@@ -237,7 +238,18 @@ def _tag_name(key: str) -> str:
 
 
 def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
-    out = _storage(t)
+    # Model caches hold symlinks (Hugging Face's layout); SMB emulates them with mfsymlinks.
+    out = {
+        "storage-class": storage_class(
+            t,
+            STORAGE_CLASS,
+            "file.csi.azure.com",
+            {"skuName": "Premium_LRS"},
+            mountOptions=["mfsymlinks", "actimeo=30", "nosharesock"],
+            reclaimPolicy="Delete",
+            allowVolumeExpansion=True,
+        )
+    }
     if any(p.fabric == "InfiniBand" for p in cloud.pools or ()):
         values = {
             "deployCR": True,
@@ -250,18 +262,3 @@ def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
             t, "network-operator", NETWORK_OPERATOR, NETWORK_OPERATOR_VERSION, values
         )
     return out
-
-
-def _storage(t: Target) -> dict[str, Obj]:
-    # Model caches hold symlinks (Hugging Face's layout); SMB emulates them with mfsymlinks.
-    return {
-        "storage-class": storage_class(
-            t,
-            STORAGE_CLASS,
-            "file.csi.azure.com",
-            {"skuName": "Premium_LRS"},
-            mountOptions=["mfsymlinks", "actimeo=30", "nosharesock"],
-            reclaimPolicy="Delete",
-            allowVolumeExpansion=True,
-        )
-    }

@@ -481,7 +481,7 @@ def _node_groups(
     keys, outlives = [system], []
     if fabric.uses_efa(cloud):
         fabric.efa_security_group(cloud, out)
-    groups = fabric.security_groups(cloud, observed)
+    groups = fabric.security_groups(observed)
     for pool in cloud.pools or ():
         key = f"nodegroup-{pool.name}"
         keys.append(key)

@@ -56,7 +56,7 @@ def uses_efa(cloud: Cloud) -> bool:
     return any(p.fabric == EFA for p in cloud.pools or ())
 
 
-def security_groups(cloud: Cloud, observed: Mapping[str, Any]) -> list[str]:
+def security_groups(observed: Mapping[str, Any]) -> list[str]:
     """The EFA group's and the cluster's group's ids, once AWS assigned both; else none."""
     efa = at_provider(observed.get("efa-security-group"), "id")
     vpc = observation(observed.get("cluster"))

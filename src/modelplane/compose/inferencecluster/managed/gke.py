@@ -135,7 +135,7 @@ def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provision
     for pool in cloud.pools or ():
         key = f"nodepool-{pool.name}"
         out[key] = _gpu_pool(cloud, pool, observed.get(key))
-        pools.append(f"nodepool-{pool.name}")
+        pools.append(key)
     _identity(cloud, out, observed)
     return Provisioned(
         resources=out,
