@@ -163,7 +163,8 @@ def _resolve(t: Target, observed: Mapping[str, Mapping[str, Any]], open_: bool) 
         installed = [installed_version(obj) for obj in objs] or [""]
         if any(v != component.version for v in installed):
             not_installed.append(Change(component.name, installed[0], component.version))
-        running = _composed(objs)
+        # The version it was last composed at, as observed.
+        running = composed_version(objs[0]) if objs else ""
         version = component.version
         if not open_ and running and _composable(component, running):
             version = running
@@ -267,18 +268,10 @@ def _versioned(
     """Each component's observed Releases and CRD-bundle Objects, in key order: read once."""
     out: dict[str, list[Mapping[str, Any]]] = {}
     for _key, obj in sorted(observed.items()):
-        labels = objects.labels(obj)
-        component = labels.get(STACK_COMPONENT)
+        component = objects.labels(obj).get(STACK_COMPONENT)
         if component and composed_version(obj):
             out.setdefault(str(component), []).append(obj)
     return {component: tuple(objs) for component, objs in out.items()}
-
-
-def _composed(objs: Sequence[Mapping[str, Any]]) -> str:
-    """The version a component was last composed at, as observed ("" when none is)."""
-    for obj in objs:
-        return composed_version(obj)
-    return ""
 
 
 def _composable(component: components.Component, version: str) -> bool:
