@@ -235,14 +235,13 @@ def _composed(
     spec = inputs.composite["spec"]
     copies = [copy_name(gateway, n) for n in sorted(selected)]
     policy = security_policy(gateway, host, copies, key_header(spec))
-    out[POLICY] = _on_host(inputs, gateway, host, POLICY, policy)
+    out[POLICY] = on_host(inputs, gateway, host, POLICY, policy)
     out.update(compose_guard(inputs, gateway, host, guarded))
     return out
 
 
-def _on_host(
-    inputs: Inputs, gateway: str, host: ClusterGateway, key: str, manifest: Obj
-) -> Desired:
+def on_host(inputs: Inputs, gateway: str, host: ClusterGateway, key: str, manifest: Obj) -> Desired:
+    """The gateway's Object ``key`` applying ``manifest`` on its host, in the control namespace."""
     obj = remote_object(
         dns_label("gw", gateway, key), CONTROL_NAMESPACE, host.provider_config, manifest
     )
@@ -256,7 +255,7 @@ def compose_guard(
     only a gateway may set (the identity, the priority, the picker's objective and flow) are
     removed on arrival whether or not this gateway sets them, or its callers could set them."""
     return {
-        HEADER_GUARD: _on_host(
+        HEADER_GUARD: on_host(
             inputs, gateway, host, HEADER_GUARD, header_guard(gateway, host, guarded)
         )
     }

@@ -19,13 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from modelplane.compose.inferencegateway import catalog, priority
-from modelplane.compose.inferencegateway.callers import Callers, front_policy
-from modelplane.compose.shared.frontdoor import CONTROL_NAMESPACE, ClusterGateway
-from modelplane.compose.shared.remote import remote_object
+from modelplane.compose.inferencegateway.callers import Callers, front_policy, on_host
+from modelplane.compose.shared.frontdoor import ClusterGateway
 from modelplane.composer import Desired, Inputs, carry_forward
-from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
-from modelplane.observed import ready_as_observed
 
 FRONT_LUA = "caller-priority"
 """The composition resource name of the extension policy (priority's, from before the
@@ -55,10 +52,5 @@ def compose_front_lua(
         scripts.append(priority.script(priority.caller_priorities(spec, auth.identities)))
     if authed:
         scripts.append(catalog.script(catalog.models_by_caller(services or [], auth.identities)))
-    obj = remote_object(
-        dns_label("gw", gateway, FRONT_LUA),
-        CONTROL_NAMESPACE,
-        host.provider_config,
-        extension_policy(gateway, host, scripts),
-    )
-    return {FRONT_LUA: Desired(obj, ready_as_observed(inputs.observed.get(FRONT_LUA)))}
+    policy = extension_policy(gateway, host, scripts)
+    return {FRONT_LUA: on_host(inputs, gateway, host, FRONT_LUA, policy)}

@@ -27,18 +27,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.inferencegateway.callers import CALLER_HEADER, Callers, front_policy
-from modelplane.compose.shared.frontdoor import (
-    CONTROL_NAMESPACE,
-    ClusterGateway,
-    budget_spent,
+from modelplane.compose.inferencegateway.callers import (
+    CALLER_HEADER,
+    Callers,
+    front_policy,
+    on_host,
 )
-from modelplane.compose.shared.remote import remote_object
+from modelplane.compose.shared.frontdoor import ClusterGateway, budget_spent
 from modelplane.composer import Desired, Inputs, carry_forward
 from modelplane.kube import objects
-from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
-from modelplane.observed import ready_as_observed
 
 LIMITS = "caller-limits"
 """The composition resource name of the rate-limit policy."""
@@ -216,10 +214,5 @@ def compose_limits(
     problem = too_many_rules(found)
     if problem:
         return {}, problem
-    obj = remote_object(
-        dns_label("gw", gateway, LIMITS),
-        CONTROL_NAMESPACE,
-        host.provider_config,
-        rate_limit_policy(gateway, host, found),
-    )
-    return {LIMITS: Desired(obj, ready_as_observed(inputs.observed.get(LIMITS)))}, ""
+    policy = rate_limit_policy(gateway, host, found)
+    return {LIMITS: on_host(inputs, gateway, host, LIMITS, policy)}, ""
