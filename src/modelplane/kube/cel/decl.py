@@ -56,12 +56,8 @@ class Decl:
     bounded: bool = True
 
 
-def _simple(kind: str, min_size: int) -> Decl:
-    return Decl(kind, min_size)
-
-
 def map_key() -> Decl:
-    return _simple("string", MIN_STRING_SIZE)
+    return Decl("string", MIN_STRING_SIZE)
 
 
 def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
@@ -83,20 +79,18 @@ def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
     if kind == "string":
         return _string(schema)
     if kind == "boolean":
-        return _simple("bool", MIN_BOOL_SIZE)
+        return Decl("bool", MIN_BOOL_SIZE)
     if kind == "number":
-        return _simple("double", MIN_NUMBER_SIZE)
+        return Decl("double", MIN_NUMBER_SIZE)
     if kind == "integer":
-        return _simple("int", MIN_NUMBER_SIZE)
+        return Decl("int", MIN_NUMBER_SIZE)
     return None
 
 
 def _int_or_string(schema: dict[str, Any]) -> Decl:
-    dyn = _simple("dyn", 1)
     max_length = schema.get("maxLength")
-    dyn.max_elements = _bound(max_length) * 4 if max_length is not None else _bound(None)
-    dyn.bounded = max_length is not None
-    return dyn
+    bound = _bound(max_length) * 4 if max_length is not None else _bound(None)
+    return Decl("dyn", 1, bound, bounded=max_length is not None)
 
 
 def _list(schema: dict[str, Any]) -> Decl | None:
