@@ -24,7 +24,7 @@ from modelplane.shortlist import counted
 
 # Crossplane's own annotation and label on composed resources, and render's Result kind.
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
-COMPOSITE_LABEL = "crossplane.io/composite"
+COMPOSITE_LABEL = owners.COMPOSITE_LABEL
 RESULT_API_VERSION = "render.crossplane.io/v1beta1"
 # provider-kubernetes: an Object carries a manifest to the cluster its provider config reaches.
 REMOTE_KINDS = {("kubernetes.m.crossplane.io", "Object"), ("kubernetes.crossplane.io", "Object")}

@@ -55,12 +55,10 @@ from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
+from modelplane.output import COMPOSITE_LABEL, RESOURCE_NAME, RESULT_API_VERSION
 from modelplane.owners import Identity, Owner, identity, owner_of
 from modelplane.structs import fill_struct, plain
 
-RESOURCE_NAME = "crossplane.io/composition-resource-name"
-COMPOSITE_LABEL = owners.COMPOSITE_LABEL
-RESULT_API_VERSION = "render.crossplane.io/v1beta1"
 STEP = "modelplane"
 # Crossplane stops asking a function again after this many requirement rounds.
 MAX_REQUIREMENT_ROUNDS = 5
