@@ -589,14 +589,13 @@ def _moved_on(replica: Obj, routes: Routes, unreachable: frozenset[str]) -> Obj:
     updated, then changed again before it was routed again, must not keep its endpoint
     withdrawn for as long as it is held. On a cluster whose gateway is withdrawn, the routes
     naming its pool are recorded, as an update records them."""
+    annotations = dict(replica["metadata"].get("annotations") or {})
     if not recorded(replica):
         naming = routes.naming(str(replica["metadata"]["name"])) if routes.read else ""
         if _on(replica) not in unreachable or not naming:
             return replica
-        annotations = {**(replica["metadata"].get("annotations") or {}), REROUTE: naming}
-        return {**replica, "metadata": {**replica["metadata"], "annotations": annotations}}
-    annotations = dict(replica["metadata"].get("annotations") or {})
-    if routes.rerouted(replica):
+        annotations[REROUTE] = naming
+    elif routes.rerouted(replica):
         del annotations[REROUTE]
     else:
         annotations[REROUTE] = routes.moved_on(replica)

@@ -60,13 +60,7 @@ class Routes:
 
     def naming(self, replica_name: str) -> str:
         """The routes naming the replica's pool now, recorded as routed."""
-        pool = replica_pool_name(replica_name)
-        named = [
-            f"{name}@{ROUTED}"
-            for name, obj in sorted(self.by_name.items())
-            if pool in referenced_pools([obj])
-        ]
-        return ",".join(named)
+        return ",".join(f"{name}@{ROUTED}" for name, _ in self._naming(replica_name))
 
     def adopted(self, replaced: str, elsewhere: str = "") -> str:
         """What a replacement for the replica named ``replaced`` (a surge, a move) records:
@@ -76,12 +70,16 @@ class Routes:
         a route applied there (that cluster's own route) never names a pool elsewhere."""
         if not replaced:
             return ""
-        pool = replica_pool_name(replaced)
         return ",".join(
             f"{name}@{DROPPED}"
-            for name, obj in sorted(self.by_name.items())
-            if pool in referenced_pools([obj]) and not (elsewhere and _applied_by(obj) == elsewhere)
+            for name, obj in self._naming(replaced)
+            if not (elsewhere and _applied_by(obj) == elsewhere)
         )
+
+    def _naming(self, replica_name: str) -> list[tuple[str, Obj]]:
+        """The route Objects naming the replica's pool, by name."""
+        pool = replica_pool_name(replica_name)
+        return [(n, o) for n, o in sorted(self.by_name.items()) if pool in referenced_pools([o])]
 
     def moved_on(self, replica: Mapping[str, Any]) -> str:
         """The replica's record, with each route seen naming its pool no more marked dropped."""
@@ -132,13 +130,10 @@ def routes(inputs: Inputs, mine: Iterable[Mapping[str, Any]]) -> Routes:
 
 def recorded(replica: Mapping[str, Any]) -> list[tuple[str, bool]]:
     """The routes recorded on the replica, each with whether it was seen dropping its pool."""
-    annotations = objects.annotations(replica)
-    out = []
-    for item in str(annotations.get(REROUTE) or "").split(","):
-        name, _, state = item.partition("@")
-        if name:
-            out.append((name, state == DROPPED))
-    return out
+    items = str(objects.annotations(replica).get(REROUTE) or "").split(",")
+    return [
+        (name, state == DROPPED) for name, _, state in (i.partition("@") for i in items) if name
+    ]
 
 
 def withdrawn(replica: Mapping[str, Any]) -> bool:
