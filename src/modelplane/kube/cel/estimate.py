@@ -161,9 +161,9 @@ def estimate_detail(expr: Expr, checked: Checked, root: Decl) -> tuple[int, list
     return cost, list(dict.fromkeys(coster.unbounded))
 
 
-class _BuiltinCall(NamedTuple):
-    """One call of a cel-go built-in as its cost function sees it: the expression, the overload
-    chosen, the receiver and arguments, their costs and the sum of those."""
+class _CallSite(NamedTuple):
+    """One call as a function's cost estimate sees it: the expression, the overload chosen, the
+    receiver and arguments, their costs and the sum of those."""
 
     e: Call
     overload: str
@@ -461,17 +461,15 @@ class _Coster:
             arg_sum = _add(arg_sum, c)
         # apiserver ``library.CostEstimator.EstimateCallCost`` (keyed by function name) first,
         # then cel-go's own function costs (checker ``functionCost``, keyed by overload).
+        call = _CallSite(e, overload, target, args, arg_costs, arg_sum)
         library_cost = _LIBRARY_COSTS.get(e.function)
-        library = library_cost(self, e.function, overload, target, args) if library_cost else None
+        library = library_cost(self, call) if library_cost else None
         if library is not None:
             return _add(library[0], arg_sum), library[1]
         builtin_cost = _BUILTIN_COSTS.get(overload)
-        if builtin_cost is not None:
-            builtin = builtin_cost(
-                self, _BuiltinCall(e, overload, target, args, arg_costs, arg_sum)
-            )
-            if builtin is not None:
-                return builtin
+        builtin = builtin_cost(self, call) if builtin_cost else None
+        if builtin is not None:
+            return builtin
         return _add(_fixed(1), arg_sum), None
 
     def element_node(self, target: _Node) -> _Node | None:
@@ -480,10 +478,9 @@ class _Coster:
         path = [*target.path, "@items"] if target.path is not None else None
         return _Node(path, target.type.params[0], None, None)
 
-    def list_function_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def list_function_cost(self, call: _CallSite) -> _CallCost | None:
         """isSorted, sum, max, min, indexOf, lastIndexOf, includes: one visit per element."""
+        target = call.target
         if target is None:
             return None
         element = self.element_node(target)
@@ -495,40 +492,34 @@ class _Coster:
                     el_cost, _factor(self.node_size(element), STRING_TRAVERSAL_COST_FACTOR)
                 )
             return _mul(self.node_size(target), el_cost), None
-        if function == "includes":
+        if call.e.function == "includes":
             return _mul(self.node_size(target), el_cost), None
         # No element type: the target is a string, which indexOf and lastIndexOf also search.
         return _factor(self.node_size(target), STRING_TRAVERSAL_COST_FACTOR), None
 
-    def url_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
-        if len(args) != 1:
+    def url_cost(self, call: _CallSite) -> _CallCost | None:
+        if len(call.args) != 1:
             return None
-        sz = self.node_size(args[0])
+        sz = self.node_size(call.args[0])
         return _factor(sz, STRING_TRAVERSAL_COST_FACTOR), sz
 
-    def string_function_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def string_function_cost(self, call: _CallSite) -> _CallCost | None:
         """lowerAscii, upperAscii, substring, trim: one traversal of the target string."""
-        if target is None:
+        if call.target is None:
             return None
-        sz = self.node_size(target)
+        sz = self.node_size(call.target)
         return _factor(sz, STRING_TRAVERSAL_COST_FACTOR), sz
 
-    def replace_function_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def replace_function_cost(self, call: _CallSite) -> _CallCost | None:
+        target, args = call.target, call.args
         if target is None or len(args) < 2:
             return None
         return self.replace_cost(
             self.node_size(target), self.node_size(args[0]), self.node_size(args[1])
         )
 
-    def split_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def split_cost(self, call: _CallSite) -> _CallCost | None:
+        target, args = call.target, call.args
         if target is None:
             return None
         sz = self.node_size(target)
@@ -539,9 +530,8 @@ class _Coster:
                 most = limit.value & MAX_UINT64
         return _factor(sz, 2 * STRING_TRAVERSAL_COST_FACTOR), (0, most)
 
-    def join_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def join_cost(self, call: _CallSite) -> _CallCost | None:
+        target, args = call.target, call.args
         if target is None:
             return None
         joined: Range = 0, 0
@@ -554,10 +544,9 @@ class _Coster:
             joined = _add(joined, _mul(self.node_size(args[0]), separators))
         return _factor(joined, STRING_TRAVERSAL_COST_FACTOR), joined
 
-    def find_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def find_cost(self, call: _CallSite) -> _CallCost | None:
         """find, findAll: a regex over the target, as ``matches``."""
+        target, args = call.target, call.args
         if target is None or not args:
             return None
         sz = self.node_size(target)
@@ -565,53 +554,42 @@ class _Coster:
         regex = _factor(self.node_size(args[0]), REGEX_STRING_LENGTH_COST_FACTOR)
         return _mul(text, regex), (0, sz[1])
 
-    def parse_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def parse_cost(self, call: _CallSite) -> _CallCost | None:
         """cidr, isIP, isCIDR, quantity, isQuantity, semver, isSemver: one traversal of the
         string parsed."""
-        if not args:
+        if not call.args:
             return None
-        return _factor(self.node_size(args[0]), STRING_TRAVERSAL_COST_FACTOR), None
+        return _factor(self.node_size(call.args[0]), STRING_TRAVERSAL_COST_FACTOR), None
 
-    def ip_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
-        if overload == "cidr_ip":
+    def ip_cost(self, call: _CallSite) -> _CallCost | None:
+        if call.overload == "cidr_ip":
             return _fixed(1), None
-        return self.parse_cost(function, overload, target, args)
+        return self.parse_cost(call)
 
-    def ip_is_canonical_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
-        if not args:
+    def ip_is_canonical_cost(self, call: _CallSite) -> _CallCost | None:
+        if not call.args:
             return None
-        return _factor(self.node_size(args[0]), 2 * STRING_TRAVERSAL_COST_FACTOR), None
+        return _factor(self.node_size(call.args[0]), 2 * STRING_TRAVERSAL_COST_FACTOR), None
 
-    def constant_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def constant_cost(self, call: _CallSite) -> _CallCost | None:
         return _fixed(1), None
 
-    def contains_address_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def contains_address_cost(self, call: _CallSite) -> _CallCost | None:
         """containsIP, containsCIDR."""
-        if not args:
+        if not call.args:
             return None
         ip: Range = 4, 16
         cost = _factor(_add(ip, ip), STRING_TRAVERSAL_COST_FACTOR)
-        if function == "containsCIDR":
+        if call.e.function == "containsCIDR":
             cost = _add(cost, _factor(ip, STRING_TRAVERSAL_COST_FACTOR))
             cost = _add(cost, _fixed(1))
-        if overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
-            cost = _add(cost, _factor(self.node_size(args[0]), STRING_TRAVERSAL_COST_FACTOR))
+        if call.overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
+            cost = _add(cost, _factor(self.node_size(call.args[0]), STRING_TRAVERSAL_COST_FACTOR))
         return cost, None
 
-    def library_equals_cost(
-        self, function: str, overload: str, target: _Node | None, args: list[_Node]
-    ) -> _CallCost | None:
+    def library_equals_cost(self, call: _CallSite) -> _CallCost | None:
         """``==`` between two values of one of the library's types."""
+        args = call.args
         if len(args) != 2 or args[0].type is None or args[0].type != args[1].type:
             return None
         t = args[0].type
@@ -647,42 +625,42 @@ class _Coster:
         result = _add(_mul(count, new), (kept_min, kept_max))
         return _factor(text, 2 * STRING_TRAVERSAL_COST_FACTOR), result
 
-    def format_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def format_cost(self, call: _CallSite) -> _CallCost | None:
         if call.target is None:
             return None
         return _traversal(_size(call.target), call.arg_sum), None
 
-    def string_to_bytes_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def string_to_bytes_cost(self, call: _CallSite) -> _CallCost | None:
         if len(call.args) != 1:
             return None
         sz = _size(call.args[0])
         return _traversal(sz, call.arg_sum), (sz[0], min(sz[1] * 4, MAX_UINT64))
 
-    def bytes_to_string_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def bytes_to_string_cost(self, call: _CallSite) -> _CallCost | None:
         if len(call.args) != 1:
             return None
         sz = _size(call.args[0])
         return _traversal(sz, call.arg_sum), (sz[0] // 4, sz[1])
 
-    def quote_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def quote_cost(self, call: _CallSite) -> _CallCost | None:
         if len(call.args) != 1:
             return None
         sz = _size(call.args[0])
         quoted = (min(sz[0] + 2, MAX_UINT64), min(sz[1] * 2 + 2, MAX_UINT64))
         return _traversal(sz, call.arg_sum), quoted
 
-    def affix_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def affix_cost(self, call: _CallSite) -> _CallCost | None:
         """startsWith, endsWith: a traversal of the argument."""
         if len(call.args) != 1:
             return None
         return _traversal(_size(call.args[0]), call.arg_sum), None
 
-    def in_list_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def in_list_cost(self, call: _CallSite) -> _CallCost | None:
         if len(call.args) != 2:
             return None
         return _add(_factor(_size(call.args[1]), 1), call.arg_sum), None
 
-    def matches_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def matches_cost(self, call: _CallSite) -> _CallCost | None:
         target, args = call.target, call.args
         if target is None or len(args) != 1:
             return None
@@ -690,7 +668,7 @@ class _Coster:
         regex = _factor(_size(args[0]), REGEX_STRING_LENGTH_COST_FACTOR)
         return _add(_mul(text, regex), call.arg_sum), None
 
-    def contains_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def contains_cost(self, call: _CallSite) -> _CallCost | None:
         target, args = call.target, call.args
         if target is None or len(args) != 1:
             return None
@@ -698,12 +676,12 @@ class _Coster:
         sub = _factor(_size(args[0]), STRING_TRAVERSAL_COST_FACTOR)
         return _add(_mul(text, sub), call.arg_sum), None
 
-    def logical_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def logical_cost(self, call: _CallSite) -> _CallCost | None:
         """``&&``, ``||``: at least the left side, at most both."""
         lhs, rhs = call.arg_costs
         return (lhs[0], _add(lhs, rhs)[1]), None
 
-    def conditional_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def conditional_cost(self, call: _CallSite) -> _CallCost | None:
         """``?:``: the condition and the dearer branch."""
         args, arg_costs = call.args, call.arg_costs
         result = _union(_size(args[1]), _size(args[2]))
@@ -712,7 +690,7 @@ class _Coster:
         cost = _add(arg_costs[0], _union(arg_costs[1], arg_costs[2]))
         return cost, result
 
-    def concatenation_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def concatenation_cost(self, call: _CallSite) -> _CallCost | None:
         """``+`` on strings, bytes and lists."""
         args = call.args
         if len(args) != 2:
@@ -724,15 +702,15 @@ class _Coster:
             return _add(_fixed(1), call.arg_sum), result
         return _traversal(result, call.arg_sum), result
 
-    def comparison_cost(self, call: _BuiltinCall) -> _CallCost | None:
+    def comparison_cost(self, call: _CallSite) -> _CallCost | None:
         """Equality and ordering: a traversal of the shorter side."""
         smallest = min(_size(call.args[0])[1], _size(call.args[1])[1])
         low = 1 if smallest > 0 else 0
         return _traversal((low, smallest), call.arg_sum), None
 
 
-_LibraryCost = Callable[[_Coster, str, str, _Node | None, list[_Node]], _CallCost | None]
-_LIBRARY_COSTS: dict[str, _LibraryCost] = {
+_Cost = Callable[[_Coster, _CallSite], _CallCost | None]
+_LIBRARY_COSTS: dict[str, _Cost] = {
     **dict.fromkeys(
         ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes"),
         _Coster.list_function_cost,
@@ -788,8 +766,7 @@ _LIBRARY_COSTS: dict[str, _LibraryCost] = {
     "_==_": _Coster.library_equals_cost,
 }
 
-_BuiltinCost = Callable[[_Coster, _BuiltinCall], _CallCost | None]
-_BUILTIN_COSTS: dict[str, _BuiltinCost] = {
+_BUILTIN_COSTS: dict[str, _Cost] = {
     "string_format": _Coster.format_cost,
     "string_to_bytes": _Coster.string_to_bytes_cost,
     "bytes_to_string": _Coster.bytes_to_string_cost,
