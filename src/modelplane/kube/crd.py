@@ -117,9 +117,9 @@ def definition_of(doc: Any, source: str = "<definition>") -> Definition | None:
         return None
     api, kind = doc.get("apiVersion"), doc.get("kind")
     if api == CRD_API and kind == "CustomResourceDefinition":
-        return _from_crd(doc, source)
+        return _definition(doc, source, None)
     if api in XRD_APIS and kind == "CompositeResourceDefinition":
-        return _from_xrd(doc, source, legacy=api.endswith("/v1"))
+        return _definition(doc, source, "LegacyCluster" if api.endswith("/v1") else "Namespaced")
     return None
 
 
@@ -138,46 +138,28 @@ def _spec(doc: dict[str, Any], source: str) -> dict[str, Any]:
     return spec
 
 
-def _from_crd(doc: dict[str, Any], source: str) -> Definition:
+def _definition(doc: dict[str, Any], source: str, xrd_scope: str | None) -> Definition:
+    """A CRD's definition or, given an XRD's default scope (``xrd_scope``), the CRD Crossplane
+    generates for the XRD."""
     spec = _spec(doc, source)
     names = spec["names"]
-    definition = Definition(
-        group=spec["group"],
-        kind=names["kind"],
-        plural=names.get("plural", ""),
-        namespaced=spec.get("scope", "Namespaced") == "Namespaced",
-        source=source,
-    )
-    for v in spec["versions"]:
-        raw = objects.dig(v, "schema", "openAPIV3Schema") or {
-            "type": "object",
-            "x-kubernetes-preserve-unknown-fields": True,
-        }
-        definition.versions[v["name"]] = Version(
-            v["name"], bool(v.get("served", True)), raw, f"{source}: {names['kind']}"
-        )
-    return definition
-
-
-def _from_xrd(doc: dict[str, Any], source: str, legacy: bool) -> Definition:
-    spec = _spec(doc, source)
-    names = spec["names"]
-    scope = spec.get("scope", "LegacyCluster" if legacy else "Namespaced")
+    scope = spec.get("scope", xrd_scope or "Namespaced")
     definition = Definition(
         group=spec["group"],
         kind=names["kind"],
         plural=names.get("plural", ""),
         namespaced=scope == "Namespaced",
         source=source,
-        kind_of_definition="CompositeResourceDefinition",
+        kind_of_definition=doc["kind"],
     )
     for v in spec["versions"]:
-        xr_schema = objects.dig(v, "schema", "openAPIV3Schema") or {}
+        raw = objects.dig(v, "schema", "openAPIV3Schema")
+        if xrd_scope is not None:
+            raw = composite_schema(raw or {}, scope)
+        elif not raw:
+            raw = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         definition.versions[v["name"]] = Version(
-            v["name"],
-            bool(v.get("served", True)),
-            composite_schema(xr_schema, scope),
-            f"{source}: {names['kind']}",
+            v["name"], bool(v.get("served", True)), raw, f"{source}: {names['kind']}"
         )
     return definition
 
