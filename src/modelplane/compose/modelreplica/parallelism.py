@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from modelplane.compose.modelreplica.labelsets import role_of
-from modelplane.compose.modelreplica.pods import ENGINE_CONTAINER, member_spec
+from modelplane.compose.modelreplica.pods import engine_container, member_spec
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 
@@ -74,12 +74,9 @@ def _gang_gpus(members: list[Obj]) -> int | None:
     return _gpus(roles["Leader"]) + nodes * _gpus(roles["Worker"])
 
 
-def _words(spec: Mapping[str, Any] | None) -> list[str]:
+def _words(spec: Obj | None) -> list[str]:
     """The engine container's command and args, split as a shell splits a script's words."""
-    engine = next(
-        (c for c in objects.dig(spec, "containers") or () if c.get("name") == ENGINE_CONTAINER),
-        None,
-    )
+    engine = engine_container(spec)
     if engine is None:
         return []
     return [p for f in ("command", "args") for w in engine.get(f) or () for p in str(w).split()]

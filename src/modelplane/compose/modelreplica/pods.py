@@ -120,7 +120,7 @@ def member_pod(
     role = role_of(member)
     claims = bool(member.get("deviceRequests"))
     weights = _weights(ctx) if ctx.model_cache_name is not None else None
-    image = _engine_image(spec["containers"])
+    image = str((engine_container(spec) or {}).get("image", ""))
     grace, pre_stop = _drain(ctx)
 
     pod: Obj = {}
@@ -162,10 +162,10 @@ def member_pod(
     return PodTemplate(merged, dict(annotations) if annotations else None, pod)
 
 
-def _engine_image(containers: list[Obj]) -> str:
-    return next(
-        (str(c.get("image", "")) for c in containers if c.get("name") == ENGINE_CONTAINER), ""
-    )
+def engine_container(spec: Obj | None) -> Obj | None:
+    """The member template's ``engine`` container, if it has one."""
+    containers = objects.dig(spec, "containers") or ()
+    return next((c for c in containers if c.get("name") == ENGINE_CONTAINER), None)
 
 
 def _injected_env(gang_env: list[Obj] | None, weights: Weights | None) -> list[Obj]:

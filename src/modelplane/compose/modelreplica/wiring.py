@@ -24,9 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.modelreplica.labelsets import role_of
-from modelplane.compose.modelreplica.pods import ENGINE_CONTAINER, member_spec
+from modelplane.compose.modelreplica.pods import engine_container, member_spec
 from modelplane.compose.modelreplica.workloads import LEADER_ADDRESS_ENV, RANK_ENV
-from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 
 REASON = "GangNotWired"
@@ -55,9 +54,9 @@ def gang_warnings(engines: Iterable[Obj], at: str = "spec", stack: str | None = 
     return out
 
 
-def _missing(role: str, spec: Mapping[str, Any] | None, stack: str | None) -> list[str]:
+def _missing(role: str, spec: Obj | None, stack: str | None) -> list[str]:
     """Modelplane's variables the member's engine must reference and does not."""
-    engine = _engine_container(spec)
+    engine = engine_container(spec)
     if engine is None:
         return []
     words = [str(w) for f in ("command", "args") for w in engine.get(f) or ()]
@@ -68,11 +67,6 @@ def _missing(role: str, spec: Mapping[str, Any] | None, stack: str | None) -> li
         for names in _needed(role, words)
         if not _references(words, _aliases(names if lws else names[:1], env))
     ]
-
-
-def _engine_container(spec: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    containers = objects.dig(spec, "containers") or ()
-    return next((c for c in containers if c.get("name") == ENGINE_CONTAINER), None)
 
 
 def _needed(role: str, words: list[str]) -> list[tuple[str, str]]:
