@@ -93,13 +93,13 @@ def _context(inputs: Inputs, requirements: dict[str, Requirement]) -> ReplicaCon
     cluster = _first(inputs.required.get(CLUSTER_REQUIREMENT))
     cache_name = objects.dig(spec, "modelCacheRef", "name")
     cache = _first(inputs.required.get(CACHE_REQUIREMENT)) if cache_name else None
-    provider_config = _provider_config(cluster)
     if cluster is None:
         return _hold(
             inputs, requirements, ModelReplica.WAITING_FOR_CLUSTER,
             f"InferenceCluster {spec['clusterName']!r} is not available",
         )  # fmt: skip
-    if provider_config is None:
+    provider_config = objects.dig(cluster, "status", "providerConfigRef", "name")
+    if not provider_config:
         return _hold(
             inputs, requirements, ModelReplica.WAITING_FOR_CLUSTER,
             f"InferenceCluster {spec['clusterName']!r} has no status.providerConfigRef yet",
@@ -112,7 +112,7 @@ def _context(inputs: Inputs, requirements: dict[str, Requirement]) -> ReplicaCon
     return ReplicaContext(
         replica=replica,
         cluster=cluster,
-        provider_config=provider_config,
+        provider_config=str(provider_config),
         observed=inputs.observed,
         model_cache=cache,
     )
@@ -198,13 +198,6 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], reason: str, why
         conditions=[Condition(SERVING_CONDITION, "False", reason, message)],
         events=[Event("Warning", message, reason)],
     )
-
-
-def _provider_config(cluster: Obj | None) -> str | None:
-    if cluster is None:
-        return None
-    name = objects.dig(cluster, "status", "providerConfigRef", "name")
-    return str(name) if name else None
 
 
 def _first(items: list[Obj] | None) -> Obj | None:

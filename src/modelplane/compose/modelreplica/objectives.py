@@ -112,9 +112,8 @@ def served(ctx: ReplicaContext, resources: dict[str, Obj]) -> dict[str, Obj]:
     without it restarts that picker after its cluster serves the group. The mark is never taken
     back: a picker restarts for it at most once."""
     deployment = resources.get(picker.DEPLOYMENT_KEY)
-    if deployment is None or not pickerversions.reads_objectives(picker_image(ctx)):
-        return resources
-    if not _started_served(ctx):
+    reads = deployment is not None and pickerversions.reads_objectives(picker_image(ctx))
+    if not reads or not _started_served(ctx):
         return resources
     path = (*TEMPLATE, "metadata", "annotations", SERVED_ANNOTATION)
     return {**resources, picker.DEPLOYMENT_KEY: objects.assoc(deployment, path, "true")}

@@ -75,12 +75,7 @@ def compose_routing(ctx: ReplicaContext) -> dict[str, Obj]:
     epp = picker_name(ctx.name)
     resources = {
         POOL_KEY: wrap(ctx, POOL_KEY, inference_pool(ctx, pool, epp)),
-        ROUTE_KEY: wrap(
-            ctx,
-            ROUTE_KEY,
-            http_route(ctx, pool),
-            readiness=_ACCEPTED,
-        ),
+        ROUTE_KEY: wrap(ctx, ROUTE_KEY, http_route(ctx, pool), readiness=_ACCEPTED),
     }
     resources.update(picker.compose_picker(ctx, name=epp, pool=pool))
     return resources
