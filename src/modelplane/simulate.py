@@ -96,14 +96,20 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
         cluster = str(objects.dig(observed, "spec", "providerConfigRef", "name") or "")
         remote["status"] = _gateway(remote, ready_copies, cluster)
     ready = readiness(objects.dig(observed, "spec", "readiness") or {}, remote)
-    observed["status"] = {
-        "atProvider": {"manifest": remote},
+    observed["status"] = _reconciled({"manifest": remote}, ready)
+    return observed
+
+
+def _reconciled(at_provider: Obj, ready: bool = True) -> Obj:
+    """A managed resource's status once its provider reconciled it: what it observes, Synced,
+    and Ready or not."""
+    return {
+        "atProvider": at_provider,
         "conditions": [
             _condition("Ready", ready, "Available" if ready else "Unavailable"),
             _condition("Synced", True, "ReconcileSuccess"),
         ],
     }
-    return observed
 
 
 def _is_object(obj: Obj) -> bool:
@@ -138,13 +144,7 @@ def _provisioned(obj: Obj) -> Obj:
     if obj.get("kind") == "KubernetesCluster":
         principal = str(uuid.uuid5(uuid.NAMESPACE_URL, name))
         at_provider["identity"] = {"type": "SystemAssigned", "principalId": principal}
-    return {
-        "atProvider": at_provider,
-        "conditions": [
-            _condition("Ready", True, "Available"),
-            _condition("Synced", True, "ReconcileSuccess"),
-        ],
-    }
+    return _reconciled(at_provider)
 
 
 def _release_status(release: Obj) -> Obj:
@@ -158,13 +158,7 @@ def _release_status(release: Obj) -> Obj:
     }
     if chart.get("version"):
         at_provider["version"] = chart["version"]
-    return {
-        "atProvider": at_provider,
-        "conditions": [
-            _condition("Ready", True, "Available"),
-            _condition("Synced", True, "ReconcileSuccess"),
-        ],
-    }
+    return _reconciled(at_provider)
 
 
 def readiness(policy: Obj, remote: Obj) -> bool:
@@ -480,25 +474,6 @@ def _policy(policy: Obj, _n: int) -> Obj:
     return {"ancestors": ancestors}
 
 
-_STATUS = {
-    "Deployment": _deployment,
-    "Job": _job,
-    "Pod": _pod,
-    "PersistentVolumeClaim": _persistent_volume_claim,
-    "LeaderWorkerSet": _leader_worker_set,
-    "PodCliqueSet": _pod_clique_set,
-    "PodCliqueScalingGroup": _scaling_group,
-    "HTTPRoute": _http_route,
-    "Gateway": _gateway,
-    "InferencePool": _inference_pool,
-    "CustomResourceDefinition": _established,
-    "GatewayClass": _accepted,
-    "Issuer": _cert_manager_ready,
-    "Certificate": _cert_manager_ready,
-    "ClientTrafficPolicy": _policy,
-}
-
-
 def _scaled(value: int | str, total: int) -> int:
     if isinstance(value, str) and value.endswith("%"):
         return total * int(value[:-1]) // 100
@@ -522,16 +497,6 @@ def _condition(kind: str, ok: bool, reason: str) -> Obj:
 # --- the front door's objects (InferenceGateway, ModelService, ModelEndpoint) -------------------
 
 
-def _certificate(certificate: Obj, _n: int) -> Obj:
-    # cert-manager issues every certificate at once: the simulated issuers are ready.
-    return {"conditions": [_condition("Ready", True, "Ready")]}
-
-
-def _backend(backend: Obj, _n: int) -> Obj:
-    # Envoy Gateway accepts the Backend (its Backend API enabled, as the serving stack installs it).
-    return {"conditions": [_condition("Accepted", True, "Accepted")]}
-
-
 def _backend_tls_policy(policy: Obj, _n: int) -> Obj:
     # Accepted for the Gateway the route through each target attaches to.
     return {
@@ -549,10 +514,24 @@ def _backend_tls_policy(policy: Obj, _n: int) -> Obj:
     }
 
 
-_STATUS.update(
-    {
-        "Certificate": _certificate,
-        "Backend": _backend,
-        "BackendTLSPolicy": _backend_tls_policy,
-    }
-)
+_STATUS = {
+    "Deployment": _deployment,
+    "Job": _job,
+    "Pod": _pod,
+    "PersistentVolumeClaim": _persistent_volume_claim,
+    "LeaderWorkerSet": _leader_worker_set,
+    "PodCliqueSet": _pod_clique_set,
+    "PodCliqueScalingGroup": _scaling_group,
+    "HTTPRoute": _http_route,
+    "Gateway": _gateway,
+    "InferencePool": _inference_pool,
+    "CustomResourceDefinition": _established,
+    "GatewayClass": _accepted,
+    "Issuer": _cert_manager_ready,
+    "Certificate": _cert_manager_ready,
+    "ClientTrafficPolicy": _policy,
+    # Envoy Gateway accepts the Backend (its Backend API enabled, as the serving stack
+    # installs it).
+    "Backend": _accepted,
+    "BackendTLSPolicy": _backend_tls_policy,
+}
