@@ -189,11 +189,10 @@ def arbitrate(
             if full is not None:
                 refused[key] = f"pool {full} cannot hold it beside the replicas admitted before it"
                 continue
+        mine = admitted.setdefault(deployment, {})
         for pool, us in units.items():
             accepted[pool] = accepted.get(pool, ()) + us
-            mine = admitted.setdefault(deployment, {})
             mine[pool] = mine.get(pool, ()) + us
-        admitted.setdefault(deployment, {})
         names.setdefault(deployment, []).append(key[1])
     return Allocation(tuple(by_pool.values()), admitted, names, refused)
 
