@@ -197,18 +197,6 @@ class Fabric:
             for listener in objects.spec(gw).get("listeners") or []
         ]
 
-    def listener(self, cluster: str, gateway: str, namespace: str, name: str) -> Listener | None:
-        return next(
-            (
-                li
-                for li in self.listeners(cluster)
-                if li.gateway["metadata"]["name"] == gateway
-                and li.gateway["metadata"].get("namespace") == namespace
-                and li.name == name
-            ),
-            None,
-        )
-
     def attached(self, listener: Listener) -> list[Obj]:
         """The HTTPRoutes the listener admits: a parentRef naming its Gateway (and its section,
         when the parentRef names one), from a namespace its allowedRoutes admit."""
