@@ -31,7 +31,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,6 @@ __all__ = [
     "cost_message",
     "estimate_cached",
     "estimate_definition",
-    "estimate_definitions",
     "estimate_rule",
     "estimate_schema",
 ]
@@ -276,10 +275,6 @@ def estimate_definition(definition: Definition) -> DefinitionCost:
     ]
     name = f"{definition.plural}.{definition.group}"
     return DefinitionCost(name, definition.kind_of_definition, definition.source, schemas)
-
-
-def estimate_definitions(definitions: Iterable[Definition]) -> list[DefinitionCost]:
-    return [estimate_definition(d) for d in definitions]
 
 
 # Loaded definitions are shared per file version (modelplane.kube.crd), so their estimates are
