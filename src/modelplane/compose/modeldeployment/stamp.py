@@ -40,15 +40,13 @@ def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
     meta = md["metadata"]
     template = md["spec"]["template"]
     tspec = template["spec"]
-    labels = dict(objects.labels(template))
-    labels.update(
-        {
-            DEPLOYMENT: str(meta["name"]),
-            DEPLOYMENT_NAMESPACE: namespace_of(md),
-            CLUSTER: placement.cluster,
-            REPLICA_INDEX: str(placement.index),
-        }
-    )
+    labels = {
+        **objects.labels(template),
+        DEPLOYMENT: str(meta["name"]),
+        DEPLOYMENT_NAMESPACE: namespace_of(md),
+        CLUSTER: placement.cluster,
+        REPLICA_INDEX: str(placement.index),
+    }
     spec: Obj = {"clusterName": placement.cluster}
     if "modelCacheRef" in tspec:
         spec["modelCacheRef"] = tspec["modelCacheRef"]

@@ -43,7 +43,7 @@ class Pinning:
         assert self.cache is not None
         if not self.hydrating:
             return cache_revision(self.cache)
-        if observed is not None and _ref(observed).get("name") == _name(self.cache):
+        if observed is not None and _ref(observed).get("name") == objects.name(self.cache):
             return _pinned(observed)
         if self.peers and (
             self.usual is None or self.usual in hydrated_revisions(self.cache, cluster)
@@ -59,8 +59,8 @@ class Pinning:
         where = ", ".join(self.hydrating)
         state = "hydrated yet on" if resolved_commit(self.cache) else "resolved to a commit for"
         message = (
-            f"revision {cache_revision(self.cache)} of ModelCache {_name(self.cache)} is not "
-            f"{state} {where}: replicas keep the revision they read until it is "
+            f"revision {cache_revision(self.cache)} of ModelCache {objects.name(self.cache)} is "
+            f"not {state} {where}: replicas keep the revision they read until it is "
             f"hydrated on every cluster they run on; {rolled_out.message}"
         )
         return Condition(rolled_out.type, "False", WAITING, message)
@@ -74,7 +74,7 @@ def pinning(
     # A branch or tag not resolved yet is hydrated nowhere: every cluster waits for its commit.
     revision = resolved_commit(cache)
     hydrating = sorted({c for c in clusters if revision not in hydrated_revisions(cache, c)})
-    pins = Counter(_pinned(o) for o in observed if _ref(o).get("name") == _name(cache))
+    pins = Counter(_pinned(o) for o in observed if _ref(o).get("name") == objects.name(cache))
     usual = min(pins, key=lambda p: (-pins[p], p or "")) if pins else None
     return Pinning(cache, tuple(hydrating), usual, bool(pins))
 
@@ -85,7 +85,7 @@ def pin(replica: Obj, observed: Obj | None, weights: Pinning) -> None:
     ref = replica["spec"].get("modelCacheRef")
     if ref is None:
         return
-    if weights.cache is not None and ref.get("name") == _name(weights.cache):
+    if weights.cache is not None and ref.get("name") == objects.name(weights.cache):
         revision = weights.revision_for(str(replica["spec"]["clusterName"]), observed)
     elif observed is not None and _ref(observed).get("name") == ref.get("name"):
         revision = _pinned(observed)
@@ -101,10 +101,6 @@ def _ref(replica: Mapping[str, Any]) -> Mapping[str, Any]:
     return objects.mapping(replica, "spec", "modelCacheRef")
 
 
-def _name(cache: Mapping[str, Any]) -> str:
-    return objects.name(cache)
-
-
 def unpinned(observed: Obj, weights: Pinning) -> Obj | None:
     """The observed replica pinned to the revision its cache would pin it to now, as it runs
     otherwise, when it reads its cache unpinned (placed before the cache's revision resolved);
@@ -113,7 +109,7 @@ def unpinned(observed: Obj, weights: Pinning) -> Obj | None:
     An unpinned replica follows its cache's revision at once, outside any rollout: the next
     revision change would restart every such replica together. Pinning it to what it reads
     restarts nothing; the rollout does it a few at a time, below a partition too."""
-    if weights.cache is None or _ref(observed).get("name") != _name(weights.cache):
+    if weights.cache is None or _ref(observed).get("name") != objects.name(weights.cache):
         return None
     if _pinned(observed) is not None or weights.hydrating:
         return None
