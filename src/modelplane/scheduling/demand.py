@@ -73,18 +73,11 @@ def selector_errors(
             for request in member.requests:
                 for s, text in enumerate(request.selectors):
                     compiled = compile_selector(text)
-                    problem: SelectorProblem | None = None
                     if isinstance(compiled, SelectorProblem):
-                        problem = compiled
+                        problem: SelectorProblem | None = compiled
                     else:
-                        problem = next(
-                            (
-                                r
-                                for k in kinds
-                                if isinstance(r := selector_matches((text,), k), SelectorProblem)
-                            ),
-                            None,
-                        )
+                        found = (selector_matches((text,), k) for k in kinds)
+                        problem = next((r for r in found if isinstance(r, SelectorProblem)), None)
                     if problem is not None:
                         path = f"{request.path}.selectors[{s}].cel"
                         errors.append(pl.SelectorError(request.name, path, problem.message))
