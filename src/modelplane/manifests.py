@@ -231,12 +231,6 @@ def _check_aliases(root: Any, source: str) -> None:
             continue
         if key in sizes:
             continue
-        if key in on_path:
-            raise ManifestError(
-                source,
-                "not valid YAML: an anchor's value contains an alias of itself",
-                node.start_mark.line + 1,
-            )
         on_path.add(key)
         stack.append((node, True))
         for child in children:
