@@ -68,13 +68,10 @@ class Cluster:
 
     @read_once
     def taints(self) -> tuple[tuple[str, str, str], ...]:
-        raw = self._spec.get("taints")
-        if not raw:
-            return ()
         return tuple(
             sorted(
                 (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
-                for t in raw
+                for t in self._spec.get("taints") or ()
             )
         )
 
