@@ -168,7 +168,7 @@ def summarise(tokens: Iterable[Sample], requests: Iterable[Sample], top: int = T
         key=lambda r: (rank[r.caller], -r.usage.tokens, r.model),
     )
     rest = {key: usage for key, usage in cells.items() if key[0] not in rank}
-    return Summary(tuple(rows), _others(rest), _sum(cells.values()))
+    return Summary(tuple(rows), _others(rest), sum(cells.values(), Usage()))
 
 
 def _cells_of(tokens: Iterable[Sample], requests: Iterable[Sample]) -> Cells:
@@ -196,12 +196,5 @@ def _others(rest: Cells) -> Others | None:
     return Others(
         callers=len({caller for caller, _ in rest}),
         models=len({model for _, model in rest}),
-        usage=_sum(rest.values()),
+        usage=sum(rest.values(), Usage()),
     )
-
-
-def _sum(usages: Iterable[Usage]) -> Usage:
-    total = Usage()
-    for u in usages:
-        total += u
-    return total
