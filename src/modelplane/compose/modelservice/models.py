@@ -29,11 +29,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.modelservice.plan import Lane, Plan
+from modelplane.compose.modelservice.routes import parent_ref
 from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     ENVOY_GROUP,
     FRONT_LISTENER,
-    GATEWAY_GROUP,
     POOL_HEADER,
     ClusterGateway,
     cluster_backend_name,
@@ -147,15 +147,7 @@ def model_route(
         "kind": "AIGatewayRoute",
         "metadata": managed_metadata(model_route_name(gateway, namespace, service), host.namespace),
         "spec": {
-            "parentRefs": [
-                {
-                    "group": GATEWAY_GROUP,
-                    "kind": "Gateway",
-                    "name": front_gateway_name(gateway),
-                    "namespace": host.namespace,
-                    "sectionName": FRONT_LISTENER,
-                }
-            ],
+            "parentRefs": [parent_ref(front_gateway_name(gateway), host.namespace, FRONT_LISTENER)],
             "hostnames": [hostname],
             "rules": [rule],
             # The token counts a gateway's budgets spend (InferenceGateway spec.limits): the AI

@@ -53,7 +53,7 @@ that long at the least to come (placed, composed, Ready: 30-90 s on the e2e tier
 plane before any image pull or engine start), so retrying sooner only adds load."""
 
 
-def _parent(gateway: str, namespace: str, section: str) -> Obj:
+def parent_ref(gateway: str, namespace: str, section: str) -> Obj:
     return {
         "group": GATEWAY_GROUP,
         "kind": "Gateway",
@@ -63,20 +63,28 @@ def _parent(gateway: str, namespace: str, section: str) -> Obj:
     }
 
 
-def _prefix(namespace: str, service: str, headers: list[Obj] | None = None) -> Obj:
+def prefix_match(namespace: str, service: str, headers: list[Obj] | None = None) -> Obj:
     match: Obj = {"path": {"type": "PathPrefix", "value": service_prefix(namespace, service)}}
     if headers:
         match["headers"] = headers
     return match
 
 
-def _headers(set_: dict[str, str] | None = None, remove: list[str] | None = None) -> Obj:
+def header_filter(set_: dict[str, str] | None = None, remove: list[str] | None = None) -> Obj:
     modifier: Obj = {}
     if set_:
         modifier["set"] = [{"name": k, "value": v} for k, v in set_.items()]
     if remove:
         modifier["remove"] = list(remove)
     return {"type": "RequestHeaderModifier", "requestHeaderModifier": modifier}
+
+
+def extension_filter(name: str) -> Obj:
+    """The Envoy Gateway HTTPRouteFilter ``name`` as a route filter."""
+    return {
+        "type": "ExtensionRef",
+        "extensionRef": {"group": ENVOY_GROUP, "kind": "HTTPRouteFilter", "name": name},
+    }
 
 
 def front_route(
@@ -102,7 +110,7 @@ def front_route(
     refs = [_lane_ref(gateway, host, lane) for lane in plan.lanes]
     if sentinel is not None:
         refs.append(sentinel)
-    rule: Obj = {"matches": [_prefix(namespace, service)]}
+    rule: Obj = {"matches": [prefix_match(namespace, service)]}
     if refs:
         rule["backendRefs"] = refs
     rule["timeouts"] = {"request": timeout}
@@ -113,7 +121,7 @@ def front_route(
             front_route_name(gateway, namespace, service, kept), host.namespace
         ),
         "spec": {
-            "parentRefs": [_parent(front_gateway_name(gateway), host.namespace, FRONT_LISTENER)],
+            "parentRefs": [parent_ref(front_gateway_name(gateway), host.namespace, FRONT_LISTENER)],
             "hostnames": [hostname],
             "rules": [rule],
         },
@@ -134,9 +142,9 @@ def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane) -> Obj:
     # Each header is set (replacing whatever the client sent) or removed on every lane: a client
     # cannot steer its own request.
     if lane.external:
-        ref["filters"] = [_headers({ENDPOINT_HEADER: lane.endpoint}, [POOL_HEADER])]
+        ref["filters"] = [header_filter({ENDPOINT_HEADER: lane.endpoint}, [POOL_HEADER])]
     else:
-        ref["filters"] = [_headers({POOL_HEADER: lane.pool}, [ENDPOINT_HEADER])]
+        ref["filters"] = [header_filter({POOL_HEADER: lane.pool}, [ENDPOINT_HEADER])]
     return ref
 
 
@@ -183,7 +191,7 @@ def fleet_route(
     rules = [
         {
             "matches": [
-                _prefix(
+                prefix_match(
                     namespace, service, [{"type": "Exact", "name": POOL_HEADER, "value": lane.pool}]
                 )
             ],
@@ -198,7 +206,7 @@ def fleet_route(
         "kind": "HTTPRoute",
         "metadata": managed_metadata(fleet_route_name(service), namespace),
         "spec": {
-            "parentRefs": [_parent(cluster.name, cluster.namespace, FLEET_LISTENER)],
+            "parentRefs": [parent_ref(cluster.name, cluster.namespace, FLEET_LISTENER)],
             "rules": rules,
         },
     }
@@ -220,28 +228,19 @@ def egress_route(
     rewrite = _rewrite(rewrite_path)
     if ":" not in url.host:  # a Host header cannot be an IPv6 literal without its port
         rewrite["urlRewrite"]["hostname"] = url.host
-    filters = [_headers(remove=[ENDPOINT_HEADER, POOL_HEADER]), rewrite]
+    filters = [header_filter(remove=[ENDPOINT_HEADER, POOL_HEADER]), rewrite]
     if credential:
-        filters.append(
-            {
-                "type": "ExtensionRef",
-                "extensionRef": {
-                    "group": ENVOY_GROUP,
-                    "kind": "HTTPRouteFilter",
-                    "name": credential_name(endpoint),
-                },
-            }
-        )
+        filters.append(extension_filter(credential_name(endpoint)))
     header = [{"type": "Exact", "name": ENDPOINT_HEADER, "value": endpoint}]
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
         "metadata": managed_metadata(egress_route_name(service, endpoint), namespace),
         "spec": {
-            "parentRefs": [_parent(host.name, host.namespace, FLEET_LISTENER)],
+            "parentRefs": [parent_ref(host.name, host.namespace, FLEET_LISTENER)],
             "rules": [
                 {
-                    "matches": [_prefix(namespace, service, header)],
+                    "matches": [prefix_match(namespace, service, header)],
                     "filters": filters,
                     "backendRefs": [
                         {

@@ -31,17 +31,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.modelservice import models
+from modelplane.compose.modelservice import models, routes
 from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     ENVOY_GROUP,
     FLEET_LISTENER,
     GATEWAY_API_VERSION,
-    GATEWAY_GROUP,
     POOL_HEADER,
     ClusterGateway,
     cluster_backend_name,
-    service_prefix,
 )
 from modelplane.compose.shared.remote import managed_metadata
 from modelplane.kube import objects
@@ -96,13 +94,7 @@ def path_sentinel_ref(gateway: str, host: ClusterGateway) -> Obj:
         "name": cluster_backend_name(gateway, host.cluster),
         "weight": 1,
         "filters": [
-            {
-                "type": "RequestHeaderModifier",
-                "requestHeaderModifier": {
-                    "set": [{"name": SENTINEL_HEADER, "value": SENTINEL_VALUE}],
-                    "remove": [POOL_HEADER, ENDPOINT_HEADER],
-                },
-            }
+            routes.header_filter({SENTINEL_HEADER: SENTINEL_VALUE}, [POOL_HEADER, ENDPOINT_HEADER])
         ],
     }
 
@@ -121,6 +113,7 @@ def sentinel_route(
 ) -> Obj:
     """On the gateway's own cluster's fleet listener: the service's requests carrying the
     sentinel answered by the ``unavailable`` filter (its name as composed)."""
+    sentinel = [{"type": "Exact", "name": SENTINEL_HEADER, "value": SENTINEL_VALUE}]
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
@@ -128,42 +121,11 @@ def sentinel_route(
             sentinel_route_name(gateway, namespace, service), host.namespace
         ),
         "spec": {
-            "parentRefs": [
-                {
-                    "group": GATEWAY_GROUP,
-                    "kind": "Gateway",
-                    "name": host.name,
-                    "namespace": host.namespace,
-                    "sectionName": FLEET_LISTENER,
-                }
-            ],
+            "parentRefs": [routes.parent_ref(host.name, host.namespace, FLEET_LISTENER)],
             "rules": [
                 {
-                    "matches": [
-                        {
-                            "path": {
-                                "type": "PathPrefix",
-                                "value": service_prefix(namespace, service),
-                            },
-                            "headers": [
-                                {
-                                    "type": "Exact",
-                                    "name": SENTINEL_HEADER,
-                                    "value": SENTINEL_VALUE,
-                                }
-                            ],
-                        }
-                    ],
-                    "filters": [
-                        {
-                            "type": "ExtensionRef",
-                            "extensionRef": {
-                                "group": ENVOY_GROUP,
-                                "kind": "HTTPRouteFilter",
-                                "name": unavailable,
-                            },
-                        }
-                    ],
+                    "matches": [routes.prefix_match(namespace, service, sentinel)],
+                    "filters": [routes.extension_filter(unavailable)],
                 }
             ],
         },
