@@ -63,10 +63,11 @@ def parent_ref(gateway: str, namespace: str, section: str) -> Obj:
     }
 
 
-def prefix_match(namespace: str, service: str, headers: list[Obj] | None = None) -> Obj:
+def prefix_match(namespace: str, service: str, headers: dict[str, str] | None = None) -> Obj:
+    """The service's prefix, and each of ``headers`` exactly."""
     match: Obj = {"path": {"type": "PathPrefix", "value": service_prefix(namespace, service)}}
     if headers:
-        match["headers"] = headers
+        match["headers"] = [{"type": "Exact", "name": k, "value": v} for k, v in headers.items()]
     return match
 
 
@@ -190,11 +191,7 @@ def fleet_route(
     pool, matching the pool header the front route set for it."""
     rules = [
         {
-            "matches": [
-                prefix_match(
-                    namespace, service, [{"type": "Exact", "name": POOL_HEADER, "value": lane.pool}]
-                )
-            ],
+            "matches": [prefix_match(namespace, service, {POOL_HEADER: lane.pool})],
             "filters": [_rewrite("/")],
             "backendRefs": [{"group": POOL_GROUP, "kind": "InferencePool", "name": lane.pool}],
             "timeouts": {"request": timeout},
@@ -231,7 +228,6 @@ def egress_route(
     filters = [header_filter(remove=[ENDPOINT_HEADER, POOL_HEADER]), rewrite]
     if credential:
         filters.append(extension_filter(credential_name(endpoint)))
-    header = [{"type": "Exact", "name": ENDPOINT_HEADER, "value": endpoint}]
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
@@ -240,7 +236,7 @@ def egress_route(
             "parentRefs": [parent_ref(host.name, host.namespace, FLEET_LISTENER)],
             "rules": [
                 {
-                    "matches": [prefix_match(namespace, service, header)],
+                    "matches": [prefix_match(namespace, service, {ENDPOINT_HEADER: endpoint})],
                     "filters": filters,
                     "backendRefs": [
                         {

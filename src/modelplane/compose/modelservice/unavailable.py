@@ -113,7 +113,6 @@ def sentinel_route(
 ) -> Obj:
     """On the gateway's own cluster's fleet listener: the service's requests carrying the
     sentinel answered by the ``unavailable`` filter (its name as composed)."""
-    sentinel = [{"type": "Exact", "name": SENTINEL_HEADER, "value": SENTINEL_VALUE}]
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
@@ -124,7 +123,9 @@ def sentinel_route(
             "parentRefs": [routes.parent_ref(host.name, host.namespace, FLEET_LISTENER)],
             "rules": [
                 {
-                    "matches": [routes.prefix_match(namespace, service, sentinel)],
+                    "matches": [
+                        routes.prefix_match(namespace, service, {SENTINEL_HEADER: SENTINEL_VALUE})
+                    ],
                     "filters": [routes.extension_filter(unavailable)],
                 }
             ],
