@@ -166,8 +166,7 @@ class Fill:
                 lists.append(opts)
                 for pool, reason in why.items():
                     reasons.setdefault(pool, reason)
-            found = (lists, reasons)
-            self._options[shape] = found
+            found = self._options[shape] = (lists, reasons)
         return found
 
     def can_take(self, cluster: Cluster) -> bool:

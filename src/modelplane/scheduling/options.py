@@ -80,8 +80,7 @@ class Matcher:
         key = (e, m, pool.class_name)
         found = self._options.get(key)
         if found is None:
-            found = _member_options(self.engines[e].members[m], pool)
-            self._options[key] = found
+            found = self._options[key] = _member_options(self.engines[e].members[m], pool)
         return found
 
     def floor(self, pools: list[Pool]) -> Rank:
