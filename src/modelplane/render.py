@@ -363,7 +363,7 @@ class Session:
     def _admitted_content(self, obj: Obj, spec: Obj, admit: Admit) -> Obj:
         """``spec`` as admission defaults it, admitted once per content; RenderError naming
         ``obj`` with its errors."""
-        key = _content(spec)
+        key = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
         hit = self._admitted.get(key)
         if hit is None:
             out, errors = admit(spec)
@@ -634,10 +634,6 @@ class Renderer:
     def _ordered(self, roots: list[Obj]) -> list[Obj]:
         rank = _kind_order({identity(r)[:2] for r in roots}, self.session.requires)
         return sorted(roots, key=lambda r: (rank[identity(r)[:2]], identity(r)))
-
-
-def _content(obj: Obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _kind_order(
