@@ -361,30 +361,24 @@ def _wanted(
         if cluster not in fleet or not cluster_gateway(fleet[cluster]).provider_config:
             continue  # routed on no evidence against it: its fleet route is kept as observed
         target = cluster_gateway(fleet[cluster])
-        wanted[f"fleet/{cluster}"] = (
-            target.provider_config,
-            routes.fleet_route(target, namespace, name, lanes, timeout),
-            True,
-        )
+        route = routes.fleet_route(target, namespace, name, lanes, timeout)
+        wanted[f"fleet/{cluster}"] = (target.provider_config, route, True)
     hosts = {g.host.cluster: g.host for g in serving}
     members = {m.name: m for m in plan.members}
     for host in (hosts[c] for c in sorted(hosts)):
         for lane in plan.externals():
             espec = objects.spec(members[lane.endpoint].endpoint)
-            wanted[f"egress/{host.cluster}/{lane.endpoint}"] = (
-                host.provider_config,
-                routes.egress_route(
-                    host,
-                    namespace,
-                    name,
-                    lane.endpoint,
-                    parse_url(str(espec["url"])),
-                    str(espec.get("rewritePath") or "/"),
-                    bool(espec.get("auth")),
-                    timeout,
-                ),
-                True,
+            route = routes.egress_route(
+                host,
+                namespace,
+                name,
+                lane.endpoint,
+                parse_url(str(espec["url"])),
+                str(espec.get("rewritePath") or "/"),
+                bool(espec.get("auth")),
+                timeout,
             )
+            wanted[f"egress/{host.cluster}/{lane.endpoint}"] = (host.provider_config, route, True)
     return wanted
 
 
@@ -407,22 +401,16 @@ def _wanted_front(
     )
     at_zero = not plan.lanes or plan.parked
     sentinel = unavailable.path_sentinel_ref(g.name, g.host) if at_zero else None
-    wanted[f"front/{g.name}"] = (
-        g.host.provider_config,
-        routes.front_route(
-            g.name, g.hostname, g.host, namespace, name, plan, timeout, kept[0], sentinel
-        ),
-        True,
+    front = routes.front_route(
+        g.name, g.hostname, g.host, namespace, name, plan, timeout, kept[0], sentinel
     )
+    wanted[f"front/{g.name}"] = (g.host.provider_config, front, True)
     answer = routes.unavailable_filter(g.name, g.host, namespace, name, kept[1], waking)
     wanted[f"unavailable/{g.name}"] = (g.host.provider_config, answer, False)
     if at_zero:
         filter_name = str(answer["metadata"]["name"])
-        wanted[f"{unavailable.ROUTE}/{g.name}"] = (
-            g.host.provider_config,
-            unavailable.sentinel_route(g.name, g.host, namespace, name, filter_name),
-            False,
-        )
+        route = unavailable.sentinel_route(g.name, g.host, namespace, name, filter_name)
+        wanted[f"{unavailable.ROUTE}/{g.name}"] = (g.host.provider_config, route, False)
 
 
 def _wanted_models(wanted: Wanted, ms: Obj, plan: Plan, g: Serving, timeout: str) -> None:
@@ -435,32 +423,15 @@ def _wanted_models(wanted: Wanted, ms: Obj, plan: Plan, g: Serving, timeout: str
     sentinel = None
     if not plan.lanes or plan.parked:
         sentinel = unavailable.sentinel_ref(g.name, namespace, name)
-        wanted[f"{unavailable.BACKEND}/{g.name}"] = (
-            g.host.provider_config,
-            unavailable.sentinel_backend(g.name, g.host, namespace, name),
-            False,
-        )
-    wanted[f"{MODELS}/{g.name}"] = (
-        g.host.provider_config,
-        models.model_route(
-            g.name,
-            g.hostname,
-            g.host,
-            namespace,
-            name,
-            plan,
-            timeout,
-            served and str(served),
-            sentinel,
-        ),
-        False,
+        backend = unavailable.sentinel_backend(g.name, g.host, namespace, name)
+        wanted[f"{unavailable.BACKEND}/{g.name}"] = (g.host.provider_config, backend, False)
+    route = models.model_route(
+        g.name, g.hostname, g.host, namespace, name, plan, timeout, served and str(served), sentinel
     )
+    wanted[f"{MODELS}/{g.name}"] = (g.host.provider_config, route, False)
     for cluster in models.targets(g.host, plan):
-        wanted[f"{MODEL_BACKEND}/{g.name}/{cluster}"] = (
-            g.host.provider_config,
-            models.model_backend(g.name, g.host, namespace, name, cluster),
-            False,
-        )
+        backend = models.model_backend(g.name, g.host, namespace, name, cluster)
+        wanted[f"{MODEL_BACKEND}/{g.name}/{cluster}"] = (g.host.provider_config, backend, False)
 
 
 def _callers_problem(ms: Obj, gateways: list[Obj], serving: list[Serving]) -> str:
