@@ -160,15 +160,12 @@ def estimate_schema(schema: dict[str, Any], path: str, version: str = "") -> Sch
     result = SchemaCost(path, version)
     _walk(schema, path, 1, None, True, result)
     if result.total > STATIC_ESTIMATED_CRD_COST_LIMIT:
-        ranked = [
-            x for x in result.expressions if x.total >= STATIC_ESTIMATED_CRD_COST_LIMIT // 100
-        ]
-        ranked.sort(key=lambda x: -x.total)
-        for x in ranked[:_MOST_EXPENSIVE]:
-            result.errors.append(
-                f"{x.path}: Forbidden: contributed to estimated rule cost total exceeding cost "
-                "limit for entire OpenAPIv3 schema"
-            )
+        for x in result.costliest(_MOST_EXPENSIVE):
+            if x.total >= STATIC_ESTIMATED_CRD_COST_LIMIT // 100:
+                result.errors.append(
+                    f"{x.path}: Forbidden: contributed to estimated rule cost total exceeding "
+                    "cost limit for entire OpenAPIv3 schema"
+                )
         message = cost_message(
             "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
             result.total,
