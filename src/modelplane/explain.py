@@ -558,7 +558,17 @@ def _cluster(
     full: str | None,
 ) -> tuple[ClusterView, list[Decision]]:
     if c.indices:
-        return _taken(deployment, c, placements, selectors, full)
+        rows, lines = _pools(deployment, c, selectors)
+        scores = tuple(s.to_dict() for s in c.scores)
+        # The only cluster with room needs no reason in the text (the JSON still has its terms).
+        won = [f"replica {s.replica} won: {s.why}" for s in c.scores if s.contested]
+        summary = _taken_summary(c, placements, full)
+        return ClusterView(c.cluster, TAKEN, summary, won + lines), [
+            Decision(
+                deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices, scores=scores
+            ),
+            *rows,
+        ]
     if not c.eligible:
         verdict = NOT_CONSIDERED if c.reason.startswith("not considered") else INELIGIBLE
         summary = c.reason if verdict == NOT_CONSIDERED else f"not eligible: {c.reason}"
@@ -573,24 +583,6 @@ def _cluster(
     extra = _uncovered(c.reason, c.pools)
     return ClusterView(c.cluster, REJECTED, f"{REJECTED}: {extra}" if extra else "", lines), [
         Decision(deployment, c.cluster, None, REJECTED, c.reason),
-        *rows,
-    ]
-
-
-def _taken(
-    deployment: str,
-    c: ClusterTrace,
-    placements: Sequence[ReplicaPlacement],
-    selectors: _Selectors,
-    full: str | None,
-) -> tuple[ClusterView, list[Decision]]:
-    summary = _taken_summary(c, placements, full)
-    scores = tuple(s.to_dict() for s in c.scores)
-    rows, lines = _pools(deployment, c, selectors)
-    # The only cluster with room needs no reason in the text (the JSON still has its terms).
-    won = [f"replica {s.replica} won: {s.why}" for s in c.scores if s.contested]
-    return ClusterView(c.cluster, TAKEN, summary, won + lines), [
-        Decision(deployment, c.cluster, None, TAKEN, c.reason, replicas=c.indices, scores=scores),
         *rows,
     ]
 
