@@ -127,11 +127,8 @@ def _pool_shortfall(
         return PoolShortfall(pool_name, free, why)
     need = f"{needed}" if needed is not None else "more"
     if needed is not None and needed > pool.node_count:
-        return PoolShortfall(
-            pool_name,
-            pool.node_count,
-            f"pool {pool_name} has {nodes}, engine {engine} needs {need}",
-        )
+        why = f"pool {pool_name} has {nodes}, engine {engine} needs {need}"
+        return PoolShortfall(pool_name, pool.node_count, why)
     partly = _partly_free(state)
     why = f"pool {pool_name} has {frees}{partly}, engine {engine} needs {need}"
     if partly:

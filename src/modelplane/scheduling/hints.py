@@ -47,7 +47,6 @@ def capacity_hint(selector: str, kinds: Iterable[DeviceKind]) -> str:
             if abs(value - wanted) > NEAR * wanted:
                 return said
             return f'{said}; quantity("{_nearest(value, m["op"], unit)}") would match'
-
     return ""
 
 
