@@ -116,52 +116,33 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
     # The six objects share one name, so one metadata (frozen: written six times, built once).
     meta: Obj = frozen({"name": name, "namespace": ns, "labels": owned(ctx.name)})
 
-    return {
-        SERVICE_ACCOUNT_KEY: wrap(
-            ctx,
-            SERVICE_ACCOUNT_KEY,
-            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
-        ),
-        ROLE_KEY: wrap(
-            ctx,
-            ROLE_KEY,
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "Role",
-                "metadata": meta,
-                "rules": rules(),
-            },
-        ),
-        ROLE_BINDING_KEY: wrap(
-            ctx,
-            ROLE_BINDING_KEY,
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "RoleBinding",
-                "metadata": meta,
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
-            },
-        ),
-        CONFIG_KEY: wrap(
-            ctx,
-            CONFIG_KEY,
-            {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": meta,
-                "data": {CONFIG_FILE: config},
-            },
-        ),
-        DEPLOYMENT_KEY: wrap(
-            ctx,
-            DEPLOYMENT_KEY,
-            _deployment(ctx, meta, pool, config),
-            readiness=_AVAILABLE,
-        ),
-        SERVICE_KEY: wrap(ctx, SERVICE_KEY, _service(ctx, meta)),
-        DISRUPTION_BUDGET_KEY: wrap(ctx, DISRUPTION_BUDGET_KEY, _disruption_budget(ctx, meta)),
+    manifests: dict[str, Obj] = {
+        SERVICE_ACCOUNT_KEY: {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
+        ROLE_KEY: {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": meta,
+            "rules": rules(),
+        },
+        ROLE_BINDING_KEY: {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": meta,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
+        },
+        CONFIG_KEY: {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta,
+            "data": {CONFIG_FILE: config},
+        },
+        DEPLOYMENT_KEY: _deployment(ctx, meta, pool, config),
+        SERVICE_KEY: _service(ctx, meta),
+        DISRUPTION_BUDGET_KEY: _disruption_budget(ctx, meta),
     }
+    readiness = {DEPLOYMENT_KEY: _AVAILABLE}
+    return {key: wrap(ctx, key, m, readiness=readiness.get(key)) for key, m in manifests.items()}
 
 
 def config_text(ctx: ReplicaContext) -> str:
