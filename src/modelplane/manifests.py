@@ -146,7 +146,7 @@ def parse(text: str, source: str) -> list[Manifest]:
         line = node.start_mark.line + 1
         if isinstance(doc, dict) and doc.get("kind") == "List":
             items = doc.get("items") or []
-            nodes = _child(node, "items")
+            _, nodes = _entry(node, "items") or (None, None)
             item_nodes = nodes.value if isinstance(nodes, yaml.SequenceNode) else []
             if not isinstance(items, list):
                 raise ManifestError(source, "List: items: Invalid value: must be a list", line)
@@ -273,11 +273,6 @@ def _children(node: Any) -> list[Any]:
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     return []
-
-
-def _child(node: Any, key: str) -> Any:
-    entry = _entry(node, key)
-    return entry[1] if entry else None
 
 
 def _entry(node: Any, key: str) -> tuple[Any, Any] | None:
