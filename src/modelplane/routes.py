@@ -239,10 +239,8 @@ def _endpoint_of(d: Destination, mine: Mapping[str, tuple[int, Obj]]) -> tuple[i
         spec = endpoint.get("spec") or {}
         ns = namespace_of(endpoint)
         if d.kind == "InferencePool":
-            if (spec.get("clusterName"), f"{ns}/{spec.get('inferencePool')}") == (
-                d.cluster,
-                d.name,
-            ):
+            pool = f"{ns}/{spec.get('inferencePool')}"
+            if spec.get("clusterName") == d.cluster and pool == d.name:
                 return index, endpoint
         elif d.kind == "External" and not spec.get("clusterName"):
             backend = external_backend_name(str(endpoint["metadata"]["name"]))
