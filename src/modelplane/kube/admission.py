@@ -216,11 +216,8 @@ def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
     errors += _string_errors(out)
     name = out.get("name")
     if not name and not out.get("generateName"):
-        errors.append(
-            FieldError(
-                "metadata.name", ErrorType.REQUIRED, detail="name or generateName is required"
-            )
-        )
+        detail = "name or generateName is required"
+        errors.append(FieldError("metadata.name", ErrorType.REQUIRED, detail=detail))
     elif isinstance(name, str) and name:
         errors += subdomain_errors("metadata.name", name)
     for key in ("labels", "annotations"):
@@ -228,14 +225,8 @@ def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
         if value is not None and not (
             isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
         ):
-            errors.append(
-                FieldError(
-                    f"metadata.{key}",
-                    ErrorType.TYPE_INVALID,
-                    "object",
-                    f"metadata.{key} must be a map of strings",
-                )
-            )
+            detail = f"metadata.{key} must be a map of strings"
+            errors.append(FieldError(f"metadata.{key}", ErrorType.TYPE_INVALID, "object", detail))
     return out, errors
 
 

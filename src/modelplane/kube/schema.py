@@ -402,14 +402,8 @@ def _json(value: Any) -> str:
 def _validate_string(schema: Schema, value: str, path: Path, errors: list[FieldError]) -> None:
     if schema.max_length is not None and len(value) > schema.max_length:
         unit = "byte" if schema.max_length == 1 else "bytes"
-        errors.append(
-            FieldError(
-                render_path(path),
-                ErrorType.TOO_LONG,
-                value,
-                f"may not be more than {schema.max_length} {unit}",
-            )
-        )
+        detail = f"may not be more than {schema.max_length} {unit}"
+        errors.append(FieldError(render_path(path), ErrorType.TOO_LONG, value, detail))
     if schema.min_length is not None and len(value) < schema.min_length:
         errors.append(_invalid(path, value, f"should be at least {schema.min_length} chars long"))
     if schema.pattern is not None and schema.pattern.search(value) is None:
@@ -439,9 +433,8 @@ def _check_count(
     """minItems/maxItems and minProperties/maxProperties, worded as the API server words them."""
     if high is not None and n > high:
         unit = "item" if high == 1 else "items"
-        errors.append(
-            FieldError(render_path(path), ErrorType.TOO_MANY, n, f"must have at most {high} {unit}")
-        )
+        detail = f"must have at most {high} {unit}"
+        errors.append(FieldError(render_path(path), ErrorType.TOO_MANY, n, detail))
     if low is not None and n < low:
         errors.append(_invalid(path, n, f"should have at least {low} {noun}"))
 
@@ -480,14 +473,8 @@ def _unique_map(schema: Schema, value: list[Any], path: Path, errors: list[Field
         if item is None:
             continue
         if not isinstance(item, dict):
-            errors.append(
-                FieldError(
-                    render_path((*path, i)),
-                    ErrorType.INVALID,
-                    item,
-                    "must be an object for an array of list-type map",
-                )
-            )
+            detail = "must be an object for an array of list-type map"
+            errors.append(FieldError(render_path((*path, i)), ErrorType.INVALID, item, detail))
             return
         entry = {k: item.get(k, key_defaults.get(k)) for k in keys}
         identity = _identity(tuple(entry.values()))
