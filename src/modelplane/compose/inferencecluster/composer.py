@@ -69,7 +69,6 @@ from modelplane.compose.shared.fleetsecrets import trust_bundle_problem
 from modelplane.composer import (
     CLASSES,
     Condition,
-    ConditionStatus,
     Desired,
     Event,
     Inputs,
@@ -386,22 +385,21 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
     if running:
         guard = replica_guard(name, running)
         result.resources[REPLICA_GUARD] = Desired(guard, _exists(inputs.observed, REPLICA_GUARD))
+        reason = InferenceCluster.REPLICAS_RUNNING
         message = "; ".join(m for m in (str(guard["spec"]["reason"]), gateways) if m)
-        said: tuple[ConditionStatus, str, str] = (
-            "True",
-            InferenceCluster.REPLICAS_RUNNING,
-            message,
-        )
     elif gateways:
-        said = ("True", InferenceCluster.GATEWAYS_HOSTED, gateways)
+        reason = InferenceCluster.GATEWAYS_HOSTED
+        message = gateways
     else:
-        said = (
-            "False",
-            InferenceCluster.NO_REPLICAS,
+        reason = InferenceCluster.NO_REPLICAS
+        message = (
             f"no ModelReplica labelled {CLUSTER}={name} (as a ModelDeployment labels each it "
-            "places) runs on this cluster",
+            "places) runs on this cluster"
         )
-    result.conditions.append(Condition(InferenceCluster.IN_USE, *said))
+    in_use = Condition(
+        InferenceCluster.IN_USE, "True" if running or gateways else "False", reason, message
+    )
+    result.conditions.append(in_use)
 
 
 @dataclass(frozen=True)
@@ -525,26 +523,24 @@ def _gateway_status(
             note = " (as published; not observed yet)"
         elif not observed_address:
             note = " (as last published; the Gateway reports no address yet)"
-        said: tuple[ConditionStatus, str, str] = (
-            "True",
-            InferenceCluster.ADDRESS_ASSIGNED,
-            f"gateway address {address}{note}",
-        )
+        reason = InferenceCluster.ADDRESS_ASSIGNED
+        message = f"gateway address {address}{note}"
     elif not_programmed:
-        said = (
-            "False",
-            InferenceCluster.GATEWAY_NOT_PROGRAMMED,
+        reason = InferenceCluster.GATEWAY_NOT_PROGRAMMED
+        message = (
             f"Gateway {gw.namespace}/{gw.name} on the cluster is not programmed "
-            f"({not_programmed}); replicas placed here are not reachable until it is",
+            f"({not_programmed}); replicas placed here are not reachable until it is"
         )
     else:
-        said = (
-            "False",
-            InferenceCluster.WAITING_FOR_GATEWAY,
+        reason = InferenceCluster.WAITING_FOR_GATEWAY
+        message = (
             f"Gateway {gw.namespace}/{gw.name} on the cluster has no address yet; replicas "
-            "placed here are not reachable until it has one",
+            "placed here are not reachable until it has one"
         )
-    result.conditions.append(Condition(InferenceCluster.GATEWAY_READY, *said))
+    ready = Condition(
+        InferenceCluster.GATEWAY_READY, "True" if address else "False", reason, message
+    )
+    result.conditions.append(ready)
     return status
 
 
@@ -559,9 +555,11 @@ def _exists(observed: Mapping[str, Any], key: str) -> Ready:
 
 def _source_supported(source: str) -> Condition:
     if source in CLOUDS:
-        reason, message = InferenceCluster.MANAGED, f"an {source} cluster Modelplane provisions"
+        reason = InferenceCluster.MANAGED
+        message = f"an {source} cluster Modelplane provisions"
     else:
-        reason, message = InferenceCluster.EXISTING, "a brought-your-own cluster"
+        reason = InferenceCluster.EXISTING
+        message = "a brought-your-own cluster"
     return Condition(InferenceCluster.SOURCE_SUPPORTED, "True", reason, message)
 
 
