@@ -91,18 +91,18 @@ class Admission:
         judge, so they pass."""
         if self.knows(api_version, kind):
             return None
+        group = _group({"apiVersion": api_version})
         if self.knows_kind(api_version, kind):
             served = sorted(
                 f"{d.group}/{v.name}"
                 for d in self.definitions()
-                if (d.group, d.kind) == (_group({"apiVersion": api_version}), kind)
+                if (d.group, d.kind) == (group, kind)
                 for v in d.versions.values()
                 if v.served
             )
             detail = f'no matches for kind "{kind}" in version "{api_version}"'
             detail += f" (served: {', '.join(served)})" if served else ""
             return FieldError("apiVersion", ErrorType.INVALID, api_version, detail)
-        group = _group({"apiVersion": api_version})
         if group != GROUP:
             return None
         ours = sorted({d.kind for d in self.definitions() if d.group == GROUP})
@@ -124,7 +124,8 @@ class Admission:
             return admitted
         errors = check(admitted.object)
         # Warnings only of an object admitted: they read fields the errors may say are wrong.
-        warnings = [] if errors else WARNINGS.get(kind, _none)(admitted.object)
+        warn = WARNINGS.get(kind)
+        warnings = warn(admitted.object) if warn and not errors else []
         return Admitted(admitted.object, errors, warnings)
 
     def admit_input(self, obj: Obj) -> Admitted:
@@ -155,7 +156,10 @@ class Admission:
 
     def read_schema(self, api_version: str, kind: str) -> Schema:
         """The schema a required or observed resource of this kind is read against."""
-        return _read_schema(self, api_version, kind)
+        version = self.version(api_version, kind)
+        if version is None:
+            return _compiled("object")
+        return _with_metadata(version.schema())
 
 
 def invalid(kind: str, api_version: str, name: str, errors: list[FieldError]) -> str:
@@ -253,10 +257,6 @@ def _deployment_warnings(md: Obj) -> list[str]:
     return gang_warnings(spec["engines"], at=at) + image_warnings(spec.get("serving"), at=at)
 
 
-def _none(obj: Obj) -> list[str]:
-    return []
-
-
 WARNINGS: dict[tuple[str, str], Callable[[Obj], list[str]]] = {
     (GROUP, "ModelReplica"): _replica_warnings,
     (GROUP, "ModelDeployment"): _deployment_warnings,
@@ -347,13 +347,6 @@ _ANY_OBJECT = {
 @functools.cache
 def _compiled(name: str) -> Schema:
     return Schema.of({"metadata": _METADATA, "object": _ANY_OBJECT}[name])
-
-
-def _read_schema(admission: Admission, api_version: str, kind: str) -> Schema:
-    version = admission.version(api_version, kind)
-    if version is None:
-        return _compiled("object")
-    return _with_metadata(version.schema())
 
 
 @functools.cache
