@@ -29,7 +29,7 @@ from modelplane.compose.shared.frontdoor import (
     FLEET_PRIVATE_KEY,
     secret_copy_references,
 )
-from modelplane.compose.shared.remote import NEVER_DELETE, OBSERVED_MANIFEST
+from modelplane.compose.shared.remote import NEVER_DELETE, OBSERVED_MANIFEST, secret_copy
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.kube.objects import Obj
@@ -216,14 +216,14 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
         },
     }
     tls_copy = stack_object(
-        t, FLEET_COMPONENT, FLEET_TLS, _secret_copy(FLEET_TLS_SECRET, gw.namespace, TLS_TYPE)
+        t, FLEET_COMPONENT, FLEET_TLS, secret_copy(FLEET_TLS_SECRET, gw.namespace, TLS_TYPE)
     )
     tls_copy["spec"]["references"] = secret_copy_references(
         pki.namespace, [(leaf, "tls.crt", "tls.crt"), (leaf, "tls.key", "tls.key")]
     )
     # ca.crt, the key Envoy Gateway reads a client-validation trust anchor from; no key at all.
     trust_copy = stack_object(
-        t, FLEET_COMPONENT, FLEET_CA, _secret_copy(FLEET_CA_COPY, gw.namespace, "Opaque")
+        t, FLEET_COMPONENT, FLEET_CA, secret_copy(FLEET_CA_COPY, gw.namespace, "Opaque")
     )
     trust_copy["spec"]["references"] = secret_copy_references(
         pki.namespace, [(pki.trust_secret, pki.trust_key, "ca.crt")]
@@ -265,16 +265,6 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
             policy,
             readiness={"policy": "DeriveFromCelQuery", "celQuery": POLICY_ACCEPTED_QUERY},
         ),
-    }
-
-
-def _secret_copy(name: str, namespace: str, type_: str) -> Obj:
-    """A Secret on the cluster whose data provider-kubernetes patches in from the control plane."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": name, "namespace": namespace, "labels": {MANAGED_BY: "modelplane"}},
-        "type": type_,
     }
 
 

@@ -35,7 +35,7 @@ from modelplane.compose.shared.frontdoor import (
     front_gateway_name,
     secret_copy_references,
 )
-from modelplane.compose.shared.remote import managed_metadata, remote_object
+from modelplane.compose.shared.remote import managed_metadata, remote_object, secret_copy
 from modelplane.composer import Desired, Inputs, Requirement, carry_forward
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj, mapping
@@ -99,6 +99,23 @@ def auth_problem(spec: Mapping[str, Any]) -> str:
             "gateway sets; name the header callers send their key in. Nothing was changed"
         )
     return ""
+
+
+def without_auth(spec: Mapping[str, Any], field: str) -> str:
+    """Why ``spec.<field>`` cannot be composed, as it needs ``spec.auth``, or "" (the XRD refuses
+    the same at admission)."""
+    if spec.get(field) is not None and spec.get("auth") is None:
+        return (
+            f"InferenceGateway spec.{field} requires spec.auth: without callers who authenticate "
+            "nothing tells one caller from another. Nothing was changed"
+        )
+    return ""
+
+
+def entries(spec: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
+    """The mappings listed in ``spec.<field>`` (none when it is not a list)."""
+    found = spec.get(field)
+    return [e for e in found if isinstance(e, Mapping)] if isinstance(found, list) else []
 
 
 def compose_callers(
@@ -225,7 +242,7 @@ def _composed(
             dns_label("gw", gateway, "caller", name),
             CONTROL_NAMESPACE,
             host.provider_config,
-            caller_secret_copy(gateway, name, host),
+            secret_copy(copy_name(gateway, name), host.namespace, OPAQUE),
         )
         identities = sorted(mapping(selected[name], "data"))
         obj["spec"]["references"] = secret_copy_references(
@@ -258,16 +275,6 @@ def compose_guard(
         HEADER_GUARD: on_host(
             inputs, gateway, host, HEADER_GUARD, header_guard(gateway, host, guarded)
         )
-    }
-
-
-def caller_secret_copy(gateway: str, secret: str, host: ClusterGateway) -> Obj:
-    """A caller Secret on the host; its entries patched in by the Object's references."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": managed_metadata(copy_name(gateway, secret), host.namespace),
-        "type": OPAQUE,
     }
 
 

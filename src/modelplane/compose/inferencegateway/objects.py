@@ -26,7 +26,7 @@ from modelplane.compose.shared.frontdoor import (
     front_tls_secret,
     secret_copy_references,
 )
-from modelplane.compose.shared.remote import managed_metadata
+from modelplane.compose.shared.remote import managed_metadata, secret_copy
 from modelplane.kube.objects import Obj
 
 ACME_LISTENER = "acme"
@@ -90,12 +90,7 @@ def front_gateway(
 def tls_secret_copy(gateway: str, host: ClusterGateway) -> Obj:
     """The front listener's certificate, copied from the user's Secret (data patched in by the
     Object's references, never written into the manifest)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": managed_metadata(front_tls_secret(gateway), host.namespace),
-        "type": "kubernetes.io/tls",
-    }
+    return secret_copy(front_tls_secret(gateway), host.namespace, "kubernetes.io/tls")
 
 
 def tls_references(secret: str) -> list[Obj]:
@@ -147,12 +142,7 @@ def client_secret_copy(gateway: str, host: ClusterGateway) -> Obj:
     """The client certificate on the host cluster, with the fleet's trust bundle as ``ca.crt``
     (what the hop verifies each cluster's server certificate against); data patched in by the
     Object's references (``client_references``), never written into the manifest."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": managed_metadata(client_secret(gateway), host.namespace),
-        "type": "kubernetes.io/tls",
-    }
+    return secret_copy(client_secret(gateway), host.namespace, "kubernetes.io/tls")
 
 
 def client_references(gateway: str, pki: FleetPKI) -> list[Obj]:

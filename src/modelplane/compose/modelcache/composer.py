@@ -58,6 +58,7 @@ from modelplane.compose.shared.remote import (
     managed_metadata,
     remote_namespace,
     remote_object,
+    secret_copy,
 )
 from modelplane.composer import (
     CLASSES,
@@ -347,9 +348,8 @@ def _users_read(
 ) -> tuple[list[Obj], list[Obj]] | None:
     """The deployments and replicas referencing the cache, or None while the weights do not
     follow them: a clusterSelector, a list or a class not read yet, or nothing referencing it."""
-    if "clusterSelector" in mc["spec"] or any(k not in inputs.required for k in _users(mc)):
-        return None
-    if classes is None:
+    unread = any(k not in inputs.required for k in _users(mc)) or classes is None
+    if "clusterSelector" in mc["spec"] or unread:
         return None
     deployments = [d for d in inputs.required[DEPLOYMENTS] if mounts(d, mc)]
     replicas = [r for r in inputs.required[REPLICAS] if mounts(r, mc)]
@@ -467,7 +467,8 @@ def compose_on_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str,
         ),
     }
     if auth is not None:
-        token = _wrap(mc, TOKEN, name, provider_config, token_secret(mc))
+        copy = secret_copy(token_secret_name(_name(mc)), namespace_of(mc))
+        token = _wrap(mc, TOKEN, name, provider_config, copy)
         source_key = str(auth.get("key") or TOKEN_KEY)
         token["spec"]["references"] = secret_copy_references(
             namespace_of(mc), [(str(auth["name"]), source_key, TOKEN_KEY)]
@@ -490,16 +491,6 @@ def claim(mc: Obj, cluster: Obj) -> Obj:
         "kind": "PersistentVolumeClaim",
         "metadata": managed_metadata(cache_claim_name(_name(mc)), namespace_of(mc)),
         "spec": spec,
-    }
-
-
-def token_secret(mc: Obj) -> Obj:
-    """The token's copy on the workload cluster; its data is patched in from the user's Secret."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": managed_metadata(token_secret_name(_name(mc)), namespace_of(mc)),
-        "type": "Opaque",
     }
 
 

@@ -13,7 +13,7 @@ from modelplane.compose.shared.frontdoor import (
     external_backend_name,
     secret_copy_references,
 )
-from modelplane.compose.shared.remote import managed_metadata
+from modelplane.compose.shared.remote import managed_metadata, secret_copy
 from modelplane.kube.objects import Obj
 
 CREDENTIAL_KEY = "credential"
@@ -45,12 +45,7 @@ def backend_tls(endpoint: str, namespace: str, url: EndpointURL) -> Obj:
 
 def credential_secret(endpoint: str, namespace: str) -> Obj:
     """The credential's copy; its data is patched in from the user's Secret by the Object."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": managed_metadata(credential_name(endpoint), namespace),
-        "type": "Opaque",
-    }
+    return secret_copy(credential_name(endpoint), namespace)
 
 
 def credential_references(namespace: str, auth: Obj) -> list[Obj]:

@@ -59,6 +59,17 @@ def managed_metadata(name: str, namespace: str | None = None) -> Obj:
     return meta
 
 
+def secret_copy(name: str, namespace: str, type_: str = "Opaque") -> Obj:
+    """A Secret on a workload cluster whose data the Object's references patch in from the
+    control plane: its manifest never holds the data."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": managed_metadata(name, namespace),
+        "type": type_,
+    }
+
+
 def remote_namespace(name: str) -> Obj:
     """A tenant's namespace on a workload cluster. Its replicas and model caches each compose
     it, so it names none of them: they would otherwise fight over its labels."""
