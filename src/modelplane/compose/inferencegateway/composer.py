@@ -376,7 +376,7 @@ def _malformed(ig: Obj) -> str | None:
         or copied
         or callers.auth_problem(spec)
         or limits.limits_problem(spec)
-        or priority.priority_problem(spec)
+        or callers.without_auth(spec, "priority")
         or _secret_namespace_problem(secret)
     )
 

@@ -30,8 +30,10 @@ from typing import Any
 from modelplane.compose.inferencegateway.callers import (
     CALLER_HEADER,
     Callers,
+    entries,
     front_policy,
     on_host,
+    without_auth,
 )
 from modelplane.compose.shared.frontdoor import ClusterGateway, budget_spent
 from modelplane.composer import Desired, Inputs, carry_forward
@@ -61,8 +63,7 @@ reads them."""
 
 
 def limits_of(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    entries = spec.get("limits")
-    return [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
+    return entries(spec, "limits")
 
 
 def guarded_headers(spec: Mapping[str, Any]) -> tuple[str, ...]:
@@ -73,11 +74,9 @@ def guarded_headers(spec: Mapping[str, Any]) -> tuple[str, ...]:
 
 def limits_problem(spec: Mapping[str, Any]) -> str:
     """Why ``spec.limits`` cannot be composed, or "" (the XRD refuses the same at admission)."""
-    if spec.get("limits") is not None and spec.get("auth") is None:
-        return (
-            "InferenceGateway spec.limits requires spec.auth: without callers who authenticate "
-            "nothing tells one caller from another. Nothing was changed"
-        )
+    problem = without_auth(spec, "limits")
+    if problem:
+        return problem
     for n, entry in enumerate(limits_of(spec)):
         if "requestsPerMinute" not in entry and not entry.get("tokensPerMinute"):
             return (

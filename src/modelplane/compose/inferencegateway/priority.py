@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.inferencegateway.callers import CALLER_HEADER
+from modelplane.compose.inferencegateway.callers import CALLER_HEADER, entries
 from modelplane.compose.inferencegateway.limits import selected_callers
 from modelplane.compose.shared.frontdoor import (
     OBJECTIVE_HEADERS,
@@ -36,18 +36,7 @@ FAIRNESS_HEADERS = ("x-llm-d-inference-fairness-id", "x-gateway-inference-fairne
 
 
 def priority_of(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    entries = spec.get("priority")
-    return [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
-
-
-def priority_problem(spec: Mapping[str, Any]) -> str:
-    """Why ``spec.priority`` cannot be composed, or "" (the XRD refuses the same at admission)."""
-    if spec.get("priority") is not None and spec.get("auth") is None:
-        return (
-            "InferenceGateway spec.priority requires spec.auth: without callers who authenticate "
-            "nothing tells one caller from another. Nothing was changed"
-        )
-    return ""
+    return entries(spec, "priority")
 
 
 GUARDED_HEADERS = (PRIORITY_HEADER, *OBJECTIVE_HEADERS, *FAIRNESS_HEADERS)
