@@ -87,11 +87,7 @@ def _ready(gateway: str, clusters: int, waiting: list[str]) -> Condition:
 def _host(host: Mapping[str, Any]) -> ClusterGateway:
     return ClusterGateway(
         cluster=str(host.get("clusterName") or ""),
-        name="",
         namespace=str(host["namespace"]),
-        address="",
-        fleet_hostname="",
-        class_name="",
         provider_config=str(host["providerConfigName"]),
     )
 
@@ -99,12 +95,8 @@ def _host(host: Mapping[str, Any]) -> ClusterGateway:
 def _target(entry: Mapping[str, Any]) -> ClusterGateway:
     return ClusterGateway(
         cluster=str(entry["cluster"]),
-        name="",
-        namespace="",
         address=str(entry["address"]),
         fleet_hostname=str(entry["fleetHostname"]),
-        class_name="",
-        provider_config="",
     )
 
 

@@ -87,15 +87,15 @@ ROUTE_READINESS = frozen({"policy": "DeriveFromCelQuery", "celQuery": ROUTE_PROG
 
 @dataclass(frozen=True)
 class ClusterGateway:
-    """What an InferenceCluster publishes about its inference Gateway."""
+    """What an InferenceCluster publishes about its inference Gateway ("": not known)."""
 
     cluster: str
-    name: str
-    namespace: str
-    address: str
-    fleet_hostname: str
-    class_name: str
-    provider_config: str
+    name: str = ""
+    namespace: str = ""
+    address: str = ""
+    fleet_hostname: str = ""
+    class_name: str = ""
+    provider_config: str = ""
 
 
 def cluster_gateway(cluster: Mapping[str, Any]) -> ClusterGateway:
