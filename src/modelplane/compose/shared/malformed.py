@@ -16,11 +16,10 @@ from modelplane.structs import StructView
 def malformed(inputs: Inputs, *, views: bool) -> str | None:
     """The first required resource that is not an object with ``metadata.name``, or observed one
     without metadata, said with its requirement and index (or its composition resource name).
-    Observed resources
-    are always checked (a composer that skips one would leave it out, and Crossplane would
-    delete it); ``views``: check required resources read as views too, not only plain data
-    (each costs microseconds on a fleet's thousands; the function checks them only once a
-    composer has failed)."""
+    Observed resources are always checked (a composer that skips one would leave it out, and
+    Crossplane would delete it); ``views``: check required resources read as views too, not only
+    plain data (each costs microseconds on a fleet's thousands; the function checks them only
+    once a composer has failed)."""
     for name, items in sorted(inputs.required.items()):
         for i, item in enumerate(items):
             problem = _problem(item, views)

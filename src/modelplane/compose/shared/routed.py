@@ -31,11 +31,7 @@ def referenced_pools(routes: Iterable[Mapping[str, Any]]) -> set[str]:
     observe: a fleet route's backendRef, or a front route's pool header."""
     out: set[str] = set()
     for obj in routes:
-        manifests = [
-            objects.dig(obj, *MANIFEST),
-            objects.dig(obj, *OBSERVED_MANIFEST),
-        ]
-        for manifest in manifests:
+        for manifest in (objects.dig(obj, *MANIFEST), objects.dig(obj, *OBSERVED_MANIFEST)):
             if isinstance(manifest, Mapping):
                 out |= _pools(manifest)
     return out

@@ -213,10 +213,10 @@ def cloud_of(
     block_name = source.lower()
     block = objects.mapping(spec, "cluster", block_name)
     creds = block.get("credentials") or {}
-    location = str(block.get("location" if source == "AKS" else "region") or "")
+    field_name = "location" if source == "AKS" else "region"
+    location = str(block.get(field_name) or "")
     problems = []
     if not location:
-        field_name = "location" if source == "AKS" else "region"
         problems.append(f"spec.cluster.{block_name}.{field_name} is required for source {source}")
     pools, pool_problems = _pools(spec.get("nodePools") or [], classes, source, needed)
     cloud = Cloud(
@@ -264,10 +264,9 @@ def _recipe(cls: Obj, source: str) -> Mapping[str, Any] | None:
 
 
 def _no_recipe(i: int, pool: Obj, source: str) -> str:
-    block_name = source.lower()
     return (
         f"spec.nodePools[{i}] ({pool.get('name')}): InferenceClass {pool.get('className')} "
-        f"has no spec.provisioning.{block_name} recipe (provider {source}), so no {source} "
+        f"has no spec.provisioning.{source.lower()} recipe (provider {source}), so no {source} "
         "node pool can be built for it"
     )
 
