@@ -377,7 +377,6 @@ def _cluster_selector(md: Obj) -> dict[str, str]:
 
 
 def _labels(clusters: Sequence[Obj]) -> dict[str, dict[str, str]]:
-    """Each input cluster's labels, by name."""
     return {
         str(c["metadata"]["name"]): {
             str(k): str(v) for k, v in ((c["metadata"].get("labels") or {}).items())

@@ -63,7 +63,7 @@ def names(docs: Iterable[Obj]) -> str:
 
 
 def resource_name(doc: Obj) -> str:
-    group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+    group = _group(doc)
     kind = str(doc.get("kind", "")).lower()
     meta = doc.get("metadata") or {}
     name = meta.get("name") or meta.get("generateName", "")
@@ -232,7 +232,6 @@ def _clusters(nodes: Sequence[Node]) -> list[str]:
 
 
 def _warnings(node: Node) -> int:
-    """How many of the node's results are warnings."""
     return sum(1 for r in node.results if r.get("severity") == "SEVERITY_WARNING")
 
 
