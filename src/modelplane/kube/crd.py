@@ -250,10 +250,7 @@ def composite_schema(xr: dict[str, Any], scope: str) -> dict[str, Any]:
     if scope == "LegacyCluster":
         spec_props.update(_crossplane_spec_props(scope))
     else:
-        spec_props["crossplane"] = {
-            "type": "object",
-            "properties": _crossplane_spec_props(scope),
-        }
+        spec_props["crossplane"] = {"type": "object", "properties": _crossplane_spec_props(scope)}
     status = props.get("status") or {"type": "object"}
     status.setdefault("type", "object")
     status_props = status.setdefault("properties", {})

@@ -58,12 +58,7 @@ class _Omit:
 OMIT: Any = _Omit()
 
 # Types whose error bodies never show the bad value (apimachinery's ErrorBody).
-_VALUELESS = {
-    ErrorType.REQUIRED,
-    ErrorType.FORBIDDEN,
-    ErrorType.TOO_LONG,
-    ErrorType.INTERNAL,
-}
+_VALUELESS = {ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL}
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,7 @@ from typing import Any, Protocol
 from modelplane import labels
 from modelplane.kube import objects
 from modelplane.scheduling import placement as pl
-from modelplane.scheduling.capacity import (
-    Ledger,
-    Unit,
-    fits_alone,
-    observed_units,
-    observed_vector,
-)
+from modelplane.scheduling.capacity import Ledger, Unit, fits_alone, observed_units, observed_vector
 from modelplane.scheduling.fleet import Admits, Cluster, untolerated
 from modelplane.scheduling.options import (
     EngineOption,

@@ -173,10 +173,7 @@ def _with_type_and_object_meta(schema: dict[str, Any]) -> dict[str, Any]:
         **props,
         "kind": _STRING,
         "apiVersion": _STRING,
-        "metadata": {
-            "type": "object",
-            "properties": {"name": _STRING, "generateName": _STRING},
-        },
+        "metadata": {"type": "object", "properties": {"name": _STRING, "generateName": _STRING}},
     }
     return out
 

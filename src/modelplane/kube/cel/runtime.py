@@ -263,14 +263,8 @@ def _functions() -> list[Any]:
             "asApproximateFloat",
             [("quantity_as_float", DOUBLE, [q], lambda a: _quantity(a).as_approximate_float())],
         ),
-        (
-            "add",
-            [("quantity_add", q, [q, q], _add), ("quantity_add_int", q, [q, INT], _add)],
-        ),
-        (
-            "sub",
-            [("quantity_sub", q, [q, q], _sub), ("quantity_sub_int", q, [q, INT], _sub)],
-        ),
+        ("add", [("quantity_add", q, [q, q], _add), ("quantity_add_int", q, [q, INT], _add)]),
+        ("sub", [("quantity_sub", q, [q, q], _sub), ("quantity_sub_int", q, [q, INT], _sub)]),
         (
             "compareTo",
             [("quantity_compare", INT, [q, q], _compare), ("semver_compare", INT, [s, s], None)],
@@ -375,10 +369,7 @@ class Environment:
     def __init__(self, variables: Mapping[str, CelType] | None = None) -> None:
         self.variables = dict(variables or {})
         self._env = cel.NewEnv(
-            _POOL,
-            variables=self.variables,
-            extensions=extensions(),
-            functions=_functions(),
+            _POOL, variables=self.variables, extensions=extensions(), functions=_functions()
         )
 
     def compile(self, expression: str) -> Program:

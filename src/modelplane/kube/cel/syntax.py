@@ -264,8 +264,7 @@ def _struct_or_map(e: Any) -> CreateStruct | CreateMap:
             tuple((x.field_key, _convert(x.value), x.optional_entry) for x in s.entries),
         )
     return CreateMap(
-        e.id,
-        tuple((_convert(x.map_key), _convert(x.value), x.optional_entry) for x in s.entries),
+        e.id, tuple((_convert(x.map_key), _convert(x.value), x.optional_entry) for x in s.entries)
     )
 
 
