@@ -54,21 +54,16 @@ class Drain:
 
 
 def routes_requirement(md: Mapping[str, Any]) -> Requirement:
-    return Requirement(
-        OBJECT_API_VERSION,
-        "Object",
-        match_labels={ROUTES_POOLS: "true"},
-        namespace=namespace_of(md),
-    )
+    return _labelled(md, OBJECT_API_VERSION, "Object", ROUTES_POOLS)
 
 
 def holds_requirement(md: Mapping[str, Any]) -> Requirement:
-    return Requirement(
-        USAGE_API_VERSION,
-        "Usage",
-        match_labels={HOLDS_ROUTED: "true"},
-        namespace=namespace_of(md),
-    )
+    return _labelled(md, USAGE_API_VERSION, "Usage", HOLDS_ROUTED)
+
+
+def _labelled(md: Mapping[str, Any], api_version: str, kind: str, label: str) -> Requirement:
+    """Every ``kind`` in the deployment's namespace labelled ``label: "true"``."""
+    return Requirement(api_version, kind, match_labels={label: "true"}, namespace=namespace_of(md))
 
 
 def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desired]) -> Drain:
@@ -88,9 +83,8 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
     naming = _naming([*listed, *lookup.found.values()])
     out: dict[str, Obj] = {}
     for key in leaving:
-        pool = replica_pool_name(str(mine[key]["metadata"]["name"]))
-        routes = naming.get(pool, set()) | (recorded[key] & lookup.pending)
         name = str(mine[key]["metadata"]["name"])
+        routes = naming.get(replica_pool_name(name), set()) | (recorded[key] & lookup.pending)
         if routes or endpoint_key(key) in inputs.observed or name in held_by:
             out[key] = _recording(carried(mine[key]), routes)
     return Drain(out, lookup.requirements)
