@@ -210,7 +210,6 @@ def _keep_observed(inputs: Inputs, result: Result) -> None:
 
 
 def _published(ms: Obj) -> Mapping[str, Any] | None:
-    """The summary the service last published, if any."""
     published = objects.status(ms).get(STATUS)
     return published if isinstance(published, Mapping) else None
 
