@@ -61,8 +61,7 @@ class PoolState(NamedTuple):
         return sum(n for v, n in self.nodes if v == self.per_node)
 
     def free_devices(self) -> Vector:
-        width = len(self.per_node)
-        return tuple(sum(v[i] * n for v, n in self.nodes) for i in range(width))
+        return tuple(sum(v[i] * n for v, n in self.nodes) for i in range(len(self.per_node)))
 
     @property
     def overcommitted(self) -> bool:
@@ -91,14 +90,10 @@ def _add(nodes: Nodes, vectors: tuple[Vector, ...]) -> Nodes:
     return tuple(sorted(counts.items()))
 
 
-def _size(pod: Vector) -> int:
-    return sum(pod)
-
-
 def order_units(units: tuple[Unit, ...]) -> tuple[Unit, ...]:
     """Canonical order: biggest gangs first, each gang's biggest pods first."""
-    ordered = (tuple(sorted(u, key=lambda p: (-_size(p), p))) for u in units)
-    return tuple(sorted(ordered, key=lambda u: (-len(u), -sum(map(_size, u)), u)))
+    ordered = (tuple(sorted(u, key=lambda p: (-sum(p), p))) for u in units)
+    return tuple(sorted(ordered, key=lambda u: (-len(u), -sum(map(sum, u)), u)))
 
 
 class _BudgetError(Exception):
@@ -123,7 +118,7 @@ def _unit_placements(
     pod = pods[j]
     same_as_previous = j > 0 and pods[j - 1] == pod
     candidates = sorted(
-        (_size(v) - _size(pod), v, i)
+        (sum(v) - sum(pod), v, i)
         for i, (v, _) in enumerate(nodes)
         # Identical pods take nodes in non-decreasing vector order: one representative per
         # multiset of choices.
@@ -191,7 +186,7 @@ def force(state: PoolState, units: tuple[Unit, ...]) -> PoolState:
         for pod in unit:
             if not nodes:
                 break
-            i = max(range(len(nodes)), key=lambda k: (_size(nodes[k][0]), nodes[k][0]))
+            i = max(range(len(nodes)), key=lambda k: (sum(nodes[k][0]), nodes[k][0]))
             held.append(_sub(nodes[i][0], pod))
             nodes = _remove(nodes, i)
         nodes = _add(nodes, tuple(held))
