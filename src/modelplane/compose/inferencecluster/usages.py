@@ -64,11 +64,7 @@ def replica_guard(cluster: str, replicas: Sequence[Mapping[str, Any]]) -> Obj:
             "annotations": {GUARDED: ",".join(names)},
         },
         "spec": {
-            "of": {
-                "apiVersion": CLUSTER_API_VERSION,
-                "kind": "InferenceCluster",
-                "resourceRef": {"name": cluster},
-            },
+            "of": _ours("InferenceCluster", cluster),
             "reason": (
                 f"{len(names)} {noun} on InferenceCluster {cluster} ({shown}): they are moved "
                 "to other clusters first, and this delete is replayed once they are gone"
@@ -90,16 +86,8 @@ def gateway_guard(cluster: str, gateway: str) -> Obj:
         "kind": "ClusterUsage",
         "metadata": {"name": dns_label(cluster, "gateway", gateway)},
         "spec": {
-            "of": {
-                "apiVersion": CLUSTER_API_VERSION,
-                "kind": "InferenceCluster",
-                "resourceRef": {"name": cluster},
-            },
-            "by": {
-                "apiVersion": CLUSTER_API_VERSION,
-                "kind": "InferenceGateway",
-                "resourceRef": {"name": gateway},
-            },
+            "of": _ours("InferenceCluster", cluster),
+            "by": _ours("InferenceGateway", gateway),
             "replayDeletion": True,
         },
     }
@@ -107,22 +95,14 @@ def gateway_guard(cluster: str, gateway: str) -> Obj:
 
 def guarded_replicas(guard: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(namespace, name) of every replica an observed guard was composed for."""
-    annotations = objects.annotations(guard)
-    out = []
-    for entry in str(annotations.get(GUARDED) or "").split(","):
-        namespace, _, name = entry.partition("/")
-        if name:
-            out.append((namespace, name))
-    return out
+    entries = str(objects.annotations(guard).get(GUARDED) or "").split(",")
+    return [(namespace, name) for namespace, _, name in (e.partition("/") for e in entries) if name]
 
 
 def replica_names(replicas: Sequence[Mapping[str, Any]]) -> list[str]:
     """``namespace/name`` of each replica, sorted."""
-    out = []
-    for r in replicas:
-        meta = objects.metadata(r)
-        out.append(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
-    return sorted(out)
+    metas = (objects.metadata(r) for r in replicas)
+    return sorted(f"{m.get('namespace', '')}/{m.get('name', '')}" for m in metas)
 
 
 def usage(t: Target, key: str, of: Obj, by: Obj, component: str = "") -> Obj:
@@ -147,6 +127,11 @@ def reference(obj: Obj) -> Obj:
         "kind": obj["kind"],
         "resourceRef": {"name": obj["metadata"]["name"]},
     }
+
+
+def _ours(kind: str, name: str) -> Obj:
+    """What a ClusterUsage names a cluster-scoped object of this project's kinds by."""
+    return {"apiVersion": CLUSTER_API_VERSION, "kind": kind, "resourceRef": {"name": name}}
 
 
 def _component(obj: Obj) -> str:
