@@ -151,9 +151,8 @@ def _entry_rules(entry: Mapping[str, Any], selector: Obj) -> list[Obj]:
     if "requestsPerMinute" in entry:
         out.append(_rule(selector, int(entry["requestsPerMinute"])))
     tokens = entry.get("tokensPerMinute") or {}
-    for kind in ("input", "output", "total"):
+    for kind, (key, _) in TOKEN_KEYS.items():
         if kind in tokens:
-            key = TOKEN_KEYS[kind][0]
             out.append(_rule(selector, int(tokens[kind]), _token_cost(key)))
     return out
 

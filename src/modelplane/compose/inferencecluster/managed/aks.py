@@ -77,15 +77,12 @@ NETWORK_OPERATOR_VERSION = "26.4.0"
 
 
 def problems(cloud: Cloud) -> list[str]:
-    out = []
-    for i, pool in enumerate(cloud.pools or ()):
-        name = pool.name
-        if not re.fullmatch(AGENT_POOL_NAME, name):
-            out.append(
-                f"spec.nodePools[{i}].name {name!r}: an AKS node pool name is a lowercase letter "
-                f"then lowercase letters and digits, at most {AGENT_POOL_NAME_MAX} in all"
-            )
-    return out
+    return [
+        f"spec.nodePools[{i}].name {pool.name!r}: an AKS node pool name is a lowercase letter "
+        f"then lowercase letters and digits, at most {AGENT_POOL_NAME_MAX} in all"
+        for i, pool in enumerate(cloud.pools or ())
+        if not re.fullmatch(AGENT_POOL_NAME, pool.name)
+    ]
 
 
 def provision(cloud: Cloud, t: Target, observed: Mapping[str, Any]) -> Provisioned:
