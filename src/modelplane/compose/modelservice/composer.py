@@ -296,16 +296,8 @@ def _report(
         for i in range(len(ms["spec"]["endpoints"]))
         if inputs.required.get(replicas_requirement(i)) == [] and i not in sleeping
     ]
-    report = status.report(
-        ms,
-        plan,
-        serving,
-        skipped,
-        programmed,
-        unselected,
-        guard.waiting_message(waiting),
-        sleeping,
-    )
+    waits = guard.waiting_message(waiting)
+    report = status.report(ms, plan, serving, skipped, programmed, unselected, waits, sleeping)
     result.status = report.status
     result.status[ACTIVATION_PATH[1]] = {ACTIVATION_PATH[2]: _activation(result.resources)}
     result.conditions.extend(report.conditions)
@@ -453,8 +445,9 @@ def _wanted_callers(
     """``spec.callers`` on each serving gateway, over its path route and the HTTPRoute the AI
     Gateway generates for its model route (named after it), added to ``wanted``."""
     ms = inputs.composite
+    spec, namespace, name = ms["spec"], namespace_of(ms), objects.name(ms)
     out = callers.Callers()
-    if not callers.wanted_callers(ms["spec"]):
+    if not callers.wanted_callers(spec):
         return out
     by = {objects.name(ig): ig for ig in gateways}
     for g in serving:
@@ -462,14 +455,7 @@ def _wanted_callers(
             str(wanted[f"{what}/{g.name}"][1]["metadata"]["name"]) for what in ("front", MODELS)
         ]
         one = callers.compose(
-            ms["spec"],
-            namespace_of(ms),
-            objects.name(ms),
-            by[g.name],
-            g.host,
-            routes,
-            inputs.required,
-            inputs.observed,
+            spec, namespace, name, by[g.name], g.host, routes, inputs.required, inputs.observed
         )
         for key, manifest in one.manifests.items():
             wanted[key] = (g.host.provider_config, manifest, False)
