@@ -115,14 +115,9 @@ def routes(inputs: Inputs, mine: Iterable[Mapping[str, Any]]) -> Routes:
     if listed is None:
         return Routes(read=False)
     asked = {route for replica in mine for route, _ in recorded(replica)}
+    namespace = namespace_of(inputs.composite)
     lookup = look_up_unlisted(
-        inputs,
-        ROUTE_BY_NAME,
-        OBJECT_API_VERSION,
-        "Object",
-        asked,
-        listed,
-        namespace_of(inputs.composite),
+        inputs, ROUTE_BY_NAME, OBJECT_API_VERSION, "Object", asked, listed, namespace
     )
     by_name = {objects.name(o): dict(o) for o in (*listed, *lookup.found.values())}
     return Routes(True, by_name, lookup.pending, lookup.requirements)
