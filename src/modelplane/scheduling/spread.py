@@ -64,7 +64,6 @@ class Spread:
         can_take: Callable[[Cluster], bool],
     ) -> None:
         self.constraints = constraints
-        self.hard = tuple(c for c in constraints if c.hard)
         self.soft = tuple(c for c in constraints if not c.hard)
         self.counts: list[dict[str, int]] = [{} for _ in constraints]
         self._fleet = list(fleet)

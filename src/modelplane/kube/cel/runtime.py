@@ -338,12 +338,11 @@ def _native(value: Any) -> Any:
 class Program:
     """A compiled expression; evaluate it as often as needed."""
 
-    __slots__ = ("_env", "_expression", "expression")
+    __slots__ = ("_env", "_expression")
 
-    def __init__(self, env: Environment, expression: Any, source: str) -> None:
+    def __init__(self, env: Environment, expression: Any) -> None:
         self._env = env
         self._expression = expression
-        self.expression = source
 
     def evaluate(self, values: Mapping[str, Any] | Activation) -> Any:
         activation = values if isinstance(values, cel.Activation) else self._env.activation(values)
@@ -377,7 +376,7 @@ class Environment:
             compiled = self._env.compile(expression)
         except RuntimeError as e:
             raise CelCompileError(_clean(str(e))) from None
-        return Program(self, compiled, expression)
+        return Program(self, compiled)
 
     def activation(self, values: Mapping[str, Any]) -> Activation:
         return self._env.Activation(_native(dict(values)))
