@@ -221,13 +221,11 @@ def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
         },
     )
     for i, zone in enumerate(zones(cloud)):
-        for tier, third in (("public", 16 * i), ("private", 128 + 16 * i)):
+        for tier, third, role in (
+            ("public", 16 * i, "elb"),
+            ("private", 128 + 16 * i, "internal-elb"),
+        ):
             subnet = f"subnet-{tier}-{zone}"
-            tags = (
-                {"kubernetes.io/role/elb": "1"}
-                if tier == "public"
-                else {"kubernetes.io/role/internal-elb": "1"}
-            )
             out[subnet] = _ec2(
                 cloud,
                 "Subnet",
@@ -237,7 +235,7 @@ def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
                     "availabilityZone": zone,
                     "cidrBlock": f"10.0.{third}.0/20",
                     "mapPublicIpOnLaunch": tier == "public",
-                    "tags": tags,
+                    "tags": {f"kubernetes.io/role/{role}": "1"},
                 },
             )
             out[f"route-table-association-{tier}-{zone}"] = _ec2(
@@ -369,15 +367,18 @@ def _control_plane(cloud: Cloud, out: dict[str, Obj]) -> None:
         **connection_secret(cloud, "cluster-auth"),
     )
     for addon in ADDONS:
-        key = f"addon-{addon}"
-        fp: Obj = {
-            "region": cloud.location,
-            "addonName": addon,
-            "clusterNameRef": cloud.ref("cluster"),
-        }
-        if addon in PREINSTALLED_ADDONS:
-            fp["resolveConflictsOnCreate"] = "OVERWRITE"
-        out[key] = cloud.resource(EKS, "Addon", key, fp)
+        extra = {"resolveConflictsOnCreate": "OVERWRITE"} if addon in PREINSTALLED_ADDONS else {}
+        out[f"addon-{addon}"] = _addon(cloud, addon, extra)
+
+
+def _addon(cloud: Cloud, addon: str, extra: Obj) -> Obj:
+    for_provider = {
+        "region": cloud.location,
+        "addonName": addon,
+        "clusterNameRef": cloud.ref("cluster"),
+        **extra,
+    }
+    return cloud.resource(EKS, "Addon", f"addon-{addon}", for_provider)
 
 
 def _efs_csi_addon(cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any]) -> None:
@@ -392,19 +393,8 @@ def _efs_csi_addon(cloud: Cloud, out: dict[str, Obj], observed: Mapping[str, Any
         if key in observed:
             out[key] = carried(observed[key])
         return
-    out[key] = cloud.resource(
-        EKS,
-        "Addon",
-        key,
-        {
-            "region": cloud.location,
-            "addonName": EFS_CSI_ADDON,
-            "clusterNameRef": cloud.ref("cluster"),
-            "podIdentityAssociation": [
-                {"roleArn": role_arn, "serviceAccount": EFS_CSI_SERVICE_ACCOUNT}
-            ],
-        },
-    )
+    association = {"roleArn": role_arn, "serviceAccount": EFS_CSI_SERVICE_ACCOUNT}
+    out[key] = _addon(cloud, EFS_CSI_ADDON, {"podIdentityAssociation": [association]})
 
 
 def _efs_csi_outlives(out: Mapping[str, Obj]) -> list[tuple[str, str]]:
