@@ -97,10 +97,10 @@ def _compile_rule(raw: dict[str, Any]) -> Rule:
     )
 
 
-def compile_rules(schema: Schema, where: str = "") -> None:
+def compile_rules(schema: Schema) -> None:
     """Compile every rule below ``schema`` (once); raise ``RuleCompileError`` listing failures."""
     failures: list[str] = []
-    _compile_tree(schema, where or "openAPIV3Schema", failures)
+    _compile_tree(schema, "openAPIV3Schema", failures)
     if failures:
         raise RuleCompileError("; ".join(failures))
 

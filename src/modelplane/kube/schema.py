@@ -224,12 +224,10 @@ def _anchor_end(text: str) -> str:
 # --- prune and default ---------------------------------------------------------------------
 
 
-def prune_and_default(
-    schema: Schema, obj: Any, path: Path = (), errors: list[FieldError] | None = None
-) -> tuple[Any, list[FieldError]]:
+def prune_and_default(schema: Schema, obj: Any) -> tuple[Any, list[FieldError]]:
     """A pruned and defaulted copy of ``obj`` and the unknown fields that were dropped."""
-    found: list[FieldError] = [] if errors is None else errors
-    return _prune(schema, obj, path, found), found
+    errors: list[FieldError] = []
+    return _prune(schema, obj, (), errors), errors
 
 
 def _prune(schema: Schema, value: Any, path: Path, errors: list[FieldError]) -> Any:
