@@ -134,14 +134,12 @@ def _endpoints(
     if waking:
         # Not a fault: the deployment's autoscaler put it to sleep, and the first request
         # wakes it.
-        return Condition(
-            ENDPOINTS,
-            "True",
-            ASLEEP,
+        message = (
             f"{plural('deployment', waking.count(', ') + 1)} {waking} asleep (scaled to zero "
             f"while idle): the first request wakes it, answered 503 with Retry-After "
-            f"{UNAVAILABLE_RETRY_AFTER} until a replica is ready; {detail}",
+            f"{UNAVAILABLE_RETRY_AFTER} until a replica is ready; {detail}"
         )
+        return Condition(ENDPOINTS, "True", ASLEEP, message)
     if not plan.matched:
         selectors = "; ".join(
             f"entry {i}: {_selector(e)}" for i, e in enumerate(entries) if isinstance(e, dict)
@@ -236,7 +234,7 @@ def _routing(
     waiting: Sequence[str] = (),
     waking: str = "",
 ) -> Condition:
-    names = ", ".join(g.name for g in serving)
+    gateways = f"{plural('gateway', len(serving))} {', '.join(g.name for g in serving)}"
     if not serving:
         return _no_gateway(skipped)
     if waiting:
@@ -244,64 +242,47 @@ def _routing(
         return Condition(ROUTING, "False", ModelService.CONFIGURING, "; ".join(waiting))
     pending = _pending(programmed, skipped)
     if not plan.lanes and not waking:
-        return Condition(
-            ROUTING,
-            "False",
-            ModelService.NO_READY_ENDPOINTS,
-            f"the routes on {plural('gateway', len(serving))} {names} answer 503 until an endpoint "
-            "is ready",
-        )
+        message = f"the routes on {gateways} answer 503 until an endpoint is ready"
+        return Condition(ROUTING, "False", ModelService.NO_READY_ENDPOINTS, message)
     if pending:
-        return Condition(
-            ROUTING, "False", ModelService.CONFIGURING, f"not accepted yet: {'; '.join(pending)}"
-        )
+        message = f"not accepted yet: {'; '.join(pending)}"
+        return Condition(ROUTING, "False", ModelService.CONFIGURING, message)
     if waking:
-        return _asleep(serving, waking)
+        return _asleep(gateways, waking)
     if plan.parked:
-        return Condition(
-            ROUTING,
-            "False",
-            ModelService.PARKED,
-            f"every entry with a ready endpoint has weight 0: the routes on "
-            f"{plural('gateway', len(serving))} {names} keep every lane resolved at weight 0 and "
-            "answer 503; give an entry a weight to serve",
+        message = (
+            f"every entry with a ready endpoint has weight 0: the routes on {gateways} keep "
+            "every lane resolved at weight 0 and answer 503; give an entry a weight to serve"
         )
+        return Condition(ROUTING, "False", ModelService.PARKED, message)
     if plan.dropped:
         left = ", ".join(lane.label for lane in plan.dropped)
-        return Condition(
-            ROUTING,
-            "False",
-            ModelService.TOO_MANY_BACKENDS,
+        message = (
             f"a route holds 16 backends: left out, with the smallest shares, {left}; "
-            "select fewer clusters or endpoints",
+            "select fewer clusters or endpoints"
         )
+        return Condition(ROUTING, "False", ModelService.TOO_MANY_BACKENDS, message)
     through = sorted(
         {lane.label if lane.external else f"cluster {lane.cluster}" for lane in plan.lanes}
     )
     # Envoy Gateway writes Accepted and ResolvedRefs when it translates a route, and reports
     # nothing about the proxies' configuration after that (a failed xDS translation leaves them
     # on their last good one: internal/xds/runner/runner.go, v1.8.1): accepted is all we can know.
-    return Condition(
-        ROUTING,
-        "True",
-        ModelService.ACCEPTED,
-        f"accepted, every backend resolved, on {plural('gateway', len(serving))} {names}, to "
-        f"{', '.join(through)} (the gateways do not report their proxies' configuration)",
+    message = (
+        f"accepted, every backend resolved, on {gateways}, to {', '.join(through)} (the "
+        "gateways do not report their proxies' configuration)"
     )
+    return Condition(ROUTING, "True", ModelService.ACCEPTED, message)
 
 
-def _asleep(serving: Sequence[Serving], waking: str) -> Condition:
-    """Routing while what the service selects is asleep, its routes accepted: ready, since the
-    request that meets the 503 is the one that wakes the model."""
-    names = ", ".join(g.name for g in serving)
-    return Condition(
-        ROUTING,
-        "True",
-        ASLEEP,
-        f"accepted on {plural('gateway', len(serving))} {names}; the first request wakes {waking} "
-        f"and is answered 503 with Retry-After {UNAVAILABLE_RETRY_AFTER}, as is every request "
-        "until a replica is ready",
+def _asleep(gateways: str, waking: str) -> Condition:
+    """Routing while what the service selects is asleep, its routes accepted on ``gateways``:
+    ready, since the request that meets the 503 is the one that wakes the model."""
+    message = (
+        f"accepted on {gateways}; the first request wakes {waking} and is answered 503 with "
+        f"Retry-After {UNAVAILABLE_RETRY_AFTER}, as is every request until a replica is ready"
     )
+    return Condition(ROUTING, "True", ASLEEP, message)
 
 
 def _pending(programmed: Mapping[str, bool], skipped: Sequence[Skipped]) -> list[str]:
