@@ -213,12 +213,8 @@ def stage(inputs: Inputs) -> Scaling:
         unread.append(f"the ModelServices of namespace {namespace_of(md)}")
     if unread:
         # Nothing new is composed from half the inputs: what was composed stays as it was.
-        waiting = Condition(
-            AUTOSCALING,
-            "Unknown",
-            ModelDeployment.WAITING_FOR_AUTOSCALER,
-            "reading " + " and ".join(unread),
-        )
+        reading = "reading " + " and ".join(unread)
+        waiting = Condition(AUTOSCALING, "Unknown", ModelDeployment.WAITING_FOR_AUTOSCALER, reading)
         return Scaling(composite, _kept(observed), asks, waiting, bounds)
     configs = inputs.required[METRICS]
     endpoint = MetricsEndpoint.from_config(configs[0] if configs else None)
@@ -307,13 +303,11 @@ def _no_endpoint(config_exists: bool, clamped: str) -> Condition:
     missing = "has no data.prometheus.serverAddress" if config_exists else "does not exist"
     # Written as it stands unless outside the bounds (one that nothing would wake at zero).
     stands = clamped or ", so spec.replicas stands as written"
-    return Condition(
-        AUTOSCALING,
-        "False",
-        ModelDeployment.NO_METRICS_ENDPOINT,
+    message = (
         f"the EnvironmentConfig {METRICS_CONFIG} {missing}: no fleet-wide Prometheus to read "
-        f"load from{stands}",
+        f"load from{stands}"
     )
+    return Condition(AUTOSCALING, "False", ModelDeployment.NO_METRICS_ENDPOINT, message)
 
 
 def _decided(hpa: Obj | None) -> Obj:
@@ -334,36 +328,21 @@ def _clamped(spec: Mapping[str, Any], replicas: int, low: int) -> str:
 def _judge(observed: Obj | None, hpa: Obj | None, clamped: str) -> Condition:
     """The Autoscaling condition from KEDA's report on the ScaledObject and its HPA's."""
     ready = objects.condition(observed, "Ready")
+    waiting = ModelDeployment.WAITING_FOR_AUTOSCALER
     if ready is None:
-        return Condition(
-            AUTOSCALING,
-            "Unknown",
-            ModelDeployment.WAITING_FOR_AUTOSCALER,
-            "the ScaledObject reports no Ready condition yet (is KEDA running?)" + clamped,
-        )
+        message = "the ScaledObject reports no Ready condition yet (is KEDA running?)"
+        return Condition(AUTOSCALING, "Unknown", waiting, message + clamped)
     if ready.get("status") != "True":
-        message = str(ready.get("message") or ready.get("reason") or "not Ready")
-        return Condition(
-            AUTOSCALING,
-            "False",
-            ModelDeployment.AUTOSCALER_NOT_READY,
-            f"KEDA: {message}" + clamped,
-        )
+        said = str(ready.get("message") or ready.get("reason") or "not Ready")
+        failing = ModelDeployment.AUTOSCALER_NOT_READY
+        return Condition(AUTOSCALING, "False", failing, f"KEDA: {said}" + clamped)
     if hpa is None:
-        return Condition(
-            AUTOSCALING,
-            "Unknown",
-            ModelDeployment.WAITING_FOR_AUTOSCALER,
-            f"the HorizontalPodAutoscaler {hpa_name_of(observed)} is not read yet" + clamped,
-        )
+        message = f"the HorizontalPodAutoscaler {hpa_name_of(observed)} is not read yet"
+        return Condition(AUTOSCALING, "Unknown", waiting, message + clamped)
     limited = objects.condition(hpa, "ScalingLimited")
     if limited is not None and limited.get("reason") == "TooManyReplicas":
-        return Condition(
-            AUTOSCALING,
-            "True",
-            ModelDeployment.AT_MAX_REPLICAS,
-            f"HPA: {limited.get('message', '')}" + clamped,
-        )
+        message = f"HPA: {limited.get('message', '')}"
+        return Condition(AUTOSCALING, "True", ModelDeployment.AT_MAX_REPLICAS, message + clamped)
     return Condition(AUTOSCALING, "True", ModelDeployment.SCALING, _last(hpa) + clamped)
 
 

@@ -700,9 +700,8 @@ def _report(
     scheduled = _with_stranded(plan, list(kept.kept), mine, kept.stranded)
     if cache.hold and scheduled.status != "True":
         # Capacity is not what is short: nothing new may be placed until the cache is read.
-        scheduled = Condition(
-            SCHEDULED, "False", ModelDeployment.WAITING_FOR_MODEL_CACHE, scheduled.message
-        )
+        waiting = ModelDeployment.WAITING_FOR_MODEL_CACHE
+        scheduled = Condition(SCHEDULED, "False", waiting, scheduled.message)
     scheduled = _with_draining(scheduled, kept.leaving, mine)
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     shown = [rollout.names[_key_of(p, by_name)] for p in plan.placements]
@@ -1089,17 +1088,11 @@ def _waiting(
     missing: list[str],
     more: Mapping[str, Requirement] | None = None,
 ) -> Result:
+    message = f"reading {', '.join(missing)}; existing replicas are kept as they are"
     return Result.held(
         observed,
         requirements={**asks, **(more or {})},
-        conditions=[
-            Condition(
-                SCHEDULED,
-                "Unknown",
-                ModelDeployment.WAITING_FOR_FLEET,
-                f"reading {', '.join(missing)}; existing replicas are kept as they are",
-            )
-        ],
+        conditions=[Condition(SCHEDULED, "Unknown", ModelDeployment.WAITING_FOR_FLEET, message)],
     )
 
 

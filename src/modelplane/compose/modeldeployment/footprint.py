@@ -84,14 +84,12 @@ def _unresolved(
     """New placements held: the cache is not read yet (``read`` False), or read and absent."""
     if not read:
         hold = f"ModelCache {name} is not read yet, so where it stages the weights is unknown"
+        reading = f"reading ModelCache {name}; new replicas are held and existing ones kept"
         return Footprint(
             requirements,
             hold=f"new replicas are held: {hold}",
             condition=Condition(
-                RESOLVED,
-                "Unknown",
-                ModelDeployment.MODEL_CACHE_UNRESOLVED,
-                f"reading ModelCache {name}; new replicas are held and existing ones kept",
+                RESOLVED, "Unknown", ModelDeployment.MODEL_CACHE_UNRESOLVED, reading
             ),
         )
     message = (

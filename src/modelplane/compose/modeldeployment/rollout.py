@@ -186,21 +186,13 @@ class Progress:
         if waiting <= 0:
             # Complete up to the partition: every replica from it serves the current stamp and
             # every one below it is pinned, so a revision change moves none of them at once.
-            return Condition(
-                ROLLED_OUT,
-                "False",
-                PARTITION_REACHED,
-                f"{counts}; complete up to the partition: lower spec.rollout.partition",
-            )
+            message = f"{counts}; complete up to the partition: lower spec.rollout.partition"
+            return Condition(ROLLED_OUT, "False", PARTITION_REACHED, message)
         if self.stalled:
             return self._stalled(counts)
         # Every replica carries the new template, but Complete means they serve it too.
-        return Condition(
-            ROLLED_OUT,
-            "False",
-            ModelDeployment.PROGRESSING,
-            f"{counts}; waiting for {waiting} updated replica(s) to serve",
-        )
+        message = f"{counts}; waiting for {waiting} updated replica(s) to serve"
+        return Condition(ROLLED_OUT, "False", ModelDeployment.PROGRESSING, message)
 
     def _condition(self, strategy: Strategy) -> Condition:
         pace = (
@@ -216,18 +208,15 @@ class Progress:
         if self.partitioned == self.remaining:
             return self._updated(counts)
         if strategy.paused:
-            return Condition(
-                ROLLED_OUT, "False", ModelDeployment.PAUSED, f"{counts}; spec.rollout.paused"
-            )
+            message = f"{counts}; spec.rollout.paused"
+            return Condition(ROLLED_OUT, "False", ModelDeployment.PAUSED, message)
         if self.no_room:
-            return Condition(
-                ROLLED_OUT,
-                "False",
-                ModelDeployment.STALLED,
+            message = (
                 f"{counts}; the fleet has no room for a surge replica and maxUnavailable "
                 f"{strategy.max_unavailable} allows no serving replica to stop: add capacity "
-                "or raise spec.rollout.maxUnavailable",
+                "or raise spec.rollout.maxUnavailable"
             )
+            return Condition(ROLLED_OUT, "False", ModelDeployment.STALLED, message)
         if self.stalled:
             return self._stalled(counts)
         return Condition(ROLLED_OUT, "False", ModelDeployment.PROGRESSING, counts)
