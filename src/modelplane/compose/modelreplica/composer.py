@@ -94,21 +94,15 @@ def _context(inputs: Inputs, requirements: dict[str, Requirement]) -> ReplicaCon
     cache_name = objects.dig(spec, "modelCacheRef", "name")
     cache = _first(inputs.required.get(CACHE_REQUIREMENT)) if cache_name else None
     if cluster is None:
-        return _hold(
-            inputs, requirements, ModelReplica.WAITING_FOR_CLUSTER,
-            f"InferenceCluster {spec['clusterName']!r} is not available",
-        )  # fmt: skip
+        why = f"InferenceCluster {spec['clusterName']!r} is not available"
+        return _hold(inputs, requirements, ModelReplica.WAITING_FOR_CLUSTER, why)
     provider_config = objects.dig(cluster, "status", "providerConfigRef", "name")
     if not provider_config:
-        return _hold(
-            inputs, requirements, ModelReplica.WAITING_FOR_CLUSTER,
-            f"InferenceCluster {spec['clusterName']!r} has no status.providerConfigRef yet",
-        )  # fmt: skip
+        why = f"InferenceCluster {spec['clusterName']!r} has no status.providerConfigRef yet"
+        return _hold(inputs, requirements, ModelReplica.WAITING_FOR_CLUSTER, why)
     if cache_name and cache is None:
-        return _hold(
-            inputs, requirements, ModelReplica.WAITING_FOR_MODEL_CACHE,
-            f"ModelCache {cache_name!r} is not available in namespace {namespace_said(replica)}",
-        )  # fmt: skip
+        why = f"ModelCache {cache_name!r} is not available in namespace {namespace_said(replica)}"
+        return _hold(inputs, requirements, ModelReplica.WAITING_FOR_MODEL_CACHE, why)
     return ReplicaContext(
         replica=replica,
         cluster=cluster,
