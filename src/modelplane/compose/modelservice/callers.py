@@ -194,12 +194,11 @@ def security_policy(
     authorization: Obj = {"defaultAction": "Deny"}
     if rules:
         authorization["rules"] = rules
+    name = unique_label(gateway, namespace, service, "callers")
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "SecurityPolicy",
-        "metadata": managed_metadata(
-            unique_label(gateway, namespace, service, "callers"), host.namespace
-        ),
+        "metadata": managed_metadata(name, host.namespace),
         "spec": {
             "targetRefs": _targets(routes),
             "mergeType": MERGE,
@@ -231,12 +230,11 @@ def denied_policy(
     """Envoy's own 403s on the service's routes (``source: Local``: never an engine's or a
     provider's) answered with ``denied_body``; merged into the gateway's listener policy so its
     budgets stay on these routes."""
+    name = unique_label(gateway, namespace, service, "denied")
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "BackendTrafficPolicy",
-        "metadata": managed_metadata(
-            unique_label(gateway, namespace, service, "denied"), host.namespace
-        ),
+        "metadata": managed_metadata(name, host.namespace),
         "spec": {
             "targetRefs": _targets(routes),
             "mergeType": MERGE,

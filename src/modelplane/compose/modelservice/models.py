@@ -93,12 +93,11 @@ def model_backend(
 ) -> Obj:
     """The AIServiceBackend over the Backend the path route's lanes to ``cluster`` use."""
     prefix = service_prefix(namespace, service) + OPENAI_VERSION_PREFIX
+    name = model_backend_name(gateway, namespace, service, cluster)
     return {
         "apiVersion": AI_GATEWAY_API_VERSION,
         "kind": "AIServiceBackend",
-        "metadata": managed_metadata(
-            model_backend_name(gateway, namespace, service, cluster), host.namespace
-        ),
+        "metadata": managed_metadata(name, host.namespace),
         "spec": {
             "schema": {"name": "OpenAI", "prefix": prefix},
             "backendRef": {

@@ -115,12 +115,11 @@ def front_route(
     if refs:
         rule["backendRefs"] = refs
     rule["timeouts"] = {"request": timeout}
+    name = front_route_name(gateway, namespace, service, kept)
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
-        "metadata": managed_metadata(
-            front_route_name(gateway, namespace, service, kept), host.namespace
-        ),
+        "metadata": managed_metadata(name, host.namespace),
         "spec": {
             "parentRefs": [parent_ref(front_gateway_name(gateway), host.namespace, FRONT_LISTENER)],
             "hostnames": [hostname],
@@ -167,12 +166,11 @@ def unavailable_filter(
         else f"ModelService {namespace}/{service} has no ready endpoint; retry later"
     )
     body = {"error": {"code": 503, "message": message, "type": "service_unavailable"}}
+    name = unavailable_filter_name(gateway, namespace, service, kept)
     return {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "HTTPRouteFilter",
-        "metadata": managed_metadata(
-            unavailable_filter_name(gateway, namespace, service, kept), host.namespace
-        ),
+        "metadata": managed_metadata(name, host.namespace),
         "spec": {
             "directResponse": {
                 "statusCode": 503,

@@ -113,12 +113,11 @@ def sentinel_route(
 ) -> Obj:
     """On the gateway's own cluster's fleet listener: the service's requests carrying the
     sentinel answered by the ``unavailable`` filter (its name as composed)."""
+    name = sentinel_route_name(gateway, namespace, service)
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
-        "metadata": managed_metadata(
-            sentinel_route_name(gateway, namespace, service), host.namespace
-        ),
+        "metadata": managed_metadata(name, host.namespace),
         "spec": {
             "parentRefs": [routes.parent_ref(host.name, host.namespace, FLEET_LISTENER)],
             "rules": [
