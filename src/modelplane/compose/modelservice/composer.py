@@ -120,11 +120,8 @@ def compose_service(inputs: Inputs) -> Result:
     wanted = _wanted(ms, plan, serving, read.fleet, inputs.observed, waking)
     allowed = _wanted_callers(inputs, serving, read.gateways, wanted)
     # No unguarded window: what would newly open the service waits for its caller policy.
-    held = guard.held(
-        ms["spec"],
-        inputs.observed,
-        {g.name: (f"front/{g.name}", f"{MODELS}/{g.name}") for g in serving},
-    )
+    guarded = {g.name: (f"front/{g.name}", f"{MODELS}/{g.name}") for g in serving}
+    held = guard.held(ms["spec"], inputs.observed, guarded)
     result = Result(
         requirements=read.requirements | allowed.requirements,
         resources=_kept(inputs, read.fleet, skipped, read.gone) | allowed.kept,
