@@ -28,11 +28,11 @@ from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.shared.frontdoor import (
     ENVOY_API_VERSION,
     FLEET_LISTENER,
-    GATEWAY_GROUP,
     OBJECTIVE_HEADERS,
     POOL_HEADER,
     PRIORITY_HEADER,
     PRIORITY_VALUES,
+    listener_ref,
     priority_objective_name,
 )
 from modelplane.kube.objects import Obj
@@ -97,14 +97,7 @@ def fleet_priority(t: Target) -> dict[str, Obj]:
         "kind": "EnvoyExtensionPolicy",
         "metadata": {"name": FLEET_PRIORITY_NAME, "namespace": gw.namespace},
         "spec": {
-            "targetRefs": [
-                {
-                    "group": GATEWAY_GROUP,
-                    "kind": "Gateway",
-                    "name": gw.name,
-                    "sectionName": FLEET_LISTENER,
-                }
-            ],
+            "targetRefs": [listener_ref(gw.name, FLEET_LISTENER)],
             "lua": [{"type": "Inline", "inline": script()}],
         },
     }

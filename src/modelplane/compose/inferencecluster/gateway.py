@@ -27,6 +27,7 @@ from modelplane.compose.shared.fleetsecrets import FLEET_SERVER
 from modelplane.compose.shared.frontdoor import (
     CLIENT_DOMAIN,
     FLEET_PRIVATE_KEY,
+    listener_ref,
     secret_copy_references,
 )
 from modelplane.compose.shared.remote import NEVER_DELETE, OBSERVED_MANIFEST, secret_copy
@@ -233,14 +234,7 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
         "kind": "ClientTrafficPolicy",
         "metadata": {"name": FLEET_CERTIFICATE_NAME, "namespace": gw.namespace},
         "spec": {
-            "targetRefs": [
-                {
-                    "group": "gateway.networking.k8s.io",
-                    "kind": "Gateway",
-                    "name": gw.name,
-                    "sectionName": FLEET_LISTENER,
-                }
-            ],
+            "targetRefs": [listener_ref(gw.name, FLEET_LISTENER)],
             "tls": {
                 "clientValidation": {
                     "caCertificateRefs": [{"group": "", "kind": "Secret", "name": FLEET_CA_COPY}],

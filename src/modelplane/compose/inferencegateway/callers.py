@@ -30,9 +30,9 @@ from modelplane.compose.shared.frontdoor import (
     CONTROL_NAMESPACE,
     ENVOY_API_VERSION,
     FRONT_LISTENER,
-    GATEWAY_GROUP,
     ClusterGateway,
     front_gateway_name,
+    listener_ref,
     secret_copy_references,
 )
 from modelplane.compose.shared.remote import managed_metadata, remote_object, secret_copy
@@ -184,12 +184,8 @@ def _held(
     observed: Mapping[str, Obj], requirements: dict[str, Requirement], what: list[str]
 ) -> Callers:
     """Nothing is decided while the Secrets are read: what was composed is kept as it is."""
-    kept = {k: v for k, v in observed.items() if _is_callers(k)}
+    kept = {k: v for k, v in observed.items() if k.startswith(COPY) or k in (POLICY, HEADER_GUARD)}
     return Callers(carry_forward(kept), requirements, what)
-
-
-def _is_callers(key: str) -> bool:
-    return key.startswith(COPY) or key in (POLICY, HEADER_GUARD)
 
 
 def _secrets_problem(selected: Mapping[str, Obj], fleet: Mapping[str, Obj]) -> str:
@@ -279,14 +275,7 @@ def compose_guard(
 
 
 def front_listener(gateway: str) -> list[Obj]:
-    return [
-        {
-            "group": GATEWAY_GROUP,
-            "kind": "Gateway",
-            "name": front_gateway_name(gateway),
-            "sectionName": FRONT_LISTENER,
-        }
-    ]
+    return [listener_ref(front_gateway_name(gateway), FRONT_LISTENER)]
 
 
 def front_policy(kind: str, gateway: str, suffix: str, host: ClusterGateway, spec: Obj) -> Obj:

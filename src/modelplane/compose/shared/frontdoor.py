@@ -150,6 +150,11 @@ def fleet_pki(cluster: Mapping[str, Any]) -> FleetPKI:
     )
 
 
+def listener_ref(gateway: str, listener: str) -> Obj:
+    """A policy's targetRef: one listener of the Gateway named ``gateway``."""
+    return {"group": GATEWAY_GROUP, "kind": "Gateway", "name": gateway, "sectionName": listener}
+
+
 def secret_copy_references(namespace: str, copies: Sequence[tuple[str, str, str]]) -> list[Obj]:
     """provider-kubernetes references patching a copied Secret's data from control-plane Secrets,
     each ``(secret, key, key on the copy)``: the copy's manifest never holds the data."""
