@@ -45,8 +45,9 @@ def deletion_order(
         if of_key in resources and by_key in resources:
             usage_key = f"{by_key}-uses-{of_key}"
             by = resources[by_key]
+            component = str(objects.labels(by).get(STACK_COMPONENT) or "")
             out[usage_key] = usage(
-                t, usage_key, reference(resources[of_key]), reference(by), _component(by)
+                t, usage_key, reference(resources[of_key]), reference(by), component
             )
     return out
 
@@ -132,7 +133,3 @@ def reference(obj: Obj) -> Obj:
 def _ours(kind: str, name: str) -> Obj:
     """What a ClusterUsage names a cluster-scoped object of this project's kinds by."""
     return {"apiVersion": CLUSTER_API_VERSION, "kind": kind, "resourceRef": {"name": name}}
-
-
-def _component(obj: Obj) -> str:
-    return str(objects.labels(obj).get(STACK_COMPONENT) or "")

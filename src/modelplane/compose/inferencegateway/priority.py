@@ -63,11 +63,12 @@ def script(priorities: Mapping[str, int]) -> str:
     alphanumerics, -, _ and . (the XRD and Envoy Gateway's Secret keys): nothing to escape."""
     table = "".join(f'  ["{caller}"] = "{priorities[caller]}",\n' for caller in sorted(priorities))
     priority_header = f'"{PRIORITY_HEADER}"'
+    fairness = ", ".join(f'"{name}"' for name in FAIRNESS_HEADERS)
     return (
         "-- Written by Modelplane from InferenceGateway spec.priority: each caller's priority,\n"
         "-- and its identity as the endpoint picker's fairness id.\n"
         f"local PRIORITY = {{\n{table}}}\n"
-        f"local FAIRNESS = {{{', '.join(_quoted(FAIRNESS_HEADERS))}}}\n"
+        f"local FAIRNESS = {{{fairness}}}\n"
         "function envoy_on_request(handle)\n"
         "  local headers = handle:headers()\n"
         f'  local caller = headers:get("{CALLER_HEADER}")\n'
@@ -81,10 +82,6 @@ def script(priorities: Mapping[str, int]) -> str:
         "  end\n"
         "end\n"
     )
-
-
-def _quoted(names: tuple[str, ...]) -> list[str]:
-    return [f'"{n}"' for n in names]
 
 
 def _set_or_remove(header: str, value: str, indent: str = "  ") -> str:

@@ -287,9 +287,17 @@ def driver_installer() -> Obj:
         "priorityClassName": "system-node-critical",
         "hostNetwork": True,
         "hostPID": True,
-        "affinity": _node_affinity(not_installed_by_gke),
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": not_installed_by_gke}]
+                }
+            }
+        },
         "tolerations": [{"operator": "Exists"}],
-        "volumes": [_host_path(name, path) for name, path, _ in _INSTALLER_MOUNTS],
+        "volumes": [
+            {"name": name, "hostPath": {"path": path}} for name, path, _ in _INSTALLER_MOUNTS
+        ],
         "initContainers": [_installer_container()],
         "containers": [{"name": "pause", "image": PAUSE_IMAGE}],
     }
@@ -337,16 +345,3 @@ def _installer_container() -> Obj:
         "securityContext": {"privileged": True},
         "volumeMounts": [{"name": n, "mountPath": m} for n, _, m in _INSTALLER_MOUNTS],
     }
-
-
-def _node_affinity(expressions: list[Obj]) -> Obj:
-    terms = [{"matchExpressions": expressions}]
-    return {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
-        }
-    }
-
-
-def _host_path(name: str, path: str) -> Obj:
-    return {"name": name, "hostPath": {"path": path}}
