@@ -162,7 +162,7 @@ def plan_service(
         )
         for i in range(len(selected))
     )
-    shares = _shares(entries, members)
+    shares = _shares(entries)
     lanes, dropped = _lanes(members, shares)
     return Plan(entries, tuple(members), lanes, dropped)
 
@@ -276,7 +276,7 @@ def _why_cluster_not_ready(
     return ""
 
 
-def _shares(entries: Sequence[Entry], members: Sequence[Member]) -> dict[str, Fraction]:
+def _shares(entries: Sequence[Entry]) -> dict[str, Fraction]:
     """Each ready endpoint's share; a parked entry's (weight 0) are 0, and so are all of them
     when every entry with a ready endpoint is parked."""
     active = [e for e in entries if e.ready]
