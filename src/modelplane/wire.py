@@ -59,14 +59,11 @@ def read_varint(raw: bytes, i: int) -> tuple[int, int]:
 
 def _encode_varint(value: int) -> bytes:
     out = bytearray()
-    while True:
-        b = value & 0x7F
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
         value >>= 7
-        if value:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    out.append(value)
+    return bytes(out)
 
 
 def _fields(raw: bytes) -> Iterator[tuple[int, int, int, int, int]]:
