@@ -254,8 +254,6 @@ def _set_other(out: struct_pb2.Value, v: Any) -> None:
         out.struct_value.CopyFrom(v.struct)
     elif isinstance(v, ListView):
         out.list_value.CopyFrom(v.list)
-    elif isinstance(v, bool):
-        out.bool_value = v
     elif isinstance(v, (str, int, float)):
         _set(out, v if isinstance(v, str) else float(v))
     elif isinstance(v, Mapping):
@@ -336,8 +334,6 @@ def _plain_other(v: Any) -> Any:
         return v.to_dict()
     if isinstance(v, ListView):
         return _values_to_list(v.list.values)
-    if isinstance(v, bool):
-        return bool(v)
     if isinstance(v, str):
         return str(v)
     if isinstance(v, (int, float)):
