@@ -284,7 +284,7 @@ def plain(v: Any) -> Any:
     if t is str or t is int or t is bool or v is None:
         return v
     if t is float:
-        return int(v) if v.is_integer() else v
+        return _number(v)
     return _plain_other(v)
 
 
@@ -337,8 +337,7 @@ def _plain_other(v: Any) -> Any:
     if isinstance(v, str):
         return str(v)
     if isinstance(v, (int, float)):
-        n = float(v)
-        return int(n) if n.is_integer() else n
+        return _number(float(v))
     if isinstance(v, Mapping):
         return _plain_fields(v)
     if isinstance(v, (list, tuple)):
