@@ -105,14 +105,8 @@ def _wanted(strategy: Strategy, candidates: list[Candidate], surges: Surges) -> 
     """The serving outdated replicas a surge may replace, lowest index first: above the
     partition and not replaced by a surge already."""
     busy = set(surges.in_flight.values())
-    return sorted(
-        (
-            c
-            for c in candidates
-            if c.serving and c.index >= strategy.partition and c.key not in busy
-        ),
-        key=lambda c: c.index,
-    )
+    eligible = (c for c in candidates if c.serving and c.index >= strategy.partition)
+    return sorted((c for c in eligible if c.key not in busy), key=lambda c: c.index)
 
 
 def _room(plan: Schedule, wider: Schedule) -> list[ReplicaPlacement]:
@@ -121,10 +115,8 @@ def _room(plan: Schedule, wider: Schedule) -> list[ReplicaPlacement]:
     taken = {p.index for p in plan.placements}
     if wider.removed or not taken <= {p.index for p in wider.placements}:
         return []
-    return sorted(
-        (p for p in wider.placements if p.index not in taken and p.existing is None),
-        key=lambda p: p.index,
-    )
+    added = [p for p in wider.placements if p.index not in taken and p.existing is None]
+    return sorted(added, key=lambda p: p.index)
 
 
 def _steady(plan: Schedule) -> bool:
