@@ -722,7 +722,7 @@ def _base_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
 
 
 def response_to_dict(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
-    """A response as plain data (used by ``render`` and tests)."""
+    """A response as plain data, as the tests read it."""
     return {
         "desired": {
             "composite": struct_to_dict(rsp.desired.composite.resource),
