@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.compose.modelservice.plan import Lane, Plan
-from modelplane.compose.modelservice.routes import parent_ref
+from modelplane.compose.modelservice.routes import lane_target, parent_ref
 from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     ENVOY_GROUP,
@@ -75,12 +75,6 @@ def model_route_name(gateway: str, namespace: str, service: str) -> str:
 def model_backend_name(gateway: str, namespace: str, service: str, cluster: str) -> str:
     """The service's AIServiceBackend for one cluster's fleet Backend on a front gateway."""
     return unique_label(gateway, namespace, service, cluster, "model-backend")
-
-
-def lane_target(host: ClusterGateway, lane: Lane) -> str:
-    """The cluster whose fleet listener a lane is sent to: an external endpoint's egress route is
-    on the gateway's own cluster, a replica's pool behind its cluster's."""
-    return host.cluster if lane.external else lane.cluster
 
 
 def targets(host: ClusterGateway, plan: Plan) -> list[str]:

@@ -128,15 +128,20 @@ def front_route(
     }
 
 
+def lane_target(host: ClusterGateway, lane: Lane) -> str:
+    """The cluster whose fleet listener a lane is sent to: an external endpoint's egress route is
+    on the gateway's own cluster, a replica's pool behind its cluster's."""
+    return host.cluster if lane.external else lane.cluster
+
+
 def _lane_ref(gateway: str, host: ClusterGateway, lane: Lane) -> Obj:
     """A lane's backendRef. An external endpoint is reached through the gateway's own cluster's
     fleet listener, where its egress route matches the endpoint header; a replica through its
     cluster's, where the fleet rule of its pool matches the pool header."""
-    target = host.cluster if lane.external else lane.cluster
     ref: Obj = {
         "group": ENVOY_GROUP,
         "kind": "Backend",
-        "name": cluster_backend_name(gateway, target),
+        "name": cluster_backend_name(gateway, lane_target(host, lane)),
         "weight": lane.weight,
     }
     # Each header is set (replacing whatever the client sent) or removed on every lane: a client
