@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane import exits, manifests
+from modelplane.apis import GROUP
 from modelplane.compose.admission import Admission
 from modelplane.compose.modeldeployment.autoscaling import desired_replicas
 from modelplane.compose.registry import default_registry
@@ -60,7 +61,6 @@ from modelplane.simulate import simulate_stack
 __all__ = ["ManifestError", "explain", "explain_command", "load_manifests"]
 
 COMMAND = "explain"
-GROUP = "modelplane.ai"
 _KINDS = ("InferenceCluster", "InferenceClass", "ModelReplica", "ModelDeployment", "ModelCache")
 GROUP_AT = 3
 """Clusters sharing one verdict and reason are reported once, counted, from this many on."""
