@@ -154,18 +154,12 @@ def _report(ctx: ReplicaContext, resources: dict[str, Obj], result: Result) -> N
 
 def _requirements(replica: Obj) -> dict[str, Requirement]:
     spec = replica["spec"]
-    requirements = {
-        CLUSTER_REQUIREMENT: Requirement(
-            api_version=API_VERSION, kind="InferenceCluster", match_name=spec["clusterName"]
-        )
-    }
+    cluster = Requirement(API_VERSION, "InferenceCluster", match_name=spec["clusterName"])
+    requirements = {CLUSTER_REQUIREMENT: cluster}
     cache_ref = spec.get("modelCacheRef")
     if cache_ref:
         requirements[CACHE_REQUIREMENT] = Requirement(
-            api_version=API_VERSION,
-            kind="ModelCache",
-            match_name=cache_ref["name"],
-            namespace=namespace_of(replica),
+            API_VERSION, "ModelCache", match_name=cache_ref["name"], namespace=namespace_of(replica)
         )
     return requirements
 
