@@ -94,7 +94,8 @@ class Rendered:
     @functools.cached_property
     def request(self) -> fnv1.RunFunctionRequest | None:
         """The last call's RunFunctionRequest, as Crossplane would send it."""
-        return self.call.request() if self.call is not None else None
+        call = self.call
+        return request_for(call.xr, call.observed, call.required) if call is not None else None
 
     def walk(self) -> Iterator[Rendered]:
         """This composite and every nested one, depth first."""
@@ -177,10 +178,6 @@ class _Call:
         self.fatal = result.fatal
         self.requirements = {n: r.canonical() for n, r in result.requirements.items()}
         self.answer = answer
-
-    def request(self) -> fnv1.RunFunctionRequest:
-        """The RunFunctionRequest Crossplane would send for this call."""
-        return request_for(self.xr, self.observed, self.required)
 
 
 class Session:
