@@ -1,5 +1,5 @@
-"""How rendered documents are printed: the crossplane-render YAML stream, a kubectl ``List``,
-kubectl's ``-o name``, and a tree of what was composed.
+"""How rendered documents are printed beside the crossplane-render YAML stream
+(``manifests.dump``): a kubectl ``List``, kubectl's ``-o name``, and a tree of what was composed.
 
 Every printer reads the same document stream ``modelplane render`` prints as YAML, so each
 output mode is a view of it: the tree is rebuilt from the stream's order (each composite, its
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
-from modelplane import manifests, owners
+from modelplane import owners
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.shortlist import counted
@@ -32,11 +32,6 @@ REMOTE_KINDS = {("kubernetes.m.crossplane.io", "Object"), ("kubernetes.crossplan
 # tree is nearly half Usages, and what they guard is already in the tree.
 USAGE_KINDS = {("protection.crossplane.io", "Usage"), ("protection.crossplane.io", "ClusterUsage")}
 _UNREADY = re.compile(r"^Unready resources: (?P<keys>.*)$")
-
-
-def yaml_stream(docs: Iterable[Obj]) -> str:
-    """What ``crossplane render`` prints."""
-    return manifests.dump(docs)
 
 
 def without_results(docs: Iterable[Obj]) -> list[Obj]:

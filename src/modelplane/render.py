@@ -979,7 +979,7 @@ def _print_rendered(docs: list[Obj], output: str, shown: Shown, registry: Regist
     elif output == "tree":
         output_.print_tree(output_.tree(docs, _composable(registry)), show_usages=shown.usages)
     else:
-        sys.stdout.write(output_.yaml_stream(printed))
+        sys.stdout.write(manifests.dump(printed))
 
 
 COMMAND = "render"
