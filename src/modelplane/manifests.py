@@ -104,14 +104,6 @@ class Manifest:
         return location(self.source, _line_of(self.node, path) or self.line)
 
 
-def load_all(text: str | bytes) -> list[Any]:
-    """Every non-empty document of a YAML stream."""
-    source = "<input>"
-    if isinstance(text, bytes):
-        text = decode(text, source)
-    return [obj for obj, _ in _documents(text, source)]
-
-
 def load(paths: Iterable[str], stdin: BinaryIO | None = None) -> list[Manifest]:
     """Every object in ``paths`` (files, directories searched recursively, ``-`` for standard
     input, read from ``stdin`` when given)."""
