@@ -531,7 +531,6 @@ class ShapeError(Exception):
 
     def __init__(self, origin: str, error: FieldError) -> None:
         super().__init__(f"{origin} is invalid: {error}")
-        self.origin = origin
         self.error = error
 
 
