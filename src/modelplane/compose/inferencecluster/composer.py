@@ -227,8 +227,7 @@ def _connect(observed: Mapping[str, Obj], reach: _Reach, result: Result) -> None
     for key, obj in (managed.resources if managed else {}).items():
         result.resources[key] = Desired(obj, ready_as_observed(observed.get(key)))
     result.resources[PROVIDER_CONFIG] = Desired(
-        provider_config_for(t.kubernetes_config, reach.existing),
-        _exists(observed, PROVIDER_CONFIG),
+        provider_config_for(t.kubernetes_config, reach.existing), _exists(observed, PROVIDER_CONFIG)
     )
     result.resources[HELM_PROVIDER_CONFIG] = Desired(
         helm_provider_config_for(t.helm_config, reach.existing),
@@ -430,13 +429,8 @@ def _read_gateways(inputs: Inputs) -> _Gateways | None:
     guarded = {
         k.removeprefix(GATEWAY_GUARD) for k in inputs.observed if k.startswith(GATEWAY_GUARD)
     }
-    lookup = look_up(
-        inputs,
-        GUARDED_GATEWAY,
-        API_VERSION,
-        "InferenceGateway",
-        guarded - {str(g["metadata"]["name"]) for g in listed},
-    )
+    unlisted = guarded - {str(g["metadata"]["name"]) for g in listed}
+    lookup = look_up(inputs, GUARDED_GATEWAY, API_VERSION, "InferenceGateway", unlisted)
     return _Gateways(listed, lookup)
 
 

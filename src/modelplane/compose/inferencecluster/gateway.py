@@ -17,10 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.inferencecluster.components import (
-    EG_CONTROLLER,
-    ENVOY_GATEWAY,
-)
+from modelplane.compose.inferencecluster.components import EG_CONTROLLER, ENVOY_GATEWAY
 from modelplane.compose.inferencecluster.releases import stack_object
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.shared.fleetsecrets import FLEET_SERVER
@@ -145,7 +142,7 @@ def gateway_resources(t: Target) -> dict[str, Obj]:
                         "certificateRefs": [{"kind": "Secret", "name": FLEET_TLS_SECRET}],
                     },
                     "allowedRoutes": _FROM_ALL,
-                },
+                }
             ],
         },
     }

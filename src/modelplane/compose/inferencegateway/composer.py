@@ -210,13 +210,8 @@ def _read_dialled(inputs: Inputs, hosted: _Host) -> _Dialled | Result:
     # nothing back takes its hop away (the routes of every service on it use it).
     dialled = shards.observed_targets(inputs.observed)
     legacy = {k.partition("/")[2] for k in inputs.observed if k.startswith(LEGACY_BACKEND)}
-    lookup = look_up(
-        inputs,
-        CLUSTER_BY_NAME,
-        API_VERSION,
-        "InferenceCluster",
-        (set(dialled) | legacy) - set(hosted.fleet),
-    )
+    unlisted = (set(dialled) | legacy) - set(hosted.fleet)
+    lookup = look_up(inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", unlisted)
     if lookup.pending:
         asked = ", ".join(sorted(lookup.pending))
         message = f"reading InferenceCluster {asked}"

@@ -174,10 +174,7 @@ def _token_cost(key: str) -> Obj:
     by the tokens the AI Gateway stored under ``key``."""
     return {
         "request": {"from": "Number", "number": 0},
-        "response": {
-            "from": "Metadata",
-            "metadata": {"namespace": COST_NAMESPACE, "key": key},
-        },
+        "response": {"from": "Metadata", "metadata": {"namespace": COST_NAMESPACE, "key": key}},
     }
 
 

@@ -26,10 +26,7 @@ from typing import Any
 
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, entries
 from modelplane.compose.inferencegateway.limits import selected_callers
-from modelplane.compose.shared.frontdoor import (
-    OBJECTIVE_HEADERS,
-    PRIORITY_HEADER,
-)
+from modelplane.compose.shared.frontdoor import OBJECTIVE_HEADERS, PRIORITY_HEADER
 
 FAIRNESS_HEADERS = ("x-llm-d-inference-fairness-id", "x-gateway-inference-fairness-id")
 """The picker's fairness-id header and its deprecated alias (llm-d-router v0.10.0)."""

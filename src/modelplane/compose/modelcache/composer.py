@@ -367,11 +367,7 @@ def mounts(obj: Mapping[str, Any], mc: Obj) -> bool:
 
 
 def still_mounted(
-    mc: Obj,
-    inputs: Inputs,
-    clusters: list[Obj],
-    used: list[Obj],
-    mine: Mapping[str, Any],
+    mc: Obj, inputs: Inputs, clusters: list[Obj], used: list[Obj], mine: Mapping[str, Any]
 ) -> dict[str, tuple[Obj, str]]:
     """The clusters of ``clusters`` holding the cache's objects that are no longer where it is
     staged (``used``: a clusterSelector that stopped matching, or no deployment that could be

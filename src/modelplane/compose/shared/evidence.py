@@ -93,12 +93,7 @@ def look_up_unlisted(
 
 
 def listed_and_found(
-    inputs: Inputs,
-    requirement: str,
-    prefix: str,
-    api_version: str,
-    kind: str,
-    names: Iterable[str],
+    inputs: Inputs, requirement: str, prefix: str, api_version: str, kind: str, names: Iterable[str]
 ) -> tuple[list[Obj] | None, Lookup]:
     """The items listed under ``requirement``, and those of ``names`` the list does not hold
     asked for by name and added once found: what a composer reads as the list. None while the

@@ -73,11 +73,7 @@ def secret_copy(name: str, namespace: str, type_: str = "Opaque") -> Obj:
 def remote_namespace(name: str) -> Obj:
     """A tenant's namespace on a workload cluster. Its replicas and model caches each compose
     it, so it names none of them: they would otherwise fight over its labels."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": managed_metadata(name),
-    }
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": managed_metadata(name)}
 
 
 # Every Object of every replica on a cluster carries the same reference.

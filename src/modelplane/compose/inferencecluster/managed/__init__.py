@@ -19,10 +19,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster import usages as stack_usages
 from modelplane.compose.inferencecluster.managed import aks, eks, gke, load_balancer
-from modelplane.compose.inferencecluster.managed.common import (
-    Provisioned,
-    cloud_of,
-)
+from modelplane.compose.inferencecluster.managed.common import Provisioned, cloud_of
 from modelplane.compose.inferencecluster.managed.teardown import deletion_order
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.composer import Condition

@@ -407,11 +407,7 @@ def _efs_csi_outlives(out: Mapping[str, Obj]) -> list[tuple[str, str]]:
 
 
 def _node_group(
-    cloud: Cloud,
-    key: str,
-    for_provider: Obj,
-    pool: PoolPlan,
-    observed: Mapping[str, Any] | None,
+    cloud: Cloud, key: str, for_provider: Obj, pool: PoolPlan, observed: Mapping[str, Any] | None
 ) -> Obj:
     base = {
         "region": cloud.location,
@@ -515,10 +511,7 @@ def _storage(cloud: Cloud, out: dict[str, Obj]) -> None:
         cloud,
         "SecurityGroup",
         "efs-security-group",
-        {
-            "vpcIdRef": cloud.ref("vpc"),
-            "name": cloud.name("efs"),
-        },
+        {"vpcIdRef": cloud.ref("vpc"), "name": cloud.name("efs")},
     )
     out["efs-nfs-ingress"] = _ec2(
         cloud,

@@ -264,11 +264,7 @@ def _on_cluster(cloud: Cloud, t: Target) -> dict[str, Obj]:
     parameters = {"tier": "standard", "network": cloud.name("network")}
     return {
         "storage-class": storage_class(
-            t,
-            STORAGE_CLASS,
-            "filestore.csi.storage.gke.io",
-            parameters,
-            allowVolumeExpansion=True,
+            t, STORAGE_CLASS, "filestore.csi.storage.gke.io", parameters, allowVolumeExpansion=True
         ),
         DRIVER_INSTALLER: stack_object(t, "gpu-driver", DRIVER_INSTALLER, driver_installer()),
     }
