@@ -407,15 +407,9 @@ def _secret_ref(spec: Obj) -> Mapping[str, Any]:
 
 def _fleet(fleet: Mapping[str, Obj]) -> tuple[list[ClusterGateway], list[str]]:
     """Clusters this gateway can reach (they publish a gateway address), and those it cannot."""
-    reachable: list[ClusterGateway] = []
-    unreachable: list[str] = []
-    for name in sorted(fleet):
-        target = cluster_gateway(fleet[name])
-        if target.address:
-            reachable.append(target)
-        else:
-            unreachable.append(name)
-    return reachable, unreachable
+    targets = {name: cluster_gateway(fleet[name]) for name in sorted(fleet)}
+    reachable = [target for target in targets.values() if target.address]
+    return reachable, [name for name, target in targets.items() if not target.address]
 
 
 def _ready(
