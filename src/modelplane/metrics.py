@@ -152,21 +152,14 @@ class Metrics:
             registry=self.registry,
         ).set_function(workers.busy)
 
-    def listen(
-        self,
-        address: str,
-        max_scrapes: int = MAX_SCRAPES,
-        read_timeout: float = READ_TIMEOUT_SECONDS,
-    ) -> MetricsServer:
+    def listen(self, address: str, read_timeout: float = READ_TIMEOUT_SECONDS) -> MetricsServer:
         """Serve the metrics over HTTP at ``/metrics`` (any path answers) on ``address``
-        (``host:port``), from a thread of this process, at most ``max_scrapes`` connections at
+        (``host:port``), from a thread of this process, at most ``MAX_SCRAPES`` connections at
         once, each closed once idle for ``read_timeout`` seconds. Raises OSError if it cannot
         bind."""
         host, port = split_address(address)
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        server = type(
-            "Server", (BoundedServer,), {"address_family": family[0][0], "slots": max_scrapes}
-        )
+        server = type("Server", (BoundedServer,), {"address_family": family[0][0]})
         handler = type("Handler", (_QuietHandler,), {"timeout": read_timeout})
         httpd: WSGIServer = make_server(host, port, make_wsgi_app(self.registry), server, handler)
         thread = threading.Thread(target=httpd.serve_forever, name="metrics", daemon=True)

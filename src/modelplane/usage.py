@@ -20,7 +20,6 @@ from typing import Any
 from modelplane import exits
 from modelplane.genai import (
     NO_CALLER,
-    TOP,
     Answer,
     CouldNotAskError,
     Summary,
@@ -234,7 +233,6 @@ def usage_command(
     output: str = "text",
     prices: Prices | None = None,
     asking: Ask = ask,
-    top: int = TOP,
 ) -> int:
     """Asks, summarises and prints; the exit code: 0 asked (usage or none recorded), 2 could
     not ask."""
@@ -246,7 +244,7 @@ def usage_command(
         return exits.UNREADABLE
     for warning in dict.fromkeys((*tokens.warnings, *requests.warnings)):
         exits.error(COMMAND, f"Prometheus warns: {warning}")
-    summary = summarise(tokens.samples, requests.samples, top)
+    summary = summarise(tokens.samples, requests.samples)
     recorded = bool(summary.rows) or summary.others is not None
     if output == "json":
         print(as_json(summary, asked, prices), end="")
