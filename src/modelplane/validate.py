@@ -255,29 +255,21 @@ def _short(path: str, schema_path: str) -> str:
     return path
 
 
-def run_definitions(
-    crds: Iterable[str] = (),
-    top: int = 3,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-) -> int:
+def run_definitions(crds: Iterable[str] = (), top: int = 3) -> int:
     """``--definitions``: every shipped definition (and each ``--crd``) against the CEL cost
     budget: each version's total and its costliest rules. Exit 1 when any would be refused."""
-    out = out or sys.stdout
-    err = err or sys.stderr
     try:
         costs = [estimate_cached(d) for d in build_admission(crds).definitions()]
     except (InputError, DefinitionError, ApisNotFoundError, CostError) as e:
-        exits.error(COMMAND, str(e), err)
+        exits.error(COMMAND, str(e))
         return exits.UNREADABLE
     for cost in costs:
-        print(_definition_label(cost), file=out)
+        print(_definition_label(cost))
         for schema in cost.schemas:
             share = 100 * schema.total / STATIC_ESTIMATED_CRD_COST_LIMIT
             print(
                 f"  {schema.version}: {len(schema.expressions)} expressions, estimated total "
-                f"{schema.total:,} ({share:.2f}% of {STATIC_ESTIMATED_CRD_COST_LIMIT:,})",
-                file=out,
+                f"{schema.total:,} ({share:.2f}% of {STATIC_ESTIMATED_CRD_COST_LIMIT:,})"
             )
             for x in schema.costliest(top):
                 if not x.total:
@@ -286,14 +278,13 @@ def run_definitions(
                 where = _short(x.path, schema.path)
                 print(
                     f"    {x.total:,} = {x.cost:,} x {x.cardinality:,} "
-                    f"({per_rule:.2f}% of {STATIC_ESTIMATED_COST_LIMIT:,}) {where}",
-                    file=out,
+                    f"({per_rule:.2f}% of {STATIC_ESTIMATED_COST_LIMIT:,}) {where}"
                 )
                 if x.unbounded:
                     shown = ", ".join(_short(u, schema.path) for u in x.unbounded)
-                    print(f"      sized from the 3 MiB request limit: {shown}", file=out)
+                    print(f"      sized from the 3 MiB request limit: {shown}")
         for error in cost.errors:
-            print(f"  {error}", file=out)
+            print(f"  {error}")
     refused = sum(c.refused for c in costs)
-    print(f"{len(costs)} definitions, {refused} over the CEL cost budget", file=err)
+    print(f"{len(costs)} definitions, {refused} over the CEL cost budget", file=sys.stderr)
     return exits.INVALID if refused else exits.OK
