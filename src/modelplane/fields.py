@@ -102,12 +102,11 @@ def _item_constraints(node: Obj, items: Obj) -> list[str]:
     out = []
     if items.get("enum"):
         out.append("each one of " + ", ".join(f"`{v}`" for v in items["enum"]))
-    for rule in [
+    rules = [
         *(node.get("x-kubernetes-validations") or ()),
         *(items.get("x-kubernetes-validations") or ()),
-    ]:
-        out.append(str(rule.get("message") or rule.get("rule")))
-    return out
+    ]
+    return out + [str(rule.get("message") or rule.get("rule")) for rule in rules]
 
 
 @dataclass(frozen=True)
