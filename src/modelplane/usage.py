@@ -149,8 +149,7 @@ def as_text(summary: Summary, asked: Asked, prices: Prices | None = None) -> str
     """The summary as a table a person reads: whole numbers with thousands separators."""
     head = f"{asked.subject}: usage over the last {asked.over} ({asked.prometheus}, {asked.when})"
     table: list[tuple[str, ...]] = [(*HEADERS, "COST")] if prices else [HEADERS]
-    for row in summary.rows:
-        table.append(_cells(row.caller or NO_CALLER, row.model, row.usage, prices))
+    table += [_cells(r.caller or NO_CALLER, r.model, r.usage, prices) for r in summary.rows]
     if summary.others is not None:
         o = summary.others
         label = f"others ({o.callers} callers)"
