@@ -23,6 +23,7 @@ from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.shared.fleetsecrets import FLEET_SERVER
 from modelplane.compose.shared.frontdoor import (
     CLIENT_DOMAIN,
+    FLEET_LISTENER,
     FLEET_PRIVATE_KEY,
     listener_ref,
     secret_copy_references,
@@ -46,7 +47,6 @@ FLEET_CERTIFICATE = "fleet-certificate"
 FLEET_TLS = "fleet-tls"
 FLEET_CLIENT_VALIDATION = "fleet-client-validation"
 
-FLEET_LISTENER = "fleet"
 FLEET_TLS_SECRET = "inference-gateway-fleet-tls"
 FLEET_CA_COPY = "modelplane-fleet-ca"
 FLEET_CERTIFICATE_NAME = "inference-gateway-fleet"

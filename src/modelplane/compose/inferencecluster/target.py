@@ -12,16 +12,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from modelplane.compose.shared.frontdoor import FleetPKI, fleet_pki
+from modelplane.compose.shared.frontdoor import (
+    DEFAULT_GATEWAY_NAME,
+    DEFAULT_GATEWAY_NAMESPACE,
+    FleetPKI,
+    fleet_hostname,
+    fleet_pki,
+)
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
 
 DEFAULT_SECRET_NAMESPACE = "crossplane-system"
-DEFAULT_GATEWAY_NAME = "inference-gateway"
-DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
 DEFAULT_GATEWAY_CLASS = "modelplane"
-FLEET_DOMAIN = "fleet.modelplane.internal"
 
 MANAGED = "Managed"
 EXTERNAL = "External"
@@ -129,7 +132,7 @@ def _gateway_of(cluster: Obj) -> Gateway:
         class_name=str(gateway.get("className") or DEFAULT_GATEWAY_CLASS),
         mode=str(gateway.get("mode") or MANAGED),
         pki=fleet_pki(cluster),
-        fleet_hostname=f"{name}.{FLEET_DOMAIN}",
+        fleet_hostname=fleet_hostname(name),
     )
 
 
