@@ -135,7 +135,7 @@ def _hold_awake(result: Result) -> None:
     result.resources[SCALED_OBJECT] = scaled._replace(resource=held_awake(scaled.resource))
 
 
-def hpa_name(md: Mapping[str, Any]) -> str:
+def hpa_name(md: Mapping[str, Any] | None) -> str:
     return HPA_PREFIX + objects.name(md)
 
 
@@ -349,7 +349,7 @@ def _judge(observed: Obj | None, hpa: Obj | None, clamped: str) -> Condition:
 def hpa_name_of(scaled: Obj | None) -> str:
     """The HPA KEDA reports for the ScaledObject, or the name it gives one."""
     reported = objects.status(scaled).get("hpaName")
-    return str(reported) if reported else HPA_PREFIX + objects.name(scaled)
+    return str(reported) if reported else hpa_name(scaled)
 
 
 def _last(hpa: Obj) -> str:
