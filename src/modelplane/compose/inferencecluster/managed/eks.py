@@ -36,7 +36,6 @@ from modelplane.kube.objects import Obj
 from modelplane.labels import POOL
 from modelplane.observed import carried
 
-EC2 = "ec2.aws.m.upbound.io/v1beta1"
 EKS = "eks.aws.m.upbound.io/v1beta1"
 IAM = "iam.aws.m.upbound.io/v1beta1"
 EFS = "efs.aws.m.upbound.io/v1beta1"
@@ -196,7 +195,7 @@ def _stack_needs_on_delete(out: Mapping[str, Obj]) -> tuple[str, ...]:
 
 
 def _ec2(cloud: Cloud, kind: str, key: str, for_provider: Obj, **spec: Any) -> Obj:
-    return cloud.resource(EC2, kind, key, {"region": cloud.location, **for_provider}, **spec)
+    return cloud.resource(fabric.EC2, kind, key, {"region": cloud.location, **for_provider}, **spec)
 
 
 def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
