@@ -780,9 +780,6 @@ def _stamped(
     return out
 
 
-CLUSTER_NOT_READY = ModelDeployment.CLUSTER_NOT_READY
-
-
 def _with_unready(cond: Condition, plan: Schedule, clusters: Clusters) -> Condition:
     """ReplicasScheduled False while replicas are placed on a cluster whose serving stack says
     it is not ready: they stand where nothing serves them, and they are held there, not moved.
@@ -805,7 +802,7 @@ def _with_unready(cond: Condition, plan: Schedule, clusters: Clusters) -> Condit
     message = f"{cond.message}; {line}"
     if cond.status != "True":
         return cond._replace(message=message)
-    return Condition(SCHEDULED, "False", CLUSTER_NOT_READY, message)
+    return Condition(SCHEDULED, "False", ModelDeployment.CLUSTER_NOT_READY, message)
 
 
 def _stack_unready(cluster: Mapping[str, Any] | None) -> str:

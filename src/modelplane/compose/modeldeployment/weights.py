@@ -26,8 +26,6 @@ from modelplane.labels import MODEL_REVISION
 from modelplane.reasons import ModelDeployment
 from modelplane.structs import plain
 
-WAITING = ModelDeployment.WAITING_FOR_REVISION
-
 
 @dataclass(frozen=True)
 class Pinning:
@@ -63,7 +61,7 @@ class Pinning:
             f"not {state} {where}: replicas keep the revision they read until it is "
             f"hydrated on every cluster they run on; {rolled_out.message}"
         )
-        return Condition(rolled_out.type, "False", WAITING, message)
+        return Condition(rolled_out.type, "False", ModelDeployment.WAITING_FOR_REVISION, message)
 
 
 def pinning(

@@ -45,9 +45,6 @@ def held(
     return out
 
 
-RUNNING = ModelReplica.RUNNING
-UPDATING = ModelReplica.UPDATING
-
 WORKLOAD_KINDS = frozenset({"Deployment", "LeaderWorkerSet", "PodCliqueSet"})
 """Remote kinds that run the replica's pods and report, through their Object's readiness
 policy, whether every copy runs their current spec."""
@@ -85,11 +82,11 @@ def revision_ready(
     ]
     if waiting:
         message = revision_message(stamp, f"not ready on {cluster}: {'; '.join(waiting)}")
-        return Condition(CONDITION, "False", UPDATING, message)
+        return Condition(CONDITION, "False", ModelReplica.UPDATING, message)
     message = revision_message(
         stamp, f"ready on {cluster}: every workload runs it, every copy ready"
     )
-    return Condition(CONDITION, "True", RUNNING, message)
+    return Condition(CONDITION, "True", ModelReplica.RUNNING, message)
 
 
 def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) -> str:
