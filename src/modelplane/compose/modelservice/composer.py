@@ -190,12 +190,8 @@ def _read_unlisted(
     clusters, gone_clusters = listed_and_found(
         inputs, CLUSTERS, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", on_clusters
     )
-    requirements = {
-        **requirements,
-        **lookup.requirements,
-        **gone_gateways.requirements,
-        **gone_clusters.requirements,
-    }
+    asked_by_name = lookup.requirements | gone_gateways.requirements | gone_clusters.requirements
+    requirements = requirements | asked_by_name
     pending = [f"ModelEndpoint {n} by name (routed, not listed)" for n in sorted(lookup.pending)]
     pending += gone_gateways.asked() + gone_clusters.asked()
     if pending or clusters is None:

@@ -22,7 +22,6 @@ from modelplane.shortlist import plural
 ENDPOINTS = ModelService.ENDPOINTS_RESOLVED
 ROUTING = ModelService.ROUTING_READY
 ENTRY_MATCHES_NOTHING = ModelService.ENTRY_MATCHES_NOTHING
-CARRIED_FORWARD = ModelService.CARRIED_FORWARD
 ASLEEP = ModelService.ASLEEP
 LISTED = 10
 """Endpoints a message names before counting the rest."""
@@ -154,7 +153,7 @@ def _endpoints(
         return Condition(ENDPOINTS, "False", ModelService.NO_READY_ENDPOINTS, detail)
     if carried:
         # Serving as routed, so not False; but what keeps those lanes is no evidence either way.
-        return Condition(ENDPOINTS, "True", CARRIED_FORWARD, detail)
+        return Condition(ENDPOINTS, "True", ModelService.CARRIED_FORWARD, detail)
     return Condition(ENDPOINTS, "True", ModelService.RESOLVED, detail)
 
 
