@@ -60,13 +60,7 @@ def look_up(
         if items is None:
             pending.add(name)
             continue
-        match = [
-            o
-            for o in items
-            if isinstance(o, Mapping)
-            and isinstance(o.get("metadata"), Mapping)
-            and str(o["metadata"].get("name")) == name
-        ]
+        match = [o for o in items if _name_of(o) == name]
         if match:
             found[name] = match[0]
         else:
@@ -84,12 +78,15 @@ def look_up_unlisted(
     namespace: str | None = None,
 ) -> Lookup:
     """``look_up`` of those of ``names`` that no object of ``listed`` is named."""
-    held = {
-        str(o["metadata"].get("name"))
-        for o in listed
-        if isinstance(o, Mapping) and isinstance(o.get("metadata"), Mapping)
-    }
+    held = {_name_of(o) for o in listed}
     return look_up(inputs, prefix, api_version, kind, set(names) - held, namespace)
+
+
+def _name_of(obj: Any) -> str | None:
+    """An object's name; None for anything that is not an object with metadata."""
+    if isinstance(obj, Mapping) and isinstance(obj.get("metadata"), Mapping):
+        return str(obj["metadata"].get("name"))
+    return None
 
 
 def listed_and_found(
