@@ -113,7 +113,7 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
     ns = ctx.namespace
     config = config_text(ctx)
 
-    # The six objects share one name, so one metadata (frozen: written six times, built once).
+    # Every object shares one name, so one metadata (frozen: written to each, built once).
     meta: Obj = frozen({"name": name, "namespace": ns, "labels": owned(ctx.name)})
 
     manifests: dict[str, Obj] = {
