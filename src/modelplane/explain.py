@@ -750,15 +750,12 @@ def _grouped(views: list[ClusterView]) -> list[list[ClusterView]]:
         if v.verdict != TAKEN:
             by_key.setdefault(v.key(), []).append(v)
     out: list[list[ClusterView]] = []
-    done: set[tuple[str, str, tuple[str, ...]]] = set()
     for v in views:
-        group = by_key.get(v.key()) if v.verdict != TAKEN else None
-        if group is not None and len(group) >= GROUP_AT:
-            if v.key() not in done:
-                done.add(v.key())
-                out.append(group)
-        else:
+        group = by_key.get(v.key(), []) if v.verdict != TAKEN else []
+        if len(group) < GROUP_AT:
             out.append([v])
+        elif group[0] is v:
+            out.append(group)
     return out
 
 
