@@ -38,7 +38,6 @@ from modelplane.shortlist import counted, plural
 
 __all__ = ["Autoscaling", "Leaving", "Next", "autoscaling_of", "first_to_leave", "next_replica"]
 
-AUTOSCALING = ModelDeployment.AUTOSCALING
 BALANCE = "every removal breaks a spread constraint, so the balance order decides"
 ROLLING = "the rollout has yet to update it (removing it advances the rollout)"
 ASLEEP = (
@@ -189,7 +188,7 @@ def autoscaling_of(
 
 
 def _condition(obj: Obj | None) -> Obj | None:
-    found = objects.condition(obj, AUTOSCALING)
+    found = objects.condition(obj, ModelDeployment.AUTOSCALING)
     return dict(found) if found is not None else None
 
 
