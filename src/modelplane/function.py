@@ -616,10 +616,7 @@ def _read_shape(
     return shape
 
 
-def write_response(
-    req: fnv1.RunFunctionRequest,
-    result: Result,
-) -> fnv1.RunFunctionResponse:
+def write_response(req: fnv1.RunFunctionRequest, result: Result) -> fnv1.RunFunctionResponse:
     if result.fatal is not None:
         return fatal_response(req, result.fatal)
     rsp = _base_response(req)
