@@ -316,7 +316,7 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
     owed = [k for k in stamps.doomed if k not in surges.replaced]
     started = start(strategy, stamps.candidates, surges, plan, place, leaving, owed)
     surging = _add_surges(md, stamps, started, surges, mine, weights, fleet.clusters)
-    picked = _pick_updates(strategy, stamps, surging, started, mine)
+    held, counted, progress = _pick_updates(strategy, stamps, surging, started, mine)
     # Conditions count the replicas the deployment asks for; the surge is the rollout's.
     counts = tuple(p for p in plan.placements if stamps.key_of(p) not in surging)
     plan = dataclasses.replace(plan, desired=int(md["spec"]["replicas"]), placements=counts)
@@ -325,13 +325,13 @@ def _plan_rollout(inputs: Inputs, fleet: Gathered, cache: Footprint) -> Rollout 
         tuple(stamps.placed),
         stamps.names,
         stamps.stamped,
-        picked.held,
-        picked.counted,
-        picked.progress,
+        held,
+        counted,
+        progress,
         weights,
         _reroute_requirements(md, stamps, mine, plan),
         stamps.routes,
-        frozenset(k for k in picked.counted if stamps.available(k, mine.get(k))),
+        frozenset(k for k in counted if stamps.available(k, mine.get(k))),
         down,
     )
 
@@ -370,24 +370,15 @@ def _reroute_requirements(
     return {ROUTES: routes_requirement(md), **stamps.routes.requirements}
 
 
-@dataclass(frozen=True)
-class Picked:
-    """The outdated replicas the strategy holds this reconcile, and where the rollout is."""
-
-    held: frozenset[str]
-    counted: tuple[str, ...]
-    """The placements the deployment counts: surge replicas in flight aside."""
-    progress: Progress
-
-
 def _pick_updates(
     strategy: Strategy,
     stamps: Stamps,
     surging: Mapping[str, str],
     started: Started,
     mine: Mapping[str, Obj],
-) -> Picked:
-    """Which outdated replicas are updated now, by the strategy; the rest are held."""
+) -> tuple[frozenset[str], tuple[str, ...], Progress]:
+    """The outdated replicas the strategy holds this reconcile (the rest are updated now), the
+    placements the deployment counts (surge replicas in flight aside), and where the rollout is."""
     replacing = set(surging.values())
     candidates = [c for c in stamps.candidates if c.key not in replacing]
     counted = [k for k in stamps.placed if k not in surging]
@@ -402,7 +393,7 @@ def _pick_updates(
     moves = bool(updating or surging)
     if held and not moves and _no_room(strategy, started):
         progress = dataclasses.replace(progress, no_room=not progress.stalled)
-    return Picked(frozenset(held), tuple(counted), progress)
+    return frozenset(held), tuple(counted), progress
 
 
 def _updating(
@@ -457,7 +448,8 @@ class Stamps:
     pinned to what it reads (``weights.unpinned``), updated to that by the budget."""
 
     def key_of(self, p: ReplicaPlacement) -> str:
-        return _key_of(p, self.by_name)
+        """A placement's composition resource name: the one it stands under, or a new one."""
+        return self.by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
 
     def describes(self, key: str, observed: Obj) -> bool:
         """Whether the replica's status describes the stamp it is given now."""
@@ -703,8 +695,8 @@ def _report(
         waiting = ModelDeployment.WAITING_FOR_MODEL_CACHE
         scheduled = Condition(SCHEDULED, "False", waiting, scheduled.message)
     scheduled = _with_draining(scheduled, kept.leaving, mine)
-    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
-    shown = [rollout.names[_key_of(p, by_name)] for p in plan.placements]
+    # The counted placements' keys, in the order of the plan's placements.
+    shown = [rollout.names[k] for k in rollout.counted]
     scheduled = _with_awaiting(scheduled, md, plan, shown)
     scheduled = _with_unready(scheduled, plan, fleet.clusters)
     result.conditions.append(scheduled)
@@ -762,11 +754,6 @@ def _stalled(keys: Iterable[str], mine: Mapping[str, Obj], stamps: Stamps) -> li
         for k in keys
         if k in mine and stamps.describes(k, mine[k]) and _serving(mine[k]) == "False"
     ]
-
-
-def _key_of(p: ReplicaPlacement, by_name: Mapping[str, str]) -> str:
-    """A placement's composition resource name: the one it stands under, or a new one."""
-    return by_name.get(p.existing or "") or replica_key(p.index, p.cluster)
 
 
 def _stamped(
@@ -841,16 +828,14 @@ def _with_awaiting(cond: Condition, md: Obj, plan: Schedule, names: list[str]) -
     return cond._replace(message=f"{cond.message}; {line}")
 
 
-NO_CLUSTERS = "No InferenceClusters found"
-
-
 def _no_clusters() -> Event:
     """Said on every reconcile that lists no InferenceCluster: a fleet of none is a setup
     mistake (or every cluster deleted), not a full fleet. A clusterSelector that matches none
     is said by ReplicasScheduled (NoEligibleCluster), as when every cluster listed is refused."""
     return Event(
         "Warning",
-        f"{NO_CLUSTERS}: nothing can be placed until one exists (kubectl get inferenceclusters)",
+        "No InferenceClusters found: nothing can be placed until one exists "
+        "(kubectl get inferenceclusters)",
         "NoInferenceClusters",
     )
 
