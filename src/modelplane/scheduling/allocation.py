@@ -100,6 +100,14 @@ def _pod(text: str, index: Mapping[str, int], width: int) -> Vector:
 # --- the arbiter ------------------------------------------------------------------------------
 
 
+def admission_order(replica: dict[str, Any], admitted: frozenset[Key]) -> tuple[bool, str, Key]:
+    """Where a replica stands in its cluster's admission order: those ``admitted`` already
+    first, then by creation time, namespace and name."""
+    key = replica_identity(replica)
+    created = str(objects.dig(replica, "metadata", "creationTimestamp") or "")
+    return key not in admitted, created, key
+
+
 @dataclass(frozen=True)
 class Allocation:
     """What one cluster admitted, per deployment and pool, and what it refused and why."""
@@ -161,10 +169,8 @@ def arbitrate(
     keyed = {(cluster, name): p for name, p in by_pool.items()}
     wanted = []
     for r in replicas:
-        key = replica_identity(r)
-        created = str(objects.dig(r, "metadata", "creationTimestamp") or "")
-        order = (key not in sticky, created, key)
-        wanted.append((order, key, deployment_of(r), observed_units(keyed, cluster, r)))
+        order = admission_order(r, sticky)
+        wanted.append((order, order[2], deployment_of(r), observed_units(keyed, cluster, r)))
     wanted.sort(key=lambda w: w[0])
     admitted: dict[str, dict[str, tuple[Unit, ...]]] = {}
     names: dict[str, list[str]] = {}

@@ -19,11 +19,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from modelplane import labels
 from modelplane.kube import objects
 from modelplane.scheduling import placement as pl
+from modelplane.scheduling.allocation import Published, admission_order
 from modelplane.scheduling.capacity import Ledger, Unit, fits_alone, observed_units, observed_vector
 from modelplane.scheduling.fleet import Admits, Cluster, untolerated
 from modelplane.scheduling.options import (
@@ -38,18 +39,6 @@ from modelplane.scheduling.replicas import replica_identity, replica_index, repl
 from modelplane.scheduling.scale_in import Autoscaled, victim
 
 __all__ = ["replica_identity", "replica_index", "replica_namespace"]
-
-Key = tuple[str, str]
-
-
-class Published(Protocol):
-    """What the policy reads of a cluster's published allocation (``allocation.Published``):
-    declared here so that the policy need not import the allocation, which imports it."""
-
-    @property
-    def admitted(self) -> frozenset[Key]: ...
-    @property
-    def refused(self) -> Mapping[Key, str]: ...
 
 
 def as_observed(index: int, replica: dict[str, Any]) -> pl.ReplicaPlacement:
@@ -151,11 +140,6 @@ def is_serving(replica: dict[str, Any] | None) -> bool:
     return c is not None and c.get("status") == "True"
 
 
-def _created(replica: dict[str, Any]) -> tuple[str, str, str]:
-    created = objects.dig(replica, "metadata", "creationTimestamp")
-    return (str(created or ""), *replica_identity(replica))
-
-
 def displaced(
     ledger: Ledger,
     cluster: str,
@@ -213,9 +197,7 @@ def _first_come(
     before = "admitted" if allocation is not None else "created"
     ours = {replica_identity(r) for r in mine}
     losers = []
-    for r in sorted(
-        [*mine, *theirs], key=lambda r: (replica_identity(r) not in admitted, _created(r))
-    ):
+    for r in sorted([*mine, *theirs], key=lambda r: admission_order(r, admitted)):
         key = replica_identity(r)
         wanted = units[key]
         if all(
