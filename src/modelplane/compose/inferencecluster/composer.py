@@ -64,7 +64,7 @@ from modelplane.compose.inferencecluster.waves import (
     published_revision,
     up_to_date,
 )
-from modelplane.compose.shared.evidence import Lookup, listed_and_found, look_up
+from modelplane.compose.shared.evidence import Lookup, listed_and_found, look_up, look_up_unlisted
 from modelplane.compose.shared.fleetsecrets import trust_bundle_problem
 from modelplane.composer import (
     CLASSES,
@@ -107,14 +107,17 @@ def compose_cluster(inputs: Inputs) -> Result:
     problem = _refused(cluster, name)
     if problem:
         return Result.failed(problem)
-    t = replace(target_of(cluster, dns_label(name)), rate_limits=_rate_limits(inputs, name))
+    gateways = _read_gateways(inputs)
+    t = replace(
+        target_of(cluster, dns_label(name)), rate_limits=_rate_limits(inputs, name, gateways)
+    )
     fleet = _read_fleet(inputs, cluster)
     reach = _reach(inputs, source, t, fleet)
     if isinstance(reach, str):
         return Result.failed(reach)
     result = _asking(name, source, fleet, reach)
     # The guard first: no later fault may drop the protection of replicas running here.
-    _guard(inputs, name, result, _gateway_guards(inputs, name, result))
+    _guard(inputs, name, result, _gateway_guards(inputs, name, gateways, result))
     _connect(inputs.observed, reach, result)
     states = _install(inputs, reach, result)
     result.status = _status(cluster, inputs.observed, fleet, reach, states, result)
@@ -250,7 +253,7 @@ def _install(inputs: Inputs, reach: _Reach, result: Result) -> list[ComponentSta
         # Installed once the cluster and its nodes are Ready; once composed, always composed.
         result.conditions.append(managed.provisioning())
     elif _may_install(observed, built.resources):
-        handed = _compose_stack(inputs, reach, built, _Observed(ready, waits), result)
+        handed = _compose_stack(inputs, reach, built, ready, waits, result)
         result.conditions.append(stack_condition(states))
         result.conditions.extend(handed)
     else:
@@ -260,24 +263,21 @@ def _install(inputs: Inputs, reach: _Reach, result: Result) -> list[ComponentSta
     return states
 
 
-@dataclass(frozen=True)
-class _Observed:
-    """What the observed resources say of the stack: which are ready, and which are held back
-    until a prerequisite is (``prerequisites.held``)."""
-
-    ready: dict[str, bool]
-    waits: dict[str, str]
-
-
 def _compose_stack(
-    inputs: Inputs, reach: _Reach, built: Built, seen: _Observed, result: Result
+    inputs: Inputs,
+    reach: _Reach,
+    built: Built,
+    ready: dict[str, bool],
+    waits: dict[str, str],
+    result: Result,
 ) -> list[Condition]:
-    """The stack's resources on the cluster, the Usages ordering their deletion, and the
-    hand-overs between Managed and External components; the hand-overs' conditions."""
-    observed, managed, t, ready = inputs.observed, reach.managed, reach.target, seen.ready
+    """The stack's resources on the cluster (but those ``waits`` holds back until a
+    prerequisite is ready), the Usages ordering their deletion, and the hand-overs between
+    Managed and External components; the hand-overs' conditions."""
+    observed, managed, t = inputs.observed, reach.managed, reach.target
     on_cluster = {**built.resources, **(managed.provisioned.on_cluster if managed else {})}
     for key, obj in on_cluster.items():
-        if key not in seen.waits:
+        if key not in waits:
             result.resources[key] = Desired(obj, "True" if ready.get(key) else "False")
     usages = {**built.usages, **(managed.usages(t, on_cluster) if managed else {})}
     for key, obj in usages.items():
@@ -429,24 +429,23 @@ def _read_gateways(inputs: Inputs) -> _Gateways | None:
     guarded = {
         k.removeprefix(GATEWAY_GUARD) for k in inputs.observed if k.startswith(GATEWAY_GUARD)
     }
-    unlisted = guarded - {str(g["metadata"]["name"]) for g in listed}
-    lookup = look_up(inputs, GUARDED_GATEWAY, API_VERSION, "InferenceGateway", unlisted)
+    lookup = look_up_unlisted(
+        inputs, GUARDED_GATEWAY, API_VERSION, "InferenceGateway", guarded, listed
+    )
     return _Gateways(listed, lookup)
 
 
-def _rate_limits(inputs: Inputs, name: str) -> bool:
+def _rate_limits(inputs: Inputs, name: str, read: _Gateways | None) -> bool:
     """Whether a gateway hosted here sets ``spec.limits``. While the gateways are not all read,
     as last composed (the rate-limit Redis observed): a list that lags must neither restart
     Envoy Gateway without its backend nor add one on no evidence."""
-    read = _read_gateways(inputs)
     if read is None or read.lookup.pending:
         return RATE_LIMIT_REDIS in inputs.observed
     return any(objects.spec(g).get("limits") for g in read.hosted(name))
 
 
-def _gateway_guards(inputs: Inputs, name: str, result: Result) -> str:
+def _gateway_guards(inputs: Inputs, name: str, read: _Gateways | None, result: Result) -> str:
     """A ClusterUsage per InferenceGateway running on the cluster; what InUse says of them."""
-    read = _read_gateways(inputs)
     if read is None:
         # Not read yet: keep every guard as it stands rather than lift one on no evidence.
         for key, held in inputs.observed.items():
