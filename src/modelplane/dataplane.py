@@ -247,18 +247,13 @@ class Fabric:
 
     def send(self, listener: Listener, request: Request) -> list[Destination]:
         """Where requests like ``request`` arriving at ``listener`` end, with their shares."""
-        return self._walk(listener, request, Fraction(1), (), ())
+        return self._walk(listener, request, _Leg(listener.cluster, Fraction(1), (), ()))
 
-    def _walk(
-        self,
-        listener: Listener,
-        request: Request,
-        share: Fraction,
-        hops: tuple[str, ...],
-        certs: tuple[bool, ...],
-    ) -> list[Destination]:
+    def _walk(self, listener: Listener, request: Request, came: _Leg) -> list[Destination]:
+        """Where ``request`` ends from ``listener``, reached as ``came`` says."""
         required = self.requires_client_certificate(listener)
-        leg = _Leg(listener.cluster, share, (*hops, listener.label), (*certs, bool(required)))
+        hops, certs = (*came.hops, listener.label), (*came.certs, bool(required))
+        leg = _Leg(listener.cluster, came.share, hops, certs)
         if required and not self._trusted(listener.cluster, required, request):
             return leg.end(
                 "Refused", f"{listener.label} requires a client certificate", request.path
@@ -329,12 +324,7 @@ class Fabric:
         return leg.end(kind, name, path)
 
     def _backend(
-        self,
-        backend: Obj | None,
-        namespace: str,
-        headers: dict[str, str],
-        path: str,
-        leg: _Leg,
+        self, backend: Obj | None, namespace: str, headers: dict[str, str], path: str, leg: _Leg
     ) -> list[Destination]:
         if backend is None:
             return leg.end("Unrouted", "a missing Backend", path)
@@ -353,7 +343,7 @@ class Fabric:
             return unrouted.end("Unrouted", f"no listener on port {port}", path)
         presented = f"{leg.cluster}/{namespace}/{cert}" if cert else ""
         request = Request(sni, path, headers, presented)
-        return self._walk(listener, request, leg.share, leg.hops, leg.certs)
+        return self._walk(listener, request, leg)
 
     def _listening(self, cluster: str, port: object, host: str) -> Listener | None:
         """The first listener on ``cluster`` at ``port`` serving ``host``."""
