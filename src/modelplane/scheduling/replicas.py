@@ -1,7 +1,7 @@
 """Who a ModelReplica is, read from its metadata: its index, namespace and key.
 
 Read alike by the policy over existing replicas and by a cluster's published allocation, so it
-sits below both (neither imports the other).
+sits below both.
 """
 
 from __future__ import annotations

@@ -28,16 +28,13 @@ def unselected(labels: Mapping[str, str], selector: Mapping[str, str]) -> str:
     )
 
 
-def carried_by(selector: Mapping[str, str], clusters: Mapping[str, Mapping[str, str]]) -> str:
-    """The clusters grouped by what they carry for the selector's keys, in name order:
-    ``c1, c2: region=us-west; c3: no region label``."""
+def none_matches(selector: Mapping[str, str], clusters: Mapping[str, Mapping[str, str]]) -> str:
+    """Why no cluster is selected: the selector, and the clusters grouped by what they carry for
+    its keys, in name order: ``c1, c2: region=us-west; c3: no region label``."""
+    line = f"no InferenceCluster matches clusterSelector {wanted(selector)}"
+    if not clusters:
+        return line
     groups: dict[str, list[str]] = {}
     for name in sorted(clusters):
         groups.setdefault(carries(clusters[name], selector), []).append(name)
-    return "; ".join(f"{', '.join(names)}: {held}" for held, names in groups.items())
-
-
-def none_matches(selector: Mapping[str, str], clusters: Mapping[str, Mapping[str, str]]) -> str:
-    """Why no cluster is selected: the selector, and what the clusters there are carry."""
-    line = f"no InferenceCluster matches clusterSelector {wanted(selector)}"
-    return f"{line}; {carried_by(selector, clusters)}" if clusters else line
+    return f"{line}; " + "; ".join(f"{', '.join(names)}: {held}" for held, names in groups.items())
