@@ -12,7 +12,7 @@ a routed path is enough to serve, while Ready waits for every copy of everything
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from modelplane.compose.modelreplica import picker, routing
 from modelplane.compose.modelreplica.context import ReplicaContext
@@ -71,8 +71,7 @@ class EngineCopies:
 @dataclass(frozen=True)
 class Serving:
     condition: Condition
-    events: list[Event] = field(default_factory=list)
-    copies: tuple[EngineCopies, ...] = ()
+    events: list[Event]
 
 
 def model_serving(ctx: ReplicaContext) -> Serving:
@@ -101,7 +100,7 @@ def model_serving(ctx: ReplicaContext) -> Serving:
     else:
         where = routing.path_prefix(ctx)
         condition = Condition(CONDITION, "True", SERVING, f"serving at {where}: {counts}")
-    return Serving(condition, transition_events(ctx.replica, condition), copies)
+    return Serving(condition, transition_events(ctx.replica, condition))
 
 
 def transition_events(replica: Obj, condition: Condition) -> list[Event]:
