@@ -225,19 +225,14 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
     spread = _one_per_node(ctx.name, engine["name"], GROVE_GANG_LABEL)
 
     def pod(member: Obj, partner: Obj, rank: int) -> PodTemplate:
+        spec = _required_spec(member, partner, engine)
+        env = _grove_env(name, ctx.namespace, 1 + nodes, rank)
         return member_pod(
-            ctx,
-            engine,
-            member,
-            _required_spec(member, partner, engine),
-            gang_env=_grove_env(name, ctx.namespace, 1 + nodes, rank),
-            scheduler=GANG_SCHEDULER,
-            affinity=spread,
+            ctx, engine, member, spec, gang_env=env, scheduler=GANG_SCHEDULER, affinity=spread
         )
 
     cliques = [_clique(LEADER_CLIQUE, pod(leader, worker, 0))]
     cliques += [_clique(worker_clique(r), pod(worker, leader, r)) for r in range(1, nodes + 1)]
-    copies = _copies(engine)
     return {
         "apiVersion": "grove.io/v1alpha1",
         "kind": "PodCliqueSet",
@@ -255,7 +250,7 @@ def podcliqueset(ctx: ReplicaContext, engine: Obj, leader: Obj, worker: Obj) -> 
                     {
                         "name": GANG_GROUP,
                         "cliqueNames": [c["name"] for c in cliques],
-                        "replicas": copies,
+                        "replicas": _copies(engine),
                         "minAvailable": 1,
                     }
                 ],
