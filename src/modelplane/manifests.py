@@ -115,12 +115,9 @@ def load(paths: Iterable[str], stdin: BinaryIO | None = None) -> list[Manifest]:
 
 def decode(data: bytes, source: str) -> str:
     """The text of a manifest file: UTF-8, or UTF-16 when a byte order mark says so."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"
-    else:
-        encoding = "utf-8-sig"
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
     try:
-        return data.decode(encoding)
+        return data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise ManifestError(
@@ -236,11 +233,7 @@ def _check_aliases(root: Any, source: str) -> None:
                 stack.append((child, False))
     decoded = sizes[id(root)]
     aliased = decoded - len(sizes)
-    if (
-        aliased > _ALIAS_MIN_ALIASED
-        and decoded > _ALIAS_MIN_DECODED
-        and _excessive(aliased, decoded)
-    ):
+    if _excessive(aliased, decoded):
         raise ManifestError(
             source,
             f"not valid YAML: document contains excessive aliasing: its aliases expand it to "
@@ -251,6 +244,8 @@ def _check_aliases(root: Any, source: str) -> None:
 
 
 def _excessive(aliased: int, decoded: int) -> bool:
+    if aliased <= _ALIAS_MIN_ALIASED or decoded <= _ALIAS_MIN_DECODED:
+        return False
     if decoded <= _ALIAS_RANGE_LOW:
         return aliased * 100 > decoded * 99
     if decoded >= _ALIAS_RANGE_HIGH:
