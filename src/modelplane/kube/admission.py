@@ -26,7 +26,7 @@ from modelplane.kube.crd import Definition, Version, load_definitions
 from modelplane.kube.errors import ErrorType, FieldError
 from modelplane.kube.lru import Lru
 from modelplane.kube.rules import evaluate
-from modelplane.kube.schema import Schema, copy_json, json_type, prune_and_default, validate
+from modelplane.kube.schema import Schema, copy_json, prune_and_default, type_invalid, validate
 
 
 class UnknownKindError(KeyError):
@@ -233,14 +233,11 @@ def _object_meta(meta: Any) -> tuple[dict[str, Any], list[FieldError]]:
 def _string_errors(meta: dict[str, Any]) -> list[FieldError]:
     """A name, generateName or namespace that is not a string: the API server decodes metadata
     into ObjectMeta and refuses it; admitted, a composer would name objects after ``5``."""
-    errors = []
-    for key in ("name", "generateName", "namespace"):
-        value = meta.get(key)
-        if value is not None and not isinstance(value, str):
-            path, actual = f"metadata.{key}", json_type(value)
-            message = f'{path} in body must be of type string: "{actual}"'
-            errors.append(FieldError(path, ErrorType.TYPE_INVALID, actual, message))
-    return errors
+    return [
+        type_invalid(("metadata", key), "string", meta[key])
+        for key in ("name", "generateName", "namespace")
+        if meta.get(key) is not None and not isinstance(meta[key], str)
+    ]
 
 
 @functools.cache

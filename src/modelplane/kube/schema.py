@@ -338,8 +338,9 @@ def validate(schema: Schema, obj: Any, path: Path = ()) -> list[FieldError]:
     return errors
 
 
-def _type_invalid(path: Path, expected: str, actual: str) -> FieldError:
-    name = render_path(path)
+def type_invalid(path: Path, expected: str, value: Any) -> FieldError:
+    """A value not of the ``expected`` type, as kube-openapi words it."""
+    name, actual = render_path(path), json_type(value)
     message = f'{name} in body must be of type {expected}: "{actual}"'
     return FieldError(name, ErrorType.TYPE_INVALID, actual, message)
 
@@ -351,11 +352,11 @@ def _mistyped(schema: Schema, value: Any, path: Path) -> FieldError | None:
     if value is None:
         if schema.nullable or not (expected or schema.int_or_string):
             return None
-        return _type_invalid(path, expected or "integer,string", "null")
+        return type_invalid(path, expected or "integer,string", value)
     if expected and not _type_ok(expected, value):
-        return _type_invalid(path, expected, json_type(value))
+        return type_invalid(path, expected, value)
     if schema.int_or_string and not expected and not (type(value) is int or isinstance(value, str)):
-        return _type_invalid(path, "integer,string", json_type(value))
+        return type_invalid(path, "integer,string", value)
     return None
 
 
