@@ -141,10 +141,7 @@ def _conclude(tally: _Tally, refused: int, found: int, err: TextIO) -> int:
         return exits.INVALID
     for line in tally.skipped_lines:
         print(line, file=err)
-    summary = _summary(
-        tally.checked, tally.invalid, tally.warned, sum(tally.skipped.values()), refused
-    )
-    print(summary, file=err)
+    print(_summary(tally, refused), file=err)
     return exits.INVALID if tally.invalid or refused else exits.OK
 
 
@@ -204,10 +201,11 @@ def _admit(
 _UNDEFINED = "kind not defined in apis/ or by --crd"
 
 
-def _summary(checked: int, invalid: int, warned: int, skipped: int, refused: int) -> str:
-    summary = f"{checked} checked, {invalid} invalid"
-    if warned:
-        summary += f", {counted(warned, 'warning')}"
+def _summary(tally: _Tally, refused: int) -> str:
+    summary = f"{tally.checked} checked, {tally.invalid} invalid"
+    if tally.warned:
+        summary += f", {counted(tally.warned, 'warning')}"
+    skipped = sum(tally.skipped.values())
     if skipped:
         summary += f", {skipped} skipped ({_UNDEFINED})"
     if refused:
@@ -239,13 +237,11 @@ def _definition_label(cost: DefinitionCost) -> str:
 
 def _print_refused(costs: Iterable[DefinitionCost], to: TextIO) -> int:
     """Print the API server's errors for each definition it would refuse; how many."""
-    refused = 0
-    for cost in costs:
-        if cost.refused:
-            refused += 1
-            for error in cost.errors:
-                print(f"{_definition_label(cost)}: {error}", file=to)
-    return refused
+    refused = [cost for cost in costs if cost.refused]
+    for cost in refused:
+        for error in cost.errors:
+            print(f"{_definition_label(cost)}: {error}", file=to)
+    return len(refused)
 
 
 def _short(path: str, schema_path: str) -> str:
