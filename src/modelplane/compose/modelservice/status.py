@@ -48,9 +48,9 @@ def report(
     serving: Sequence[Serving],
     skipped: Sequence[Skipped],
     programmed: Mapping[str, bool],
-    unselected: Sequence[int] = (),
-    waiting: Sequence[str] = (),
-    sleeping: Mapping[int, Sequence[str]] | None = None,
+    unselected: Sequence[int],
+    waiting: Sequence[str],
+    sleeping: Mapping[int, Sequence[str]],
 ) -> Report:
     """``programmed``: each composed route's key, and whether its gateway accepted it and
     resolved every backend; ``unselected``: the entries known to select no ModelReplica;
@@ -58,7 +58,6 @@ def report(
     the deployments asleep it selects."""
     namespace = namespace_of(service)
     name = str(service["metadata"]["name"])
-    sleeping = sleeping or {}
     waking = _waking(plan, sleeping)
     out = Report()
     out.conditions.append(_endpoints(service, plan, out.events, unselected, sleeping))
@@ -230,8 +229,8 @@ def _routing(
     serving: Sequence[Serving],
     skipped: Sequence[Skipped],
     programmed: Mapping[str, bool],
-    waiting: Sequence[str] = (),
-    waking: str = "",
+    waiting: Sequence[str],
+    waking: str,
 ) -> Condition:
     gateways = f"{plural('gateway', len(serving))} {', '.join(g.name for g in serving)}"
     if not serving:
