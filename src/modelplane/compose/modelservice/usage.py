@@ -129,7 +129,7 @@ def add(inputs: Inputs, result: Result) -> None:
     if configs is None or served is None:
         # Not read yet: what asks stays as it is, and so does what it last said.
         _keep_observed(inputs, result)
-        _keep_published(inputs, result)
+        _publish(result, _published(inputs.composite))
         return
     ask = asking(configs[0] if configs else None)
     if ask is None:
@@ -146,9 +146,7 @@ def add(inputs: Inputs, result: Result) -> None:
     # must not take a serving model out of Ready (nor can a ProviderConfig ever be Ready).
     result.resources[PROVIDER_CONFIG] = Desired(provider_config(ms), "True")
     result.resources[key] = Desired(disposable_request(ms, ask, url), "True")
-    chosen = newer(summarise_response(inputs.observed.get(key)), _published(ms))
-    if chosen is not None:
-        result.status[STATUS] = dict(chosen)
+    _publish(result, newer(summarise_response(inputs.observed.get(key)), _published(ms)))
 
 
 def request_url(prometheus: str, namespace: str, name: str) -> str:
@@ -214,10 +212,9 @@ def _published(ms: Obj) -> Mapping[str, Any] | None:
     return published if isinstance(published, Mapping) else None
 
 
-def _keep_published(inputs: Inputs, result: Result) -> None:
-    published = _published(inputs.composite)
-    if published is not None:
-        result.status[STATUS] = dict(published)
+def _publish(result: Result, summary: Mapping[str, Any] | None) -> None:
+    if summary is not None:
+        result.status[STATUS] = dict(summary)
 
 
 # --- the summary --------------------------------------------------------------------------
