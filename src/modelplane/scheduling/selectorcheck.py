@@ -41,6 +41,7 @@ def selector_problems(obj: Obj) -> list[FieldError]:
 
 
 def _selectors(obj: Obj) -> Iterator[tuple[str, str]]:
+    """Each CEL selector of the object's members' device requests, with its path."""
     kind = obj.get("kind")
     spec = objects.spec(obj)
     if kind == "ModelDeployment":
@@ -52,14 +53,8 @@ def _selectors(obj: Obj) -> Iterator[tuple[str, str]]:
         return
     for e, engine in enumerate(spec.get("engines") or []):
         for m, member in enumerate(engine.get("members") or []):
-            found = objects.dig(member, *requests.split("."))
             where = f"{base}.engines[{e}].members[{m}].{requests}"
-            yield from _request_selectors(where, found or [])
-
-
-def _request_selectors(where: str, requests: list[Obj]) -> Iterator[tuple[str, str]]:
-    """Each CEL selector of a member's requests, with its path under ``where``."""
-    for d, request in enumerate(requests):
-        for s, selector in enumerate(request.get("selectors") or []):
-            if selector.get("cel") is not None:
-                yield f"{where}[{d}].selectors[{s}].cel", str(selector["cel"])
+            for d, request in enumerate(objects.dig(member, *requests.split(".")) or []):
+                for s, selector in enumerate(request.get("selectors") or []):
+                    if selector.get("cel") is not None:
+                        yield f"{where}[{d}].selectors[{s}].cel", str(selector["cel"])
