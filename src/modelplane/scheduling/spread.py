@@ -64,7 +64,6 @@ class Spread:
         can_take: Callable[[Cluster], bool],
     ) -> None:
         self.constraints = constraints
-        self.soft = tuple(c for c in constraints if not c.hard)
         self.counts: list[dict[str, int]] = [{} for _ in constraints]
         self._fleet = list(fleet)
         self._can_take = can_take
@@ -119,7 +118,7 @@ class Spread:
         return tuple(out)
 
     def floor_key(self) -> tuple[int, ...]:
-        return (0, 0) * len(self.soft)
+        return (0, 0) * sum(not c.hard for c in self.constraints)
 
     def floors(self) -> tuple[int, ...]:
         return tuple(self._floor(i) for i in range(len(self.constraints)))
