@@ -228,10 +228,7 @@ def nothing_recorded(asked: Asked) -> str:
 
 
 def usage_command(
-    asked: Asked,
-    output: str = "text",
-    prices: Prices | None = None,
-    asking: Ask = ask,
+    asked: Asked, output: str = "text", prices: Prices | None = None, asking: Ask = ask
 ) -> int:
     """Asks, summarises and prints; the exit code: 0 asked (usage or none recorded), 2 could
     not ask."""
