@@ -115,9 +115,7 @@ def _serve_command() -> click.Command:
     from modelplane.metrics import DEFAULT_ADDRESS as DEFAULT_METRICS_ADDRESS
 
     @click.command(
-        name="serve",
-        context_settings={"help_option_names": ["-h", "--help"]},
-        epilog=exits.HELP,
+        name="serve", context_settings={"help_option_names": ["-h", "--help"]}, epilog=exits.HELP
     )
     # The SDK's standard options (names and environment variables as Crossplane's runtime sets
     # them), with message limits sized for fleets and the number of composing workers.

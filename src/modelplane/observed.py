@@ -9,13 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.composer import (
-    Condition,
-    carried,
-    carry_forward,
-    observed_ready,
-    ready_as_observed,
-)
+from modelplane.composer import Condition, carried, carry_forward, observed_ready, ready_as_observed
 from modelplane.kube.objects import condition
 
 # Defined beside the result type, whose ``Result.held`` carries every observed resource forward;
