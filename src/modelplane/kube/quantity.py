@@ -109,12 +109,8 @@ def parse_quantity(text: str) -> Quantity:
         exponent = _EXPONENT.fullmatch(suffix)
         if exponent is None:
             raise QuantityError(_FORMAT_ERROR)
-        power = int(exponent.group(1))
-        scale = Fraction(10) ** power
-    magnitude = Fraction(int(whole or "0")) + (
-        Fraction(int(frac), 10 ** len(frac)) if frac else Fraction(0)
-    )
-    value = magnitude * scale
+        scale = Fraction(10) ** int(exponent.group(1))
+    value = Fraction(f"{whole or 0}.{frac or 0}") * scale
     # resource.ParseQuantity (apimachinery v0.34.0, pkg/api/resource/quantity.go) rounds a
     # non-zero magnitude up to a whole nano and caps a binary-SI one at int64's maximum.
     value = Fraction(math.ceil(value * NANOS_PER_UNIT), NANOS_PER_UNIT)
