@@ -442,8 +442,7 @@ def selected(mc: Obj, clusters: list[Obj]) -> list[Obj]:
 def compose_on_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str, Obj]:
     """The wrapped remote objects for one cluster, by composition resource name."""
     name = str(cluster["metadata"]["name"])
-    hf = mc["spec"]["huggingFace"]
-    auth = hf.get("authSecret")
+    auth = mc["spec"]["huggingFace"].get("authSecret")
     job = hydration_job(mc, auth is not None)
     # The Job's pod template is immutable: a changed download is a new Job under a new key,
     # so Crossplane deletes the old Object (and its Job) instead of failing an update.

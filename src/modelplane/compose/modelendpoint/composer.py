@@ -206,8 +206,7 @@ def _read_hosts(
     )
     requirements = {**requirements, **lookup.requirements}
     if gateways is None:
-        asked = lookup.asked()
-        return _hold(inputs, requirements, f"reading {', '.join(asked)}")
+        return _hold(inputs, requirements, f"reading {', '.join(lookup.asked())}")
     private = refusal(url.host, [allowance_of(g) for g in gateways]) if gateways else ""
     if private:
         return _refused(requirements, ModelEndpoint.EGRESS_REFUSED, f"spec.url: {private}")
