@@ -105,6 +105,18 @@ _F = descriptor_pb2.FieldDescriptorProto
 _PACKAGE = "modelplane.celsyntax"
 
 
+# Constant's fields: their number, wire type and the kind of the Literal each makes.
+_CONSTANTS = {
+    "null_value": (1, _F.TYPE_INT32, "null"),  # an enum on the wire: a varint
+    "bool_value": (2, _F.TYPE_BOOL, "bool"),
+    "int64_value": (3, _F.TYPE_INT64, "int"),
+    "uint64_value": (4, _F.TYPE_UINT64, "uint"),
+    "double_value": (5, _F.TYPE_DOUBLE, "double"),
+    "string_value": (6, _F.TYPE_STRING, "string"),
+    "bytes_value": (7, _F.TYPE_BYTES, "bytes"),
+}
+
+
 def _field(
     message: Any, name: str, number: int, kind: int, type_name: str = "", repeated: bool = False
 ) -> Any:
@@ -172,15 +184,7 @@ def _syntax_file() -> descriptor_pb2.FileDescriptorProto:
 
     constant = proto.message_type.add(name="Constant")
     constant.oneof_decl.add(name="constant_kind")
-    for name, number, kind in (
-        ("null_value", 1, _F.TYPE_INT32),  # an enum on the wire: a varint
-        ("bool_value", 2, _F.TYPE_BOOL),
-        ("int64_value", 3, _F.TYPE_INT64),
-        ("uint64_value", 4, _F.TYPE_UINT64),
-        ("double_value", 5, _F.TYPE_DOUBLE),
-        ("string_value", 6, _F.TYPE_STRING),
-        ("bytes_value", 7, _F.TYPE_BYTES),
-    ):
+    for name, (number, kind, _) in _CONSTANTS.items():
         _field(constant, name, number, kind).oneof_index = 0
     return proto
 
@@ -195,17 +199,6 @@ def _parsed_expr_class() -> Any:
 @cache
 def _parser() -> Any:
     return cel.NewEnv(None, extensions=extensions())
-
-
-_CONSTANTS = {
-    "null_value": "null",
-    "bool_value": "bool",
-    "int64_value": "int",
-    "uint64_value": "uint",
-    "double_value": "double",
-    "string_value": "string",
-    "bytes_value": "bytes",
-}
 
 
 def parse(expression: str) -> Expr:
@@ -232,7 +225,7 @@ def _constant(e: Any) -> Literal:
     if which is None:
         raise ParseError("a constant of a kind this estimator does not know")
     value = None if which == "null_value" else getattr(e.const_expr, which)
-    return Literal(e.id, _CONSTANTS[which], value)
+    return Literal(e.id, _CONSTANTS[which][2], value)
 
 
 def _ident(e: Any) -> Ident:
