@@ -687,8 +687,7 @@ def _report(
     if kept.leaving:
         replicas["draining"] = len(kept.leaving)
     result.status = {"replicas": replicas, "rollout": _rollout_status(md, rollout.progress)}
-    strategy = Strategy.of(md)
-    result.conditions.append(rollout.weights.held(rollout.progress.condition(strategy)))
+    result.conditions.append(rollout.weights.held(rollout.progress.condition(Strategy.of(md))))
     scheduled = _with_stranded(plan, list(kept.kept), mine, kept.stranded)
     if cache.hold and scheduled.status != "True":
         # Capacity is not what is short: nothing new may be placed until the cache is read.
