@@ -161,23 +161,17 @@ _Composed = tuple[Obj, Obj, bool]
 composite rendered in turn."""
 
 
+@dataclass(frozen=True)
 class _Call:
     """One call of a composer: what it read, what it returned, and that as documents."""
 
-    def __init__(
-        self,
-        xr: Obj,
-        observed: Mapping[str, Obj],
-        required: Mapping[str, list[Obj]],
-        result: Result,
-        answer: _Answer | None,
-    ) -> None:
-        self.xr = xr
-        self.observed = observed
-        self.required = required
-        self.fatal = result.fatal
-        self.requirements = {n: r.canonical() for n, r in result.requirements.items()}
-        self.answer = answer
+    xr: Obj
+    observed: Mapping[str, Obj]
+    required: Mapping[str, list[Obj]]
+    fatal: str | None
+    requirements: dict[str, Requirement]
+    """As they read back from the wire (``Requirement.canonical``)."""
+    answer: _Answer | None
 
 
 class Session:
@@ -245,7 +239,9 @@ class Session:
             except (TypeError, ValueError) as e:
                 kind = f"{xr.get('kind')}.{xr.get('apiVersion')}"
                 result = Result.failed(invalid_result(kind, e))
-        return self._calls.put(key, _Call(xr, observed, required, result, answer))
+        requirements = {n: r.canonical() for n, r in result.requirements.items()}
+        call = _Call(xr, observed, required, result.fatal, requirements, answer)
+        return self._calls.put(key, call)
 
     def _compose(
         self, xr: Obj, observed: Mapping[str, Obj], required: Mapping[str, list[Obj]]
