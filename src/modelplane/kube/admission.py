@@ -77,8 +77,9 @@ class Admission:
         return cls(load_definitions(Path(p) for p in paths))
 
     @classmethod
+    @functools.cache
     def default(cls) -> Admission:
-        return _default()
+        return cls.from_paths([apis_dir()])
 
     def definitions(self) -> list[Definition]:
         return list(self._kinds.values())
@@ -238,8 +239,3 @@ def _string_errors(meta: dict[str, Any]) -> list[FieldError]:
         for key in ("name", "generateName", "namespace")
         if meta.get(key) is not None and not isinstance(meta[key], str)
     ]
-
-
-@functools.cache
-def _default() -> Admission:
-    return Admission.from_paths([apis_dir()])
