@@ -34,6 +34,7 @@ from modelplane.compose.shared.endpointpicker import (
     PREFILL_DECODE_CONFIG,
     UNIFIED_CONFIG,
 )
+from modelplane.compose.shared.frontdoor import POOL_GROUP
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.structs import ListView, StructView, frozen, struct_to_dict
@@ -48,7 +49,6 @@ CONFIG_DIR = "/config"
 CONFIG_FILE = "epp-config.yaml"
 CONFIG_VOLUME = "epp-config"
 CHECKSUM_ANNOTATION = "modelplane.ai/epp-config-checksum"
-POOL_GROUP = "inference.networking.k8s.io"
 # The reason of the Warning event for a picker image of no readable release.
 UNKNOWN_RELEASE = "PickerReleaseUnknown"
 

@@ -14,7 +14,7 @@ from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned, serving_selector
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.compose.shared.frontdoor import FLEET_LISTENER
+from modelplane.compose.shared.frontdoor import FLEET_LISTENER, POOL_GROUP
 from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
@@ -25,7 +25,6 @@ POOL_KEY = "inference-pool"
 ROUTE_KEY = "http-route"
 KEYS = (POOL_KEY, ROUTE_KEY, *picker.KEYS)
 
-POOL_GROUP = "inference.networking.k8s.io"
 POOL_API_VERSION = f"{POOL_GROUP}/v1"
 ROUTE_API_VERSION = "gateway.networking.k8s.io/v1"
 
