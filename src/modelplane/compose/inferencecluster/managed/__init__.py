@@ -56,14 +56,9 @@ class Managed:
             InferenceCluster.STACK_READY,
             "False",
             InferenceCluster.CLUSTER_PROVISIONING,
-            self.message(),
-        )
-
-    def message(self) -> str:
-        return (
             f"the {self.source} cluster is still provisioning (waiting for "
             f"{', '.join(self.waiting)}); the serving stack installs once it and its system "
-            "pool are Ready"
+            "pool are Ready",
         )
 
     def pools_condition(self) -> Condition:
