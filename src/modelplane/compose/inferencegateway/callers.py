@@ -240,14 +240,12 @@ def _composed(
             host.provider_config,
             secret_copy(copy_name(gateway, name), host.namespace, OPAQUE),
         )
-        identities = sorted(mapping(selected[name], "data"))
         obj["spec"]["references"] = secret_copy_references(
-            CONTROL_NAMESPACE, [(name, i, i) for i in identities]
+            CONTROL_NAMESPACE, [(name, i, i) for i in sorted(mapping(selected[name], "data"))]
         )
         out[key] = Desired(obj, ready_as_observed(inputs.observed.get(key)))
-    spec = inputs.composite["spec"]
     copies = [copy_name(gateway, n) for n in sorted(selected)]
-    policy = security_policy(gateway, host, copies, key_header(spec))
+    policy = security_policy(gateway, host, copies, key_header(inputs.composite["spec"]))
     out[POLICY] = on_host(inputs, gateway, host, POLICY, policy)
     out.update(compose_guard(inputs, gateway, host, guarded))
     return out
