@@ -188,11 +188,7 @@ class Explanation:
             if len(group) > 1:
                 lines.append(f"    {shortlist((g.name for g in group), NAMES_SHOWN)}")
             lines += [f"    {p}" for p in pools]
-        return lines + self._after()
-
-    def _after(self) -> list[str]:
-        """The lines after the clusters': the replicas removed, then autoscaling's block."""
-        lines = [
+        lines += [
             f"  removing replica {r.index} ({r.name}) from {r.cluster}: {r.reason}"
             for r in self.plan.removed
         ]

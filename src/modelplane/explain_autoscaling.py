@@ -29,7 +29,7 @@ from modelplane.scheduling.demand import Engine, parse_engines
 from modelplane.scheduling.devices import class_price, device_kinds
 from modelplane.scheduling.fleet import Cluster, parse_clusters
 from modelplane.scheduling.options import Matcher, Replica
-from modelplane.scheduling.placement import ReplicaPlacement, Schedule
+from modelplane.scheduling.placement import Schedule
 from modelplane.scheduling.replicas import replica_identity, replica_index
 from modelplane.scheduling.scale_in import Autoscaled, CostOrder, victim
 from modelplane.scheduling.scheduler import placement_of
@@ -202,11 +202,8 @@ def next_replica(now: Schedule, more: Schedule) -> Next:
     placed = new[0]
     scores = {s.replica: s for c in more.trace for s in c.scores}
     score = scores.get(placed.index)
-    return Next(placed.index, placed.cluster, _pools(placed), score.why if score else "")
-
-
-def _pools(p: ReplicaPlacement) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(m.pool for e in p.engines for m in e.members))
+    pools = tuple(dict.fromkeys(m.pool for e in placed.engines for m in e.members))
+    return Next(placed.index, placed.cluster, pools, score.why if score else "")
 
 
 def first_to_leave(
