@@ -109,17 +109,12 @@ def transition_events(replica: Obj, condition: Condition) -> list[Event]:
     A composer has no memory, so the previous status comes from the condition Crossplane wrote
     on the replica after the last call.
     """
-    before = previous_status(replica)
+    before = str((objects.condition(replica, CONDITION) or {}).get("status"))
     if condition.status == "True" and before != "True":
         return [Event("Normal", f"Serving: {condition.message}", reason=SERVING)]
     if condition.status != "True" and before == "True":
         return [Event("Warning", f"Stopped serving: {condition.message}", reason=condition.reason)]
     return []
-
-
-def previous_status(replica: Obj) -> str | None:
-    c = objects.condition(replica, CONDITION)
-    return None if c is None else str(c.get("status"))
 
 
 def refused(obj: Obj | None) -> str | None:
