@@ -52,10 +52,6 @@ class PoolState(NamedTuple):
         return PoolState(per_node, ((per_node, node_count),) if node_count > 0 else ())
 
     @property
-    def node_count(self) -> int:
-        return sum(n for _, n in self.nodes)
-
-    @property
     def free_nodes(self) -> int:
         """Nodes with every device free."""
         return sum(n for v, n in self.nodes if v == self.per_node)
@@ -319,10 +315,8 @@ class Ledger:
     def load(self, key: tuple[str, str]) -> Load:
         """The pool's load with everything charged so far."""
         self.published(key[0])
-        observed = self._observed.pop(key[0], None)
-        if observed:
-            for spec, recorded in observed:
-                _observed_into(self._pending, self.pools, key[0], spec, recorded, self._vectors)
+        for spec, recorded in self._observed.pop(key[0], ()):
+            _observed_into(self._pending, self.pools, key[0], spec, recorded, self._vectors)
         if key not in self.loads:
             pool = self.pools[key]
             self.loads[key] = Load(PoolState.empty(pool.per_node, pool.node_count))
