@@ -128,9 +128,7 @@ def cost_message(name: str, cost: int, limit: int) -> str:
 
 
 def _times(cost: int, cardinality: int) -> int:
-    if cost == 0:
-        return 0
-    return MAX_UINT64 if MAX_UINT64 // cost < cardinality else cost * cardinality
+    return min(cost * cardinality, MAX_UINT64)
 
 
 def estimate_rule(expression: str, schema: dict[str, Any], optional_old_self: bool = False) -> int:
