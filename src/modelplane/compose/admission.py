@@ -81,9 +81,6 @@ class Admission:
     def knows(self, api_version: str, kind: str) -> bool:
         return self.server.knows(api_version, kind)
 
-    def knows_kind(self, api_version: str, kind: str) -> bool:
-        return self.server.knows_kind(api_version, kind)
-
     def unmatched(self, api_version: str, kind: str) -> FieldError | None:
         """Why no definition serves this object when one should, or None: a kind of ours in a
         version not served (``no matches for kind``, as kubectl says), or a kind our group does
@@ -92,7 +89,7 @@ class Admission:
         if self.knows(api_version, kind):
             return None
         group = _group({"apiVersion": api_version})
-        if self.knows_kind(api_version, kind):
+        if self.server.knows_kind(api_version, kind):
             served = sorted(
                 f"{d.group}/{v.name}"
                 for d in self.definitions()
