@@ -80,7 +80,7 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
         return observed
     if _is_issued(observed):
         # As cert-manager reports an Issuer whose CA Secret it read, a Certificate it issued.
-        observed["status"] = {"conditions": [_condition("Ready", True, "Ready")]}
+        observed["status"] = _cert_manager_ready(observed, ready_copies)
         return observed
     if _is_cloud(observed):
         observed["status"] = _provisioned(observed)
@@ -118,10 +118,8 @@ def _is_object(obj: Obj) -> bool:
 
 def _is_issued(obj: Obj) -> bool:
     """A cert-manager Issuer or Certificate composed on the control plane (the fleet's)."""
-    return obj.get("apiVersion") == CERT_MANAGER_API_VERSION and obj.get("kind") in (
-        "Issuer",
-        "Certificate",
-    )
+    kind = obj.get("kind")
+    return obj.get("apiVersion") == CERT_MANAGER_API_VERSION and kind in ("Issuer", "Certificate")
 
 
 def _is_release(obj: Obj) -> bool:
@@ -367,11 +365,8 @@ def _gateway(gateway: Obj, _n: int, cluster: str = "") -> Obj:
     # cluster names where it goes; seen from no cluster, at its in-cluster Service name.
     meta = gateway.get("metadata") or {}
     name, namespace = meta.get("name", "gateway"), meta.get("namespace", "default")
-    host = (
-        f"{name}.{namespace}.{cluster}.gateways.modelplane.test"
-        if cluster
-        else f"{name}.{namespace}.svc.cluster.local"
-    )
+    where = f"{cluster}.gateways.modelplane.test" if cluster else "svc.cluster.local"
+    host = f"{name}.{namespace}.{where}"
     return {
         "addresses": [{"type": "Hostname", "value": host}],
         "conditions": [
