@@ -152,20 +152,14 @@ class Fabric:
         Certificate's CA Issuer, and the Secret the Issuer signs with; "" when a link is
         missing."""
         namespace, _, name = secret.partition("/")
-        certificate = next(
-            (
-                c
-                for c in self.of_kind(cluster, "Certificate", namespace)
-                if objects.dig(c, "spec", "secretName") == name
-            ),
-            None,
-        )
-        if certificate is None:
+        certificates = self.of_kind(cluster, "Certificate", namespace)
+        written = [c for c in certificates if objects.dig(c, "spec", "secretName") == name]
+        if not written:
             source = self.copy_source(cluster, secret, "tls.crt")
             if cluster == CONTROL_PLANE or not source:
                 return ""
             return self.issuing_ca(CONTROL_PLANE, source)
-        issuer_ref = certificate["spec"].get("issuerRef") or {}
+        issuer_ref = written[0]["spec"].get("issuerRef") or {}
         if issuer_ref.get("kind", "Issuer") != "Issuer":
             return ""
         issuer = self._named(cluster, "Issuer", namespace, str(issuer_ref.get("name")))
@@ -347,14 +341,8 @@ class Fabric:
 
     def _listening(self, cluster: str, port: object, host: str) -> Listener | None:
         """The first listener on ``cluster`` at ``port`` serving ``host``."""
-        return next(
-            (
-                li
-                for li in self.listeners(cluster)
-                if li.spec.get("port") == port and _host_matches(li.spec.get("hostname"), host)
-            ),
-            None,
-        )
+        at_port = [li for li in self.listeners(cluster) if li.spec.get("port") == port]
+        return next((li for li in at_port if _host_matches(li.spec.get("hostname"), host)), None)
 
     def _rule(self, listener: Listener, request: Request) -> tuple[Obj, Obj, str] | None:
         """The matching rule of highest precedence (Gateway API: longest path prefix, then most
