@@ -89,7 +89,7 @@ def start(
     kill_first = strategy.max_surge == 0 or strategy.by_cluster
     busy = set(surges.in_flight.values())
     replacing = [k for k in owed if k not in busy]
-    wanted = [] if kill_first or strategy.paused else _wanted(strategy, candidates, surges)
+    wanted = [] if kill_first or strategy.paused else _wanted(strategy, candidates, busy)
     asked = max(0, min(strategy.max_surge - len(surges.in_flight), len(wanted)))
     keys = [*replacing, *(c.key for c in wanted[:asked])]
     if not keys or draining:
@@ -101,10 +101,9 @@ def start(
     return Started(pairs, no_room=kill_first or len(pairs) < len(keys))
 
 
-def _wanted(strategy: Strategy, candidates: list[Candidate], surges: Surges) -> list[Candidate]:
+def _wanted(strategy: Strategy, candidates: list[Candidate], busy: set[str]) -> list[Candidate]:
     """The serving outdated replicas a surge may replace, lowest index first: above the
-    partition and not replaced by a surge already."""
-    busy = set(surges.in_flight.values())
+    partition and not replaced by a surge already (``busy``)."""
     eligible = (c for c in candidates if c.serving and c.index >= strategy.partition)
     return sorted((c for c in eligible if c.key not in busy), key=lambda c: c.index)
 
