@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from collections.abc import Iterable
 from fractions import Fraction
@@ -23,6 +24,7 @@ _COMPARE = re.compile(
     r'\.compareTo\(quantity\("(?P<quantity>[^"]+)"\)\)\s*(?P<op>>=|<=|==|>|<)\s*0'
 )
 _SUFFIX = re.compile(r"[A-Za-z]*$")
+_OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq}
 NEAR = Fraction(5, 100)
 """A device value within this share of the selector's is a near miss (80Gi asked of 79.6Gi):
 the hint suggests the value that matches. Further off, the devices are simply too small (or
@@ -38,7 +40,7 @@ def capacity_hint(selector: str, kinds: Iterable[DeviceKind]) -> str:
             wanted = parse_quantity(m["quantity"]).value
         except QuantityError:
             continue
-        failing = [(text, value) for text, value in values if not _holds(value, m["op"], wanted)]
+        failing = [(text, value) for text, value in values if not _OPS[m["op"]](value, wanted)]
         if failing:
             text, value = failing[0]
             suffix = _SUFFIX.search(m["quantity"])
@@ -62,16 +64,6 @@ def _declared(kind: DeviceKind, domain: str, name: str) -> tuple[str, Fraction] 
         return text, parse_quantity(text).value
     except QuantityError:
         return None
-
-
-def _holds(value: Fraction, op: str, wanted: Fraction) -> bool:
-    return {
-        ">=": value >= wanted,
-        ">": value > wanted,
-        "<=": value <= wanted,
-        "<": value < wanted,
-        "==": value == wanted,
-    }[op]
 
 
 def _scale(unit: str) -> Fraction:
