@@ -73,7 +73,7 @@ def release(t: Target, component: str, chart: Chart, version: str, values: Obj) 
                 "namespace": chart.namespace,
                 "values": values,
                 "wait": True,
-                "waitTimeout": wait_timeout(t),
+                "waitTimeout": WAIT_TIMEOUTS.get(t.source, WAIT_TIMEOUT),
             },
             "rollbackLimit": ROLLBACK_LIMIT,
             "providerConfigRef": {"kind": "ClusterProviderConfig", "name": t.helm_config},
@@ -82,11 +82,6 @@ def release(t: Target, component: str, chart: Chart, version: str, values: Obj) 
     if t.orphan:
         out["spec"]["managementPolicies"] = list(NEVER_DELETE)
     return out
-
-
-def wait_timeout(t: Target) -> str:
-    """How long Helm waits for a release's workloads on the cluster: what its credentials last."""
-    return WAIT_TIMEOUTS.get(t.source, WAIT_TIMEOUT)
 
 
 def stack_object(
@@ -150,5 +145,4 @@ def installed_version(obj: Mapping[str, Any]) -> str:
 def _bundle(manifest: Any) -> str:
     if not isinstance(manifest, Mapping) or manifest.get("kind") != "CustomResourceDefinition":
         return ""
-    annotations = objects.annotations(manifest)
-    return str(annotations.get(BUNDLE_VERSION) or "")
+    return str(objects.annotations(manifest).get(BUNDLE_VERSION) or "")
