@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.shared.routed import USAGE_API_VERSION
 from modelplane.kube import objects
@@ -28,7 +29,6 @@ from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT
 from modelplane.shortlist import shortlist
 
-CLUSTER_API_VERSION = "modelplane.ai/v1alpha1"
 REPLICA_GUARD = "replica-guard"
 GUARDED = "modelplane.ai/guarded-replicas"
 """Annotation on the guard: every replica it was composed for (``namespace/name``, comma
@@ -132,4 +132,4 @@ def reference(obj: Obj) -> Obj:
 
 def _ours(kind: str, name: str) -> Obj:
     """What a ClusterUsage names a cluster-scoped object of this project's kinds by."""
-    return {"apiVersion": CLUSTER_API_VERSION, "kind": kind, "resourceRef": {"name": name}}
+    return {"apiVersion": API_VERSION, "kind": kind, "resourceRef": {"name": name}}
