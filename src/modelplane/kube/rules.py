@@ -208,10 +208,8 @@ def _error(schema: Schema, rule: Rule, path: Path, detail: str) -> FieldError:
     if rule.field_path:
         where = (where + rule.field_path) if path else rule.field_path.lstrip(".")
     reason = rule.reason
-    if reason == "FieldValueRequired":
-        return FieldError(where, ErrorType.REQUIRED, detail=detail)
-    if reason == "FieldValueForbidden":
-        return FieldError(where, ErrorType.FORBIDDEN, detail=detail)
+    if reason in ("FieldValueRequired", "FieldValueForbidden"):
+        return FieldError(where, ErrorType(reason), detail=detail)
     if reason == "FieldValueDuplicate":
         return FieldError(where, ErrorType.DUPLICATE, schema.type)
     return FieldError(where, ErrorType.INVALID, schema.type, detail)
