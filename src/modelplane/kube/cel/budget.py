@@ -134,7 +134,7 @@ def _times(cost: int, cardinality: int) -> int:
 def estimate_rule(expression: str, schema: dict[str, Any], optional_old_self: bool = False) -> int:
     """The estimated cost of one evaluation of ``expression`` on a node with ``schema`` (cel-go's
     ``CostEstimate.Max``, before cardinality). Raises ``CostError``."""
-    decl = decl_of(schema, bool(schema.get("x-kubernetes-embedded-resource")))
+    decl = decl_of(schema)
     if decl is None:
         raise CostError("the schema under the rule has no CEL type")
     return _estimate(expression, decl, optional_old_self)[0]
@@ -219,7 +219,7 @@ def _rules(
     root: bool,
     result: SchemaCost,
 ) -> None:
-    decl = decl_of(schema, root or bool(schema.get("x-kubernetes-embedded-resource")))
+    decl = decl_of(schema, root)
     if decl is None:
         raise CostError(f"{path}.x-kubernetes-validations: the schema here has no CEL type")
     times = cardinality if cardinality is not None else max_cardinality(decl.min_size)

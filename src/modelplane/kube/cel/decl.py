@@ -66,7 +66,7 @@ def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
         return None
     if schema.get("x-kubernetes-int-or-string"):
         return _int_or_string(schema)
-    if resource_root:
+    if resource_root or schema.get("x-kubernetes-embedded-resource"):
         schema = _with_type_and_object_meta(schema)
     kind = schema.get("type")
     if kind == "array":
@@ -97,7 +97,7 @@ def _list(schema: dict[str, Any]) -> Decl | None:
     items = schema.get("items")
     if not isinstance(items, dict):
         return None
-    elem = decl_of(items, bool(items.get("x-kubernetes-embedded-resource")))
+    elem = decl_of(items)
     if elem is None:
         return None
     max_items = schema.get("maxItems")
@@ -106,7 +106,7 @@ def _list(schema: dict[str, Any]) -> Decl | None:
 
 
 def _map(schema: dict[str, Any], additional: dict[str, Any]) -> Decl | None:
-    value = decl_of(additional, bool(additional.get("x-kubernetes-embedded-resource")))
+    value = decl_of(additional)
     if value is None:
         return None
     max_properties = schema.get("maxProperties")
@@ -118,8 +118,7 @@ def _object(schema: dict[str, Any]) -> Decl:
     required = set(schema.get("required") or ())
     obj = Decl("object", 2)
     for name, prop in (schema.get("properties") or {}).items():
-        embedded = isinstance(prop, dict) and bool(prop.get("x-kubernetes-embedded-resource"))
-        sub = decl_of(prop, embedded)
+        sub = decl_of(prop)
         if sub is None:
             continue
         cel_name = escape(name)
