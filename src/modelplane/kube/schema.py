@@ -25,6 +25,7 @@ from typing import Any
 
 from modelplane.kube.cel.names import is_plain
 from modelplane.kube.errors import OMIT, ErrorType, FieldError, Key, Path, render_path
+from modelplane.shortlist import counted
 
 _MISSING: Any = object()
 
@@ -400,8 +401,7 @@ def _json(value: Any) -> str:
 
 def _validate_string(schema: Schema, value: str, path: Path, errors: list[FieldError]) -> None:
     if schema.max_length is not None and len(value) > schema.max_length:
-        unit = "byte" if schema.max_length == 1 else "bytes"
-        detail = f"may not be more than {schema.max_length} {unit}"
+        detail = f"may not be more than {counted(schema.max_length, 'byte')}"
         errors.append(FieldError(render_path(path), ErrorType.TOO_LONG, value, detail))
     if schema.min_length is not None and len(value) < schema.min_length:
         errors.append(_invalid(path, value, f"should be at least {schema.min_length} chars long"))
@@ -431,8 +431,7 @@ def _check_count(
 ) -> None:
     """minItems/maxItems and minProperties/maxProperties, worded as the API server words them."""
     if high is not None and n > high:
-        unit = "item" if high == 1 else "items"
-        detail = f"must have at most {high} {unit}"
+        detail = f"must have at most {counted(high, 'item')}"
         errors.append(FieldError(render_path(path), ErrorType.TOO_MANY, n, detail))
     if low is not None and n < low:
         errors.append(_invalid(path, n, f"should have at least {low} {noun}"))
