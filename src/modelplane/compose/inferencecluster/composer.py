@@ -38,10 +38,8 @@ from modelplane.compose.inferencecluster.handover import handover
 from modelplane.compose.inferencecluster.managed import CLOUDS, Managed, managed_cluster
 from modelplane.compose.inferencecluster.pools import gpu_pools, pools_condition
 from modelplane.compose.inferencecluster.prerequisites import held
-from modelplane.compose.inferencecluster.providers import (
-    helm_provider_config_for,
-    provider_config_for,
-)
+from modelplane.compose.inferencecluster.providers import provider_config_for
+from modelplane.compose.inferencecluster.releases import HELM_CONFIG_API_VERSION
 from modelplane.compose.inferencecluster.stack import Built, built_for
 from modelplane.compose.inferencecluster.status import (
     STACK_READY,
@@ -233,7 +231,7 @@ def _connect(observed: Mapping[str, Obj], reach: _Reach, result: Result) -> None
         provider_config_for(t.kubernetes_config, reach.existing), _exists(observed, PROVIDER_CONFIG)
     )
     result.resources[HELM_PROVIDER_CONFIG] = Desired(
-        helm_provider_config_for(t.helm_config, reach.existing),
+        provider_config_for(t.helm_config, reach.existing, HELM_CONFIG_API_VERSION),
         _exists(observed, HELM_PROVIDER_CONFIG),
     )
 

@@ -4,7 +4,6 @@ built from the same kubeconfig Secret and optional identity."""
 
 from __future__ import annotations
 
-from modelplane.compose.inferencecluster.releases import HELM_CONFIG_API_VERSION
 from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE
 from modelplane.kube.objects import Obj
 
@@ -48,7 +47,3 @@ def provider_config_for(
         "metadata": {"name": name},
         "spec": spec,
     }
-
-
-def helm_provider_config_for(name: str, existing: Obj) -> Obj:
-    return provider_config_for(name, existing, HELM_CONFIG_API_VERSION)
