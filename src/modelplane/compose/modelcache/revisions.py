@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.shared.cache import (
@@ -51,7 +51,7 @@ class Holding:
     revisions: tuple[str, ...] = ()
     unversioned: str | None = None
     pruning: tuple[str, ...] = ()
-    unused: tuple[tuple[str, int], ...] = field(default=())
+    unused: tuple[tuple[str, int], ...] = ()
     """Reconciles in a row each revision was seen unused."""
 
     def fields(self) -> Obj:
