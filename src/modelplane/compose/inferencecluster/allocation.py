@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from modelplane.apis import API_VERSION
 from modelplane.compose.shared.evidence import look_up
 from modelplane.composer import Inputs, Requirement
 from modelplane.kube import objects
@@ -40,7 +41,6 @@ def allocation(
     replicas: list[Any] | None,
     classes: list[Any] | None,
     requirements: dict[str, Requirement],
-    api_version: str,
 ) -> Allotted:
     """The allocation to publish; the by-name requirements it needs go into
     ``requirements``."""
@@ -59,7 +59,7 @@ def allocation(
     pending = False
     for namespace, names in missing.items():
         lookup = look_up(
-            inputs, ADMITTED_REPLICA, api_version, "ModelReplica", names, namespace or None
+            inputs, ADMITTED_REPLICA, API_VERSION, "ModelReplica", names, namespace or None
         )
         requirements.update(lookup.requirements)
         pending = pending or bool(lookup.pending)

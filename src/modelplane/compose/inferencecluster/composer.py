@@ -171,7 +171,7 @@ def _read_fleet(inputs: Inputs, cluster: Obj) -> _Fleet:
         inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pool_class_names([cluster])
     )
     lookups: dict[str, Requirement] = {}
-    admitted = allocation(inputs, inputs.required.get(REPLICAS), classes, lookups, API_VERSION)
+    admitted = allocation(inputs, inputs.required.get(REPLICAS), classes, lookups)
     return _Fleet(classes, class_lookup, lookups, admitted)
 
 
