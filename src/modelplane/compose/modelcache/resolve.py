@@ -44,12 +44,11 @@ def resolve_pod(mc: Mapping[str, Any], template: Obj) -> Obj:
     image, user, token and scratch); the name is set by the caller."""
     spec = copy.deepcopy(template["spec"])
     [container] = spec["containers"]
-    repo = str(mc["spec"]["huggingFace"]["repo"])
     container.update(
         {
             "name": "resolve",
             "command": ["python3", "-c", _RESOLVE],
-            "args": [repo, requested_revision(mc)],
+            "args": [str(mc["spec"]["huggingFace"]["repo"]), requested_revision(mc)],
             "env": [e for e in container["env"] if e["name"] not in _DOWNLOAD_ONLY],
             # A failed attempt's log tail becomes its message: the status shows why (a gated
             # repo, a revision that does not exist) while the kubelet retries.
@@ -99,8 +98,7 @@ def record(mc: Mapping[str, Any], commit: str) -> Obj:
     """The status record of ``commit`` answering the cache's current request: what it resolved
     (the repo, the revision and the annotation asking again) and to which commit, so a record
     for another repo is never taken for this one (cache.resolved_commit)."""
-    repo = str(mc["spec"]["huggingFace"]["repo"])
-    return {"repo": repo, **resolve_request(mc), "commit": commit}
+    return {"repo": str(mc["spec"]["huggingFace"]["repo"]), **resolve_request(mc), "commit": commit}
 
 
 def with_record(mc: Obj, entry: Obj) -> Obj:
