@@ -43,6 +43,7 @@ from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
 from modelplane.reasons import ModelDeployment
+from modelplane.shortlist import shortlist
 
 METRICS = "autoscaling-metrics"
 """The requirement for the EnvironmentConfig naming the fleet-wide Prometheus."""
@@ -269,10 +270,7 @@ def _sleep(md: Mapping[str, Any], woken: Wake, asleep: str, judged: Condition) -
 def _named(services: tuple[str, ...]) -> str:
     if not services:
         return "its ModelServices"
-    listed = ", ".join(services[:3]) + (
-        f" and {len(services) - 3} more" if len(services) > 3 else ""
-    )
-    return f"ModelService {listed}"
+    return f"ModelService {shortlist(services, 3)}"
 
 
 def _nothing_wakes(md: Mapping[str, Any], woken: Wake, judged: Condition) -> Condition:
