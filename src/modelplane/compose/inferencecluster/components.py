@@ -22,6 +22,7 @@ from modelplane.compose.inferencecluster.releases import (
     stack_object,
 )
 from modelplane.compose.inferencecluster.target import Setting, Target
+from modelplane.compose.shared.frontdoor import POOL_GROUP
 from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.shared.remote import NEVER_DELETE
 from modelplane.kube.objects import Obj
@@ -52,7 +53,6 @@ CALLER_HEADER = "x-modelplane-caller"
 outside); tests hold it equal to the gateway's."""
 CALLER_METRIC_LABEL = "caller"
 """The gen_ai metrics' attribute (and Prometheus label) holding the authenticated caller."""
-POOL_GROUP = "inference.networking.k8s.io"
 POOL_VERSION = "v1"
 DRA_NAMESPACE = "dra-driver-nvidia-gpu"
 DRA_DEVICE_CLASS = "gpu.nvidia.com"
