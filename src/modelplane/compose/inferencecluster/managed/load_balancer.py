@@ -31,9 +31,6 @@ LOAD_BALANCER = "gateway-load-balancer"
 POLICIES = ("Observe", "Delete")
 """Observed, never created or updated; deleted (and waited for) with the cluster."""
 OUTLIVES = ((LOAD_BALANCER, GATEWAY),)
-_NAME_PREFIX = "envoy"
-_NAME_KEPT = 48
-_HASH_KEPT = 8
 
 
 def envoy_service_name(gateway_namespace: str, gateway_name: str) -> str:
@@ -41,11 +38,11 @@ def envoy_service_name(gateway_namespace: str, gateway_name: str) -> str:
     ``<namespace>-<name>`` cut to 48 characters (and any trailing hyphen), then the first 8 hex
     digits of the SHA-256 of ``<namespace>/<name>``."""
     key = f"{gateway_namespace}/{gateway_name}"
-    digest = hashlib.sha256(key.encode()).hexdigest()[:_HASH_KEPT]
+    digest = hashlib.sha256(key.encode()).hexdigest()[:8]
     readable = key.replace("/", "-")
-    if len(readable) > _NAME_KEPT:
-        readable = readable[:_NAME_KEPT].removesuffix("-")
-    return f"{_NAME_PREFIX}-{readable}-{digest}"
+    if len(readable) > 48:
+        readable = readable[:48].removesuffix("-")
+    return f"envoy-{readable}-{digest}"
 
 
 def load_balancer(t: Target) -> dict[str, Obj]:
