@@ -1014,10 +1014,7 @@ def _with_stranded(
             until = "as no listed cluster can take it"
         else:
             until = "until its ground is listed again (nothing is scaled down on no evidence)"
-        why = stranded[names[r.name]]
-        if why.endswith("is not listed"):
-            why += ": deleted, or the list lags"
-        lines.append(f"{r.name} on {r.cluster} kept {until} ({why})")
+        lines.append(f"{r.name} on {r.cluster} kept {until} ({stranded[names[r.name]]})")
     return cond._replace(message="; ".join([cond.message, *lines]))
 
 
