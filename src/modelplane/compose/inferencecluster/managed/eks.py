@@ -28,6 +28,7 @@ from modelplane.compose.inferencecluster.managed.common import (
     observation,
     storage_class,
 )
+from modelplane.compose.inferencecluster.managed.eks_fabric import ec2
 from modelplane.compose.inferencecluster.releases import Chart, release
 from modelplane.compose.inferencecluster.target import Target
 from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
@@ -194,22 +195,18 @@ def _stack_needs_on_delete(out: Mapping[str, Obj]) -> tuple[str, ...]:
     return (*STACK_NEEDS_ON_DELETE, *associations)
 
 
-def _ec2(cloud: Cloud, kind: str, key: str, for_provider: Obj, **spec: Any) -> Obj:
-    return cloud.resource(fabric.EC2, kind, key, {"region": cloud.location, **for_provider}, **spec)
-
-
 def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
-    out["vpc"] = _ec2(
+    out["vpc"] = ec2(
         cloud,
         "VPC",
         "vpc",
         {"cidrBlock": VPC_CIDR, "enableDnsHostnames": True, "enableDnsSupport": True},
     )
     vpc = {"vpcIdRef": cloud.ref("vpc")}
-    out["internet-gateway"] = _ec2(cloud, "InternetGateway", "internet-gateway", vpc)
+    out["internet-gateway"] = ec2(cloud, "InternetGateway", "internet-gateway", vpc)
     for tier in ("public", "private"):
-        out[f"route-table-{tier}"] = _ec2(cloud, "RouteTable", f"route-table-{tier}", vpc)
-    out["route-public"] = _ec2(
+        out[f"route-table-{tier}"] = ec2(cloud, "RouteTable", f"route-table-{tier}", vpc)
+    out["route-public"] = ec2(
         cloud,
         "Route",
         "route-public",
@@ -225,7 +222,7 @@ def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
             ("private", 128 + 16 * i, "internal-elb"),
         ):
             subnet = f"subnet-{tier}-{zone}"
-            out[subnet] = _ec2(
+            out[subnet] = ec2(
                 cloud,
                 "Subnet",
                 subnet,
@@ -237,7 +234,7 @@ def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
                     "tags": {f"kubernetes.io/role/{role}": "1"},
                 },
             )
-            out[f"route-table-association-{tier}-{zone}"] = _ec2(
+            out[f"route-table-association-{tier}-{zone}"] = ec2(
                 cloud,
                 "RouteTableAssociation",
                 f"route-table-association-{tier}-{zone}",
@@ -246,8 +243,8 @@ def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
                     "subnetIdRef": cloud.ref(subnet),
                 },
             )
-    out["nat-address"] = _ec2(cloud, "EIP", "nat-address", {"domain": "vpc"})
-    out["nat-gateway"] = _ec2(
+    out["nat-address"] = ec2(cloud, "EIP", "nat-address", {"domain": "vpc"})
+    out["nat-gateway"] = ec2(
         cloud,
         "NATGateway",
         "nat-gateway",
@@ -257,7 +254,7 @@ def _network(cloud: Cloud, out: dict[str, Obj]) -> None:
             "connectivityType": "public",
         },
     )
-    out["route-private"] = _ec2(
+    out["route-private"] = ec2(
         cloud,
         "Route",
         "route-private",
@@ -506,13 +503,13 @@ def _storage(cloud: Cloud, out: dict[str, Obj]) -> None:
         "efs",
         {"region": cloud.location, "encrypted": True, "throughputMode": "elastic"},
     )
-    out["efs-security-group"] = _ec2(
+    out["efs-security-group"] = ec2(
         cloud,
         "SecurityGroup",
         "efs-security-group",
         {"vpcIdRef": cloud.ref("vpc"), "name": cloud.name("efs")},
     )
-    out["efs-nfs-ingress"] = _ec2(
+    out["efs-nfs-ingress"] = ec2(
         cloud,
         "SecurityGroupIngressRule",
         "efs-nfs-ingress",

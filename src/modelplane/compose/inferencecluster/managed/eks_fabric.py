@@ -48,6 +48,11 @@ DRA_DRIVER = Chart(
 DRA_DRIVER_VERSION = "1.0.0"
 
 
+def ec2(cloud: Cloud, kind: str, key: str, for_provider: Obj) -> Obj:
+    """An EC2 resource in the cluster's region."""
+    return cloud.resource(EC2, kind, key, {"region": cloud.location, **for_provider})
+
+
 def needs_template(pool: PoolPlan) -> bool:
     return pool.fabric == EFA or bool(pool.capacity_reservation)
 
@@ -66,7 +71,6 @@ def security_groups(observed: Mapping[str, Any]) -> list[str]:
 
 def launch_template(cloud: Cloud, pool: PoolPlan, groups: list[str]) -> Obj:
     for_provider: Obj = {
-        "region": cloud.location,
         "name": cloud.name(f"launch-template-{pool.name}"),
         "instanceType": pool.machine,
         "blockDeviceMappings": [{"deviceName": ROOT_DEVICE, "ebs": {"volumeSize": pool.disk_gb}}],
@@ -89,7 +93,7 @@ def launch_template(cloud: Cloud, pool: PoolPlan, groups: list[str]) -> Obj:
                 interface["securityGroups"] = list(groups)
             interfaces.append(interface)
         for_provider["networkInterfaces"] = interfaces
-    return cloud.resource(EC2, "LaunchTemplate", f"launch-template-{pool.name}", for_provider)
+    return ec2(cloud, "LaunchTemplate", f"launch-template-{pool.name}", for_provider)
 
 
 def templated_group(cloud: Cloud, pool: PoolPlan, group: Obj) -> Obj:
@@ -106,22 +110,21 @@ def templated_group(cloud: Cloud, pool: PoolPlan, group: Obj) -> Obj:
 
 def efa_security_group(cloud: Cloud, out: dict[str, Obj]) -> None:
     """One group every EFA pool shares, open to all traffic from and to itself."""
-    out["efa-security-group"] = cloud.resource(
-        EC2,
+    out["efa-security-group"] = ec2(
+        cloud,
         "SecurityGroup",
         "efa-security-group",
-        {"region": cloud.location, "vpcIdRef": cloud.ref("vpc"), "name": cloud.name("efa")},
+        {"vpcIdRef": cloud.ref("vpc"), "name": cloud.name("efa")},
     )
     for kind, key in (
         ("SecurityGroupIngressRule", "efa-ingress"),
         ("SecurityGroupEgressRule", "efa-egress"),
     ):
-        out[key] = cloud.resource(
-            EC2,
+        out[key] = ec2(
+            cloud,
             kind,
             key,
             {
-                "region": cloud.location,
                 "ipProtocol": "-1",
                 "securityGroupIdRef": cloud.ref("efa-security-group"),
                 "referencedSecurityGroupIdRef": cloud.ref("efa-security-group"),
