@@ -332,8 +332,7 @@ def _pools_status(cluster: Obj, fleet: _Fleet, result: Result) -> list[Obj] | No
         )
     )
     # Not read yet is no evidence a pool changed: the scheduler keeps reading the last ones.
-    published: list[Obj] | None = objects.status(cluster).get("gpuPools")
-    return published
+    return objects.status(cluster).get("gpuPools")
 
 
 SERVES = (
