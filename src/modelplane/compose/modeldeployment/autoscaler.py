@@ -95,9 +95,8 @@ class Scaling:
     """Awake, with a ScaledObject that may take it to zero once idle."""
 
     def into(self, result: Result) -> Result:
-        """``result`` with the ScaledObject, the lookups and the report added (a fatal result
-        applies nothing, so it is left as it is)."""
-        if result.fatal is not None or self.condition is None:
+        """``result`` with the ScaledObject, the lookups and the report added."""
+        if self.condition is None:
             return result
         result.resources.update(self.resources)
         result.requirements.update(self.requirements)

@@ -48,8 +48,6 @@ def with_endpoints(
     """``result`` with the endpoints of the replicas it composes added, but for those
     ``draining`` (kept only until the routes no longer reference them). ``fleet``: the
     InferenceClusters listed, by name."""
-    if result.fatal is not None:
-        return result
     observed = {
         key: obj for key, obj in inputs.observed.items() if obj.get("kind") == "ModelEndpoint"
     }
