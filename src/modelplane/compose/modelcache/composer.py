@@ -162,15 +162,16 @@ def compose_model_cache(inputs: Inputs) -> Result:
     listed = _read_clusters(inputs, mine)
     if isinstance(listed, Result):
         return latch.keep_status(mc, listed)
-    result = Result(requirements={**REQUIREMENTS, **_users(mc), **listed.lookup.requirements})
+    known, lookup = listed
+    result = Result(requirements={**REQUIREMENTS, **_users(mc), **lookup.requirements})
     done = latch.recorded(mc)
     phases = []
-    for name in sorted(listed.lookup.pending):
+    for name in sorted(lookup.pending):
         for key, obj in mine[name].items():
             result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
         message = "not listed; its objects are kept until it is read by name"
         phases.append(carried_phase(mc, name, message, done.get(name)))
-    staging = _staging(inputs, listed.known, mine, result)
+    staging = _staging(inputs, known, mine, result)
     mc, resolver, resolving = resolution(mc, staging.staged, inputs.observed)
     for key, obj in resolver.items():
         result.resources[key] = Desired(obj, ready=ready_as_observed(inputs.observed.get(key)))
@@ -179,18 +180,12 @@ def compose_model_cache(inputs: Inputs) -> Result:
     return result
 
 
-@dataclass(frozen=True)
-class _Listed:
-    """The clusters known: those listed and those asked for by name and found; ``lookup``
-    holds the by-name answers (``pending``: not answered yet)."""
-
-    known: list[Obj]
-    lookup: Lookup
-
-
-def _read_clusters(inputs: Inputs, mine: Mapping[str, Mapping[str, Obj]]) -> _Listed | Result:
-    """The clusters known, or a held result while the list is not read or holds none of the
-    clusters the cache's objects are on with no evidence they are gone."""
+def _read_clusters(
+    inputs: Inputs, mine: Mapping[str, Mapping[str, Obj]]
+) -> tuple[list[Obj], Lookup] | Result:
+    """The clusters known (those listed and those asked for by name and found) with the by-name
+    answers (``pending``: not answered yet), or a held result while the list is not read or
+    holds none of the clusters the cache's objects are on with no evidence they are gone."""
     if CLUSTERS not in inputs.required:
         message = "reading the InferenceClusters; existing objects are kept as they are"
         return _held(inputs.observed, ModelCache.WAITING_FOR_FLEET, message)
@@ -203,7 +198,7 @@ def _read_clusters(inputs: Inputs, mine: Mapping[str, Mapping[str, Obj]]) -> _Li
         held = _fleet_unlisted(inputs.observed, sorted(mine))
         held.requirements.update(lookup.requirements)
         return held
-    return _Listed([*listed, *lookup.found.values()], lookup)
+    return [*listed, *lookup.found.values()], lookup
 
 
 @dataclass(frozen=True)
