@@ -213,8 +213,7 @@ def _read_dialled(inputs: Inputs, hosted: _Host) -> _Dialled | Result:
     unlisted = (set(dialled) | legacy) - set(hosted.fleet)
     lookup = look_up(inputs, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", unlisted)
     if lookup.pending:
-        asked = ", ".join(sorted(lookup.pending))
-        message = f"reading InferenceCluster {asked}"
+        message = f"reading InferenceCluster {', '.join(sorted(lookup.pending))}"
         held = _hold(inputs, "Unknown", InferenceGateway.WAITING_FOR_FLEET, message)
         held.requirements.update(lookup.requirements)
         return held
