@@ -89,26 +89,33 @@ def plan(
     previous: Sequence[Mapping[str, Any]] | None,
 ) -> Plan:
     """``previous``: the clusters of the wave before (None: not read yet)."""
-    requirement, waiting, invalid, paused = _gate(cluster, previous)
-    settings, changes, not_installed = _resolve(t, observed, not waiting)
+    gate = _gate(cluster, previous)
+    open_ = not gate.waiting
+    resolved = _resolve(t, observed, open_)
     return Plan(
-        replace(t, settings=settings),
-        requirement,
-        not waiting,
-        waiting,
-        invalid,
-        paused,
-        changes,
-        not_installed,
+        replace(t, settings=resolved.settings),
+        gate.requirement,
+        open_,
+        gate.waiting,
+        gate.invalid,
+        gate.paused,
+        resolved.changes,
+        resolved.not_installed,
     )
 
 
-def _gate(
-    cluster: Mapping[str, Any], previous: Sequence[Mapping[str, Any]] | None
-) -> tuple[Requirement | None, str, bool, bool]:
-    """Whether the cluster's wave may take the new defaults: the requirement listing the wave
-    before (None: it is in no wave, or wave 0), why not ("": it may), whether the wave label is
-    invalid, and whether the rollout is paused."""
+@dataclass(frozen=True)
+class _Gate:
+    """Whether the cluster's wave may take the new defaults: why not ("": it may), and the
+    requirement listing the wave before (None: it is in no wave, or wave 0)."""
+
+    requirement: Requirement | None
+    waiting: str
+    invalid: bool
+    paused: bool
+
+
+def _gate(cluster: Mapping[str, Any], previous: Sequence[Mapping[str, Any]] | None) -> _Gate:
     wave, invalid = _wave(cluster)
     requirement = None
     if wave:
@@ -124,19 +131,26 @@ def _gate(
         waiting = _previous_wave(wave - 1, previous)
     else:
         waiting = ""
-    return requirement, waiting, bool(invalid), paused
+    return _Gate(requirement, waiting, bool(invalid), paused)
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """Every component's setting with the version it composes at, and the unpinned components
+    observed at another version than the default or not yet reported installed at it."""
+
+    settings: dict[str, Setting]
+    changes: tuple[Change, ...]
+    not_installed: tuple[Change, ...]
 
 
 def _pinned(found: Setting | None) -> bool:
     return found is not None and (not found.managed or bool(found.version))
 
 
-def _resolve(
-    t: Target, observed: Mapping[str, Mapping[str, Any]], open_: bool
-) -> tuple[dict[str, Setting], tuple[Change, ...], tuple[Change, ...]]:
-    """Every component's setting: each unpinned Managed component at the default, or (the gate
-    closed) at the version it was last composed at, as observed; and the unpinned components
-    observed at another version than the default, and those not yet reported installed at it."""
+def _resolve(t: Target, observed: Mapping[str, Mapping[str, Any]], open_: bool) -> _Resolved:
+    """Each unpinned Managed component at the default, or (the gate closed) at the version it
+    was last composed at, as observed."""
     versioned = _versioned(observed)
     settings = dict(t.settings)
     changes = []
@@ -158,7 +172,7 @@ def _resolve(
             changes.append(Change(component.name, running, component.version))
         spec = found.spec if found is not None else {}
         settings[component.field] = Setting(MANAGED, version, spec)
-    return settings, tuple(changes), tuple(not_installed)
+    return _Resolved(settings, tuple(changes), tuple(not_installed))
 
 
 def published_revision(cluster: Mapping[str, Any], p: Plan, stack_ready: bool) -> str:
@@ -204,7 +218,8 @@ def up_to_date(p: Plan, published: str) -> Condition:
 
 
 def _wave(cluster: Mapping[str, Any]) -> tuple[int, str]:
-    value = objects.labels(cluster).get(STACK_WAVE)
+    labels = objects.labels(cluster)
+    value = labels.get(STACK_WAVE)
     if value is None:
         return 0, ""
     text = str(value)
