@@ -52,15 +52,39 @@ def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str
     )
 
 
+class PortTakenError(Exception):
+    """The free port was taken by another process before the server bound it."""
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds a listening IPv4 socket on ``port``: a connect alone can
+    reach another test's server that picked the same free port, on another xdist worker."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            link = os.readlink(fd)
+            if link.startswith("socket:["):
+                inodes.add(link[len("socket:[") : -1])
+    # gRPC listens on 127.0.0.1 through a dual-stack socket: a v4-mapped address in tcp6.
+    tables = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+    for line in [row for t in tables for row in t.read_text().splitlines()[1:]]:
+        fields = line.split()
+        local, state, inode = fields[1], fields[3], fields[9]
+        if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port and inode in inodes:
+            return True
+    return False
+
+
 def wait_listening(proc: subprocess.Popen[str], port: int, timeout: float = 20) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(
-                f"server exited early:\n{proc.stdout.read() if proc.stdout else ''}"
-            )
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
+            out = proc.stdout.read() if proc.stdout else ""
+            if f"cannot listen on 127.0.0.1:{port}" in out:
+                raise PortTakenError(out)
+            raise AssertionError(f"server exited early:\n{out}")
+        with contextlib.suppress(OSError):
+            if _listens(proc.pid, port):
                 return
         time.sleep(0.05)
     raise AssertionError("server did not start listening")
@@ -80,11 +104,14 @@ def listening(
     stop: list[subprocess.Popen[str]], *args: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[str], int]:
     """`modelplane serve *args` on a free loopback port, listening, and stopped after the test."""
-    port = free_port()
-    proc = start(*args, "--address", f"127.0.0.1:{port}", env=env)
-    stop.append(proc)
-    wait_listening(proc, port)
-    return proc, port
+    for _ in range(3):
+        port = free_port()
+        proc = start(*args, "--address", f"127.0.0.1:{port}", env=env)
+        stop.append(proc)
+        with contextlib.suppress(PortTakenError):
+            wait_listening(proc, port)
+            return proc, port
+    raise AssertionError("three free ports were taken before the server bound them")
 
 
 def request() -> fnv1.RunFunctionRequest:
