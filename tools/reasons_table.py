@@ -1,8 +1,10 @@
 """Write docs/troubleshooting.md's reason tables from src/modelplane/reasons.py.
 
-Each kind's table sits between ``<!-- reasons KIND -->`` and ``<!-- /reasons -->``; the prose
-around them is the page's own. By default it only checks, naming the page when it differs
-(exit 1); ``--write`` rewrites the tables:
+Each kind's table sits between ``<!-- reasons KIND -->`` and ``<!-- /reasons -->``. The code
+decides which reasons a table lists, in what order, and under which condition and status; what
+each means and what to do is the page's own prose, kept by reason (a row the code no longer
+declares goes, a new one comes with both cells empty). By default it only checks, naming the page
+when it differs or a reason it does not explain (exit 1); ``--write`` rewrites the tables:
 
     uv run python tools/reasons_table.py --write
 """
@@ -19,11 +21,17 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "troubleshooting.md"
 HEADER = "| reason | condition | means | do |\n|---|---|---|---|\n"
 _TABLE = re.compile(r"(<!-- reasons (\w+) -->\n)(.*?)(<!-- /reasons -->)", re.DOTALL)
+_ROW = re.compile(r"^\| `(\w+)` \| [^|]* \| ([^|]*) \| ([^|]*) \|$", re.MULTILINE)
 
 
-def table(kind: type[Kind]) -> str:
-    """The kind's table, a row per reason in the order reasons.py declares them."""
-    rows = (f"| `{r.reason}` | {r.condition} {r.status} | {r.means} | {r.do} |" for r in kind.ROWS)
+def table(kind: type[Kind], written: str) -> str:
+    """The kind's table, a row per reason in the order reasons.py declares them, each with the
+    prose the table as written gives it."""
+    prose = {m[1]: (m[2], m[3]) for m in _ROW.finditer(written)}
+    rows = (
+        f"| `{r.reason}` | {r.condition} {r.status} | {' | '.join(prose.get(r.reason, ('', '')))} |"
+        for r in kind.ROWS
+    )
     return HEADER + "".join(f"{line}\n" for line in rows)
 
 
@@ -35,7 +43,12 @@ def page(text: str) -> str:
         raise ValueError(f"{PAGE.name} has no <!-- reasons KIND --> table for {missing}")
     if unknown := sorted(set(marked) - set(kinds)):
         raise ValueError(f"{PAGE.name} marks a table for {unknown}, no kind of reasons.py")
-    return _TABLE.sub(lambda m: m[1] + table(kinds[m[2]]) + m[4], text)
+    return _TABLE.sub(lambda m: m[1] + table(kinds[m[2]], m[3]) + m[4], text)
+
+
+def unexplained(text: str) -> list[str]:
+    """The reasons whose row says nothing of what it means or what to do."""
+    return [m[1] for m in _ROW.finditer(text) if not m[2].strip() or not m[3].strip()]
 
 
 def main(argv: list[str]) -> int:
@@ -45,6 +58,9 @@ def main(argv: list[str]) -> int:
         PAGE.write_text(want)
     elif text != want:
         print(f"{PAGE.relative_to(ROOT)}: its reason tables differ from reasons.py (--write)")
+        return 1
+    if empty := unexplained(want):
+        print(f"{PAGE.relative_to(ROOT)}: say what these reasons mean and what to do: {empty}")
         return 1
     return 0
 

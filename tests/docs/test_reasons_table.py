@@ -1,5 +1,6 @@
 """docs/troubleshooting.md's reason tables are what tools/reasons_table.py writes from
-src/modelplane/reasons.py, and the page's prose around them is its own."""
+src/modelplane/reasons.py (which reasons, in what order, under which condition), and the page's
+prose, in the tables and around them, is its own."""
 
 from __future__ import annotations
 
@@ -29,19 +30,52 @@ def test_the_page_is_in_sync_with_reasons_py() -> None:
     assert PAGE.read_text() == generator().page(PAGE.read_text())
 
 
-def test_a_table_is_rewritten_from_its_kind_and_the_prose_kept() -> None:
-    stale = "prose before\n<!-- reasons InferenceClass -->\n| stale |\n<!-- /reasons -->\nafter\n"
-    kinds = "".join(
-        f"<!-- reasons {k.__name__} -->\n<!-- /reasons -->\n"
-        for k in reasons.Kind.__subclasses__()
-        if k is not reasons.InferenceClass
+OTHER_KINDS = "".join(
+    f"<!-- reasons {k.__name__} -->\n<!-- /reasons -->\n"
+    for k in reasons.Kind.__subclasses__()
+    if k is not reasons.InferenceClass
+)
+MEANS = "the devices are read; the class composes nothing"
+
+
+def class_table(*rows: str) -> str:
+    return "".join(
+        [
+            "prose before\n<!-- reasons InferenceClass -->\n| reason | condition | means | do |\n",
+            "|---|---|---|---|\n",
+            *(f"{row}\n" for row in rows),
+            "<!-- /reasons -->\nafter\n",
+        ]
     )
-    text = generator().page(stale + kinds)
+
+
+def test_the_page_explains_every_reason() -> None:
+    assert generator().unexplained(PAGE.read_text()) == []
+
+
+def test_a_row_takes_its_condition_from_the_code_and_its_prose_from_the_page() -> None:
+    stale = class_table(f"| `DevicesDescribed` | Accepted False | {MEANS} | nothing |")
+    text = generator().page(stale + OTHER_KINDS)
     assert text.startswith(
-        "prose before\n<!-- reasons InferenceClass -->\n| reason | condition | means | do |\n"
-        "|---|---|---|---|\n| `DevicesDescribed` | Accepted True | the devices are read; the class "
-        "composes nothing | nothing |\n<!-- /reasons -->\nafter\n"
+        class_table(f"| `DevicesDescribed` | Accepted True | {MEANS} | nothing |")
     )
+
+
+def test_a_row_the_code_no_longer_declares_is_dropped() -> None:
+    stale = class_table(
+        "| `Gone` | Accepted True | once | nothing |",
+        f"| `DevicesDescribed` | Accepted True | {MEANS} | nothing |",
+    )
+    text = generator().page(stale + OTHER_KINDS)
+    assert text.startswith(
+        class_table(f"| `DevicesDescribed` | Accepted True | {MEANS} | nothing |")
+    )
+
+
+def test_a_reason_the_page_does_not_explain_yet_is_written_empty_and_named() -> None:
+    text = generator().page(class_table() + OTHER_KINDS)
+    assert text.startswith(class_table("| `DevicesDescribed` | Accepted True |  |  |"))
+    assert "DevicesDescribed" in generator().unexplained(text)
 
 
 def test_a_kind_without_a_table_on_the_page_is_refused() -> None:
@@ -74,9 +108,32 @@ def test_the_check_fails_when_the_page_differs(
 ) -> None:
     tool = generator()
     page = tmp_path / "troubleshooting.md"
-    page.write_text(PAGE.read_text().replace("| nothing |", "| reworded |", 1))
+    page.write_text(PAGE.read_text().replace("| Accepted True |", "| Accepted False |", 1))
     monkeypatch.setattr(tool, "PAGE", page)
     monkeypatch.setattr(tool, "ROOT", tmp_path)
     assert tool.main([]) == 1
     assert tool.main(["--write"]) == 0
     assert page.read_text() == PAGE.read_text()
+
+
+def test_the_check_takes_reworded_prose_as_the_page_s_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = generator()
+    page = tmp_path / "troubleshooting.md"
+    page.write_text(PAGE.read_text().replace("| nothing |", "| reworded |", 1))
+    monkeypatch.setattr(tool, "PAGE", page)
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    assert tool.main([]) == 0
+
+
+def test_the_check_fails_when_a_reason_is_not_explained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = generator()
+    page = tmp_path / "troubleshooting.md"
+    page.write_text(PAGE.read_text().replace(f"| {MEANS} | nothing |", "|  |  |", 1))
+    monkeypatch.setattr(tool, "PAGE", page)
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    assert tool.main([]) == 1
+    assert tool.main(["--write"]) == 1

@@ -1,6 +1,6 @@
 """Every condition reason the composers can set is a constant of modelplane.reasons, declared
-under its kind with the row docs/troubleshooting.md shows for it (tools/reasons_table.py writes
-the page's tables from those rows: tests/docs/test_reasons_table.py)."""
+under its kind with the condition it goes with (tools/reasons_table.py writes
+docs/troubleshooting.md's tables from those rows: tests/docs/test_reasons_table.py)."""
 
 from __future__ import annotations
 
