@@ -38,7 +38,7 @@ from typing import Any
 
 from modelplane.kube.cel.check import CheckError, check, decl_type, optional_of
 from modelplane.kube.cel.decl import Decl, decl_of, max_cardinality
-from modelplane.kube.cel.estimate import MAX_UINT64, EstimateError, estimate_detail
+from modelplane.kube.cel.estimate import MAX_UINT64, estimate_detail
 from modelplane.kube.cel.syntax import ParseError, parse
 from modelplane.kube.crd import Definition
 
@@ -149,7 +149,7 @@ def _estimate(expression: str, decl: Decl, optional_old_self: bool) -> tuple[int
     try:
         tree = parse(expression)
         return estimate_detail(tree, check(tree, variables), decl)
-    except (ParseError, CheckError, EstimateError) as e:
+    except (ParseError, CheckError) as e:
         raise CostError(f"cannot estimate the cost of {expression.strip()!r}: {e}") from None
 
 

@@ -147,10 +147,6 @@ class _Node:
     size: Range | None
 
 
-class EstimateError(ValueError):
-    """An expression the estimator cannot cost."""
-
-
 def estimate_detail(expr: Expr, checked: Checked, root: Decl) -> tuple[int, list[str]]:
     """The worst-case cost (cel-go's ``CostEstimate.Max``) of ``expr`` checked against ``self``
     declared by ``root``, and the values the estimate sized from the 3 MiB request limit because
