@@ -1032,20 +1032,31 @@ def _fleet_unlisted(
         f"no {what} is listed (all deleted, or the list failed or lags): "
         f"the {len(mine)} existing replicas are kept as they are and nothing new is placed"
     )
-    names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
+    more = [_no_clusters()] if CLUSTERS in unlisted else []
     desired = int(md["spec"]["replicas"])
-    events = [Event("Warning", message, ModelDeployment.FLEET_NOT_LISTED)]
-    if CLUSTERS in unlisted:
-        events.append(_no_clusters())
+    return _unplaced(observed, asks, mine, desired, ModelDeployment.FLEET_NOT_LISTED, message, more)
+
+
+def _unplaced(
+    held: Mapping[str, Obj],
+    asks: dict[str, Requirement],
+    mine: Mapping[str, Obj],
+    desired: int,
+    reason: str,
+    message: str,
+    more: Iterable[Event] = (),
+) -> Result:
+    """Nothing can be placed: ``held`` is kept as observed, and ``reason`` says why."""
+    names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
     return Result.held(
-        observed,
+        held,
         requirements=asks,
         status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
         conditions=[
-            Condition(SCHEDULED, "False", ModelDeployment.FLEET_NOT_LISTED, message),
+            Condition(SCHEDULED, "False", reason, message),
             serving_condition(desired, names, [], mine),
         ],
-        events=events,
+        events=[Event("Warning", message, reason), *more],
         ready="False",
     )
 
@@ -1079,18 +1090,7 @@ def _invalid_selectors(
 ) -> Result:
     detail = "; ".join(str(e) for e in plan.selector_errors)
     message = f"invalid device selector: {detail}; existing replicas are kept unchanged"
-    names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
-    return Result.held(
-        mine,
-        requirements=asks,
-        status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
-        conditions=[
-            Condition(SCHEDULED, "False", ModelDeployment.INVALID_SELECTOR, message),
-            serving_condition(plan.desired, names, [], mine),
-        ],
-        events=[Event("Warning", message, ModelDeployment.INVALID_SELECTOR)],
-        ready="False",
-    )
+    return _unplaced(mine, asks, mine, plan.desired, ModelDeployment.INVALID_SELECTOR, message)
 
 
 def _malformed(md: Obj) -> str | None:
