@@ -139,10 +139,7 @@ def serve(
     limits = Limits(inflight * MIB, max_concurrent_rpcs, abandoned_seconds)
     # Compiled here, before the first workers are forked, so they start with it compiled (and
     # a missing apis/ is reported once, here).
-    definitions = Admission.default().definitions()
-    for definition in definitions:
-        definition.compile()
-    metrics = Metrics(d.kind for d in definitions)
+    metrics = Metrics(d.kind for d in _compiled_admission().definitions())
     pool = Pool(workers or available_cpus(), registry, send * MIB, debug, metrics)
     pool.fork()
     try:
@@ -604,10 +601,9 @@ def work(
     # Ctrl-C reaches the whole process group; the server stops its workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     configure_logging(debug)
-    admission = Admission.default()
-    for definition in admission.definitions():
-        definition.compile()
-    runner = FunctionRunner(load_registry(registry)(), cache_size=0, admission=admission)
+    runner = FunctionRunner(
+        load_registry(registry)(), cache_size=0, admission=_compiled_admission()
+    )
     sock.sendall(_READY)
     while True:
         head = _receive(sock, 8)
@@ -631,6 +627,14 @@ def _receive(sock: socket.socket, size: int) -> bytes | None:
             return None
         got += n
     return bytes(buf)
+
+
+def _compiled_admission() -> Admission:
+    """The shipped definitions' admission, every served schema compiled."""
+    admission = Admission.default()
+    for definition in admission.definitions():
+        definition.compile()
+    return admission
 
 
 def load_registry(path: str) -> Callable[[], Registry]:
