@@ -87,41 +87,29 @@ def _replica(inputs: Inputs, cluster_name: str) -> Result:
         return _hold(inputs, requirements, f"reading InferenceCluster {cluster_name}")
     result = Result(requirements=requirements)
     if not found:
-        return _routing(
-            result,
-            "False",
-            ModelEndpoint.CLUSTER_NOT_FOUND,
-            f"InferenceCluster {cluster_name} does not exist",
-        )
+        missing = f"InferenceCluster {cluster_name} does not exist"
+        return _routing(result, "False", ModelEndpoint.CLUSTER_NOT_FOUND, missing)
     gateway = cluster_gateway(found[0])
     published = objects.mapping(inputs.composite, "status", "routing")
     if not gateway.address and published.get("backendName") and not gateway_withdrawn(found[0]):
         # The cluster's status is not written yet (or lists only Crossplane's conditions): no
         # evidence its gateway went away, so the endpoint stays routable as published.
         result.status = {"routing": dict(published)}
-        return _routing(
-            result,
-            "True",
-            ModelEndpoint.CLUSTER_REACHABLE,
+        as_published = (
             f"InferencePool {published['backendName']} on cluster {cluster_name} (as last "
-            "published: the cluster's gateway status is not written yet)",
+            "published: the cluster's gateway status is not written yet)"
         )
+        return _routing(result, "True", ModelEndpoint.CLUSTER_REACHABLE, as_published)
     if not gateway.address:
-        return _routing(
-            result,
-            "False",
-            ModelEndpoint.WAITING_FOR_GATEWAY,
-            f"InferenceCluster {cluster_name} publishes no gateway address yet",
-        )
+        no_address = f"InferenceCluster {cluster_name} publishes no gateway address yet"
+        return _routing(result, "False", ModelEndpoint.WAITING_FOR_GATEWAY, no_address)
     pool = str(inputs.composite["spec"].get("inferencePool") or "")
     result.status = {"routing": {"backendName": pool, "clusterName": cluster_name}}
-    return _routing(
-        result,
-        "True",
-        ModelEndpoint.CLUSTER_REACHABLE,
+    reached = (
         f"InferencePool {pool} on cluster {cluster_name}, reached through its gateway's "
-        f"fleet listener ({gateway.fleet_hostname})",
+        f"fleet listener ({gateway.fleet_hostname})"
     )
+    return _routing(result, "True", ModelEndpoint.CLUSTER_REACHABLE, reached)
 
 
 def _external(inputs: Inputs) -> Result:
@@ -148,13 +136,11 @@ def _external(inputs: Inputs) -> Result:
         if key.partition("/")[2] in hosted.unwritable:
             result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
     if not hosted.hosts:
-        return _routing(
-            result,
-            "False",
-            ModelEndpoint.NO_GATEWAY,
+        unhosted = (
             "no InferenceGateway runs on a cluster that publishes a providerConfigRef yet: "
-            "nothing can route to this endpoint",
+            "nothing can route to this endpoint"
         )
+        return _routing(result, "False", ModelEndpoint.NO_GATEWAY, unhosted)
     waiting = _compose_on_hosts(inputs, url, hosted, result)
     _report_routing(endpoint, url, hosted, waiting, result)
     return result
@@ -196,13 +182,9 @@ def _read_hosts(
         return _hold(inputs, requirements, f"reading {', '.join(missing)}")
     # A gateway the composed objects were made for that the list does not hold is asked for by
     # name: only nothing back is evidence that its cluster's objects may go.
+    composed_for = _composed_for(inputs.observed)
     gateways, lookup = listed_and_found(
-        inputs,
-        GATEWAYS,
-        GATEWAY_BY_NAME,
-        API_VERSION,
-        "InferenceGateway",
-        _composed_for(inputs.observed),
+        inputs, GATEWAYS, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", composed_for
     )
     requirements = {**requirements, **lookup.requirements}
     if gateways is None:
@@ -244,22 +226,14 @@ def _report_routing(
             # A backend not ready yet on one cluster (a new gateway's, or one re-created) is
             # no evidence against the others: the endpoint stays routable as published.
             result.status = {"routing": dict(published)}
-        _routing(
-            result,
-            "False",
-            ModelEndpoint.WAITING_FOR_BACKEND,
-            f"waiting for the backend on {plural('cluster', len(waiting))} "
-            f"{', '.join(waiting)} (gateways run on {names})",
-        )
+        clusters = f"{plural('cluster', len(waiting))} {', '.join(waiting)}"
+        message = f"waiting for the backend on {clusters} (gateways run on {names})"
+        _routing(result, "False", ModelEndpoint.WAITING_FOR_BACKEND, message)
         return
     backend = external_backend_name(str(endpoint["metadata"]["name"]))
     result.status = {"routing": {"backendName": backend}}
-    _routing(
-        result,
-        "True",
-        ModelEndpoint.BACKEND_CONFIGURED,
-        f"{url.scheme}://{url.host}:{url.port} reachable from the gateways on {names}",
-    )
+    reachable = f"{url.scheme}://{url.host}:{url.port} reachable from the gateways on {names}"
+    _routing(result, "True", ModelEndpoint.BACKEND_CONFIGURED, reachable)
 
 
 def _hosts(gateways: list[Obj], clusters: list[Obj]) -> tuple[list[ClusterGateway], set[str]]:
@@ -276,9 +250,8 @@ def _hosting(gateways: list[Obj]) -> dict[str, list[str]]:
     """The InferenceGateways on each cluster, by cluster name."""
     out: dict[str, list[str]] = {}
     for g in sorted(gateways, key=lambda g: str(g["metadata"]["name"])):
-        out.setdefault(str(objects.spec(g).get("clusterName") or ""), []).append(
-            str(g["metadata"]["name"])
-        )
+        cluster = str(objects.spec(g).get("clusterName") or "")
+        out.setdefault(cluster, []).append(str(g["metadata"]["name"]))
     return out
 
 
