@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from tests.dockerfile import Image, Replay, base_image_env, stages
+from tests.listening import on_a_free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "package" / "function" / "Dockerfile"
@@ -41,12 +40,6 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Image:
     work = tmp_path_factory.mktemp("image")
     env = base_image_env(base_python(work / "python"))
     return Replay(DOCKERFILE, ROOT, work / "root", env).build()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start(image: Image, *args: str) -> subprocess.Popen[str]:
@@ -67,23 +60,20 @@ def start(image: Image, *args: str) -> subprocess.Popen[str]:
 
 @pytest.fixture
 def served_port(image: Image) -> Iterator[int]:
-    port = free_port()
-    proc = start(image, "--insecure", "--address", f"127.0.0.1:{port}", "--metrics-port", "0")
+    procs: list[subprocess.Popen[str]] = []
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                output = proc.stdout.read() if proc.stdout else ""
-                raise AssertionError(f"the entry point exited {proc.returncode}:\n{output}")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert time.monotonic() < deadline, "the entry point never listened"
-            time.sleep(0.1)
+        _, port = on_a_free_port(
+            lambda port: start(
+                image, "--insecure", "--address", f"127.0.0.1:{port}", "--metrics-port", "0"
+            ),
+            procs,
+            timeout=60,
+        )
         yield port
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=20)
 
 
 def seed_request() -> fnv1.RunFunctionRequest:

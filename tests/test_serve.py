@@ -7,7 +7,6 @@ import datetime
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from cryptography.x509.oid import NameOID
 from modelplane.serve import GRACE_SECONDS
 from modelplane.structs import dict_to_struct
 from tests.holding import HOLD
+from tests.listening import free_port, on_a_free_port
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 COMPOSITE = {
@@ -33,12 +33,6 @@ COMPOSITE = {
     "kind": "Bucket",
     "metadata": {"name": "b"},
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -50,44 +44,6 @@ def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str
         # No metrics unless asked (port 0): servers run side by side here, and 8080 is one port.
         env={**os.environ, "METRICS_ADDRESS": "127.0.0.1:0", **(env or {})},
     )
-
-
-class PortTakenError(Exception):
-    """The free port was taken by another process before the server bound it."""
-
-
-def _listens(pid: int, port: int) -> bool:
-    """Whether process ``pid`` holds a listening IPv4 socket on ``port``: a connect alone can
-    reach another test's server that picked the same free port, on another xdist worker."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        with contextlib.suppress(OSError):
-            link = os.readlink(fd)
-            if link.startswith("socket:["):
-                inodes.add(link[len("socket:[") : -1])
-    # gRPC listens on 127.0.0.1 through a dual-stack socket: a v4-mapped address in tcp6.
-    tables = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
-    for line in [row for t in tables for row in t.read_text().splitlines()[1:]]:
-        fields = line.split()
-        local, state, inode = fields[1], fields[3], fields[9]
-        if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port and inode in inodes:
-            return True
-    return False
-
-
-def wait_listening(proc: subprocess.Popen[str], port: int, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out = proc.stdout.read() if proc.stdout else ""
-            if f"cannot listen on 127.0.0.1:{port}" in out:
-                raise PortTakenError(out)
-            raise AssertionError(f"server exited early:\n{out}")
-        with contextlib.suppress(OSError):
-            if _listens(proc.pid, port):
-                return
-        time.sleep(0.05)
-    raise AssertionError("server did not start listening")
 
 
 @pytest.fixture
@@ -104,14 +60,9 @@ def listening(
     stop: list[subprocess.Popen[str]], *args: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[str], int]:
     """`modelplane serve *args` on a free loopback port, listening, and stopped after the test."""
-    for _ in range(3):
-        port = free_port()
-        proc = start(*args, "--address", f"127.0.0.1:{port}", env=env)
-        stop.append(proc)
-        with contextlib.suppress(PortTakenError):
-            wait_listening(proc, port)
-            return proc, port
-    raise AssertionError("three free ports were taken before the server bound them")
+    return on_a_free_port(
+        lambda port: start(*args, "--address", f"127.0.0.1:{port}", env=env), stop
+    )
 
 
 def request() -> fnv1.RunFunctionRequest:
@@ -389,24 +340,24 @@ def serving_held(
     """`serve` whose ModelReplica composer holds any replica annotated to wait
     (``tests/holding.py``), on a free loopback port; metrics on port ``metrics`` (0: none);
     ``limits``: serve's keyword arguments bounding what it holds."""
-    port = free_port()
     extra = "".join(f", {k}={v!r}" for k, v in limits.items())
-    code = (
-        "from modelplane.serve import serve; "
-        f"serve(address='127.0.0.1:{port}', tls_certs_dir=None, insecure=True, debug=False, "
-        f"max_recv_message_size=64, max_send_message_size=None, workers={workers}, "
-        f"registry='tests.holding:registry', metrics_address='127.0.0.1:{metrics}'{extra})"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    stop.append(proc)
-    wait_listening(proc, port, timeout=60)
-    return proc, port
+
+    def launch(port: int) -> subprocess.Popen[str]:
+        code = (
+            "from modelplane.serve import serve; "
+            f"serve(address='127.0.0.1:{port}', tls_certs_dir=None, insecure=True, debug=False, "
+            f"max_recv_message_size=64, max_send_message_size=None, workers={workers}, "
+            f"registry='tests.holding:registry', metrics_address='127.0.0.1:{metrics}'{extra})"
+        )
+        return subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+
+    return on_a_free_port(launch, stop, timeout=60)
 
 
 def held_request(hold: Path, tag: str) -> fnv1.RunFunctionRequest:

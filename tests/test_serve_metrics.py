@@ -21,9 +21,9 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from prometheus_client.parser import text_string_to_metric_families
 
 from modelplane.metrics import Metrics
+from tests.listening import free_port
 from tests.test_serve import (
     fleet_request,
-    free_port,
     held_request,
     listening,
     log_lines,
