@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
 
 from modelplane.scheduling.capacity import Ledger, Load, PoolState, nodes_needed
@@ -107,10 +108,7 @@ Key = tuple[Any, ...]
 
 
 def choice_rank(choice: tuple[EngineOption, ...]) -> Rank:
-    rank = FREE
-    for option in choice:
-        rank = add_ranks(rank, option.rank)
-    return rank
+    return reduce(add_ranks, (option.rank for option in choice), FREE)
 
 
 class Fill:
@@ -211,17 +209,13 @@ class Fill:
         if found is None or found == "searched out":
             return found
         picks, after = found
-        rank = FREE
-        for choice in picks:
-            rank = add_ranks(rank, choice_rank(choice))
+        rank = reduce(add_ranks, map(choice_rank, picks), FREE)
         now = self.in_use(cluster, states)
         if now is states or all(now[k] is states[k] for k in states):
             return Candidate(rank, False, picks, after)
         held = self.attempt(cluster, now, count)
         if held is not None and held != "searched out":
-            held_rank = FREE
-            for choice in held[0]:
-                held_rank = add_ranks(held_rank, choice_rank(choice))
+            held_rank = reduce(add_ranks, map(choice_rank, held[0]), FREE)
             if held_rank <= rank:
                 full = {k: Load(states[k].empty, v.units) for k, v in held[1].items()}
                 return Candidate(held_rank, False, held[0], full)
