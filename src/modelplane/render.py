@@ -863,20 +863,22 @@ def _with_status(inputs: list[Obj], composites: list[Obj]) -> list[Obj]:
     return replaced + list(by_id.values())
 
 
-def unmatched_inputs(loaded: Sequence[manifests.Manifest]) -> list[str]:
-    """One error line per input that claims our group with a kind it does not define or a
-    version it does not serve: only composites are admitted while rendering, so such an
-    object (an InferenceClass in v1beta1, a misspelled ModelDeployment) would otherwise be
-    dropped or read as it is, silently. As validate words it."""
+def report_unmatched(loaded: Sequence[manifests.Manifest], command: str) -> bool:
+    """Name on stderr each input that claims our group with a kind it does not define or a
+    version it does not serve, as validate words it; whether any does. Only composites are
+    admitted while rendering, so such an object (an InferenceClass in v1beta1, a misspelled
+    ModelDeployment) would otherwise be dropped or read as it is, silently."""
     from modelplane.compose.admission import Admission
 
     admission = Admission.default()
-    lines = []
+    unmatched = False
     for m in loaded:
         problem = admission.unmatched(str(m.obj.get("apiVersion")), str(m.obj.get("kind")))
         if problem is not None:
-            lines.append(f"{m.where_is(problem.path)}: {manifests.identity(m.obj)}: {problem}")
-    return lines
+            unmatched = True
+            where = f"{m.where_is(problem.path)}: {manifests.identity(m.obj)}"
+            exits.error(command, f"{where}: {problem}")
+    return unmatched
 
 
 def api_server_admission() -> Admit:
@@ -950,10 +952,7 @@ def _refused(loaded: Sequence[manifests.Manifest]) -> bool:
     except manifests.ManifestError as e:
         exits.error(COMMAND, str(e))
         return True
-    refused = unmatched_inputs(loaded)
-    for line in refused:
-        exits.error(COMMAND, line)
-    return bool(refused)
+    return report_unmatched(loaded, COMMAND)
 
 
 def _simulation(ready_copies: int | None) -> Simulate:

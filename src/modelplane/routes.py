@@ -283,7 +283,7 @@ def routes_command(paths: Sequence[str], ready_copies: int, output: str = "text"
         api_server_admission,
         located,
         render_documents,
-        unmatched_inputs,
+        report_unmatched,
         verdict,
     )
     from modelplane.simulate import simulate_observed
@@ -297,10 +297,7 @@ def routes_command(paths: Sequence[str], ready_copies: int, output: str = "text"
         exits.error(COMMAND, str(e))
         return exits.UNREADABLE
     where = {manifests.identity(m.obj): m for m in loaded}
-    refused = unmatched_inputs(loaded)
-    for line in refused:
-        exits.error(COMMAND, line)
-    if refused:
+    if report_unmatched(loaded, COMMAND):
         return exits.INVALID
     try:
         docs = render_documents(
