@@ -77,6 +77,7 @@ from modelplane.observed import carried, ready_as_observed
 from modelplane.reasons import ModelCache
 from modelplane.scheduling.fleet import cache_storage_class, pool_class_names
 from modelplane.scheduling.scheduler import parse_fleet, placeable_on
+from modelplane.shortlist import shortlist
 
 CLUSTERS = "inference-clusters"
 REQUIREMENTS = {CLUSTERS: Requirement(API_VERSION, "InferenceCluster")}
@@ -409,12 +410,8 @@ def _readers(mc: Obj, inputs: Inputs) -> dict[str, list[str]] | str:
 
 
 def _mounted_by(replicas: list[str]) -> str:
-    named = sorted(replicas)
-    more = f" and {len(named) - LISTED} more" if len(named) > LISTED else ""
-    return (
-        "no longer selected; its claim is kept while these ModelReplicas mount it: "
-        f"{', '.join(named[:LISTED])}{more}"
-    )
+    named = shortlist(sorted(replicas), LISTED)
+    return f"no longer selected; its claim is kept while these ModelReplicas mount it: {named}"
 
 
 def stack_aside(cluster: Obj) -> Obj:
@@ -443,14 +440,10 @@ def compose_on_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str,
     # so Crossplane deletes the old Object (and its Job) instead of failing an update.
     revision = short_hash(repr(job["spec"]))
     job["metadata"]["name"] = dns_label("modelcache", _name(mc), revision)
+    namespace = remote_namespace(namespace_of(mc))
     out = {
         f"{NAMESPACE}-{name}": _wrap(
-            mc,
-            NAMESPACE,
-            name,
-            provider_config,
-            remote_namespace(namespace_of(mc)),
-            policies=NEVER_DELETE,
+            mc, NAMESPACE, name, provider_config, namespace, policies=NEVER_DELETE
         ),
         f"{CLAIM}-{name}": _wrap(
             mc, CLAIM, name, provider_config, claim(mc, cluster), ready_when=CLAIM_BOUND
