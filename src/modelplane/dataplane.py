@@ -25,7 +25,6 @@ from modelplane.kube.objects import Obj
 OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 ENVOY_GROUP = "gateway.envoyproxy.io"
-POOL_GROUP = "inference.networking.k8s.io"
 HOPS_MAX = 8
 """A walk longer than this is a loop between gateways."""
 
@@ -309,12 +308,11 @@ class Fabric:
         for f in ref.get("filters") or []:
             sent = _modify(sent, f)
         kind, group = ref.get("kind", "Service"), ref.get("group", "")
-        name = f"{ref.get('namespace', namespace)}/{ref['name']}"
-        if kind == "InferencePool" and group == POOL_GROUP:
-            return leg.end(kind, name, path)
         if kind == "Backend" and group == ENVOY_GROUP:
             backend = self._named(leg.cluster, "Backend", namespace, ref["name"])
             return self._backend(backend, namespace, sent, path, leg)
+        # Any other backend (an InferencePool, a Service) ends the walk.
+        name = f"{ref.get('namespace', namespace)}/{ref['name']}"
         return leg.end(kind, name, path)
 
     def _backend(
