@@ -71,7 +71,6 @@ def assoc(obj: Body | None, path: tuple[str, ...], value: Any) -> Obj:
 
 
 def metadata(obj: Body | None) -> Body:
-    """The object's ``metadata``."""
     return mapping(obj, "metadata")
 
 
@@ -87,22 +86,18 @@ def namespace(obj: Body | None) -> str:
 
 
 def labels(obj: Body | None) -> Mapping[str, str]:
-    """The object's ``metadata.labels``."""
     return mapping(obj, "metadata", "labels")
 
 
 def annotations(obj: Body | None) -> Mapping[str, str]:
-    """The object's ``metadata.annotations``."""
     return mapping(obj, "metadata", "annotations")
 
 
 def spec(obj: Body | None) -> Body:
-    """The object's ``spec``."""
     return mapping(obj, "spec")
 
 
 def status(obj: Body | None) -> Body:
-    """The object's ``status``."""
     return mapping(obj, "status")
 
 
