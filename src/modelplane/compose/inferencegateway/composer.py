@@ -305,12 +305,7 @@ def _with_callers(
     if not auth.resources and not auth.reading:
         return ready
     if auth.reading:
-        return Condition(
-            READY,
-            "False",
-            InferenceGateway.PROVISIONING,
-            f"{ready.message}; reading {', '.join(auth.reading)}",
-        )
+        return _provisioning(f"{ready.message}; reading {', '.join(auth.reading)}")
     # A budget not yet applied would let a caller past it: the gateway waits for it too.
     wanted = [callers.POLICY, callers.HEADER_GUARD]
     wanted += [limits.LIMITS] if limits.limits_of(ig_spec) else []
@@ -319,12 +314,7 @@ def _with_callers(
     if auth.secrets:
         said += f": {shortlist(auth.secrets, NAMED_CLUSTERS)}"
     if not applied:
-        return Condition(
-            READY,
-            "False",
-            InferenceGateway.PROVISIONING,
-            f"{ready.message}; waiting for the caller policies; {said}",
-        )
+        return _provisioning(f"{ready.message}; waiting for the caller policies; {said}")
     return ready._replace(message=f"{ready.message}; {said}")
 
 
@@ -441,13 +431,12 @@ def _ready(
     ]
     where = f"https://{hostname} on cluster {host.cluster}"
     if pending or not address:
-        return Condition(
-            READY,
-            "False",
-            InferenceGateway.PROVISIONING,
-            f"{where}: waiting for {', '.join(pending)}; {fleet}",
-        )
+        return _provisioning(f"{where}: waiting for {', '.join(pending)}; {fleet}")
     return Condition(READY, "True", InferenceGateway.PROGRAMMED, f"{where} at {address}; {fleet}")
+
+
+def _provisioning(message: str) -> Condition:
+    return Condition(READY, "False", InferenceGateway.PROVISIONING, message)
 
 
 def _address(ig: Obj, observed: Obj | None) -> str:
