@@ -56,10 +56,6 @@ class Decl:
     bounded: bool = True
 
 
-def map_key() -> Decl:
-    return Decl("string", MIN_STRING_SIZE)
-
-
 def decl_of(schema: Any, resource_root: bool = False) -> Decl | None:
     """The declaration type of a raw ``openAPIV3Schema`` node, None when CEL cannot see it."""
     if not isinstance(schema, dict):
@@ -111,7 +107,8 @@ def _map(schema: dict[str, Any], additional: dict[str, Any]) -> Decl | None:
         return None
     max_properties = schema.get("maxProperties")
     bound = _bound(max_properties, value.min_size + 6)
-    return Decl("map", 2, bound, elem=value, key=map_key(), bounded=max_properties is not None)
+    key = Decl("string", MIN_STRING_SIZE)
+    return Decl("map", 2, bound, elem=value, key=key, bounded=max_properties is not None)
 
 
 def _object(schema: dict[str, Any]) -> Decl:
