@@ -353,15 +353,10 @@ def _wanted(
     for host in (hosts[c] for c in sorted(hosts)):
         for lane in plan.externals():
             espec = objects.spec(members[lane.endpoint].endpoint)
+            url = parse_url(str(espec["url"]))
+            rewrite = str(espec.get("rewritePath") or "/")
             route = routes.egress_route(
-                host,
-                namespace,
-                name,
-                lane.endpoint,
-                parse_url(str(espec["url"])),
-                str(espec.get("rewritePath") or "/"),
-                bool(espec.get("auth")),
-                timeout,
+                host, namespace, name, lane.endpoint, url, rewrite, bool(espec.get("auth")), timeout
             )
             wanted[f"egress/{host.cluster}/{lane.endpoint}"] = (host.provider_config, route, True)
     return wanted

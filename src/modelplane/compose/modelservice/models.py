@@ -118,14 +118,9 @@ def model_route(
     503 (``unavailable.sentinel_ref``), added after the lanes while none is ready or every one
     is parked, as the path route's 503 filter is; without it such a rule would be answered 500.
     The model is listed either way."""
+    header = {"type": "Exact", "name": MODEL_HEADER, "value": model_name(namespace, service)}
     rule: Obj = {
-        "matches": [
-            {
-                "headers": [
-                    {"type": "Exact", "name": MODEL_HEADER, "value": model_name(namespace, service)}
-                ]
-            }
-        ],
+        "matches": [{"headers": [header]}],
         "modelsOwnedBy": namespace,
         # Unset, the AI Gateway defaults a rule to 60 s, which cuts token streams.
         "timeouts": {"request": timeout},

@@ -231,6 +231,7 @@ def egress_route(
     filters = [header_filter(remove=[ENDPOINT_HEADER, POOL_HEADER]), rewrite]
     if credential:
         filters.append(extension_filter(credential_name(endpoint)))
+    backend = {"group": ENVOY_GROUP, "kind": "Backend", "name": external_backend_name(endpoint)}
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
@@ -241,13 +242,7 @@ def egress_route(
                 {
                     "matches": [prefix_match(namespace, service, {ENDPOINT_HEADER: endpoint})],
                     "filters": filters,
-                    "backendRefs": [
-                        {
-                            "group": ENVOY_GROUP,
-                            "kind": "Backend",
-                            "name": external_backend_name(endpoint),
-                        }
-                    ],
+                    "backendRefs": [backend],
                     "timeouts": {"request": timeout},
                 }
             ],

@@ -114,6 +114,7 @@ def sentinel_route(
     """On the gateway's own cluster's fleet listener: the service's requests carrying the
     sentinel answered by the ``unavailable`` filter (its name as composed)."""
     name = sentinel_route_name(gateway, namespace, service)
+    match = routes.prefix_match(namespace, service, {SENTINEL_HEADER: SENTINEL_VALUE})
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
@@ -122,9 +123,7 @@ def sentinel_route(
             "parentRefs": [routes.parent_ref(host.name, host.namespace, FLEET_LISTENER)],
             "rules": [
                 {
-                    "matches": [
-                        routes.prefix_match(namespace, service, {SENTINEL_HEADER: SENTINEL_VALUE})
-                    ],
+                    "matches": [match],
                     "filters": [routes.extension_filter(unavailable)],
                 }
             ],
