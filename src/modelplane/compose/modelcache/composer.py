@@ -497,14 +497,8 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
     ]
     if authenticated:
-        env.append(
-            {
-                "name": TOKEN_KEY,
-                "valueFrom": {
-                    "secretKeyRef": {"name": token_secret_name(_name(mc)), "key": TOKEN_KEY}
-                },
-            }
-        )
+        token = {"name": token_secret_name(_name(mc)), "key": TOKEN_KEY}
+        env.append({"name": TOKEN_KEY, "valueFrom": {"secretKeyRef": token}})
     env.append({"name": "MODELPLANE_HYDRATED_MARKER", "value": revision_marker(mc, revision)})
     container = {
         "name": "hydrate",
