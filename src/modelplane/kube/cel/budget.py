@@ -131,13 +131,13 @@ def _times(cost: int, cardinality: int) -> int:
     return min(cost * cardinality, MAX_UINT64)
 
 
-def estimate_rule(expression: str, schema: dict[str, Any], optional_old_self: bool = False) -> int:
+def estimate_rule(expression: str, schema: dict[str, Any]) -> int:
     """The estimated cost of one evaluation of ``expression`` on a node with ``schema`` (cel-go's
     ``CostEstimate.Max``, before cardinality). Raises ``CostError``."""
     decl = decl_of(schema)
     if decl is None:
         raise CostError("the schema under the rule has no CEL type")
-    return _estimate(expression, decl, optional_old_self)[0]
+    return _estimate(expression, decl, optional_old_self=False)[0]
 
 
 def _estimate(expression: str, decl: Decl, optional_old_self: bool) -> tuple[int, list[str]]:
