@@ -79,8 +79,8 @@ class Schema:
     compiled_rules: Any = None
 
     @classmethod
-    def of(cls, raw: dict[str, Any], where: str = "openAPIV3Schema") -> Schema:
-        return _compile(raw, where)
+    def of(cls, raw: dict[str, Any]) -> Schema:
+        return _compile(raw, "openAPIV3Schema")
 
     def children(self, where: str) -> Iterator[tuple[Schema, str]]:
         """Each sub-schema below properties, additionalProperties and items, with its
@@ -192,7 +192,7 @@ def _checks_only_type(node: Schema) -> bool:
 _NOT_RE2 = re.compile(r"\(\?<?[=!]|\\[1-9]")
 
 
-def re2_compile(text: str, where: str = "pattern") -> re.Pattern[str]:
+def re2_compile(text: str, where: str) -> re.Pattern[str]:
     """Compile an RE2 pattern with Python's re, keeping RE2's meaning."""
     if _NOT_RE2.search(text):
         raise SchemaError(f"{where}: {text!r} is not RE2 syntax (lookaround or backreference)")
