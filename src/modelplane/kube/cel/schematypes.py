@@ -162,10 +162,10 @@ def _cel_type(builder: _Builder, node: Schema, root: bool = False) -> Any:
     return cel.Type.DYN
 
 
-def check_rules(schema: Schema, where: str = "openAPIV3Schema") -> list[str]:
+def check_rules(schema: Schema) -> list[str]:
     """Compile every rule typed against its node; one message per rule that does not check."""
     sites: list[tuple[str, Schema]] = []
-    _collect(schema, where, sites)
+    _collect(schema, "openAPIV3Schema", sites)
     if not sites:
         return []
     env = _environment(schema, sites)
