@@ -41,6 +41,7 @@ from modelplane.structs import plain
 
 # The Object's own timestamps are irrelevant to every reader; a fixed one keeps output stable.
 _TIME = "2026-01-01T00:00:00Z"
+_ENVOY_GATEWAY = "gateway.envoyproxy.io/gatewayclass-controller"
 
 
 def simulate_observed(desired: Mapping[str, Obj], ready_copies: int) -> dict[str, Obj]:
@@ -349,7 +350,7 @@ def _http_route(route: Obj, _n: int) -> Obj:
         parents.append(
             {
                 "parentRef": dict(ref),
-                "controllerName": "gateway.envoyproxy.io/gatewayclass-controller",
+                "controllerName": _ENVOY_GATEWAY,
                 "conditions": [
                     _condition("Accepted", True, "Accepted"),
                     _condition("ResolvedRefs", True, "ResolvedRefs"),
@@ -453,20 +454,24 @@ def _policy(policy: Obj, _n: int) -> Obj:
     # Envoy Gateway accepts the policy on each Gateway it targets.
     ancestors = []
     for ref in objects.spec(policy).get("targetRefs") or []:
-        ancestors.append(
-            {
-                "ancestorRef": {
-                    "group": ref.get("group"),
-                    "kind": ref.get("kind"),
-                    "name": ref.get("name"),
-                    "namespace": objects.dig(policy, "metadata", "namespace", default=""),
-                    **({"sectionName": ref["sectionName"]} if ref.get("sectionName") else {}),
-                },
-                "controllerName": "gateway.envoyproxy.io/gatewayclass-controller",
-                "conditions": [_condition("Accepted", True, "Accepted")],
-            }
-        )
+        target = {
+            "group": ref.get("group"),
+            "kind": ref.get("kind"),
+            "name": ref.get("name"),
+            "namespace": objects.dig(policy, "metadata", "namespace", default=""),
+            **({"sectionName": ref["sectionName"]} if ref.get("sectionName") else {}),
+        }
+        ancestors.append(_accepted_for(target))
     return {"ancestors": ancestors}
+
+
+def _accepted_for(ancestor: Obj) -> Obj:
+    """A policy's status for one ancestor: Envoy Gateway accepted it there."""
+    return {
+        "ancestorRef": ancestor,
+        "controllerName": _ENVOY_GATEWAY,
+        "conditions": [_condition("Accepted", True, "Accepted")],
+    }
 
 
 def _scaled(value: int | str, total: int) -> int:
@@ -494,19 +499,8 @@ def _condition(kind: str, ok: bool, reason: str) -> Obj:
 
 def _backend_tls_policy(policy: Obj, _n: int) -> Obj:
     # Accepted for the Gateway the route through each target attaches to.
-    return {
-        "ancestors": [
-            {
-                "ancestorRef": {
-                    "group": "gateway.networking.k8s.io",
-                    "kind": "Gateway",
-                    "name": "-",
-                },
-                "controllerName": "gateway.envoyproxy.io/gatewayclass-controller",
-                "conditions": [_condition("Accepted", True, "Accepted")],
-            }
-        ]
-    }
+    gateway = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "-"}
+    return {"ancestors": [_accepted_for(gateway)]}
 
 
 _STATUS = {
