@@ -515,8 +515,7 @@ def _stamp_placements(
             _judge(stamps, p, key, observed, weights)
         elif p.index in moved:
             was = moved[p.index]
-            adopted = _adopted(stamps.routes, was.name, was.cluster, p.cluster, fleet.clusters)
-            _carry_routes(stamps.stamped[key], adopted)
+            _adopt(stamps.stamped[key], stamps.routes, was.name, was.cluster, fleet.clusters)
     return stamps
 
 
@@ -551,12 +550,12 @@ def _judge(stamps: Stamps, p: ReplicaPlacement, key: str, observed: Obj, weights
         _record_routes(stamps.stamped[key], stamps.routes)
 
 
-def _adopted(routes: Routes, name: str, cluster: str, to: str, clusters: Clusters) -> str:
-    """What a replacement on ``to`` of replica ``name`` on ``cluster`` waits to be routed by."""
+def _adopt(replica: Obj, routes: Routes, name: str, cluster: str, clusters: Clusters) -> None:
+    """Record on ``replica`` (replacing ``name`` on ``cluster``) what it waits to be routed by."""
     elsewhere = ""
-    if to != cluster and cluster in clusters:
+    if _on(replica) != cluster and cluster in clusters:
         elsewhere = cluster_gateway(clusters[cluster]).provider_config
-    return routes.adopted(name, elsewhere)
+    _carry_routes(replica, routes.adopted(name, elsewhere))
 
 
 def _record_routes(replica: Obj, routes: Routes) -> None:
@@ -615,10 +614,7 @@ def _add_surges(
         stamps.stamped[key] = _stamped(md, p, stamps.names[key], None, weights)
         # It counts once every route naming the one it replaces names it too.
         was = mine[old]
-        adopted = _adopted(
-            stamps.routes, str(was["metadata"]["name"]), _on(was), p.cluster, clusters
-        )
-        _carry_routes(stamps.stamped[key], adopted)
+        _adopt(stamps.stamped[key], stamps.routes, str(was["metadata"]["name"]), _on(was), clusters)
         stamps.placed.append(key)
         surging[key] = old
     for key, old in [*surging.items(), *((k, o) for o, k in surges.replaced.items())]:
@@ -694,13 +690,12 @@ def _report(
         waiting = ModelDeployment.WAITING_FOR_MODEL_CACHE
         scheduled = Condition(SCHEDULED, "False", waiting, scheduled.message)
     scheduled = _with_draining(scheduled, kept.leaving, mine)
-    # The counted placements' keys, in the order of the plan's placements.
-    shown = [rollout.names[k] for k in rollout.counted]
-    scheduled = _with_awaiting(scheduled, md, plan, shown)
+    # The counted placements' names by key, in the order of the plan's placements.
+    counted = {k: rollout.names[k] for k in rollout.counted}
+    scheduled = _with_awaiting(scheduled, md, plan, list(counted.values()))
     scheduled = _with_unready(scheduled, plan, fleet.clusters)
     result.conditions.append(scheduled)
-    counted_names = {k: rollout.names[k] for k in rollout.counted}
-    result.conditions.append(serving_condition(plan.desired, counted_names, list(kept.kept), mine))
+    result.conditions.append(serving_condition(plan.desired, counted, list(kept.kept), mine))
     if scheduled.status != "True":
         # Fewer replicas placed than asked: the deployment does not do its job, whatever the
         # replicas it did place report (none at all would read Available).
