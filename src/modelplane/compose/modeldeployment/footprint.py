@@ -85,13 +85,8 @@ def _unresolved(
     if not read:
         hold = f"ModelCache {name} is not read yet, so where it stages the weights is unknown"
         reading = f"reading ModelCache {name}; new replicas are held and existing ones kept"
-        return Footprint(
-            requirements,
-            hold=f"new replicas are held: {hold}",
-            condition=Condition(
-                RESOLVED, "Unknown", ModelDeployment.MODEL_CACHE_UNRESOLVED, reading
-            ),
-        )
+        unread = Condition(RESOLVED, "Unknown", ModelDeployment.MODEL_CACHE_UNRESOLVED, reading)
+        return Footprint(requirements, hold=f"new replicas are held: {hold}", condition=unread)
     message = (
         f"ModelCache {name} not found in namespace {namespace}: new replicas are held "
         "until it exists; existing replicas are kept"
