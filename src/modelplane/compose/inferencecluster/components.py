@@ -24,7 +24,7 @@ from modelplane.compose.inferencecluster.releases import (
 from modelplane.compose.inferencecluster.target import Setting, Target
 from modelplane.compose.shared.frontdoor import POOL_GROUP
 from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
-from modelplane.compose.shared.remote import NEVER_DELETE
+from modelplane.compose.shared.remote import NEVER_DELETE, cel_readiness
 from modelplane.kube.objects import Obj
 from modelplane.labels import (
     COMPONENT,
@@ -297,7 +297,7 @@ def _pool_crd(t: Target, s: Setting) -> dict[str, Obj]:
             INFERENCE_EXTENSION.name,
             key,
             crd,
-            readiness={"policy": "DeriveFromCelQuery", "celQuery": CRD_ESTABLISHED},
+            readiness=cel_readiness(CRD_ESTABLISHED),
             management_policies=list(NEVER_DELETE),
         )
         for key, crd in (

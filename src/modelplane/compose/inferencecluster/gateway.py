@@ -28,7 +28,12 @@ from modelplane.compose.shared.frontdoor import (
     listener_ref,
     secret_copy_references,
 )
-from modelplane.compose.shared.remote import NEVER_DELETE, OBSERVED_MANIFEST, secret_copy
+from modelplane.compose.shared.remote import (
+    NEVER_DELETE,
+    OBSERVED_MANIFEST,
+    cel_readiness,
+    secret_copy,
+)
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.kube.objects import Obj
@@ -154,18 +159,10 @@ def gateway_resources(t: Target) -> dict[str, Obj]:
         ),
         ENVOY_PROXY: stack_object(t, name, ENVOY_PROXY, proxy),
         GATEWAY_CLASS: stack_object(
-            t,
-            name,
-            GATEWAY_CLASS,
-            gateway_class,
-            readiness={"policy": "DeriveFromCelQuery", "celQuery": CLASS_ACCEPTED_QUERY},
+            t, name, GATEWAY_CLASS, gateway_class, readiness=cel_readiness(CLASS_ACCEPTED_QUERY)
         ),
         GATEWAY: stack_object(
-            t,
-            name,
-            GATEWAY,
-            gateway,
-            readiness={"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
+            t, name, GATEWAY, gateway, readiness=cel_readiness(GATEWAY_READY_QUERY)
         ),
     }
 
@@ -181,7 +178,7 @@ def observed_gateway(t: Target) -> Obj:
             "kind": "Gateway",
             "metadata": {"name": t.gateway.name, "namespace": t.gateway.namespace},
         },
-        readiness={"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
+        readiness=cel_readiness(GATEWAY_READY_QUERY),
         management_policies=["Observe"],
     )
 
@@ -254,7 +251,7 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
             FLEET_COMPONENT,
             FLEET_CLIENT_VALIDATION,
             policy,
-            readiness={"policy": "DeriveFromCelQuery", "celQuery": POLICY_ACCEPTED_QUERY},
+            readiness=cel_readiness(POLICY_ACCEPTED_QUERY),
         ),
     }
 

@@ -54,14 +54,18 @@ from modelplane.compose.shared.frontdoor import (
     front_gateway_name,
     gateway_withdrawn,
 )
-from modelplane.compose.shared.remote import MANIFEST, OBSERVED_MANIFEST, remote_object
+from modelplane.compose.shared.remote import (
+    MANIFEST,
+    OBSERVED_MANIFEST,
+    cel_readiness,
+    remote_object,
+)
 from modelplane.composer import Condition, Desired, Inputs, Requirement, Result
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj, dig, mapping
 from modelplane.observed import observed_ready, ready_as_observed
 from modelplane.reasons import InferenceGateway
 from modelplane.shortlist import counted, shortlist
-from modelplane.structs import frozen
 
 CLUSTERS = "inference-clusters"
 GATEWAY = "gateway"
@@ -86,8 +90,6 @@ CERTIFICATE_READY_QUERY = (
     "has(object.status) && has(object.status.conditions)"
     ' && object.status.conditions.exists(c, c.type == "Ready" && c.status == "True")'
 )
-_GATEWAY_READY = frozen({"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY})
-_CERTIFICATE_READY = frozen({"policy": "DeriveFromCelQuery", "celQuery": CERTIFICATE_READY_QUERY})
 
 OLD_SHAPE = (
     "InferenceGateway spec.backend/spec.traefik is the v0.3.1 shape (Traefik installed on the "
@@ -237,7 +239,7 @@ def _front(inputs: Inputs, hosted: _Host, pki: FleetPKI) -> dict[str, Desired]:
     wanted: dict[str, tuple[Obj, Obj | None]] = {
         GATEWAY: (
             objects.front_gateway(name, hostname, host, hosted.class_name, acme),
-            _GATEWAY_READY,
+            cel_readiness(GATEWAY_READY_QUERY),
         ),
         CLIENT_SECRET: (objects.client_secret_copy(name, host), None),
     }
@@ -246,7 +248,7 @@ def _front(inputs: Inputs, hosted: _Host, pki: FleetPKI) -> dict[str, Desired]:
     else:
         wanted[TLS] = (
             objects.tls_certificate(name, hostname, host, tls["issuerRef"]),
-            _CERTIFICATE_READY,
+            cel_readiness(CERTIFICATE_READY_QUERY),
         )
     out: dict[str, Desired] = {}
     for key, (manifest, readiness) in wanted.items():

@@ -35,6 +35,7 @@ from modelplane.compose.shared.endpointpicker import (
     UNIFIED_CONFIG,
 )
 from modelplane.compose.shared.frontdoor import POOL_GROUP
+from modelplane.compose.shared.remote import cel_readiness
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.structs import ListView, StructView, frozen, struct_to_dict
@@ -141,7 +142,7 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
         SERVICE_KEY: _service(ctx, meta),
         DISRUPTION_BUDGET_KEY: _disruption_budget(ctx, meta),
     }
-    readiness = {DEPLOYMENT_KEY: _AVAILABLE}
+    readiness = {DEPLOYMENT_KEY: cel_readiness(AVAILABLE_QUERY)}
     return {key: wrap(ctx, key, m, readiness=readiness.get(key)) for key, m in manifests.items()}
 
 
@@ -349,7 +350,6 @@ def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
     }
 
 
-_AVAILABLE = frozen({"policy": "DeriveFromCelQuery", "celQuery": AVAILABLE_QUERY})
 _SURGE_ONE = frozen(
     {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
 )

@@ -15,6 +15,7 @@ from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned, serving_selector
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.shared.frontdoor import FLEET_LISTENER, POOL_GROUP
+from modelplane.compose.shared.remote import cel_readiness
 from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
@@ -74,7 +75,9 @@ def compose_routing(ctx: ReplicaContext) -> dict[str, Obj]:
     epp = picker_name(ctx.name)
     resources = {
         POOL_KEY: wrap(ctx, POOL_KEY, inference_pool(ctx, pool, epp)),
-        ROUTE_KEY: wrap(ctx, ROUTE_KEY, http_route(ctx, pool), readiness=_ACCEPTED),
+        ROUTE_KEY: wrap(
+            ctx, ROUTE_KEY, http_route(ctx, pool), readiness=cel_readiness(ROUTE_ACCEPTED_QUERY)
+        ),
     }
     resources.update(picker.compose_picker(ctx, name=epp, pool=pool))
     return resources
@@ -124,7 +127,6 @@ def http_route(ctx: ReplicaContext, pool: str) -> Obj:
     }
 
 
-_ACCEPTED = frozen({"policy": "DeriveFromCelQuery", "celQuery": ROUTE_ACCEPTED_QUERY})
 _STRIP_PREFIX = frozen(
     [
         {

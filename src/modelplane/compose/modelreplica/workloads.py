@@ -31,7 +31,7 @@ from modelplane.compose.modelreplica.names import (
 )
 from modelplane.compose.modelreplica.pods import PodTemplate, member_pod, member_spec
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.compose.shared.remote import NEVER_DELETE, remote_namespace
+from modelplane.compose.shared.remote import NEVER_DELETE, cel_readiness, remote_namespace
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
@@ -41,16 +41,12 @@ class EngineShapeError(ValueError):
     """An engine the XRD would have rejected; the message names the field."""
 
 
-def _cel_ready(*conditions: str) -> Obj:
-    return frozen({"policy": "DeriveFromCelQuery", "celQuery": " && ".join(conditions)})
-
-
 _CURRENT = (
     "has(object.status) && has(object.status.observedGeneration)",
     "object.status.observedGeneration == object.metadata.generation",
 )
 # A Deployment's Available condition honours maxUnavailable, so count copies instead.
-DEPLOYMENT_READY = _cel_ready(
+DEPLOYMENT_READY = cel_readiness(
     *_CURRENT,
     "has(object.status.updatedReplicas)",
     "object.status.updatedReplicas >= object.spec.replicas",
@@ -60,7 +56,7 @@ DEPLOYMENT_READY = _cel_ready(
 # readyReplicas counts groups whose leader and every worker are ready. LeaderWorkerSet publishes
 # observedGeneration only since lws#698 (v0.8 never does), so it is checked only when present;
 # updatedReplicas already counts groups at the current template.
-LEADERWORKERSET_READY = _cel_ready(
+LEADERWORKERSET_READY = cel_readiness(
     "has(object.status)",
     "(!has(object.status.observedGeneration)"
     " || object.status.observedGeneration == object.metadata.generation)",
@@ -71,13 +67,13 @@ LEADERWORKERSET_READY = _cel_ready(
 )
 # A PodCliqueSet is available once its scaling group meets minAvailable (one gang); whether
 # every gang is up is read from the scaling group itself (GANGS_READY).
-PODCLIQUESET_READY = _cel_ready(
+PODCLIQUESET_READY = cel_readiness(
     *_CURRENT,
     "object.spec.replicas > 0",
     "has(object.status.availableReplicas)",
     "object.status.availableReplicas >= object.spec.replicas",
 )
-GANGS_READY = _cel_ready(
+GANGS_READY = cel_readiness(
     "has(object.spec.replicas) && has(object.status)",
     "has(object.status.availableReplicas)",
     "object.status.availableReplicas >= object.spec.replicas",

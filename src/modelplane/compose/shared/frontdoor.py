@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from modelplane.compose.shared.remote import cel_readiness
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label, suffixed, unique_label
 from modelplane.kube.objects import Obj
@@ -82,7 +83,7 @@ ROUTE_PROGRAMMED_QUERY = (
     ' && p.conditions.exists(c, c.type == "Accepted" && c.status == "True")'
     ' && p.conditions.exists(c, c.type == "ResolvedRefs" && c.status == "True"))'
 )
-ROUTE_READINESS = frozen({"policy": "DeriveFromCelQuery", "celQuery": ROUTE_PROGRAMMED_QUERY})
+ROUTE_READINESS = cel_readiness(ROUTE_PROGRAMMED_QUERY)
 
 
 @dataclass(frozen=True)

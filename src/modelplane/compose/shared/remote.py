@@ -76,6 +76,12 @@ def remote_namespace(name: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": managed_metadata(name)}
 
 
+@lru_cache(maxsize=64)
+def cel_readiness(*conditions: str) -> Obj:
+    """An Object's readiness policy: Ready once every CEL condition holds of the remote object."""
+    return frozen({"policy": "DeriveFromCelQuery", "celQuery": " && ".join(conditions)})
+
+
 # Every Object of every replica on a cluster carries the same reference.
 @lru_cache(maxsize=1024)
 def _provider_config_ref(name: str) -> Obj:
