@@ -50,17 +50,12 @@ def parse_engines(spec: dict[str, Any]) -> tuple[Engine, ...]:
                 selectors = tuple(
                     str(s["cel"]) for s in device.get("selectors") or [] if s.get("cel") is not None
                 )
-                requests.append(
-                    Request(
-                        str(device.get("name", "")), int(device.get("count", 1)), selectors, base
-                    )
-                )
-            members.append(
-                Member(str(member.get("role", "Standalone")), pod_count(member), tuple(requests))
-            )
-        engines.append(
-            Engine(str(engine.get("name", "")), int(engine.get("copies", 1)), tuple(members))
-        )
+                count = int(device.get("count", 1))
+                requests.append(Request(str(device.get("name", "")), count, selectors, base))
+            role = str(member.get("role", "Standalone"))
+            members.append(Member(role, pod_count(member), tuple(requests)))
+        copies = int(engine.get("copies", 1))
+        engines.append(Engine(str(engine.get("name", "")), copies, tuple(members)))
     return tuple(engines)
 
 
