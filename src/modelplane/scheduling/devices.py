@@ -88,9 +88,8 @@ def _memory(capacity: dict[str, Any]) -> int:
     for name, value in sorted(capacity.items()):
         if name.rsplit("/", 1)[-1] == "memory" and isinstance(value, dict):
             try:
-                return max(
-                    0, int(parse_quantity(str(value.get("value", "0"))).as_approximate_float())
-                )
+                memory = parse_quantity(str(value.get("value", "0"))).as_approximate_float()
+                return max(0, int(memory))
             except (QuantityError, ValueError, OverflowError):
                 return 0
     return 0
