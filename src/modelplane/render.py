@@ -400,15 +400,7 @@ class Session:
             **({"uid": meta["uid"]} if meta.get("uid") else {}),
         }
         observed = resources if simulate is None else simulate(resources)
-        out = {}
-        for k, obj in observed.items():
-            obj_meta = dict(objects.metadata(obj))
-            obj_meta["annotations"] = {**objects.annotations(obj), RESOURCE_NAME: k}
-            obj_meta["labels"] = {**objects.labels(obj), COMPOSITE_LABEL: meta["name"]}
-            obj_meta.setdefault("ownerReferences", [reference])
-            if meta.get("namespace") and "namespace" not in obj_meta:
-                obj_meta["namespace"] = meta["namespace"]
-            out[k] = {**obj, "metadata": obj_meta}
+        out = {k: _composed_by(composite, k, obj, reference) for k, obj in observed.items()}
         return self._simulated.put(key, (list(resources.values()), out))[1]
 
 
@@ -682,21 +674,28 @@ def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
     replicas from those of a ModelService of the same name. Its uid is the owner's, when it has
     one."""
     meta = objects.metadata(xr)
-    name, namespace, uid = meta.get("name", ""), meta.get("namespace"), meta.get("uid")
+    name = meta.get("name", "")
+    reference = {"apiVersion": xr.get("apiVersion"), "kind": xr.get("kind"), "name": name}
+    if meta.get("uid"):
+        reference["uid"] = meta["uid"]
+    controller = {**reference, "controller": True, "blockOwnerDeletion": True}
+    labelled = _composed_by(xr, key, obj, controller)
+    if "name" not in labelled["metadata"]:
+        labelled["metadata"]["generateName"] = f"{name}-"
+    return labelled
+
+
+def _composed_by(xr: Obj, key: str, obj: Obj, reference: Obj) -> Obj:
+    """``obj`` as composed resource ``key`` of ``xr``: annotated with that name, labelled with
+    its owner's, and in its owner's namespace and controlled by ``reference`` unless it says
+    otherwise."""
+    meta = objects.metadata(xr)
     obj_meta = dict(objects.metadata(obj))
     obj_meta["annotations"] = {**objects.annotations(obj), RESOURCE_NAME: key}
-    obj_meta["labels"] = {**objects.labels(obj), COMPOSITE_LABEL: name}
-    if "name" not in obj_meta:
-        obj_meta["generateName"] = f"{name}-"
-    if namespace and "namespace" not in obj_meta:
-        obj_meta["namespace"] = namespace
-    if "ownerReferences" not in obj_meta:
-        reference = {"apiVersion": xr.get("apiVersion"), "kind": xr.get("kind"), "name": name}
-        if uid:
-            reference["uid"] = uid
-        obj_meta["ownerReferences"] = [
-            {**reference, "controller": True, "blockOwnerDeletion": True}
-        ]
+    obj_meta["labels"] = {**objects.labels(obj), COMPOSITE_LABEL: meta.get("name", "")}
+    if meta.get("namespace") and "namespace" not in obj_meta:
+        obj_meta["namespace"] = meta["namespace"]
+    obj_meta.setdefault("ownerReferences", [reference])
     return {**obj, "metadata": obj_meta}
 
 
