@@ -744,7 +744,7 @@ def cluster_phase(name: str, hydrate: Obj | None) -> ClusterPhase:
     return ClusterPhase(name, HYDRATING, "the hydration Job is downloading the weights")
 
 
-def hydrated_condition(phases: list[ClusterPhase], resolving: bool = False) -> Condition:
+def hydrated_condition(phases: list[ClusterPhase], resolving: bool) -> Condition:
     if not phases:
         return Condition(
             HYDRATED, "False", ModelCache.NO_MATCHING_CLUSTER, "no InferenceCluster is selected"

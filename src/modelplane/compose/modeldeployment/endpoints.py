@@ -40,10 +40,7 @@ def endpoint_key(replica_key: str) -> str:
 
 
 def with_endpoints(
-    inputs: Inputs,
-    result: Result,
-    fleet: Mapping[str, Mapping[str, Any]],
-    draining: frozenset[str] = frozenset(),
+    inputs: Inputs, result: Result, fleet: Mapping[str, Mapping[str, Any]], draining: frozenset[str]
 ) -> Result:
     """``result`` with the endpoints of the replicas it composes added, but for those
     ``draining`` (kept only until the routes no longer reference them). ``fleet``: the

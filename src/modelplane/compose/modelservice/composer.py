@@ -453,10 +453,7 @@ def _wanted_callers(
 
 
 def _kept(
-    inputs: Inputs,
-    fleet: Mapping[str, Obj],
-    skipped: list[Skipped],
-    gone: frozenset[str] = frozenset(),
+    inputs: Inputs, fleet: Mapping[str, Obj], skipped: list[Skipped], gone: frozenset[str]
 ) -> dict[str, Desired]:
     """Observed objects these inputs no longer ask for that stay as they are, since their going
     could cut requests that still arrive, or rest on no evidence (a cluster in ``gone``, asked
