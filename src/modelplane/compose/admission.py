@@ -64,9 +64,10 @@ class Admission:
         return cls(load_definitions(Path(p) for p in paths))
 
     @classmethod
+    @functools.cache
     def default(cls) -> Admission:
         """The shipped XRDs (``apis/``), compiled once per process."""
-        return _default()
+        return cls(api.Admission.default().definitions())
 
     def add(self, definitions: Iterable[Definition]) -> Admission:
         """A new Admission with these definitions too (they win on a clash)."""
@@ -356,8 +357,3 @@ def _with_metadata(root: Schema) -> Schema:
 
 def _group(obj: Obj) -> str:
     return str(obj.get("apiVersion", "")).rpartition("/")[0]
-
-
-@functools.cache
-def _default() -> Admission:
-    return Admission(api.Admission.default().definitions())
