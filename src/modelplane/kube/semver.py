@@ -72,9 +72,8 @@ def parse_semver(text: str, normalize: bool = False) -> Semver:
     pre = tuple(match.group(4).split(".")) if match.group(4) else ()
     for part in pre:
         if part.isdigit() and len(part) > 1 and part[0] == "0":
-            raise SemverError(
-                f"Numeric PreRelease version must not contain leading zeroes {part!r}"
-            )
+            message = f"Numeric PreRelease version must not contain leading zeroes {part!r}"
+            raise SemverError(message)
     build = tuple(match.group(5).split(".")) if match.group(5) else ()
     return Semver(int(match.group(1)), int(match.group(2)), int(match.group(3)), pre, build)
 
