@@ -114,9 +114,8 @@ class Admission:
             else None
         )
         if version is None:
-            raise UnknownKindError(
-                f"no served definition for apiVersion {api_version!r} kind {kind!r}"
-            )
+            message = f"no served definition for apiVersion {api_version!r} kind {kind!r}"
+            raise UnknownKindError(message)
         return admit(version.schema(), obj)
 
 
