@@ -114,9 +114,8 @@ def _compile_tree(schema: Schema, where: str, failures: list[str]) -> None:
             try:
                 compiled.append(_compile_rule(raw))
             except CelCompileError as e:
-                failures.append(
-                    f"{where}.x-kubernetes-validations[{i}]: rule {raw.get('rule')!r}: {e}"
-                )
+                at = f"{where}.x-kubernetes-validations[{i}]"
+                failures.append(f"{at}: rule {raw.get('rule')!r}: {e}")
         schema.compiled_rules = compiled
     for sub, below in schema.children(where):
         _compile_tree(sub, below, failures)
