@@ -380,9 +380,8 @@ def _validate(schema: Schema, value: Any, path: Path, errors: list[FieldError]) 
 
 def _not_supported(enum: list[Any], value: Any, path: Path) -> FieldError:
     allowed = ", ".join(f'"{e}"' if isinstance(e, str) else f'"{_json(e)}"' for e in enum)
-    return FieldError(
-        render_path(path), ErrorType.NOT_SUPPORTED, value, f"supported values: {allowed}"
-    )
+    detail = f"supported values: {allowed}"
+    return FieldError(render_path(path), ErrorType.NOT_SUPPORTED, value, detail)
 
 
 def _same(a: Any, b: Any) -> bool:
