@@ -152,15 +152,14 @@ def _definition(doc: dict[str, Any], source: str, xrd_scope: str | None) -> Defi
         source=source,
         kind_of_definition=doc["kind"],
     )
+    where = f"{source}: {names['kind']}"
     for v in spec["versions"]:
         raw = objects.dig(v, "schema", "openAPIV3Schema")
         if xrd_scope is not None:
             raw = composite_schema(raw or {}, scope)
         elif not raw:
             raw = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-        definition.versions[v["name"]] = Version(
-            v["name"], bool(v.get("served", True)), raw, f"{source}: {names['kind']}"
-        )
+        definition.versions[v["name"]] = Version(v["name"], bool(v.get("served", True)), raw, where)
     return definition
 
 
