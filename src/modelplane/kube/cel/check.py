@@ -374,9 +374,8 @@ def functions() -> dict[str, list[Overload]]:
         name, overload_id, scope, signature = line.split(" ", 3)
         params_text, result_text = signature.split("->")
         params = tuple(_parse_type(p) for p in _split(params_text))
-        table.setdefault(name, []).append(
-            Overload(overload_id, scope == "m", params, _parse_type(result_text))
-        )
+        overload = Overload(overload_id, scope == "m", params, _parse_type(result_text))
+        table.setdefault(name, []).append(overload)
     return table
 
 
