@@ -484,9 +484,8 @@ class _Coster:
         if element is not None:
             assert element.type is not None
             if element.type.kind in ("string", "bytes"):
-                el_cost = _add(
-                    el_cost, _factor(self.node_size(element), STRING_TRAVERSAL_COST_FACTOR)
-                )
+                size = self.node_size(element)
+                el_cost = _add(el_cost, _factor(size, STRING_TRAVERSAL_COST_FACTOR))
             return _mul(self.node_size(target), el_cost), None
         if call.e.function == "includes":
             return _mul(self.node_size(target), el_cost), None
