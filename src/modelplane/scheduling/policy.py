@@ -123,9 +123,8 @@ def _retain_engine(
         if not options:
             return f"pool {pool.name} no longer fits: {reason}"
         # The option charged as stamped, so an edit elsewhere does not move its devices.
-        stamped = observed_vector(
-            pool, member.get("deviceRequests") or [], recorded.get((engine.name, m))
-        )
+        requests = member.get("deviceRequests") or []
+        stamped = observed_vector(pool, requests, recorded.get((engine.name, m)))
         picked.append(next((o for o in options if o.demand == stamped), options[0]))
         pools.append(pool.name)
     if not any(o.requests for o in picked):
