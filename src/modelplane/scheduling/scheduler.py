@@ -200,9 +200,8 @@ def _outdated(
 def _filler(request: _Request, charged: _Charged, admits: Admits | None, hold: str) -> Fill:
     kinds, prices, fleet = request.kinds, request.prices, request.fleet
     # Before any cluster is read, every one ranks at least as well as the best any class gives.
-    floor = charged.matcher.floor(
-        [Pool("", "", c, kinds[c], 1, price=prices[c]) for c in sorted(kinds)]
-    )
+    classes = [Pool("", "", c, kinds[c], 1, price=prices[c]) for c in sorted(kinds)]
+    floor = charged.matcher.floor(classes)
     constraints = parse_constraints(request.template)
     load = charged.load
     spread = (lambda f: Spread(constraints, fleet, load, f.can_take)) if constraints else None
