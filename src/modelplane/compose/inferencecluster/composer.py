@@ -67,6 +67,7 @@ from modelplane.compose.shared.fleetsecrets import trust_bundle_problem
 from modelplane.composer import (
     CLASSES,
     Condition,
+    ConditionStatus,
     Desired,
     Event,
     Inputs,
@@ -323,13 +324,9 @@ def _pools_status(cluster: Obj, fleet: _Fleet, result: Result) -> list[Obj] | No
         result.conditions.append(pools_condition(pools, missing))
         return pools
     reading = ", ".join(fleet.class_lookup.asked()) or "InferenceClasses"
+    waiting = InferenceCluster.WAITING_FOR_CLASSES
     result.conditions.append(
-        Condition(
-            InferenceCluster.POOLS_RESOLVED,
-            "Unknown",
-            InferenceCluster.WAITING_FOR_CLASSES,
-            f"reading {reading}",
-        )
+        Condition(InferenceCluster.POOLS_RESOLVED, "Unknown", waiting, f"reading {reading}")
     )
     # Not read yet is no evidence a pool changed: the scheduler keeps reading the last ones.
     return objects.status(cluster).get("gpuPools")
@@ -392,10 +389,8 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
             f"no ModelReplica labelled {CLUSTER}={name} (as a ModelDeployment labels each it "
             "places) runs on this cluster"
         )
-    in_use = Condition(
-        InferenceCluster.IN_USE, "True" if running or gateways else "False", reason, message
-    )
-    result.conditions.append(in_use)
+    in_use: ConditionStatus = "True" if running or gateways else "False"
+    result.conditions.append(Condition(InferenceCluster.IN_USE, in_use, reason, message))
 
 
 @dataclass(frozen=True)
@@ -527,10 +522,8 @@ def _gateway_status(
             f"Gateway {gw.namespace}/{gw.name} on the cluster has no address yet; replicas "
             "placed here are not reachable until it has one"
         )
-    ready = Condition(
-        InferenceCluster.GATEWAY_READY, "True" if address else "False", reason, message
-    )
-    result.conditions.append(ready)
+    ready: ConditionStatus = "True" if address else "False"
+    result.conditions.append(Condition(InferenceCluster.GATEWAY_READY, ready, reason, message))
     return status
 
 
@@ -562,16 +555,10 @@ def _unsupported(inputs: Inputs, source: str) -> Result:
         "they can be validated against). Use one of those, or bring the cluster as source "
         "Existing with a kubeconfig secretRef; nothing is composed"
     )
+    reason = InferenceCluster.UNSUPPORTED_SOURCE
     return Result(
         resources={k: Desired(carried(o)) for k, o in sorted(inputs.observed.items())},
-        conditions=[
-            Condition(
-                InferenceCluster.SOURCE_SUPPORTED,
-                "False",
-                InferenceCluster.UNSUPPORTED_SOURCE,
-                message,
-            )
-        ],
-        events=[Event("Warning", message, InferenceCluster.UNSUPPORTED_SOURCE)],
+        conditions=[Condition(InferenceCluster.SOURCE_SUPPORTED, "False", reason, message)],
+        events=[Event("Warning", message, reason)],
         ready="False",
     )
