@@ -164,11 +164,8 @@ def estimate_schema(schema: dict[str, Any], path: str, version: str = "") -> Sch
                     f"{x.path}: Forbidden: contributed to estimated rule cost total exceeding "
                     "cost limit for entire OpenAPIv3 schema"
                 )
-        message = cost_message(
-            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
-            result.total,
-            STATIC_ESTIMATED_CRD_COST_LIMIT,
-        )
+        what = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
+        message = cost_message(what, result.total, STATIC_ESTIMATED_CRD_COST_LIMIT)
         result.errors.append(f"{path}: Forbidden: {message}")
     return result
 
