@@ -181,14 +181,10 @@ def _cluster_trace(
         reason = f"hosts {plural('replica', len(mine))} " + ", ".join(str(r.index) for r in mine)
     else:
         reason = summary
-    return pl.ClusterTrace(
-        cluster.name,
-        not fill.ineligible.why(cluster),
-        reason,
-        pools,
-        tuple(r.index for r in mine),
-        tuple(score(r.index, *fill.won[r.index]) for r in mine if r.index in fill.won),
-    )
+    eligible = not fill.ineligible.why(cluster)
+    indices = tuple(r.index for r in mine)
+    scores = tuple(score(r.index, *fill.won[r.index]) for r in mine if r.index in fill.won)
+    return pl.ClusterTrace(cluster.name, eligible, reason, pools, indices, scores)
 
 
 def _uses(fill: Fill, mine: list[Replica]) -> dict[str, list[str]]:
