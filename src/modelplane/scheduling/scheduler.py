@@ -307,14 +307,8 @@ def placeable_on(deployment: dict[str, Any], parsed: Fleet) -> tuple[str, ...]:
     kinds, fleet = parsed.kinds, parsed.clusters
     if _selector_errors(engines, kinds, fleet):
         return ()
-    fill = Fill(
-        Matcher(engines),
-        fleet,
-        Ledger(FleetPools(fleet)),
-        selector,
-        list(template.get("tolerations") or []),
-        {},
-    )
+    tolerations = list(template.get("tolerations") or [])
+    fill = Fill(Matcher(engines), fleet, Ledger(FleetPools(fleet)), selector, tolerations, {})
     return tuple(c.name for c in fleet if fill.can_take(c))
 
 
