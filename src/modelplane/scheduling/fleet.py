@@ -101,17 +101,9 @@ class Cluster:
             # them); it may grow to its maxNodeCount, and that headroom is capacity too.
             existing = max(0, int(p.get("nodeCount", 1)), int(p.get("minNodeCount", 0) or 0))
             grows_to = max(existing, int(p.get("maxNodeCount", 0) or 0))
-            pools.append(
-                Pool(
-                    self.name,
-                    str(p.get("name", "")),
-                    class_name,
-                    self._kinds.get(class_name, ()),
-                    grows_to,
-                    existing,
-                    self._prices.get(class_name),
-                )
-            )
+            name = str(p.get("name", ""))
+            kinds, price = self._kinds.get(class_name, ()), self._prices.get(class_name)
+            pools.append(Pool(self.name, name, class_name, kinds, grows_to, existing, price))
         return tuple(sorted(pools, key=lambda p: p.name))
 
     @read_once
