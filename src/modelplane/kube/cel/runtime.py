@@ -106,6 +106,9 @@ class CelEvaluationError(CelError):
     """An expression that failed at runtime (no such key, no matching overload, ...)."""
 
 
+_F = descriptor_pb2.FieldDescriptorProto
+
+
 # Quantities and versions cross into cel-cpp as proto messages built at runtime (cel-expr-python
 # cannot carry opaque Python objects). Each holds one canonical string, so message equality is
 # value equality.
@@ -116,12 +119,7 @@ def k8scel_file() -> descriptor_pb2.FileDescriptorProto:
     )
     for name in ("Quantity", "Semver"):
         message = proto.message_type.add(name=name)
-        message.field.add(
-            name="value",
-            number=1,
-            type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-            label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
-        )
+        message.field.add(name="value", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
     return proto
 
 
