@@ -45,36 +45,26 @@ def as_observed(index: int, replica: dict[str, Any]) -> pl.ReplicaPlacement:
     """A replica kept exactly as stamped (used when selectors are broken)."""
     spec = replica.get("spec") or {}
     recorded = pl.read_device_assignment(replica.get("metadata"))
-    return pl.ReplicaPlacement(
-        index=index,
-        cluster=str(spec.get("clusterName", "")),
-        engines=tuple(
-            pl.EnginePlacement(
-                str(engine.get("name", "")),
-                tuple(
-                    pl.MemberPlacement(
-                        str(member.get("role", "Standalone")),
-                        str(member.get("nodePoolName", "")),
-                        tuple(
-                            pl.DeviceRequest(
-                                str(r.get("name", "")),
-                                int(r.get("count", 1)),
-                                str(r.get("deviceClassName", "")),
-                                tuple(str(s.get("cel")) for s in r.get("selectors") or []),
-                                recorded.get((str(engine.get("name", "")), m), {}).get(
-                                    str(r.get("name", "")), ""
-                                ),
-                            )
-                            for r in member.get("deviceRequests") or []
-                        ),
-                    )
-                    for m, member in enumerate(engine.get("members") or [])
-                ),
-            )
-            for engine in spec.get("engines") or []
-        ),
-        existing=objects.name(replica),
-    )
+    engines = []
+    for engine in spec.get("engines") or []:
+        name = str(engine.get("name", ""))
+        members = []
+        for m, member in enumerate(engine.get("members") or []):
+            role, pool = str(member.get("role", "Standalone")), str(member.get("nodePoolName", ""))
+            devices = recorded.get((name, m), {})
+            requests = tuple(_as_stamped(r, devices) for r in member.get("deviceRequests") or [])
+            members.append(pl.MemberPlacement(role, pool, requests))
+        engines.append(pl.EnginePlacement(name, tuple(members)))
+    cluster, existing = str(spec.get("clusterName", "")), objects.name(replica)
+    return pl.ReplicaPlacement(index, cluster, tuple(engines), existing)
+
+
+def _as_stamped(request: Mapping[str, Any], devices: Mapping[str, str]) -> pl.DeviceRequest:
+    """One stamped device request, with the device ``devices`` records for it."""
+    name, count = str(request.get("name", "")), int(request.get("count", 1))
+    device_class = str(request.get("deviceClassName", ""))
+    selectors = tuple(str(s.get("cel")) for s in request.get("selectors") or [])
+    return pl.DeviceRequest(name, count, device_class, selectors, devices.get(name, ""))
 
 
 def retain(
