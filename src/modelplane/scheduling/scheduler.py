@@ -417,20 +417,9 @@ def _kept_trace(
 
 def placement_of(engines: tuple[Engine, ...], r: Replica) -> pl.ReplicaPlacement:
     assert r.choice is not None
-    return pl.ReplicaPlacement(
-        index=r.index,
-        cluster=r.cluster,
-        engines=tuple(
-            pl.EnginePlacement(
-                engine.name,
-                tuple(
-                    pl.MemberPlacement(member.role, pool, opt.requests)
-                    for member, pool, opt in zip(
-                        engine.members, option.pools, option.members, strict=True
-                    )
-                ),
-            )
-            for engine, option in zip(engines, r.choice, strict=True)
-        ),
-        existing=r.existing,
-    )
+    placed = []
+    for engine, option in zip(engines, r.choice, strict=True):
+        on_pools = zip(engine.members, option.pools, option.members, strict=True)
+        members = tuple(pl.MemberPlacement(m.role, pool, o.requests) for m, pool, o in on_pools)
+        placed.append(pl.EnginePlacement(engine.name, members))
+    return pl.ReplicaPlacement(r.index, r.cluster, tuple(placed), r.existing)
