@@ -184,14 +184,8 @@ def arbitrate(
     everyone = all(fits_alone(by_pool[pool], us) for pool, us in together.items())
     for _, key, deployment, units in wanted:
         if not everyone:
-            full = next(
-                (
-                    p
-                    for p, us in sorted(units.items())
-                    if not fits_alone(by_pool[p], accepted.get(p, ()) + us)
-                ),
-                None,
-            )
+            beside = {p: accepted.get(p, ()) + us for p, us in units.items()}
+            full = next((p for p in sorted(beside) if not fits_alone(by_pool[p], beside[p])), None)
             if full is not None:
                 refused[key] = f"pool {full} cannot hold it beside the replicas admitted before it"
                 continue
