@@ -188,13 +188,9 @@ def _first_come(
     losers = []
     for r in sorted([*mine, *theirs], key=lambda r: admission_order(r, admitted)):
         key = replica_identity(r)
-        wanted = units[key]
-        if all(
-            fits_alone(ledger.pools[(cluster, pool)], accepted.get(pool, ()) + us)
-            for pool, us in wanted.items()
-        ):
-            for pool, us in wanted.items():
-                accepted[pool] = accepted.get(pool, ()) + us
+        beside = {pool: accepted.get(pool, ()) + us for pool, us in units[key].items()}
+        if all(fits_alone(ledger.pools[(cluster, pool)], us) for pool, us in beside.items()):
+            accepted.update(beside)
         elif key in ours:
             held = f"replicas {before} before it hold its pool's devices"
             losers.append((key[1], f"cluster {cluster} is overcommitted: {held}"))
