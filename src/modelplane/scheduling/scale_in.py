@@ -167,19 +167,10 @@ def victim(
         return max(kept, key=lambda k: balance_key(k, load, listed_only, idle, old))
 
     def cost_key(k: Replica) -> CostKey:
-        listed, loaded, leaving_old, _, cluster, index = balance_key(
-            k, load, listed_only, idle, old
-        )
-        return (
-            listed,
-            keeps[k.index],
-            leaving_old,
-            k.existing in idle,
-            order.prices[k.index],
-            loaded,
-            cluster,
-            index,
-        )
+        balance = balance_key(k, load, listed_only, idle, old)
+        listed, loaded, leaving_old, not_serving, cluster, index = balance
+        price = order.prices[k.index]
+        return (listed, keeps[k.index], leaving_old, not_serving, price, loaded, cluster, index)
 
     return max(kept, key=cost_key)
 
