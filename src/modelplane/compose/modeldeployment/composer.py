@@ -51,7 +51,7 @@ from modelplane.compose.modeldeployment.drain import (
     holds_requirement,
     routes_requirement,
 )
-from modelplane.compose.modeldeployment.endpoints import with_endpoints
+from modelplane.compose.modeldeployment.endpoints import serving_status, with_endpoints
 from modelplane.compose.modeldeployment.footprint import Footprint, footprint
 from modelplane.compose.modeldeployment.reroute import (
     DROPPED,
@@ -466,7 +466,7 @@ class Stamps:
         if key not in self.outdated:
             stamp = self.stamped[key]["metadata"]["annotations"][TEMPLATE_HASH]
             return serves_its_stamp(observed, self.routes, self.unreachable, stamp)
-        if _serving(observed) != "True" or _on(observed) in self.unreachable:
+        if serving_status(observed) != "True" or _on(observed) in self.unreachable:
             return False
         # It runs what it ran, but updated before and changed again, it counts only once
         # routed again as well.
@@ -481,7 +481,7 @@ def serves_its_stamp(
     a restamp describes what is being replaced); on a cluster whose gateway reaches it (its
     endpoint is withdrawn with the gateway); and routed again by every route recorded on it
     (``reroute.py``)."""
-    if _serving(observed) != "True" or _on(observed) in unreachable:
+    if serving_status(observed) != "True" or _on(observed) in unreachable:
         return False
     was = described(observed)
     wanted = stamp or stamp_of(observed)
@@ -650,7 +650,7 @@ def _keep_and_drain(inputs: Inputs, fleet: Gathered, rollout: Rollout, result: R
             replica = _moved_on(carried(mine[key]), rollout.routes, rollout.unreachable)
         result.resources[key] = Desired(replica, ready=ready_as_observed(observed))
     plan = rollout.plan
-    serving = sum(1 for k in rollout.counted if _serving(mine.get(k)) == "True")
+    serving = sum(1 for k in rollout.counted if serving_status(mine.get(k)) == "True")
     # A replacement counts as the rollout counts: serving its stamp, and routed.
     available = len(rollout.available)
     kept = _make_before_break(mine, plan, fleet.clusters, available, result.resources)
@@ -658,7 +658,7 @@ def _keep_and_drain(inputs: Inputs, fleet: Gathered, rollout: Rollout, result: R
     stranded = _stranded(mine, plan, fleet.clusters, fleet.classes, available, taken)
     for key in [*kept, *stranded]:
         result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
-    kept += [key for key in stranded if _serving(mine[key]) == "True"]
+    kept += [key for key in stranded if serving_status(mine[key]) == "True"]
     if any(key not in result.resources for key in mine):
         # Asked for whenever a replica leaves, kept or not, so the requirements settle.
         result.requirements[ROUTES] = routes_requirement(md)
@@ -746,7 +746,7 @@ def _stalled(keys: Iterable[str], mine: Mapping[str, Obj], stamps: Stamps) -> li
     return [
         str(mine[k]["metadata"]["name"])
         for k in keys
-        if k in mine and stamps.describes(k, mine[k]) and _serving(mine[k]) == "False"
+        if k in mine and stamps.describes(k, mine[k]) and serving_status(mine[k]) == "False"
     ]
 
 
@@ -891,7 +891,7 @@ def serving_condition(
     desired: int, placed: Mapping[str, str], kept: list[str], mine: Mapping[str, Obj]
 ) -> Condition:
     """``placed``: the scheduled replicas' names by composition resource name."""
-    serving = [k for k in placed if _serving(mine.get(k)) == "True"]
+    serving = [k for k in placed if serving_status(mine.get(k)) == "True"]
     count = len(serving) + len(kept)
     message = f"{count} of {desired} replicas serving"
     if kept:
@@ -928,7 +928,7 @@ def _make_before_break(
         if room <= 0 or key is None or key in desired:
             continue
         obj = mine[key]
-        if _serving(obj) == "True" and obj["spec"].get("clusterName") in clusters:
+        if serving_status(obj) == "True" and obj["spec"].get("clusterName") in clusters:
             kept.append(key)
             room -= 1
     return kept
@@ -1043,10 +1043,11 @@ def _unplaced(
 ) -> Result:
     """Nothing can be placed: ``held`` is kept as observed, and ``reason`` says why."""
     names = {key: str(obj["metadata"]["name"]) for key, obj in mine.items()}
+    ready = sum(1 for obj in mine.values() if serving_status(obj) == "True")
     return Result.held(
         held,
         requirements=asks,
-        status={"replicas": {"total": len(mine), "ready": _count_serving(mine.values())}},
+        status={"replicas": {"total": len(mine), "ready": ready}},
         conditions=[
             Condition(SCHEDULED, "False", reason, message),
             serving_condition(desired, names, [], mine),
@@ -1124,15 +1125,6 @@ def _malformed_engines(engines: Any) -> str | None:
             if not isinstance(member, Mapping) or not isinstance(member.get("template"), Mapping):
                 return f"{where}.members[{m}].template is required"
     return None
-
-
-def _serving(obj: Obj | None) -> str:
-    c = objects.condition(obj, ModelReplica.MODEL_SERVING)
-    return str(c.get("status")) if c else "Unknown"
-
-
-def _count_serving(objs: Iterable[Obj]) -> int:
-    return sum(1 for o in objs if _serving(o) == "True")
 
 
 def _waiting_on(name: str, obj: Obj | None) -> str:

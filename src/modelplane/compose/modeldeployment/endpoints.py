@@ -78,7 +78,7 @@ def _endpoint_for(
         # back once it serves the new stamp. The rollout counts it again only once it is
         # routed again (reroute.py).
         return None
-    serving = _serving(observed_replica)
+    serving = serving_status(observed_replica)
     if serving != "True":
         # Serving False is the evidence that withdraws an endpoint; a replica whose status
         # is not written yet keeps the endpoint it has.
@@ -95,7 +95,7 @@ def _endpoint_for(
     return Desired(endpoint, ready_as_observed(observed))
 
 
-def _serving(replica: Mapping[str, Any] | None) -> str:
+def serving_status(replica: Mapping[str, Any] | None) -> str:
     """The replica's ModelServing status: whether it can take traffic (one ready copy of each
     engine and its routing path), not whether its rollout is complete (Ready)."""
     c = objects.condition(replica, SERVING)
