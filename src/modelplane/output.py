@@ -23,7 +23,7 @@ from modelplane.kube.objects import Obj
 from modelplane.shortlist import counted
 
 # Crossplane's own annotation and label on composed resources, and render's Result kind.
-RESOURCE_NAME = "crossplane.io/composition-resource-name"
+RESOURCE_NAME = owners.RESOURCE_NAME
 COMPOSITE_LABEL = owners.COMPOSITE_LABEL
 RESULT_API_VERSION = "render.crossplane.io/v1beta1"
 # provider-kubernetes: an Object carries a manifest to the cluster its provider config reaches.

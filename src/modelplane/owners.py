@@ -30,6 +30,7 @@ Identity = tuple[str, str, str, str]
 """apiVersion, kind, namespace ("" when cluster-scoped), name."""
 
 COMPOSITE_LABEL = "crossplane.io/composite"
+RESOURCE_NAME = "crossplane.io/composition-resource-name"
 
 
 def identity(obj: Body) -> Identity:
@@ -149,13 +150,13 @@ class Composed:
     first given wins.
     """
 
-    def __init__(self, resources: Iterable[Body], owners: Owners, resource_name: str) -> None:
+    def __init__(self, resources: Iterable[Body], owners: Owners) -> None:
         self._owners = owners
         self._by_name: dict[str, list[_Entry]] = {}
         self._by_uid: dict[str, list[_Entry]] = {}
         self._unowned: list[_Entry] = []
         for seq, obj in enumerate(resources):
-            key = objects.annotations(obj).get(resource_name)
+            key = objects.annotations(obj).get(RESOURCE_NAME)
             if not key:
                 continue
             claim = Claim.of(obj)

@@ -105,7 +105,7 @@ class Rendered:
 
     def documents(self) -> list[Obj]:
         """This composite, its composed resources, its results, then each child's, in order."""
-        child_keys = {_annotation(c.composite, RESOURCE_NAME) for c in self.children}
+        child_keys = {_resource_name(c.composite) for c in self.children}
         docs = [self.composite]
         docs += [r for k, r in self.resources.items() if k not in child_keys]
         docs += self.results
@@ -380,7 +380,7 @@ class Session:
     def observed(self, rendered: Rendered, simulate: Simulate | None) -> dict[str, Obj]:
         """What the next reconcile of ``rendered`` observes: its composed resources (nested
         composites as rendered), as ``simulate`` reports them when given."""
-        children = {_annotation(c.composite, RESOURCE_NAME): c.composite for c in rendered.children}
+        children = {_resource_name(c.composite): c.composite for c in rendered.children}
         resources = {k: children.get(k, r) for k, r in rendered.resources.items()}
         key = tuple(id(o) for o in resources.values())
         hit = self._simulated.get(key)
@@ -511,9 +511,9 @@ class Renderer:
         self._roots = self._ordered(self._unowned(composables))
         # An input that names its owner and its composition resource name is what Crossplane
         # would observe as that owner's composed resource (a replica placed before a drain).
-        owned = [o for o in present if owners.owner_name(o) and _annotation(o, RESOURCE_NAME)]
-        self._supplied = owners.Composed(observed, self._owners, RESOURCE_NAME)
-        self._owned_inputs = owners.Composed(owned, self._owners, RESOURCE_NAME)
+        owned = [o for o in present if owners.owner_name(o) and _resource_name(o)]
+        self._supplied = owners.Composed(observed, self._owners)
+        self._owned_inputs = owners.Composed(owned, self._owners)
 
     def _unowned(self, composables: list[Obj]) -> list[Obj]:
         """The composites no other one owns, each owned one noted under its owner in ``_owned``.
@@ -760,8 +760,8 @@ def _result(e: Event) -> Obj:
     return out
 
 
-def _annotation(obj: Obj, key: str) -> str | None:
-    return objects.annotations(obj).get(key)
+def _resource_name(obj: Obj) -> str | None:
+    return objects.annotations(obj).get(RESOURCE_NAME)
 
 
 MAX_PASSES = 10
