@@ -260,40 +260,30 @@ def retain_all(
         index = replica_index(r)
         cluster_name = str(objects.dig(r, "spec", "clusterName", default=""))
         r_name = replica_identity(r)[1]
-
-        def drop(
-            reason: str, index: int | None = index, cluster: str = cluster_name, name: str = r_name
-        ) -> None:
-            removed.append(pl.RemovedReplica(name, -1 if index is None else index, cluster, reason))
-
-        if index is None:
-            drop(f"label {labels.REPLICA_INDEX} is missing or not an index")
-            continue
-        if index in taken:
-            drop(f"another replica already holds index {index}")
-            continue
         cluster = fleet.get(cluster_name)
-        if cluster is None:
-            drop(f"cluster {cluster_name} no longer exists")
-            continue
-        if any(cluster.labels.get(k) != v for k, v in selector.items()):
-            drop(f"cluster {cluster_name} no longer matches the clusterSelector")
-            continue
-        if admits is not None and (why := admits(cluster)):
-            drop(f"cluster {cluster_name}: {why}")
-            continue
-        if cluster.deleting:
-            drop(f"cluster {cluster_name}: {cluster.deleting}")
-            continue
-        if taint := untolerated(cluster, tolerations, {"NoExecute"}):
-            drop(f"cluster {cluster_name} is drained ({taint})")
-            continue
-        choice, reason = retain(matcher, cluster, r)
-        if choice is None:
-            drop(reason)
-            continue
-        taken.add(index)
-        kept.append(Replica(index, cluster_name, choice, r_name))
+        if index is None:
+            reason = f"label {labels.REPLICA_INDEX} is missing or not an index"
+        elif index in taken:
+            reason = f"another replica already holds index {index}"
+        elif cluster is None:
+            reason = f"cluster {cluster_name} no longer exists"
+        elif any(cluster.labels.get(k) != v for k, v in selector.items()):
+            reason = f"cluster {cluster_name} no longer matches the clusterSelector"
+        elif admits is not None and (why := admits(cluster)):
+            reason = f"cluster {cluster_name}: {why}"
+        elif cluster.deleting:
+            reason = f"cluster {cluster_name}: {cluster.deleting}"
+        elif taint := untolerated(cluster, tolerations, {"NoExecute"}):
+            reason = f"cluster {cluster_name} is drained ({taint})"
+        else:
+            choice, reason = retain(matcher, cluster, r)
+            if choice is not None:
+                taken.add(index)
+                kept.append(Replica(index, cluster_name, choice, r_name))
+                continue
+        removed.append(
+            pl.RemovedReplica(r_name, -1 if index is None else index, cluster_name, reason)
+        )
     return kept, removed
 
 
