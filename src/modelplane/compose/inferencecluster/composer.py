@@ -169,7 +169,7 @@ def _read_fleet(inputs: Inputs, cluster: Obj) -> _Fleet:
     # A pool's class the list does not hold is asked for by name: only nothing back is evidence
     # that the pool lost its devices (and its place in status.gpuPools).
     classes, class_lookup = listed_and_found(
-        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pool_class_names([cluster])
+        inputs, CLASSES, CLASS_BY_NAME, "InferenceClass", pool_class_names([cluster])
     )
     lookups: dict[str, Requirement] = {}
     admitted = allocation(inputs, inputs.required.get(REPLICAS), classes, lookups)

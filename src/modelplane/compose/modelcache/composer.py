@@ -220,7 +220,7 @@ def _staging(
     # a lagging list would otherwise take its clusters out of where the weights are used.
     pools = () if "clusterSelector" in mc["spec"] else pool_class_names(candidates)
     classes, class_lookup = listed_and_found(
-        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pools
+        inputs, CLASSES, CLASS_BY_NAME, "InferenceClass", pools
     )
     result.requirements.update(class_lookup.requirements)
     used = where_used(mc, inputs, candidates, classes)

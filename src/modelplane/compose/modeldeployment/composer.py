@@ -213,7 +213,7 @@ def _gather(inputs: Inputs, index: Clusters) -> Gathered | Result:
     # A pool's class the list does not hold is asked for by name, as a cluster is.
     pool_classes = pool_class_names(clusters.values())
     classes, class_lookup = listed_and_found(
-        inputs, CLASSES, CLASS_BY_NAME, API_VERSION, "InferenceClass", pool_classes
+        inputs, CLASSES, CLASS_BY_NAME, "InferenceClass", pool_classes
     )
     more = {**lookup.requirements, **class_lookup.requirements}
     if classes is None:

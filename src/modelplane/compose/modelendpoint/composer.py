@@ -184,7 +184,7 @@ def _read_hosts(
     # name: only nothing back is evidence that its cluster's objects may go.
     composed_for = _composed_for(inputs.observed)
     gateways, lookup = listed_and_found(
-        inputs, GATEWAYS, GATEWAY_BY_NAME, API_VERSION, "InferenceGateway", composed_for
+        inputs, GATEWAYS, GATEWAY_BY_NAME, "InferenceGateway", composed_for
     )
     requirements = {**requirements, **lookup.requirements}
     if gateways is None:

@@ -188,7 +188,7 @@ def _read_unlisted(
     # its fleet route and so the holds on its replicas out.
     on_clusters = _routed_clusters(inputs.observed, [*listed, *lookup.found.values()], routed)
     clusters, gone_clusters = listed_and_found(
-        inputs, CLUSTERS, CLUSTER_BY_NAME, API_VERSION, "InferenceCluster", on_clusters
+        inputs, CLUSTERS, CLUSTER_BY_NAME, "InferenceCluster", on_clusters
     )
     asked_by_name = lookup.requirements | gone_gateways.requirements | gone_clusters.requirements
     requirements = requirements | asked_by_name

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.apis import API_VERSION
 from modelplane.composer import Inputs, Requirement
 from modelplane.kube.objects import Obj
 
@@ -90,15 +91,15 @@ def _name_of(obj: Any) -> str | None:
 
 
 def listed_and_found(
-    inputs: Inputs, requirement: str, prefix: str, api_version: str, kind: str, names: Iterable[str]
+    inputs: Inputs, requirement: str, prefix: str, kind: str, names: Iterable[str]
 ) -> tuple[list[Obj] | None, Lookup]:
-    """The items listed under ``requirement``, and those of ``names`` the list does not hold
-    asked for by name and added once found: what a composer reads as the list. None while the
-    list, or any object asked for, is not fetched yet."""
+    """The items of the Modelplane ``kind`` listed under ``requirement``, and those of ``names``
+    the list does not hold asked for by name and added once found: what a composer reads as the
+    list. None while the list, or any object asked for, is not fetched yet."""
     listed = inputs.required.get(requirement)
     if listed is None:
         return None, Lookup()
-    lookup = look_up_unlisted(inputs, prefix, api_version, kind, names, listed)
+    lookup = look_up_unlisted(inputs, prefix, API_VERSION, kind, names, listed)
     if lookup.pending:
         return None, lookup
     return [*listed, *lookup.found.values()], lookup
