@@ -225,14 +225,14 @@ def _near(wanted: str, candidates: list[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def describe(kind: Kind, field: Field, width: int = 80) -> str:
+def describe(kind: Kind, field: Field) -> str:
     """One field as ``kubectl explain`` prints it: kind, field and type, description, default,
     constraints, then each field below it with its type and description."""
     lines = [f"KIND:     {kind.kind}", f"GROUP:    {kind.group}", f"VERSION:  {kind.version}", ""]
     if field.path:
         lines += [f"FIELD: {bare(field.path)} <{field.type}>", ""]
     if field.description:
-        lines += ["DESCRIPTION:", *_wrapped(field.description, 4, width), ""]
+        lines += ["DESCRIPTION:", *_wrapped(field.description), ""]
     if field.default:
         lines += [f"DEFAULT: {field.default}", ""]
     constraints = field.constraints()
@@ -244,13 +244,12 @@ def describe(kind: Kind, field: Field, width: int = 80) -> str:
         for child in children:
             required = " -required-" if child.required else ""
             lines.append(f"  {child.name}\t<{child.type}>{required}")
-            lines += [*_wrapped(child.description, 4, width), ""] if child.description else []
+            lines += [*_wrapped(child.description), ""] if child.description else []
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _wrapped(text: str, indent: int, width: int) -> list[str]:
+def _wrapped(text: str) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(
-        text, width - indent, initial_indent=" " * indent, subsequent_indent=" " * indent
-    )
+    indent = "    "
+    return textwrap.wrap(text, 80 - len(indent), initial_indent=indent, subsequent_indent=indent)
