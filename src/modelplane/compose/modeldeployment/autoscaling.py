@@ -107,9 +107,9 @@ def selector(namespace: str, name: str, phase: str = "") -> str:
     )
 
 
-def _either(metric: str, of: str, sel: str) -> str:
-    """``of`` over every engine family's ``metric``, joined with ``or``."""
-    return " or ".join(f"{getattr(e, of)}{metric}{sel}" for e in ENGINES)
+def _either(of: str, sel: str) -> str:
+    """Every engine family's ``of`` metric, joined with ``or``."""
+    return " or ".join(f"{getattr(e, of)}{sel}" for e in ENGINES)
 
 
 def _p90(of: str, sel: str) -> str:
@@ -119,7 +119,7 @@ def _p90(of: str, sel: str) -> str:
 
 def _per_replica(sel: str) -> str:
     """How many replicas report: every replica's engines export the waiting gauge."""
-    return f"count(count by ({REPLICA_SERIES}) ({_either('', 'waiting', sel)}))"
+    return f"count(count by ({REPLICA_SERIES}) ({_either('waiting', sel)}))"
 
 
 @dataclass(frozen=True)
@@ -150,10 +150,10 @@ def triggers(
     decode = selector(namespace, name, "decode") if phased else every
     out = []
     if "waitingRequestsPerReplica" in targets:
-        query = f"sum({_either('', 'waiting', prefill)})"
+        query = f"sum({_either('waiting', prefill)})"
         out.append(Trigger("waiting", query, targets["waitingRequestsPerReplica"]))
     if "kvCacheUtilization" in targets:
-        query = f"sum(avg by ({REPLICA_SERIES}) ({_either('', 'kv_cache', decode)}))"
+        query = f"sum(avg by ({REPLICA_SERIES}) ({_either('kv_cache', decode)}))"
         out.append(Trigger("kv-cache", query, targets["kvCacheUtilization"] / 100))
     latencies = (
         ("timeToFirstToken", "ttft-p90", "ttft", prefill),
