@@ -331,7 +331,7 @@ class Ledger:
         when one of its cluster's pools is first asked about: clusters a reconcile never
         considers cost one dict lookup per replica."""
         spec = replica.get("spec") or {}
-        recorded = read_device_assignment(replica.get("metadata"))
+        recorded = read_device_assignment(replica)
         self._observed.setdefault(str(spec.get("clusterName") or ""), []).append((spec, recorded))
 
 
@@ -426,7 +426,7 @@ def observed_units(
     cluster no longer has occupies nothing (its pods match no node)."""
     sink: dict[tuple[str, str], list[Unit]] = {}
     spec = replica.get("spec") or {}
-    _observed_into(sink, pools, cluster, spec, read_device_assignment(replica.get("metadata")), {})
+    _observed_into(sink, pools, cluster, spec, read_device_assignment(replica), {})
     return {pool: tuple(units) for (_, pool), units in sink.items()}
 
 

@@ -129,10 +129,10 @@ Assignment = dict[tuple[str, int], dict[str, str]]
 """Recorded devices by (engine name, member index), then by request name."""
 
 
-def read_device_assignment(metadata: Mapping[str, Any] | None) -> Assignment:
+def read_device_assignment(replica: Mapping[str, Any]) -> Assignment:
     """The devices a ModelReplica's :data:`DEVICE_ASSIGNMENT` annotation records; empty when it
     has none or it is malformed (the replica is then charged by its requests alone)."""
-    raw = objects.dig(metadata, "annotations", DEVICE_ASSIGNMENT)
+    raw = objects.dig(replica, "metadata", "annotations", DEVICE_ASSIGNMENT)
     if not raw:
         return {}
     try:

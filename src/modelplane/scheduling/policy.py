@@ -44,7 +44,7 @@ __all__ = ["replica_identity", "replica_index", "replica_namespace"]
 def as_observed(index: int, replica: dict[str, Any]) -> pl.ReplicaPlacement:
     """A replica kept exactly as stamped (used when selectors are broken)."""
     spec = replica.get("spec") or {}
-    recorded = pl.read_device_assignment(replica.get("metadata"))
+    recorded = pl.read_device_assignment(replica)
     engines = []
     for engine in spec.get("engines") or []:
         name = str(engine.get("name", ""))
@@ -73,7 +73,7 @@ def retain(
     """Re-resolve an existing replica on its pinned pools, or say why it must move."""
     observed = {str(e.get("name", "")): e for e in objects.spec(replica).get("engines") or []}
     engines = matcher.engines
-    recorded = pl.read_device_assignment(replica.get("metadata"))
+    recorded = pl.read_device_assignment(replica)
     if set(observed) != {e.name for e in engines}:
         return None, "its engines no longer match the deployment's"
     choice = []
