@@ -89,7 +89,7 @@ class Admission:
         judge, so they pass."""
         if self.knows(api_version, kind):
             return None
-        group = _group({"apiVersion": api_version})
+        group = api_version.rpartition("/")[0]
         if self.server.knows_kind(api_version, kind):
             served = sorted(
                 f"{d.group}/{v.name}"
