@@ -439,7 +439,7 @@ def compose_on_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str,
     # The Job's pod template is immutable: a changed download is a new Job under a new key,
     # so Crossplane deletes the old Object (and its Job) instead of failing an update.
     revision = short_hash(repr(job["spec"]))
-    job["metadata"]["name"] = dns_label("modelcache", _name(mc), revision)
+    job["metadata"]["name"] = dns_label("modelcache", objects.name(mc), revision)
     namespace = remote_namespace(namespace_of(mc))
     out = {
         f"{NAMESPACE}-{name}": _wrap(
@@ -450,7 +450,7 @@ def compose_on_cluster(mc: Obj, cluster: Obj, provider_config: str) -> dict[str,
         ),
     }
     if auth is not None:
-        copy = secret_copy(token_secret_name(_name(mc)), namespace_of(mc))
+        copy = secret_copy(token_secret_name(objects.name(mc)), namespace_of(mc))
         token = _wrap(mc, TOKEN, name, provider_config, copy)
         source_key = str(auth.get("key") or TOKEN_KEY)
         token["spec"]["references"] = secret_copy_references(
@@ -472,7 +472,7 @@ def claim(mc: Obj, cluster: Obj) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": managed_metadata(cache_claim_name(_name(mc)), namespace_of(mc)),
+        "metadata": managed_metadata(cache_claim_name(objects.name(mc)), namespace_of(mc)),
         "spec": spec,
     }
 
@@ -497,7 +497,7 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
     ]
     if authenticated:
-        token = {"name": token_secret_name(_name(mc)), "key": TOKEN_KEY}
+        token = {"name": token_secret_name(objects.name(mc)), "key": TOKEN_KEY}
         env.append({"name": TOKEN_KEY, "valueFrom": {"secretKeyRef": token}})
     env.append({"name": "MODELPLANE_HYDRATED_MARKER", "value": revision_marker(mc, revision)})
     container = {
@@ -543,7 +543,9 @@ def hydration_job(mc: Obj, authenticated: bool) -> Obj:
                     "volumes": [
                         {
                             "name": CACHE_VOLUME,
-                            "persistentVolumeClaim": {"claimName": cache_claim_name(_name(mc))},
+                            "persistentVolumeClaim": {
+                                "claimName": cache_claim_name(objects.name(mc))
+                            },
                         },
                         {"name": SCRATCH_VOLUME, "emptyDir": {}},
                     ],
@@ -608,7 +610,7 @@ def resolution(
     pod = resolve.resolve_pod(mc, template)
     # A new request is a new Pod: an old one still observed must not answer it.
     digest = short_hash(repr(pod["spec"]), repr(resolve_request(mc)))
-    pod["metadata"]["name"] = dns_label("modelcache", _name(mc), RESOLVE, digest)
+    pod["metadata"]["name"] = dns_label("modelcache", objects.name(mc), RESOLVE, digest)
     # Where this Pod already runs, while that cluster can stage (a list that lags must not move
     # it); else the first in name order.
     running = [c for c in stageable if f"{RESOLVE}-{digest}-{c['metadata']['name']}" in observed]
@@ -667,7 +669,7 @@ def holding(
     if held.pruning:
         job = prune_job(mc, held.pruning)
         digest = short_hash(repr(job["spec"]))
-        job["metadata"]["name"] = dns_label("modelcache", _name(mc), PRUNE, digest)
+        job["metadata"]["name"] = dns_label("modelcache", objects.name(mc), PRUNE, digest)
         key = f"{PRUNE}-{digest}-{name}"
         if cluster_phase(name, inputs.observed.get(key)).phase == READY:
             held = dataclasses.replace(held, pruning=())
@@ -787,7 +789,7 @@ def _wrap(
     # Per cache, role and cluster: distinct from each other and from ModelReplica Objects
     # (two-part names) in the same namespace, because the hash covers every part.
     return remote_object(
-        dns_label("modelcache", _name(mc), role, cluster),
+        dns_label("modelcache", objects.name(mc), role, cluster),
         namespace_of(mc),
         provider_config,
         manifest,
@@ -860,7 +862,3 @@ def _selector_problem(spec: Mapping[str, Any]) -> str | None:
 def _provider_config(cluster: Obj) -> str | None:
     name = objects.dig(cluster, "status", "providerConfigRef", "name")
     return str(name) if name else None
-
-
-def _name(mc: Obj) -> str:
-    return str(mc["metadata"]["name"])
