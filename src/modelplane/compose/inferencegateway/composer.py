@@ -180,29 +180,21 @@ def _read_host(inputs: Inputs) -> _Host | Result:
         return Result.failed(copied)
     host_name = str(spec["clusterName"])
     if host_name not in fleet:
-        return _hold(
-            inputs,
-            "False",
-            InferenceGateway.CLUSTER_NOT_FOUND,
-            f"InferenceCluster {host_name} does not exist; the gateway runs nowhere until it does",
+        missing = (
+            f"InferenceCluster {host_name} does not exist; the gateway runs nowhere until it does"
         )
+        return _hold(inputs, "False", InferenceGateway.CLUSTER_NOT_FOUND, missing)
     host = cluster_gateway(fleet[host_name])
     if not host.provider_config:
-        return _hold(
-            inputs,
-            "False",
-            InferenceGateway.WAITING_FOR_CLUSTER,
-            f"InferenceCluster {host_name} publishes no providerConfigRef yet",
-        )
+        no_config = f"InferenceCluster {host_name} publishes no providerConfigRef yet"
+        return _hold(inputs, "False", InferenceGateway.WAITING_FOR_CLUSTER, no_config)
     class_name = host.class_name or _observed_class(inputs.observed.get(GATEWAY))
     if not class_name:
-        return _hold(
-            inputs,
-            "False",
-            InferenceGateway.WAITING_FOR_CLUSTER,
+        no_class = (
             f"InferenceCluster {host_name} publishes no status.gateway.className: its serving "
-            "stack has not installed the gateway software yet",
+            "stack has not installed the gateway software yet"
         )
+        return _hold(inputs, "False", InferenceGateway.WAITING_FOR_CLUSTER, no_class)
     return _Host(fleet, host, class_name)
 
 
