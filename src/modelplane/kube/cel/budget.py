@@ -73,7 +73,6 @@ class ExpressionCost:
     most per object, ``total`` what counts against the budgets."""
 
     path: str
-    expression: str
     cost: int
     cardinality: int
     total: int
@@ -240,7 +239,7 @@ def _rules(
             if key == "rule" and unbounded_at is not None:
                 unbounded.append(unbounded_at)
             result.expressions.append(
-                ExpressionCost(f"{where}.{key}", source, cost, count, total, tuple(unbounded))
+                ExpressionCost(f"{where}.{key}", cost, count, total, tuple(unbounded))
             )
             result.total = min(result.total + total, MAX_UINT64)
 
