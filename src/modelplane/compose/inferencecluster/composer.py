@@ -364,15 +364,12 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
         still, pending = _guarded_still_here(inputs, name, held, result)
         if pending:
             result.resources[REPLICA_GUARD] = Desired(carried(held), "True")
-            result.conditions.append(
-                Condition(
-                    InferenceCluster.IN_USE,
-                    "True",
-                    InferenceCluster.REPLICAS_RUNNING,
-                    f"no ModelReplica is listed on this cluster; the guard stays until the "
-                    f"{pending} replicas it was composed for are read by name",
-                )
+            unread = (
+                f"no ModelReplica is listed on this cluster; the guard stays until the "
+                f"{pending} replicas it was composed for are read by name"
             )
+            reason = InferenceCluster.REPLICAS_RUNNING
+            result.conditions.append(Condition(InferenceCluster.IN_USE, "True", reason, unread))
             return
         running = still
     if running:

@@ -34,21 +34,16 @@ class Handover:
     resources: dict[str, Obj]
     """Resources kept, observe-only, until observed so (by composition resource name)."""
     components: tuple[str, ...]
-    """The components being handed over."""
 
     def conditions(self, cluster: Mapping[str, Any]) -> list[Condition]:
         if not self.resources:
             return closed(cluster, RELEASED)
-        return [
-            Condition(
-                HANDED_OVER,
-                "True",
-                InferenceCluster.HANDING_OVER,
-                f"{', '.join(self.components)} made External: what Modelplane installed stays "
-                f"installed and is no longer managed ({', '.join(sorted(self.resources))} kept "
-                "observe-only until orphaned, then released; nothing is uninstalled)",
-            )
-        ]
+        message = (
+            f"{', '.join(self.components)} made External: what Modelplane installed stays "
+            f"installed and is no longer managed ({', '.join(sorted(self.resources))} kept "
+            "observe-only until orphaned, then released; nothing is uninstalled)"
+        )
+        return [Condition(HANDED_OVER, "True", InferenceCluster.HANDING_OVER, message)]
 
 
 RELEASED = Condition(

@@ -33,20 +33,15 @@ def gpu_pools(node_pools: list[Obj], classes: list[Obj]) -> tuple[list[Obj], lis
 
 
 def pools_condition(pools: list[Obj], missing: list[tuple[str, str]]) -> Condition:
+    resolved = InferenceCluster.POOLS_RESOLVED
     if missing:
         detail = "; ".join(
             f"pool {pool} names InferenceClass {cls}, which does not exist" for pool, cls in missing
         )
-        return Condition(
-            InferenceCluster.POOLS_RESOLVED,
-            "False",
-            InferenceCluster.CLASS_NOT_FOUND,
-            f"{detail}; no replica is placed there",
-        )
+        message = f"{detail}; no replica is placed there"
+        return Condition(resolved, "False", InferenceCluster.CLASS_NOT_FOUND, message)
     summary = ", ".join(f"{p['name']} ({p['nodes']} nodes)" for p in pools)
-    return Condition(
-        InferenceCluster.POOLS_RESOLVED, "True", InferenceCluster.CLASSES_FOUND, f"pools: {summary}"
-    )
+    return Condition(resolved, "True", InferenceCluster.CLASSES_FOUND, f"pools: {summary}")
 
 
 def _device(device: Obj) -> Obj:

@@ -187,34 +187,26 @@ def published_revision(cluster: Mapping[str, Any], p: Plan, stack_ready: bool) -
 def up_to_date(p: Plan, published: str) -> Condition:
     current = revision()
     if published == current:
-        return Condition(
-            STACK_UP_TO_DATE,
-            "True",
-            InferenceCluster.UP_TO_DATE,
+        message = (
             f"stack revision {current}: every component without a pinned version runs "
-            "Modelplane's default",
+            "Modelplane's default"
         )
+        return Condition(STACK_UP_TO_DATE, "True", InferenceCluster.UP_TO_DATE, message)
     held = _changes(p.changes)
     if not p.open:
         keeps = f"keeping {held}" if held else "nothing to change here"
         reason = InferenceCluster.PAUSED if p.paused else InferenceCluster.WAITING_FOR_WAVE
         if p.invalid:
             reason = InferenceCluster.INVALID_WAVE
-        return Condition(
-            STACK_UP_TO_DATE,
-            "False",
-            reason,
-            f"{p.waiting}: {keeps}; revision {current} is not published until it proceeds",
-        )
+        message = f"{p.waiting}: {keeps}; revision {current} is not published until it proceeds"
+        return Condition(STACK_UP_TO_DATE, "False", reason, message)
     installing = p.not_installed
     detail = f"installing {_changes(installing)}" if installing else "waiting for StackReady"
-    return Condition(
-        STACK_UP_TO_DATE,
-        "False",
-        InferenceCluster.UPGRADING,
+    message = (
         f"upgrading to stack revision {current}: {detail}; published once every component "
-        "reports its version installed and StackReady is True",
+        "reports its version installed and StackReady is True"
     )
+    return Condition(STACK_UP_TO_DATE, "False", InferenceCluster.UPGRADING, message)
 
 
 def _wave(cluster: Mapping[str, Any]) -> tuple[int, str]:

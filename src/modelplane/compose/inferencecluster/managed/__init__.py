@@ -66,14 +66,12 @@ class Managed:
             return Condition(
                 NODE_POOLS_READY, "True", InferenceCluster.PROVISIONED, "every node pool is Ready"
             )
-        return Condition(
-            NODE_POOLS_READY,
-            "False",
-            InferenceCluster.POOLS_NOT_READY,
+        message = (
             f"{len(self.pools_down)} GPU pool(s) not Ready: {'; '.join(self.pools_down)}. The "
             "serving stack does not wait for them; replicas that need them wait (GPU quota and "
-            "capacity are the usual causes)",
+            "capacity are the usual causes)"
         )
+        return Condition(NODE_POOLS_READY, "False", InferenceCluster.POOLS_NOT_READY, message)
 
     def usages(self, t: Target, on_cluster: Mapping[str, Obj]) -> dict[str, Obj]:
         p = self.provisioned
