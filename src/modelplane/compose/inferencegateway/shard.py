@@ -69,19 +69,13 @@ def compose_shard(inputs: Inputs) -> Result:
 
 def _ready(gateway: str, clusters: int, waiting: list[str]) -> Condition:
     if not waiting:
-        return Condition(
-            READY,
-            "True",
-            InferenceGatewayShard.HOPS_CREATED,
-            f"InferenceGateway {gateway}: the hops to {counted(clusters, 'cluster')} exist",
-        )
+        created = f"InferenceGateway {gateway}: the hops to {counted(clusters, 'cluster')} exist"
+        return Condition(READY, "True", InferenceGatewayShard.HOPS_CREATED, created)
     named = shortlist(waiting, NAMED_CLUSTERS)
-    return Condition(
-        READY,
-        "False",
-        InferenceGatewayShard.WAITING_FOR_HOPS,
-        f"InferenceGateway {gateway}: {len(waiting)} of {clusters} hops not created yet: {named}",
+    missing = (
+        f"InferenceGateway {gateway}: {len(waiting)} of {clusters} hops not created yet: {named}"
     )
+    return Condition(READY, "False", InferenceGatewayShard.WAITING_FOR_HOPS, missing)
 
 
 def _host(host: Mapping[str, Any]) -> ClusterGateway:
