@@ -124,10 +124,7 @@ def is_serving_role(role: str) -> bool:
 
 
 def pod_labels(
-    replica: str,
-    engine: dict[str, Any],
-    role: str,
-    deployment: Mapping[str, str] = _STANDALONE,
+    replica: str, engine: dict[str, Any], role: str, deployment: Mapping[str, str] = _STANDALONE
 ) -> dict[str, str]:
     """Modelplane's labels for one member's pods (merged over the member's own labels).
 

@@ -20,12 +20,7 @@ import yaml
 from google.protobuf import struct_pb2
 
 from modelplane.compose.modelreplica.context import ReplicaContext
-from modelplane.compose.modelreplica.labelsets import (
-    component,
-    component_pod,
-    deployment_of,
-    owned,
-)
+from modelplane.compose.modelreplica.labelsets import component, component_pod, deployment_of, owned
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.shared import pickerversions
 from modelplane.compose.shared.endpointpicker import (

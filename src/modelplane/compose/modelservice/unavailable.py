@@ -121,11 +121,6 @@ def sentinel_route(
         "metadata": managed_metadata(name, host.namespace),
         "spec": {
             "parentRefs": [routes.parent_ref(host.name, host.namespace, FLEET_LISTENER)],
-            "rules": [
-                {
-                    "matches": [match],
-                    "filters": [routes.extension_filter(unavailable)],
-                }
-            ],
+            "rules": [{"matches": [match], "filters": [routes.extension_filter(unavailable)]}],
         },
     }
