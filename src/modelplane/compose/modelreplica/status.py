@@ -90,7 +90,8 @@ def model_serving(ctx: ReplicaContext) -> Serving:
         what for key, what in ROUTING_PARTS.items() if not observed_ready(ctx.observed.get(key))
     ]
     if pending:
-        condition = _false(DEPLOYING, f"deploying on {_cluster(ctx)}: {counts}{_cache_wait(ctx)}")
+        cluster = str(ctx.spec.get("clusterName") or objects.name(ctx.cluster))
+        condition = _false(DEPLOYING, f"deploying on {cluster}: {counts}{_cache_wait(ctx)}")
     elif idle:
         condition = _false(
             NO_READY_COPY, f"{_names(idle)} no ready copy: {counts}{_cache_wait(ctx)}"
@@ -186,7 +187,3 @@ def _false(reason: str, message: str) -> Condition:
 
 def _names(engines: list[str]) -> str:
     return f"{engines[0]} has" if len(engines) == 1 else f"{', '.join(engines)} have"
-
-
-def _cluster(ctx: ReplicaContext) -> str:
-    return str(ctx.spec.get("clusterName") or objects.name(ctx.cluster))
