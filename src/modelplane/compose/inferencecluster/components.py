@@ -22,7 +22,7 @@ from modelplane.compose.inferencecluster.releases import (
     stack_object,
 )
 from modelplane.compose.inferencecluster.target import Setting, Target
-from modelplane.compose.shared.frontdoor import POOL_GROUP
+from modelplane.compose.shared.frontdoor import CALLER_HEADER, POOL_GROUP
 from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
 from modelplane.compose.shared.remote import NEVER_DELETE, cel_readiness
 from modelplane.kube.objects import Obj
@@ -48,9 +48,6 @@ AI_GATEWAY_CONTROLLER = "ai-gateway-controller"
 AI_GATEWAY_EXTENSION_PORT = 1063
 AI_GATEWAY_EXTPROC_METRICS_PORT = "aigw-admin"
 """The port the AI Gateway names on the external processor it injects into Envoy's pods."""
-CALLER_HEADER = "x-modelplane-caller"
-"""The identity an InferenceGateway with ``auth`` stamps on each request (its own, not read from
-outside); tests hold it equal to the gateway's."""
 CALLER_METRIC_LABEL = "caller"
 """The gen_ai metrics' attribute (and Prometheus label) holding the authenticated caller."""
 POOL_VERSION = "v1"

@@ -27,6 +27,7 @@ from typing import Any
 from modelplane.compose.shared.evidence import look_up
 from modelplane.compose.shared.fleetsecrets import fleet_ca_names, issued_secret
 from modelplane.compose.shared.frontdoor import (
+    CALLER_HEADER,
     CONTROL_NAMESPACE,
     ENVOY_API_VERSION,
     FRONT_LISTENER,
@@ -41,8 +42,6 @@ from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj, mapping
 from modelplane.observed import ready_as_observed
 
-CALLER_HEADER = "x-modelplane-caller"
-"""The identity header: set by the api_key_auth filter, never trusted from outside."""
 DEFAULT_KEY_HEADER = "authorization"
 CALLERS = "caller-secrets"
 """The requirement listing the Secrets the selector matches."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.compose.shared.frontdoor import (
+    CALLER_HEADER,
     CONTROL_NAMESPACE,
     ENVOY_API_VERSION,
     GATEWAY_GROUP,
@@ -45,9 +46,6 @@ from modelplane.kube.names import unique_label
 from modelplane.kube.objects import Obj, mapping
 from modelplane.observed import carried, ready_as_observed
 
-CALLER_HEADER = "x-modelplane-caller"
-"""The identity header the gateway's api_key_auth filter sets (``inferencegateway.callers``;
-a kind's package imports no other's, so the two are held equal by a test)."""
 POLICY = "callers"
 """Composition resource name prefix of a gateway's authorization: ``callers/<gateway>``."""
 DENIED = "denied"

@@ -60,6 +60,10 @@ ENDPOINT_HEADER = "x-modelplane-endpoint"
 # InferencePool: the cluster's fleet route has one rule per pool matching it (one InferencePool
 # per rule, as Envoy AI Gateway requires).
 POOL_HEADER = "x-modelplane-pool"
+# The caller's identity: set on each request by the api_key_auth filter of an InferenceGateway
+# with ``auth``, never trusted from outside; ModelService callers policies and the AI Gateway's
+# usage metrics read it.
+CALLER_HEADER = "x-modelplane-caller"
 
 # A caller's priority (InferenceGateway spec.priority), set by the front hop after it
 # authenticates the caller and turned by each cluster's fleet hop into the endpoint picker's
