@@ -118,7 +118,7 @@ def picker_policy(ctx: ReplicaContext, gateway: Obj, scraper: Obj) -> Obj:
 
 def gateway_peer(cluster: Mapping[str, Any]) -> Obj:
     """The proxies of the Gateway the replica's route attaches to."""
-    name, namespace = routing.gateway(dict(cluster))
+    name, namespace = routing.gateway(cluster)
     labels = {**ENVOY_PROXY_LABELS, OWNING_GATEWAY_NAME: name, OWNING_GATEWAY_NAMESPACE: namespace}
     # The stack's Envoy Gateway runs in ControllerNamespace mode (its values set no deploy
     # type): every proxy in its own namespace, which no tenant's replica is composed into.

@@ -8,16 +8,17 @@ prefill/decode filters read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned, serving_selector
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.compose.shared.frontdoor import FLEET_LISTENER, POOL_GROUP
+from modelplane.compose.shared.frontdoor import FLEET_LISTENER, POOL_GROUP, cluster_gateway
 from modelplane.compose.shared.remote import cel_readiness
 from modelplane.compose.shared.replicapool import replica_pool_name
-from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
@@ -28,11 +29,6 @@ KEYS = (POOL_KEY, ROUTE_KEY, *picker.KEYS)
 
 POOL_API_VERSION = f"{POOL_GROUP}/v1"
 ROUTE_API_VERSION = "gateway.networking.k8s.io/v1"
-
-# The Gateway every Modelplane cluster's serving stack installs, used when the InferenceCluster
-# does not publish its own in status.gateway.
-DEFAULT_GATEWAY_NAME = "inference-gateway"
-DEFAULT_GATEWAY_NAMESPACE = "modelplane-system"
 
 # Accepted: the gateway took the route. ResolvedRefs: its InferencePool backend exists. Either
 # missing means no request reaches the replica, however healthy its pods are.
@@ -60,13 +56,10 @@ def path_prefix(ctx: ReplicaContext) -> str:
     return f"/{ctx.namespace}/{ctx.name}/"
 
 
-def gateway(cluster: Obj) -> tuple[str, str]:
+def gateway(cluster: Mapping[str, Any]) -> tuple[str, str]:
     """(name, namespace) of the Gateway the route attaches to."""
-    published = objects.mapping(cluster, "status", "gateway")
-    return (
-        str(published.get("name") or DEFAULT_GATEWAY_NAME),
-        str(published.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),
-    )
+    found = cluster_gateway(cluster)
+    return found.name, found.namespace
 
 
 def compose_routing(ctx: ReplicaContext) -> dict[str, Obj]:
