@@ -35,15 +35,13 @@ from modelplane.compose.inferencegateway.callers import (
     on_host,
     without_auth,
 )
-from modelplane.compose.shared.frontdoor import ClusterGateway, budget_spent
+from modelplane.compose.shared.frontdoor import MODEL_HEADER, ClusterGateway, budget_spent
 from modelplane.composer import Desired, Inputs, carry_forward
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 
 LIMITS = "caller-limits"
 """The composition resource name of the rate-limit policy."""
-MODEL_HEADER = "x-ai-eg-model"
-"""The header Envoy AI Gateway sets from the body's ``model`` before any rate limit runs."""
 COST_NAMESPACE = "io.envoy.ai_gateway"
 TOKEN_KEYS = {
     "input": ("llm_input_token", "InputToken"),

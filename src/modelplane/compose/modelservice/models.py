@@ -34,6 +34,7 @@ from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     ENVOY_GROUP,
     FRONT_LISTENER,
+    MODEL_HEADER,
     POOL_HEADER,
     ClusterGateway,
     cluster_backend_name,
@@ -47,9 +48,6 @@ from modelplane.kube.objects import Obj
 
 AI_GATEWAY_GROUP = "aigateway.envoyproxy.io"
 AI_GATEWAY_API_VERSION = f"{AI_GATEWAY_GROUP}/v1beta1"
-MODEL_HEADER = "x-ai-eg-model"
-"""The header Envoy AI Gateway's external processor sets from the request body's ``model``
-(``internalapi.ModelNameHeaderKeyDefault``), which a rule matches to route by model name."""
 OPENAI_VERSION_PREFIX = "v1"
 TOKEN_COSTS = (
     ("llm_input_token", "InputToken"),

@@ -64,6 +64,10 @@ POOL_HEADER = "x-modelplane-pool"
 # with ``auth``, never trusted from outside; ModelService callers policies and the AI Gateway's
 # usage metrics read it.
 CALLER_HEADER = "x-modelplane-caller"
+# Set by Envoy AI Gateway's external processor from the request body's ``model``
+# (``internalapi.ModelNameHeaderKeyDefault``) before any rate limit runs: a ModelService's model
+# route matches it, and a gateway's per-model limits bucket by it.
+MODEL_HEADER = "x-ai-eg-model"
 
 # A caller's priority (InferenceGateway spec.priority), set by the front hop after it
 # authenticates the caller and turned by each cluster's fleet hop into the endpoint picker's
