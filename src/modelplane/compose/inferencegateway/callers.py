@@ -32,6 +32,7 @@ from modelplane.compose.shared.frontdoor import (
     ENVOY_API_VERSION,
     FRONT_LISTENER,
     ClusterGateway,
+    caller_secret_selector,
     front_gateway_name,
     listener_ref,
     secret_copy_references,
@@ -69,12 +70,6 @@ class Callers:
     """Each caller's identity and its Secret's labels (what ``spec.limits`` selects by)."""
 
 
-def selector(spec: Mapping[str, Any]) -> dict[str, str]:
-    """``spec.auth.callerSecretSelector.matchLabels``."""
-    labels = mapping(spec, "auth", "callerSecretSelector", "matchLabels")
-    return {str(k): str(v) for k, v in labels.items()}
-
-
 def key_header(spec: Mapping[str, Any]) -> str:
     return str(mapping(spec, "auth").get("keyHeader") or DEFAULT_KEY_HEADER).lower()
 
@@ -86,7 +81,7 @@ def auth_problem(spec: Mapping[str, Any]) -> str:
         return ""
     if not isinstance(auth, Mapping):
         return "InferenceGateway spec.auth must be an object"
-    if not selector(spec):
+    if not caller_secret_selector(spec):
         return (
             "InferenceGateway spec.auth.callerSecretSelector.matchLabels must name at least one "
             f"label: an empty selector would copy every Secret in {CONTROL_NAMESPACE} (the fleet "
@@ -129,7 +124,7 @@ def compose_callers(
     spec = inputs.composite["spec"]
     if not isinstance(spec.get("auth"), Mapping):
         return Callers()
-    labels = selector(spec)
+    labels = caller_secret_selector(spec)
     requirements = {CALLERS: Requirement(*SECRET, match_labels=labels, namespace=CONTROL_NAMESPACE)}
     listed = inputs.required.get(CALLERS)
     if listed is None:

@@ -39,6 +39,7 @@ from modelplane.compose.shared.frontdoor import (
     GATEWAY_GROUP,
     ClusterGateway,
     budget_spent,
+    caller_secret_selector,
 )
 from modelplane.compose.shared.remote import managed_metadata
 from modelplane.composer import Desired, Requirement
@@ -86,11 +87,6 @@ def selector(spec: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()}
 
 
-def gateway_selector(ig: Mapping[str, Any]) -> dict[str, str]:
-    labels = mapping(ig, "spec", "auth", "callerSecretSelector", "matchLabels")
-    return {str(k): str(v) for k, v in labels.items()}
-
-
 def auth_problem(namespace: str, service: str, ig: Mapping[str, Any]) -> str:
     """Why the service's callers cannot be told apart on gateway ``ig``, or ""."""
     if isinstance(mapping(ig, "spec").get("auth"), Mapping):
@@ -107,7 +103,7 @@ def auth_problem(namespace: str, service: str, ig: Mapping[str, Any]) -> str:
 def secrets_requirement(spec: Mapping[str, Any], ig: Mapping[str, Any]) -> Requirement | None:
     """The caller Secrets of gateway ``ig`` whose labels match the service's selector too; None
     when the service selects none by label (or the two selectors contradict each other)."""
-    own, gateway = selector(spec), gateway_selector(ig)
+    own, gateway = selector(spec), caller_secret_selector(mapping(ig, "spec"))
     if not own or any(gateway.get(k, v) != v for k, v in own.items()):
         return None
     return Requirement("v1", "Secret", match_labels=gateway | own, namespace=CONTROL_NAMESPACE)

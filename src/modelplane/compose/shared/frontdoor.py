@@ -200,6 +200,13 @@ def fleet_hostname(cluster: str) -> str:
     return f"{cluster}.{FLEET_DOMAIN}"
 
 
+def caller_secret_selector(gateway_spec: Mapping[str, Any]) -> dict[str, str]:
+    """The labels an InferenceGateway's caller Secrets carry
+    (``spec.auth.callerSecretSelector.matchLabels``)."""
+    labels = objects.mapping(gateway_spec, "auth", "callerSecretSelector", "matchLabels")
+    return {str(k): str(v) for k, v in labels.items()}
+
+
 def by_name(objs: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
     """Objects by name (plain dicts or the read-only views the edge may deliver)."""
     return {
