@@ -9,9 +9,10 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.composer import Composer, Inputs, Registry, Result
-from modelplane.function import FunctionRunner, response_to_dict
+from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
 from tests import standin
+from tests.compose.through import response_to_dict
 
 
 def request(composite: dict | None, **required: list[dict]) -> fnv1.RunFunctionRequest:

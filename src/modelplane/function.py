@@ -716,29 +716,3 @@ def _base_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         desired=req.desired,
         context=req.context,
     )
-
-
-def response_to_dict(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
-    """A response as plain data, as the tests read it."""
-    return {
-        "desired": {
-            "composite": struct_to_dict(rsp.desired.composite.resource),
-            "resources": {
-                k: {"resource": struct_to_dict(r.resource), "ready": fnv1.Ready.Name(r.ready)}
-                for k, r in rsp.desired.resources.items()
-            },
-        },
-        "results": [
-            {"severity": fnv1.Severity.Name(r.severity), "message": r.message, "reason": r.reason}
-            for r in rsp.results
-        ],
-        "conditions": [
-            {
-                "type": c.type,
-                "status": fnv1.Status.Name(c.status),
-                "reason": c.reason,
-                "message": c.message,
-            }
-            for c in rsp.conditions
-        ],
-    }

@@ -181,3 +181,29 @@ def composed_deployment(
     required = deployment_required(clusters, observed, **answers)
     inputs = Inputs(composite=md, required=required, observed=dict(observed or {}))
     return compose_deployment(inputs)
+
+
+def response_to_dict(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
+    """A response as plain data: the desired composite and resources, results and conditions."""
+    return {
+        "desired": {
+            "composite": struct_to_dict(rsp.desired.composite.resource),
+            "resources": {
+                k: {"resource": struct_to_dict(r.resource), "ready": fnv1.Ready.Name(r.ready)}
+                for k, r in rsp.desired.resources.items()
+            },
+        },
+        "results": [
+            {"severity": fnv1.Severity.Name(r.severity), "message": r.message, "reason": r.reason}
+            for r in rsp.results
+        ],
+        "conditions": [
+            {
+                "type": c.type,
+                "status": fnv1.Status.Name(c.status),
+                "reason": c.reason,
+                "message": c.message,
+            }
+            for c in rsp.conditions
+        ],
+    }

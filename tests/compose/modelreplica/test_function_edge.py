@@ -5,8 +5,9 @@ from __future__ import annotations
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose.registry import default_registry
-from modelplane.function import FunctionRunner, response_to_dict
+from modelplane.function import FunctionRunner
 from modelplane.structs import dict_to_struct
+from tests.compose.through import response_to_dict
 
 from .support import cluster, engine, leader, replica, standalone, worker
 

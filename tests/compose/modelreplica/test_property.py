@@ -211,8 +211,9 @@ def test_through_run_function_views_compose_what_plain_data_does(replica, stack)
     from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
     from modelplane.compose.registry import default_registry
-    from modelplane.function import FunctionRunner, response_to_dict
+    from modelplane.function import FunctionRunner
     from modelplane.structs import dict_to_struct, plain
+    from tests.compose.through import response_to_dict
 
     admitted = ADMISSION.admit(replica)
     assume(admitted.ok)

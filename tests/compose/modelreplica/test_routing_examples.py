@@ -65,8 +65,9 @@ def _through_the_function(inputs: Inputs) -> dict[str, Obj]:
     from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
     from modelplane.compose.registry import default_registry
-    from modelplane.function import FunctionRunner, response_to_dict
+    from modelplane.function import FunctionRunner
     from modelplane.structs import dict_to_struct
+    from tests.compose.through import response_to_dict
 
     req = fnv1.RunFunctionRequest(
         observed=fnv1.State(composite=fnv1.Resource(resource=dict_to_struct(inputs.composite)))
