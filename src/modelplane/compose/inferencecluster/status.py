@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.inferencecluster.releases import installed_version
+from modelplane.compose.inferencecluster.target import EXTERNAL
 from modelplane.compose.shared.remote import OBSERVED_MANIFEST
 from modelplane.composer import Condition
 from modelplane.kube import objects
@@ -127,7 +128,7 @@ def waiting_condition(states: Sequence[ComponentState], configs: str) -> Conditi
 def _named(states: Sequence[ComponentState]) -> str:
     out = []
     for s in states:
-        label = s.name + (" (External)" if s.mode == "External" else "")
+        label = s.name + (f" ({EXTERNAL})" if s.mode == EXTERNAL else "")
         out.append(f"{label} ({s.message})" if s.message else label)
     return ", ".join(out)
 
