@@ -103,37 +103,34 @@ def test_a_reason_constant_is_the_plain_string_crossplane_records() -> None:
     assert reasons.ModelService.ENTRY_MATCHES_NOTHING == "EntryMatchesNothing"
 
 
+def edited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str) -> ModuleType:
+    """The tool, pointed at a copy of the page with ``old`` replaced by ``new`` once."""
+    tool = generator()
+    page = tmp_path / "troubleshooting.md"
+    page.write_text(PAGE.read_text().replace(old, new, 1))
+    monkeypatch.setattr(tool, "PAGE", page)
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    return tool
+
+
 def test_the_check_fails_when_the_page_differs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tool = generator()
-    page = tmp_path / "troubleshooting.md"
-    page.write_text(PAGE.read_text().replace("| Accepted True |", "| Accepted False |", 1))
-    monkeypatch.setattr(tool, "PAGE", page)
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    tool = edited(tmp_path, monkeypatch, "| Accepted True |", "| Accepted False |")
     assert tool.main([]) == 1
     assert tool.main(["--write"]) == 0
-    assert page.read_text() == PAGE.read_text()
+    assert tool.PAGE.read_text() == PAGE.read_text()
 
 
 def test_the_check_takes_reworded_prose_as_the_page_s_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tool = generator()
-    page = tmp_path / "troubleshooting.md"
-    page.write_text(PAGE.read_text().replace("| nothing |", "| reworded |", 1))
-    monkeypatch.setattr(tool, "PAGE", page)
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
-    assert tool.main([]) == 0
+    assert edited(tmp_path, monkeypatch, "| nothing |", "| reworded |").main([]) == 0
 
 
 def test_the_check_fails_when_a_reason_is_not_explained(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tool = generator()
-    page = tmp_path / "troubleshooting.md"
-    page.write_text(PAGE.read_text().replace(f"| {MEANS} | nothing |", "|  |  |", 1))
-    monkeypatch.setattr(tool, "PAGE", page)
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    tool = edited(tmp_path, monkeypatch, f"| {MEANS} | nothing |", "|  |  |")
     assert tool.main([]) == 1
     assert tool.main(["--write"]) == 1
