@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "troubleshooting.md"
 HEADER = "| reason | condition | means | do |\n|---|---|---|---|\n"
 _TABLE = re.compile(r"(<!-- reasons (\w+) -->\n)(.*?)(<!-- /reasons -->)", re.DOTALL)
-_ROW = re.compile(r"^\| `(\w+)` \| [^|]* \| ([^|]*) \| ([^|]*) \|$", re.MULTILINE)
+# A prose cell may hold an escaped pipe (``\|``), as Markdown tables write one.
+_CELL = r"((?:\\.|[^|\\])*)"
+_ROW = re.compile(rf"^\| `(\w+)` \| [^|]* \| {_CELL} \| {_CELL} \|$", re.MULTILINE)
 
 
 def table(kind: type[Kind], written: str) -> str:

@@ -72,6 +72,13 @@ def test_a_row_the_code_no_longer_declares_is_dropped() -> None:
     )
 
 
+def test_prose_holding_an_escaped_pipe_is_kept() -> None:
+    row = "| `DevicesDescribed` | Accepted True | reads `a \\| b` | nothing |"
+    text = generator().page(class_table(row) + OTHER_KINDS)
+    assert text.startswith(class_table(row))
+    assert "DevicesDescribed" not in generator().unexplained(text)
+
+
 def test_a_reason_the_page_does_not_explain_yet_is_written_empty_and_named() -> None:
     text = generator().page(class_table() + OTHER_KINDS)
     assert text.startswith(class_table("| `DevicesDescribed` | Accepted True |  |  |"))
