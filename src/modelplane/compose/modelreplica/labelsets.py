@@ -143,7 +143,7 @@ def pod_labels(
 
 # The engines whose metric names llm-d-router knows by these names (its default engineConfigs);
 # every other engine is read with vLLM's names unless its pods say otherwise.
-_ENGINE_TYPES = (("sglang", "sglang"), ("vllm", "vllm"))
+_ENGINE_TYPES = ("sglang", "vllm")
 
 
 def engine_type(image: str) -> str | None:
@@ -157,7 +157,7 @@ def engine_type(image: str) -> str | None:
     host, _, rest = repository.partition("/")
     # The first part names a registry only when it looks like a host (docker's own rule).
     path = rest if rest and ("." in host or ":" in host or host == "localhost") else repository
-    return next((kind for word, kind in _ENGINE_TYPES if word in path), None)
+    return next((kind for kind in _ENGINE_TYPES if kind in path), None)
 
 
 def with_engine_type(pod: dict[str, str], image: str) -> dict[str, str]:
