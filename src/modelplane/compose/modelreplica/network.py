@@ -24,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.compose.modelreplica import picker, routing
+from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import component, label_value, owned
 from modelplane.compose.modelreplica.remote import wrap
+from modelplane.compose.shared.frontdoor import cluster_gateway
 from modelplane.kube import objects
 from modelplane.kube.names import suffixed
 from modelplane.kube.objects import Obj
@@ -118,8 +119,12 @@ def picker_policy(ctx: ReplicaContext, gateway: Obj, scraper: Obj) -> Obj:
 
 def gateway_peer(cluster: Mapping[str, Any]) -> Obj:
     """The proxies of the Gateway the replica's route attaches to."""
-    name, namespace = routing.gateway(cluster)
-    labels = {**ENVOY_PROXY_LABELS, OWNING_GATEWAY_NAME: name, OWNING_GATEWAY_NAMESPACE: namespace}
+    gateway = cluster_gateway(cluster)
+    labels = {
+        **ENVOY_PROXY_LABELS,
+        OWNING_GATEWAY_NAME: gateway.name,
+        OWNING_GATEWAY_NAMESPACE: gateway.namespace,
+    }
     # The stack's Envoy Gateway runs in ControllerNamespace mode (its values set no deploy
     # type): every proxy in its own namespace, which no tenant's replica is composed into.
     return _peer(ENVOY_GATEWAY_NAMESPACE if _managed(cluster, "envoyGateway") else None, labels)

@@ -8,9 +8,7 @@ prefill/decode filters read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
 from modelplane.compose.modelreplica import picker
 from modelplane.compose.modelreplica.context import ReplicaContext
@@ -56,12 +54,6 @@ def path_prefix(ctx: ReplicaContext) -> str:
     return f"/{ctx.namespace}/{ctx.name}/"
 
 
-def gateway(cluster: Mapping[str, Any]) -> tuple[str, str]:
-    """(name, namespace) of the Gateway the route attaches to."""
-    found = cluster_gateway(cluster)
-    return found.name, found.namespace
-
-
 def compose_routing(ctx: ReplicaContext) -> dict[str, Obj]:
     """The routing path (composition resource name -> wrapped Object), the picker included."""
     pool = pool_name(ctx.name)
@@ -97,7 +89,7 @@ def inference_pool(ctx: ReplicaContext, name: str, epp: str) -> Obj:
 
 
 def http_route(ctx: ReplicaContext, pool: str) -> Obj:
-    gw_name, gw_namespace = gateway(ctx.cluster)
+    gateway = cluster_gateway(ctx.cluster)
     return {
         "apiVersion": ROUTE_API_VERSION,
         "kind": "HTTPRoute",
@@ -107,7 +99,7 @@ def http_route(ctx: ReplicaContext, pool: str) -> Obj:
             "labels": owned(ctx.name),
         },
         "spec": {
-            "parentRefs": _parent_refs(gw_name, gw_namespace),
+            "parentRefs": _parent_refs(gateway.name, gateway.namespace),
             "rules": [
                 {
                     "matches": [{"path": {"type": "PathPrefix", "value": path_prefix(ctx)}}],
