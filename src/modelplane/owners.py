@@ -94,12 +94,8 @@ class Owners:
             self._by_name.setdefault(ident[3], []).append(ident)
             self._kinds.setdefault((ident[2], ident[3]), set()).add(ident[1])
 
-    def owns(self, owner: Body, obj: Body) -> bool:
-        """Whether ``obj`` is a resource composed by ``owner``."""
-        return self.claimed(identity(owner), _uid(owner), Claim.of(obj))
-
     def claimed(self, owner: Identity, uid: str | None, claim: Claim) -> bool:
-        """``owns`` for an owner's identity and uid and what a resource claims."""
+        """Whether what claims ``claim`` was composed by the owner of this identity and uid."""
         _, kind, namespace, name = owner
         if claim.uid and uid:
             return claim.uid == uid

@@ -29,7 +29,6 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from modelplane import manifests
 from modelplane.compose.modelreplica.parallelism import parallelism_warnings
 from modelplane.compose.modelreplica.picker import image_warnings, serving_problem
 from modelplane.compose.modelreplica.shape import problem as replica_problem
@@ -140,17 +139,6 @@ class Admission:
         if "status" in obj:
             admitted.object["status"] = copy.deepcopy(obj["status"])
         return admitted
-
-    def admit_inputs(self, docs: Iterable[Obj]) -> tuple[list[Obj], list[str]]:
-        """Each input admitted (``admit_input``), and one message per object refused."""
-        out, refused = [], []
-        for doc in docs:
-            admitted = self.admit_input(doc)
-            out.append(admitted.object)
-            if admitted.errors:
-                lines = "\n".join(f"  {e}" for e in admitted.errors)
-                refused.append(f"error: {manifests.identity(doc)} is invalid:\n{lines}")
-        return out, refused
 
     def read_schema(self, api_version: str, kind: str) -> Schema:
         """The schema a required or observed resource of this kind is read against."""

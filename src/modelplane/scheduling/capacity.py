@@ -56,9 +56,6 @@ class PoolState(NamedTuple):
         """Nodes with every device free."""
         return sum(n for v, n in self.nodes if v == self.per_node)
 
-    def free_devices(self) -> Vector:
-        return tuple(sum(v[i] * n for v, n in self.nodes) for i in range(len(self.per_node)))
-
     @property
     def overcommitted(self) -> bool:
         return any(x < 0 for v, _ in self.nodes for x in v)

@@ -273,7 +273,3 @@ class Schedule:
     @property
     def scheduled(self) -> int:
         return len(self.placements)
-
-    @property
-    def complete(self) -> bool:
-        return self.scheduled >= self.desired and not self.selector_errors

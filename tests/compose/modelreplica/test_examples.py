@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from modelplane.compose.modelreplica.composer import compose_replica
-from modelplane.compose.modelreplica.names import is_workload_key
+from modelplane.compose.modelreplica.names import NAMESPACE_KEY
 from modelplane.kube.admission import Admission
 from modelplane.structs import plain
 from tests.upstream_crds import UPSTREAM_CRDS
@@ -63,6 +63,11 @@ WORKLOAD_EXAMPLES = [
 
 def test_there_is_an_example_of_each_shape():
     assert set(WORKLOAD_EXAMPLES) <= set(example_names())
+
+
+def is_workload_key(key: str) -> bool:
+    """Whether a composition resource key is one of the workload half's (not routing's)."""
+    return key == NAMESPACE_KEY or key.startswith(("workload-", "gang-", "claims-"))
 
 
 @pytest.mark.parametrize("name", WORKLOAD_EXAMPLES)

@@ -76,8 +76,3 @@ def gang_status_key(engine: str) -> str:
 def claim_key(engine: str, role: str, revision: str) -> str:
     """Keyed by revision too, so Crossplane deletes a template its member no longer uses."""
     return f"claims-{engine}-{role.lower()}-{revision}"
-
-
-def is_workload_key(key: str) -> bool:
-    """Whether a composition resource key is one of the workload half's (not routing's)."""
-    return key == NAMESPACE_KEY or key.startswith(("workload-", "gang-", "claims-"))
