@@ -93,9 +93,9 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
         key = (str(manifest.get("kind")), objects.namespace(manifest), objects.name(manifest))
         manifest = (created or {}).get(key, manifest)
     remote = _remote(manifest, ready_copies)
-    if remote.get("kind") == "Gateway" and "status" in remote:
+    if remote.get("kind") == "Gateway":
         cluster = str(objects.dig(observed, "spec", "providerConfigRef", "name") or "")
-        remote["status"] = _gateway(remote, ready_copies, cluster)
+        remote["status"] = _gateway(remote, cluster)
     ready = readiness(objects.dig(observed, "spec", "readiness") or {}, remote)
     observed["status"] = _reconciled({"manifest": remote}, ready)
     return observed
@@ -345,22 +345,21 @@ def _scaling_group(group: Obj, n: int) -> Obj:
 
 def _http_route(route: Obj, _n: int) -> Obj:
     # The simulated gateway accepts the route and resolves its backends.
-    parents = []
-    for ref in objects.spec(route).get("parentRefs") or []:
-        parents.append(
-            {
-                "parentRef": dict(ref),
-                "controllerName": _ENVOY_GATEWAY,
-                "conditions": [
-                    _condition("Accepted", True, "Accepted"),
-                    _condition("ResolvedRefs", True, "ResolvedRefs"),
-                ],
-            }
-        )
+    parents = [
+        {
+            "parentRef": dict(ref),
+            "controllerName": _ENVOY_GATEWAY,
+            "conditions": [
+                _condition("Accepted", True, "Accepted"),
+                _condition("ResolvedRefs", True, "ResolvedRefs"),
+            ],
+        }
+        for ref in objects.spec(route).get("parentRefs") or []
+    ]
     return {"parents": parents}
 
 
-def _gateway(gateway: Obj, _n: int, cluster: str = "") -> Obj:
+def _gateway(gateway: Obj, cluster: str) -> Obj:
     # The simulated gateway is programmed, at a load balancer hostname of its own per cluster
     # (under .test, reserved for testing: it resolves nowhere), so what dials it from another
     # cluster names where it goes; seen from no cluster, at its in-cluster Service name.
@@ -512,7 +511,6 @@ _STATUS = {
     "PodCliqueSet": _pod_clique_set,
     "PodCliqueScalingGroup": _scaling_group,
     "HTTPRoute": _http_route,
-    "Gateway": _gateway,
     "InferencePool": _inference_pool,
     "CustomResourceDefinition": _established,
     "GatewayClass": _accepted,
