@@ -174,7 +174,7 @@ def _read_host(inputs: Inputs) -> _Host | Result:
         )
     fleet = by_name(clusters)
     # Every cluster's own CA name is known only now; the fixed names were refused before.
-    secret = str(_secret_ref(spec).get("name") or "")
+    secret = str(dig(spec, "tls", "secretRef", "name") or "")
     copied = front_certificate_problem(secret, fleet_ca_names(fleet.values())) if secret else ""
     if copied:
         return Result.failed(copied)
@@ -347,7 +347,7 @@ def _malformed(ig: Obj) -> str | None:
     spec = ig.get("spec")
     if not isinstance(spec, dict):
         return "InferenceGateway spec is required"
-    secret = _secret_ref(spec)
+    secret = mapping(spec, "tls", "secretRef")
     copied = front_certificate_problem(str(secret["name"])) if secret.get("name") else ""
     return (
         _shape_problem(spec)
@@ -381,11 +381,6 @@ def _secret_namespace_problem(secret: Mapping[str, Any]) -> str | None:
         f"certificate only from {CONTROL_NAMESPACE}, the namespace of its own Objects; "
         "nothing was changed"
     )
-
-
-def _secret_ref(spec: Obj) -> Mapping[str, Any]:
-    """``spec.tls.secretRef``, or an empty mapping when there is none."""
-    return mapping(spec, "tls", "secretRef")
 
 
 def _fleet(fleet: Mapping[str, Obj]) -> tuple[list[ClusterGateway], list[str]]:
