@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from modelplane.apis import API_VERSION
 from modelplane.compose.modelendpoint import external
 from modelplane.compose.shared.egress import allowance_of, refusal
-from modelplane.compose.shared.evidence import listed_and_found
+from modelplane.compose.shared.evidence import listed_and_found, recorded_names
 from modelplane.compose.shared.frontdoor import (
     ClusterGateway,
     EndpointURL,
@@ -182,7 +182,7 @@ def _read_hosts(
         return _hold(inputs, requirements, f"reading {', '.join(missing)}")
     # A gateway the composed objects were made for that the list does not hold is asked for by
     # name: only nothing back is evidence that its cluster's objects may go.
-    composed_for = _composed_for(inputs.observed)
+    composed_for = recorded_names(inputs.observed.values(), HOSTED_FOR)
     gateways, lookup = listed_and_found(
         inputs, GATEWAYS, GATEWAY_BY_NAME, "InferenceGateway", composed_for
     )
@@ -252,15 +252,6 @@ def _hosting(gateways: list[Obj]) -> dict[str, list[str]]:
     for g in sorted(gateways, key=lambda g: str(g["metadata"]["name"])):
         cluster = str(objects.spec(g).get("clusterName") or "")
         out.setdefault(cluster, []).append(str(g["metadata"]["name"]))
-    return out
-
-
-def _composed_for(observed: Mapping[str, Obj]) -> set[str]:
-    """The gateways the observed objects were composed for, as each Object records them."""
-    out: set[str] = set()
-    for obj in observed.values():
-        annotations = objects.annotations(obj)
-        out |= {n for n in str(annotations.get(HOSTED_FOR) or "").split(",") if n}
     return out
 
 

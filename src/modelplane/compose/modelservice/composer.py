@@ -47,7 +47,7 @@ from modelplane.compose.modelservice import (
 from modelplane.compose.modelservice.gateways import Serving, Skipped, gateways_serving
 from modelplane.compose.modelservice.holds import holds
 from modelplane.compose.modelservice.plan import Plan, plan_service
-from modelplane.compose.shared.evidence import listed_and_found, look_up_unlisted
+from modelplane.compose.shared.evidence import listed_and_found, look_up_unlisted, recorded_names
 from modelplane.compose.shared.frontdoor import (
     ENDPOINT_HEADER,
     ROUTE_READINESS,
@@ -553,12 +553,8 @@ def _model_backend_routed(observed: Mapping[str, Obj], gateway: str, backend: Ob
 def _routed(observed: Mapping[str, Obj]) -> set[str]:
     """The endpoints the observed front routes send traffic to, as each front route's Object
     records them (and the external endpoints their lanes name)."""
-    out: set[str] = set()
-    for key, obj in observed.items():
-        if key.startswith("front/"):
-            annotations = objects.annotations(obj)
-            out |= {n for n in str(annotations.get(ROUTED) or "").split(",") if n}
-    return out | _still_routed(observed, {})[1]
+    fronts = [obj for key, obj in observed.items() if key.startswith("front/")]
+    return recorded_names(fronts, ROUTED) | _still_routed(observed, {})[1]
 
 
 def _routed_clusters(

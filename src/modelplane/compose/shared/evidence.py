@@ -16,6 +16,7 @@ from typing import Any
 
 from modelplane.apis import API_VERSION
 from modelplane.composer import Inputs, Requirement
+from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 
 
@@ -81,6 +82,15 @@ def look_up_unlisted(
     """``look_up`` of those of ``names`` that no object of ``listed`` is named."""
     held = {_name_of(o) for o in listed}
     return look_up(inputs, prefix, api_version, kind, set(names) - held, namespace)
+
+
+def recorded_names(objs: Iterable[Mapping[str, Any]], annotation: str) -> set[str]:
+    """The names ``annotation`` records on ``objs`` (comma separated): what they were composed
+    for, asked for by name when a list comes back without them."""
+    out: set[str] = set()
+    for obj in objs:
+        out |= {n for n in str(objects.annotations(obj).get(annotation) or "").split(",") if n}
+    return out
 
 
 def _name_of(obj: Any) -> str | None:
