@@ -37,9 +37,7 @@ def dns_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
     if len(parts) == 1 and len(joined) <= max_len and _is_label(joined):
         return joined
     clean = _INVALID.sub("-", joined.lower()).strip("-")
-    suffix = short_hash(*parts)
-    head = clean[: max_len - len(suffix) - 1].rstrip("-")
-    return f"{head}-{suffix}" if head else suffix
+    return _with_suffix(clean, short_hash(*parts), max_len)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -58,7 +56,12 @@ def unique_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
     clean = _INVALID.sub("-", "-".join(p for p in parts if p).lower()).strip("-")
     if len(clean) <= max_len - _HASH_LEN - 1:
         return dns_label(*parts, max_len=max_len)
-    suffix = short_hash(*parts, length=_LONG_HASH_LEN)
+    return _with_suffix(clean, short_hash(*parts, length=_LONG_HASH_LEN), max_len)
+
+
+def _with_suffix(clean: str, suffix: str, max_len: int) -> str:
+    """``<clean>-<suffix>`` in at most ``max_len`` characters, ``clean`` cut to fit (the suffix
+    alone when nothing of it does)."""
     head = clean[: max_len - len(suffix) - 1].rstrip("-")
     return f"{head}-{suffix}" if head else suffix
 
@@ -78,9 +81,7 @@ def child_name(
     clean = _INVALID.sub("-", "-".join(parts).lower()).strip("-")
     if letter_first and not clean[:1].isalpha():
         clean = f"{LETTER_PREFIX}{clean}"
-    head = clean[: max_len - _HASH_LEN - 1].rstrip("-")
-    suffix = short_hash(kind, *parts, length=_HASH_LEN)
-    return f"{head}-{suffix}" if head else suffix
+    return _with_suffix(clean, short_hash(kind, *parts, length=_HASH_LEN), max_len)
 
 
 def suffixed(base: str, suffix: str) -> str:
