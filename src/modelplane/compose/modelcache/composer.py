@@ -55,6 +55,7 @@ from modelplane.compose.shared.frontdoor import secret_copy_references
 from modelplane.compose.shared.remote import (
     NEVER_DELETE,
     OBSERVED_MANIFEST,
+    cel_readiness,
     managed_metadata,
     remote_namespace,
     remote_object,
@@ -370,9 +371,8 @@ def still_mounted(
     placed there any more), each with why it keeps them: replicas there still mount the claim,
     or nothing says none does. Their replicas move make-before-break, so the claim must outlive
     them: it goes only once the replicas are read and none of the cache's is on the cluster."""
-    wanted = {str(c["metadata"]["name"]) for c in used}
-    leaving = [c for c in clusters if c["metadata"]["name"] not in wanted]
-    leaving = [c for c in leaving if str(c["metadata"]["name"]) in mine]
+    wanted = {objects.name(c) for c in used}
+    leaving = [c for c in clusters if objects.name(c) in mine and objects.name(c) not in wanted]
     if not leaving:
         return {}
     readers = _readers(mc, inputs)
@@ -793,7 +793,7 @@ def _wrap(
         namespace_of(mc),
         provider_config,
         manifest,
-        readiness={"policy": "DeriveFromCelQuery", "celQuery": ready_when} if ready_when else None,
+        readiness=cel_readiness(ready_when) if ready_when else None,
         management_policies=policies,
     )
 
