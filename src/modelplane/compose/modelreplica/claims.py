@@ -52,10 +52,6 @@ def member_claim(ctx: ReplicaContext, member: Obj) -> MemberClaim:
     return found
 
 
-def member_revision(ctx: ReplicaContext, member: Obj) -> str:
-    return member_claim(ctx, member).revision
-
-
 @lru_cache(maxsize=1024)
 def _claim(canonical: str) -> MemberClaim:
     requests = json.loads(canonical)

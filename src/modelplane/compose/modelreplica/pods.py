@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from modelplane import labels
-from modelplane.compose.modelreplica.claims import member_revision
+from modelplane.compose.modelreplica.claims import member_claim
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import (
     deployment_of,
@@ -143,7 +143,7 @@ def member_pod(
             {
                 "name": CLAIM,
                 "resourceClaimTemplateName": claim_template_name(
-                    ctx.name, engine["name"], role, member_revision(ctx, member)
+                    ctx.name, engine["name"], role, member_claim(ctx, member).revision
                 ),
             }
         ]

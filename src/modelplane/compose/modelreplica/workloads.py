@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from modelplane import labels
-from modelplane.compose.modelreplica.claims import claim_template, member_revision
+from modelplane.compose.modelreplica.claims import claim_template, member_claim
 from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import label_value, owned, role_of
 from modelplane.compose.modelreplica.names import (
@@ -139,7 +139,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
         out[key] = wrap(ctx, key, lws, readiness=LEADERWORKERSET_READY)
     for member in members:
         if member.get("deviceRequests"):
-            key = claim_key(name, role_of(member), member_revision(ctx, member))
+            key = claim_key(name, role_of(member), member_claim(ctx, member).revision)
             out[key] = wrap(ctx, key, claim_template(ctx, engine, member))
     return out
 
