@@ -33,7 +33,6 @@ from modelplane.compose.modelreplica.context import ReplicaContext
 from modelplane.compose.modelreplica.labelsets import owned
 from modelplane.compose.modelreplica.remote import wrap
 from modelplane.compose.shared import pickerversions
-from modelplane.compose.shared.endpointpicker import DEFAULT_IMAGE
 from modelplane.compose.shared.frontdoor import POOL_GROUP, PRIORITY_VALUES, priority_objective_name
 from modelplane.compose.shared.remote import MANIFEST
 from modelplane.composer import Ready
@@ -59,17 +58,6 @@ TEMPLATE = (*MANIFEST, "spec", "template")
 """Where a wrapped picker Deployment holds its pod template."""
 
 
-def picker_image(ctx: ReplicaContext) -> str:
-    """The image the replica's picker runs: the user's ``epp`` container's, else Modelplane's."""
-    if ctx.serving.get("router") != "EndpointPicker":
-        return DEFAULT_IMAGE
-    containers = objects.dig(ctx.serving, "endpointPicker", "template", "spec", "containers")
-    for container in containers or ():
-        if container.get("name") == picker.CONTAINER and container.get("image"):
-            return str(container["image"])
-    return DEFAULT_IMAGE
-
-
 def objective(ctx: ReplicaContext, pool: str, value: int) -> Obj:
     return {
         "apiVersion": OBJECTIVE_API_VERSION,
@@ -89,7 +77,7 @@ def objective(ctx: ReplicaContext, pool: str, value: int) -> Obj:
 def compose_objectives(ctx: ReplicaContext, pool: str) -> dict[str, Obj]:
     """The objectives of ``pool`` (composition resource name -> wrapped Object), or none for a
     picker that cannot read them."""
-    if not pickerversions.reads_objectives(picker_image(ctx)):
+    if not pickerversions.reads_objectives(picker.image(ctx)):
         return {}
     return {
         objective_key(value): wrap(ctx, objective_key(value), objective(ctx, pool, value))
@@ -112,7 +100,7 @@ def served(ctx: ReplicaContext, resources: dict[str, Obj]) -> dict[str, Obj]:
     without it restarts that picker after its cluster serves the group. The mark is never taken
     back: a picker restarts for it at most once."""
     deployment = resources.get(picker.DEPLOYMENT_KEY)
-    reads = deployment is not None and pickerversions.reads_objectives(picker_image(ctx))
+    reads = deployment is not None and pickerversions.reads_objectives(picker.image(ctx))
     if not reads or not _started_served(ctx):
         return resources
     path = (*TEMPLATE, "metadata", "annotations", SERVED_ANNOTATION)

@@ -297,11 +297,21 @@ def _picker(ctx: ReplicaContext) -> Obj:
     return ctx.serving.get("endpointPicker") or {}
 
 
+def _user_container(ctx: ReplicaContext) -> Obj:
+    """The user's ``epp`` container; {} when Modelplane runs its own picker."""
+    containers = objects.mapping(_picker(ctx), "template", "spec").get("containers", [])
+    return next((c for c in containers if c.get("name") == CONTAINER), None) or {}
+
+
+def image(ctx: ReplicaContext) -> str:
+    """The image the replica's picker runs: the user's ``epp`` container's, else Modelplane's."""
+    return str(_user_container(ctx).get("image") or DEFAULT_IMAGE)
+
+
 def _deployment(ctx: ReplicaContext, meta: Obj, pool: str, config: str) -> Obj:
-    picker = _picker(ctx)
-    spec = objects.mapping(picker, "template", "spec")
-    user = next((c for c in spec.get("containers", []) if c.get("name") == CONTAINER), None) or {}
-    container: Obj = {"name": CONTAINER, "image": user["image"] if user else DEFAULT_IMAGE}
+    spec = objects.mapping(_picker(ctx), "template", "spec")
+    user = _user_container(ctx)
+    container: Obj = {"name": CONTAINER, "image": image(ctx)}
     if user.get("command"):
         container["command"] = list(user["command"])
     container["args"] = merge_args(list(user.get("args", [])), wiring_args(ctx, pool))
