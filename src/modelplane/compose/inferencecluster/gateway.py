@@ -188,8 +188,6 @@ def fleet_resources(t: Target) -> dict[str, Obj]:
     the control plane (the fleet CA's key never leaves it) and copied here with the trust bundle;
     each cluster holds only its own leaf, so one cluster's Secrets mint nothing another accepts."""
     gw = t.gateway
-    if gw.mode != "Managed":
-        return {}
     pki = gw.pki
     leaf = suffixed(t.cluster, FLEET_SERVER)
     issuer = {
