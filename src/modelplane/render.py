@@ -387,18 +387,11 @@ class Session:
         if hit is not None and all(a is b for a, b in zip(hit[0], resources.values(), strict=True)):
             return hit[1]
         composite = rendered.composite
-        meta = objects.metadata(composite)
         # Crossplane's controller reference names the owner's kind: a composite and another of
         # another kind sharing its namespace and name (a ModelReplica and the ModelEndpoint its
         # deployment composes for it) each observe their own. Observed state only: composers
         # carry forward no owner references, so none reaches the output.
-        reference = {
-            "apiVersion": composite.get("apiVersion"),
-            "kind": composite.get("kind"),
-            "name": meta["name"],
-            "controller": True,
-            **({"uid": meta["uid"]} if meta.get("uid") else {}),
-        }
+        reference = {**_reference(composite), "controller": True}
         observed = resources if simulate is None else simulate(resources)
         out = {k: _composed_by(composite, k, obj, reference) for k, obj in observed.items()}
         return self._simulated.put(key, (list(resources.values()), out))[1]
@@ -673,16 +666,21 @@ def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
     apiextensions/composite/composition_render.go): the reference's kind tells a deployment's
     replicas from those of a ModelService of the same name. Its uid is the owner's, when it has
     one."""
+    controller = {**_reference(xr), "controller": True, "blockOwnerDeletion": True}
+    labelled = _composed_by(xr, key, obj, controller)
+    if "name" not in labelled["metadata"]:
+        labelled["metadata"]["generateName"] = f"{objects.metadata(xr).get('name', '')}-"
+    return labelled
+
+
+def _reference(xr: Obj) -> Obj:
+    """An owner reference to ``xr``, without its flags: with its uid when it has one."""
     meta = objects.metadata(xr)
     name = meta.get("name", "")
     reference = {"apiVersion": xr.get("apiVersion"), "kind": xr.get("kind"), "name": name}
     if meta.get("uid"):
         reference["uid"] = meta["uid"]
-    controller = {**reference, "controller": True, "blockOwnerDeletion": True}
-    labelled = _composed_by(xr, key, obj, controller)
-    if "name" not in labelled["metadata"]:
-        labelled["metadata"]["generateName"] = f"{name}-"
-    return labelled
+    return reference
 
 
 def _composed_by(xr: Obj, key: str, obj: Obj, reference: Obj) -> Obj:
