@@ -92,7 +92,7 @@ from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
 from modelplane.observed import carried, ready_as_observed
 from modelplane.reasons import InferenceCluster, ModelDeployment, ModelReplica
 from modelplane.scheduling.fleet import index_clusters, pool_class_names
-from modelplane.scheduling.placement import ReplicaPlacement, Schedule
+from modelplane.scheduling.placement import RemovedReplica, ReplicaPlacement, Schedule
 from modelplane.scheduling.scheduler import schedule
 
 CLUSTERS = "inference-clusters"
@@ -454,8 +454,7 @@ class Stamps:
     def describes(self, key: str, observed: Obj) -> bool:
         """Whether the replica's status describes the stamp it is given now."""
         was = described(observed)
-        stamp = self.stamped[key]["metadata"]["annotations"][TEMPLATE_HASH]
-        return was is not None and was.revision == stamp
+        return was is not None and was.revision == stamp_of(self.stamped[key])
 
     def available(self, key: str, observed: Obj | None) -> bool:
         """Whether the placement serves: an outdated replica while it reports ModelServing (it
@@ -464,7 +463,7 @@ class Stamps:
         if observed is None:
             return False
         if key not in self.outdated:
-            stamp = self.stamped[key]["metadata"]["annotations"][TEMPLATE_HASH]
+            stamp = stamp_of(self.stamped[key])
             return serves_its_stamp(observed, self.routes, self.unreachable, stamp)
         if serving_status(observed) != "True" or _on(observed) in self.unreachable:
             return False
@@ -701,7 +700,7 @@ def _report(
         # replicas it did place report (none at all would read Available).
         result.ready = "False"
     if not inputs.required[CLUSTERS] and not fleet.narrowed:
-        result.events.append(_no_clusters())
+        result.events.append(_NO_CLUSTERS)
 
 
 def _rollout_status(md: Obj, progress: Progress) -> Obj:
@@ -822,16 +821,15 @@ def _with_awaiting(cond: Condition, md: Obj, plan: Schedule, names: list[str]) -
     return cond._replace(message=f"{cond.message}; {line}")
 
 
-def _no_clusters() -> Event:
-    """Said on every reconcile that lists no InferenceCluster: a fleet of none is a setup
-    mistake (or every cluster deleted), not a full fleet. A clusterSelector that matches none
-    is said by ReplicasScheduled (NoEligibleCluster), as when every cluster listed is refused."""
-    return Event(
-        "Warning",
-        "No InferenceClusters found: nothing can be placed until one exists "
-        "(kubectl get inferenceclusters)",
-        "NoInferenceClusters",
-    )
+# Said on every reconcile that lists no InferenceCluster: a fleet of none is a setup mistake (or
+# every cluster deleted), not a full fleet. A clusterSelector that matches none is said by
+# ReplicasScheduled (NoEligibleCluster), as when every cluster listed is refused.
+_NO_CLUSTERS = Event(
+    "Warning",
+    "No InferenceClusters found: nothing can be placed until one exists "
+    "(kubectl get inferenceclusters)",
+    "NoInferenceClusters",
+)
 
 
 def scheduled_condition(plan: Schedule, kept: Iterable[str], mine: Mapping[str, Obj]) -> Condition:
@@ -918,14 +916,10 @@ def _make_before_break(
     Scale-down removes nothing that would leave fewer than spec.replicas serving; a replica
     whose cluster is gone is not serving anything and goes at once.
     """
-    if not plan.removed:
-        return []
-    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     kept: list[str] = []
     room = plan.desired - serving_placed
-    for removed in sorted(plan.removed, key=lambda r: r.index):
-        key = by_name.get(removed.name)
-        if room <= 0 or key is None or key in desired:
+    for _, key in _removed(mine, plan):
+        if room <= 0 or key in desired:
             continue
         obj = mine[key]
         if serving_status(obj) == "True" and obj["spec"].get("clusterName") in clusters:
@@ -952,21 +946,24 @@ def _stranded(
     before break); with nowhere else to go, or not placed again because the others suffice, it
     stays (nothing is removed on the evidence of a list that may lag).
     """
-    if not plan.removed:
-        return {}
     replaced = {p.index for p in plan.placements} if serving_placed >= plan.desired else set()
     class_names = {str(c["metadata"]["name"]) for c in classes}
-    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     skip = set(taken)
     out: dict[str, str] = {}
-    for removed in sorted(plan.removed, key=lambda r: r.index):
-        key = by_name.get(removed.name)
-        if key is None or key in skip or removed.index in replaced:
+    for removed, key in _removed(mine, plan):
+        if key in skip or removed.index in replaced:
             continue
         why = _unlisted(mine[key], clusters, class_names)
         if why:
             out[key] = why
     return out
+
+
+def _removed(mine: Mapping[str, Obj], plan: Schedule) -> list[tuple[RemovedReplica, str]]:
+    """The observed replicas the schedule removed, lowest index first, each with its key."""
+    by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
+    ordered = sorted(plan.removed, key=lambda r: r.index)
+    return [(r, by_name[r.name]) for r in ordered if r.name in by_name]
 
 
 def _unlisted(replica: Obj, clusters: Clusters, class_names: set[str]) -> str:
@@ -1027,7 +1024,7 @@ def _fleet_unlisted(
         f"no {what} is listed (all deleted, or the list failed or lags): "
         f"the {len(mine)} existing replicas are kept as they are and nothing new is placed"
     )
-    more = [_no_clusters()] if CLUSTERS in unlisted else []
+    more = [_NO_CLUSTERS] if CLUSTERS in unlisted else []
     desired = int(md["spec"]["replicas"])
     return _unplaced(observed, asks, mine, desired, ModelDeployment.FLEET_NOT_LISTED, message, more)
 
