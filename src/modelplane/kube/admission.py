@@ -148,12 +148,8 @@ def _admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
     pruned, errors = prune_and_default(schema, body)
     metadata, meta_errors = _object_meta(obj.get("metadata"))
-    result: dict[str, Any] = {}
-    for key in ("apiVersion", "kind"):
-        if key in obj:
-            result[key] = copy_json(obj[key])
-    result["metadata"] = metadata
-    result.update(pruned)
+    head = {k: copy_json(obj[k]) for k in ("apiVersion", "kind") if k in obj}
+    result = {**head, "metadata": metadata, **pruned}
     errors += meta_errors
     # A CRD may constrain metadata.name and generateName (only those); its rules see only them.
     visible = {k: metadata[k] for k in ("name", "generateName") if isinstance(metadata.get(k), str)}
@@ -161,7 +157,6 @@ def _admit(schema: Schema, obj: dict[str, Any]) -> Admitted:
     if any(e.type in _BLOCKING for e in errors):
         errors.append(_NOT_CHECKED)
     else:
-        head = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
         errors += evaluate(schema, {**head, **pruned, "metadata": visible})
     return Admitted(result, errors)
 
