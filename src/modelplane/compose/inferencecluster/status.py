@@ -103,9 +103,8 @@ def stack_condition(states: Sequence[ComponentState]) -> Condition:
     failed = [s for s in states if s.state == FAILED]
     installing = [s for s in states if s.state == INSTALLING]
     if not failed and not installing:
-        return Condition(
-            STACK_READY, "True", InferenceCluster.INSTALLED, f"all {total} components ready"
-        )
+        ready = f"all {total} components ready"
+        return Condition(STACK_READY, "True", InferenceCluster.INSTALLED, ready)
     parts = []
     if failed:
         parts.append(f"failed {len(failed)} of {total}: {_named(failed)}")
@@ -116,13 +115,11 @@ def stack_condition(states: Sequence[ComponentState]) -> Condition:
 
 
 def waiting_condition(states: Sequence[ComponentState], configs: str) -> Condition:
-    return Condition(
-        STACK_READY,
-        "False",
-        InferenceCluster.WAITING_FOR_PROVIDER_CONFIGS,
+    message = (
         f"installing {len(states)} of {len(states)} once the ClusterProviderConfigs {configs} "
-        "exist: " + _named(states),
+        "exist: " + _named(states)
     )
+    return Condition(STACK_READY, "False", InferenceCluster.WAITING_FOR_PROVIDER_CONFIGS, message)
 
 
 def _named(states: Sequence[ComponentState]) -> str:
