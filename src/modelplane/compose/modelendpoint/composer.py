@@ -66,8 +66,7 @@ ROUTING = ModelEndpoint.ROUTING_READY
 
 
 def compose_endpoint(inputs: Inputs) -> Result:
-    endpoint = inputs.composite
-    spec = endpoint.get("spec")
+    spec = inputs.composite.get("spec")
     if not isinstance(spec, dict) or not isinstance(spec.get("url"), str):
         return Result.failed("ModelEndpoint spec.url is required")
     if spec.get("clusterName"):

@@ -213,10 +213,9 @@ def _read_unlisted(
 def _sleeping(inputs: Inputs) -> dict[int, list[str]]:
     """Per entry, the deployments asleep its selector matches, by name (none while the
     deployments are not read)."""
-    entries = inputs.composite["spec"]["endpoints"]
     deployments = [md for md in inputs.required.get(DEPLOYMENTS) or () if asleep(md)]
     out: dict[int, list[str]] = {}
-    for i, entry in enumerate(entries):
+    for i, entry in enumerate(inputs.composite["spec"]["endpoints"]):
         labels = dict(objects.mapping(entry, "selector", "matchLabels"))
         names = sorted(objects.name(md) for md in deployments if selects(labels, md))
         if names:
