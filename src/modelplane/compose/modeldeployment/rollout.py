@@ -30,8 +30,6 @@ from modelplane.labels import (
 from modelplane.reasons import ModelDeployment
 
 ROLLED_OUT = ModelDeployment.ROLLED_OUT
-PARTITION_REACHED = ModelDeployment.PARTITION_REACHED
-"""RolledOut's reason once the rollout is complete up to ``spec.rollout.partition``."""
 
 
 @dataclass(frozen=True)
@@ -187,7 +185,7 @@ class Progress:
             # Complete up to the partition: every replica from it serves the current stamp and
             # every one below it is pinned, so a revision change moves none of them at once.
             message = f"{counts}; complete up to the partition: lower spec.rollout.partition"
-            return Condition(ROLLED_OUT, "False", PARTITION_REACHED, message)
+            return Condition(ROLLED_OUT, "False", ModelDeployment.PARTITION_REACHED, message)
         if self.stalled:
             return self._stalled(counts)
         # Every replica carries the new template, but Complete means they serve it too.
