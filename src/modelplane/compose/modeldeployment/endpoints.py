@@ -29,7 +29,6 @@ from modelplane.reasons import ModelReplica
 
 CLUSTERS = "inference-clusters"
 """The deployment's requirements on every InferenceCluster and InferenceClass (the composer's)."""
-SERVING = ModelReplica.MODEL_SERVING
 ENDPOINT_PREFIX = "endpoint-"
 REPLICA_PREFIX = "replica-"
 
@@ -98,7 +97,7 @@ def _endpoint_for(
 def serving_status(replica: Mapping[str, Any] | None) -> str:
     """The replica's ModelServing status: whether it can take traffic (one ready copy of each
     engine and its routing path), not whether its rollout is complete (Ready)."""
-    c = objects.condition(replica, SERVING)
+    c = objects.condition(replica, ModelReplica.MODEL_SERVING)
     return str(c.get("status") or "Unknown") if c else "Unknown"
 
 
@@ -110,7 +109,6 @@ def _reachable(cluster: Mapping[str, Any]) -> bool:
 
 
 def _endpoint(replica: Obj, cluster: Mapping[str, Any]) -> Obj | None:
-    cluster_name = str(replica["spec"]["clusterName"])
     address = cluster_gateway(cluster).address
     if not address:
         return None
@@ -129,7 +127,7 @@ def _endpoint(replica: Obj, cluster: Mapping[str, Any]) -> Obj | None:
         "spec": {
             "url": f"https://{host}/{namespace}/{name}/v1",
             "rewritePath": f"/{namespace}/{name}/",
-            "clusterName": cluster_name,
+            "clusterName": str(replica["spec"]["clusterName"]),
             "inferencePool": replica_pool_name(name),
         },
     }
