@@ -129,10 +129,10 @@ _MEMO: Lru[tuple[bool, str]] = Lru(4096)
 memoise = True
 
 
-def evaluate(schema: Schema, obj: Any, path: Path = ()) -> list[FieldError]:
+def evaluate(schema: Schema, obj: Any) -> list[FieldError]:
     """Every CEL rule error of ``obj`` (pruned and defaulted, rules compiled)."""
     errors: list[FieldError] = []
-    _walk(schema, obj, path, errors)
+    _walk(schema, obj, (), errors)
     return errors
 
 
