@@ -178,10 +178,9 @@ def _resolve(t: Target, observed: Mapping[str, Mapping[str, Any]], open_: bool) 
 def published_revision(cluster: Mapping[str, Any], p: Plan, stack_ready: bool) -> str:
     """The revision the cluster publishes: the current one once its gate is open, its stack is
     ready and every unpinned component reports the default installed; else the last published."""
-    last = str(objects.dig(cluster, "status", "servingStack", "revision") or "")
     if p.open and stack_ready and not p.not_installed:
         return revision()
-    return last
+    return str(objects.dig(cluster, "status", "servingStack", "revision") or "")
 
 
 def up_to_date(p: Plan, published: str) -> Condition:
@@ -210,8 +209,7 @@ def up_to_date(p: Plan, published: str) -> Condition:
 
 
 def _wave(cluster: Mapping[str, Any]) -> tuple[int, str]:
-    labels = objects.labels(cluster)
-    value = labels.get(STACK_WAVE)
+    value = objects.labels(cluster).get(STACK_WAVE)
     if value is None:
         return 0, ""
     text = str(value)
