@@ -259,11 +259,8 @@ def compose_guard(
     """The header guard alone. Every front gateway has one, ``spec.auth`` or not: the headers
     only a gateway may set (the identity, the priority, the picker's objective and flow) are
     removed on arrival whether or not this gateway sets them, or its callers could set them."""
-    return {
-        HEADER_GUARD: on_host(
-            inputs, gateway, host, HEADER_GUARD, header_guard(gateway, host, guarded)
-        )
-    }
+    guard = header_guard(gateway, host, guarded)
+    return {HEADER_GUARD: on_host(inputs, gateway, host, HEADER_GUARD, guard)}
 
 
 def front_listener(gateway: str) -> list[Obj]:
