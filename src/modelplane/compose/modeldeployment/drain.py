@@ -27,7 +27,7 @@ from typing import Any
 
 from modelplane.compose.modeldeployment.endpoints import endpoint_key
 from modelplane.compose.modeldeployment.reroute import ROUTE_BY_NAME, ROUTES
-from modelplane.compose.shared.evidence import look_up_unlisted
+from modelplane.compose.shared.evidence import look_up_unlisted, recorded_names
 from modelplane.compose.shared.remote import OBJECT_API_VERSION
 from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.compose.shared.routed import USAGE_API_VERSION, held_replicas, referenced_pools
@@ -74,7 +74,7 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
     if not leaving or listed is None or usages is None:
         return Drain({key: carried(mine[key]) for key in leaving})
     held_by = held_replicas(usages)
-    recorded = {key: _recorded(mine[key]) for key in leaving}
+    recorded = {key: recorded_names([mine[key]], DRAIN_ROUTES) for key in leaving}
     asked = set().union(*recorded.values())
     namespace = namespace_of(inputs.composite)
     lookup = look_up_unlisted(
@@ -88,10 +88,6 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
         if routes or endpoint_key(key) in inputs.observed or name in held_by:
             out[key] = _recording(carried(mine[key]), routes)
     return Drain(out, lookup.requirements)
-
-
-def _recorded(replica: Mapping[str, Any]) -> set[str]:
-    return {n for n in str(objects.annotations(replica).get(DRAIN_ROUTES) or "").split(",") if n}
 
 
 def _recording(replica: Obj, routes: set[str]) -> Obj:
