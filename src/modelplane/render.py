@@ -563,7 +563,7 @@ class Renderer:
     def _render_child(self, parent: Obj, key: str, child: Obj, depth: int) -> Rendered:
         meta = objects.metadata(child)
         if "name" not in meta:
-            meta = {**meta, "name": dns_label(objects.metadata(parent).get("name", ""), key)}
+            meta = {**meta, "name": dns_label(objects.name(parent), key)}
             child = {**child, "metadata": meta}
         result = self.render(child, depth + 1)
         merged = dict(objects.metadata(result.composite))
@@ -669,7 +669,7 @@ def _labelled(key: str, obj: Obj, xr: Obj) -> Obj:
     controller = {**_reference(xr), "controller": True, "blockOwnerDeletion": True}
     labelled = _composed_by(xr, key, obj, controller)
     if "name" not in labelled["metadata"]:
-        labelled["metadata"]["generateName"] = f"{objects.metadata(xr).get('name', '')}-"
+        labelled["metadata"]["generateName"] = f"{objects.name(xr)}-"
     return labelled
 
 
