@@ -58,8 +58,6 @@ from modelplane.scheduling.selection import none_matches, unselected, wanted
 from modelplane.shortlist import plural, shortlist
 from modelplane.simulate import simulate_stack
 
-__all__ = ["ManifestError", "explain", "explain_command", "load_manifests"]
-
 COMMAND = "explain"
 _KINDS = ("InferenceCluster", "InferenceClass", "ModelReplica", "ModelDeployment", "ModelCache")
 GROUP_AT = 3
