@@ -88,7 +88,7 @@ class Admission:
         judge, so they pass."""
         if self.knows(api_version, kind):
             return None
-        group = api_version.rpartition("/")[0]
+        group = _group(api_version)
         if self.server.knows_kind(api_version, kind):
             served = sorted(
                 f"{d.group}/{v.name}"
@@ -115,7 +115,7 @@ class Admission:
         admitted = self.server.admit(obj)
         if admitted.errors:
             return admitted
-        kind = (_group(obj), str(obj.get("kind")))
+        kind = (_group(str(obj.get("apiVersion", ""))), str(obj.get("kind")))
         check = self.checks.get(kind)
         if check is None:
             return admitted
@@ -150,7 +150,7 @@ class Admission:
 
 def invalid(kind: str, api_version: str, name: str, errors: list[FieldError]) -> str:
     """The API server's message for an object it refuses (apimachinery's ``NewInvalid``)."""
-    group = api_version.rpartition("/")[0]
+    group = _group(api_version)
     qualified = f"{kind}.{group}" if group else kind
     listed = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(map(str, errors)) + "]"
     return f'{qualified} "{name}" is invalid: {listed}'
@@ -343,5 +343,5 @@ def _with_metadata(root: Schema) -> Schema:
     )
 
 
-def _group(obj: Obj) -> str:
-    return str(obj.get("apiVersion", "")).rpartition("/")[0]
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
