@@ -13,7 +13,6 @@ from modelplane.labels import MANAGED_BY
 from modelplane.structs import frozen
 
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
-PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
 # A Namespace shared by every replica and cache of a tenant on that cluster: never delete it.
 NEVER_DELETE = frozen(["Observe", "Create", "Update", "LateInitialize"])
 _CREATED = frozen({"policy": "SuccessfulCreate"})
@@ -85,4 +84,4 @@ def cel_readiness(*conditions: str) -> Obj:
 # Every Object of every replica on a cluster carries the same reference.
 @lru_cache(maxsize=1024)
 def _provider_config_ref(name: str) -> Obj:
-    return frozen({"kind": PROVIDER_CONFIG_KIND, "name": name})
+    return frozen({"kind": "ClusterProviderConfig", "name": name})
