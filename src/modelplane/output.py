@@ -218,11 +218,7 @@ def summary(roots: Sequence[Node]) -> str:
 def _clusters(nodes: Sequence[Node]) -> list[str]:
     """The clusters the nodes run on, by name."""
     # Only clusters that exist: a gateway naming a cluster that is not there runs on none.
-    known = {
-        objects.metadata(n.doc).get("name")
-        for n in nodes
-        if n.doc.get("kind") == "InferenceCluster"
-    }
+    known = {objects.name(n.doc) for n in nodes if n.doc.get("kind") == "InferenceCluster"}
     return sorted({n.cluster for n in nodes if n.cluster and n.cluster in known})
 
 
@@ -277,8 +273,8 @@ def _provider_configs(docs: Iterable[Obj]) -> dict[str, str]:
     """Provider config name -> the InferenceCluster publishing it, when the stream holds it."""
     out = {}
     for doc in docs:
-        ref = objects.status(doc).get("providerConfigRef") if doc.get("kind") else None
-        if doc.get("kind") == "InferenceCluster" and isinstance(ref, dict) and ref.get("name"):
+        ref = objects.mapping(doc, "status", "providerConfigRef")
+        if doc.get("kind") == "InferenceCluster" and ref.get("name"):
             out[str(ref["name"])] = objects.name(doc)
     return out
 
