@@ -107,8 +107,6 @@ SERVING = ModelDeployment.REPLICAS_SERVING
 Clusters = Mapping[str, Mapping[str, Any]]
 """The InferenceClusters a replica may stand on, by name."""
 
-KINDS = {CLUSTERS: "InferenceCluster", CLASSES: "InferenceClass", REPLICAS: "ModelReplica"}
-
 
 def requirements(md: Obj) -> dict[str, Requirement]:
     """The clusters the clusterSelector's matchLabels select (every one without), every class,
@@ -1019,7 +1017,7 @@ def _fleet_unlisted(
 ) -> Result:
     """No InferenceCluster, or no InferenceClass, is listed while replicas run: every deleted,
     or a list that failed or lags. Nothing can be placed, and nothing observed is dropped."""
-    what = " and ".join(KINDS[n] for n in unlisted)
+    what = " and ".join(asks[n].kind for n in unlisted)
     message = (
         f"no {what} is listed (all deleted, or the list failed or lags): "
         f"the {len(mine)} existing replicas are kept as they are and nothing new is placed"

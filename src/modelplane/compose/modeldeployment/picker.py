@@ -25,18 +25,12 @@ from typing import Any
 
 import yaml
 
-from modelplane.compose.shared.endpointpicker import DEFAULT_IMAGE
-from modelplane.compose.shared.endpointpicker import (
-    PREFILL_DECODE_CONFIG as PREFILL_DECODE_CONFIG_TEXT,
-)
+from modelplane.compose.shared.endpointpicker import DEFAULT_IMAGE, PREFILL_DECODE_CONFIG
 from modelplane.kube.objects import Obj
-
-PREFILL_DECODE_CONFIG: Obj = yaml.safe_load(PREFILL_DECODE_CONFIG_TEXT)
-"""The default EndpointPickerConfig for PrefillDecode, as stamped (``endpointPicker.config``)."""
 
 DEFAULT_PICKER: Obj = {
     "template": {"spec": {"containers": [{"name": "epp", "image": DEFAULT_IMAGE}]}},
-    "config": PREFILL_DECODE_CONFIG,
+    "config": yaml.safe_load(PREFILL_DECODE_CONFIG),
 }
 """``serving.endpointPicker`` for a PrefillDecode deployment that names no picker."""
 
