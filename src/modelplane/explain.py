@@ -372,10 +372,7 @@ def _cluster_selector(md: Obj) -> dict[str, str]:
 
 def _labels(clusters: Sequence[Obj]) -> dict[str, dict[str, str]]:
     return {
-        str(c["metadata"]["name"]): {
-            str(k): str(v) for k, v in ((c["metadata"].get("labels") or {}).items())
-        }
-        for c in clusters
+        objects.name(c): {str(k): str(v) for k, v in objects.labels(c).items()} for c in clusters
     }
 
 
@@ -491,9 +488,7 @@ def _print(explanations: Sequence[Explanation], output: str) -> None:
 
 def _missing_classes(loaded: Sequence[Manifest], objs: Sequence[Obj]) -> bool:
     """Name on stderr each node pool whose InferenceClass is not in the input; whether any."""
-    classes = {
-        str(o["metadata"]["name"]) for o in objs if o.get("kind") == "InferenceClass" and _ours(o)
-    }
+    classes = {objects.name(o) for o in objs if o.get("kind") == "InferenceClass" and _ours(o)}
     found = False
     for m, obj in zip(loaded, objs, strict=True):
         if obj.get("kind") != "InferenceCluster" or not _ours(obj):
