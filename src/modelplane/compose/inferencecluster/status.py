@@ -22,7 +22,7 @@ from typing import Any
 
 from modelplane.compose.inferencecluster.releases import installed_version
 from modelplane.compose.inferencecluster.target import EXTERNAL
-from modelplane.compose.shared.remote import OBSERVED_MANIFEST
+from modelplane.compose.shared.remote import OBSERVED_MANIFEST, refused
 from modelplane.composer import Condition
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -150,9 +150,9 @@ def outdated_gateway_api(obj: Mapping[str, Any]) -> str:
 
 
 def _failure(obj: Mapping[str, Any]) -> str:
-    synced = objects.condition(obj, "Synced")
-    if synced is not None and synced.get("status") == "False":
-        return str(synced.get("message") or synced.get("reason") or "not synced")
+    error = refused(obj)
+    if error is not None:
+        return error
     at_provider = objects.mapping(obj, "status", "atProvider")
     if obj.get("kind") == "Release" and at_provider.get("state") == "failed":
         return "the Helm release failed"

@@ -24,7 +24,7 @@ from modelplane.compose.shared.cache import (
     pinned_revision,
     replica_weights,
 )
-from modelplane.compose.shared.remote import OBSERVED_MANIFEST
+from modelplane.compose.shared.remote import OBSERVED_MANIFEST, refused
 from modelplane.composer import Condition, Event
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -116,14 +116,6 @@ def transition_events(replica: Obj, condition: Condition) -> list[Event]:
     if condition.status != "True" and before == "True":
         return [Event("Warning", f"Stopped serving: {condition.message}", reason=condition.reason)]
     return []
-
-
-def refused(obj: Obj | None) -> str | None:
-    """The apply error provider-kubernetes reports on an Object (Synced=False), if any."""
-    c = objects.condition(obj, "Synced")
-    if c is None or c.get("status") != "False":
-        return None
-    return str(c.get("message") or c.get("reason") or "not synced")
 
 
 def remote(obj: Obj | None) -> Obj | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from modelplane.kube.objects import Obj
+from modelplane.kube.objects import Body, Obj, condition
 from modelplane.labels import MANAGED_BY
 from modelplane.structs import frozen
 
@@ -73,6 +73,14 @@ def remote_namespace(name: str) -> Obj:
     """A tenant's namespace on a workload cluster. Its replicas and model caches each compose
     it, so it names none of them: they would otherwise fight over its labels."""
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": managed_metadata(name)}
+
+
+def refused(obj: Body | None) -> str | None:
+    """The apply error a provider reports on its resource (Synced=False), if any."""
+    c = condition(obj, "Synced")
+    if c is None or c.get("status") != "False":
+        return None
+    return str(c.get("message") or c.get("reason") or "not synced")
 
 
 @lru_cache(maxsize=64)
