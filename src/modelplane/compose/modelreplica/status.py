@@ -33,11 +33,6 @@ from modelplane.reasons import ModelReplica
 
 CONDITION = ModelReplica.MODEL_SERVING
 
-SERVING = ModelReplica.SERVING
-DEPLOYING = ModelReplica.DEPLOYING
-NO_READY_COPY = ModelReplica.NO_READY_COPY
-ROUTING_NOT_READY = ModelReplica.ROUTING_NOT_READY
-
 # What a user needs to hear about each part of the routing path when it is not ready.
 ROUTING_PARTS: dict[str, str] = {
     routing.POOL_KEY: "InferencePool not created",
@@ -91,16 +86,20 @@ def model_serving(ctx: ReplicaContext) -> Serving:
     ]
     if pending:
         cluster = str(ctx.spec.get("clusterName") or objects.name(ctx.cluster))
-        condition = _false(DEPLOYING, f"deploying on {cluster}: {counts}{_cache_wait(ctx)}")
+        condition = _false(
+            ModelReplica.DEPLOYING, f"deploying on {cluster}: {counts}{_cache_wait(ctx)}"
+        )
     elif idle:
         condition = _false(
-            NO_READY_COPY, f"{_names(idle)} no ready copy: {counts}{_cache_wait(ctx)}"
+            ModelReplica.NO_READY_COPY, f"{_names(idle)} no ready copy: {counts}{_cache_wait(ctx)}"
         )
     elif blocked:
-        condition = _false(ROUTING_NOT_READY, f"{'; '.join(blocked)}: {counts}")
+        condition = _false(ModelReplica.ROUTING_NOT_READY, f"{'; '.join(blocked)}: {counts}")
     else:
         where = routing.path_prefix(ctx)
-        condition = Condition(CONDITION, "True", SERVING, f"serving at {where}: {counts}")
+        condition = Condition(
+            CONDITION, "True", ModelReplica.SERVING, f"serving at {where}: {counts}"
+        )
     return Serving(condition, transition_events(ctx.replica, condition))
 
 
@@ -112,7 +111,7 @@ def transition_events(replica: Obj, condition: Condition) -> list[Event]:
     """
     before = str((objects.condition(replica, CONDITION) or {}).get("status"))
     if condition.status == "True" and before != "True":
-        return [Event("Normal", f"Serving: {condition.message}", reason=SERVING)]
+        return [Event("Normal", f"Serving: {condition.message}", reason=ModelReplica.SERVING)]
     if condition.status != "True" and before == "True":
         return [Event("Warning", f"Stopped serving: {condition.message}", reason=condition.reason)]
     return []
