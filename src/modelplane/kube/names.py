@@ -41,7 +41,7 @@ def dns_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def unique_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
+def unique_label(*parts: str) -> str:
     """``dns_label(*parts)`` while the joined parts fit whole beside its 8-character hash;
     past that, a shorter head beside an 80-bit one.
 
@@ -54,9 +54,9 @@ def unique_label(*parts: str, max_len: int = DNS_LABEL_MAX) -> str:
     its hash.
     """
     clean = _INVALID.sub("-", "-".join(p for p in parts if p).lower()).strip("-")
-    if len(clean) <= max_len - _HASH_LEN - 1:
-        return dns_label(*parts, max_len=max_len)
-    return _with_suffix(clean, short_hash(*parts, length=_LONG_HASH_LEN), max_len)
+    if len(clean) <= DNS_LABEL_MAX - _HASH_LEN - 1:
+        return dns_label(*parts)
+    return _with_suffix(clean, short_hash(*parts, length=_LONG_HASH_LEN), DNS_LABEL_MAX)
 
 
 def _with_suffix(clean: str, suffix: str, max_len: int) -> str:
@@ -81,7 +81,7 @@ def child_name(
     clean = _INVALID.sub("-", "-".join(parts).lower()).strip("-")
     if letter_first and not clean[:1].isalpha():
         clean = f"{LETTER_PREFIX}{clean}"
-    return _with_suffix(clean, short_hash(kind, *parts, length=_HASH_LEN), max_len)
+    return _with_suffix(clean, short_hash(kind, *parts), max_len)
 
 
 def suffixed(base: str, suffix: str) -> str:
