@@ -65,7 +65,7 @@ def compose_replica(inputs: Inputs) -> Result:
     requirements = _requirements(replica)
     unlabelable = pools.unlabelable(replica)
     if unlabelable is not None:
-        return pools.refused(dict(inputs.observed), requirements, unlabelable, SERVING_CONDITION)
+        return pools.refused(dict(inputs.observed), requirements, unlabelable)
     ctx = _context(inputs, requirements)
     if isinstance(ctx, Result):
         return ctx

@@ -38,15 +38,13 @@ def unlabelable(replica: Obj) -> str | None:
     return None
 
 
-def refused(
-    observed: dict[str, Any], requirements: dict[str, Requirement], problem: str, condition: str
-) -> Result:
+def refused(observed: dict[str, Any], requirements: dict[str, Requirement], problem: str) -> Result:
     """Nothing new is composed; what was composed before is kept as last observed."""
     kept = f"; keeping the {len(observed)} composed resources as last observed" if observed else ""
     message = f"{problem}: nothing is composed for it{kept}"
     return Result.held(
         observed,
         requirements=requirements,
-        conditions=[Condition(condition, "False", REASON, message)],
+        conditions=[Condition(ModelReplica.MODEL_SERVING, "False", REASON, message)],
         events=[Event("Warning", message, REASON)],
     )
