@@ -20,14 +20,10 @@ from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, DEPLOYMENT_NAMESPACE, LLMD_ROLE, REPLICA
 
-KEDA_API_VERSION = "keda.sh/v1alpha1"
 SCALED_OBJECT = "scaled-object"
 """The composition resource name of the deployment's ScaledObject."""
-POLLING_SECONDS = 30
-RATE_WINDOW = "2m"
 FRONT_DOOR = "front-door"
 """The trigger that wakes a sleeping deployment: requests through its ModelServices' lanes."""
-FRONT_DOOR_WINDOW = "1m"
 FRONT_DOOR_THRESHOLD = 1_000_000
 """Requests a second one replica is asked for on the front-door trigger: beyond what any front
 gateway carries, so the HPA's ``ceil(rate / threshold)`` never asks more than one replica for it
@@ -113,7 +109,7 @@ def _either(of: str, sel: str) -> str:
 
 
 def _p90(of: str, sel: str) -> str:
-    rates = " or ".join(f"rate({getattr(e, of)}_bucket{sel}[{RATE_WINDOW}])" for e in ENGINES)
+    rates = " or ".join(f"rate({getattr(e, of)}_bucket{sel}[2m])" for e in ENGINES)
     return f"histogram_quantile(0.9, sum by (le) ({rates}))"
 
 
@@ -198,7 +194,7 @@ def activation_query(clusters: Iterable[str]) -> str:
     escaped = (re.escape(c).replace("\\", "\\\\") for c in sorted(set(clusters)))
     alternatives = "|".join(escaped)
     series = scaletozero.ACTIVATION_SERIES
-    return f'sum(rate({series}{{envoy_cluster_name=~"{alternatives}"}}[{FRONT_DOOR_WINDOW}]))'
+    return f'sum(rate({series}{{envoy_cluster_name=~"{alternatives}"}}[1m]))'
 
 
 def _behavior(behavior: Mapping[str, Any]) -> Obj:
@@ -257,7 +253,7 @@ def scaled_object(
     load = triggers(scaling["targets"], namespace, name, phased(md))
     spec: Obj = {
         "scaleTargetRef": {"apiVersion": md["apiVersion"], "kind": md["kind"], "name": name},
-        "pollingInterval": POLLING_SECONDS,
+        "pollingInterval": 30,
         "minReplicaCount": minimum(md["spec"], sleeps),
         "maxReplicaCount": int(scaling["maxReplicas"]),
         "triggers": [_trigger(t, endpoint, activation) for t in load],
@@ -274,7 +270,7 @@ def scaled_object(
     if behavior:
         spec["advanced"] = {"horizontalPodAutoscalerConfig": {"behavior": behavior}}
     return {
-        "apiVersion": KEDA_API_VERSION,
+        "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
         "metadata": metadata,
         "spec": spec,

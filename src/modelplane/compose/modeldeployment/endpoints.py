@@ -29,13 +29,11 @@ from modelplane.reasons import ModelReplica
 
 CLUSTERS = "inference-clusters"
 """The deployment's requirements on every InferenceCluster and InferenceClass (the composer's)."""
-ENDPOINT_PREFIX = "endpoint-"
-REPLICA_PREFIX = "replica-"
 
 
 def endpoint_key(replica_key: str) -> str:
     """``replica-<index>-<cluster>`` -> ``endpoint-<index>-<cluster>``."""
-    return ENDPOINT_PREFIX + replica_key.removeprefix(REPLICA_PREFIX)
+    return "endpoint-" + replica_key.removeprefix("replica-")
 
 
 def with_endpoints(
