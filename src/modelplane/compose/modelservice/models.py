@@ -46,9 +46,7 @@ from modelplane.kube import objects
 from modelplane.kube.names import unique_label
 from modelplane.kube.objects import Obj
 
-AI_GATEWAY_GROUP = "aigateway.envoyproxy.io"
-AI_GATEWAY_API_VERSION = f"{AI_GATEWAY_GROUP}/v1beta1"
-OPENAI_VERSION_PREFIX = "v1"
+AI_GATEWAY_API_VERSION = "aigateway.envoyproxy.io/v1beta1"
 TOKEN_COSTS = (
     ("llm_input_token", "InputToken"),
     ("llm_output_token", "OutputToken"),
@@ -84,7 +82,7 @@ def model_backend(
     gateway: str, host: ClusterGateway, namespace: str, service: str, cluster: str
 ) -> Obj:
     """The AIServiceBackend over the Backend the path route's lanes to ``cluster`` use."""
-    prefix = service_prefix(namespace, service) + OPENAI_VERSION_PREFIX
+    prefix = service_prefix(namespace, service) + "v1"
     name = model_backend_name(gateway, namespace, service, cluster)
     return {
         "apiVersion": AI_GATEWAY_API_VERSION,
