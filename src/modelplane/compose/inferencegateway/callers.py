@@ -43,7 +43,6 @@ from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj, mapping
 from modelplane.observed import ready_as_observed
 
-DEFAULT_KEY_HEADER = "authorization"
 CALLERS = "caller-secrets"
 """The requirement listing the Secrets the selector matches."""
 CALLER_BY_NAME = "caller-secret"
@@ -71,7 +70,7 @@ class Callers:
 
 
 def key_header(spec: Mapping[str, Any]) -> str:
-    return str(mapping(spec, "auth").get("keyHeader") or DEFAULT_KEY_HEADER).lower()
+    return str(mapping(spec, "auth").get("keyHeader") or "authorization").lower()
 
 
 def auth_problem(spec: Mapping[str, Any]) -> str:
