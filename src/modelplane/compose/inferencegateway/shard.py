@@ -26,7 +26,6 @@ BACKEND_TLS = "backend-tls/"
 READY = InferenceGatewayShard.HOPS_READY
 NAMED_CLUSTERS = 10
 """How many clusters HopsReady names of those whose hop is not ready."""
-_TARGET_FIELDS = ("cluster", "address", "fleetHostname")
 
 
 def hop_object_name(shard: str, key: str) -> str:
@@ -113,7 +112,7 @@ def _malformed(shard: Mapping[str, Any]) -> str | None:
     for i, entry in enumerate(targets):
         if not isinstance(entry, Mapping):
             return f"InferenceGatewayShard spec.targets[{i}] must be an object"
-        for field in _TARGET_FIELDS:
+        for field in ("cluster", "address", "fleetHostname"):
             if not _text(entry.get(field)):
                 return f"InferenceGatewayShard spec.targets[{i}].{field} is required"
         if entry["cluster"] in seen:
