@@ -289,14 +289,11 @@ def _report(
         if inputs.required.get(replicas_requirement(i)) == [] and i not in sleeping
     ]
     waits = guard.waiting_message(waiting)
-    report = status.report(ms, plan, serving, skipped, programmed, unselected, waits, sleeping)
-    result.status = report.status
+    status.report(result, ms, plan, serving, skipped, programmed, unselected, waits, sleeping)
     result.status[ACTIVATION_PATH[1]] = {ACTIVATION_PATH[2]: _activation(result.resources)}
-    result.conditions.extend(report.conditions)
-    result.events.extend(report.events)
     # Serving by every entry on every gateway, or not ready: with no gateway (or one on a
     # missing cluster) nothing is composed that would say so.
-    if any(c.status != "True" for c in report.conditions):
+    if any(c.status != "True" for c in result.conditions):
         result.ready = "False"
 
 

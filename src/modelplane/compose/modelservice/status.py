@@ -7,13 +7,12 @@ model."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.compose.modelservice.gateways import Serving, Skipped
 from modelplane.compose.modelservice.plan import Entry, Plan
 from modelplane.compose.modelservice.routes import UNAVAILABLE_RETRY_AFTER
-from modelplane.composer import Condition, Event, namespace_of, namespace_said
+from modelplane.composer import Condition, Event, Result, namespace_of, namespace_said
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.reasons import ModelService
@@ -27,13 +26,6 @@ LISTED = 10
 """Endpoints a message names before counting the rest."""
 
 
-@dataclass
-class Report:
-    status: Obj = field(default_factory=dict)
-    conditions: list[Condition] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-
-
 def waiting(missing: Sequence[str]) -> list[Condition]:
     message = f"reading {', '.join(missing)}; what is composed is kept as it is"
     return [
@@ -43,6 +35,7 @@ def waiting(missing: Sequence[str]) -> list[Condition]:
 
 
 def report(
+    result: Result,
     service: Mapping[str, Any],
     plan: Plan,
     serving: Sequence[Serving],
@@ -51,16 +44,16 @@ def report(
     unselected: Sequence[int],
     waiting: Sequence[str],
     sleeping: Mapping[int, Sequence[str]],
-) -> Report:
-    """``programmed``: each composed route's key, and whether its gateway accepted it and
-    resolved every backend; ``unselected``: the entries known to select no ModelReplica;
-    ``waiting``: what routes wait for their caller policy, said first; ``sleeping``: per entry,
-    the deployments asleep it selects."""
+) -> None:
+    """The service's status, conditions and events, into ``result``. ``programmed``: each
+    composed route's key, and whether its gateway accepted it and resolved every backend;
+    ``unselected``: the entries known to select no ModelReplica; ``waiting``: what routes wait
+    for their caller policy, said first; ``sleeping``: per entry, the deployments asleep it
+    selects."""
     namespace = namespace_of(service)
     name = str(service["metadata"]["name"])
     waking = _waking(plan, sleeping)
-    out = Report()
-    out.conditions.append(_endpoints(service, plan, out.events, unselected, sleeping))
+    result.conditions.append(_endpoints(service, plan, result.events, unselected, sleeping))
 
     fleet_keys = [k for k in programmed if k.startswith("fleet/")]
     gateways: list[Obj] = []
@@ -76,14 +69,13 @@ def report(
             entry["address"] = g.url(namespace, name)
             address = address or entry["address"]
         gateways.append(entry)
-    out.status = {
+    result.status = {
         "endpoints": {"matched": plan.matched, "ready": plan.ready},
         "entries": _entries(plan),
         "gateways": gateways,
         **({"address": address} if address else {}),
     }
-    out.conditions.append(_routing(plan, serving, skipped, programmed, waiting, waking))
-    return out
+    result.conditions.append(_routing(plan, serving, skipped, programmed, waiting, waking))
 
 
 def _waking(plan: Plan, sleeping: Mapping[int, Sequence[str]]) -> str:
