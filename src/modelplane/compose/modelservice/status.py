@@ -21,7 +21,6 @@ from modelplane.shortlist import plural
 ENDPOINTS = ModelService.ENDPOINTS_RESOLVED
 ROUTING = ModelService.ROUTING_READY
 ENTRY_MATCHES_NOTHING = ModelService.ENTRY_MATCHES_NOTHING
-ASLEEP = ModelService.ASLEEP
 LISTED = 10
 """Endpoints a message names before counting the rest."""
 
@@ -129,7 +128,7 @@ def _endpoints(
             f"while idle): the first request wakes it, answered 503 with Retry-After "
             f"{UNAVAILABLE_RETRY_AFTER} until a replica is ready; {detail}"
         )
-        return Condition(ENDPOINTS, "True", ASLEEP, message)
+        return Condition(ENDPOINTS, "True", ModelService.ASLEEP, message)
     if not plan.matched:
         selectors = "; ".join(
             f"entry {i}: {_selector(e)}" for i, e in enumerate(entries) if isinstance(e, dict)
@@ -272,7 +271,7 @@ def _asleep(gateways: str, waking: str) -> Condition:
         f"accepted on {gateways}; the first request wakes {waking} and is answered 503 with "
         f"Retry-After {UNAVAILABLE_RETRY_AFTER}, as is every request until a replica is ready"
     )
-    return Condition(ROUTING, "True", ASLEEP, message)
+    return Condition(ROUTING, "True", ModelService.ASLEEP, message)
 
 
 def _pending(programmed: Mapping[str, bool], skipped: Sequence[Skipped]) -> list[str]:
