@@ -63,7 +63,6 @@ STATUS = "usage"
 WINDOW = "1h"
 DEFAULT_POLL_SECONDS = 300
 LEAST_POLL_SECONDS = 10
-WAIT_TIMEOUT = "30s"
 POLL_SECONDS_INVALID = "UsagePollSecondsInvalid"
 """The reason of the Warning a pollSeconds not taken as written raises."""
 PROVIDER_HTTP_NOT_INSTALLED = "ProviderHttpNotInstalled"
@@ -192,7 +191,7 @@ def disposable_request(ms: Obj, ask: Asking, url: str) -> Obj:
                 "method": "GET",
                 "shouldLoopInfinitely": True,
                 "nextReconcile": f"{ask.poll_seconds}s",
-                "waitTimeout": WAIT_TIMEOUT,
+                "waitTimeout": "30s",
             },
         },
     }
