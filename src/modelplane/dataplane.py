@@ -24,7 +24,6 @@ from modelplane.kube.objects import Obj
 
 OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
 GATEWAY_GROUP = "gateway.networking.k8s.io"
-ENVOY_GROUP = "gateway.envoyproxy.io"
 HOPS_MAX = 8
 """A walk longer than this is a loop between gateways."""
 
@@ -102,8 +101,6 @@ CONTROL_PLANE = ""
 """The cluster name under which the control plane's own objects (cert-manager's Issuers and
 Certificates there, composed directly rather than through an Object) are kept."""
 
-CERT_MANAGER = "cert-manager.io"
-
 
 class Fabric:
     def __init__(self, docs: Iterable[Obj]) -> None:
@@ -120,7 +117,7 @@ class Fabric:
                 if manifest:
                     self.objects.setdefault(cluster, []).append(manifest)
                     self._note_copy(cluster, manifest, spec.get("references") or [])
-            elif str(doc.get("apiVersion", "")).startswith(f"{CERT_MANAGER}/"):
+            elif str(doc.get("apiVersion", "")).startswith("cert-manager.io/"):
                 self.objects.setdefault(CONTROL_PLANE, []).append(doc)
             elif doc.get("kind") == "InferenceCluster":
                 gateway = objects.mapping(doc, "status", "gateway")
@@ -308,7 +305,7 @@ class Fabric:
         for f in ref.get("filters") or []:
             sent = _modify(sent, f)
         kind, group = ref.get("kind", "Service"), ref.get("group", "")
-        if kind == "Backend" and group == ENVOY_GROUP:
+        if kind == "Backend" and group == "gateway.envoyproxy.io":
             backend = self._named(leg.cluster, "Backend", namespace, ref["name"])
             return self._backend(backend, namespace, sent, path, leg)
         # Any other backend (an InferencePool, a Service) ends the walk.

@@ -33,7 +33,6 @@ from modelplane.kube import objects
 
 COMMAND = "usage"
 ENVIRONMENT = "MODELPLANE_PROMETHEUS"
-TIMEOUT_SECONDS = 30.0
 PER_TOKENS = 1_000_000
 
 # Prometheus's duration syntax (its docs, "Time Durations"): unit-suffixed numbers, longest unit
@@ -84,7 +83,7 @@ def ask(prometheus: str, query: str, at: float) -> Answer:
     arguments = urllib.parse.urlencode({"query": query, "time": f"{at:.3f}"})
     url = f"{prometheus.rstrip('/')}/api/v1/query?{arguments}"
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as answer:
+        with urllib.request.urlopen(url, timeout=30.0) as answer:
             return read_answer(answer.read(), answer.status, prometheus)
     except urllib.error.HTTPError as e:
         # Prometheus answers a refused query with a 4xx or 5xx whose body says why.
