@@ -751,16 +751,15 @@ def hydrated_condition(phases: list[ClusterPhase], resolving: bool) -> Condition
         return Condition(
             HYDRATED, "False", ModelCache.NO_MATCHING_CLUSTER, "no InferenceCluster is selected"
         )
-    waiting = [f"{p.name}: {p.phase}" + (f" ({p.said()})" if p.said() else "") for p in phases]
-    waiting = [w for p, w in zip(phases, waiting, strict=True) if p.phase != READY]
-    ready = len(phases) - len(waiting)
-    message = f"{ready} of {len(phases)} clusters ready"
+    waiting = [p for p in phases if p.phase != READY]
+    message = f"{len(phases) - len(waiting)} of {len(phases)} clusters ready"
     kept = [p.name for p in phases if p.kept and p.phase == READY]
     if kept:
         message += f"; kept until no ModelReplica mounts its claim: {', '.join(kept)}"
     if not waiting:
         return Condition(HYDRATED, "True", ModelCache.ALL_CLUSTERS_READY, message)
-    return _not_hydrated(phases, resolving, message + "; " + "; ".join(waiting))
+    said = [f"{p.name}: {p.phase}" + (f" ({p.said()})" if p.said() else "") for p in waiting]
+    return _not_hydrated(phases, resolving, "; ".join([message, *said]))
 
 
 def _not_hydrated(phases: list[ClusterPhase], resolving: bool, message: str) -> Condition:
