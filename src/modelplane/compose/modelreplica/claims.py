@@ -13,15 +13,13 @@ from modelplane.kube.names import short_hash
 from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
 
-API_VERSION = "resource.k8s.io/v1"
-
 
 def claim_template(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
     """The member's ResourceClaimTemplate, named for its requests (see ``member_claim``)."""
     role = role_of(member)
     claim = member_claim(ctx, member)
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
         "metadata": {
             "name": claim_template_name(ctx.name, engine["name"], role, claim.revision),

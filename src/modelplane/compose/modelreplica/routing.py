@@ -25,9 +25,6 @@ POOL_KEY = "inference-pool"
 ROUTE_KEY = "http-route"
 KEYS = (POOL_KEY, ROUTE_KEY, *picker.KEYS)
 
-POOL_API_VERSION = f"{POOL_GROUP}/v1"
-ROUTE_API_VERSION = "gateway.networking.k8s.io/v1"
-
 # Accepted: the gateway took the route. ResolvedRefs: its InferencePool backend exists. Either
 # missing means no request reaches the replica, however healthy its pods are.
 ROUTE_ACCEPTED_QUERY = (
@@ -70,7 +67,7 @@ def compose_routing(ctx: ReplicaContext) -> dict[str, Obj]:
 
 def inference_pool(ctx: ReplicaContext, name: str, epp: str) -> Obj:
     return {
-        "apiVersion": POOL_API_VERSION,
+        "apiVersion": f"{POOL_GROUP}/v1",
         "kind": "InferencePool",
         "metadata": {"name": name, "namespace": ctx.namespace, "labels": owned(ctx.name)},
         "spec": {
@@ -91,7 +88,7 @@ def inference_pool(ctx: ReplicaContext, name: str, epp: str) -> Obj:
 def http_route(ctx: ReplicaContext, pool: str) -> Obj:
     gateway = cluster_gateway(ctx.cluster)
     return {
-        "apiVersion": ROUTE_API_VERSION,
+        "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "HTTPRoute",
         "metadata": {
             "name": route_name(ctx.name),
