@@ -33,7 +33,6 @@ from modelplane.kube.objects import Obj
 
 COMMAND = "routes"
 HEADER = ("GATEWAY", "ENDPOINT", "CLUSTER", "WEIGHT", "SHARE")
-PROBE_PATH = "v1/chat/completions"
 
 
 @dataclass(frozen=True)
@@ -165,7 +164,7 @@ def carried(ms: Obj, gateway: Obj, fabric: Fabric) -> list[Destination] | None:
     )
     if listener is None:
         return None
-    path = f"/{namespace_of(ms)}/{ms['metadata']['name']}/{PROBE_PATH}"
+    path = f"/{namespace_of(ms)}/{ms['metadata']['name']}/v1/chat/completions"
     return fabric.send(listener, Request(str(gateway["spec"]["hostname"]), path))
 
 
