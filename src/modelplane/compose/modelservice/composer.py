@@ -463,14 +463,13 @@ def _kept(
       reconcile; or while its cluster is not listed (and not known gone) or cannot be written
       to.
     """
-    skipped_keys = {f"{what}/{s.name}" for s in skipped for what in _FRONTS}
     routed_clusters, routed_endpoints = _still_routed(inputs.observed, fleet)
     keeping = _Keeping(
         observed=inputs.observed,
         fleet=fleet,
         gone=gone,
         gateways_listed=bool(inputs.required[GATEWAYS]),
-        skipped_keys=frozenset(skipped_keys),
+        skipped_keys=frozenset(f"{what}/{s.name}" for s in skipped for what in _FRONTS),
         unwritable=frozenset(c for c in fleet if not cluster_gateway(fleet[c]).provider_config),
         routed_clusters=frozenset(routed_clusters),
         routed_endpoints=frozenset(routed_endpoints),
