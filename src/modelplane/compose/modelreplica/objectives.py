@@ -40,14 +40,12 @@ from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.observed import applied
 
-OBJECTIVE_GROUP = "llm-d.ai"
-OBJECTIVE_API_VERSION = f"{OBJECTIVE_GROUP}/v1alpha2"
-KEY_PREFIX = "objective-"
-"""Composition resource names: ``objective-<value>``, ``m`` for a negative sign."""
+OBJECTIVE_API_VERSION = "llm-d.ai/v1alpha2"
 
 
 def objective_key(value: int) -> str:
-    return f"{KEY_PREFIX}{'m' if value < 0 else ''}{abs(value)}"
+    """The composition resource name: ``objective-<value>``, ``m`` for a negative sign."""
+    return f"objective-{'m' if value < 0 else ''}{abs(value)}"
 
 
 KEYS = tuple(objective_key(value) for value in PRIORITY_VALUES)
