@@ -25,7 +25,6 @@ from modelplane.labels import STACK_COMPONENT
 from modelplane.observed import carried, closed
 from modelplane.reasons import InferenceCluster
 
-OBSERVE_ONLY = ["Observe"]
 HANDED_OVER = InferenceCluster.HANDED_OVER
 
 
@@ -72,7 +71,7 @@ def handover(
         if component not in external or not _may_delete(obj):
             continue
         out = carried(dict(obj))
-        out["spec"] = {**objects.spec(out), "managementPolicies": list(OBSERVE_ONLY)}
+        out["spec"] = {**objects.spec(out), "managementPolicies": ["Observe"]}
         kept[key] = out
         components.add(component)
     return Handover(kept, tuple(sorted(components)))
