@@ -21,7 +21,6 @@ from modelplane.labels import STACK_COMPONENT
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 HELM_CONFIG_API_VERSION = "helm.m.crossplane.io/v1beta1"
 EXTERNAL_NAME = "crossplane.io/external-name"
-RELEASE_PREFIX = "mp-"
 # Helm waits for the release's workloads to be ready before reporting it deployed, so a Ready
 # Release means running controllers, not merely applied manifests.
 WAIT_TIMEOUT = "10m"
@@ -52,10 +51,6 @@ class Chart:
     namespace: str
     """The namespace on the cluster the chart is installed into (created when missing)."""
 
-    @property
-    def release_name(self) -> str:
-        return RELEASE_PREFIX + self.name
-
 
 def release(t: Target, component: str, chart: Chart, version: str, values: Obj) -> Obj:
     out: Obj = {
@@ -64,7 +59,7 @@ def release(t: Target, component: str, chart: Chart, version: str, values: Obj) 
         "metadata": {
             "name": t.name(chart.key),
             "namespace": t.namespace,
-            "annotations": {EXTERNAL_NAME: chart.release_name},
+            "annotations": {EXTERNAL_NAME: f"mp-{chart.name}"},
             "labels": {STACK_COMPONENT: component},
         },
         "spec": {
