@@ -159,8 +159,16 @@ def compose(
     return out
 
 
-def _targets(routes: list[str]) -> list[Obj]:
-    return [{"group": GATEWAY_GROUP, "kind": "HTTPRoute", "name": r} for r in routes]
+def _merged_policy(kind: str, name: str, host: ClusterGateway, routes: list[str], spec: Obj) -> Obj:
+    """An Envoy Gateway policy of ``kind`` on ``routes``, merged into the gateway's listener
+    policy of that kind."""
+    targets = [{"group": GATEWAY_GROUP, "kind": "HTTPRoute", "name": r} for r in routes]
+    return {
+        "apiVersion": ENVOY_API_VERSION,
+        "kind": kind,
+        "metadata": managed_metadata(name, host.namespace),
+        "spec": {"targetRefs": targets, "mergeType": MERGE, **spec},
+    }
 
 
 def security_policy(
@@ -189,16 +197,7 @@ def security_policy(
     if rules:
         authorization["rules"] = rules
     name = unique_label(gateway, namespace, service, "callers")
-    return {
-        "apiVersion": ENVOY_API_VERSION,
-        "kind": "SecurityPolicy",
-        "metadata": managed_metadata(name, host.namespace),
-        "spec": {
-            "targetRefs": _targets(routes),
-            "mergeType": MERGE,
-            "authorization": authorization,
-        },
-    }
+    return _merged_policy("SecurityPolicy", name, host, routes, {"authorization": authorization})
 
 
 def denied_body(namespace: str, service: str) -> str:
@@ -225,24 +224,14 @@ def denied_policy(
     provider's) answered with ``denied_body``; merged into the gateway's listener policy so its
     budgets stay on these routes."""
     name = unique_label(gateway, namespace, service, "denied")
-    return {
-        "apiVersion": ENVOY_API_VERSION,
-        "kind": "BackendTrafficPolicy",
-        "metadata": managed_metadata(name, host.namespace),
-        "spec": {
-            "targetRefs": _targets(routes),
-            "mergeType": MERGE,
-            "responseOverride": [
-                {
-                    "match": {"statusCodes": [{"type": "Value", "value": 403}]},
-                    "source": "Local",
-                    "response": {
-                        "statusCode": 403,
-                        "contentType": "application/json",
-                        "body": {"type": "Inline", "inline": denied_body(namespace, service)},
-                    },
-                },
-                budget_spent(),
-            ],
+    denied = {
+        "match": {"statusCodes": [{"type": "Value", "value": 403}]},
+        "source": "Local",
+        "response": {
+            "statusCode": 403,
+            "contentType": "application/json",
+            "body": {"type": "Inline", "inline": denied_body(namespace, service)},
         },
     }
+    spec = {"responseOverride": [denied, budget_spent()]}
+    return _merged_policy("BackendTrafficPolicy", name, host, routes, spec)
