@@ -26,7 +26,6 @@ CACHE_VOLUME = "model-cache"
 CACHE_MOUNT_PATH = "/mnt/models"
 # Beside the Hub cache layout (models--<org>--<name>/), where huggingface_hub never looks.
 MARKER_DIR = f"{CACHE_MOUNT_PATH}/.modelplane"
-REVISIONS_DIR = f"{CACHE_MOUNT_PATH}/revisions"
 DEFAULT_REVISION = "main"
 """What ``hf download`` fetches when no revision is given (huggingface_hub DEFAULT_REVISION)."""
 UNVERSIONED = ":root"
@@ -121,7 +120,7 @@ def _repo(model_cache: Mapping[str, Any]) -> str:
 def revision_path(model_cache: Mapping[str, Any], revision: str) -> str:
     """The Hugging Face cache of one revision of the cache's repo, on the claim."""
     key = short_hash(_repo(model_cache), revision)
-    return f"{REVISIONS_DIR}/{dns_label(revision, max_len=40)}-{key}"
+    return f"{CACHE_MOUNT_PATH}/revisions/{dns_label(revision, max_len=40)}-{key}"
 
 
 def revision_marker(model_cache: Mapping[str, Any], revision: str) -> str:
