@@ -39,7 +39,6 @@ from modelplane.kube.objects import Obj
 
 FLEET_PRIORITY = "fleet-priority"
 """The composition resource name of the fleet listener's extension policy."""
-FLEET_PRIORITY_NAME = "inference-gateway-fleet-priority"
 POOL_NAME_MAX = 63
 """A pool is named as a DNS label (``compose/shared/replicapool.py``)."""
 OUTLIVES = ((ENVOY_GATEWAY, FLEET_PRIORITY),)
@@ -95,7 +94,7 @@ def fleet_priority(t: Target) -> dict[str, Obj]:
     policy = {
         "apiVersion": ENVOY_API_VERSION,
         "kind": "EnvoyExtensionPolicy",
-        "metadata": {"name": FLEET_PRIORITY_NAME, "namespace": gw.namespace},
+        "metadata": {"name": "inference-gateway-fleet-priority", "namespace": gw.namespace},
         "spec": {
             "targetRefs": [listener_ref(gw.name, FLEET_LISTENER)],
             "lua": [{"type": "Inline", "inline": script()}],
