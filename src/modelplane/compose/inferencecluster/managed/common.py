@@ -23,11 +23,9 @@ from modelplane.labels import POOL
 NAMESPACE = DEFAULT_SECRET_NAMESPACE
 """Where every cloud resource and the connection secret it writes live: the namespace the
 cluster's ClusterProviderConfigs read the kubeconfig from."""
-KUBECONFIG_KEY = "kubeconfig"
 GPU_LABEL = "modelplane.ai/gpu"
 GPU_TAINT_VALUE = "true"
 SYSTEM_POOL = "system"
-DEFAULT_CREDENTIALS = "default"
 
 
 @dataclass(frozen=True)
@@ -174,7 +172,7 @@ class Provisioned:
             "secretRef": {
                 "name": secret_name(self.resources[self.kubeconfig_from]),
                 "namespace": NAMESPACE,
-                "key": KUBECONFIG_KEY,
+                "key": "kubeconfig",
             }
         }
         if self.identity:
@@ -226,7 +224,7 @@ def cloud_of(
         version=str(block.get("kubernetesVersion") or ""),
         credentials={
             "kind": str(creds.get("type") or "ClusterProviderConfig"),
-            "name": str(creds.get("name") or DEFAULT_CREDENTIALS),
+            "name": str(creds.get("name") or "default"),
         },
         pools=pools,
     )
