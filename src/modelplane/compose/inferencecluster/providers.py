@@ -8,9 +8,6 @@ from modelplane.compose.inferencecluster.target import DEFAULT_SECRET_NAMESPACE
 from modelplane.kube.objects import Obj
 
 KUBERNETES_CONFIG_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
-DEFAULT_SECRET_KEY = "kubeconfig"
-DEFAULT_IDENTITY_KEY = "private_key"
-DEFAULT_IDENTITY_TYPE = "GoogleApplicationCredentials"
 
 
 def provider_config_for(
@@ -26,7 +23,7 @@ def provider_config_for(
             "secretRef": {
                 "name": secret["name"],
                 "namespace": namespace,
-                "key": secret.get("key") or DEFAULT_SECRET_KEY,
+                "key": secret.get("key") or "kubeconfig",
             },
         }
     }
@@ -34,11 +31,11 @@ def provider_config_for(
     if identity:
         spec["identity"] = {
             "source": "Secret",
-            "type": identity.get("type") or DEFAULT_IDENTITY_TYPE,
+            "type": identity.get("type") or "GoogleApplicationCredentials",
             "secretRef": {
                 "name": identity["name"],
                 "namespace": namespace,
-                "key": identity.get("key") or DEFAULT_IDENTITY_KEY,
+                "key": identity.get("key") or "private_key",
             },
         }
     return {
