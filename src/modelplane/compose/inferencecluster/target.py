@@ -24,7 +24,6 @@ from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
 
 DEFAULT_SECRET_NAMESPACE = "crossplane-system"
-DEFAULT_GATEWAY_CLASS = "modelplane"
 
 MANAGED = "Managed"
 EXTERNAL = "External"
@@ -129,7 +128,7 @@ def _gateway_of(cluster: Obj) -> Gateway:
     return Gateway(
         name=str(gateway.get("name") or DEFAULT_GATEWAY_NAME),
         namespace=str(gateway.get("namespace") or DEFAULT_GATEWAY_NAMESPACE),
-        class_name=str(gateway.get("className") or DEFAULT_GATEWAY_CLASS),
+        class_name=str(gateway.get("className") or "modelplane"),
         mode=str(gateway.get("mode") or MANAGED),
         pki=fleet_pki(cluster),
         fleet_hostname=fleet_hostname(name),

@@ -10,8 +10,6 @@ from modelplane.composer import namespace_of
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 
-DEFAULT_SERVING_PORT = 8000
-
 
 @dataclass(frozen=True)
 class ReplicaContext:
@@ -52,7 +50,7 @@ class ReplicaContext:
             "spec": spec,
             "stack": str(objects.dig(self.cluster, "spec", "stack") or "Standard"),
             "serving": serving,
-            "serving_port": int(serving.get("port", DEFAULT_SERVING_PORT)),
+            "serving_port": int(serving.get("port", 8000)),
             "mode": str(serving.get("mode", "Unified")),
             "model_cache_name": str(ref["name"]) if ref else None,
         }
