@@ -31,8 +31,6 @@ FLEET_SERVER = "fleet-server"
 """The suffix of each cluster's fleet server certificate Secret (``inferencecluster.gateway``)."""
 FLEET_CLIENT = "fleet-client"
 """The suffix of each gateway's fleet client certificate Secret (``frontdoor.client_secret``)."""
-PRIVATE_KEY = "tls.key"
-BUNDLE_KEYS = (".crt", ".pem")
 
 
 def issued_secret(name: str) -> str:
@@ -80,13 +78,13 @@ def trust_bundle_problem(cluster: Mapping[str, Any]) -> str:
         return ""
     name, key = str(trust.get("name") or ""), str(trust.get("key") or "ca.crt")
     field = "InferenceCluster spec.gateway.fleetTrustSecretRef"
-    if key == PRIVATE_KEY:
+    if key == "tls.key":
         what = "the fleet CA's private key" if name == fleet_pki(cluster).ca_secret else "a key"
         return (
             f"{field}.key {key!r} is a TLS Secret's private key ({what}), which would be copied "
             "to the cluster as ca.crt; name the bundle's certificates (ca.crt). Nothing was changed"
         )
-    if not key.endswith(BUNDLE_KEYS):
+    if not key.endswith((".crt", ".pem")):
         return (
             f"{field}.key {key!r} names no PEM certificate bundle (a key ending in .crt or "
             ".pem): whatever it holds (a kubeconfig, a credential) would be copied to the "
