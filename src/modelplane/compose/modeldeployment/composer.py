@@ -650,9 +650,10 @@ def _keep_and_drain(inputs: Inputs, fleet: Gathered, rollout: Rollout, result: R
     serving = sum(1 for k in rollout.counted if serving_status(mine.get(k)) == "True")
     # A replacement counts as the rollout counts: serving its stamp, and routed.
     available = len(rollout.available)
-    kept = _make_before_break(mine, plan, fleet.clusters, available, result.resources)
+    removed = _removed(mine, plan)
+    kept = _make_before_break(mine, removed, plan, fleet.clusters, available, result.resources)
     taken = [*result.resources, *kept]
-    stranded = _stranded(mine, plan, fleet.clusters, fleet.classes, available, taken)
+    stranded = _stranded(mine, removed, plan, fleet.clusters, fleet.classes, available, taken)
     for key in [*kept, *stranded]:
         result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
     kept += [key for key in stranded if serving_status(mine[key]) == "True"]
@@ -904,6 +905,7 @@ def serving_condition(
 
 def _make_before_break(
     mine: Mapping[str, Obj],
+    removed: list[tuple[RemovedReplica, str]],
     plan: Schedule,
     clusters: Clusters,
     serving_placed: int,
@@ -916,7 +918,7 @@ def _make_before_break(
     """
     kept: list[str] = []
     room = plan.desired - serving_placed
-    for _, key in _removed(mine, plan):
+    for _, key in removed:
         if room <= 0 or key in desired:
             continue
         obj = mine[key]
@@ -928,6 +930,7 @@ def _make_before_break(
 
 def _stranded(
     mine: Mapping[str, Obj],
+    removed: list[tuple[RemovedReplica, str]],
     plan: Schedule,
     clusters: Clusters,
     classes: list[Obj],
@@ -944,12 +947,14 @@ def _stranded(
     before break); with nowhere else to go, or not placed again because the others suffice, it
     stays (nothing is removed on the evidence of a list that may lag).
     """
+    if not removed:
+        return {}
     replaced = {p.index for p in plan.placements} if serving_placed >= plan.desired else set()
     class_names = {str(c["metadata"]["name"]) for c in classes}
     skip = set(taken)
     out: dict[str, str] = {}
-    for removed, key in _removed(mine, plan):
-        if key in skip or removed.index in replaced:
+    for replica, key in removed:
+        if key in skip or replica.index in replaced:
             continue
         why = _unlisted(mine[key], clusters, class_names)
         if why:
@@ -959,6 +964,8 @@ def _stranded(
 
 def _removed(mine: Mapping[str, Obj], plan: Schedule) -> list[tuple[RemovedReplica, str]]:
     """The observed replicas the schedule removed, lowest index first, each with its key."""
+    if not plan.removed:
+        return []
     by_name = {str(obj["metadata"]["name"]): key for key, obj in mine.items()}
     ordered = sorted(plan.removed, key=lambda r: r.index)
     return [(r, by_name[r.name]) for r in ordered if r.name in by_name]
