@@ -37,6 +37,7 @@ import pytest
 
 from e2e import control
 from e2e.environment import Environment
+from modelplane.compose.modeldeployment.rollout import described_generation
 from modelplane.compose.shared.frontdoor import POOL_HEADER
 from modelplane.compose.shared.replicapool import replica_pool_name
 from modelplane.labels import DEPLOYMENT
@@ -91,8 +92,9 @@ class Sample:
     at: float
     generation: int
     rolled_out: tuple[str, str, int | None]
-    """RolledOut's status and reason, and the generation they describe
-    (``status.rollout.observedGeneration``)."""
+    """RolledOut's status and reason, and the generation they describe (named first in its
+    message: ``status.rollout.observedGeneration`` is written apart from the condition, see
+    tests/conformance/test_crossplane_composite_status.py)."""
     images: dict[str, set[str]]
     """Each replica's images among its engine pods Ready and not terminating."""
     routed: frozenset[str]
@@ -163,7 +165,7 @@ def sample(env: Environment) -> Sample:
     md = env.control.get("modeldeployment", NAME, "-n", NAMESPACE)
     status = md.get("status") or {}
     rolled = {c["type"]: c for c in status.get("conditions") or []}.get("RolledOut", {})
-    described = (status.get("rollout") or {}).get("observedGeneration")
+    described = described_generation(rolled.get("message", ""))
     return Sample(
         time.monotonic(),
         md["metadata"]["generation"],
@@ -214,7 +216,10 @@ def rolled_out(env: Environment, generation: int) -> None:
 def judged(samples: list[Sample], generation: int) -> list[Sample]:
     """The samples whose RolledOut describes the change or a later generation (Crossplane bumps
     it again whenever the composed replicas change): a RolledOut written before the function
-    read the change is still about the old template, and says nothing of this rollout."""
+    read the change is still about the old template, and says nothing of this rollout. Judged
+    by the generation the condition names, not ``status.rollout.observedGeneration``: Crossplane
+    writes that a step before the condition, and one sample read it at the edit beside a
+    Complete about the template before."""
     return [s for s in samples if (s.rolled_out[2] or 0) >= generation]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH
+from modelplane.compose.modeldeployment.rollout import TEMPLATE_HASH, described_generation
 from tests.compose.modeldeployment.running import Running
 from tests.fleet.builders import deployment, fleet
 
@@ -153,3 +153,13 @@ def test_the_rollout_status_names_the_generation_it_describes() -> None:
     rsp = fleet.reconcile(changed_spec)
     assert rsp.status["rollout"]["observedGeneration"] == 7
     assert rsp.condition("RolledOut")[1] != "Complete"
+
+
+def test_rolled_out_names_the_generation_it_describes_first_in_its_message() -> None:
+    # Crossplane writes the condition apart from status.rollout: it carries its own generation.
+    fleet = six_serving(md())
+    changed_spec = md("vllm/vllm-openai:v2")
+    changed_spec["metadata"]["generation"] = 7
+    message = fleet.reconcile(changed_spec).condition("RolledOut")[2]
+    assert message.startswith("generation 7: 1 updated (0 serving), 5 to update")
+    assert described_generation(message) == 7

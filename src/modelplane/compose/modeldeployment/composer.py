@@ -65,6 +65,7 @@ from modelplane.compose.modeldeployment.rollout import (
     Candidate,
     Progress,
     Strategy,
+    at_generation,
     outdated,
     template_hash,
     to_update,
@@ -680,8 +681,10 @@ def _report(
         replicas["moving"] = len(kept.kept)
     if kept.leaving:
         replicas["draining"] = len(kept.leaving)
-    result.status = {"replicas": replicas, "rollout": _rollout_status(md, rollout.progress)}
-    result.conditions.append(rollout.weights.held(rollout.progress.condition(Strategy.of(md))))
+    generation = _generation(md)
+    result.status = {"replicas": replicas, "rollout": _rollout_status(generation, rollout.progress)}
+    rolled_out = rollout.weights.held(rollout.progress.condition(Strategy.of(md)))
+    result.conditions.append(at_generation(rolled_out, generation))
     scheduled = _with_stranded(plan, list(kept.kept), mine, kept.stranded)
     if cache.hold and scheduled.status != "True":
         # Capacity is not what is short: nothing new may be placed until the cache is read.
@@ -702,14 +705,17 @@ def _report(
         result.events.append(_NO_CLUSTERS)
 
 
-def _rollout_status(md: Obj, progress: Progress) -> Obj:
-    """The rollout's counts and the generation they were counted at: a reader (or a test
-    sampling every second) can tell a RolledOut written before the spec changed from one
-    about the change, since Crossplane leaves a function's conditions without one."""
-    out = progress.status()
+def _generation(md: Obj) -> int | None:
     generation = objects.dig(md, "metadata", "generation")
-    if isinstance(generation, int | float):
-        out["observedGeneration"] = int(generation)
+    return int(generation) if isinstance(generation, int | float) else None
+
+
+def _rollout_status(generation: int | None, progress: Progress) -> Obj:
+    """The rollout's counts and the generation they were counted at. They say nothing of
+    ``RolledOut``, which Crossplane writes apart from them (``rollout.at_generation``)."""
+    out = progress.status()
+    if generation is not None:
+        out["observedGeneration"] = generation
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -218,3 +219,29 @@ class Progress:
         if self.stalled:
             return self._stalled(counts)
         return Condition(ROLLED_OUT, "False", ModelDeployment.PROGRESSING, counts)
+
+
+_GENERATION = re.compile(r"generation (\d+): ")
+
+
+def at_generation(rolled_out: Condition, generation: int | None) -> Condition:
+    """``RolledOut``, its message first naming the generation it describes.
+
+    Crossplane writes a function's composite status and its conditions in two writes: the
+    status (``status.rollout`` with its ``observedGeneration``) by a server-side apply that
+    carries the conditions as they were, then the conditions by a status update at the end of
+    the reconcile (crossplane v2.3.4, internal/controller/apiextensions/composite:
+    composition_functions.go ``Compose``, reconciler.go ``Reconcile``), and it stamps no
+    generation on a function's condition. Between the writes, or until the next reconcile if
+    the second fails, ``observedGeneration`` names the edit while ``RolledOut`` still says
+    what it said of the template before. Only what the condition itself carries is written
+    with it."""
+    if generation is None:
+        return rolled_out
+    return rolled_out._replace(message=f"generation {generation}: {rolled_out.message}")
+
+
+def described_generation(message: str) -> int | None:
+    """The generation a ``RolledOut`` message describes (``at_generation``), if it names one."""
+    match = _GENERATION.match(message)
+    return int(match.group(1)) if match else None
