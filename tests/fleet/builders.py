@@ -14,8 +14,9 @@ import copy
 from typing import Any
 
 from modelplane import labels
-from modelplane.compose.shared.replica_revision import CONDITION, revision_message
+from modelplane.compose.shared.replica_revision import revision_message
 from modelplane.labels import TEMPLATE_HASH
+from modelplane.reasons import ModelReplica
 from modelplane.scheduling import placement as pl
 from modelplane.scheduling.placement import ReplicaPlacement
 
@@ -246,7 +247,9 @@ def reported(replica: Obj, up: bool, stamp: str | None = None) -> Obj:
     out = with_condition(replica, "ModelServing", "True" if up else "False")
     message = revision_message(stamp or stamp_of(replica), "ready" if up else "not ready")
     reason = "Running" if up else "Updating"
-    return with_condition(out, CONDITION, "True" if up else "False", reason, message)
+    return with_condition(
+        out, ModelReplica.REVISION_READY, "True" if up else "False", reason, message
+    )
 
 
 def serving(

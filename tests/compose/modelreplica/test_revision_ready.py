@@ -10,8 +10,9 @@ import copy
 from typing import Any
 
 from modelplane.compose.modelreplica.composer import CLUSTER_REQUIREMENT
-from modelplane.compose.shared.replica_revision import CONDITION, Described, described
+from modelplane.compose.shared.replica_revision import Described, described
 from modelplane.labels import TEMPLATE_HASH
+from modelplane.reasons import ModelReplica
 from modelplane.simulate import simulate_observed
 from tests.compose.modelreplica.support import example_inputs
 from tests.compose.through import Response, run
@@ -61,7 +62,7 @@ def test_each_workload_object_carries_the_stamp_and_no_pod_does() -> None:
 
 def test_a_replica_no_deployment_stamped_says_nothing_of_a_revision() -> None:
     rsp = compose(*stamped(None))
-    assert CONDITION not in rsp.conditions
+    assert ModelReplica.REVISION_READY not in rsp.conditions
     assert all(
         TEMPLATE_HASH not in (m["metadata"].get("annotations") or {})
         for m in workloads(rsp).values()
@@ -71,11 +72,11 @@ def test_a_replica_no_deployment_stamped_says_nothing_of_a_revision() -> None:
 def test_the_revision_is_ready_once_the_cluster_runs_it_every_copy_ready() -> None:
     replica, cluster = stamped("aaaa")
     first = compose(replica, cluster)
-    status, reason, message = first.condition(CONDITION)
+    status, reason, message = first.condition(ModelReplica.REVISION_READY)
     assert (status, reason) == ("False", "Updating")
     assert message.startswith("revision aaaa not ready on ") and "not observed yet" in message
     running = compose(replica, cluster, simulate_observed(first.resources, ready_copies=1))
-    status, reason, message = running.condition(CONDITION)
+    status, reason, message = running.condition(ModelReplica.REVISION_READY)
     assert (status, reason) == ("True", "Running")
     assert message.startswith("revision aaaa ready on ")
 
@@ -92,7 +93,7 @@ def test_after_a_restamp_the_old_pods_serve_and_the_new_revision_is_not_ready() 
     )
     restamped = compose(replica, cluster, ran)
     assert restamped.condition("ModelServing")[0] == "True"
-    status, reason, message = restamped.condition(CONDITION)
+    status, reason, message = restamped.condition(ModelReplica.REVISION_READY)
     assert (status, reason) == ("False", "Updating")
     assert message.startswith("revision bbbb not ready on ") and "runs revision aaaa" in message
 
@@ -101,7 +102,7 @@ def test_a_workload_running_the_stamp_with_copies_not_ready_is_not_ready() -> No
     replica, cluster = stamped("aaaa")
     first = compose(replica, cluster)
     rsp = compose(replica, cluster, simulate_observed(first.resources, ready_copies=0))
-    status, _, message = rsp.condition(CONDITION)
+    status, _, message = rsp.condition(ModelReplica.REVISION_READY)
     assert status == "False" and "not ready (copies updating)" in message
 
 
@@ -110,7 +111,7 @@ def test_the_deployment_reads_back_the_revision_the_status_describes() -> None:
     first = compose(replica, cluster)
     running = compose(replica, cluster, simulate_observed(first.resources, ready_copies=1))
     for rsp, ready in ((first, False), (running, True)):
-        status, reason, message = rsp.condition(CONDITION)
-        observed = with_condition(replica, CONDITION, status, reason, message)
+        status, reason, message = rsp.condition(ModelReplica.REVISION_READY)
+        observed = with_condition(replica, ModelReplica.REVISION_READY, status, reason, message)
         assert described(observed) == Described("aaaa", ready)
     assert described(replica) is None

@@ -44,7 +44,6 @@ from modelplane.reasons import ModelReplica
 
 CLUSTER_REQUIREMENT = "cluster"
 CACHE_REQUIREMENT = "modelcache"
-SERVING_CONDITION = ModelReplica.MODEL_SERVING
 # What the composer passes through whole (containers: only their names, ports and the engine's
 # env/resources lists are looked at) or digests whole (the picker config): read as views, these
 # cost nothing to read and one protobuf copy to write back.
@@ -171,7 +170,9 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], reason: str, why
         return Result(
             requirements=requirements,
             conditions=[
-                Condition(SERVING_CONDITION, "False", reason, f"{why}; nothing composed yet")
+                Condition(
+                    ModelReplica.MODEL_SERVING, "False", reason, f"{why}; nothing composed yet"
+                )
             ],
             events=[Event("Normal", f"{why}; waiting before composing", reason)],
             ready="False",  # nothing composed, so nothing runs: not Available
@@ -183,7 +184,7 @@ def _hold(inputs: Inputs, requirements: dict[str, Requirement], reason: str, why
     return Result.held(
         observed,
         requirements=requirements,
-        conditions=[Condition(SERVING_CONDITION, "False", reason, message)],
+        conditions=[Condition(ModelReplica.MODEL_SERVING, "False", reason, message)],
         events=[Event("Warning", message, reason)],
     )
 

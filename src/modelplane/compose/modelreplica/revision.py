@@ -19,7 +19,7 @@ from typing import Any
 
 from modelplane.compose.pods_revision import bears_pods, pods_revision
 from modelplane.compose.shared.remote import MANIFEST, OBSERVED_MANIFEST
-from modelplane.compose.shared.replica_revision import CONDITION, revision_message, stamp_of
+from modelplane.compose.shared.replica_revision import revision_message, stamp_of
 from modelplane.composer import Condition
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -82,11 +82,11 @@ def revision_ready(
     ]
     if waiting:
         message = revision_message(stamp, f"not ready on {cluster}: {'; '.join(waiting)}")
-        return Condition(CONDITION, "False", ModelReplica.UPDATING, message)
+        return Condition(ModelReplica.REVISION_READY, "False", ModelReplica.UPDATING, message)
     message = revision_message(
         stamp, f"ready on {cluster}: every workload runs it, every copy ready"
     )
-    return Condition(CONDITION, "True", ModelReplica.RUNNING, message)
+    return Condition(ModelReplica.REVISION_READY, "True", ModelReplica.RUNNING, message)
 
 
 def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) -> str:

@@ -31,8 +31,6 @@ from modelplane.kube.objects import Obj
 from modelplane.observed import observed_ready
 from modelplane.reasons import ModelReplica
 
-CONDITION = ModelReplica.MODEL_SERVING
-
 # What a user needs to hear about each part of the routing path when it is not ready.
 ROUTING_PARTS: dict[str, str] = {
     routing.POOL_KEY: "InferencePool not created",
@@ -96,10 +94,8 @@ def model_serving(ctx: ReplicaContext) -> Serving:
     elif blocked:
         condition = _false(ModelReplica.ROUTING_NOT_READY, f"{'; '.join(blocked)}: {counts}")
     else:
-        where = routing.path_prefix(ctx)
-        condition = Condition(
-            CONDITION, "True", ModelReplica.SERVING, f"serving at {where}: {counts}"
-        )
+        message = f"serving at {routing.path_prefix(ctx)}: {counts}"
+        condition = Condition(ModelReplica.MODEL_SERVING, "True", ModelReplica.SERVING, message)
     return Serving(condition, transition_events(ctx.replica, condition))
 
 
@@ -109,7 +105,7 @@ def transition_events(replica: Obj, condition: Condition) -> list[Event]:
     A composer has no memory, so the previous status comes from the condition Crossplane wrote
     on the replica after the last call.
     """
-    before = str((objects.condition(replica, CONDITION) or {}).get("status"))
+    before = str((objects.condition(replica, ModelReplica.MODEL_SERVING) or {}).get("status"))
     if condition.status == "True" and before != "True":
         return [Event("Normal", f"Serving: {condition.message}", reason=ModelReplica.SERVING)]
     if condition.status != "True" and before == "True":
@@ -173,7 +169,7 @@ def _cache_wait(ctx: ReplicaContext) -> str:
 
 
 def _false(reason: str, message: str) -> Condition:
-    return Condition(CONDITION, "False", reason, message)
+    return Condition(ModelReplica.MODEL_SERVING, "False", reason, message)
 
 
 def _names(engines: list[str]) -> str:

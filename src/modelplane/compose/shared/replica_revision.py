@@ -36,8 +36,6 @@ from modelplane.kube import objects
 from modelplane.labels import TEMPLATE_HASH
 from modelplane.reasons import ModelReplica
 
-CONDITION = ModelReplica.REVISION_READY
-
 _MESSAGE = re.compile(r"revision (\S+) ")
 
 
@@ -63,7 +61,7 @@ class Described:
 def described(replica: Mapping[str, Any] | None) -> Described | None:
     """The revision the replica's status describes, or None when it says none (written before
     the replica was stamped, by a release before this condition, or not written yet)."""
-    c = objects.condition(replica, CONDITION)
+    c = objects.condition(replica, ModelReplica.REVISION_READY)
     if c is None:
         return None
     match = _MESSAGE.match(str(c.get("message") or ""))
