@@ -33,7 +33,7 @@ from cel_expr_python import cel
 
 from modelplane.compose.inferencecluster.releases import RELEASE_API_VERSION
 from modelplane.compose.shared.frontdoor import CERT_MANAGER_API_VERSION
-from modelplane.compose.shared.remote import OBJECT_API_VERSION
+from modelplane.compose.shared.remote import OBJECT_API_VERSION, OBSERVE_ONLY
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT
@@ -89,7 +89,7 @@ def observe(obj: Obj, ready_copies: int, created: Created | None = None) -> Obj:
     if not _is_object(observed):
         return observed  # not a provider-kubernetes Object, e.g. a nested composite
     manifest = objects.dig(observed, "spec", "forProvider", "manifest") or {}
-    if objects.dig(observed, "spec", "managementPolicies") == ["Observe"]:
+    if objects.dig(observed, "spec", "managementPolicies") == OBSERVE_ONLY:
         key = (str(manifest.get("kind")), objects.namespace(manifest), objects.name(manifest))
         manifest = (created or {}).get(key, manifest)
     remote = _remote(manifest, ready_copies)

@@ -24,7 +24,7 @@ from modelplane.compose.inferencecluster.releases import (
 from modelplane.compose.inferencecluster.target import Setting, Target
 from modelplane.compose.shared.frontdoor import CALLER_HEADER, POOL_GROUP
 from modelplane.compose.shared.gpu_taint import GPU_TAINT_KEY
-from modelplane.compose.shared.remote import NEVER_DELETE, cel_readiness
+from modelplane.compose.shared.remote import NEVER_DELETE, OBSERVE_ONLY, cel_readiness
 from modelplane.kube.objects import Obj
 from modelplane.labels import (
     COMPONENT,
@@ -379,7 +379,7 @@ def _dra_probe(t: Target, name: str) -> dict[str, Obj]:
         "kind": "DeviceClass",
         "metadata": {"name": DRA_DEVICE_CLASS},
     }
-    return {key: stack_object(t, name, key, device_class, management_policies=["Observe"])}
+    return {key: stack_object(t, name, key, device_class, management_policies=OBSERVE_ONLY)}
 
 
 def _grove_values(_t: Target, _s: Setting, _c: Chart) -> Obj:

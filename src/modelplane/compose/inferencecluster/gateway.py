@@ -30,6 +30,7 @@ from modelplane.compose.shared.frontdoor import (
 )
 from modelplane.compose.shared.remote import (
     NEVER_DELETE,
+    OBSERVE_ONLY,
     OBSERVED_MANIFEST,
     cel_readiness,
     secret_copy,
@@ -179,7 +180,7 @@ def observed_gateway(t: Target) -> Obj:
             "metadata": {"name": t.gateway.name, "namespace": t.gateway.namespace},
         },
         readiness=cel_readiness(GATEWAY_READY_QUERY),
-        management_policies=["Observe"],
+        management_policies=OBSERVE_ONLY,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from modelplane.compose.inferencecluster.gateway import FLEET_COMPONENT, GATEWAY_COMPONENT
 from modelplane.compose.inferencecluster.stack import Part
 from modelplane.compose.inferencecluster.target import MANAGED
+from modelplane.compose.shared.remote import OBSERVE_ONLY
 from modelplane.composer import Condition
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
@@ -71,7 +72,7 @@ def handover(
         if component not in external or not _may_delete(obj):
             continue
         out = carried(dict(obj))
-        out["spec"] = {**objects.spec(out), "managementPolicies": ["Observe"]}
+        out["spec"] = {**objects.spec(out), "managementPolicies": OBSERVE_ONLY}
         kept[key] = out
         components.add(component)
     return Handover(kept, tuple(sorted(components)))

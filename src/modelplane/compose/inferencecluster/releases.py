@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose.inferencecluster.target import Target
-from modelplane.compose.shared.remote import NEVER_DELETE, cel_readiness, remote_object
+from modelplane.compose.shared.remote import (
+    NEVER_DELETE,
+    OBSERVE_ONLY,
+    cel_readiness,
+    remote_object,
+)
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import STACK_COMPONENT
@@ -116,7 +121,7 @@ def observed_crd(t: Target, component: str, key: str, crd: str) -> Obj:
             "metadata": {"name": crd},
         },
         readiness=cel_readiness(CRD_ESTABLISHED),
-        management_policies=["Observe"],
+        management_policies=OBSERVE_ONLY,
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
+from modelplane.compose.shared.remote import OBSERVE_ONLY
 from modelplane.composer import Condition, Desired
 from modelplane.kube import objects
 from modelplane.observed import carried, closed, ready_as_observed
@@ -23,7 +24,6 @@ from modelplane.shortlist import counted, shortlist
 
 LEGACY_BACKEND = "backend/"
 LEGACY_BACKEND_TLS = "backend-tls/"
-OBSERVE_ONLY = ("Observe",)
 HANDED_OVER = InferenceGateway.HANDED_OVER
 
 
@@ -48,7 +48,7 @@ def legacy_hops(
         if cluster in targets:
             if cluster in handed and observe_only(obj):
                 continue
-            out["spec"] = {**objects.spec(out), "managementPolicies": list(OBSERVE_ONLY)}
+            out["spec"] = {**objects.spec(out), "managementPolicies": OBSERVE_ONLY}
         elif cluster not in unwritten:
             continue
         kept[key] = Desired(out, ready_as_observed(obj))
@@ -56,7 +56,7 @@ def legacy_hops(
 
 
 def observe_only(obj: Mapping[str, Any]) -> bool:
-    return tuple(objects.spec(obj).get("managementPolicies") or ()) == OBSERVE_ONLY
+    return list(objects.spec(obj).get("managementPolicies") or ()) == OBSERVE_ONLY
 
 
 def handover_conditions(gateway: Mapping[str, Any], kept: Mapping[str, Desired]) -> list[Condition]:

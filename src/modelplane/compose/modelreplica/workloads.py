@@ -31,7 +31,12 @@ from modelplane.compose.modelreplica.names import (
 )
 from modelplane.compose.modelreplica.pods import PodTemplate, member_pod, member_spec
 from modelplane.compose.modelreplica.remote import wrap
-from modelplane.compose.shared.remote import NEVER_DELETE, cel_readiness, remote_namespace
+from modelplane.compose.shared.remote import (
+    NEVER_DELETE,
+    OBSERVE_ONLY,
+    cel_readiness,
+    remote_namespace,
+)
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.structs import frozen
@@ -132,7 +137,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
             gang_status_key(name),
             _scaling_group_ref(ctx, pcs["metadata"]["name"]),
             readiness=GANGS_READY,
-            management_policies=["Observe"],
+            management_policies=OBSERVE_ONLY,
         )
     else:
         lws = leaderworkerset(ctx, engine, leader, worker)

@@ -15,6 +15,8 @@ from modelplane.structs import frozen
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 # A Namespace shared by every replica and cache of a tenant on that cluster: never delete it.
 NEVER_DELETE = frozen(["Observe", "Create", "Update", "LateInitialize"])
+OBSERVE_ONLY = frozen(["Observe"])
+"""For what Modelplane reads on a cluster but must neither change nor delete."""
 _CREATED = frozen({"policy": "SuccessfulCreate"})
 MANIFEST = ("spec", "forProvider", "manifest")
 """Where an Object holds the manifest it applies."""
