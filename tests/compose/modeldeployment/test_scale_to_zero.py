@@ -241,9 +241,23 @@ def forced(rsp: Response) -> bool:
     return objects.annotations(rsp.resources[SCALED_OBJECT]).get(FORCE_ACTIVATION) == "true"
 
 
-def woken_and_serving() -> Response:
+SERVED_AT = "2026-12-07T03:07:20Z"
+"""When the woken deployment's replica began serving (its ModelServing turned True)."""
+
+
+def woken_and_serving(polled: str | None = "2026-12-07T03:07:34Z") -> Response:
+    """Woken and held, then observed with its replica serving since ``SERVED_AT`` and KEDA's
+    last poll (``status.lastActiveTime``) at ``polled`` (None: none recorded)."""
     woken = reconciled(sleepy(replicas=1))
-    return reconciled(sleepy(replicas=1), as_observed(woken))
+    observed = as_observed(woken)
+    for obj in observed.values():
+        if obj["kind"] == "ModelReplica":
+            serving = objects.condition(obj, "ModelServing")
+            assert serving is not None
+            serving["lastTransitionTime"] = SERVED_AT
+    if polled is not None:
+        observed[SCALED_OBJECT].setdefault("status", {})["lastActiveTime"] = polled
+    return reconciled(sleepy(replicas=1), observed)
 
 
 def test_woken_with_no_replica_serving_it_is_held_awake() -> None:
@@ -256,11 +270,33 @@ def test_woken_with_no_replica_serving_its_status_says_it_is_waking() -> None:
     assert "holds it awake until one does" in rsp.condition("Autoscaling")[2]
 
 
-def test_once_a_replica_serves_it_is_no_longer_held_awake() -> None:
+def test_once_keda_polled_after_a_replica_served_it_is_no_longer_held_awake() -> None:
     rsp = woken_and_serving()
     assert rsp.status["replicas"]["ready"] == 1
     assert not forced(rsp)
     assert "waking" not in rsp.status["autoscaling"]
+
+
+def test_a_replica_serving_is_held_until_keda_polls_after_it_began() -> None:
+    # Let go at once, the idle time would count from KEDA's last poll, which can be a whole
+    # polling interval before the replica served: back to zero before the client retried.
+    rsp = woken_and_serving(polled="2026-12-07T03:07:04Z")
+    assert forced(rsp)
+    assert "holds it awake until its next poll" in rsp.condition("Autoscaling")[2]
+
+
+def test_a_replica_serving_held_awake_is_not_said_to_be_waking() -> None:
+    rsp = woken_and_serving(polled="2026-12-07T03:07:04Z")
+    assert "waking" not in rsp.status["autoscaling"]
+
+
+def test_a_replica_serving_with_no_poll_recorded_stays_held() -> None:
+    assert forced(woken_and_serving(polled=None))
+
+
+def test_a_deployment_serving_that_was_not_held_is_not_held() -> None:
+    observed = as_observed(woken_and_serving())
+    assert not forced(reconciled(sleepy(replicas=1), observed))
 
 
 def test_once_a_replica_serves_it_still_wakes_on_its_front_door() -> None:

@@ -11,12 +11,14 @@ a deployment whose autoscaler is down still serves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from modelplane.apis import API_VERSION
 from modelplane.compose.modeldeployment.autoscaling import (
+    FORCE_ACTIVATION,
     SCALED_OBJECT,
     desired_replicas,
     held_awake,
@@ -42,7 +44,7 @@ from modelplane.composer import (
 from modelplane.kube import objects
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT
-from modelplane.reasons import ModelDeployment
+from modelplane.reasons import ModelDeployment, ModelReplica
 from modelplane.shortlist import shortlist
 
 METRICS = "autoscaling-metrics"
@@ -93,6 +95,8 @@ class Scaling:
     """What wakes the deployment, while its autoscaler holds it at zero (else empty)."""
     idles_to_zero: bool = False
     """Awake, with a ScaledObject that may take it to zero once idle."""
+    idle_counted: bool = True
+    """Whether KEDA counts the idle time from a moment a replica served (``_idle_counted``)."""
 
     def into(self, result: Result) -> Result:
         """``result`` with the ScaledObject, the lookups and the report added."""
@@ -104,10 +108,13 @@ class Scaling:
             result.conditions = [_asleep_serving(c, self.asleep) for c in result.conditions]
         status = dict(self.status or {})
         condition = self.condition
-        if self.idles_to_zero and not _serving(result):
+        serving = _serving(result)
+        if self.idles_to_zero and not (serving and self.idle_counted):
             _hold_awake(result)
-            status["waking"] = True
-            condition = condition._replace(message=f"{condition.message}; {WAKING}")
+            if not serving:
+                status["waking"] = True
+            held = SERVED if serving else WAKING
+            condition = condition._replace(message=f"{condition.message}; {held}")
         result.conditions.append(condition)
         result.status["autoscaling"] = status
         # The HPA refuses a scale target that reports no selector, whatever its metrics are.
@@ -118,6 +125,10 @@ class Scaling:
 WAKING = (
     "no replica serves yet: the autoscaler holds it awake until one does, and counts its idle "
     "time from then"
+)
+SERVED = (
+    "a replica serves: the autoscaler holds it awake until its next poll, so that its idle "
+    "time counts from then"
 )
 
 
@@ -234,7 +245,43 @@ def stage(inputs: Inputs) -> Scaling:
         status |= {"asleep": bool(asleep), "activationClusters": list(woken.clusters)}
     judged = _sleep(md, woken, asleep, _judge(observed, hpa, clamped))
     idles_to_zero = bool(woken.clusters) and replicas > 0
-    return Scaling(composite, resources, asks, judged, status, asleep, idles_to_zero)
+    counted = _idle_counted(observed, inputs.observed.values())
+    return Scaling(composite, resources, asks, judged, status, asleep, idles_to_zero, counted)
+
+
+def _idle_counted(scaled: Obj | None, observed: Iterable[Obj]) -> bool:
+    """Whether KEDA counts the deployment's idle time from a moment a replica served.
+
+    A ScaledObject forced active has KEDA refresh ``status.lastActiveTime`` on each poll, and
+    once the annotation goes, the cooldown runs from the last of them (keda v2.20.2,
+    pkg/scaling/executor/scale_scaledobjects.go ``RequestScale``, ``scaleToZeroOrIdle``). Let go
+    as soon as a replica serves, that poll can be a whole polling interval old: an idle time no
+    longer than the interval put the woken deployment back to zero a second after its replica
+    served, before the client that woke it retried. So the hold stays until KEDA has polled
+    since a replica began serving (its ``ModelServing`` turned True): both times are written by
+    the control plane, evidence rather than a clock of the function's own. Not forced now, it
+    counts as KEDA counts it."""
+    if objects.annotations(scaled).get(FORCE_ACTIVATION) != "true":
+        return True
+    polled = _time(objects.dig(scaled, "status", "lastActiveTime"))
+    since = [_serving_since(obj) for obj in observed if obj.get("kind") == "ModelReplica"]
+    served = [t for t in since if t is not None]
+    return polled is not None and bool(served) and polled >= min(served)
+
+
+def _serving_since(replica: Obj) -> datetime | None:
+    serving = objects.condition(replica, ModelReplica.MODEL_SERVING)
+    if serving is None or serving.get("status") != "True":
+        return None
+    return _time(serving.get("lastTransitionTime"))
+
+
+def _time(value: Any) -> datetime | None:
+    """A ``metav1.Time`` as written (RFC 3339, whole seconds), or None."""
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
 
 
 def _asleep(md: Mapping[str, Any], woken: Wake) -> str:
