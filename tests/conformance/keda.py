@@ -195,3 +195,26 @@ def request_scale(
     if current < minimum:
         return ScaleWrite(minimum)
     return None
+
+
+def poll(
+    scaled_object: Mapping[str, Any],
+    current: int,
+    active: bool,
+    now: float,
+    last_active: int | None,
+) -> tuple[int | None, int | None]:
+    """One poll of ``RequestScale`` at ``now``: ``lastActiveTime`` after it, in whole seconds,
+    and the replicas it writes (None: none). Active or forced, it records ``now`` (waking from
+    zero, or above it: ``result.LastActiveTime``, persisted by pkg/scaling/scale_handler.go
+    ``checkScalers`` as a ``metav1.Time``, which keeps whole seconds); inactive above zero with a
+    minimum of 0, ``scaleToZeroOrIdle`` writes 0 once ``lastActiveTime + cooldownPeriod`` is
+    before ``now``."""
+    write = request_scale(scaled_object, current, active)
+    forced = _bool_annotation(objects.annotations(scaled_object), FORCE_ACTIVATION)
+    if active or forced:
+        return int(now), write.replicas if write else None
+    if write is None or write.replicas != 0:
+        return last_active, write.replicas if write else None
+    cooled = last_active is not None and last_active + write.after_cooldown_seconds < now
+    return last_active, 0 if cooled else None

@@ -290,6 +290,10 @@ def test_a_replica_serving_held_awake_is_not_said_to_be_waking() -> None:
     assert "waking" not in rsp.status["autoscaling"]
 
 
+def test_a_poll_in_the_second_the_replica_began_serving_may_have_come_before_it() -> None:
+    assert forced(woken_and_serving(polled=SERVED_AT))
+
+
 def test_a_replica_serving_with_no_poll_recorded_stays_held() -> None:
     assert forced(woken_and_serving(polled=None))
 

@@ -259,14 +259,15 @@ def _idle_counted(scaled: Obj | None, observed: Iterable[Obj]) -> bool:
     longer than the interval put the woken deployment back to zero a second after its replica
     served, before the client that woke it retried. So the hold stays until KEDA has polled
     since a replica began serving (its ``ModelServing`` turned True): both times are written by
-    the control plane, evidence rather than a clock of the function's own. Not forced now, it
-    counts as KEDA counts it."""
+    the control plane, evidence rather than a clock of the function's own, in whole seconds, so
+    a poll in the same second may have come before and only a later one counts. Not forced now,
+    it counts as KEDA counts it."""
     if objects.annotations(scaled).get(FORCE_ACTIVATION) != "true":
         return True
     polled = _time(objects.dig(scaled, "status", "lastActiveTime"))
     since = [_serving_since(obj) for obj in observed if obj.get("kind") == "ModelReplica"]
     served = [t for t in since if t is not None]
-    return polled is not None and bool(served) and polled >= min(served)
+    return polled is not None and bool(served) and polled > min(served)
 
 
 def _serving_since(replica: Obj) -> datetime | None:
