@@ -155,3 +155,13 @@ def test_assoc_shares_what_lies_beside_the_path() -> None:
 @pytest.mark.parametrize("on_the_way", [None, "text", ["a list"]])
 def test_assoc_makes_a_mapping_where_the_path_has_none(on_the_way: Any) -> None:
     assert objects.assoc({"spec": on_the_way}, ("spec", "x"), 1) == {"spec": {"x": 1}}
+
+
+def test_seconds_reads_back_a_time_as_kubernetes_writes_it() -> None:
+    assert objects.seconds(objects.timestamp(1_796_612_764)) == 1_796_612_764
+
+
+def test_seconds_of_no_time_or_not_a_time_is_none() -> None:
+    assert objects.seconds(None) is None
+    assert objects.seconds("") is None
+    assert objects.seconds("yesterday") is None

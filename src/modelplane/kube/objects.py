@@ -114,3 +114,14 @@ def timestamp(seconds: float) -> str:
     """Unix ``seconds`` as Kubernetes writes a time (``metav1.Time``: RFC 3339 in UTC, whole
     seconds)."""
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def seconds(value: Any) -> float | None:
+    """A time as Kubernetes writes it (``timestamp``), in Unix seconds; None when it is absent
+    or not one."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from modelplane.apis import API_VERSION
@@ -74,11 +73,7 @@ def _model_id(service: Obj) -> str:
 
 
 def _created(service: Obj) -> int:
-    stamp = str(objects.metadata(service).get("creationTimestamp") or "")
-    try:
-        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
-    except ValueError:
-        return 0
+    return int(objects.seconds(objects.metadata(service).get("creationTimestamp")) or 0)
 
 
 def openai_list(models: list[Obj]) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from modelplane.apis import API_VERSION
@@ -264,25 +263,17 @@ def _idle_counted(scaled: Obj | None, observed: Iterable[Obj]) -> bool:
     it counts as KEDA counts it."""
     if objects.annotations(scaled).get(FORCE_ACTIVATION) != "true":
         return True
-    polled = _time(objects.dig(scaled, "status", "lastActiveTime"))
+    polled = objects.seconds(objects.dig(scaled, "status", "lastActiveTime"))
     since = [_serving_since(obj) for obj in observed if obj.get("kind") == "ModelReplica"]
     served = [t for t in since if t is not None]
     return polled is not None and bool(served) and polled > min(served)
 
 
-def _serving_since(replica: Obj) -> datetime | None:
+def _serving_since(replica: Obj) -> float | None:
     serving = objects.condition(replica, ModelReplica.MODEL_SERVING)
     if serving is None or serving.get("status") != "True":
         return None
-    return _time(serving.get("lastTransitionTime"))
-
-
-def _time(value: Any) -> datetime | None:
-    """A ``metav1.Time`` as written (RFC 3339, whole seconds), or None."""
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
+    return objects.seconds(serving.get("lastTransitionTime"))
 
 
 def _asleep(md: Mapping[str, Any], woken: Wake) -> str:
