@@ -540,9 +540,9 @@ def _path_sentinel_routed(observed: Mapping[str, Obj], gateway: str) -> bool:
 def _model_backend_routed(observed: Mapping[str, Obj], gateway: str, backend: Obj) -> bool:
     """Whether the gateway's observed AIGatewayRoute still names this AIServiceBackend: the route
     lets go first and the backend goes on the next reconcile."""
-    route = objects.mapping(observed.get(f"{MODELS}/{gateway}") or {}, "spec", "forProvider")
+    route = objects.mapping(observed.get(f"{MODELS}/{gateway}"), *MANIFEST)
     name = _remote_name(backend)
-    return name is not None and name in models.route_backends(dict(route.get("manifest") or {}))
+    return name is not None and name in models.route_backends(route)
 
 
 def _routed(observed: Mapping[str, Obj]) -> set[str]:
@@ -605,7 +605,7 @@ def _still_routed_by_model(observed: Mapping[str, Obj]) -> tuple[set[str], set[s
     for key, obj in observed.items():
         what, _, rest = key.partition("/")
         if what == MODELS:
-            manifest = dict(objects.mapping(obj, *MANIFEST))
+            manifest = objects.mapping(obj, *MANIFEST)
             endpoints |= models.route_header_values(manifest, ENDPOINT_HEADER)
         elif what == MODEL_BACKEND:
             gateway, _, cluster = rest.partition("/")

@@ -42,6 +42,7 @@ from modelplane.compose.shared.frontdoor import (
     service_prefix,
 )
 from modelplane.compose.shared.remote import MANIFEST, OBSERVED_MANIFEST, managed_metadata
+from modelplane.compose.shared.routed import backend_refs
 from modelplane.kube import objects
 from modelplane.kube.names import unique_label
 from modelplane.kube.objects import Obj
@@ -164,21 +165,16 @@ def _lane_ref(
     return ref
 
 
-def route_backends(route: Obj) -> set[str]:
+def route_backends(route: Mapping[str, Any]) -> set[str]:
     """The AIServiceBackends an AIGatewayRoute manifest's rules name."""
-    return {
-        str(ref.get("name"))
-        for rule in route.get("spec", {}).get("rules") or ()
-        for ref in rule.get("backendRefs") or ()
-    }
+    return {str(ref.get("name")) for ref in backend_refs(route)}
 
 
-def route_header_values(route: Obj, header: str) -> set[str]:
+def route_header_values(route: Mapping[str, Any], header: str) -> set[str]:
     """The values an AIGatewayRoute manifest's backendRefs set request header ``header`` to."""
     return {
         str(h.get("value"))
-        for rule in objects.dig(route, "spec", "rules") or ()
-        for ref in rule.get("backendRefs") or ()
+        for ref in backend_refs(route)
         for h in objects.dig(ref, "headerMutation", "set") or ()
         if h.get("name") == header
     }
@@ -192,5 +188,5 @@ def model_route_pools(objs: Iterable[Mapping[str, Any]]) -> set[str]:
         for where in MANIFEST, OBSERVED_MANIFEST:
             manifest = objects.dig(obj, *where)
             if isinstance(manifest, Mapping) and manifest.get("kind") == "AIGatewayRoute":
-                out |= route_header_values(dict(manifest), POOL_HEADER)
+                out |= route_header_values(manifest, POOL_HEADER)
     return out
