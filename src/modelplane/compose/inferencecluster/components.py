@@ -252,7 +252,7 @@ def _rate_limit_redis(t: Target, _s: Setting) -> dict[str, Obj]:
             ],
         },
     }
-    name = ENVOY_GATEWAY_NAME
+    name = ENVOY_GATEWAY_COMPONENT.name
     return {
         RATE_LIMIT_REDIS: stack_object(t, name, RATE_LIMIT_REDIS, deployment),
         RATE_LIMIT_REDIS_SERVICE: stack_object(t, name, RATE_LIMIT_REDIS_SERVICE, service),
@@ -407,23 +407,20 @@ _UNBOUNDED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
 def _kai_queues(t: Target, _s: Setting) -> dict[str, Obj]:
     # KAI is only the gang admission point: Modelplane's scheduler decides what fits, so the
     # queues bound nothing. Only a leaf queue takes workloads, hence the root above it.
-    def queue(name: str, parent: str | None) -> Obj:
+    def queue(key: str, name: str, parent: str | None) -> Obj:
         spec: Obj = {"parentQueue": parent} if parent else {}
         spec["resources"] = {k: dict(_UNBOUNDED) for k in ("cpu", "gpu", "memory")}
-        return {
+        manifest = {
             "apiVersion": "scheduling.run.ai/v2",
             "kind": "Queue",
             "metadata": {"name": name, "labels": {MANAGED_BY: "modelplane"}},
             "spec": spec,
         }
+        return stack_object(t, KAI_SCHEDULER.name, key, manifest)
 
     return {
-        KAI_ROOT_QUEUE_KEY: stack_object(
-            t, KAI_SCHEDULER.name, KAI_ROOT_QUEUE_KEY, queue(KAI_ROOT_QUEUE, None)
-        ),
-        KAI_QUEUE_KEY: stack_object(
-            t, KAI_SCHEDULER.name, KAI_QUEUE_KEY, queue(KAI_QUEUE, KAI_ROOT_QUEUE)
-        ),
+        KAI_ROOT_QUEUE_KEY: queue(KAI_ROOT_QUEUE_KEY, KAI_ROOT_QUEUE, None),
+        KAI_QUEUE_KEY: queue(KAI_QUEUE_KEY, KAI_QUEUE, KAI_ROOT_QUEUE),
     }
 
 
@@ -531,9 +528,8 @@ def _gateway_api_bundle(t: Target, _s: Setting) -> dict[str, Obj]:
     }
 
 
-ENVOY_GATEWAY_NAME = "envoy-gateway"
 ENVOY_GATEWAY_COMPONENT = Component(
-    name=ENVOY_GATEWAY_NAME,
+    name="envoy-gateway",
     field="envoyGateway",
     # The version Envoy AI Gateway v1.1.0's end-to-end suite runs against.
     version="v1.8.1",
