@@ -280,9 +280,7 @@ def scaled_object(
 def held_awake(scaled: Obj) -> Obj:
     """``scaled`` forced active: KEDA keeps the deployment awake, and its cooldown starts only
     once the annotation goes."""
-    metadata = dict(scaled["metadata"])
-    metadata["annotations"] = {**(metadata.get("annotations") or {}), FORCE_ACTIVATION: "true"}
-    return {**scaled, "metadata": metadata}
+    return objects.assoc(scaled, ("metadata", "annotations", FORCE_ACTIVATION), "true")
 
 
 def woken_by(scaled: Mapping[str, Any] | None) -> list[str]:

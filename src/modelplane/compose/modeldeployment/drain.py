@@ -86,14 +86,9 @@ def draining(inputs: Inputs, mine: Mapping[str, Obj], desired: Mapping[str, Desi
         name = str(mine[key]["metadata"]["name"])
         routes = naming.get(replica_pool_name(name), set()) | (recorded[key] & lookup.pending)
         if routes or endpoint_key(key) in inputs.observed or name in held_by:
-            out[key] = _recording(carried(mine[key]), routes)
+            path = ("metadata", "annotations", DRAIN_ROUTES)
+            out[key] = objects.assoc(carried(mine[key]), path, ",".join(sorted(routes)))
     return Drain(out, lookup.requirements)
-
-
-def _recording(replica: Obj, routes: set[str]) -> Obj:
-    annotations = {**(replica["metadata"].get("annotations") or {})}
-    annotations[DRAIN_ROUTES] = ",".join(sorted(routes))
-    return {**replica, "metadata": {**replica["metadata"], "annotations": annotations}}
 
 
 def _naming(routes: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
