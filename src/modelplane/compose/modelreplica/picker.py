@@ -242,8 +242,7 @@ def _picker_problem(picker: Any, path: str) -> str | None:
     """``spec.serving.endpointPicker`` of a replica whose router is the EndpointPicker."""
     if not isinstance(picker, Mapping):
         return f"{path}.endpointPicker: Required value: serving.router EndpointPicker needs it"
-    template = picker.get("template")
-    spec = template.get("spec") if isinstance(template, Mapping) else None
+    spec = objects.dig(picker, "template", "spec")
     if not isinstance(spec, Mapping):
         return f"{path}.endpointPicker.template.spec: Required value"
     containers = spec.get("containers")

@@ -133,8 +133,5 @@ def _count(value: Any, maximum: int) -> bool:
 
 
 def _spec(member: Any) -> Mapping[str, Any] | None:
-    if not isinstance(member, Mapping):
-        return None
-    template = member.get("template")
-    spec = template.get("spec") if isinstance(template, Mapping) else None
+    spec = objects.dig(member, "template", "spec")
     return spec if isinstance(spec, Mapping) else None
