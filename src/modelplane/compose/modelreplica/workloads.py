@@ -120,17 +120,13 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
     name = engine["name"]
     key = workload_key(name)
     out: dict[str, Obj] = {}
+    # One Standalone member, or a Leader and a Worker: shape.problem refused any other engine.
     roles = {role_of(m): m for m in members}
-    leader, worker = roles.get("Leader"), roles.get("Worker")
     if "Standalone" in roles:
         workload = deployment(ctx, engine, roles["Standalone"])
         out[key] = wrap(ctx, key, workload, readiness=DEPLOYMENT_READY)
-    elif leader is None or worker is None:
-        raise EngineShapeError(
-            f"engine {name!r}: an engine is one Standalone member, or a Leader and a Worker"
-        )
     elif ctx.stack == "Dynamo":
-        pcs = podcliqueset(ctx, engine, leader, worker)
+        pcs = podcliqueset(ctx, engine, roles["Leader"], roles["Worker"])
         out[key] = wrap(ctx, key, pcs, readiness=PODCLIQUESET_READY)
         out[gang_status_key(name)] = wrap(
             ctx,
@@ -140,7 +136,7 @@ def engine_resources(ctx: ReplicaContext, engine: Obj) -> dict[str, Obj]:
             management_policies=OBSERVE_ONLY,
         )
     else:
-        lws = leaderworkerset(ctx, engine, leader, worker)
+        lws = leaderworkerset(ctx, engine, roles["Leader"], roles["Worker"])
         out[key] = wrap(ctx, key, lws, readiness=LEADERWORKERSET_READY)
     for member in members:
         if member.get("deviceRequests"):
