@@ -74,7 +74,7 @@ from modelplane.kube import objects
 from modelplane.kube.names import dns_label, short_hash
 from modelplane.kube.objects import Obj
 from modelplane.labels import MANAGED_BY
-from modelplane.observed import carried, ready_as_observed
+from modelplane.observed import carry_forward, ready_as_observed
 from modelplane.reasons import ModelCache
 from modelplane.scheduling.fleet import cache_storage_class, pool_class_names
 from modelplane.scheduling.scheduler import parse_fleet, placeable_on
@@ -169,8 +169,7 @@ def compose_model_cache(inputs: Inputs) -> Result:
     done = latch.recorded(mc)
     phases = []
     for name in sorted(lookup.pending):
-        for key, obj in mine[name].items():
-            result.resources[key] = Desired(carried(obj), ready=ready_as_observed(obj))
+        result.resources.update(carry_forward(mine[name]))
         message = "not listed; its objects are kept until it is read by name"
         phases.append(carried_phase(mc, name, message, done.get(name)))
     staging = _staging(inputs, known, mine, result)
@@ -288,7 +287,7 @@ def stage_on(
     name = str(cluster["metadata"]["name"])
     provider_config = _provider_config(cluster)
     if provider_config is None or not cache_storage_class(cluster):
-        desired = {k: Desired(carried(o), ready=ready_as_observed(o)) for k, o in observed.items()}
+        desired = carry_forward(observed)
         if provider_config is None:
             message = "the cluster publishes no status.providerConfigRef yet"
             return carried_phase(mc, name, message, record), desired
