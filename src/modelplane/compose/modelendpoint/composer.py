@@ -48,7 +48,7 @@ from modelplane.composer import (
 from modelplane.kube import objects
 from modelplane.kube.names import dns_label
 from modelplane.kube.objects import Obj
-from modelplane.observed import carried, observed_ready, ready_as_observed
+from modelplane.observed import carry_forward, observed_ready, ready_as_observed
 from modelplane.reasons import ModelEndpoint
 from modelplane.shortlist import plural
 
@@ -128,12 +128,10 @@ def _external(inputs: Inputs) -> Result:
     hosted = _read_hosts(inputs, requirements, url)
     if isinstance(hosted, Result):
         return hosted
-    result = Result(requirements=hosted.requirements)
     # A gateway's cluster that is not listed or cannot be written to now keeps what was
     # composed there.
-    for key, obj in sorted(inputs.observed.items()):
-        if key.partition("/")[2] in hosted.unwritable:
-            result.resources[key] = Desired(carried(obj), ready_as_observed(obj))
+    kept = {k: o for k, o in inputs.observed.items() if k.partition("/")[2] in hosted.unwritable}
+    result = Result(requirements=hosted.requirements, resources=carry_forward(kept))
     if not hosted.hosts:
         unhosted = (
             "no InferenceGateway runs on a cluster that publishes a providerConfigRef yet: "
