@@ -80,10 +80,7 @@ def deployment_of(replica: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """
     found = objects.labels(replica)
     name, namespace = found.get(DEPLOYMENT), found.get(DEPLOYMENT_NAMESPACE)
-    return (
-        None if name is None else str(name),
-        None if namespace is None else str(namespace),
-    )
+    return (None if name is None else str(name), None if namespace is None else str(namespace))
 
 
 # Not in any selector: a selector of a running workload cannot change, its pods' labels can.
