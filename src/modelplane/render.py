@@ -192,17 +192,13 @@ class Session:
         self.registry = registry
         # The session remembers calls itself, so the runner keeps none.
         self._runner = FunctionRunner(registry, cache_size=0) if through_function else None
-        self._admitted: _Generations[str, Obj] = _Generations()
-        self._admitted_objects: _Generations[int, tuple[Obj, Obj]] = _Generations()
-        self._admitted_parts: _Generations[tuple[tuple[str, int], ...], tuple[list[Any], Obj]] = (
-            _Generations()
-        )
-        self._calls: _Generations[tuple[Any, ...], _Call] = _Generations()
-        self._composed: _Generations[tuple[Owner, str], _Composed] = _Generations()
-        self._published: _Generations[Owner, Obj] = _Generations()
-        self._simulated: _Generations[tuple[int, ...], tuple[list[Obj], dict[str, Obj]]] = (
-            _Generations()
-        )
+        self._admitted = _Generations[str, Obj]()
+        self._admitted_objects = _Generations[int, tuple[Obj, Obj]]()
+        self._admitted_parts = _Generations[tuple[tuple[str, int], ...], tuple[list[Any], Obj]]()
+        self._calls = _Generations[tuple[Any, ...], _Call]()
+        self._composed = _Generations[tuple[Owner, str], _Composed]()
+        self._published = _Generations[Owner, Obj]()
+        self._simulated = _Generations[tuple[int, ...], tuple[list[Obj], dict[str, Obj]]]()
         self._composes: dict[tuple[Any, Any], bool] = {}
         """Whether the registry composes an apiVersion and kind."""
         self.requirements: dict[Identity, dict[str, Requirement]] = {}
@@ -590,17 +586,16 @@ class Renderer:
 
     def _run(self, xr: Obj, observed: Mapping[str, Any]) -> Rendered:
         ident = identity(xr)
-        asked = self.session.requirements.get(ident) or self.session.kind_requirements.get(
-            ident[:2]
-        )
+        session = self.session
+        asked = session.requirements.get(ident) or session.kind_requirements.get(ident[:2])
         required = {n: self._env.select(r) for n, r in asked.items()} if asked else {}
         for rounds in range(1, MAX_REQUIREMENT_ROUNDS + 1):
-            call = self.session.call(xr, observed, required)
+            call = session.call(xr, observed, required)
             if call.fatal is not None:
                 raise RenderError(f"{manifests.identity(xr)}: {call.fatal}")
             if call.requirements == asked:
-                self.session.requirements[ident] = call.requirements
-                self.session.learn(ident[:2], call.requirements)
+                session.requirements[ident] = call.requirements
+                session.learn(ident[:2], call.requirements)
                 return _rendered(call, rounds)
             asked = call.requirements
             required = {name: self._env.select(r) for name, r in asked.items()}
@@ -1067,11 +1062,10 @@ class _Shortfall:
     def fix_input(self, doc: Obj, condition: Obj) -> bool | None:
         """Whether a failed condition of ``doc`` asks to fix the input (True) or to add
         capacity (False); None when it is neither, and goes unreported."""
-        fix = condition.get("reason") in FIX_INPUT
-        if condition.get("reason") == ENTRY_MATCHES_NOTHING and _starved(
-            doc, self.short, self.replicas
-        ):
+        reason = condition.get("reason")
+        if reason == ENTRY_MATCHES_NOTHING and _starved(doc, self.short, self.replicas):
             return False
+        fix = reason in FIX_INPUT
         if not fix and not (condition.get("type") == _SCHEDULED and id(doc) in self.short_ids):
             return None
         return fix
