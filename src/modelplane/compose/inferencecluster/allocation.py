@@ -10,7 +10,9 @@ runs elsewhere now) leaves it. Until the replicas and classes are read, it stand
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from modelplane.apis import API_VERSION
@@ -53,23 +55,33 @@ def allocation(
     previous = read_published(last)
     sticky = previous.admitted if previous is not None else frozenset()
     here = {replica_identity(r): r for r in replicas if _on(r, name)}
-    missing: dict[str, list[str]] = {}
-    for namespace, replica in sorted(sticky - set(here)):
-        missing.setdefault(namespace, []).append(replica)
-    pending = False
-    for namespace, names in missing.items():
-        lookup = look_up(
-            inputs, ADMITTED_REPLICA, API_VERSION, "ModelReplica", names, namespace or None
-        )
-        requirements.update(lookup.requirements)
-        pending = pending or bool(lookup.pending)
-        for found in lookup.found.values():
-            if _on(found, name):
-                here[replica_identity(found)] = found
+    found, pending = replicas_on(inputs, ADMITTED_REPLICA, sticky - set(here), name, requirements)
     if pending:
         return Allotted(last)
+    here.update((replica_identity(r), r) for r in found)
     arbitrated = arbitrate(name, _pools(cluster, classes), here.values(), sticky)
     return Allotted(arbitrated.published(), arbitrated)
+
+
+def replicas_on(
+    inputs: Inputs,
+    prefix: str,
+    replicas: Iterable[tuple[str, str]],
+    cluster: str,
+    requirements: dict[str, Requirement],
+) -> tuple[list[Obj], int]:
+    """Those of ``replicas`` ((namespace, name)), asked for by name under ``prefix``, that are
+    read and on ``cluster``, and how many are not read yet; the by-name requirements go into
+    ``requirements``."""
+    found: list[Obj] = []
+    pending = 0
+    for namespace, group in groupby(sorted(replicas), key=itemgetter(0)):
+        names = [replica for _, replica in group]
+        lookup = look_up(inputs, prefix, API_VERSION, "ModelReplica", names, namespace or None)
+        requirements.update(lookup.requirements)
+        pending += len(lookup.pending)
+        found += [r for r in lookup.found.values() if _on(r, cluster)]
+    return found, pending
 
 
 def nodes_per_pool(cluster: Obj, allotted: Allotted, classes: Any) -> dict[str, int]:

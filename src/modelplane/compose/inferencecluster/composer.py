@@ -20,12 +20,17 @@ Vultr) is refused with a condition, and what was composed before is carried forw
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from modelplane.apis import API_VERSION
-from modelplane.compose.inferencecluster.allocation import Allotted, allocation, nodes_per_pool
+from modelplane.compose.inferencecluster.allocation import (
+    Allotted,
+    allocation,
+    nodes_per_pool,
+    replicas_on,
+)
 from modelplane.compose.inferencecluster.components import RATE_LIMIT_REDIS
 from modelplane.compose.inferencecluster.crds import BUNDLES
 from modelplane.compose.inferencecluster.gateway import (
@@ -62,7 +67,7 @@ from modelplane.compose.inferencecluster.waves import (
     published_revision,
     up_to_date,
 )
-from modelplane.compose.shared.evidence import Lookup, listed_and_found, look_up, look_up_unlisted
+from modelplane.compose.shared.evidence import Lookup, listed_and_found, look_up_unlisted
 from modelplane.compose.shared.fleetsecrets import trust_bundle_problem
 from modelplane.composer import (
     CLASSES,
@@ -358,10 +363,12 @@ def _guard(inputs: Inputs, name: str, result: Result, gateways: str) -> None:
         if held is not None:
             result.resources[REPLICA_GUARD] = Desired(carried(held), "True")
         return
-    running: list[Mapping[str, Any]] = list(replicas)
+    running: Sequence[Mapping[str, Any]] = list(replicas)
     if not running and held is not None:
         # An empty list is no evidence the replicas went: ask for each guarded one by name.
-        still, pending = _guarded_still_here(inputs, name, held, result)
+        still, pending = replicas_on(
+            inputs, GUARDED_REPLICA, guarded_replicas(held), name, result.requirements
+        )
         if pending:
             result.resources[REPLICA_GUARD] = Desired(carried(held), "True")
             unread = (
@@ -457,26 +464,6 @@ def _gateway_guards(inputs: Inputs, name: str, read: _Gateways | None, result: R
         f"{noun} {', '.join(hosted)} on this cluster: a front Gateway holds Envoy Gateway's "
         "GatewayClass finalizer, so the cluster is deleted only once they are; delete them first"
     )
-
-
-def _guarded_still_here(
-    inputs: Inputs, name: str, guard: Mapping[str, Any], result: Result
-) -> tuple[list[Mapping[str, Any]], int]:
-    """The replicas the observed guard names that are, read by name, still on this cluster, and
-    how many are not read yet. Their requirements go into ``result``."""
-    by_namespace: dict[str, list[str]] = {}
-    for namespace, replica in guarded_replicas(guard):
-        by_namespace.setdefault(namespace, []).append(replica)
-    still: list[Mapping[str, Any]] = []
-    pending = 0
-    for namespace, names in sorted(by_namespace.items()):
-        lookup = look_up(
-            inputs, GUARDED_REPLICA, API_VERSION, "ModelReplica", names, namespace or None
-        )
-        result.requirements.update(lookup.requirements)
-        pending += len(lookup.pending)
-        still += [r for r in lookup.found.values() if objects.spec(r).get("clusterName") == name]
-    return still, pending
 
 
 def _gateway_status(
