@@ -302,7 +302,7 @@ def _with_callers(
         return _provisioning(f"{ready.message}; reading {', '.join(auth.reading)}")
     # A budget not yet applied would let a caller past it: the gateway waits for it too.
     wanted = [callers.POLICY, callers.HEADER_GUARD]
-    wanted += [limits.LIMITS] if limits.limits_of(ig_spec) else []
+    wanted += [limits.LIMITS] if callers.entries(ig_spec, "limits") else []
     applied = all(ready_as_observed(observed.get(k)) == "True" for k in wanted)
     said = f"callers from {counted(len(auth.secrets), 'Secret')}"
     if auth.secrets:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from modelplane.compose.inferencegateway import catalog, priority
-from modelplane.compose.inferencegateway.callers import Callers, front_policy, on_host
+from modelplane.compose.inferencegateway.callers import Callers, entries, front_policy, on_host
 from modelplane.compose.shared.frontdoor import ClusterGateway
 from modelplane.composer import Desired, Inputs, carry_forward
 from modelplane.kube.objects import Obj
@@ -42,13 +42,13 @@ def compose_front_lua(
     with neither)."""
     spec = inputs.composite["spec"]
     authed = isinstance(spec.get("auth"), Mapping)
-    if not priority.priority_of(spec) and not authed:
+    if not entries(spec, "priority") and not authed:
         return {}
     services = inputs.required.get(catalog.SERVICES)
     if auth.reading or (authed and services is None):
         return carry_forward({k: v for k, v in inputs.observed.items() if k == FRONT_LUA})
     scripts = []
-    if priority.priority_of(spec):
+    if entries(spec, "priority"):
         scripts.append(priority.script(priority.caller_priorities(spec, auth.identities)))
     if authed:
         scripts.append(catalog.script(catalog.models_by_caller(services or [], auth.identities)))

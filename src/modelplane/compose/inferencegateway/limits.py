@@ -60,14 +60,10 @@ its descriptor whatever the listener's ``disableRateLimitHeaders`` says, and the
 reads them."""
 
 
-def limits_of(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return entries(spec, "limits")
-
-
 def guarded_headers(spec: Mapping[str, Any]) -> tuple[str, ...]:
     """Headers removed from every request as it arrives: the model header when a budget is per
     model, so that only the AI Gateway's own value (set from the body) picks the bucket."""
-    return (MODEL_HEADER,) if any(e.get("perModel") for e in limits_of(spec)) else ()
+    return (MODEL_HEADER,) if any(e.get("perModel") for e in entries(spec, "limits")) else ()
 
 
 def limits_problem(spec: Mapping[str, Any]) -> str:
@@ -75,7 +71,7 @@ def limits_problem(spec: Mapping[str, Any]) -> str:
     problem = without_auth(spec, "limits")
     if problem:
         return problem
-    for n, entry in enumerate(limits_of(spec)):
+    for n, entry in enumerate(entries(spec, "limits")):
         if "requestsPerMinute" not in entry and not entry.get("tokensPerMinute"):
             return (
                 f"InferenceGateway spec.limits[{n}] has neither requestsPerMinute nor "
@@ -124,7 +120,7 @@ def _pattern(escaped: list[str]) -> str:
 def rules(spec: Mapping[str, Any], identities: Mapping[str, Mapping[str, str]]) -> list[Obj]:
     """The policy's rules: per entry, per group of its callers, one per rate it sets."""
     out: list[Obj] = []
-    for entry in limits_of(spec):
+    for entry in entries(spec, "limits"):
         callers = selected_callers(entry, identities)
         if callers == []:
             continue  # it selects nobody today: nothing to count
@@ -199,7 +195,7 @@ def compose_limits(
     """The rate-limit policy of a gateway with ``spec.limits`` (nothing without), or why it
     cannot be composed. While the caller Secrets are read, what was composed is kept."""
     spec = inputs.composite["spec"]
-    if not limits_of(spec):
+    if not entries(spec, "limits"):
         return {}, ""
     if auth.reading:
         return carry_forward({k: v for k, v in inputs.observed.items() if k == LIMITS}), ""

@@ -32,10 +32,6 @@ FAIRNESS_HEADERS = ("x-llm-d-inference-fairness-id", "x-gateway-inference-fairne
 """The picker's fairness-id header and its deprecated alias (llm-d-router v0.10.0)."""
 
 
-def priority_of(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return entries(spec, "priority")
-
-
 GUARDED_HEADERS = (PRIORITY_HEADER, *OBJECTIVE_HEADERS, *FAIRNESS_HEADERS)
 """Removed from every request as it arrives at every front gateway, with ``priority`` or not:
 the priority header and the picker's objective and fairness headers, under every name. Without
@@ -48,7 +44,7 @@ def caller_priorities(
 ) -> dict[str, int]:
     """Each caller's priority: the value of the first entry that selects it."""
     out: dict[str, int] = {}
-    for entry in priority_of(spec):
+    for entry in entries(spec, "priority"):
         selected = selected_callers(entry, identities)
         for caller in sorted(identities) if selected is None else selected:
             out.setdefault(caller, int(entry["value"]))
