@@ -9,6 +9,7 @@ drops desired resources: every fault becomes a Fatal result, which Crossplane do
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import time
@@ -198,13 +199,8 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 self._admit(req, api_version, kind)
             composite = read_composite(req, self.registry.lazy_composite(api_version, kind))
             lazy = self.registry.lazy_requirements(api_version, kind)
-            inputs = read_inputs(
-                req,
-                composite,
-                lazy,
-                self.admission,
-                lambda name: self.registry.required_kind(api_version, kind, name),
-            )
+            asked = functools.partial(self.registry.required_kind, api_version, kind)
+            inputs = read_inputs(req, composite, lazy, self.admission, asked)
             kind = f"{kind}.{api_version}"  # as users read it in messages
         except (MalformedRequestError, UnknownKindError, ShapeError) as e:
             return _fatal(req, identity, str(e))
@@ -415,9 +411,7 @@ def fatal_bytes(tag: str, message: str, limit: int = CROSSPLANE_RECEIVE_LIMIT) -
     that would take it past ``limit`` bytes is not echoed: the answer would be refused for its
     size (gRPC's RESOURCE_EXHAUSTED) rather than read, and Crossplane's own tags are 64
     characters."""
-    rsp = fnv1.RunFunctionResponse(
-        meta=fnv1.ResponseMeta(tag=tag, ttl=duration_pb2.Duration(seconds=RESPONSE_TTL_SECONDS))
-    )
+    rsp = fnv1.RunFunctionResponse(meta=_response_meta(tag))
     rsp.results.append(fnv1.Result(severity=fnv1.SEVERITY_FATAL, message=message))
     if rsp.ByteSize() > limit:
         rsp.meta.tag = ""
@@ -710,9 +704,9 @@ def fatal_response(req: fnv1.RunFunctionRequest, message: str) -> fnv1.RunFuncti
 def _base_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
     # Earlier pipeline steps' desired state is carried forward, as Crossplane expects.
     return fnv1.RunFunctionResponse(
-        meta=fnv1.ResponseMeta(
-            tag=req.meta.tag, ttl=duration_pb2.Duration(seconds=RESPONSE_TTL_SECONDS)
-        ),
-        desired=req.desired,
-        context=req.context,
+        meta=_response_meta(req.meta.tag), desired=req.desired, context=req.context
     )
+
+
+def _response_meta(tag: str) -> fnv1.ResponseMeta:
+    return fnv1.ResponseMeta(tag=tag, ttl=duration_pb2.Duration(seconds=RESPONSE_TTL_SECONDS))
