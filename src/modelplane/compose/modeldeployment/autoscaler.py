@@ -234,8 +234,7 @@ def stage(inputs: Inputs) -> Scaling:
         return Scaling(composite, _kept(observed), asks, unnamed, bounds)
     # Ready regardless of KEDA's own report: the deployment serves whatever its autoscaler says;
     # the Autoscaling condition carries KEDA's state.
-    so = scaled_object(md, endpoint, woken.clusters)
-    resources = {SCALED_OBJECT: Desired(so, "True")}
+    resources = {SCALED_OBJECT: Desired(scaled_object(md, endpoint, woken.clusters), "True")}
     hpas = inputs.required.get(HPA)
     hpa = hpas[0] if hpas else None
     asleep = _asleep(md, woken) if woken.clusters and replicas == 0 else ""

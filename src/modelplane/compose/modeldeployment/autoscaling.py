@@ -164,8 +164,7 @@ def triggers(
 
 def phased(md: Mapping[str, Any]) -> bool:
     """Whether the deployment serves prefill and decode on engines of their own."""
-    mode = objects.dig(md, "spec", "template", "spec", "serving", "mode")
-    return mode == "PrefillDecode"
+    return objects.dig(md, "spec", "template", "spec", "serving", "mode") == "PrefillDecode"
 
 
 def minimum(spec: Mapping[str, Any], wakes: bool = True) -> int:
@@ -193,8 +192,7 @@ def activation_query(clusters: Iterable[str]) -> str:
     escapes, which refuse ``\\-`` or ``\\.``."""
     escaped = (re.escape(c).replace("\\", "\\\\") for c in sorted(set(clusters)))
     alternatives = "|".join(escaped)
-    series = scaletozero.ACTIVATION_SERIES
-    return f'sum(rate({series}{{envoy_cluster_name=~"{alternatives}"}}[1m]))'
+    return f'sum(rate({scaletozero.ACTIVATION_SERIES}{{envoy_cluster_name=~"{alternatives}"}}[1m]))'
 
 
 def _behavior(behavior: Mapping[str, Any]) -> Obj:

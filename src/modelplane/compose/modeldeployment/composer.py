@@ -140,8 +140,7 @@ def compose_deployment(inputs: Inputs) -> Result:
 
 
 def _compose(inputs: Inputs) -> Result:
-    md = inputs.composite
-    cache = footprint(md, inputs.required)
+    cache = footprint(inputs.composite, inputs.required)
     # Every listed cluster's name is read once, here: what follows reads this index.
     listed = index_clusters(inputs.required.get(CLUSTERS) or ())
     result, leaving = _place(inputs, cache, listed)
@@ -193,8 +192,7 @@ class Gathered:
 
 def _gather(inputs: Inputs, index: Clusters) -> Gathered | Result:
     """What placement reads, or, while any of it is not in, the result that holds what runs."""
-    md = inputs.composite
-    asks = requirements(md)
+    asks = requirements(inputs.composite)
     mine = _observed_replicas(inputs.observed)
     unread = _unread(inputs, asks, mine)
     if unread is not None:
@@ -895,8 +893,7 @@ def serving_condition(
 ) -> Condition:
     """``placed``: the scheduled replicas' names by composition resource name."""
     serving = [k for k in placed if serving_status(mine.get(k)) == "True"]
-    count = len(serving) + len(kept)
-    message = f"{count} of {desired} replicas serving"
+    message = f"{len(serving) + len(kept)} of {desired} replicas serving"
     if kept:
         # Counted where they serve and as moving: make before break composes both for a while.
         message += f", {len(kept)} moving (kept serving until "

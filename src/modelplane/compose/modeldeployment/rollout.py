@@ -172,8 +172,7 @@ class Progress:
         return cond._replace(message=f"{cond.message}; {line}")
 
     def _stalled(self, counts: str) -> Condition:
-        held = ", ".join(self.stalled)
-        message = f"{counts}; held by updated replicas not serving: {held}"
+        message = f"{counts}; held by updated replicas not serving: {', '.join(self.stalled)}"
         return Condition(ROLLED_OUT, "False", ModelDeployment.STALLED, message)
 
     def _updated(self, counts: str) -> Condition:

@@ -138,8 +138,7 @@ def scraper_peer(cluster: Mapping[str, Any]) -> Obj:
 
 
 def _managed(cluster: Mapping[str, Any], field: str) -> bool:
-    mode = objects.dig(cluster, "spec", "servingStack", field, "mode")
-    return (mode or "Managed") == "Managed"
+    return (objects.dig(cluster, "spec", "servingStack", field, "mode") or "Managed") == "Managed"
 
 
 def _peer(namespace: str | None, labels: Mapping[str, str]) -> Obj:

@@ -42,8 +42,7 @@ def gang_warnings(engines: Iterable[Obj], at: str = "spec", stack: str | None = 
     """
     out: list[str] = []
     for e, engine in enumerate(engines):
-        members = list(engine.get("members") or ())
-        roles = {role_of(m): (j, m) for j, m in enumerate(members)}
+        roles = {role_of(m): (j, m) for j, m in enumerate(engine.get("members") or ())}
         if "Leader" not in roles or "Worker" not in roles:
             continue
         for role, partner in (("Leader", "Worker"), ("Worker", "Leader")):

@@ -151,8 +151,7 @@ _ONE_AT_A_TIME = frozen(
 
 
 def deployment(ctx: ReplicaContext, engine: Obj, member: Obj) -> Obj:
-    spec = _required_spec(member, None, engine)
-    pod = member_pod(ctx, engine, member, spec)
+    pod = member_pod(ctx, engine, member, _required_spec(member, None, engine))
     selector = {labels.REPLICA: label_value(ctx.name), labels.ENGINE: label_value(engine["name"])}
     return {
         "apiVersion": "apps/v1",

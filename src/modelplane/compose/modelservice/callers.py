@@ -83,8 +83,7 @@ def names(spec: Mapping[str, Any]) -> list[str]:
 
 
 def selector(spec: Mapping[str, Any]) -> dict[str, str]:
-    labels = mapping(spec, "callers", "selector", "matchLabels")
-    return {str(k): str(v) for k, v in labels.items()}
+    return {str(k): str(v) for k, v in mapping(spec, "callers", "selector", "matchLabels").items()}
 
 
 def auth_problem(namespace: str, service: str, ig: Mapping[str, Any]) -> str:

@@ -59,9 +59,8 @@ def holds(
             replicas[m.pool] = m.name
     out: dict[str, Desired] = {}
     for pool in sorted(named & replicas.keys()):
-        usage = _usage(ms, replicas[pool], pool)
         # Whether it exists yet says nothing of whether the service serves.
-        out[HOLDS + replicas[pool]] = Desired(usage, "True")
+        out[HOLDS + replicas[pool]] = Desired(_usage(ms, replicas[pool], pool), "True")
     return out
 
 

@@ -151,8 +151,7 @@ def plan_service(
     for by name and not found: in ``gone``, a spec that cannot be routed), never because a
     status is not written yet or a list does not hold its cluster."""
     members = _members(namespace_of(service), selected, clusters, routed, gone)
-    entries_spec = objects.spec(service).get("endpoints") or []
-    weights = [_weight(e) for e in entries_spec]
+    weights = [_weight(e) for e in objects.spec(service).get("endpoints") or []]
     entries = tuple(
         Entry(
             index=i,
@@ -162,8 +161,7 @@ def plan_service(
         )
         for i in range(len(selected))
     )
-    shares = _shares(entries)
-    lanes, dropped = _lanes(members, shares)
+    lanes, dropped = _lanes(members, _shares(entries))
     return Plan(entries, tuple(members), lanes, dropped)
 
 
