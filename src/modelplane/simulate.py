@@ -188,21 +188,10 @@ def evaluate(query: str, remote: Obj) -> bool:
 
 # ``object`` and what follows it: a field selected (``object.status``), or anything else.
 _OBJECT = re.compile(r"\bobject\b(?:\s*\.\s*([A-Za-z_][A-Za-z0-9_]*))?")
-# Names after ``object.`` that are not fields: macros and receiver-style functions, which read
-# the object whole.
+# Names after ``object.`` that are not fields, which read the object whole.
 _NOT_FIELDS = frozenset(
-    {
-        "all",
-        "exists",
-        "exists_one",
-        "map",
-        "filter",
-        "size",
-        "contains",
-        "startsWith",
-        "endsWith",
-        "matches",
-    }
+    {"all", "exists", "exists_one", "map", "filter"}  # macros
+    | {"size", "contains", "startsWith", "endsWith", "matches"}  # receiver-style functions
 )
 
 
@@ -277,6 +266,7 @@ def _deployment(d: Obj, n: int) -> Obj:
             objects.dig(strategy, "rollingUpdate", "maxUnavailable", default="25%"), replicas
         )
     available = ready >= replicas - tolerated and (ready > 0 or replicas == 0)
+    minimum = "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable"
     return _omit_zero(
         {
             "observedGeneration": d["metadata"]["generation"],
@@ -286,11 +276,7 @@ def _deployment(d: Obj, n: int) -> Obj:
             "availableReplicas": ready,
             "unavailableReplicas": replicas - ready,
             "conditions": [
-                _condition(
-                    "Available",
-                    available,
-                    "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-                ),
+                _condition("Available", available, minimum),
                 _condition("Progressing", True, "NewReplicaSetAvailable"),
             ],
         }
