@@ -128,9 +128,8 @@ class Fabric:
         if manifest.get("kind") != "Secret":
             return
         meta = manifest["metadata"]
-        keys = self.copied_from.setdefault(
-            (cluster, f"{meta.get('namespace', '')}/{meta['name']}"), {}
-        )
+        secret = f"{meta.get('namespace', '')}/{meta['name']}"
+        keys = self.copied_from.setdefault((cluster, secret), {})
         for ref in references:
             source = ref.get("patchesFrom") or {}
             if source.get("kind") == "Secret":
@@ -245,9 +244,8 @@ class Fabric:
         hops, certs = (*came.hops, listener.label), (*came.certs, bool(required))
         leg = _Leg(listener.cluster, came.share, hops, certs)
         if required and not self._trusted(listener.cluster, required, request):
-            return leg.end(
-                "Refused", f"{listener.label} requires a client certificate", request.path
-            )
+            why = f"{listener.label} requires a client certificate"
+            return leg.end("Refused", why, request.path)
         if len(leg.hops) > HOPS_MAX:
             return leg.end("Unrouted", "a loop between gateways", request.path)
         if not _host_matches(listener.spec.get("hostname"), request.host):
