@@ -85,7 +85,7 @@ from modelplane.compose.inferencecluster.fleetpriority import FLEET_PRIORITY, sc
 from modelplane.compose.inferencegateway.callers import CALLER_HEADER, HEADER_GUARD
 from modelplane.compose.inferencegateway.frontlua import FRONT_LUA
 from modelplane.compose.modelreplica import objectives
-from modelplane.compose.modelreplica.picker import rules
+from modelplane.compose.modelreplica.picker import RULES
 from modelplane.compose.modelservice.routes import NO_TIMEOUT
 from modelplane.compose.shared import frontdoor
 from modelplane.compose.shared.endpointpicker import (
@@ -179,7 +179,7 @@ def test_the_facts_were_read_at_the_release_of_the_default_picker_image() -> Non
 def test_the_picker_may_watch_objectives_in_the_group_it_reads_them_from() -> None:
     granted = [
         rule
-        for rule in rules()
+        for rule in RULES
         if OBJECTIVE_GROUP in rule["apiGroups"] and "inferenceobjectives" in rule["resources"]
     ]
     assert granted

@@ -69,17 +69,7 @@ KEYS = (
 # closed), so two run side by side, each able to route on its own.
 REPLICAS = 2
 
-
-def rules() -> list[Obj]:
-    """Least privilege: read what the picker watches, nothing else.
-
-    It reads objectives and model rewrites from both the old GAIE group and llm-d's; a missing
-    rule makes it log forbidden errors or crashloop.
-    """
-    return _RULES
-
-
-_RULES = frozen(
+RULES = frozen(
     [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
         {
@@ -94,6 +84,9 @@ _RULES = frozen(
         },
     ]
 )
+"""The picker's Role: least privilege, read what it watches and nothing else. It reads
+objectives and model rewrites from both the old GAIE group and llm-d's; a missing rule makes it
+log forbidden errors or crashloop."""
 
 
 # Available means at least one picker passes its gRPC readiness probe: one is enough to route.
@@ -118,7 +111,7 @@ def compose_picker(ctx: ReplicaContext, *, name: str, pool: str) -> dict[str, Ob
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
             "metadata": meta,
-            "rules": rules(),
+            "rules": RULES,
         },
         ROLE_BINDING_KEY: {
             "apiVersion": "rbac.authorization.k8s.io/v1",
