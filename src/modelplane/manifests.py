@@ -70,7 +70,6 @@ class ManifestLoader(_BASE_LOADER):
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
-            line = key_node.start_mark.line + 1
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None,
@@ -78,7 +77,7 @@ class ManifestLoader(_BASE_LOADER):
                     f'mapping key "{key}" already defined at line {seen[key]}',
                     key_node.start_mark,
                 )
-            seen[key] = line
+            seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)
 
 
@@ -281,14 +280,11 @@ def _line_of(node: Any, path: str) -> int:
     line = node.start_mark.line + 1
     for m in _PATH_STEP.finditer(path):
         key, index = m.group(1), m.group(2)
-        entry = None
-        if key is not None:
-            entry = _entry(node, key)
-        elif isinstance(node, yaml.SequenceNode) and index.isdigit():
+        if index is not None and index.isdigit() and isinstance(node, yaml.SequenceNode):
             item = node.value[int(index)] if int(index) < len(node.value) else None
             entry = (item, item) if item is not None else None
-        elif index is not None:
-            entry = _entry(node, index)
+        else:
+            entry = _entry(node, key or index)
         if entry is None:
             break
         # The key's line: a block mapping or sequence value starts on the line after it.
