@@ -126,9 +126,8 @@ def _annotate(node: Node, parent: Node | None, clusters: dict[str, str]) -> None
         node.ready = _condition(doc, "Ready").get("status", "-")
         node.cluster = str(objects.dig(doc, "spec", "clusterName") or "")
     elif parent is not None:
-        unready = _unready(parent.doc)
         key = objects.annotations(doc).get(RESOURCE_NAME)
-        node.ready = "False" if key in unready else "True"
+        node.ready = "False" if key in _unready(parent.doc) else "True"
     if _is_remote(doc):
         ref = str(objects.dig(doc, "spec", "providerConfigRef", "name", default=""))
         node.cluster = clusters.get(ref, ref)
@@ -280,8 +279,7 @@ def _provider_configs(docs: Iterable[Obj]) -> dict[str, str]:
 
 
 def _unready(composite: Obj) -> set[str]:
-    ready = _condition(composite, "Ready")
-    m = _UNREADY.match(str(ready.get("message", "")))
+    m = _UNREADY.match(str(_condition(composite, "Ready").get("message", "")))
     return set(m["keys"].split(", ")) if m else set()
 
 
