@@ -90,7 +90,7 @@ from modelplane.kube import objects
 from modelplane.kube.names import LABEL_VALUE_MAX
 from modelplane.kube.objects import Obj
 from modelplane.labels import DEPLOYMENT, SURGE_FOR, TEMPLATE_HASH
-from modelplane.observed import carried, ready_as_observed
+from modelplane.observed import carried, carry_forward, ready_as_observed
 from modelplane.reasons import InferenceCluster, ModelDeployment, ModelReplica
 from modelplane.scheduling.fleet import index_clusters, pool_class_names
 from modelplane.scheduling.placement import RemovedReplica, ReplicaPlacement, Schedule
@@ -561,9 +561,8 @@ def _record_routes(replica: Obj, routes: Routes) -> None:
     named = {item.partition("@")[0] for item in naming.split(",")}
     waiting = [f"{r}@{DROPPED if d else ROUTED}" for r, d in recorded(replica) if r not in named]
     naming = ",".join(n for n in [naming, *waiting] if n)
-    if naming:
-        replica["metadata"].setdefault("annotations", {})[REROUTE] = naming
-    else:
+    _carry_routes(replica, naming)
+    if not naming:
         (replica["metadata"].get("annotations") or {}).pop(REROUTE, None)
 
 
@@ -653,8 +652,7 @@ def _keep_and_drain(inputs: Inputs, fleet: Gathered, rollout: Rollout, result: R
     kept = _make_before_break(mine, removed, plan, fleet.clusters, available, result.resources)
     taken = [*result.resources, *kept]
     stranded = _stranded(mine, removed, plan, fleet.clusters, fleet.classes, available, taken)
-    for key in [*kept, *stranded]:
-        result.resources[key] = Desired(carried(mine[key]), ready=ready_as_observed(mine[key]))
+    result.resources.update(carry_forward({key: mine[key] for key in [*kept, *stranded]}))
     kept += [key for key in stranded if serving_status(mine[key]) == "True"]
     if any(key not in result.resources for key in mine):
         # Asked for whenever a replica leaves, kept or not, so the requirements settle.
