@@ -173,6 +173,7 @@ _SELECTOR = {
     "properties": {"matchLabels": {"type": "object", "additionalProperties": _STRING}},
 }
 _UPDATE_POLICY = {"type": "string", "enum": ["Automatic", "Manual"], "default": "Automatic"}
+_ANY_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
 def _crossplane_spec_props(scope: str) -> dict[str, Any]:
@@ -209,14 +210,8 @@ def _crossplane_spec_props(scope: str) -> dict[str, Any]:
             "required": ["name", "namespace"],
             "properties": {"name": _STRING, "namespace": _STRING},
         }
-        props["publishConnectionDetailsTo"] = {
-            "type": "object",
-            "x-kubernetes-preserve-unknown-fields": True,
-        }
-        props["environmentConfigRefs"] = {
-            "type": "array",
-            "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-        }
+        props["publishConnectionDetailsTo"] = _ANY_OBJECT
+        props["environmentConfigRefs"] = {"type": "array", "items": _ANY_OBJECT}
     return props
 
 
@@ -254,7 +249,7 @@ def composite_schema(xr: dict[str, Any], scope: str) -> dict[str, Any]:
     status.setdefault("type", "object")
     status_props = status.setdefault("properties", {})
     status_props["conditions"] = _CONDITIONS
-    status_props["crossplane"] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    status_props["crossplane"] = _ANY_OBJECT
     if scope == "LegacyCluster":
         status_props["connectionDetails"] = {
             "type": "object",
