@@ -125,10 +125,8 @@ def k8scel_file() -> descriptor_pb2.FileDescriptorProto:
 
 _POOL = descriptor_pool.DescriptorPool()
 _POOL.Add(k8scel_file())
-_QUANTITY_MESSAGE: Any = message_factory.GetMessageClass(
-    _POOL.FindMessageTypeByName("k8scel.Quantity")
-)
-_SEMVER_MESSAGE: Any = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("k8scel.Semver"))
+_QUANTITY_MESSAGE = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("k8scel.Quantity"))
+_SEMVER_MESSAGE = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("k8scel.Semver"))
 
 
 def quantity_value(value: str | Quantity) -> Message:
