@@ -59,7 +59,7 @@ def marked(replica: Mapping[str, Any], resources: dict[str, Obj]) -> dict[str, O
         return resources
     out = dict(resources)
     for key, obj in resources.items():
-        if _manifest(obj).get("kind") in WORKLOAD_KINDS:
+        if objects.dig(obj, *MANIFEST, "kind") in WORKLOAD_KINDS:
             out[key] = objects.assoc(obj, STAMP, stamp)
     return out
 
@@ -76,8 +76,8 @@ def revision_ready(
     waiting = [
         why
         for key, obj in sorted(resources.items())
-        if _manifest(obj).get("kind") in WORKLOAD_KINDS
-        for why in [_not_running(stamp, _manifest(obj), observed.get(key))]
+        if objects.dig(obj, *MANIFEST, "kind") in WORKLOAD_KINDS
+        for why in [_not_running(stamp, objects.mapping(obj, *MANIFEST), observed.get(key))]
         if why
     ]
     if waiting:
@@ -105,7 +105,3 @@ def _not_running(stamp: str, manifest: Mapping[str, Any], observed: Obj | None) 
 
 STAMP = (*MANIFEST, "metadata", "annotations", TEMPLATE_HASH)
 """Where a wrapped workload carries the stamp it was composed for."""
-
-
-def _manifest(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return objects.mapping(obj, *MANIFEST)
