@@ -73,16 +73,13 @@ def _transition_env() -> Environment:
 def _compile_rule(raw: dict[str, Any]) -> Rule:
     source = str(raw.get("rule", ""))
     message = str(raw.get("message") or "").strip()
-    if _OLD_SELF.search(source):
-        if raw.get("optionalOldSelf"):
-            program: Program | None = _self_env().compile(
-                f"cel.bind(oldSelf, optional.none(), {source})"
-            )
-        else:
-            _transition_env().compile(source)
-            program = None
-    else:
+    program: Program | None = None
+    if not _OLD_SELF.search(source):
         program = _self_env().compile(source)
+    elif raw.get("optionalOldSelf"):
+        program = _self_env().compile(f"cel.bind(oldSelf, optional.none(), {source})")
+    else:
+        _transition_env().compile(source)
     message_program = None
     if raw.get("messageExpression"):
         message_program = _self_env().compile(str(raw["messageExpression"]))
