@@ -19,8 +19,7 @@ LETTER_PREFIX = "mp-"
 
 
 def short_hash(*parts: str, length: int = _HASH_LEN) -> str:
-    digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
-    return digest[:length]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:length]
 
 
 # Names are pure functions of their parts, and every reconcile of a replica asks for the same
