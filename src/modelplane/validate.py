@@ -126,11 +126,8 @@ def run(
         return exits.UNREADABLE
 
     if output == "defaulted":
-        out.write(
-            yaml.safe_dump_all(
-                [a.object for a in tally.admitted], sort_keys=False, default_flow_style=False
-            )
-        )
+        admitted = [a.object for a in tally.admitted]
+        out.write(yaml.safe_dump_all(admitted, sort_keys=False, default_flow_style=False))
     return _conclude(tally, refused, len(documents), err)
 
 
