@@ -102,10 +102,7 @@ def _item_constraints(node: Obj, items: Obj) -> list[str]:
     out = []
     if items.get("enum"):
         out.append("each one of " + ", ".join(f"`{v}`" for v in items["enum"]))
-    rules = [
-        *(node.get("x-kubernetes-validations") or ()),
-        *(items.get("x-kubernetes-validations") or ()),
-    ]
+    rules = [r for n in (node, items) for r in n.get("x-kubernetes-validations") or ()]
     return out + [str(rule.get("message") or rule.get("rule")) for rule in rules]
 
 
@@ -169,12 +166,8 @@ def _holders(node: Obj, path: str) -> Iterator[tuple[Obj, str]]:
 
 
 def flow(value: Any) -> str:
-    return (
-        yaml.safe_dump(value, default_flow_style=True, width=10_000)
-        .strip()
-        .removesuffix("...")
-        .strip()
-    )
+    text = yaml.safe_dump(value, default_flow_style=True, width=10_000)
+    return text.strip().removesuffix("...").strip()
 
 
 def one_line(text: str) -> str:
