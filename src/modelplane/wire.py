@@ -138,17 +138,11 @@ def _into(path: tuple[int, ...], then: Rewrite) -> Rewrite:
 
 
 def _status_entry(raw: bytes, depth: int) -> bytes:
-    key = next(
-        (
-            _payload(raw, key_end, end)
-            for field, wire, _, key_end, end in _fields(raw)
-            if field == _ENTRY_KEY and wire == _LENGTH_DELIMITED
-        ),
-        b"",
-    )
-    if key != b"status":
-        return raw
-    return _rewrite(raw, {_ENTRY_VALUE: _value}, depth)
+    for field, wire, _, key_end, end in _fields(raw):
+        if field == _ENTRY_KEY and wire == _LENGTH_DELIMITED:
+            key = _payload(raw, key_end, end)
+            return _rewrite(raw, {_ENTRY_VALUE: _value}, depth) if key == b"status" else raw
+    return raw
 
 
 def _value(raw: bytes, depth: int) -> bytes:
