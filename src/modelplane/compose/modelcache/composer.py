@@ -482,10 +482,9 @@ def token_secret_name(cache: str) -> str:
 
 def hydration_job(mc: Obj, authenticated: bool) -> Obj:
     """``hf download`` of the repo at its commit into the claim; the name is set by the caller."""
-    hf = mc["spec"]["huggingFace"]
     revision = cache_revision(mc)
     # The resolved commit, never the branch: every cluster downloads the same snapshot.
-    args = [str(hf["repo"]), "--revision", revision]
+    args = [str(mc["spec"]["huggingFace"]["repo"]), "--revision", revision]
     env: list[Obj] = [
         # Exactly what the engines pinned to this revision get (pods.py): the download lands
         # where they read, beside every other revision.

@@ -37,12 +37,11 @@ def replica_name(md: Obj, placement: ReplicaPlacement) -> str:
 def stamp(md: Obj, placement: ReplicaPlacement, name: str) -> Obj:
     """The ModelReplica for one placed replica: the template verbatim, each member's
     nodeSelector replaced by the pool and DRA requests the scheduler resolved."""
-    meta = md["metadata"]
     template = md["spec"]["template"]
     tspec = template["spec"]
     labels = {
         **objects.labels(template),
-        DEPLOYMENT: str(meta["name"]),
+        DEPLOYMENT: str(md["metadata"]["name"]),
         DEPLOYMENT_NAMESPACE: namespace_of(md),
         CLUSTER: placement.cluster,
         REPLICA_INDEX: str(placement.index),
