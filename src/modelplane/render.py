@@ -682,12 +682,11 @@ def _composed_by(xr: Obj, key: str, obj: Obj, reference: Obj) -> Obj:
     """``obj`` as composed resource ``key`` of ``xr``: annotated with that name, labelled with
     its owner's, and in its owner's namespace and controlled by ``reference`` unless it says
     otherwise."""
-    meta = objects.metadata(xr)
     obj_meta = dict(objects.metadata(obj))
     obj_meta["annotations"] = {**objects.annotations(obj), RESOURCE_NAME: key}
-    obj_meta["labels"] = {**objects.labels(obj), COMPOSITE_LABEL: meta.get("name", "")}
-    if meta.get("namespace") and "namespace" not in obj_meta:
-        obj_meta["namespace"] = meta["namespace"]
+    obj_meta["labels"] = {**objects.labels(obj), COMPOSITE_LABEL: objects.name(xr)}
+    if namespace := objects.namespace(xr):
+        obj_meta.setdefault("namespace", namespace)
     obj_meta.setdefault("ownerReferences", [reference])
     return {**obj, "metadata": obj_meta}
 
