@@ -17,23 +17,21 @@ from math import gcd, lcm
 from modelplane.compose.shared.frontdoor import WEIGHT_MAX
 
 
-def integer_weights(
-    shares: Sequence[Fraction], ceiling: int = WEIGHT_MAX, allow_zero: bool = False
-) -> list[int]:
-    """Weights proportional to ``shares`` (each > 0), each in ``1..ceiling``. With
+def integer_weights(shares: Sequence[Fraction], allow_zero: bool = False) -> list[int]:
+    """Weights proportional to ``shares`` (each > 0), each in ``1..WEIGHT_MAX``. With
     ``allow_zero``, a share of 0 (a parked lane) gets weight 0 and the rest are weighed alone."""
     if allow_zero:
-        positive = iter(integer_weights([s for s in shares if s > 0], ceiling))
+        positive = iter(integer_weights([s for s in shares if s > 0]))
         return [next(positive) if s > 0 else 0 for s in shares]
     if not shares:
         return []
     if any(s <= 0 for s in shares):
         raise ValueError(f"every share must be positive, got {[str(s) for s in shares]}")
     exact = _smallest_proportional(shares)
-    if max(exact) <= ceiling:
+    if max(exact) <= WEIGHT_MAX:
         return exact
     top = max(shares)
-    return [max(1, round(s * ceiling / top)) for s in shares]
+    return [max(1, round(s * WEIGHT_MAX / top)) for s in shares]
 
 
 def _smallest_proportional(shares: Sequence[Fraction]) -> list[int]:
