@@ -640,8 +640,7 @@ def _compiled_admission() -> Admission:
 def load_registry(path: str) -> Callable[[], Registry]:
     """``module:function`` to the function that builds the registry."""
     module, _, name = path.partition(":")
-    factory: Callable[[], Registry] = getattr(importlib.import_module(module), name)
-    return factory
+    return getattr(importlib.import_module(module), name)
 
 
 def available_cpus() -> int:
