@@ -424,8 +424,7 @@ class _Checker:
 
     def run(self, expr: Expr) -> Checked:
         self.check(expr)
-        types = {i: self.substitute(t) for i, t in self.types.items()}
-        return Checked(types, self.overloads)
+        return Checked({i: self.substitute(t) for i, t in self.types.items()}, self.overloads)
 
     def fresh(self) -> T:
         return T("param", name=f"_{next(_FRESH)}")

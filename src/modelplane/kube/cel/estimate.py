@@ -153,8 +153,7 @@ def estimate_detail(expr: Expr, checked: Checked, root: Decl) -> tuple[int, list
     the schema bounds them not (``self.tolerations``, ``self.labels[*]``): where to add a
     bound."""
     coster = _Coster(checked, root)
-    cost = coster.cost(expr)[1]
-    return cost, list(dict.fromkeys(coster.unbounded))
+    return coster.cost(expr)[1], list(dict.fromkeys(coster.unbounded))
 
 
 class _CallSite(NamedTuple):
@@ -375,9 +374,7 @@ class _Coster:
         return _add(total, _fixed(MAP_CREATE_BASE_COST))
 
     def push_local(self, name: str, e: Expr) -> None:
-        path = self.path(e)
-        entry = self.entry(e)
-        self.push(name, _Local(path, self.compute_size(e), entry))
+        self.push(name, _Local(self.path(e), self.compute_size(e), self.entry(e)))
 
     def container(self, e: Expr, entry: _Entry | None) -> str:
         if entry is not None:
@@ -682,8 +679,7 @@ class _Coster:
         result = _union(_size(args[1]), _size(args[2]))
         assert args[1].expr is not None and args[2].expr is not None
         self.set_entry(call.e, _entry_union(self.entry(args[1].expr), self.entry(args[2].expr)))
-        cost = _add(arg_costs[0], _union(arg_costs[1], arg_costs[2]))
-        return cost, result
+        return _add(arg_costs[0], _union(arg_costs[1], arg_costs[2])), result
 
     def concatenation_cost(self, call: _CallSite) -> _CallCost | None:
         """``+`` on strings, bytes and lists."""

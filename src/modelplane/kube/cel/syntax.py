@@ -209,8 +209,7 @@ def parse(expression: str) -> Expr:
         message = str(e).removeprefix("INVALID_ARGUMENT: ").removeprefix("ERROR: ")
         raise ParseError(message.splitlines()[0] if message else "syntax error") from None
     wrapper = any_pb2.Any.FromString(compiled.serialize())
-    parsed = _parsed_expr_class().FromString(wrapper.value)
-    return _convert(parsed.expr)
+    return _convert(_parsed_expr_class().FromString(wrapper.value).expr)
 
 
 def _convert(e: Any) -> Expr:
