@@ -281,6 +281,5 @@ COMPOSITE_NAME_LENGTH = 63
 
 
 def _name_length(props: dict[str, Any]) -> int:
-    declared = objects.mapping(props, "metadata", "properties", "name")
-    length = declared.get("maxLength")
+    length = objects.dig(props, "metadata", "properties", "name", "maxLength")
     return min(length, COMPOSITE_NAME_LENGTH) if isinstance(length, int) else COMPOSITE_NAME_LENGTH
