@@ -326,11 +326,9 @@ class Fabric:
         cert = objects.dig(tls, "clientCertificateRef", "name", default="")
         listener = self._listening(target, port, sni)
         if listener is None:
-            unrouted = replace(leg, cluster=target)
-            return unrouted.end("Unrouted", f"no listener on port {port}", path)
+            return replace(leg, cluster=target).end("Unrouted", f"no listener on port {port}", path)
         presented = f"{leg.cluster}/{namespace}/{cert}" if cert else ""
-        request = Request(sni, path, headers, presented)
-        return self._walk(listener, request, leg)
+        return self._walk(listener, Request(sni, path, headers, presented), leg)
 
     def _listening(self, cluster: str, port: object, host: str) -> Listener | None:
         """The first listener on ``cluster`` at ``port`` serving ``host``."""

@@ -683,8 +683,7 @@ def _pool_text(d: Decision) -> str:
 def _uncovered(summary: str, pools: Sequence[Any]) -> str:
     """The parts of a cluster's reason that no pool line already says."""
     said = {p.reason for p in pools} | {f"pool {p.pool}: {p.reason}" for p in pools}
-    parts = [s for s in summary.split("; ") if s and s not in said]
-    return "; ".join(parts)
+    return "; ".join(s for s in summary.split("; ") if s and s not in said)
 
 
 class _Selectors:

@@ -850,8 +850,7 @@ class _Tally:
 def _with_status(inputs: list[Obj], composites: list[Obj]) -> list[Obj]:
     """The inputs with each rendered composite in place of its input, plus nested composites."""
     by_id = {identity(c): c for c in composites}
-    replaced = [by_id.pop(identity(o), o) for o in inputs]
-    return replaced + list(by_id.values())
+    return [by_id.pop(identity(o), o) for o in inputs] + list(by_id.values())
 
 
 def report_unmatched(loaded: Sequence[manifests.Manifest], command: str) -> bool:

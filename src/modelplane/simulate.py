@@ -182,8 +182,7 @@ def evaluate(query: str, remote: Obj) -> bool:
     # the object otherwise), as plain dicts and lists (a composer's frozen constants too).
     fields = _fields_read(query)
     read = remote if fields is None else {k: remote[k] for k in fields if k in remote}
-    value = _compiled(query).eval(data={"object": plain(read)})
-    return value.value() is True
+    return _compiled(query).eval(data={"object": plain(read)}).value() is True
 
 
 # ``object`` and what follows it: a field selected (``object.status``), or anything else.
