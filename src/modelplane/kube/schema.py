@@ -253,12 +253,11 @@ def _prune_object(
     additional = schema.additional
     out: dict[str, Any] = {}
     for key, sub in value.items():
-        child: Schema | None = None
         if props is not None and key in props:
             child = props[key]
         elif additional is not None:
             child = additional
-        if child is None:
+        else:
             _unknown(schema, key, sub, path, out, errors)
             continue
         kind = type(sub)
