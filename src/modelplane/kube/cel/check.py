@@ -591,9 +591,8 @@ class _Checker:
     def comprehension(self, e: Comprehension) -> T:
         iter_range = self.substitute(self.check(e.iter_range))
         if iter_range.kind == "list":
-            first, second = (
-                (INT, iter_range.params[0]) if e.iter_var2 else (iter_range.params[0], DYN)
-            )
+            elem = iter_range.params[0]
+            first, second = (INT, elem) if e.iter_var2 else (elem, DYN)
         elif iter_range.kind == "map":
             first, second = iter_range.params[0], iter_range.params[1]
         elif iter_range.kind in ("dyn", "param"):
